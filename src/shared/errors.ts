@@ -1,0 +1,41 @@
+/** Stable error codes; they double as `ApplicationFailure.type` and as HTTP problem types. */
+export const errorCodes = [
+  'invalid_tool_definition',
+  'duplicate_tool',
+  'tool_not_found',
+  'invalid_input',
+  'model_not_configured',
+  'model_error',
+  'run_not_found',
+  'approval_not_pending',
+  'approval_input_invalid',
+  'tenant_mismatch',
+  'tool_execution_failed',
+  'run_failed',
+  'payload_too_large',
+] as const;
+
+export type ErrorCode = (typeof errorCodes)[number];
+
+const marker = Symbol.for('relay-e.error');
+
+/**
+ * The one error type Relay-E throws. Recognise it with `RelayError.isInstance`, which works across
+ * module copies and the workflow sandbox, where `instanceof` does not.
+ */
+export class RelayError extends Error {
+  readonly code: ErrorCode;
+  readonly details?: Record<string, unknown>;
+  private readonly [marker] = true;
+
+  constructor(code: ErrorCode, message: string, options?: { cause?: unknown; details?: Record<string, unknown> }) {
+    super(message, options?.cause === undefined ? undefined : { cause: options.cause });
+    this.name = 'RelayError';
+    this.code = code;
+    if (options?.details) this.details = options.details;
+  }
+
+  static isInstance(value: unknown): value is RelayError {
+    return typeof value === 'object' && value !== null && marker in value;
+  }
+}

@@ -1,0 +1,145 @@
+import type { TokenUsage, TranscriptMessage } from './transcript.js';
+import type { ToolErrorType } from './tool-result.js';
+import type { ToolInputIssue } from './tool-input.js';
+
+export type RunStatus = 'running' | 'awaiting_approval' | 'completed' | 'failed' | 'cancelled';
+
+/** Why a run stopped: the model answered, the step budget ran out, someone cancelled it, or it failed. */
+export type StopReason = 'final_answer' | 'max_steps' | 'cancelled' | 'error';
+
+/** A duration as Temporal reads it: milliseconds, or a string such as `'24h'` or `'30 seconds'`. */
+export type DurationInput = number | string;
+
+/** What starts an agent run (the `agentRun` workflow's argument). */
+export interface AgentRunInput {
+  tenantId: string;
+  userId?: string;
+  sessionId?: string;
+  /** `provider:model`, e.g. `openai:gpt-4.1-mini`. */
+  model: string;
+  /** The user's message; give this or `messages`. */
+  prompt?: string;
+  /** A transcript to continue from; give this or `prompt`. */
+  messages?: TranscriptMessage[];
+  /** A system message placed before everything else. */
+  system?: string;
+  /**
+   * How many times the model may be called; each call is one step.
+   * @default 10
+   */
+  maxSteps?: number;
+  /**
+   * How long a call that requires approval waits for a decision before it counts as denied.
+   * @default '24h'
+   */
+  approvalTimeout?: DurationInput;
+  /** The names of the tools this run may use; all of the worker's tools when absent. */
+  tools?: string[];
+  /** Passed to every tool as `ctx.config`. Keep secrets out: this is recorded in history. */
+  config?: Record<string, unknown>;
+  /** Continue as new after this many steps even when Temporal does not suggest it yet (for very long runs). */
+  continueAsNewAfterSteps?: number;
+}
+
+/** A tool call waiting for a human. */
+export interface PendingApproval {
+  toolCallId: string;
+  toolName: string;
+  /** The exact, validated input that will run if approved unchanged. */
+  input: unknown;
+  step: number;
+  requestedAt: string;
+  expiresAt: string;
+}
+
+/** A human's decision on one tool call, sent by update (answered) or signal (fire and forget). */
+export interface ApprovalDecision {
+  toolCallId: string;
+  decision: 'approve' | 'reject';
+  /** Who decided; recorded in the event log. */
+  approver?: string;
+  reason?: string;
+  /** Edited arguments to run instead of the proposed ones; checked against the tool's schema. */
+  input?: unknown;
+  /** When given, the decision is refused unless it matches the run's tenant. */
+  tenantId?: string;
+}
+
+/** The update's answer to an accepted decision. */
+export interface ApprovalOutcome {
+  toolCallId: string;
+  toolName: string;
+  decision: 'approve' | 'reject';
+  /** The input that runs (approved calls only). */
+  input?: unknown;
+}
+
+interface RunEventBase {
+  /** Strictly increasing from 1 within a run, continue-as-new included. */
+  seq: number;
+  /** ISO time of the workflow's clock when the event happened. */
+  at: string;
+  step: number;
+}
+
+interface ToolEventBase extends RunEventBase {
+  toolCallId: string;
+  toolName: string;
+}
+
+export type RunEvent =
+  | (RunEventBase & { type: 'run_started'; model: string; maxSteps: number; tools: string[] })
+  | (RunEventBase & {
+      type: 'model_responded';
+      text?: string;
+      toolCallCount: number;
+      usage?: TokenUsage;
+      finishReason?: string;
+    })
+  | (ToolEventBase & { type: 'tool_call_validated'; input: unknown; requiresApproval: boolean })
+  | (ToolEventBase & { type: 'tool_validation_failed'; error: string; issues: ToolInputIssue[]; input: unknown })
+  | (ToolEventBase & { type: 'tool_awaiting_approval'; input: unknown; expiresAt: string })
+  | (ToolEventBase & { type: 'tool_approved'; approver?: string; reason?: string; input: unknown; edited: boolean })
+  | (ToolEventBase & { type: 'tool_rejected'; approver?: string; reason?: string })
+  | (ToolEventBase & { type: 'tool_approval_timed_out'; expiresAt: string })
+  | (ToolEventBase & { type: 'tool_succeeded'; output: unknown; truncated?: boolean })
+  | (ToolEventBase & { type: 'tool_failed'; error: string; errorType: ToolErrorType })
+  | (RunEventBase & { type: 'run_completed'; stopReason: StopReason; output?: string })
+  | (RunEventBase & { type: 'run_failed'; error: string })
+  | (RunEventBase & { type: 'run_cancelled' });
+
+export type RunEventType = RunEvent['type'];
+
+/** Distributes `Omit` over the union so each event keeps its own fields. */
+export type RunEventInit = RunEvent extends infer E ? (E extends RunEvent ? Omit<E, 'seq' | 'at' | 'step'> : never) : never;
+
+/** Everything a caller needs to know about a run at one moment. */
+export interface RunSnapshot {
+  runId: string;
+  tenantId: string;
+  userId?: string;
+  sessionId?: string;
+  model: string;
+  status: RunStatus;
+  stopReason?: StopReason;
+  step: number;
+  maxSteps: number;
+  pendingApprovals: PendingApproval[];
+  usage: TokenUsage;
+  output?: string;
+  error?: string;
+  startedAt: string;
+  updatedAt: string;
+  /** The sequence number of the newest event; pass it as `after` to read only what comes next. */
+  lastEventSeq: number;
+}
+
+/** What a finished run returns. */
+export interface RunResult {
+  runId: string;
+  status: 'completed';
+  stopReason: 'final_answer' | 'max_steps';
+  output?: string;
+  steps: number;
+  usage: TokenUsage;
+}

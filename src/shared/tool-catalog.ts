@@ -1,0 +1,31 @@
+/** A JSON Schema document, as produced by `z.toJSONSchema` or served by an MCP server. */
+export type JsonSchema = Record<string, unknown>;
+
+/** How often a tool's activity is attempted, and how long each attempt may take. */
+export interface ToolRetryPolicy {
+  /**
+   * Attempts in all, the first included. A tool with side effects that cannot be repeated safely keeps 1.
+   * @default 1 for tools that require approval, 3 for the rest
+   */
+  maximumAttempts?: number;
+  /** @default '1s' */
+  initialInterval?: string;
+  /** @default 2 */
+  backoffCoefficient?: number;
+  /** @default '30s' */
+  maximumInterval?: string;
+}
+
+/**
+ * What a run knows about one tool: recorded in history at the start of the run, so the run keeps the
+ * tools it started with across redeploys and user code never enters the workflow sandbox.
+ */
+export interface ToolCatalogEntry {
+  name: string;
+  description: string;
+  inputSchema: JsonSchema;
+  requiresApproval: boolean;
+  /** Per-attempt time limit in milliseconds. */
+  timeoutMs?: number;
+  retry?: ToolRetryPolicy;
+}

@@ -1,0 +1,89 @@
+import { z } from 'zod';
+
+/** One problem with a tool call's input, with the path where it was found (`items[2].price`). */
+export interface ToolInputIssue {
+  path: string;
+  message: string;
+  code: string;
+}
+
+/** The outcome of checking a tool call's input: the parsed data, or the issues with a readable message. */
+export type ToolInputCheck<T = unknown> =
+  | { success: true; data: T }
+  | { success: false; issues: ToolInputIssue[]; message: string };
+
+/**
+ * Reads tool-call arguments the way model providers send them: an object, or a JSON string of one.
+ * Malformed JSON is reported as an issue at the root, never thrown.
+ */
+export function parseToolArguments(raw: unknown): ToolInputCheck {
+  if (typeof raw !== 'string') return { success: true, data: raw ?? {} };
+  if (raw.trim() === '') return { success: true, data: {} };
+  try {
+    return { success: true, data: JSON.parse(raw) as unknown };
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    const issues = [{ path: '', message: `Arguments are not valid JSON (${reason})`, code: 'invalid_json' }];
+    return { success: false, issues, message: describeIssues(issues) };
+  }
+}
+
+/** Parses raw arguments and checks them against a schema with `safeParse`; never throws. */
+export function checkToolInput<T>(schema: z.ZodType<T>, raw: unknown): ToolInputCheck<T> {
+  const parsed = parseToolArguments(raw);
+  if (!parsed.success) return parsed;
+  const result = schema.safeParse(parsed.data);
+  if (result.success) return { success: true, data: result.data };
+  const issues = result.error.issues.map((issue) => toToolInputIssue(issue, parsed.data));
+  return { success: false, issues, message: describeIssues(issues) };
+}
+
+/** `Validation failed: Expected number, received string at 'a'; Required at 'b'`. */
+export function describeIssues(issues: readonly ToolInputIssue[]): string {
+  const parts = issues.map((issue) => (issue.path ? `${issue.message} at '${issue.path}'` : issue.message));
+  return `Validation failed: ${parts.join('; ')}`;
+}
+
+/** Formats a Zod path the way a JavaScript reader writes it: `items[2].price`, `["odd key"]`. */
+export function formatIssuePath(path: readonly PropertyKey[]): string {
+  let text = '';
+  for (const segment of path) {
+    if (typeof segment === 'number') text += `[${segment}]`;
+    else if (typeof segment === 'string' && /^[A-Za-z_$][\w$]*$/.test(segment)) text += text ? `.${segment}` : segment;
+    else text += `[${JSON.stringify(String(segment))}]`;
+  }
+  return text;
+}
+
+function toToolInputIssue(issue: z.core.$ZodIssue, input: unknown): ToolInputIssue {
+  const path = formatIssuePath(issue.path);
+  if (issue.code === 'invalid_type') {
+    const received = describeType(valueAt(input, issue.path));
+    const message = received === 'undefined' ? 'Required' : `Expected ${issue.expected}, received ${received}`;
+    return { path, message, code: issue.code };
+  }
+  if (issue.code === 'unrecognized_keys') {
+    return { path, message: `Unrecognized key(s): ${issue.keys.map((key) => `'${key}'`).join(', ')}`, code: issue.code };
+  }
+  return { path, message: capitalize(issue.message), code: issue.code };
+}
+
+function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {
+  let value = input;
+  for (const segment of path) {
+    if (value === null || typeof value !== 'object') return undefined;
+    value = (value as Record<PropertyKey, unknown>)[segment];
+  }
+  return value;
+}
+
+function describeType(value: unknown): string {
+  if (value === null) return 'null';
+  if (Array.isArray(value)) return 'array';
+  if (typeof value === 'number' && Number.isNaN(value)) return 'nan';
+  return typeof value;
+}
+
+function capitalize(text: string): string {
+  return text.charAt(0).toUpperCase() + text.slice(1);
+}

@@ -1,0 +1,42 @@
+import type { ToolInputIssue } from './tool-input.js';
+
+/**
+ * Why a tool call did not succeed. The executor produces the first six; the run adds the approval outcomes
+ * when it reports a call that never executed back to the model.
+ */
+export type ToolErrorType =
+  | 'validation'
+  | 'not_found'
+  | 'guardrail'
+  | 'execution'
+  | 'timeout'
+  | 'cancelled'
+  | 'rejected'
+  | 'approval_timeout';
+
+/** A tool call that ran and returned data. */
+export interface ToolSuccess<TOutput = unknown> {
+  success: true;
+  toolName: string;
+  toolCallId?: string;
+  data: TOutput;
+  /** Present when the output was over the size limit and `data` holds its cut JSON text. */
+  truncated?: true;
+  /** The size in bytes of the output's JSON before it was cut. */
+  originalSize?: number;
+}
+
+/** A tool call that did not run, or ran and failed: data for the model, never an exception. */
+export interface ToolFailure {
+  success: false;
+  toolName: string;
+  toolCallId?: string;
+  error: string;
+  errorType: ToolErrorType;
+  /** The input problems, with their paths, when `errorType` is `validation`. */
+  issues?: ToolInputIssue[];
+  /** What the model sent, echoed back on validation failures so it can correct itself. */
+  input?: unknown;
+}
+
+export type ToolResult<TOutput = unknown> = ToolSuccess<TOutput> | ToolFailure;

@@ -1,0 +1,54 @@
+import type { ToolResult } from './tool-result.js';
+import type { JsonSchema } from './tool-catalog.js';
+
+/** A tool call as proposed by the model; `input` may be an object or a JSON string, and is unchecked. */
+export interface ProposedToolCall {
+  id?: string;
+  name: string;
+  input: unknown;
+}
+
+/** A tool call the run has given a stable id. */
+export interface ToolCall {
+  id: string;
+  name: string;
+  input: unknown;
+}
+
+export type TranscriptMessage =
+  | { role: 'system'; content: string }
+  | { role: 'user'; content: string }
+  | { role: 'assistant'; content: string; toolCalls?: ToolCall[] }
+  | { role: 'tool'; toolCallId: string; toolName: string; result: ToolResult };
+
+/** A tool as the model sees it. */
+export interface ModelToolSpec {
+  name: string;
+  description: string;
+  inputSchema: JsonSchema;
+}
+
+export interface TokenUsage {
+  inputTokens: number;
+  outputTokens: number;
+}
+
+/** What the run sends to the model activity. */
+export interface ModelRequest {
+  /** `provider:model`, e.g. `openai:gpt-4.1-mini` or `scripted:demo`. */
+  model: string;
+  messages: TranscriptMessage[];
+  tools: ModelToolSpec[];
+  /** The 1-based step this call belongs to. */
+  step: number;
+  runId: string;
+  tenantId: string;
+}
+
+/** What a model answered: text, tool calls, or both. */
+export interface ModelResponse {
+  text?: string;
+  toolCalls?: ProposedToolCall[];
+  usage?: TokenUsage;
+  finishReason?: string;
+}

@@ -1,0 +1,25 @@
+import { defineConfig } from 'vitest/config';
+
+export default defineConfig({
+  test: {
+    projects: [
+      {
+        test: {
+          name: 'unit',
+          include: ['test/unit/**/*.test.ts'],
+        },
+      },
+      {
+        test: {
+          name: 'temporal',
+          // Workflow, replay, HTTP and end-to-end suites share one real `temporal server start-dev`.
+          include: ['test/workflow/**/*.test.ts', 'test/replay/**/*.test.ts', 'test/http/**/*.test.ts', 'test/e2e/**/*.test.ts'],
+          globalSetup: ['test/helpers/temporal-global-setup.ts'],
+          testTimeout: 60_000,
+          hookTimeout: 120_000,
+          maxWorkers: 2,
+        },
+      },
+    ],
+  },
+});
