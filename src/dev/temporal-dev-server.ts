@@ -1,0 +1,389 @@
+import { spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { constants as fsConstants } from 'node:fs';
+import { access } from 'node:fs/promises';
+import { connect, createServer } from 'node:net';
+import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { Connection } from '@temporalio/client';
+import { relaySearchAttributeDefinitions } from '../shared/search-attributes.js';
+
+/** A search attribute to register at server start, as `temporal server start-dev --search-attribute` takes it. */
+export interface DevServerSearchAttribute {
+  name: string;
+  type: 'Text' | 'Keyword' | 'Int' | 'Double' | 'Bool' | 'Datetime' | 'KeywordList';
+}
+
+/** Options of {@link startTemporalDevServer}. */
+export interface TemporalDevServerOptions {
+  /**
+   * Address (`host:port`) of a Temporal server that is already running; when set, nothing is spawned and
+   * `stop()` leaves that server alone.
+   * @default undefined (spawn a new `temporal server start-dev`)
+   */
+  reuseAddress?: string;
+  /**
+   * Path of the `temporal` CLI binary.
+   * @default the `TEMPORAL_CLI_PATH` environment variable, else `temporal` found on `PATH`
+   */
+  executablePath?: string;
+  /**
+   * IP address the frontend (and the Web UI) binds to.
+   * @default '127.0.0.1'
+   */
+  ip?: string;
+  /**
+   * Port of the frontend gRPC service.
+   * @default a free port chosen at start
+   */
+  port?: number;
+  /**
+   * Namespace the caller will use; created at start when it is not `default`.
+   * @default 'default'
+   */
+  namespace?: string;
+  /**
+   * Serve the Temporal Web UI; without it the server runs with `--headless`.
+   * @default false
+   */
+  ui?: boolean;
+  /**
+   * Port of the Web UI, used only with `ui: true`.
+   * @default a free port chosen at start
+   */
+  uiPort?: number;
+  /**
+   * SQLite file that keeps workflows across server restarts.
+   * @default undefined (in memory: everything is lost when the server stops)
+   */
+  dbFilename?: string;
+  /**
+   * Search attributes registered at start.
+   * @default relaySearchAttributeDefinitions
+   */
+  searchAttributes?: ReadonlyArray<DevServerSearchAttribute>;
+  /**
+   * Server log level.
+   * @default 'warn'
+   */
+  logLevel?: 'debug' | 'info' | 'warn' | 'error' | 'never';
+  /**
+   * Further arguments appended to `temporal server start-dev`, such as `--dynamic-config-value`.
+   * @default []
+   */
+  extraArgs?: ReadonlyArray<string>;
+  /**
+   * How long to wait for the server to accept gRPC connections. A cold start takes well under a second
+   * on an idle machine; the margin is for loaded CI machines.
+   * @default 60_000
+   */
+  startTimeoutMs?: number;
+  /**
+   * How long `stop()` waits after SIGTERM before it sends SIGKILL. A graceful stop takes about 3 s.
+   * @default 10_000
+   */
+  stopGracePeriodMs?: number;
+  /**
+   * Receives the server's stdout and stderr as they arrive (for a `dev` command that shows them).
+   * @default undefined (output is kept in memory only, to explain a failed start)
+   */
+  onOutput?: (chunk: string, stream: 'stdout' | 'stderr') => void;
+}
+
+/** A running (or reused) Temporal server. */
+export interface TemporalDevServer {
+  /** Frontend gRPC address, `host:port`. */
+  readonly address: string;
+  readonly namespace: string;
+  /** Web UI base URL when the UI is served by this process. */
+  readonly uiUrl?: string;
+  /** Process id of the spawned server; undefined when an existing server was reused. */
+  readonly pid?: number;
+  /** Stops the spawned server (SIGTERM, then SIGKILL after the grace period); a no-op for a reused one. */
+  stop(): Promise<void>;
+}
+
+/** Error thrown when the Temporal CLI cannot be found or the dev server does not come up. */
+export class TemporalDevServerError extends Error {
+  override readonly name = 'TemporalDevServerError';
+}
+
+const outputTailBytes = 16_384;
+const connectAttemptTimeoutMs = 2_000;
+const connectRetryDelayMs = 200;
+const portProbeDelayMs = 50;
+const startAttemptsOnPortClash = 3;
+
+/** Starts `temporal server start-dev` (or reuses a running server) and resolves once it accepts gRPC calls. */
+export async function startTemporalDevServer(options: TemporalDevServerOptions = {}): Promise<TemporalDevServer> {
+  const namespace = options.namespace ?? 'default';
+  const startTimeoutMs = options.startTimeoutMs ?? 60_000;
+
+  if (options.reuseAddress !== undefined) {
+    const address = options.reuseAddress;
+    await waitUntilServing(address, namespace, Date.now() + startTimeoutMs);
+    return { address, namespace, stop: async () => {} };
+  }
+
+  const executablePath = await findTemporalExecutable(options.executablePath);
+  // A port we picked can be taken by someone else before the server binds it; try again with new ports.
+  const attempts =
+    options.port === undefined || (options.ui === true && options.uiPort === undefined) ? startAttemptsOnPortClash : 1;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await spawnDevServer(executablePath, namespace, startTimeoutMs, options);
+    } catch (error) {
+      if (attempt >= attempts || !(error instanceof PortClashError)) throw error;
+    }
+  }
+}
+
+class PortClashError extends TemporalDevServerError {}
+
+async function spawnDevServer(
+  executablePath: string,
+  namespace: string,
+  startTimeoutMs: number,
+  options: TemporalDevServerOptions,
+): Promise<TemporalDevServer> {
+  const ip = options.ip ?? '127.0.0.1';
+  const port = options.port ?? (await findFreePort(ip));
+  const uiPort = options.ui === true ? (options.uiPort ?? (await findFreePort(ip))) : undefined;
+  const address = `${formatHost(ip)}:${port}`;
+
+  const args = ['server', 'start-dev', '--ip', ip, '--port', String(port), '--log-level', options.logLevel ?? 'warn'];
+  if (uiPort === undefined) args.push('--headless');
+  else args.push('--ui-port', String(uiPort));
+  if (options.dbFilename !== undefined) args.push('--db-filename', options.dbFilename);
+  if (namespace !== 'default') args.push('--namespace', namespace);
+  for (const { name, type } of options.searchAttributes ?? relaySearchAttributeDefinitions) {
+    args.push('--search-attribute', `${name}=${type}`);
+  }
+  args.push(...(options.extraArgs ?? []));
+
+  const child = spawn(executablePath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  const output = collectOutput(child, options.onOutput);
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+  });
+  const spawnFailed = new Promise<never>((_, reject) => {
+    child.once('error', (error) =>
+      reject(new TemporalDevServerError(`Could not run ${executablePath}: ${error.message}`, { cause: error })),
+    );
+  });
+  spawnFailed.catch(() => {});
+  trackUntilExit(child, exited, options.dbFilename === undefined ? 'SIGKILL' : 'SIGTERM');
+
+  const earlyExit = exited.then(({ code, signal }) => {
+    const tail = output.tail();
+    const message =
+      `temporal server start-dev exited before it accepted connections (${signal ?? `code ${code}`}).\n` +
+      `Command: ${executablePath} ${args.join(' ')}\n${tail}`;
+    throw /address already in use/i.test(tail) ? new PortClashError(message) : new TemporalDevServerError(message);
+  });
+  earlyExit.catch(() => {});
+
+  const giveUp = new AbortController();
+  try {
+    await Promise.race([
+      waitUntilServing(address, namespace, Date.now() + startTimeoutMs, {
+        host: ip,
+        port,
+        output,
+        signal: giveUp.signal,
+      }),
+      earlyExit,
+      spawnFailed,
+    ]);
+  } catch (error) {
+    await stopProcess(child, exited, options.stopGracePeriodMs ?? 10_000);
+    throw error;
+  } finally {
+    // Ends the connection loop when the process exited first, so it does not keep the event loop alive.
+    giveUp.abort();
+  }
+
+  let stopping: Promise<void> | undefined;
+  return {
+    address,
+    namespace,
+    ...(uiPort === undefined ? {} : { uiUrl: `http://${formatHost(ip)}:${uiPort}` }),
+    ...(child.pid === undefined ? {} : { pid: child.pid }),
+    stop: () => (stopping ??= stopProcess(child, exited, options.stopGracePeriodMs ?? 10_000)),
+  };
+}
+
+/** Finds the Temporal CLI: the given path, then `TEMPORAL_CLI_PATH`, then `temporal` on `PATH`. */
+export async function findTemporalExecutable(executablePath?: string): Promise<string> {
+  const hint =
+    'Run `bash scripts/test.sh`, or `. scripts/env.sh && relay_e_ensure_temporal`, which builds the Temporal CLI ' +
+    'once and sets TEMPORAL_CLI_PATH; or install the CLI (https://docs.temporal.io/cli) and put it on PATH.';
+  const explicit = executablePath ?? process.env['TEMPORAL_CLI_PATH'];
+  if (explicit !== undefined && explicit !== '') {
+    if (await isExecutable(explicit)) return explicit;
+    const source = executablePath === undefined ? 'TEMPORAL_CLI_PATH' : 'executablePath';
+    throw new TemporalDevServerError(`${source} is ${explicit}, which is not an executable file. ${hint}`);
+  }
+  for (const directory of (process.env['PATH'] ?? '').split(path.delimiter)) {
+    if (directory === '') continue;
+    const candidate = path.join(directory, 'temporal');
+    if (await isExecutable(candidate)) return candidate;
+  }
+  throw new TemporalDevServerError(
+    `No Temporal CLI found (TEMPORAL_CLI_PATH is unset and no \`temporal\` on PATH). ${hint}`,
+  );
+}
+
+async function isExecutable(file: string): Promise<boolean> {
+  try {
+    await access(file, fsConstants.X_OK);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** Asks the OS for a free TCP port; the small race until the server binds it is handled by retrying the start. */
+async function findFreePort(host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen({ host, port: 0 }, () => {
+      const address = server.address();
+      server.close(() => {
+        if (address !== null && typeof address === 'object') resolve(address.port);
+        else reject(new TemporalDevServerError('Could not determine a free port'));
+      });
+    });
+  });
+}
+
+function formatHost(ip: string): string {
+  return ip.includes(':') ? `[${ip}]` : ip;
+}
+
+/** Retries a gRPC connection plus a namespace lookup until both succeed or the deadline passes. */
+async function waitUntilServing(
+  address: string,
+  namespace: string,
+  deadline: number,
+  spawned?: { host: string; port: number; output: CollectedOutput; signal: AbortSignal },
+): Promise<void> {
+  let lastError: unknown;
+  while (Date.now() < deadline && spawned?.signal.aborted !== true) {
+    // gRPC backs off about a second after a refused connection, so wait for the port with cheap TCP probes first.
+    if (spawned !== undefined && !(await isListening(spawned.host, spawned.port))) {
+      await sleep(portProbeDelayMs);
+      continue;
+    }
+    const connection = Connection.lazy({
+      address,
+      connectTimeout: Math.max(1, Math.min(connectAttemptTimeoutMs, deadline - Date.now())),
+    });
+    try {
+      await connection.ensureConnected();
+      // The frontend can listen a moment before the namespace is registered.
+      await connection.workflowService.describeNamespace({ namespace });
+      return;
+    } catch (error) {
+      lastError = error;
+    } finally {
+      await connection.close();
+    }
+    await sleep(connectRetryDelayMs);
+  }
+  if (spawned?.signal.aborted === true) return;
+  const reason = lastError instanceof Error ? lastError.message : 'port not listening';
+  throw new TemporalDevServerError(
+    `Temporal server at ${address} did not accept connections for namespace "${namespace}" in time (${reason}).` +
+      (spawned === undefined ? '' : `\n${spawned.output.tail()}`),
+    { cause: lastError },
+  );
+}
+
+async function isListening(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    socket.once('connect', () => {
+      socket.destroy();
+      resolve(true);
+    });
+    socket.once('error', () => {
+      socket.destroy();
+      resolve(false);
+    });
+  });
+}
+
+interface CollectedOutput {
+  tail(): string;
+}
+
+function collectOutput(child: ChildProcess, onOutput: TemporalDevServerOptions['onOutput']): CollectedOutput {
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
+    stdout = (stdout + chunk).slice(-outputTailBytes);
+    onOutput?.(chunk, 'stdout');
+  });
+  child.stderr?.setEncoding('utf8').on('data', (chunk: string) => {
+    stderr = (stderr + chunk).slice(-outputTailBytes);
+    onOutput?.(chunk, 'stderr');
+  });
+  return {
+    tail: () => [stderr && `--- server stderr ---\n${stderr}`, stdout && `--- server stdout ---\n${stdout}`].join('\n'),
+  };
+}
+
+async function stopProcess(child: ChildProcess, exited: Promise<unknown>, gracePeriodMs: number): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  child.kill('SIGTERM');
+  const timer = new AbortController();
+  const graceful = await Promise.race([
+    exited.then(() => true),
+    sleep(gracePeriodMs, false, { signal: timer.signal }).catch(() => false),
+  ]);
+  timer.abort();
+  if (!graceful) {
+    child.kill('SIGKILL');
+    await exited;
+  }
+}
+
+// Servers still running when this process goes away are stopped with it, so no test run or `dev`
+// session leaves an orphan holding a port. (A SIGKILL of this process cannot be intercepted.)
+// An in-memory server has nothing to lose and gets SIGKILL; a persistent one gets SIGTERM and
+// finishes its own graceful shutdown after we are gone.
+const liveServers = new Map<ChildProcess, NodeJS.Signals>();
+const forwardedSignals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+
+function trackUntilExit(child: ChildProcess, exited: Promise<unknown>, exitSignal: NodeJS.Signals): void {
+  if (liveServers.size === 0) installExitHooks();
+  liveServers.set(child, exitSignal);
+  void exited.then(() => {
+    liveServers.delete(child);
+    if (liveServers.size === 0) removeExitHooks();
+  });
+}
+
+function killLiveServers(): void {
+  for (const [child, exitSignal] of liveServers) child.kill(exitSignal);
+}
+
+function onSignal(signal: NodeJS.Signals): void {
+  killLiveServers();
+  removeExitHooks();
+  // Keep the default behaviour (exit) when nobody else handles the signal.
+  if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+}
+
+function installExitHooks(): void {
+  process.on('exit', killLiveServers);
+  for (const signal of forwardedSignals) process.on(signal, onSignal);
+}
+
+function removeExitHooks(): void {
+  process.off('exit', killLiveServers);
+  for (const signal of forwardedSignals) process.off(signal, onSignal);
+}
