@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 
 /** One problem with a tool call's input, with the path where it was found (`items[2].price`). */
 export interface ToolInputIssue {
@@ -9,8 +9,7 @@ export interface ToolInputIssue {
 
 /** The outcome of checking a tool call's input: the parsed data, or the issues with a readable message. */
 export type ToolInputCheck<T = unknown> =
-  | { success: true; data: T }
-  | { success: false; issues: ToolInputIssue[]; message: string };
+  { success: true; data: T } | { success: false; issues: ToolInputIssue[]; message: string };
 
 /**
  * Reads tool-call arguments the way model providers send them: an object, or a JSON string of one.
@@ -28,13 +27,40 @@ export function parseToolArguments(raw: unknown): ToolInputCheck {
   }
 }
 
-/** Parses raw arguments and checks them against a schema with `safeParse`; never throws. */
+/**
+ * Parses raw arguments and checks them against a schema with `safeParse`; never throws, not even when a
+ * refinement or transform of the schema does (that becomes an issue at the root).
+ */
 export function checkToolInput<T>(schema: z.ZodType<T>, raw: unknown): ToolInputCheck<T> {
   const parsed = parseToolArguments(raw);
   if (!parsed.success) return parsed;
-  const result = schema.safeParse(parsed.data);
+  try {
+    return toInputCheck(schema.safeParse(parsed.data), parsed.data);
+  } catch (error) {
+    return failedCheck(error);
+  }
+}
+
+/** Like `checkToolInput`, for schemas with async refinements or transforms (`safeParseAsync`); never rejects. */
+export async function checkToolInputAsync<T>(schema: z.ZodType<T>, raw: unknown): Promise<ToolInputCheck<T>> {
+  const parsed = parseToolArguments(raw);
+  if (!parsed.success) return parsed;
+  try {
+    return toInputCheck(await schema.safeParseAsync(parsed.data), parsed.data);
+  } catch (error) {
+    return failedCheck(error);
+  }
+}
+
+function toInputCheck<T>(result: z.ZodSafeParseResult<T>, input: unknown): ToolInputCheck<T> {
   if (result.success) return { success: true, data: result.data };
-  const issues = result.error.issues.map((issue) => toToolInputIssue(issue, parsed.data));
+  const issues = result.error.issues.map((issue) => toToolInputIssue(issue, input));
+  return { success: false, issues, message: describeIssues(issues) };
+}
+
+function failedCheck(error: unknown): ToolInputCheck<never> {
+  const reason = error instanceof Error ? error.message : String(error);
+  const issues = [{ path: '', message: `Input check failed (${reason})`, code: 'check_failed' }];
   return { success: false, issues, message: describeIssues(issues) };
 }
 
@@ -63,7 +89,11 @@ function toToolInputIssue(issue: z.core.$ZodIssue, input: unknown): ToolInputIss
     return { path, message, code: issue.code };
   }
   if (issue.code === 'unrecognized_keys') {
-    return { path, message: `Unrecognized key(s): ${issue.keys.map((key) => `'${key}'`).join(', ')}`, code: issue.code };
+    return {
+      path,
+      message: `Unrecognized key(s): ${issue.keys.map((key) => `'${key}'`).join(', ')}`,
+      code: issue.code,
+    };
   }
   return { path, message: capitalize(issue.message), code: issue.code };
 }
