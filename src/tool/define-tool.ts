@@ -1,0 +1,110 @@
+import type { z } from 'zod';
+import { RelayError } from '../shared/errors.js';
+import type { ToolRetryPolicy } from '../shared/tool-catalog.js';
+import type { ToolGuardrails } from './guardrails.js';
+import { toJsonSchema } from './tool-catalog.js';
+import type { ToolContext } from './tool-context.js';
+
+/** A tool the model can call: what it is called, what it accepts, and the code that runs it. */
+export interface ToolDefinition<TSchema extends z.ZodType = z.ZodType, TOutput = unknown> {
+  /** The stable id the model calls: 1 to 64 letters, digits, `_` or `-`. */
+  readonly name: string;
+  /** Tells the model when to call the tool; it is the model's only documentation. */
+  readonly description: string;
+  /** Checks the input before `execute`; `.describe()` texts reach the model through the JSON Schema. */
+  readonly inputSchema: TSchema;
+  /** `true`: a run pauses for a human before `execute`. */
+  readonly requiresApproval: boolean;
+  /**
+   * Per-attempt time limit in milliseconds; `ctx.signal` aborts when it elapses.
+   * @default the executor's `defaultTimeoutMs` (60 000)
+   */
+  readonly timeoutMs?: number;
+  /** How often the run's activity attempts the tool; keep one attempt for side effects that must not repeat. */
+  readonly retry?: ToolRetryPolicy;
+  /**
+   * Checks that run around this tool's `execute`, after the executor's own. Written after `execute` in the
+   * options, `after` sees the output type TypeScript inferred from it.
+   */
+  readonly guardrails?: ToolGuardrails<z.output<TSchema>, NoInfer<TOutput>>;
+  /**
+   * Output whose JSON is larger than this is cut to fit.
+   * @default the executor's `maxResultBytes` (32 768)
+   */
+  readonly maxResultBytes?: number;
+  /** Receives the parsed input (defaults and transforms applied); a throw becomes an `execution` failure. */
+  execute(input: z.output<TSchema>, ctx: ToolContext): TOutput | Promise<TOutput>;
+}
+
+/** What `defineTool` takes: a definition whose `requiresApproval` may be left out. */
+export interface DefineToolOptions<TSchema extends z.ZodType, TOutput> extends Omit<
+  ToolDefinition<TSchema, TOutput>,
+  'requiresApproval'
+> {
+  /** @default false */
+  readonly requiresApproval?: boolean;
+}
+
+/** What `tool` takes: `defineTool`'s options with the schema under `input`. */
+export interface ToolOptions<TSchema extends z.ZodType, TOutput> extends Omit<
+  DefineToolOptions<TSchema, TOutput>,
+  'inputSchema'
+> {
+  readonly input: TSchema;
+}
+
+const toolNamePattern = /^[a-zA-Z0-9_-]{1,64}$/;
+
+/**
+ * Checks a tool's options and returns its frozen definition; a bad name, a missing description or an input
+ * schema that JSON Schema cannot express throws `RelayError('invalid_tool_definition')` here, not mid-run.
+ */
+export function defineTool<TSchema extends z.ZodType, TOutput>(
+  options: DefineToolOptions<TSchema, TOutput>,
+): ToolDefinition<TSchema, TOutput> {
+  const { name, description, inputSchema, execute, requiresApproval = false } = options;
+  if (typeof name !== 'string' || !toolNamePattern.test(name)) {
+    invalid(name, `Tool name ${JSON.stringify(name)} must be 1 to 64 letters, digits, '_' or '-'`);
+  }
+  if (typeof description !== 'string' || description.trim() === '') {
+    invalid(name, `Tool '${name}' needs a description: it is all the model knows about the tool`);
+  }
+  if (typeof (inputSchema as Partial<z.ZodType> | undefined)?.safeParseAsync !== 'function') {
+    invalid(name, `Tool '${name}' needs a Zod schema as its input schema`);
+  }
+  if (typeof execute !== 'function') invalid(name, `Tool '${name}' needs an execute function`);
+  assertPositiveInteger(name, 'timeoutMs', options.timeoutMs);
+  assertPositiveInteger(name, 'maxResultBytes', options.maxResultBytes);
+  assertPositiveInteger(name, 'retry.maximumAttempts', options.retry?.maximumAttempts);
+  toJsonSchema(inputSchema, name);
+
+  const definition: ToolDefinition<TSchema, TOutput> = { name, description, inputSchema, requiresApproval, execute };
+  const optional = {
+    timeoutMs: options.timeoutMs,
+    retry: options.retry,
+    guardrails: options.guardrails,
+    maxResultBytes: options.maxResultBytes,
+  };
+  for (const [key, value] of Object.entries(optional)) {
+    if (value !== undefined) Object.assign(definition, { [key]: value });
+  }
+  return Object.freeze(definition);
+}
+
+/** The short form of `defineTool`: the same definition, with the schema given as `input`. */
+export function tool<TSchema extends z.ZodType, TOutput>(
+  options: ToolOptions<TSchema, TOutput>,
+): ToolDefinition<TSchema, TOutput> {
+  const { input, ...rest } = options;
+  return defineTool({ ...rest, inputSchema: input });
+}
+
+function assertPositiveInteger(toolName: string, option: string, value: number | undefined): void {
+  if (value !== undefined && !(Number.isSafeInteger(value) && value > 0)) {
+    invalid(toolName, `Tool '${toolName}': ${option} must be a positive integer, got ${String(value)}`);
+  }
+}
+
+function invalid(toolName: unknown, message: string): never {
+  throw new RelayError('invalid_tool_definition', message, { details: { toolName } });
+}

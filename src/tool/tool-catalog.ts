@@ -1,0 +1,37 @@
+import { z } from 'zod';
+import { RelayError } from '../shared/errors.js';
+import type { JsonSchema, ToolCatalogEntry } from '../shared/tool-catalog.js';
+import type { ToolDefinition } from './define-tool.js';
+
+/**
+ * Converts a tool's input schema to the JSON Schema models are shown (`z.toJSONSchema` with `io: 'input'`, so
+ * defaults are optional and transforms show what they accept). Types JSON cannot carry, such as `z.date()`,
+ * `z.bigint()` or a bare `z.transform()`, throw `RelayError('invalid_tool_definition')` instead of turning into
+ * `{}`, which would let the model send anything; `toolName` names the tool in that error.
+ */
+export function toJsonSchema(schema: z.ZodType, toolName?: string): JsonSchema {
+  try {
+    return z.toJSONSchema(schema, { io: 'input' });
+  } catch (error) {
+    const subject = toolName === undefined ? 'An input schema' : `The input schema of tool '${toolName}'`;
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new RelayError(
+      'invalid_tool_definition',
+      `${subject} cannot be represented in JSON Schema (${reason}); models send JSON, so use JSON types, e.g. z.iso.datetime() for a date`,
+      { cause: error, details: { toolName } },
+    );
+  }
+}
+
+/** Describes a tool the way a run records it in history and shows it to the model. */
+export function toCatalogEntry(tool: ToolDefinition): ToolCatalogEntry {
+  const entry: ToolCatalogEntry = {
+    name: tool.name,
+    description: tool.description,
+    inputSchema: toJsonSchema(tool.inputSchema, tool.name),
+    requiresApproval: tool.requiresApproval,
+  };
+  if (tool.timeoutMs !== undefined) entry.timeoutMs = tool.timeoutMs;
+  if (tool.retry !== undefined) entry.retry = { ...tool.retry };
+  return entry;
+}

@@ -1,0 +1,113 @@
+import { errorMessage } from './error-message.js';
+
+/** Writes one structured log record; `attributes` are merged into it. */
+export type LogFunction = (message: string, attributes?: Record<string, unknown>) => void;
+
+/** What tools log through; any logger with these four methods (pino, winston, console wrappers) fits. */
+export interface Logger {
+  debug: LogFunction;
+  info: LogFunction;
+  warn: LogFunction;
+  error: LogFunction;
+}
+
+/** The lowest level a logger writes; `silent` writes nothing. */
+export type LogLevel = 'debug' | 'info' | 'warn' | 'error' | 'silent';
+
+/** What every tool's `execute` receives besides its input. */
+export interface ToolContext {
+  tenantId: string;
+  userId?: string;
+  sessionId?: string;
+  runId?: string;
+  toolCallId?: string;
+  /** Stable across retries and replays of one call: pass it to payment and email APIs to do things once. */
+  idempotencyKey?: string;
+  config: Record<string, unknown>;
+  logger: Logger;
+  /** Aborts when the call is cancelled or times out; pass it on to `fetch` and friends. */
+  signal: AbortSignal;
+}
+
+/** How `createLogger` filters and where it writes. */
+export interface LoggerOptions {
+  /**
+   * Records below this level are dropped.
+   * @default the `RELAY_E_LOG_LEVEL` environment variable, read at each record, else `'info'`
+   */
+  level?: LogLevel;
+  /** Merged into every record, under the record's own attributes. */
+  attributes?: Record<string, unknown>;
+  /**
+   * Receives each record as one line of JSON, newline included.
+   * @default writes to stderr
+   */
+  write?: (line: string) => void;
+}
+
+const severity: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 50 };
+
+/** Creates a logger that writes one JSON object per line: `time`, `level`, `message`, then the attributes. */
+export function createLogger(options: LoggerOptions = {}): Logger {
+  const write = options.write ?? ((line: string) => process.stderr.write(line));
+  const record =
+    (level: Exclude<LogLevel, 'silent'>): LogFunction =>
+    (message, attributes) => {
+      if (severity[level] < severity[options.level ?? levelFromEnvironment()]) return;
+      const entry: Record<string, unknown> = { time: new Date().toISOString(), level, message };
+      for (const [key, value] of Object.entries({ ...options.attributes, ...attributes })) {
+        if (!(key in entry)) entry[key] = value;
+      }
+      write(`${toJsonLine(entry)}\n`);
+    };
+  return { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error') };
+}
+
+/** The logger tools get when their caller gives none: JSON lines on stderr, level from `RELAY_E_LOG_LEVEL`. */
+export const defaultLogger: Logger = createLogger();
+
+/** Wraps any logger so that every record also carries `attributes` (the record's own win on conflict). */
+export function withLogAttributes(logger: Logger, attributes: Record<string, unknown>): Logger {
+  const bind =
+    (log: LogFunction): LogFunction =>
+    (message, own) =>
+      log(message, { ...attributes, ...own });
+  return { debug: bind(logger.debug), info: bind(logger.info), warn: bind(logger.warn), error: bind(logger.error) };
+}
+
+/**
+ * Completes a partial context with the defaults: tenant `'default'`, empty config, the default logger and a
+ * signal that never aborts. Handy for calling a tool's `execute` directly in tests.
+ */
+export function createToolContext(context: Partial<ToolContext> = {}): ToolContext {
+  return {
+    ...context,
+    tenantId: context.tenantId ?? 'default',
+    config: context.config ?? {},
+    logger: context.logger ?? defaultLogger,
+    signal: context.signal ?? new AbortController().signal,
+  };
+}
+
+function levelFromEnvironment(): LogLevel {
+  const level = process.env.RELAY_E_LOG_LEVEL?.trim().toLowerCase();
+  return level !== undefined && Object.hasOwn(severity, level) ? (level as LogLevel) : 'info';
+}
+
+// A log call must never throw, whatever the attributes hold.
+function toJsonLine(entry: Record<string, unknown>): string {
+  try {
+    return JSON.stringify(entry, (_key, value: unknown) => {
+      if (value instanceof Error) return { name: value.name, message: value.message, stack: value.stack };
+      if (typeof value === 'bigint') return value.toString();
+      return value;
+    });
+  } catch (error) {
+    return JSON.stringify({
+      time: entry.time,
+      level: entry.level,
+      message: entry.message,
+      logError: errorMessage(error),
+    });
+  }
+}

@@ -1,0 +1,212 @@
+import { checkToolInputAsync, parseToolArguments } from '../shared/tool-input.js';
+import type { ToolErrorType, ToolFailure, ToolResult } from '../shared/tool-result.js';
+import type { ToolDefinition } from './define-tool.js';
+import { errorMessage } from './error-message.js';
+import type { ToolGuardrails } from './guardrails.js';
+import { runAfterGuardrails, runBeforeGuardrails } from './guardrails.js';
+import type { Logger, ToolContext } from './tool-context.js';
+import { createToolContext, defaultLogger, withLogAttributes } from './tool-context.js';
+import type { ToolRegistry } from './tool-registry.js';
+import { truncateOutput } from './truncate-output.js';
+
+/** Long enough for a slow third-party API, short enough that a hung tool frees its worker slot within a minute. */
+export const defaultToolTimeoutMs = 60_000;
+
+/**
+ * About 8 000 tokens: room for a page of records, yet small next to a model's context window and Temporal's
+ * 2 MiB payload limit, so a long run's history stays bounded.
+ */
+export const defaultMaxResultBytes = 32_768;
+
+/** How a `ToolExecutor` treats every call. */
+export interface ToolExecutorOptions {
+  /** Run for every tool, before the tool's own guardrails. */
+  guardrails?: ToolGuardrails;
+  /**
+   * Time limit for a tool without its own `timeoutMs`, in milliseconds.
+   * @default 60_000 (one minute: a slow API call fits, a hung tool is given up on soon)
+   */
+  defaultTimeoutMs?: number;
+  /**
+   * Output whose JSON is larger than this many bytes is cut to fit, for tools without their own limit.
+   * @default 32_768 (32 KiB, about 8 000 tokens: bounded history and model context, far below Temporal's 2 MiB)
+   */
+  maxResultBytes?: number;
+  /**
+   * The logger tools get when the call's context brings none; records carry the tool name and call id.
+   * @default JSON lines on stderr, level from `RELAY_E_LOG_LEVEL`
+   */
+  logger?: Logger;
+}
+
+/** One tool call to execute; `arguments` is unchecked and may be an object or a JSON string. */
+export interface ToolCallRequest {
+  id?: string;
+  name: string;
+  arguments: unknown;
+}
+
+/** What one `execute` or `executeCall` is given besides the call. */
+export interface ToolExecutionOptions {
+  /** Fields for `ctx`; those left out get `createToolContext`'s defaults. */
+  context?: Partial<ToolContext>;
+  /** Aborting it aborts `ctx.signal` and ends the call as `cancelled` at once. */
+  signal?: AbortSignal;
+}
+
+type ResultBase = Pick<ToolFailure, 'toolName' | 'toolCallId'>;
+
+/**
+ * Validates, guards and runs tool calls. It never throws: unknown tools, invalid input, denials, timeouts,
+ * cancellation and errors thrown by tools all come back as a `ToolFailure` the model can read.
+ */
+export class ToolExecutor {
+  readonly #registry: ToolRegistry;
+  readonly #guardrails: ToolGuardrails | undefined;
+  readonly #defaultTimeoutMs: number;
+  readonly #maxResultBytes: number;
+  readonly #logger: Logger;
+
+  constructor(registry: ToolRegistry, options: ToolExecutorOptions = {}) {
+    this.#registry = registry;
+    this.#guardrails = options.guardrails;
+    this.#defaultTimeoutMs = options.defaultTimeoutMs ?? defaultToolTimeoutMs;
+    this.#maxResultBytes = options.maxResultBytes ?? defaultMaxResultBytes;
+    this.#logger = options.logger ?? defaultLogger;
+  }
+
+  /** Runs the tool `name` with `input`; the same as `executeCall` without a call id. */
+  execute(name: string, input: unknown, options?: ToolExecutionOptions): Promise<ToolResult> {
+    return this.executeCall({ name, arguments: input }, options);
+  }
+
+  /** Runs one tool call; the result carries the call's id when it has one. */
+  async executeCall(call: ToolCallRequest, options: ToolExecutionOptions = {}): Promise<ToolResult> {
+    const toolCallId = call.id ?? options.context?.toolCallId;
+    const base: ResultBase = toolCallId === undefined ? { toolName: call.name } : { toolName: call.name, toolCallId };
+    // Callers from JavaScript or from a model can hand over anything; even then the answer is a result.
+    try {
+      return await this.#executeCall(call, base, options);
+    } catch (error) {
+      return failure(base, 'execution', errorMessage(error));
+    }
+  }
+
+  async #executeCall(call: ToolCallRequest, base: ResultBase, options: ToolExecutionOptions): Promise<ToolResult> {
+    const tool = this.#registry.get(call.name);
+    if (!tool) return failure(base, 'not_found', this.#describeUnknown(call.name));
+
+    const check = await checkToolInputAsync(tool.inputSchema, call.arguments);
+    if (!check.success) {
+      const parsed = parseToolArguments(call.arguments);
+      return {
+        ...failure(base, 'validation', check.message),
+        issues: check.issues,
+        input: parsed.success ? parsed.data : call.arguments,
+      };
+    }
+
+    const callerSignals = [options.signal, options.context?.signal].filter((signal) => signal !== undefined);
+    const lifetime = startLifetime(tool.name, tool.timeoutMs ?? this.#defaultTimeoutMs, callerSignals);
+    try {
+      if (lifetime.signal.aborted) return failure(base, ...(await lifetime.ended));
+      const logger =
+        options.context?.logger ?? withLogAttributes(this.#logger, { ...base, runId: options.context?.runId });
+      const ctx = createToolContext({
+        ...options.context,
+        toolCallId: base.toolCallId,
+        logger,
+        signal: lifetime.signal,
+      });
+      // Output that cannot be serialised (or a logger that throws) rejects here and becomes an execution failure.
+      const run = this.#run(tool, check.data, ctx, base).catch((error: unknown) =>
+        failure(base, 'execution', errorMessage(error)),
+      );
+      // A tool that ignores its signal keeps running in the background; the caller gets its answer now.
+      return await Promise.race([run, lifetime.ended.then((ending) => failure(base, ...ending))]);
+    } finally {
+      lifetime.dispose();
+    }
+  }
+
+  async #run(tool: ToolDefinition, input: unknown, ctx: ToolContext, base: ResultBase): Promise<ToolResult> {
+    const layers = [this.#guardrails, tool.guardrails];
+    const denial = await runBeforeGuardrails(layers, input, ctx, tool);
+    if (denial) return failure(base, 'guardrail', `Denied by guardrail: ${denial.reason}`);
+
+    let output: unknown;
+    try {
+      output = await tool.execute(input, ctx);
+    } catch (error) {
+      // The model only sees the message; the stack goes to the log for whoever fixes the tool. A throw caused
+      // by the call being cut short is expected and not worth a warning.
+      if (!ctx.signal.aborted) ctx.logger.warn('Tool execution failed', { toolName: tool.name, error });
+      return failure(base, 'execution', errorMessage(error));
+    }
+
+    const verdict = await runAfterGuardrails(layers, output, ctx, tool);
+    if (!verdict.allow) return failure(base, 'guardrail', `Denied by guardrail: ${verdict.reason}`);
+
+    const { data, truncated, originalSize } = truncateOutput(
+      verdict.output,
+      tool.maxResultBytes ?? this.#maxResultBytes,
+    );
+    return truncated ? { success: true, ...base, data, truncated, originalSize } : { success: true, ...base, data };
+  }
+
+  #describeUnknown(name: string): string {
+    const available = this.#registry.list().map((tool) => tool.name);
+    const hint = available.length > 0 ? `available tools: ${available.join(', ')}` : 'no tools are registered';
+    return `Tool '${name}' not found; ${hint}`;
+  }
+}
+
+type Ending = [errorType: Extract<ToolErrorType, 'timeout' | 'cancelled'>, error: string];
+
+interface Lifetime {
+  /** The signal the tool sees: aborted by the timeout or by any caller signal. */
+  signal: AbortSignal;
+  /** Settles when the call is cut short, never when it ends normally. */
+  ended: Promise<Ending>;
+  dispose(): void;
+}
+
+function startLifetime(toolName: string, timeoutMs: number, callerSignals: readonly AbortSignal[]): Lifetime {
+  const controller = new AbortController();
+  let settle: (ending: Ending) => void = () => undefined;
+  const ended = new Promise<Ending>((resolve) => (settle = resolve));
+  const end = (ending: Ending, reason: unknown) => {
+    if (controller.signal.aborted) return;
+    // Settle first so the race is decided before the tool's own abort listeners run.
+    settle(ending);
+    controller.abort(reason);
+  };
+
+  const timeoutMessage = `Tool '${toolName}' timed out after ${timeoutMs} ms`;
+  const timer = setTimeout(
+    () => end(['timeout', timeoutMessage], new DOMException(timeoutMessage, 'TimeoutError')),
+    // Node fires longer delays at once; the longest it accepts (about 24.8 days) is as good as no limit.
+    Math.min(timeoutMs, 2_147_483_647),
+  );
+  const cancel = (signal: AbortSignal) => end(['cancelled', `Tool '${toolName}' was cancelled`], signal.reason);
+  const listeners = callerSignals.map((signal) => {
+    const listener = () => cancel(signal);
+    signal.addEventListener('abort', listener, { once: true });
+    return () => signal.removeEventListener('abort', listener);
+  });
+  const alreadyAborted = callerSignals.find((signal) => signal.aborted);
+  if (alreadyAborted) cancel(alreadyAborted);
+
+  return {
+    signal: controller.signal,
+    ended,
+    dispose() {
+      clearTimeout(timer);
+      for (const remove of listeners) remove();
+    },
+  };
+}
+
+function failure(base: ResultBase, errorType: ToolErrorType, error: string): ToolFailure {
+  return { success: false, ...base, error, errorType };
+}

@@ -1,0 +1,65 @@
+import { RelayError } from '../shared/errors.js';
+import type { ToolCatalogEntry } from '../shared/tool-catalog.js';
+import type { ToolDefinition } from './define-tool.js';
+import { toCatalogEntry } from './tool-catalog.js';
+
+/** The tools a worker offers, by name, in the order they were registered. */
+export class ToolRegistry {
+  readonly #tools = new Map<string, ToolDefinition>();
+
+  constructor(tools: Iterable<ToolDefinition> = []) {
+    for (const tool of tools) this.register(tool);
+  }
+
+  /** Adds a tool; a second tool with the same name throws `RelayError('duplicate_tool')`. */
+  register(tool: ToolDefinition): this {
+    if (this.#tools.has(tool.name)) {
+      throw new RelayError('duplicate_tool', `A tool named '${tool.name}' is already registered`, {
+        details: { toolName: tool.name },
+      });
+    }
+    this.#tools.set(tool.name, tool);
+    return this;
+  }
+
+  /** Whether a tool with this name is registered. */
+  has(name: string): boolean {
+    return this.#tools.has(name);
+  }
+
+  /** The tool with this name, or `undefined`. */
+  get(name: string): ToolDefinition | undefined {
+    return this.#tools.get(name);
+  }
+
+  /** Every tool, in registration order. */
+  list(): ToolDefinition[] {
+    return [...this.#tools.values()];
+  }
+
+  /**
+   * The catalog a run records: every tool, or only `names` in that order (repeats dropped). Unknown names
+   * throw `RelayError('tool_not_found')` listing all of them, so a typo in a run's tool list fails at start.
+   */
+  catalog(names?: readonly string[]): ToolCatalogEntry[] {
+    if (names === undefined) return this.list().map(toCatalogEntry);
+    const entries: ToolCatalogEntry[] = [];
+    const unknown: string[] = [];
+    for (const name of new Set(names)) {
+      const tool = this.#tools.get(name);
+      if (tool) entries.push(toCatalogEntry(tool));
+      else unknown.push(name);
+    }
+    if (unknown.length > 0) {
+      throw new RelayError('tool_not_found', `Unknown tool(s): ${unknown.map((name) => `'${name}'`).join(', ')}`, {
+        details: { names: unknown },
+      });
+    }
+    return entries;
+  }
+}
+
+/** Creates a `ToolRegistry` holding `tools`. */
+export function createToolRegistry(tools: Iterable<ToolDefinition> = []): ToolRegistry {
+  return new ToolRegistry(tools);
+}

@@ -1,0 +1,162 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { RelayError } from '../../../src/shared/errors.js';
+import { defineTool, tool } from '../../../src/tool/define-tool.js';
+
+const schema = z.object({ account_id: z.string().describe('Account identifier') });
+const execute = (input: { account_id: string }) => ({ account_id: input.account_id, balance_usd: 4231.55 });
+
+function definitionError(run: () => unknown): RelayError {
+  try {
+    run();
+  } catch (error) {
+    if (RelayError.isInstance(error)) return error;
+    throw error;
+  }
+  throw new Error('expected a RelayError');
+}
+
+describe('defineTool', () => {
+  it('returns the definition with requiresApproval false when left out', () => {
+    const getBalance = defineTool({
+      name: 'get_balance',
+      description: 'Return the current balance for a user account.',
+      inputSchema: schema,
+      execute,
+    });
+
+    expect(getBalance).toEqual({
+      name: 'get_balance',
+      description: 'Return the current balance for a user account.',
+      inputSchema: schema,
+      requiresApproval: false,
+      execute,
+    });
+    expect(Object.isFrozen(getBalance)).toBe(true);
+  });
+
+  it('keeps the optional fields that were given and adds no others', () => {
+    const guardrails = { before: () => undefined };
+    const transfer = defineTool({
+      name: 'transfer',
+      description: 'Move money.',
+      inputSchema: schema,
+      requiresApproval: true,
+      timeoutMs: 5_000,
+      retry: { maximumAttempts: 1 },
+      guardrails,
+      maxResultBytes: 1_024,
+      execute,
+    });
+
+    expect(Object.keys(transfer).sort()).toEqual(
+      [
+        'description',
+        'execute',
+        'guardrails',
+        'inputSchema',
+        'maxResultBytes',
+        'name',
+        'requiresApproval',
+        'retry',
+        'timeoutMs',
+      ].sort(),
+    );
+    expect(transfer).toMatchObject({
+      requiresApproval: true,
+      timeoutMs: 5_000,
+      retry: { maximumAttempts: 1 },
+      maxResultBytes: 1_024,
+    });
+    expect(transfer.guardrails).toBe(guardrails);
+  });
+
+  it('produces the same definition through the short form tool()', () => {
+    const options = {
+      name: 'get_balance',
+      description: 'Return the balance.',
+      requiresApproval: true,
+      timeoutMs: 100,
+      execute,
+    };
+
+    expect(tool({ ...options, input: schema })).toEqual(defineTool({ ...options, inputSchema: schema }));
+  });
+
+  it.each(['a', 'get_balance', 'get-balance', 'Tool_2', 'x'.repeat(64)])('accepts the name %j', (name) => {
+    expect(defineTool({ name, description: 'A tool.', inputSchema: schema, execute }).name).toBe(name);
+  });
+
+  it.each(['', 'x'.repeat(65), 'get balance', 'get.balance', 'naïve', 'a/b'])('refuses the name %j', (name) => {
+    const error = definitionError(() => defineTool({ name, description: 'A tool.', inputSchema: schema, execute }));
+
+    expect(error.code).toBe('invalid_tool_definition');
+    expect(error.message).toContain(JSON.stringify(name));
+  });
+
+  it('refuses a definition without a description, a schema or an execute function', () => {
+    const bare = { name: 'bare', description: 'A tool.', inputSchema: schema, execute };
+
+    expect(definitionError(() => defineTool({ ...bare, description: ' ' })).message).toMatch(/needs a description/);
+    expect(definitionError(() => defineTool({ ...bare, inputSchema: {} as z.ZodType })).message).toMatch(/Zod schema/);
+    expect(definitionError(() => defineTool({ ...bare, execute: undefined as never })).message).toMatch(/execute/);
+  });
+
+  it('refuses limits that are not positive integers', () => {
+    const bare = { name: 'limits', description: 'A tool.', inputSchema: schema, execute };
+
+    expect(definitionError(() => defineTool({ ...bare, timeoutMs: 0 })).message).toContain('timeoutMs');
+    expect(definitionError(() => defineTool({ ...bare, maxResultBytes: 1.5 })).message).toContain('maxResultBytes');
+    expect(definitionError(() => defineTool({ ...bare, retry: { maximumAttempts: -1 } })).message).toContain(
+      'retry.maximumAttempts',
+    );
+  });
+
+  it('refuses an input schema that JSON Schema cannot express, naming the tool', () => {
+    const error = definitionError(() =>
+      defineTool({
+        name: 'schedule',
+        description: 'Book a slot.',
+        inputSchema: z.object({ at: z.date() }),
+        execute: () => 1,
+      }),
+    );
+
+    expect(error.code).toBe('invalid_tool_definition');
+    expect(error.message).toContain("tool 'schedule'");
+    expect(error.message).toContain('Date cannot be represented in JSON Schema');
+  });
+
+  it('types execute with the output of the schema', () => {
+    const parse = defineTool({
+      name: 'parse',
+      description: 'Count characters.',
+      inputSchema: z.object({ text: z.string().transform((text) => text.length) }),
+      execute: (input) => input.text + 1,
+    });
+
+    expect(parse.execute({ text: 4 }, undefined as never)).toBe(5);
+  });
+});
+
+describe('tool definitions in TypeScript', () => {
+  it('type guardrails written after execute with the input and the output of the tool', async () => {
+    const lookup = tool({
+      name: 'lookup',
+      description: 'Find a customer.',
+      input: z.object({ email: z.email() }),
+      execute: (input) => ({ email: input.email, phone: '+1 555 0100' }),
+      guardrails: {
+        before: (input) => (input.email.endsWith('@internal.test') ? { allow: false, reason: 'internal' } : undefined),
+        after: (output) => ({ output: { ...output, phone: '***' } }),
+      },
+    });
+
+    const output = await lookup.execute({ email: 'a@b.test' }, undefined as never);
+
+    expect(output.phone).toBe('+1 555 0100');
+    expect(lookup.guardrails?.after?.(output, undefined as never, lookup)).toEqual({
+      output: { email: 'a@b.test', phone: '***' },
+    });
+  });
+});

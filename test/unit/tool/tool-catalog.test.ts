@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineTool } from '../../../src/tool/define-tool.js';
+import { toCatalogEntry, toJsonSchema } from '../../../src/tool/tool-catalog.js';
+
+describe('toJsonSchema', () => {
+  it('describes what the model must send, with descriptions, and defaults as optional', () => {
+    const schema = z.object({
+      account_id: z.string().describe('Account identifier'),
+      currency: z.string().default('USD'),
+      amount: z.string().transform(Number),
+    });
+
+    expect(toJsonSchema(schema)).toEqual({
+      $schema: 'https://json-schema.org/draft/2020-12/schema',
+      type: 'object',
+      properties: {
+        account_id: { type: 'string', description: 'Account identifier' },
+        currency: { type: 'string', default: 'USD' },
+        amount: { type: 'string' },
+      },
+      required: ['account_id', 'amount'],
+    });
+  });
+
+  it.each([
+    ['a date', z.object({ at: z.date() }), 'Date'],
+    ['a bigint', z.object({ n: z.bigint() }), 'BigInt'],
+    ['a bare transform', z.object({ x: z.transform((value) => value) }), 'Transforms'],
+  ])('refuses %s with invalid_tool_definition instead of allowing anything', (_label, schema, what) => {
+    expect(() => toJsonSchema(schema)).toThrow(
+      expect.objectContaining({
+        code: 'invalid_tool_definition',
+        message: expect.stringContaining(`${what} cannot be represented in JSON Schema`) as unknown,
+      }),
+    );
+  });
+
+  it('names the tool in the error when given its name', () => {
+    expect(() => toJsonSchema(z.object({ at: z.date() }), 'schedule')).toThrow("The input schema of tool 'schedule'");
+  });
+});
+
+describe('toCatalogEntry', () => {
+  const schema = z.object({ to: z.string() });
+
+  it('leaves out the limits a tool does not set', () => {
+    const notify = defineTool({
+      name: 'notify',
+      description: 'Send a note.',
+      inputSchema: schema,
+      execute: () => 'sent',
+    });
+
+    expect(toCatalogEntry(notify)).toEqual({
+      name: 'notify',
+      description: 'Send a note.',
+      inputSchema: toJsonSchema(schema),
+      requiresApproval: false,
+    });
+  });
+
+  it('carries approval, timeout and retry policy into the entry as copies', () => {
+    const retry = { maximumAttempts: 1, initialInterval: '2s' };
+    const pay = defineTool({
+      name: 'pay',
+      description: 'Pay an invoice.',
+      inputSchema: schema,
+      requiresApproval: true,
+      timeoutMs: 10_000,
+      retry,
+      execute: () => 'paid',
+    });
+
+    const entry = toCatalogEntry(pay);
+
+    expect(entry).toMatchObject({ requiresApproval: true, timeoutMs: 10_000, retry });
+    expect(entry.retry).not.toBe(retry);
+  });
+});

@@ -1,0 +1,169 @@
+import { describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
+import { defineTool } from '../../../src/tool/define-tool.js';
+import { ToolExecutor } from '../../../src/tool/tool-executor.js';
+import { ToolRegistry } from '../../../src/tool/tool-registry.js';
+import { buildStuckTool, recordingLogger } from './build-tools.js';
+
+describe('ToolExecutor timeouts', () => {
+  it('answers timeout quickly for a tool that ignores its signal, and aborts ctx.signal', async () => {
+    const seen: { signal?: AbortSignal } = {};
+    const executor = new ToolExecutor(new ToolRegistry([buildStuckTool({ timeoutMs: 30, seen })]));
+
+    const started = performance.now();
+    const result = await executor.executeCall({ id: 'call_slow', name: 'stuck', arguments: {} });
+
+    expect(performance.now() - started).toBeLessThan(1_000);
+    expect(result).toStrictEqual({
+      success: false,
+      toolName: 'stuck',
+      toolCallId: 'call_slow',
+      error: "Tool 'stuck' timed out after 30 ms",
+      errorType: 'timeout',
+    });
+    expect(seen.signal?.aborted).toBe(true);
+    expect(seen.signal?.reason).toMatchObject({ name: 'TimeoutError' });
+  });
+
+  it('uses the executor default for a tool without its own timeout', async () => {
+    const executor = new ToolExecutor(new ToolRegistry([buildStuckTool()]), { defaultTimeoutMs: 20 });
+
+    await expect(executor.execute('stuck', {})).resolves.toMatchObject({
+      errorType: 'timeout',
+      error: "Tool 'stuck' timed out after 20 ms",
+    });
+  });
+
+  it('prefers the tool timeout over the executor default', async () => {
+    const executor = new ToolExecutor(new ToolRegistry([buildStuckTool({ timeoutMs: 15 })]), {
+      defaultTimeoutMs: 60_000,
+    });
+
+    await expect(executor.execute('stuck', {})).resolves.toMatchObject({ error: "Tool 'stuck' timed out after 15 ms" });
+  });
+
+  it('lets a tool that honours its signal finish on time without a warning', async () => {
+    const logger = recordingLogger();
+    const polite = defineTool({
+      name: 'polite',
+      description: 'Waits for its signal.',
+      inputSchema: z.object({}),
+      timeoutMs: 20,
+      execute: (_input, ctx) =>
+        new Promise((_resolve, reject) =>
+          ctx.signal.addEventListener('abort', () => reject(ctx.signal.reason as Error)),
+        ),
+    });
+
+    const result = await new ToolExecutor(new ToolRegistry([polite])).execute('polite', {}, { context: { logger } });
+
+    expect(result).toMatchObject({ errorType: 'timeout' });
+    expect(logger.records).toEqual([]);
+  });
+});
+
+describe('ToolExecutor cancellation', () => {
+  it('answers cancelled as soon as the caller aborts, and aborts ctx.signal with the caller reason', async () => {
+    const seen: { signal?: AbortSignal } = {};
+    const executor = new ToolExecutor(new ToolRegistry([buildStuckTool({ seen })]));
+    const controller = new AbortController();
+
+    const pending = executor.executeCall({ id: 'call_x', name: 'stuck', arguments: {} }, { signal: controller.signal });
+    await vi.waitFor(() => expect(seen.signal).toBeDefined());
+    controller.abort(new Error('run cancelled'));
+
+    await expect(pending).resolves.toStrictEqual({
+      success: false,
+      toolName: 'stuck',
+      toolCallId: 'call_x',
+      error: "Tool 'stuck' was cancelled",
+      errorType: 'cancelled',
+    });
+    expect(seen.signal?.aborted).toBe(true);
+    expect(seen.signal?.reason).toEqual(new Error('run cancelled'));
+  });
+
+  it('does not start a tool whose caller has already aborted', async () => {
+    const seen: { signal?: AbortSignal } = {};
+    const executor = new ToolExecutor(new ToolRegistry([buildStuckTool({ seen })]));
+
+    const result = await executor.execute('stuck', {}, { signal: AbortSignal.abort() });
+
+    expect(result).toMatchObject({ errorType: 'cancelled' });
+    expect(seen.signal).toBeUndefined();
+  });
+
+  it('also listens to a signal passed in the context', async () => {
+    const executor = new ToolExecutor(new ToolRegistry([buildStuckTool()]));
+    const controller = new AbortController();
+
+    const pending = executor.execute('stuck', {}, { context: { signal: controller.signal } });
+    setTimeout(() => controller.abort(), 5);
+
+    await expect(pending).resolves.toMatchObject({ errorType: 'cancelled' });
+  });
+});
+
+describe('ToolExecutor output size', () => {
+  function buildReportTool(text: string, maxResultBytes?: number) {
+    return defineTool({
+      name: 'report',
+      description: 'Returns a long text.',
+      inputSchema: z.object({}),
+      ...(maxResultBytes === undefined ? {} : { maxResultBytes }),
+      execute: () => ({ text }),
+    });
+  }
+
+  it('keeps output at the limit as it is', async () => {
+    const text = 'x'.repeat(100 - '{"text":""}'.length);
+
+    const result = await new ToolExecutor(new ToolRegistry([buildReportTool(text, 100)])).execute('report', {});
+
+    expect(result).toStrictEqual({ success: true, toolName: 'report', data: { text } });
+  });
+
+  it('cuts larger output to its JSON text at the tool limit, with the flag and the original size', async () => {
+    const text = 'x'.repeat(1_000);
+
+    const result = await new ToolExecutor(new ToolRegistry([buildReportTool(text, 100)])).executeCall({
+      id: 'call_big',
+      name: 'report',
+      arguments: {},
+    });
+
+    expect(result).toStrictEqual({
+      success: true,
+      toolName: 'report',
+      toolCallId: 'call_big',
+      data: JSON.stringify({ text }).slice(0, 100),
+      truncated: true,
+      originalSize: 1_011,
+    });
+  });
+
+  it('uses the executor limit for tools without their own, 32 KiB unless set', async () => {
+    const text = 'x'.repeat(40_000);
+    const tools = new ToolRegistry([buildReportTool(text)]);
+
+    const byDefault = await new ToolExecutor(tools).execute('report', {});
+    const configured = await new ToolExecutor(tools, { maxResultBytes: 64 }).execute('report', {});
+
+    expect(byDefault).toMatchObject({ truncated: true, originalSize: 40_011 });
+    expect(byDefault.success && typeof byDefault.data === 'string' ? byDefault.data.length : 0).toBe(32_768);
+    expect(configured.success ? configured.data : undefined).toHaveLength(64);
+  });
+});
+
+describe('ToolExecutor with a very long timeout', () => {
+  it('treats a timeout beyond what Node timers hold as no limit rather than firing at once', async () => {
+    const executor = new ToolExecutor(new ToolRegistry([buildStuckTool()]), { defaultTimeoutMs: Infinity });
+    const controller = new AbortController();
+
+    const pending = executor.execute('stuck', {}, { signal: controller.signal });
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    controller.abort();
+
+    await expect(pending).resolves.toMatchObject({ errorType: 'cancelled' });
+  });
+});
