@@ -13,7 +13,12 @@ export default defineConfig({
         test: {
           name: 'temporal',
           // Workflow, replay, HTTP and end-to-end suites share one real `temporal server start-dev`.
-          include: ['test/workflow/**/*.test.ts', 'test/replay/**/*.test.ts', 'test/http/**/*.test.ts', 'test/e2e/**/*.test.ts'],
+          include: [
+            'test/workflow/**/*.test.ts',
+            'test/replay/**/*.test.ts',
+            'test/http/**/*.test.ts',
+            'test/e2e/**/*.test.ts',
+          ],
           globalSetup: ['test/helpers/temporal-global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,

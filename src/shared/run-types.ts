@@ -111,7 +111,11 @@ export type RunEvent =
 export type RunEventType = RunEvent['type'];
 
 /** Distributes `Omit` over the union so each event keeps its own fields. */
-export type RunEventInit = RunEvent extends infer E ? (E extends RunEvent ? Omit<E, 'seq' | 'at' | 'step'> : never) : never;
+export type RunEventInit = RunEvent extends infer E
+  ? E extends RunEvent
+    ? Omit<E, 'seq' | 'at' | 'step'>
+    : never
+  : never;
 
 /** Everything a caller needs to know about a run at one moment. */
 export interface RunSnapshot {

@@ -5,14 +5,7 @@ import type { ToolInputIssue } from './tool-input.js';
  * when it reports a call that never executed back to the model.
  */
 export type ToolErrorType =
-  | 'validation'
-  | 'not_found'
-  | 'guardrail'
-  | 'execution'
-  | 'timeout'
-  | 'cancelled'
-  | 'rejected'
-  | 'approval_timeout';
+  'validation' | 'not_found' | 'guardrail' | 'execution' | 'timeout' | 'cancelled' | 'rejected' | 'approval_timeout';
 
 /** A tool call that ran and returned data. */
 export interface ToolSuccess<TOutput = unknown> {

@@ -1,0 +1,119 @@
+import { ApplicationFailure, CancelledFailure, Context, log } from '@temporalio/activity';
+import type { ToolExecutor } from '../src/tool/tool-executor.js';
+import type { ToolRegistry } from '../src/tool/tool-registry.js';
+import type { ModelRegistry } from '../src/model/model-registry.js';
+import { ModelProviderError } from '../src/model/model-provider.js';
+import { RelayError } from '../src/shared/errors.js';
+import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
+import type { ModelRequest, ModelResponse } from '../src/shared/transcript.js';
+import type { ToolResult } from '../src/shared/tool-result.js';
+
+/** Everything a tool activity needs to build the tool's context. */
+export interface ExecuteToolInput {
+  toolName: string;
+  toolCallId: string;
+  input: unknown;
+  /** `workflowId/toolCallId`: the same on every retry and replay of this call. */
+  idempotencyKey: string;
+  tenantId: string;
+  userId?: string;
+  sessionId?: string;
+  runId: string;
+  config: Record<string, unknown>;
+}
+
+export interface ActivityDependencies {
+  registry: ToolRegistry;
+  executor: ToolExecutor;
+  models: ModelRegistry;
+}
+
+/** How often a running tool heartbeats; the heartbeat is what carries a run's cancellation to the tool. */
+const heartbeatIntervalMs = 1_000;
+
+/** The activities of an agent run, bound to one worker's tools and model providers. */
+export function createActivities({ registry, executor, models }: ActivityDependencies) {
+  return {
+    /** Records the tools a run may use (names, descriptions, JSON Schemas, approval flags) in its history. */
+    async snapshotToolCatalog(input: { tools?: string[] }): Promise<ToolCatalogEntry[]> {
+      try {
+        return registry.catalog(input.tools);
+      } catch (error) {
+        throw toNonRetryableFailure(error);
+      }
+    },
+
+    /** Asks the run's model for its next turn; transient provider failures are retried by Temporal. */
+    async callModel(request: ModelRequest): Promise<ModelResponse> {
+      const { provider, modelName } = resolveModel(models, request.model);
+      try {
+        return await provider.generate({ ...request, modelName }, { signal: Context.current().cancellationSignal });
+      } catch (error) {
+        if (error instanceof ModelProviderError) {
+          throw ApplicationFailure.create({
+            type: 'model_error',
+            message: error.message,
+            nonRetryable: !error.retryable,
+            ...(error.retryAfterMs !== undefined ? { nextRetryDelay: error.retryAfterMs } : {}),
+          });
+        }
+        throw error;
+      }
+    },
+
+    /**
+     * Runs one validated tool call through the executor. Failures the tool could overcome on a retry
+     * (it threw, or timed out) are thrown so the tool's retry policy applies; the rest are data for the model.
+     */
+    async executeTool(call: ExecuteToolInput): Promise<ToolResult> {
+      const context = Context.current();
+      const heartbeat = setInterval(() => context.heartbeat(), heartbeatIntervalMs);
+      try {
+        const result = await executor.executeCall(
+          { id: call.toolCallId, name: call.toolName, arguments: call.input },
+          {
+            signal: context.cancellationSignal,
+            context: {
+              tenantId: call.tenantId,
+              ...(call.userId !== undefined ? { userId: call.userId } : {}),
+              ...(call.sessionId !== undefined ? { sessionId: call.sessionId } : {}),
+              runId: call.runId,
+              toolCallId: call.toolCallId,
+              idempotencyKey: call.idempotencyKey,
+              config: call.config,
+              logger: log,
+            },
+          },
+        );
+        if (result.success) return result;
+        if (result.errorType === 'cancelled') throw new CancelledFailure(result.error);
+        if (result.errorType === 'execution' || result.errorType === 'timeout') {
+          throw ApplicationFailure.create({
+            type: 'tool_execution_failed',
+            message: result.error,
+            details: [result.errorType],
+          });
+        }
+        return result;
+      } finally {
+        clearInterval(heartbeat);
+      }
+    },
+  };
+}
+
+export type RelayActivities = ReturnType<typeof createActivities>;
+
+function resolveModel(models: ModelRegistry, modelId: string) {
+  try {
+    return models.resolve(modelId);
+  } catch (error) {
+    throw toNonRetryableFailure(error);
+  }
+}
+
+/** Configuration mistakes do not heal on a retry: fail at once with the error's code as the failure type. */
+function toNonRetryableFailure(error: unknown): unknown {
+  if (!RelayError.isInstance(error)) return error;
+  return ApplicationFailure.create({ type: error.code, message: error.message, nonRetryable: true });
+}

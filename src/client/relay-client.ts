@@ -1,0 +1,247 @@
+import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import {
+  Client,
+  Connection,
+  WorkflowNotFoundError,
+  WorkflowUpdateFailedError,
+  isGrpcServiceError,
+} from '@temporalio/client';
+import type { ConnectionOptions, WorkflowHandle } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type { agentRun } from '../../workflows/agent-run.js';
+import { decideSignal, decideUpdate, eventsQuery, snapshotQuery } from '../../workflows/messages.js';
+import { RelayError, errorCodes } from '../shared/errors.js';
+import type { ErrorCode } from '../shared/errors.js';
+import { agentRunInputSchema } from '../shared/run-input-schema.js';
+import type {
+  AgentRunInput,
+  ApprovalDecision,
+  ApprovalOutcome,
+  RunEvent,
+  RunResult,
+  RunSnapshot,
+} from '../shared/run-types.js';
+import { relaySearchAttributes } from '../shared/search-attributes.js';
+import { checkToolInput } from '../shared/tool-input.js';
+
+export interface RelayClientOptions {
+  /** The task queue Relay-E workers poll. */
+  taskQueue: string;
+  /** @default 'localhost:7233' */
+  address?: string;
+  /** @default 'default' */
+  namespace?: string;
+  /** A Temporal Cloud API key. */
+  apiKey?: string;
+  /** mTLS or plain TLS settings, as `Connection.connect` takes them. */
+  tls?: ConnectionOptions['tls'];
+  /** A connection to reuse instead of opening one. */
+  connection?: Connection;
+}
+
+export interface StartRunOptions extends AgentRunInput {
+  /** The run's id (its workflow id); a fresh `run_<uuid>` when absent. Starting an id twice is refused. */
+  runId?: string;
+}
+
+/** Limits a call to one tenant's runs: another tenant's run is reported as not found. */
+export interface TenantScope {
+  tenantId?: string;
+}
+
+export interface DecisionOptions extends TenantScope {
+  approver?: string;
+  reason?: string;
+}
+
+export interface ApproveOptions extends DecisionOptions {
+  /** Edited arguments to run instead of the proposed ones; refused if they fail the tool's schema. */
+  input?: unknown;
+}
+
+export interface WatchOptions extends TenantScope {
+  /** Only events with a higher sequence number. @default 0 */
+  after?: number;
+  /** How often to ask the run for new events. @default 250 */
+  pollIntervalMs?: number;
+  signal?: AbortSignal;
+}
+
+/** gRPC status NOT_FOUND: what the server answers for a workflow id it does not know. */
+const grpcNotFound = 5;
+
+const terminalEventTypes = new Set<RunEvent['type']>(['run_completed', 'run_failed', 'run_cancelled']);
+
+/** Starts, inspects and steers agent runs from TypeScript. */
+export class RelayClient {
+  readonly temporal: Client;
+  readonly taskQueue: string;
+  private readonly ownedConnection?: Connection;
+
+  private constructor(temporal: Client, taskQueue: string, ownedConnection?: Connection) {
+    this.temporal = temporal;
+    this.taskQueue = taskQueue;
+    if (ownedConnection) this.ownedConnection = ownedConnection;
+  }
+
+  /** Connects to a Temporal server (local, self-hosted or Cloud). */
+  static async connect(options: RelayClientOptions): Promise<RelayClient> {
+    const connection =
+      options.connection ??
+      (await Connection.connect({
+        address: options.address ?? 'localhost:7233',
+        ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
+        ...(options.tls !== undefined ? { tls: options.tls } : options.apiKey !== undefined ? { tls: true } : {}),
+      }));
+    const temporal = new Client({ connection, namespace: options.namespace ?? 'default' });
+    return new RelayClient(temporal, options.taskQueue, options.connection ? undefined : connection);
+  }
+
+  /** Starts a run; the input is checked first, so a bad request never reaches Temporal. */
+  async startRun(options: StartRunOptions): Promise<{ runId: string }> {
+    const { runId = `run_${randomUUID()}`, ...input } = options;
+    const check = checkToolInput(agentRunInputSchema, input);
+    if (!check.success) {
+      throw new RelayError('invalid_input', check.message.replace('Validation failed', 'Invalid run input'), {
+        details: { issues: check.issues },
+      });
+    }
+    await this.temporal.workflow.start<typeof agentRun>('agentRun', {
+      workflowId: runId,
+      taskQueue: this.taskQueue,
+      args: [input],
+      memo: { model: input.model, prompt: summarizePrompt(input) },
+      typedSearchAttributes: [
+        { key: relaySearchAttributes.tenant, value: input.tenantId },
+        ...(input.userId ? [{ key: relaySearchAttributes.user, value: input.userId }] : []),
+        { key: relaySearchAttributes.status, value: 'running' },
+        { key: relaySearchAttributes.pendingApprovals, value: 0 },
+      ],
+      staticSummary: `${input.model}: ${summarizePrompt(input)}`,
+    });
+    return { runId };
+  }
+
+  /** The run's snapshot: status, step, pending approvals, usage, output. */
+  async getRun(runId: string, scope: TenantScope = {}): Promise<RunSnapshot> {
+    const snapshot = await this.query(runId, () => this.handle(runId).query(snapshotQuery));
+    if (scope.tenantId !== undefined && snapshot.tenantId !== scope.tenantId) throw runNotFound(runId);
+    return snapshot;
+  }
+
+  /** The run's events with a sequence number above `after`. */
+  async events(runId: string, options: TenantScope & { after?: number } = {}): Promise<RunEvent[]> {
+    if (options.tenantId !== undefined) await this.getRun(runId, options);
+    return this.query(runId, () => this.handle(runId).query(eventsQuery, options.after ?? 0));
+  }
+
+  /** Follows the run's events as they happen, until the run ends or `signal` aborts. */
+  async *watch(runId: string, options: WatchOptions = {}): AsyncGenerator<RunEvent> {
+    let after = options.after ?? 0;
+    const interval = options.pollIntervalMs ?? 250;
+    if (options.tenantId !== undefined) await this.getRun(runId, options);
+    while (!options.signal?.aborted) {
+      const events = await this.events(runId, { after });
+      for (const event of events) {
+        after = event.seq;
+        yield event;
+        if (terminalEventTypes.has(event.type)) return;
+      }
+      if (events.length === 0 && (await this.isClosed(runId))) return;
+      try {
+        await sleep(interval, undefined, options.signal ? { signal: options.signal } : undefined);
+      } catch {
+        return;
+      }
+    }
+  }
+
+  /** Approves a pending tool call; answers once the run has accepted the decision, or throws why it refused. */
+  approve(runId: string, toolCallId: string, options: ApproveOptions = {}): Promise<ApprovalOutcome> {
+    return this.decide(runId, { toolCallId, decision: 'approve', ...decisionFields(options) }, options);
+  }
+
+  /** Rejects a pending tool call; the model is told it was not executed. */
+  reject(runId: string, toolCallId: string, options: DecisionOptions = {}): Promise<ApprovalOutcome> {
+    return this.decide(runId, { toolCallId, decision: 'reject', ...decisionFields(options) }, options);
+  }
+
+  /** Sends a decision as a signal: no answer, and an invalid decision is dropped by the run. */
+  async signalDecision(runId: string, decision: ApprovalDecision): Promise<void> {
+    await this.query(runId, () => this.handle(runId).signal(decideSignal, decision));
+  }
+
+  /** Cancels a run; a tool running at that moment sees `ctx.signal` abort. */
+  async cancel(runId: string, scope: TenantScope = {}): Promise<void> {
+    if (scope.tenantId !== undefined) await this.getRun(runId, scope);
+    await this.query(runId, () => this.handle(runId).cancel());
+  }
+
+  /** Waits for the run to end and returns its result; a failed or cancelled run throws. */
+  async result(runId: string, scope: TenantScope = {}): Promise<RunResult> {
+    if (scope.tenantId !== undefined) await this.getRun(runId, scope);
+    return this.query(runId, () => this.handle(runId).result());
+  }
+
+  /** Closes the connection this client opened (not one it was given). */
+  async close(): Promise<void> {
+    await this.ownedConnection?.close();
+  }
+
+  private handle(runId: string): WorkflowHandle<typeof agentRun> {
+    return this.temporal.workflow.getHandle<typeof agentRun>(runId);
+  }
+
+  private async isClosed(runId: string): Promise<boolean> {
+    const description = await this.query(runId, () => this.handle(runId).describe());
+    return description.status.name !== 'RUNNING';
+  }
+
+  private async decide(runId: string, decision: ApprovalDecision, scope: TenantScope): Promise<ApprovalOutcome> {
+    const scoped = scope.tenantId !== undefined ? { ...decision, tenantId: scope.tenantId } : decision;
+    try {
+      return await this.query(runId, () => this.handle(runId).executeUpdate(decideUpdate, { args: [scoped] }));
+    } catch (error) {
+      if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
+        const code = toErrorCode(error.cause.type);
+        if (code === 'tenant_mismatch') throw runNotFound(runId);
+        throw new RelayError(code, error.cause.message, { cause: error, details: { toolCallId: decision.toolCallId } });
+      }
+      throw error;
+    }
+  }
+
+  /** Runs a Temporal call, turning "no such workflow" into `run_not_found`. */
+  private async query<T>(runId: string, call: () => Promise<T>): Promise<T> {
+    try {
+      return await call();
+    } catch (error) {
+      if (error instanceof WorkflowNotFoundError || (isGrpcServiceError(error) && Number(error.code) === grpcNotFound))
+        throw runNotFound(runId, error);
+      throw error;
+    }
+  }
+}
+
+function decisionFields(options: ApproveOptions): Omit<ApprovalDecision, 'toolCallId' | 'decision' | 'tenantId'> {
+  return {
+    ...(options.approver !== undefined ? { approver: options.approver } : {}),
+    ...(options.reason !== undefined ? { reason: options.reason } : {}),
+    ...(options.input !== undefined ? { input: options.input } : {}),
+  };
+}
+
+function runNotFound(runId: string, cause?: unknown): RelayError {
+  return new RelayError('run_not_found', `Run '${runId}' not found`, cause === undefined ? undefined : { cause });
+}
+
+function toErrorCode(type: string | undefined | null): ErrorCode {
+  return (errorCodes as readonly string[]).includes(type ?? '') ? (type as ErrorCode) : 'invalid_input';
+}
+
+function summarizePrompt(input: AgentRunInput): string {
+  const lastUser = [...(input.messages ?? [])].reverse().find((message) => message.role === 'user');
+  const text = input.prompt ?? (lastUser && 'content' in lastUser ? lastUser.content : '');
+  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+}

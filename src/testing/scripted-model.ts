@@ -1,0 +1,51 @@
+import type { ModelProvider, ModelCall } from '../model/model-provider.js';
+import { ModelProviderError } from '../model/model-provider.js';
+import type { ModelResponse, ProposedToolCall } from '../shared/transcript.js';
+
+/** One scripted model turn: a final answer, or tool calls (with optional text beside them). */
+export type ScriptedTurn = { text: string; toolCalls?: undefined } | { toolCalls: ProposedToolCall[]; text?: string };
+
+/** Decides the next turn from the request, e.g. by looking at the last tool result. */
+export type ScriptedTurnFunction = (request: ModelCall) => ScriptedTurn | Promise<ScriptedTurn>;
+
+/**
+ * A deterministic model for tests and demos: a function of the request, or a list of turns played by step
+ * (turn 1 answers step 1). Use it as the `scripted` provider: `models: { scripted: scriptedModel([...]) }`.
+ * Token usage is estimated from the text sizes (four characters a token) so usage figures are never empty.
+ */
+export function scriptedModel(script: ScriptedTurnFunction | readonly ScriptedTurn[]): ModelProvider {
+  const nextTurn: ScriptedTurnFunction =
+    typeof script === 'function'
+      ? script
+      : (request) => {
+          const turn = script[request.step - 1];
+          if (!turn) {
+            throw new ModelProviderError(
+              `Scripted model has ${script.length} turn(s) and was asked for step ${request.step}`,
+              {
+                retryable: false,
+              },
+            );
+          }
+          return turn;
+        };
+  return {
+    async generate(call): Promise<ModelResponse> {
+      const turn = await nextTurn(call);
+      const toolCalls = turn.toolCalls ?? [];
+      return {
+        ...(turn.text !== undefined ? { text: turn.text } : {}),
+        ...(toolCalls.length > 0 ? { toolCalls } : {}),
+        usage: {
+          inputTokens: estimateTokens(JSON.stringify(call.messages)),
+          outputTokens: estimateTokens(JSON.stringify(turn)),
+        },
+        finishReason: toolCalls.length > 0 ? 'tool-calls' : 'stop',
+      };
+    },
+  };
+}
+
+function estimateTokens(text: string): number {
+  return Math.ceil(text.length / 4);
+}

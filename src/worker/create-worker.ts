@@ -1,0 +1,90 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import type { WorkerOptions } from '@temporalio/worker';
+import { createActivities } from '../../activities/index.js';
+import { ModelRegistry } from '../model/model-registry.js';
+import type { ModelProvider } from '../model/model-provider.js';
+import { RelayError } from '../shared/errors.js';
+import { relaySearchAttributeDefinitions } from '../shared/search-attributes.js';
+import { ToolExecutor } from '../tool/tool-executor.js';
+import type { ToolExecutorOptions } from '../tool/tool-executor.js';
+import { ToolRegistry } from '../tool/tool-registry.js';
+import type { ToolDefinition } from '../tool/define-tool.js';
+
+export interface CreateWorkerOptions {
+  /** The tools runs on this worker may call; give this or `registry`. */
+  tools?: readonly ToolDefinition[];
+  registry?: ToolRegistry;
+  /** Model providers by the prefix of the model id: `{ openai: …, scripted: scriptedModel(…) }`. */
+  models: Record<string, ModelProvider>;
+  taskQueue: string;
+  /** A connection to reuse; otherwise one is opened to `address`. */
+  connection?: NativeConnection;
+  /** @default 'localhost:7233' */
+  address?: string;
+  /** @default 'default' */
+  namespace?: string;
+  /** Guardrails, size limit and default timeout for every tool. */
+  executor?: ToolExecutorOptions;
+  /** A pre-built workflow bundle (`bundleWorkflowCode`); bundling on start takes a few seconds otherwise. */
+  workflowBundle?: WorkerOptions['workflowBundle'];
+  /**
+   * Check at start that the server knows Relay-E's search attributes, so a run cannot get stuck on a server
+   * where they were never registered.
+   * @default true
+   */
+  checkSearchAttributes?: boolean;
+  /** Any other Temporal worker option (cache size, concurrency, …). */
+  workerOptions?: Partial<
+    Omit<WorkerOptions, 'taskQueue' | 'connection' | 'namespace' | 'activities' | 'workflowBundle' | 'workflowsPath'>
+  >;
+}
+
+/** Creates a Temporal worker that runs agent runs with the given tools and model providers; call `run()` on it. */
+export async function createWorker(options: CreateWorkerOptions): Promise<Worker> {
+  const registry = options.registry ?? new ToolRegistry(options.tools ?? []);
+  const connection =
+    options.connection ?? (await NativeConnection.connect({ address: options.address ?? 'localhost:7233' }));
+  const namespace = options.namespace ?? 'default';
+  if (options.checkSearchAttributes ?? true) await checkSearchAttributes(connection, namespace);
+  const activities = createActivities({
+    registry,
+    executor: new ToolExecutor(registry, options.executor),
+    models: new ModelRegistry(options.models),
+  });
+  return Worker.create({
+    ...options.workerOptions,
+    connection,
+    namespace,
+    taskQueue: options.taskQueue,
+    activities,
+    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: relayWorkflowsPath() }),
+  });
+}
+
+/** The file that holds Relay-E's workflows, next to this module whether it runs from source or from `dist`. */
+export function relayWorkflowsPath(): string {
+  for (const extension of ['.ts', '.js']) {
+    const path = fileURLToPath(new URL(`../../workflows/index${extension}`, import.meta.url));
+    if (existsSync(path)) return path;
+  }
+  throw new RelayError('invalid_input', 'Cannot find the Relay-E workflows next to the worker module');
+}
+
+async function checkSearchAttributes(connection: NativeConnection, namespace: string): Promise<void> {
+  const response = await connection.operatorService.listSearchAttributes({ namespace });
+  const known = new Set(Object.keys(response.customAttributes ?? {}));
+  const missing = relaySearchAttributeDefinitions.filter((attribute) => !known.has(attribute.name));
+  if (missing.length === 0) return;
+  const command = missing
+    .map(
+      (attribute) =>
+        `temporal operator search-attribute create --namespace ${namespace} --name ${attribute.name} --type ${attribute.type}`,
+    )
+    .join('\n  ');
+  throw new RelayError(
+    'invalid_input',
+    `The Temporal namespace '${namespace}' lacks Relay-E's search attributes (${missing.map((a) => a.name).join(', ')}). Register them:\n  ${command}`,
+  );
+}

@@ -1,0 +1,2 @@
+export { createWorker, relayWorkflowsPath } from './create-worker.js';
+export type { CreateWorkerOptions } from './create-worker.js';

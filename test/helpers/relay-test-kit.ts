@@ -1,0 +1,103 @@
+import type { Client } from '@temporalio/client';
+import type { Worker } from '@temporalio/worker';
+import { RelayClient } from '../../src/client/relay-client.js';
+import type { RunEvent, RunSnapshot } from '../../src/shared/run-types.js';
+import { createWorker, relayWorkflowsPath } from '../../src/worker/create-worker.js';
+import type { CreateWorkerOptions } from '../../src/worker/create-worker.js';
+import { bundleWorkflows, connectTemporalTestEnv, uniqueTaskQueue } from './temporal-test-env.js';
+import type { TemporalTestEnv } from './temporal-test-env.js';
+
+/** Relay-E workers and clients on the dev server the global setup started, shared by the tests of one file. */
+export interface RelayTestKit {
+  env: TemporalTestEnv;
+  address: string;
+  namespace: string;
+  temporal: Client;
+  /** A client with no worker behind its task queue: for calls that must fail before reaching one. */
+  client: RelayClient;
+  /** Starts a Relay-E worker on a fresh task queue and a client bound to it; it runs until `stop` or `close`. */
+  startWorker(
+    options: Omit<CreateWorkerOptions, 'taskQueue' | 'connection' | 'workflowBundle'>,
+  ): Promise<RunningWorker>;
+  close(): Promise<void>;
+}
+
+export interface RunningWorker {
+  taskQueue: string;
+  client: RelayClient;
+  worker: Worker;
+  stop: () => Promise<void>;
+}
+
+export async function createRelayTestKit(): Promise<RelayTestKit> {
+  const env = await connectTemporalTestEnv();
+  const { connection, namespace } = env;
+  const client = await RelayClient.connect({ connection, namespace, taskQueue: uniqueTaskQueue('no-worker') });
+  const running = new Set<RunningWorker>();
+
+  return {
+    env,
+    address: env.address,
+    namespace,
+    temporal: env.client,
+    client,
+    async startWorker(options) {
+      const taskQueue = uniqueTaskQueue('relay');
+      const worker = await createWorker({
+        ...options,
+        taskQueue,
+        namespace,
+        connection: env.nativeConnection,
+        workflowBundle: await bundleWorkflows(relayWorkflowsPath()),
+      });
+      const runPromise = worker.run();
+      const entry: RunningWorker = {
+        taskQueue,
+        worker,
+        client: await RelayClient.connect({ connection, namespace, taskQueue }),
+        stop: async () => {
+          running.delete(entry);
+          if (worker.getState() === 'RUNNING') worker.shutdown();
+          await runPromise;
+        },
+      };
+      running.add(entry);
+      return entry;
+    },
+    async close() {
+      await Promise.all([...running].map((entry) => entry.stop()));
+      await env.close();
+    },
+  };
+}
+
+/** Polls until `predicate` holds for the run's snapshot; fails with the last snapshot after `timeoutMs`. */
+export async function waitForRun(
+  client: RelayClient,
+  runId: string,
+  predicate: (snapshot: RunSnapshot) => boolean,
+  timeoutMs = 20_000,
+): Promise<RunSnapshot> {
+  const deadline = Date.now() + timeoutMs;
+  let snapshot: RunSnapshot | undefined;
+  while (Date.now() < deadline) {
+    snapshot = await client.getRun(runId).catch(() => undefined);
+    if (snapshot && predicate(snapshot)) return snapshot;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(
+    `Run ${runId} did not reach the expected state in ${timeoutMs} ms; last: ${JSON.stringify(snapshot)}`,
+  );
+}
+
+export function eventTypes(events: readonly RunEvent[]): string[] {
+  return events.map((event) => event.type);
+}
+
+/** Counts the activities of one type that the run scheduled, read from its real history. */
+export async function countScheduledActivities(temporal: Client, runId: string, activityType: string): Promise<number> {
+  const history = await temporal.workflow.getHandle(runId).fetchHistory();
+  return (history.events ?? []).filter(
+    (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === activityType,
+  ).length;
+}

@@ -1,0 +1,403 @@
+import { WorkflowFailedError } from '@temporalio/client';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RelayError } from '../../src/shared/errors.js';
+import type { ModelCall } from '../../src/model/model-provider.js';
+import type { TranscriptMessage } from '../../src/shared/transcript.js';
+import { scriptedModel } from '../../src/testing/scripted-model.js';
+import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
+import { countScheduledActivities, createRelayTestKit, eventTypes, waitForRun } from '../helpers/relay-test-kit.js';
+import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { createLedger, createTestTools } from '../helpers/test-tools.js';
+
+let kit: RelayTestKit;
+
+beforeAll(async () => {
+  kit = await createRelayTestKit();
+});
+
+afterAll(async () => {
+  await kit.close();
+});
+
+async function startWorker(
+  script: readonly ScriptedTurn[] | ((call: ModelCall) => ScriptedTurn),
+  ledger = createLedger(),
+) {
+  const running = await kit.startWorker({
+    tools: createTestTools(ledger),
+    models: { scripted: scriptedModel(script) },
+  });
+  return { ...running, ledger };
+}
+
+function toolMessages(messages: readonly TranscriptMessage[]) {
+  return messages.filter((message) => message.role === 'tool');
+}
+
+const base = { tenantId: 'acme', userId: 'u1', model: 'scripted:test' } as const;
+
+describe('agentRun', () => {
+  it('executes a valid tool call and completes with the model answer', async () => {
+    const { client, stop } = await startWorker([
+      { toolCalls: [{ id: 'c1', name: 'add', input: { a: 2, b: 3 } }] },
+      { text: 'The sum is 5.' },
+    ]);
+    try {
+      const { runId } = await client.startRun({ ...base, prompt: 'What is 2 + 3?' });
+      const result = await client.result(runId);
+      expect(result).toMatchObject({
+        status: 'completed',
+        stopReason: 'final_answer',
+        output: 'The sum is 5.',
+        steps: 2,
+      });
+      const events = await client.events(runId);
+      expect(eventTypes(events)).toEqual([
+        'run_started',
+        'model_responded',
+        'tool_call_validated',
+        'tool_succeeded',
+        'model_responded',
+        'run_completed',
+      ]);
+      expect(events.map((event) => event.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+      expect(events[3]).toMatchObject({ toolCallId: 'c1', toolName: 'add', output: { result: 5 } });
+      const snapshot = await client.getRun(runId);
+      expect(snapshot).toMatchObject({
+        status: 'completed',
+        stopReason: 'final_answer',
+        step: 2,
+        output: 'The sum is 5.',
+      });
+      expect(snapshot.usage.inputTokens).toBeGreaterThan(0);
+      expect(await client.events(runId, { after: 4 })).toHaveLength(2);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('returns the Zod issues to the model and schedules no activity, then runs the corrected call', async () => {
+    const seenByModel: TranscriptMessage[][] = [];
+    const { client, stop } = await startWorker((call) => {
+      seenByModel.push(call.messages);
+      if (call.step === 1) return { toolCalls: [{ id: 'bad', name: 'add', input: { a: 'not-a-number', b: 5 } }] };
+      if (call.step === 2) return { toolCalls: [{ id: 'good', name: 'add', input: '{"a": 1, "b": 5}' }] };
+      return { text: 'done' };
+    });
+    try {
+      const { runId } = await client.startRun({ ...base, prompt: 'add' });
+      await client.result(runId);
+      const feedback = toolMessages(seenByModel[1] ?? [])[0];
+      expect(feedback).toMatchObject({
+        role: 'tool',
+        toolCallId: 'bad',
+        result: {
+          success: false,
+          errorType: 'validation',
+          error: "Validation failed: Expected number, received string at 'a'",
+          issues: [{ path: 'a' }],
+          input: { a: 'not-a-number', b: 5 },
+        },
+      });
+      const events = await client.events(runId);
+      expect(events.find((event) => event.type === 'tool_validation_failed')).toMatchObject({ toolCallId: 'bad' });
+      expect(await countScheduledActivities(kit.temporal, runId, 'executeTool')).toBe(1);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('tells the model about an unknown tool without scheduling anything', async () => {
+    const seenByModel: TranscriptMessage[][] = [];
+    const { client, stop } = await startWorker((call) => {
+      seenByModel.push(call.messages);
+      return call.step === 1 ? { toolCalls: [{ name: 'launch_rockets', input: {} }] } : { text: 'ok' };
+    });
+    try {
+      const { runId } = await client.startRun({ ...base, prompt: 'go' });
+      await client.result(runId);
+      const feedback = toolMessages(seenByModel[1] ?? [])[0];
+      expect(feedback).toMatchObject({
+        toolName: 'launch_rockets',
+        result: { success: false, errorType: 'not_found' },
+      });
+      expect(feedback?.role === 'tool' && feedback.result.success === false && feedback.result.error).toContain('add');
+      expect(await countScheduledActivities(kit.temporal, runId, 'executeTool')).toBe(0);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('stops at maxSteps with a clear stop reason when the model keeps sending invalid input', async () => {
+    const { client, stop } = await startWorker(() => ({ toolCalls: [{ name: 'add', input: { a: 'x' } }] }));
+    try {
+      const { runId } = await client.startRun({ ...base, prompt: 'loop', maxSteps: 3 });
+      const result = await client.result(runId);
+      expect(result).toMatchObject({ status: 'completed', stopReason: 'max_steps', steps: 3 });
+      expect(result.output).toBeUndefined();
+      const events = await client.events(runId);
+      expect(events.filter((event) => event.type === 'model_responded')).toHaveLength(3);
+      expect(events.at(-1)).toMatchObject({ type: 'run_completed', stopReason: 'max_steps' });
+    } finally {
+      await stop();
+    }
+  });
+
+  it('runs parallel calls concurrently and returns their results in call order', async () => {
+    const seenByModel: TranscriptMessage[][] = [];
+    const { client, stop } = await startWorker((call) => {
+      seenByModel.push(call.messages);
+      if (call.step > 1) return { text: 'done' };
+      return {
+        toolCalls: [
+          { id: 'slow', name: 'echo_after', input: { value: 'first', delayMs: 600 } },
+          { id: 'fast', name: 'echo_after', input: { value: 'second', delayMs: 0 } },
+          { id: 'mid', name: 'echo_after', input: { value: 'third', delayMs: 200 } },
+        ],
+      };
+    });
+    try {
+      const { runId } = await client.startRun({ ...base, prompt: 'parallel' });
+      await client.result(runId);
+      const results = toolMessages(seenByModel[1] ?? []);
+      expect(results.map((message) => message.role === 'tool' && message.toolCallId)).toEqual(['slow', 'fast', 'mid']);
+      const events = await client.events(runId);
+      const finished = events.filter((event) => event.type === 'tool_succeeded').map((event) => event.toolCallId);
+      expect(finished).toEqual(['fast', 'mid', 'slow']);
+    } finally {
+      await stop();
+    }
+  });
+
+  describe('approvals', () => {
+    const transferTurn: ScriptedTurn = {
+      toolCalls: [{ id: 'pay', name: 'transfer_funds', input: { from: 'A', to: 'B', amount: 100 } }],
+    };
+
+    it('waits for approval, then executes the approved input once and records who approved', async () => {
+      const { client, stop, ledger } = await startWorker([transferTurn, { text: 'Transferred.' }]);
+      try {
+        const { runId } = await client.startRun({ ...base, prompt: 'pay B', approvalTimeout: '1h' });
+        const waiting = await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
+        expect(waiting.pendingApprovals).toEqual([
+          expect.objectContaining({
+            toolCallId: 'pay',
+            toolName: 'transfer_funds',
+            input: { from: 'A', to: 'B', amount: 100 },
+          }),
+        ]);
+        const pending = waiting.pendingApprovals[0];
+        expect(Date.parse(pending?.expiresAt ?? '') - Date.parse(pending?.requestedAt ?? '')).toBe(3_600_000);
+        expect(ledger.transfers).toHaveLength(0);
+
+        const outcome = await client.approve(runId, 'pay', { approver: 'alice', reason: 'looks right' });
+        expect(outcome).toEqual({
+          toolCallId: 'pay',
+          toolName: 'transfer_funds',
+          decision: 'approve',
+          input: { from: 'A', to: 'B', amount: 100 },
+        });
+        await client.result(runId);
+        expect(ledger.transfers).toEqual([{ from: 'A', to: 'B', amount: 100, idempotencyKey: `${runId}/pay` }]);
+        const events = await client.events(runId);
+        expect(events.find((event) => event.type === 'tool_approved')).toMatchObject({
+          approver: 'alice',
+          reason: 'looks right',
+          edited: false,
+        });
+        expect(events.find((event) => event.type === 'tool_awaiting_approval')).toMatchObject({ toolCallId: 'pay' });
+      } finally {
+        await stop();
+      }
+    });
+
+    it('makes waiting runs findable by tenant and status through search attributes', async () => {
+      const tenantId = `tenant-${Date.now()}`;
+      const { client, stop } = await startWorker([transferTurn, { text: 'ok' }]);
+      try {
+        const { runId } = await client.startRun({ ...base, tenantId, prompt: 'pay' });
+        await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
+        const query = `RelayTenant = '${tenantId}' AND RelayStatus = 'awaiting_approval' AND RelayPendingApprovals > 0`;
+        let found: string[] = [];
+        for (let attempt = 0; attempt < 50 && found.length === 0; attempt += 1) {
+          found = [];
+          for await (const workflow of kit.temporal.workflow.list({ query })) found.push(workflow.workflowId);
+          if (found.length === 0) await new Promise((resolve) => setTimeout(resolve, 200));
+        }
+        expect(found).toEqual([runId]);
+        await client.reject(runId, 'pay');
+        await client.result(runId);
+      } finally {
+        await stop();
+      }
+    });
+
+    it('executes an edited input when it passes the schema and refuses one that does not, writing nothing', async () => {
+      const { client, stop, ledger } = await startWorker([transferTurn, { text: 'ok' }]);
+      try {
+        const { runId } = await client.startRun({ ...base, prompt: 'pay' });
+        await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
+        const eventsBefore = await client.events(runId);
+
+        const refusal = await client
+          .approve(runId, 'pay', { input: { from: 'A', to: 'B', amount: -5 } })
+          .catch((error: unknown) => error);
+        expect(RelayError.isInstance(refusal) && refusal.code).toBe('approval_input_invalid');
+        expect(await client.events(runId)).toEqual(eventsBefore);
+        expect((await client.getRun(runId)).status).toBe('awaiting_approval');
+
+        await client.approve(runId, 'pay', { approver: 'bob', input: { from: 'A', to: 'C', amount: 40 } });
+        await client.result(runId);
+        expect(ledger.transfers.map(({ to, amount }) => ({ to, amount }))).toEqual([{ to: 'C', amount: 40 }]);
+        const approved = (await client.events(runId)).find((event) => event.type === 'tool_approved');
+        expect(approved).toMatchObject({ edited: true, input: { from: 'A', to: 'C', amount: 40 } });
+      } finally {
+        await stop();
+      }
+    });
+
+    it('tells the model a rejected call did not run', async () => {
+      const seenByModel: TranscriptMessage[][] = [];
+      const { client, stop, ledger } = await startWorker((call) => {
+        seenByModel.push(call.messages);
+        return call.step === 1 ? transferTurn : { text: 'Understood.' };
+      });
+      try {
+        const { runId } = await client.startRun({ ...base, prompt: 'pay' });
+        await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
+        await client.reject(runId, 'pay', { approver: 'carol', reason: 'too much' });
+        await client.result(runId);
+        expect(ledger.transfers).toHaveLength(0);
+        expect(toolMessages(seenByModel[1] ?? [])[0]).toMatchObject({
+          result: { success: false, errorType: 'rejected' },
+        });
+        expect((await client.events(runId)).find((event) => event.type === 'tool_rejected')).toMatchObject({
+          approver: 'carol',
+          reason: 'too much',
+        });
+        expect(await countScheduledActivities(kit.temporal, runId, 'executeTool')).toBe(0);
+      } finally {
+        await stop();
+      }
+    });
+
+    it('treats an approval timeout as a denial the model is told about', async () => {
+      const seenByModel: TranscriptMessage[][] = [];
+      const { client, stop, ledger } = await startWorker((call) => {
+        seenByModel.push(call.messages);
+        return call.step === 1 ? transferTurn : { text: 'Nobody approved.' };
+      });
+      try {
+        const { runId } = await client.startRun({ ...base, prompt: 'pay', approvalTimeout: '1s' });
+        const result = await client.result(runId);
+        expect(result.output).toBe('Nobody approved.');
+        expect(ledger.transfers).toHaveLength(0);
+        expect(toolMessages(seenByModel[1] ?? [])[0]).toMatchObject({ result: { errorType: 'approval_timeout' } });
+        expect(eventTypes(await client.events(runId))).toContain('tool_approval_timed_out');
+        const late = await client.approve(runId, 'pay').catch((error: unknown) => error);
+        expect(RelayError.isInstance(late)).toBe(true);
+      } finally {
+        await stop();
+      }
+    });
+
+    it('refuses decisions for unknown calls, for calls already decided, and from another tenant', async () => {
+      const { client, stop, ledger } = await startWorker([
+        {
+          toolCalls: [
+            { id: 'p1', name: 'transfer_funds', input: { from: 'A', to: 'B', amount: 1 } },
+            { id: 'p2', name: 'transfer_funds', input: { from: 'A', to: 'C', amount: 2 } },
+          ],
+        },
+        { text: 'ok' },
+      ]);
+      try {
+        const { runId } = await client.startRun({ ...base, prompt: 'pay twice' });
+        await waitForRun(client, runId, (run) => run.pendingApprovals.length === 2);
+
+        const unknown = await client.approve(runId, 'nope').catch((error: unknown) => error);
+        expect(RelayError.isInstance(unknown) && unknown.code).toBe('approval_not_pending');
+        const foreign = await client.approve(runId, 'p1', { tenantId: 'other' }).catch((error: unknown) => error);
+        expect(RelayError.isInstance(foreign) && foreign.code).toBe('run_not_found');
+        const foreignRead = await client.getRun(runId, { tenantId: 'other' }).catch((error: unknown) => error);
+        expect(RelayError.isInstance(foreignRead) && foreignRead.code).toBe('run_not_found');
+
+        await client.approve(runId, 'p1', { approver: 'dan', tenantId: 'acme' });
+        const twice = await client.approve(runId, 'p1').catch((error: unknown) => error);
+        expect(RelayError.isInstance(twice) && twice.code).toBe('approval_not_pending');
+        await waitForRun(client, runId, (run) => run.pendingApprovals.length === 1);
+        expect(ledger.transfers.map((transfer) => transfer.to)).toEqual(['B']);
+
+        await client.reject(runId, 'p2');
+        await client.result(runId);
+        expect(ledger.transfers.map((transfer) => transfer.to)).toEqual(['B']);
+      } finally {
+        await stop();
+      }
+    });
+
+    it('accepts the same decision by signal', async () => {
+      const { client, stop, ledger } = await startWorker([transferTurn, { text: 'ok' }]);
+      try {
+        const { runId } = await client.startRun({ ...base, prompt: 'pay' });
+        await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
+        await client.signalDecision(runId, { toolCallId: 'unknown', decision: 'approve' });
+        await client.signalDecision(runId, { toolCallId: 'pay', decision: 'approve', approver: 'erin' });
+        await client.result(runId);
+        expect(ledger.transfers).toHaveLength(1);
+        expect((await client.events(runId)).find((event) => event.type === 'tool_approved')).toMatchObject({
+          approver: 'erin',
+        });
+      } finally {
+        await stop();
+      }
+    });
+  });
+
+  it('aborts the running tool through ctx.signal when the run is cancelled', async () => {
+    const { client, stop, ledger } = await startWorker([
+      { toolCalls: [{ id: 'w', name: 'wait_for_abort', input: {} }] },
+    ]);
+    try {
+      const { runId } = await client.startRun({ ...base, prompt: 'wait' });
+      await waitForRun(client, runId, () => ledger.started.length === 1);
+      await client.cancel(runId);
+      const failure = await client.result(runId).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(WorkflowFailedError);
+      expect(ledger.aborted).toEqual(['w']);
+      const snapshot = await client.getRun(runId);
+      expect(snapshot.status).toBe('cancelled');
+      expect(eventTypes(await client.events(runId)).at(-1)).toBe('run_cancelled');
+    } finally {
+      await stop();
+    }
+  });
+
+  it('keeps its transcript, counters and event sequence across continue-as-new', async () => {
+    const { client, stop } = await startWorker((call) =>
+      call.step <= 3
+        ? { toolCalls: [{ name: 'add', input: { a: call.step, b: 1 } }] }
+        : { text: `steps seen: ${call.messages.length}` },
+    );
+    try {
+      const { runId } = await client.startRun({ ...base, prompt: 'count', continueAsNewAfterSteps: 1 });
+      const result = await client.result(runId);
+      expect(result).toMatchObject({ stopReason: 'final_answer', steps: 4, output: 'steps seen: 7' });
+      const events = await client.events(runId);
+      expect(events.map((event) => event.seq)).toEqual(events.map((_event, index) => index + 1));
+      expect(events.filter((event) => event.type === 'tool_succeeded')).toHaveLength(3);
+      const description = await kit.temporal.workflow.getHandle(runId).describe();
+      expect(description.runId).not.toBe(description.raw.workflowExecutionInfo?.firstRunId);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('rejects a malformed run input before anything reaches Temporal', async () => {
+    const error = await kit.client
+      .startRun({ tenantId: '', model: 'no-provider', prompt: 'x' })
+      .catch((failure: unknown) => failure);
+    expect(RelayError.isInstance(error) && error.code).toBe('invalid_input');
+    expect(RelayError.isInstance(error) && error.message).toContain("'tenantId'");
+  });
+});

@@ -1,0 +1,3 @@
+export { agentRun } from './agent-run.js';
+export { decideSignal, decideUpdate, eventsQuery, snapshotQuery } from './messages.js';
+export type { CarriedRunState } from './run-state.js';

@@ -1,0 +1,14 @@
+import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
+import type { ApprovalDecision, ApprovalOutcome, RunEvent, RunSnapshot } from '../src/shared/run-types.js';
+
+/** Approve or reject one pending tool call and get an answer: refused, without a trace in history, if invalid. */
+export const decideUpdate = defineUpdate<ApprovalOutcome, [ApprovalDecision]>('decide');
+
+/** The same decision, fire and forget (also what the Temporal UI's "Send signal" sends). Invalid ones are logged and dropped. */
+export const decideSignal = defineSignal<[ApprovalDecision]>('decide');
+
+/** The run's current snapshot: status, step, pending approvals, usage, output. */
+export const snapshotQuery = defineQuery<RunSnapshot>('snapshot');
+
+/** The run's events with a sequence number above `after` (all of them when absent). */
+export const eventsQuery = defineQuery<RunEvent[], [after?: number]>('events');
