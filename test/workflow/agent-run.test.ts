@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RelayError } from '../../src/shared/errors.js';
@@ -7,6 +8,7 @@ import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
 import { countScheduledActivities, createRelayTestKit, eventTypes, waitForRun } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { recordHistoryIfRequested } from '../helpers/replay-histories.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 
 let kit: RelayTestKit;
@@ -32,6 +34,18 @@ async function startWorker(
 
 function toolMessages(messages: readonly TranscriptMessage[]) {
   return messages.filter((message) => message.role === 'tool');
+}
+
+const historiesDirectory = path.join(import.meta.dirname, '../fixtures/histories/agent-run');
+
+/** With RELAY_E_RECORD_HISTORIES=1, keeps the run's history as a replay fixture (test/replay replays them all). */
+async function recordHistory(runId: string, name: string, firstExecution = false): Promise<void> {
+  const handle = kit.temporal.workflow.getHandle(runId);
+  const execution = firstExecution ? (await handle.describe()).raw.workflowExecutionInfo?.firstRunId : undefined;
+  await recordHistoryIfRequested(
+    execution ? kit.temporal.workflow.getHandle(runId, execution) : handle,
+    path.join(historiesDirectory, `${name}.json`),
+  );
 }
 
 const base = { tenantId: 'acme', userId: 'u1', model: 'scripted:test' } as const;
@@ -71,6 +85,7 @@ describe('agentRun', () => {
       });
       expect(snapshot.usage.inputTokens).toBeGreaterThan(0);
       expect(await client.events(runId, { after: 4 })).toHaveLength(2);
+      await recordHistory(runId, 'valid-call');
     } finally {
       await stop();
     }
@@ -102,6 +117,7 @@ describe('agentRun', () => {
       const events = await client.events(runId);
       expect(events.find((event) => event.type === 'tool_validation_failed')).toMatchObject({ toolCallId: 'bad' });
       expect(await countScheduledActivities(kit.temporal, runId, 'executeTool')).toBe(1);
+      await recordHistory(runId, 'invalid-input-retry');
     } finally {
       await stop();
     }
@@ -123,6 +139,7 @@ describe('agentRun', () => {
       });
       expect(feedback?.role === 'tool' && feedback.result.success === false && feedback.result.error).toContain('add');
       expect(await countScheduledActivities(kit.temporal, runId, 'executeTool')).toBe(0);
+      await recordHistory(runId, 'unknown-tool');
     } finally {
       await stop();
     }
@@ -138,6 +155,7 @@ describe('agentRun', () => {
       const events = await client.events(runId);
       expect(events.filter((event) => event.type === 'model_responded')).toHaveLength(3);
       expect(events.at(-1)).toMatchObject({ type: 'run_completed', stopReason: 'max_steps' });
+      await recordHistory(runId, 'max-steps');
     } finally {
       await stop();
     }
@@ -164,6 +182,7 @@ describe('agentRun', () => {
       const events = await client.events(runId);
       const finished = events.filter((event) => event.type === 'tool_succeeded').map((event) => event.toolCallId);
       expect(finished).toEqual(['fast', 'mid', 'slow']);
+      await recordHistory(runId, 'parallel-calls');
     } finally {
       await stop();
     }
@@ -206,6 +225,7 @@ describe('agentRun', () => {
           edited: false,
         });
         expect(events.find((event) => event.type === 'tool_awaiting_approval')).toMatchObject({ toolCallId: 'pay' });
+        await recordHistory(runId, 'approved');
       } finally {
         await stop();
       }
@@ -251,6 +271,7 @@ describe('agentRun', () => {
         expect(ledger.transfers.map(({ to, amount }) => ({ to, amount }))).toEqual([{ to: 'C', amount: 40 }]);
         const approved = (await client.events(runId)).find((event) => event.type === 'tool_approved');
         expect(approved).toMatchObject({ edited: true, input: { from: 'A', to: 'C', amount: 40 } });
+        await recordHistory(runId, 'approved-with-edit');
       } finally {
         await stop();
       }
@@ -276,6 +297,7 @@ describe('agentRun', () => {
           reason: 'too much',
         });
         expect(await countScheduledActivities(kit.temporal, runId, 'executeTool')).toBe(0);
+        await recordHistory(runId, 'rejected');
       } finally {
         await stop();
       }
@@ -296,6 +318,7 @@ describe('agentRun', () => {
         expect(eventTypes(await client.events(runId))).toContain('tool_approval_timed_out');
         const late = await client.approve(runId, 'pay').catch((error: unknown) => error);
         expect(RelayError.isInstance(late)).toBe(true);
+        await recordHistory(runId, 'approval-timeout');
       } finally {
         await stop();
       }
@@ -331,6 +354,7 @@ describe('agentRun', () => {
         await client.reject(runId, 'p2');
         await client.result(runId);
         expect(ledger.transfers.map((transfer) => transfer.to)).toEqual(['B']);
+        await recordHistory(runId, 'parallel-approvals');
       } finally {
         await stop();
       }
@@ -348,6 +372,7 @@ describe('agentRun', () => {
         expect((await client.events(runId)).find((event) => event.type === 'tool_approved')).toMatchObject({
           approver: 'erin',
         });
+        await recordHistory(runId, 'approved-by-signal');
       } finally {
         await stop();
       }
@@ -368,6 +393,7 @@ describe('agentRun', () => {
       const snapshot = await client.getRun(runId);
       expect(snapshot.status).toBe('cancelled');
       expect(eventTypes(await client.events(runId)).at(-1)).toBe('run_cancelled');
+      await recordHistory(runId, 'cancelled');
     } finally {
       await stop();
     }
@@ -388,6 +414,8 @@ describe('agentRun', () => {
       expect(events.filter((event) => event.type === 'tool_succeeded')).toHaveLength(3);
       const description = await kit.temporal.workflow.getHandle(runId).describe();
       expect(description.runId).not.toBe(description.raw.workflowExecutionInfo?.firstRunId);
+      await recordHistory(runId, 'continue-as-new-first-execution', true);
+      await recordHistory(runId, 'continue-as-new-last-execution');
     } finally {
       await stop();
     }
