@@ -1,0 +1,73 @@
+import { generateText, jsonSchema, tool } from 'ai';
+import type { JSONSchema7, ToolSet } from 'ai';
+import type { LanguageModelV4 } from '@ai-sdk/provider';
+import type { ModelProvider } from '../model-provider.js';
+import type { ModelResponse, ModelToolSpec } from '../../shared/transcript.js';
+import { toModelMessages } from './to-model-messages.js';
+import { toModelProviderError } from './to-model-provider-error.js';
+
+/**
+ * A provider backed by any AI SDK language model: one `generateText` call per model turn, with tools passed
+ * as schemas only, so the SDK returns the tool calls and the workflow validates, approves and runs them.
+ * Retries are left to Temporal (`maxRetries: 0`); failures become `ModelProviderError`s.
+ */
+export function aiSdkProvider(resolveModel: (modelName: string) => LanguageModelV4): ModelProvider {
+  return {
+    async generate(call, { signal }): Promise<ModelResponse> {
+      // Until the model is resolved, errors name it by its id (`openai:gpt-4.1-mini`).
+      let provider = call.model;
+      try {
+        const model = resolveModel(call.modelName);
+        provider = providerName(model);
+        const result = await generateText({
+          model,
+          messages: toModelMessages(call.messages),
+          // The run's own system messages keep their place in the transcript.
+          allowSystemInMessages: true,
+          ...(call.tools.length > 0 ? { tools: toToolSet(call.tools) } : {}),
+          maxRetries: 0,
+          abortSignal: signal,
+        });
+        const { inputTokens, outputTokens } = result.usage;
+        return {
+          ...(result.text !== '' ? { text: result.text } : {}),
+          ...(result.toolCalls.length > 0
+            ? {
+                // An invalid call (unknown tool, input that is not JSON) carries the model's raw input:
+                // the workflow reports it back to the model as a validation failure.
+                toolCalls: result.toolCalls.map((toolCall) => ({
+                  id: toolCall.toolCallId,
+                  name: toolCall.toolName,
+                  input: toolCall.input as unknown,
+                })),
+              }
+            : {}),
+          ...(inputTokens !== undefined || outputTokens !== undefined
+            ? { usage: { inputTokens: inputTokens ?? 0, outputTokens: outputTokens ?? 0 } }
+            : {}),
+          finishReason: result.finishReason,
+        };
+      } catch (error) {
+        throw toModelProviderError(error, provider, signal);
+      }
+    },
+  };
+}
+
+/** `openai.responses` → `openai`, `ollama.chat` → `ollama`: the name people configured. */
+function providerName(model: LanguageModelV4): string {
+  return model.provider.split('.')[0] ?? model.provider;
+}
+
+function toToolSet(specs: readonly ModelToolSpec[]): ToolSet {
+  return Object.fromEntries(
+    specs.map((spec) => [
+      spec.name,
+      tool({
+        description: spec.description,
+        // No `validate`: the SDK only parses the JSON; the workflow checks it against the run's catalog.
+        inputSchema: jsonSchema(spec.inputSchema as JSONSchema7),
+      }),
+    ]),
+  );
+}

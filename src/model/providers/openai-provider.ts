@@ -1,0 +1,28 @@
+import { createOpenAI } from '@ai-sdk/openai';
+import type { ModelProvider } from '../model-provider.js';
+import { aiSdkProvider } from './ai-sdk-provider.js';
+
+export interface OpenAIProviderOptions {
+  /**
+   * Sent as `Authorization: Bearer …`; it stays in the worker and never enters workflow history.
+   * @default process.env.OPENAI_API_KEY
+   */
+  apiKey?: string;
+  /**
+   * Where the API lives, e.g. a proxy or Azure-style gateway that speaks the Responses API.
+   * @default process.env.OPENAI_BASE_URL, else 'https://api.openai.com/v1'
+   */
+  baseURL?: string;
+  /** Sent as `OpenAI-Organization`. @default none */
+  organization?: string;
+  /** Sent as `OpenAI-Project`. @default none */
+  project?: string;
+  /** Extra headers on every request. @default none */
+  headers?: Record<string, string>;
+}
+
+/** OpenAI through the AI SDK's default model, which calls the Responses API (`POST {baseURL}/responses`). */
+export function openaiProvider(options: OpenAIProviderOptions = {}): ModelProvider {
+  const openai = createOpenAI(options);
+  return aiSdkProvider((modelName) => openai(modelName));
+}

@@ -1,0 +1,108 @@
+/** Response bodies in each provider's real wire format, shaped like recorded API responses. */
+
+/** A Responses API body as `POST /v1/responses` returns it. */
+export function openaiResponse(output: unknown[]) {
+  return {
+    id: 'resp_68a1c2f0e4b88190a3f7d2c1b5e6f7a8',
+    object: 'response',
+    created_at: 1755435760,
+    status: 'completed',
+    background: false,
+    error: null,
+    incomplete_details: null,
+    instructions: null,
+    max_output_tokens: null,
+    model: 'gpt-4.1-mini-2025-04-14',
+    output,
+    parallel_tool_calls: true,
+    previous_response_id: null,
+    reasoning: { effort: null, summary: null },
+    service_tier: 'default',
+    store: true,
+    temperature: 1,
+    text: { format: { type: 'text' }, verbosity: 'medium' },
+    tool_choice: 'auto',
+    tools: [],
+    top_p: 1,
+    truncation: 'disabled',
+    usage: {
+      input_tokens: 52,
+      input_tokens_details: { cached_tokens: 0 },
+      output_tokens: 18,
+      output_tokens_details: { reasoning_tokens: 0 },
+      total_tokens: 70,
+    },
+    user: null,
+    metadata: {},
+  };
+}
+
+export function openaiMessageItem(text: string) {
+  return {
+    id: 'msg_68a1c2f1a0f48190b2d1e0f9c8b7a6d5',
+    type: 'message',
+    status: 'completed',
+    role: 'assistant',
+    content: [{ type: 'output_text', annotations: [], logprobs: [], text }],
+  };
+}
+
+export function openaiFunctionCallItem(callId: string, name: string, argumentsText: string) {
+  return {
+    id: `fc_${callId}`,
+    type: 'function_call',
+    status: 'completed',
+    arguments: argumentsText,
+    call_id: callId,
+    name,
+  };
+}
+
+export function openaiError(message: string, type: string, code: string | null) {
+  return { error: { message, type, param: null, code } };
+}
+
+/** A Messages API body as `POST /v1/messages` returns it. */
+export function anthropicMessage(content: unknown[], stopReason: 'end_turn' | 'tool_use') {
+  return {
+    id: 'msg_01XFDUDYJgAACzvnptvVoYEL',
+    type: 'message',
+    role: 'assistant',
+    model: 'claude-sonnet-4-5-20250929',
+    content,
+    stop_reason: stopReason,
+    stop_sequence: null,
+    usage: {
+      input_tokens: 412,
+      cache_creation_input_tokens: 0,
+      cache_read_input_tokens: 0,
+      output_tokens: 57,
+      service_tier: 'standard',
+    },
+  };
+}
+
+export function anthropicError(type: string, message: string) {
+  return { type: 'error', error: { type, message }, request_id: 'req_011CSHoEeqs5C35K2UUqR7Fy' };
+}
+
+/** A Chat Completions body as Ollama's `POST /v1/chat/completions` returns it. */
+export function chatCompletion(message: Record<string, unknown>, finishReason: 'stop' | 'tool_calls') {
+  return {
+    id: 'chatcmpl-417',
+    object: 'chat.completion',
+    created: 1755435760,
+    model: 'llama3.1:8b',
+    system_fingerprint: 'fp_ollama',
+    choices: [{ index: 0, message: { role: 'assistant', ...message }, finish_reason: finishReason }],
+    usage: { prompt_tokens: 160, completion_tokens: 18, total_tokens: 178 },
+  };
+}
+
+export function chatToolCall(id: string, name: string, argumentsText: string) {
+  return { id, index: 0, type: 'function', function: { name, arguments: argumentsText } };
+}
+
+export function chatError(message: string, type: string) {
+  return { error: { message, type, param: null, code: null } };
+}

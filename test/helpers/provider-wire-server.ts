@@ -1,0 +1,64 @@
+import { createServer } from 'node:http';
+import type { IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
+
+/** One request as the provider SDK sent it over the wire. */
+export interface RecordedRequest {
+  method: string;
+  path: string;
+  headers: IncomingHttpHeaders;
+  body: unknown;
+}
+
+/** A reply as the real API would send it; `hangUp` closes the socket instead, like a dropped connection. */
+export type WireReply = { status?: number; headers?: Record<string, string>; body: unknown } | { hangUp: true };
+
+export interface ProviderWireServer {
+  /** `http://127.0.0.1:<port>` followed by `basePath`. */
+  baseURL: string;
+  requests: RecordedRequest[];
+  /** Queues replies, answered in order, one per request. */
+  reply(...replies: WireReply[]): void;
+  close(): Promise<void>;
+}
+
+/**
+ * A local HTTP server that stands in for a model provider's API: it records each request body and answers
+ * with queued replies in the provider's real wire format, so tests exercise the SDK's HTTP path end to end.
+ */
+export async function startProviderWireServer(basePath = ''): Promise<ProviderWireServer> {
+  const requests: RecordedRequest[] = [];
+  const queue: WireReply[] = [];
+  const server = createServer((request, response) => {
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
+    request.on('end', () => {
+      const text = Buffer.concat(chunks).toString('utf8');
+      requests.push({
+        method: request.method ?? '',
+        path: request.url ?? '',
+        headers: request.headers,
+        body: text === '' ? undefined : (JSON.parse(text) as unknown),
+      });
+      const next = queue.shift() ?? { status: 500, body: { error: { message: 'No reply queued on the wire server' } } };
+      if ('hangUp' in next) {
+        request.socket.destroy();
+        return;
+      }
+      response.writeHead(next.status ?? 200, { 'content-type': 'application/json', ...next.headers });
+      response.end(JSON.stringify(next.body));
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    baseURL: `http://127.0.0.1:${port}${basePath}`,
+    requests,
+    reply: (...replies) => queue.push(...replies),
+    close: () =>
+      new Promise<void>((resolve, reject) => {
+        server.closeAllConnections();
+        server.close((error) => (error ? reject(error) : resolve()));
+      }),
+  };
+}

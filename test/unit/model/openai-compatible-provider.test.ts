@@ -1,0 +1,130 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openaiCompatibleProvider } from '../../../src/model/providers/openai-compatible-provider.js';
+import { startProviderWireServer } from '../../helpers/provider-wire-server.js';
+import type { ProviderWireServer } from '../../helpers/provider-wire-server.js';
+import { chatCompletion, chatToolCall, chatError } from '../../helpers/provider-wire-bodies.js';
+import { firstStepCall, generate, weatherTool, parisResult, providerErrorOf, secondStepCall } from './weather-calls.js';
+
+describe('openaiCompatibleProvider', () => {
+  let server: ProviderWireServer;
+  beforeEach(async () => {
+    server = await startProviderWireServer('/v1');
+  });
+  afterEach(() => server.close());
+
+  const provider = () => openaiCompatibleProvider({ name: 'ollama', baseURL: server.baseURL });
+
+  it('answers a text turn from POST /chat/completions with the text, token usage and finish reason', async () => {
+    server.reply({ body: chatCompletion({ content: 'It is sunny in Paris.' }, 'stop') });
+
+    const response = await generate(provider(), firstStepCall('llama3.1:8b'));
+
+    expect(response).toEqual({
+      text: 'It is sunny in Paris.',
+      usage: { inputTokens: 160, outputTokens: 18 },
+      finishReason: 'stop',
+    });
+    expect(server.requests[0]).toMatchObject({ method: 'POST', path: '/v1/chat/completions' });
+    expect(server.requests[0]?.headers.authorization).toBeUndefined();
+    expect(server.requests[0]?.body).toMatchObject({
+      model: 'llama3.1:8b',
+      messages: [
+        { role: 'system', content: 'You are a concise assistant.' },
+        { role: 'user', content: 'What is the weather in Paris?' },
+      ],
+    });
+  });
+
+  it('sends the tools as function JSON Schemas and maps tool_calls to tool calls with their ids', async () => {
+    server.reply({
+      body: chatCompletion(
+        { content: '', tool_calls: [chatToolCall('call_2cnbzw8v', 'get_weather', '{"city":"Paris"}')] },
+        'tool_calls',
+      ),
+    });
+
+    const response = await generate(provider(), firstStepCall('llama3.1:8b'));
+
+    expect(response).toEqual({
+      toolCalls: [{ id: 'call_2cnbzw8v', name: 'get_weather', input: { city: 'Paris' } }],
+      usage: { inputTokens: 160, outputTokens: 18 },
+      finishReason: 'tool-calls',
+    });
+    expect(server.requests[0]?.body).toMatchObject({
+      tools: [
+        {
+          type: 'function',
+          function: {
+            name: 'get_weather',
+            description: weatherTool.description,
+            parameters: weatherTool.inputSchema,
+          },
+        },
+      ],
+      tool_choice: 'auto',
+    });
+  });
+
+  it('sends the previous step as an assistant tool_calls message followed by a tool message', async () => {
+    server.reply({ body: chatCompletion({ content: '21 °C in Paris.' }, 'stop') });
+
+    await generate(provider(), secondStepCall('llama3.1:8b'));
+
+    const body = server.requests[0]?.body as { messages: unknown[] };
+    expect(body.messages.slice(2)).toEqual([
+      {
+        role: 'assistant',
+        content: null,
+        tool_calls: [
+          { id: 'call_paris', type: 'function', function: { name: 'get_weather', arguments: '{"city":"Paris"}' } },
+        ],
+      },
+      { role: 'tool', tool_call_id: 'call_paris', content: JSON.stringify(parisResult) },
+    ]);
+  });
+
+  it('passes arguments that are not JSON through as the raw string for the workflow to reject', async () => {
+    server.reply({
+      body: chatCompletion(
+        { content: '', tool_calls: [chatToolCall('call_bad', 'get_weather', 'city=Paris')] },
+        'tool_calls',
+      ),
+    });
+
+    const response = await generate(provider(), firstStepCall('llama3.1:8b'));
+
+    expect(response.toolCalls).toEqual([{ id: 'call_bad', name: 'get_weather', input: 'city=Paris' }]);
+  });
+
+  it('turns a 429 into a retryable error that waits as long as retry-after asks', async () => {
+    server.reply({ status: 429, headers: { 'retry-after': '3' }, body: chatError('Too many requests', 'rate_limit') });
+
+    const error = await providerErrorOf(provider(), firstStepCall('llama3.1:8b'));
+
+    expect(error).toMatchObject({ retryable: true, retryAfterMs: 3_000, status: 429 });
+  });
+
+  it('turns a 500 into a retryable error', async () => {
+    server.reply({ status: 500, body: chatError('llama runner process has terminated: signal: killed', 'api_error') });
+
+    const error = await providerErrorOf(provider(), firstStepCall('llama3.1:8b'));
+
+    expect(error).toMatchObject({ retryable: true, status: 500 });
+    expect(error.message).toBe(
+      'ollama could not answer (500 Internal Server Error): llama runner process has terminated: signal: killed',
+    );
+  });
+
+  it('turns a 401 into an error that fails the run and names the provider, the status and the reason', async () => {
+    server.reply({ status: 401, body: chatError('Invalid API key', 'invalid_request_error') });
+
+    const error = await providerErrorOf(
+      openaiCompatibleProvider({ name: 'vllm', baseURL: server.baseURL, apiKey: 'vllm-key' }),
+      firstStepCall('llama3.1:8b'),
+    );
+
+    expect(error).toMatchObject({ retryable: false, status: 401 });
+    expect(error.message).toBe('vllm rejected the request (401 Unauthorized): Invalid API key');
+    expect(server.requests[0]?.headers.authorization).toBe('Bearer vllm-key');
+  });
+});
