@@ -18,6 +18,7 @@ import type {
   AgentRunInput,
   ApprovalDecision,
   ApprovalOutcome,
+  PendingApproval,
   RunEvent,
   RunResult,
   RunSnapshot,
@@ -66,6 +67,21 @@ export interface WatchOptions extends TenantScope {
   /** How often to ask the run for new events. @default 250 */
   pollIntervalMs?: number;
   signal?: AbortSignal;
+}
+
+export interface ListPendingApprovalsOptions {
+  /** The tenant whose approvals to list; required, since an approver must never see another tenant's calls. */
+  tenantId: string;
+  /** How many runs to read at most, newest first. @default 100 */
+  limit?: number;
+}
+
+/** A pending approval with the run it belongs to. */
+export interface RunPendingApproval extends PendingApproval {
+  runId: string;
+  model: string;
+  userId?: string;
+  sessionId?: string;
 }
 
 /** gRPC status NOT_FOUND: what the server answers for a workflow id it does not know. */
@@ -184,6 +200,40 @@ export class RelayClient {
     return this.query(runId, () => this.handle(runId).result());
   }
 
+  /**
+   * The tool calls of one tenant's open runs that wait for a human, found through the search attributes and
+   * read from each run's snapshot (visibility lags the run by a moment; the snapshot does not).
+   */
+  async listPendingApprovals(options: ListPendingApprovalsOptions): Promise<RunPendingApproval[]> {
+    const { tenantId, limit = 100 } = options;
+    // Visibility queries have no bind parameters; a tenant id that could close the string literal is refused.
+    if (!/^[\w.:@-]{1,128}$/.test(tenantId)) {
+      throw new RelayError('invalid_input', `Tenant id '${tenantId}' cannot be used in a visibility query`);
+    }
+    const query =
+      `WorkflowType = 'agentRun' AND ExecutionStatus = 'Running' AND ` +
+      `${relaySearchAttributes.tenant.name} = '${tenantId}' AND ${relaySearchAttributes.pendingApprovals.name} > 0`;
+    const runIds: string[] = [];
+    for await (const execution of this.temporal.workflow.list({ query, pageSize: Math.min(limit, 1_000) })) {
+      runIds.push(execution.workflowId);
+      if (runIds.length >= limit) break;
+    }
+    const snapshots = await Promise.all(
+      runIds.map((runId) => this.getRun(runId, { tenantId }).catch((error: unknown) => skipVanishedRun(error))),
+    );
+    return snapshots.flatMap((snapshot) =>
+      snapshot
+        ? snapshot.pendingApprovals.map((approval) => ({
+            ...approval,
+            runId: snapshot.runId,
+            model: snapshot.model,
+            ...(snapshot.userId !== undefined ? { userId: snapshot.userId } : {}),
+            ...(snapshot.sessionId !== undefined ? { sessionId: snapshot.sessionId } : {}),
+          }))
+        : [],
+    );
+  }
+
   /** Closes the connection this client opened (not one it was given). */
   async close(): Promise<void> {
     await this.ownedConnection?.close();
@@ -206,7 +256,11 @@ export class RelayClient {
       if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
         const code = toErrorCode(error.cause.type);
         if (code === 'tenant_mismatch') throw runNotFound(runId);
-        throw new RelayError(code, error.cause.message, { cause: error, details: { toolCallId: decision.toolCallId } });
+        const issues: unknown = error.cause.details?.[0];
+        throw new RelayError(code, error.cause.message, {
+          cause: error,
+          details: { toolCallId: decision.toolCallId, ...(Array.isArray(issues) ? { issues } : {}) },
+        });
       }
       throw error;
     }
@@ -230,6 +284,12 @@ function decisionFields(options: ApproveOptions): Omit<ApprovalDecision, 'toolCa
     ...(options.reason !== undefined ? { reason: options.reason } : {}),
     ...(options.input !== undefined ? { input: options.input } : {}),
   };
+}
+
+/** A run listed a moment ago may have closed since; anything else is a real failure. */
+function skipVanishedRun(error: unknown): undefined {
+  if (RelayError.isInstance(error) && error.code === 'run_not_found') return undefined;
+  throw error;
 }
 
 function runNotFound(runId: string, cause?: unknown): RelayError {

@@ -1,0 +1,107 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { readFile } from 'node:fs/promises';
+import { z } from 'zod';
+import { RelayError } from '../shared/errors.js';
+import { checkToolInput } from '../shared/tool-input.js';
+
+/** Who an API key speaks for: its tenant, and a name recorded as the approver of its decisions. */
+export interface ApiKeyTenant {
+  tenantId: string;
+  name?: string;
+}
+
+/** API keys and the tenant each one maps to. */
+export type ApiKeyTenants = ReadonlyMap<string, ApiKeyTenant>;
+
+export interface LoadApiKeysOptions {
+  /** A JSON file `{ "keys": [{ "key": "...", "tenantId": "...", "name": "..." }] }`. */
+  file?: string;
+  /** Where `RELAY_E_API_KEYS` (`key1:tenantA,key2:tenantB:name`) is read. @default process.env */
+  env?: NodeJS.ProcessEnv;
+}
+
+// Tenant ids end up in visibility queries and approver names, so they keep to a quote-free alphabet.
+const tenantIdSchema = z.string().regex(/^[\w.:@-]{1,128}$/, {
+  message: 'Expected 1 to 128 letters, digits or . _ : @ -',
+});
+const keySchema = z.string().regex(/^\S{1,512}$/, { message: 'Expected 1 to 512 characters and no whitespace' });
+const keyFileSchema = z.object({
+  keys: z.array(z.object({ key: keySchema, tenantId: tenantIdSchema, name: z.string().min(1).max(128).optional() })),
+});
+
+/** Reads the API keys from a JSON file and/or `RELAY_E_API_KEYS`; finding none is an error, since the API requires a key. */
+export async function loadApiKeys(options: LoadApiKeysOptions): Promise<ApiKeyTenants> {
+  const entries = [
+    ...(options.file !== undefined ? await readKeyFile(options.file) : []),
+    ...parseKeyList((options.env ?? process.env)['RELAY_E_API_KEYS'] ?? ''),
+  ];
+  const keys = new Map<string, ApiKeyTenant>();
+  for (const { key, ...tenant } of entries) {
+    const known = keys.get(key);
+    if (known && known.tenantId !== tenant.tenantId) {
+      throw new RelayError(
+        'invalid_input',
+        `An API key is mapped to two tenants ('${known.tenantId}', '${tenant.tenantId}')`,
+      );
+    }
+    keys.set(key, { ...known, ...tenant });
+  }
+  if (keys.size === 0) {
+    throw new RelayError('invalid_input', 'No API keys configured: set RELAY_E_API_KEYS or give a keys file');
+  }
+  return keys;
+}
+
+/**
+ * Returns a lookup that finds a presented key's tenant in time independent of where, or whether, it matches:
+ * every stored key is compared, as SHA-256 digests of equal length, with `timingSafeEqual`.
+ */
+export function createApiKeyVerifier(apiKeys: ApiKeyTenants): (presented: string) => ApiKeyTenant | undefined {
+  const stored = [...apiKeys].map(([key, tenant]) => ({ digest: sha256(key), tenant }));
+  return (presented) => {
+    const digest = sha256(presented);
+    let match: ApiKeyTenant | undefined;
+    for (const entry of stored) {
+      if (timingSafeEqual(entry.digest, digest)) match = entry.tenant;
+    }
+    return match;
+  };
+}
+
+async function readKeyFile(file: string): Promise<Array<ApiKeyTenant & { key: string }>> {
+  const check = checkToolInput(keyFileSchema, await readFile(file, 'utf8'));
+  if (!check.success) {
+    throw new RelayError(
+      'invalid_input',
+      `${file}: ${check.message.replace('Validation failed', 'invalid API key file')}`,
+    );
+  }
+  return check.data.keys;
+}
+
+function parseKeyList(list: string): Array<ApiKeyTenant & { key: string }> {
+  return list
+    .split(',')
+    .map((item) => item.trim())
+    .filter((item) => item !== '')
+    .map((item, index) => {
+      const [key = '', tenantId = '', name, ...rest] = item.split(':');
+      if (
+        rest.length > 0 ||
+        name === '' ||
+        !keySchema.safeParse(key).success ||
+        !tenantIdSchema.safeParse(tenantId).success
+      ) {
+        // The entry holds a secret, so the message points at it by position instead of quoting it.
+        throw new RelayError(
+          'invalid_input',
+          `RELAY_E_API_KEYS entry ${index + 1}: expected 'key:tenant' or 'key:tenant:name'`,
+        );
+      }
+      return { key, tenantId, ...(name !== undefined ? { name } : {}) };
+    });
+}
+
+function sha256(text: string): Buffer {
+  return createHash('sha256').update(text).digest();
+}

@@ -1,0 +1,165 @@
+import { z } from '@hono/zod-openapi';
+import { agentRunInputSchema } from '../shared/run-input-schema.js';
+
+const { tenantId: _tenantId, ...runInputShape } = agentRunInputSchema.shape;
+
+/** `POST /v1/runs`: a run's input without `tenantId` (the API key decides the tenant), and an optional id. */
+export const startRunRequestSchema = z
+  .strictObject({
+    ...runInputShape,
+    runId: z
+      .string()
+      .regex(/^[\w.:-]{1,200}$/, { message: 'Expected 1 to 200 letters, digits or . _ : -' })
+      .optional()
+      .openapi({ description: "The run's id; a fresh `run_<uuid>` when absent. Starting an id twice is refused." }),
+  })
+  .openapi('StartRunRequest', {
+    description: 'Give `prompt` or `messages`. The tenant comes from the API key; unknown fields are refused.',
+  });
+
+export const startRunResponseSchema = z.object({ runId: z.string() }).openapi('StartRunResponse');
+
+export const runIdParamsSchema = z.object({
+  id: z
+    .string()
+    .min(1)
+    .max(256)
+    .openapi({ param: { name: 'id', in: 'path' }, example: 'run_5f0c…' }),
+});
+
+const tokenUsageSchema = z.object({ inputTokens: z.number().int(), outputTokens: z.number().int() });
+
+export const pendingApprovalSchema = z
+  .object({
+    toolCallId: z.string(),
+    toolName: z.string(),
+    input: z.unknown().openapi({ description: 'The validated input that runs if approved unchanged.' }),
+    step: z.number().int(),
+    requestedAt: z.string(),
+    expiresAt: z.string(),
+  })
+  .openapi('PendingApproval');
+
+export const runSnapshotSchema = z
+  .object({
+    runId: z.string(),
+    tenantId: z.string(),
+    userId: z.string().optional(),
+    sessionId: z.string().optional(),
+    model: z.string(),
+    status: z.enum(['running', 'awaiting_approval', 'completed', 'failed', 'cancelled']),
+    stopReason: z.enum(['final_answer', 'max_steps', 'cancelled', 'error']).optional(),
+    step: z.number().int(),
+    maxSteps: z.number().int(),
+    pendingApprovals: z.array(pendingApprovalSchema),
+    usage: tokenUsageSchema,
+    output: z.string().optional(),
+    error: z.string().optional(),
+    startedAt: z.string(),
+    updatedAt: z.string(),
+    lastEventSeq: z.number().int(),
+  })
+  .openapi('RunSnapshot');
+
+export const runEventSchema = z
+  .looseObject({
+    seq: z.number().int().openapi({ description: 'Strictly increasing from 1; also the SSE `id`.' }),
+    at: z.string(),
+    step: z.number().int(),
+    type: z.enum([
+      'run_started',
+      'model_responded',
+      'tool_call_validated',
+      'tool_validation_failed',
+      'tool_awaiting_approval',
+      'tool_approved',
+      'tool_rejected',
+      'tool_approval_timed_out',
+      'tool_succeeded',
+      'tool_failed',
+      'run_completed',
+      'run_failed',
+      'run_cancelled',
+    ]),
+    toolCallId: z.string().optional(),
+    toolName: z.string().optional(),
+  })
+  .openapi('RunEvent', { description: 'The `data:` of one server-sent event; its `event:` is `type`.' });
+
+export const runEventsQuerySchema = z.object({
+  after: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .optional()
+    .openapi({ description: 'Only events with a higher `seq`; the `Last-Event-ID` header wins when both are sent.' }),
+});
+
+export const runEventsHeadersSchema = z.object({
+  'last-event-id': z
+    .string()
+    .regex(/^\d{1,15}$/, { message: 'Expected the seq of the last event received' })
+    .optional()
+    .openapi({ description: 'The `seq` of the last event received, as browsers send it on reconnect.' }),
+});
+
+const toolCallIdSchema = z.string().min(1).max(256);
+const reasonSchema = z.string().max(4_000).optional();
+
+export const approveRequestSchema = z
+  .strictObject({
+    toolCallId: toolCallIdSchema,
+    input: z.unknown().optional().openapi({ description: "Edited arguments; refused if they fail the tool's schema." }),
+    reason: reasonSchema,
+  })
+  .openapi('ApproveRequest', { description: 'The approver recorded is the caller, from the API key.' });
+
+export const rejectRequestSchema = z
+  .strictObject({ toolCallId: toolCallIdSchema, reason: reasonSchema })
+  .openapi('RejectRequest', { description: 'The approver recorded is the caller, from the API key.' });
+
+export const approvalOutcomeSchema = z
+  .object({
+    toolCallId: z.string(),
+    toolName: z.string(),
+    decision: z.enum(['approve', 'reject']),
+    input: z.unknown().optional(),
+  })
+  .openapi('ApprovalOutcome');
+
+export const cancelResponseSchema = z
+  .object({
+    runId: z.string(),
+    status: z.enum(['cancelling', 'completed', 'failed', 'cancelled']),
+  })
+  .openapi('CancelResponse', {
+    description: "`cancelling` when the request reached the run; the run's final status when it had already ended.",
+  });
+
+export const approvalsQuerySchema = z.object({
+  limit: z.coerce.number().int().min(1).max(1_000).optional().openapi({ description: 'Runs to read at most.' }),
+});
+
+export const approvalsResponseSchema = z
+  .object({
+    approvals: z.array(
+      pendingApprovalSchema.extend({
+        runId: z.string(),
+        model: z.string(),
+        userId: z.string().optional(),
+        sessionId: z.string().optional(),
+      }),
+    ),
+  })
+  .openapi('PendingApprovals');
+
+export const problemSchema = z
+  .looseObject({
+    type: z.string(),
+    title: z.string(),
+    status: z.number().int(),
+    detail: z.string(),
+    code: z.string().openapi({ description: 'Stable error code, e.g. `run_not_found`.' }),
+    issues: z.array(z.object({ path: z.string(), message: z.string(), code: z.string() })).optional(),
+  })
+  .openapi('Problem');

@@ -1,0 +1,124 @@
+import { HTTPException } from 'hono/http-exception';
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { RelayError } from '../shared/errors.js';
+import type { ErrorCode } from '../shared/errors.js';
+import type { ToolInputIssue } from '../shared/tool-input.js';
+
+/** Codes only the HTTP layer produces, beside the engine's `ErrorCode`s. */
+export type HttpOnlyErrorCode =
+  'invalid_json' | 'unauthorized' | 'not_found' | 'method_not_allowed' | 'run_already_exists' | 'internal_error';
+
+export type HttpErrorCode = ErrorCode | HttpOnlyErrorCode;
+
+/** The body of every error response (RFC 9457 `application/problem+json`). */
+export interface Problem {
+  type: string;
+  title: string;
+  status: number;
+  detail: string;
+  code: HttpErrorCode;
+  issues?: ToolInputIssue[];
+  [extension: string]: unknown;
+}
+
+/** The HTTP status each engine error code answers with; the one place that decides it. */
+export const relayErrorStatus: Readonly<Record<ErrorCode, ContentfulStatusCode>> = {
+  invalid_input: 422,
+  approval_input_invalid: 422,
+  tool_not_found: 422,
+  model_not_configured: 422,
+  run_not_found: 404,
+  // Another tenant's run must look exactly like a run that does not exist.
+  tenant_mismatch: 404,
+  approval_not_pending: 409,
+  run_failed: 409,
+  payload_too_large: 413,
+  model_error: 502,
+  invalid_tool_definition: 500,
+  duplicate_tool: 500,
+  tool_execution_failed: 500,
+};
+
+const titles: Readonly<Record<HttpErrorCode, string>> = {
+  invalid_input: 'Invalid input',
+  approval_input_invalid: 'Edited input rejected',
+  tool_not_found: 'Unknown tool',
+  model_not_configured: 'Model not configured',
+  run_not_found: 'Run not found',
+  tenant_mismatch: 'Run not found',
+  approval_not_pending: 'Approval not pending',
+  run_failed: 'Run failed',
+  payload_too_large: 'Payload too large',
+  model_error: 'Model error',
+  invalid_tool_definition: 'Internal server error',
+  duplicate_tool: 'Internal server error',
+  tool_execution_failed: 'Internal server error',
+  invalid_json: 'Invalid JSON',
+  unauthorized: 'Unauthorized',
+  not_found: 'Not found',
+  method_not_allowed: 'Method not allowed',
+  run_already_exists: 'Run already exists',
+  internal_error: 'Internal server error',
+};
+
+/** An error that answers as `application/problem+json` with its status and a stable code. */
+export class HttpError extends HTTPException {
+  readonly code: HttpErrorCode;
+  readonly detail: string;
+  readonly issues?: ToolInputIssue[];
+  readonly headers?: Record<string, string>;
+
+  constructor(
+    status: ContentfulStatusCode,
+    code: HttpErrorCode,
+    detail: string,
+    options: { issues?: ToolInputIssue[]; headers?: Record<string, string>; cause?: unknown } = {},
+  ) {
+    super(status, { message: detail, cause: options.cause });
+    this.name = 'HttpError';
+    this.code = code;
+    this.detail = detail;
+    if (options.issues) this.issues = options.issues;
+    if (options.headers) this.headers = options.headers;
+  }
+
+  /** The problem document this error answers with. */
+  toProblem(): Problem {
+    return {
+      type: `urn:relay-e:problem:${this.code}`,
+      title: titles[this.code],
+      status: this.status,
+      detail: this.detail,
+      code: this.code,
+      ...(this.issues ? { issues: this.issues } : {}),
+    };
+  }
+
+  override getResponse(): Response {
+    return new Response(JSON.stringify(this.toProblem()), {
+      status: this.status,
+      headers: { 'content-type': 'application/problem+json', ...this.headers },
+    });
+  }
+}
+
+/**
+ * Turns anything thrown into an `HttpError`: engine errors by their code, and everything else into a 500 whose detail says nothing about the internals.
+ */
+export function toHttpError(error: unknown): HttpError {
+  if (error instanceof HttpError) return error;
+  if (RelayError.isInstance(error)) {
+    const status = relayErrorStatus[error.code];
+    const code = error.code === 'tenant_mismatch' ? 'run_not_found' : error.code;
+    const issues = readIssues(error.details);
+    if (status >= 500)
+      return new HttpError(status, code, 'The server could not complete the request', { cause: error });
+    return new HttpError(status, code, error.message, { ...(issues ? { issues } : {}), cause: error });
+  }
+  return new HttpError(500, 'internal_error', 'The server could not complete the request', { cause: error });
+}
+
+function readIssues(details: Record<string, unknown> | undefined): ToolInputIssue[] | undefined {
+  const issues = details?.['issues'];
+  return Array.isArray(issues) ? (issues as ToolInputIssue[]) : undefined;
+}

@@ -1,0 +1,132 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunEvent } from '../../src/shared/run-types.js';
+import { createRelayTestKit, eventTypes } from '../helpers/relay-test-kit.js';
+import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { createTestTenants, readServerSentEvents, runEventsOf, startHttpTestApi } from './http-test-kit.js';
+import type { HttpTestApi, ServerSentMessage } from './http-test-kit.js';
+
+const { keys, apiKeys } = createTestTenants();
+let kit: RelayTestKit;
+let api: HttpTestApi;
+
+beforeAll(async () => {
+  kit = await createRelayTestKit();
+  api = await startHttpTestApi(kit, { apiKeys, ssePollIntervalMs: 50, sseHeartbeatIntervalMs: 100 });
+});
+
+afterAll(async () => {
+  await api?.close();
+  await kit?.close();
+});
+
+async function startRun(prompt: string): Promise<string> {
+  const response = await api.request('/v1/runs', {
+    method: 'POST',
+    key: keys.alice,
+    json: { model: 'scripted:test', prompt, approvalTimeout: '1h' },
+  });
+  return ((await response.json()) as { runId: string }).runId;
+}
+
+/** Reads the stream until `stop` holds for the events so far (then disconnects) or the server ends it. */
+async function readEvents(
+  path: string,
+  options: { headers?: Record<string, string>; stop?: (events: RunEvent[]) => boolean } = {},
+): Promise<{ events: RunEvent[]; messages: ServerSentMessage[]; endedByServer: boolean; response: Response }> {
+  const disconnect = new AbortController();
+  const response = await api.request(path, {
+    key: keys.alice,
+    signal: disconnect.signal,
+    ...(options.headers ? { headers: options.headers } : {}),
+  });
+  const messages: ServerSentMessage[] = [];
+  let endedByServer = true;
+  for await (const message of readServerSentEvents(response)) {
+    messages.push(message);
+    if (options.stop?.(runEventsOf(messages))) {
+      endedByServer = false;
+      disconnect.abort();
+      break;
+    }
+  }
+  return { events: runEventsOf(messages), messages, endedByServer, response };
+}
+
+describe('GET /v1/runs/:id/events', () => {
+  it('streams a run’s events, and resuming after disconnects loses and repeats none', async () => {
+    const runId = await startRun('pay B');
+    const path = `/v1/runs/${runId}/events`;
+
+    const first = await readEvents(path, { stop: (events) => events.length === 2 });
+    expect(first.response.headers.get('content-type')).toContain('text/event-stream');
+    expect(first.endedByServer).toBe(false);
+    const lastSeen = first.events.at(-1)?.seq ?? 0;
+
+    const second = await readEvents(path, {
+      headers: { 'last-event-id': String(lastSeen) },
+      stop: (events) => events.some((event) => event.type === 'tool_awaiting_approval'),
+    });
+    expect(second.endedByServer).toBe(false);
+    expect(second.events[0]?.seq).toBe(lastSeen + 1);
+
+    const approved = await api.request(`/v1/runs/${runId}/approve`, {
+      method: 'POST',
+      key: keys.alice,
+      json: { toolCallId: 'pay' },
+    });
+    expect(approved.status).toBe(200);
+
+    // A stale ?after= must lose to Last-Event-ID, as a browser reconnecting to the same URL sends both.
+    const third = await readEvents(`${path}?after=0`, {
+      headers: { 'last-event-id': String(second.events.at(-1)?.seq) },
+    });
+    expect(third.endedByServer).toBe(true);
+    expect(third.events.at(-1)?.type).toBe('run_completed');
+
+    const streamed = [...first.events, ...second.events, ...third.events];
+    expect(streamed).toEqual(await api.worker.client.events(runId));
+    expect(new Set(streamed.map((event) => event.seq)).size).toBe(streamed.length);
+    expect(eventTypes(streamed)).toContain('tool_approved');
+  });
+
+  it('starts after ?after= and ends on its own once a finished run has nothing more to say', async () => {
+    const runId = await startRun('add');
+    await api.waitForRun(runId, keys.alice, (run) => run.status === 'completed');
+    const all = await api.worker.client.events(runId);
+    const { events, endedByServer } = await readEvents(`/v1/runs/${runId}/events?after=3`);
+    expect(endedByServer).toBe(true);
+    expect(events).toEqual(all.filter((event) => event.seq > 3));
+    const { events: none, endedByServer: endedEmpty } = await readEvents(
+      `/v1/runs/${runId}/events?after=${all.length}`,
+    );
+    expect([none, endedEmpty]).toEqual([[], true]);
+  });
+
+  it('sends heartbeat comments while the run waits', async () => {
+    const runId = await startRun('pay B');
+    await api.waitForRun(runId, keys.alice, (run) => run.status === 'awaiting_approval');
+    const disconnect = new AbortController();
+    const response = await api.request(`/v1/runs/${runId}/events`, { key: keys.alice, signal: disconnect.signal });
+    const comments: string[] = [];
+    for await (const message of readServerSentEvents(response)) {
+      if ('comment' in message) comments.push(message.comment);
+      if (comments.filter((comment) => comment === 'heartbeat').length >= 2) break;
+    }
+    disconnect.abort();
+    expect(comments.filter((comment) => comment === 'heartbeat')).toHaveLength(2);
+    await api.request(`/v1/runs/${runId}/cancel`, { method: 'POST', key: keys.alice });
+  });
+
+  it('refuses a Last-Event-ID that is not a sequence number with 422 naming the header', async () => {
+    const runId = await startRun('add');
+    const response = await api.request(`/v1/runs/${runId}/events`, {
+      key: keys.alice,
+      headers: { 'last-event-id': 'yesterday' },
+    });
+    expect(response.status).toBe(422);
+    expect(await response.json()).toMatchObject({
+      code: 'invalid_input',
+      issues: [expect.objectContaining({ path: 'last-event-id' })],
+    });
+  });
+});

@@ -1,0 +1,373 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunEvent } from '../../src/shared/run-types.js';
+import { createRelayTestKit } from '../helpers/relay-test-kit.js';
+import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { createTestTenants, startHttpTestApi } from './http-test-kit.js';
+import type { HttpTestApi } from './http-test-kit.js';
+
+const { tenantA, tenantB, keys, apiKeys } = createTestTenants();
+let kit: RelayTestKit;
+let api: HttpTestApi;
+
+beforeAll(async () => {
+  kit = await createRelayTestKit();
+  api = await startHttpTestApi(kit, { apiKeys, maxBodyBytes: 64 * 1024 });
+});
+
+afterAll(async () => {
+  await api?.close();
+  await kit?.close();
+});
+
+async function startRun(key: string, body: Record<string, unknown>): Promise<string> {
+  const response = await api.request('/v1/runs', { method: 'POST', key, json: { model: 'scripted:test', ...body } });
+  expect(response.status).toBe(201);
+  const { runId } = (await response.json()) as { runId: string };
+  expect(response.headers.get('location')).toBe(`/v1/runs/${runId}`);
+  return runId;
+}
+
+async function startPaymentAwaitingApproval(key = keys.alice): Promise<string> {
+  const runId = await startRun(key, { prompt: 'pay B', approvalTimeout: '1h' });
+  await api.waitForRun(runId, key, (run) => run.status === 'awaiting_approval');
+  return runId;
+}
+
+async function eventsOf(runId: string): Promise<RunEvent[]> {
+  return api.worker.client.events(runId);
+}
+
+describe('runs over HTTP', () => {
+  it('starts a run in the key’s tenant, and the approval it waits for is recorded as the caller’s', async () => {
+    const runId = await startRun(keys.alice, { prompt: 'pay B', approvalTimeout: '1h' });
+    const waiting = await api.waitForRun(runId, keys.alice, (run) => run.status === 'awaiting_approval');
+    expect(waiting).toMatchObject({ runId, tenantId: tenantA, pendingApprovals: [{ toolCallId: 'pay' }] });
+    expect(api.ledger.transfers).toHaveLength(0);
+
+    const response = await api.request(`/v1/runs/${runId}/approve`, {
+      method: 'POST',
+      key: keys.alice,
+      json: { toolCallId: 'pay', reason: 'invoice 42' },
+    });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toEqual({
+      toolCallId: 'pay',
+      toolName: 'transfer_funds',
+      decision: 'approve',
+      input: { from: 'A', to: 'B', amount: 100 },
+    });
+    const done = await api.waitForRun(runId, keys.alice, (run) => run.status === 'completed');
+    expect(done).toMatchObject({ stopReason: 'final_answer', output: 'done', pendingApprovals: [] });
+    expect((await eventsOf(runId)).find((event) => event.type === 'tool_approved')).toMatchObject({
+      approver: 'alice',
+      reason: 'invoice 42',
+      edited: false,
+    });
+    expect(api.ledger.transfers).toHaveLength(1);
+  });
+
+  it('rejects a call without running it and records tenant:<id> for a key without a name', async () => {
+    const runId = await startPaymentAwaitingApproval(keys.unnamedA);
+    const transfersBefore = api.ledger.transfers.length;
+    const response = await api.request(`/v1/runs/${runId}/reject`, {
+      method: 'POST',
+      key: keys.unnamedA,
+      json: { toolCallId: 'pay', reason: 'wrong account' },
+    });
+    expect(response.status).toBe(200);
+    expect(await response.json()).toMatchObject({ toolCallId: 'pay', decision: 'reject' });
+    await api.waitForRun(runId, keys.unnamedA, (run) => run.status === 'completed');
+    expect((await eventsOf(runId)).find((event) => event.type === 'tool_rejected')).toMatchObject({
+      approver: `tenant:${tenantA}`,
+      reason: 'wrong account',
+    });
+    expect(api.ledger.transfers).toHaveLength(transfersBefore);
+  });
+
+  it('runs the edited input an approver sends instead of the proposed one', async () => {
+    const runId = await startPaymentAwaitingApproval();
+    const response = await api.request(`/v1/runs/${runId}/approve`, {
+      method: 'POST',
+      key: keys.alice,
+      json: { toolCallId: 'pay', input: { from: 'A', to: 'B', amount: 40 } },
+    });
+    expect(await response.json()).toMatchObject({ input: { amount: 40 } });
+    await api.waitForRun(runId, keys.alice, (run) => run.status === 'completed');
+    expect(api.ledger.transfers.at(-1)).toMatchObject({ amount: 40 });
+  });
+
+  it('cancels a waiting run, and cancelling it again reports the status it ended with', async () => {
+    const runId = await startPaymentAwaitingApproval();
+    const first = await api.request(`/v1/runs/${runId}/cancel`, { method: 'POST', key: keys.alice });
+    expect(first.status).toBe(202);
+    expect(await first.json()).toEqual({ runId, status: 'cancelling' });
+    await api.waitForRun(runId, keys.alice, (run) => run.status === 'cancelled');
+    const again = await api.request(`/v1/runs/${runId}/cancel`, { method: 'POST', key: keys.alice });
+    expect(again.status).toBe(200);
+    expect(await again.json()).toEqual({ runId, status: 'cancelled' });
+  });
+
+  it('refuses to start a second run with an id that is taken', async () => {
+    const runId = `http-fixed-${tenantA}`;
+    await startRun(keys.alice, { prompt: 'hello', runId });
+    const response = await api.request('/v1/runs', {
+      method: 'POST',
+      key: keys.alice,
+      json: { model: 'scripted:test', prompt: 'hello', runId },
+    });
+    expect(response.status).toBe(409);
+    expect(await response.json()).toMatchObject({ code: 'run_already_exists' });
+  });
+
+  it('lists only the caller’s tenant’s pending approvals', async () => {
+    const [runOfA, runOfB] = await Promise.all([
+      startPaymentAwaitingApproval(keys.alice),
+      startPaymentAwaitingApproval(keys.bob),
+    ]);
+    const listed = async (key: string): Promise<Array<{ runId: string; toolCallId: string }>> => {
+      const response = await api.request('/v1/approvals', { key });
+      expect(response.status).toBe(200);
+      return ((await response.json()) as { approvals: Array<{ runId: string; toolCallId: string }> }).approvals;
+    };
+    // Visibility trails the run by a moment; wait until both runs are indexed.
+    const deadline = Date.now() + 20_000;
+    let ofA = await listed(keys.alice);
+    let ofB = await listed(keys.bob);
+    while (Date.now() < deadline && !(ofA.some((a) => a.runId === runOfA) && ofB.some((b) => b.runId === runOfB))) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      [ofA, ofB] = await Promise.all([listed(keys.alice), listed(keys.bob)]);
+    }
+    expect(ofA).toContainEqual(
+      expect.objectContaining({ runId: runOfA, toolCallId: 'pay', toolName: 'transfer_funds', model: 'scripted:test' }),
+    );
+    expect(ofA.map((approval) => approval.runId)).not.toContain(runOfB);
+    expect(ofB.map((approval) => approval.runId)).toEqual([runOfB]);
+    await Promise.all([
+      api.request(`/v1/runs/${runOfA}/cancel`, { method: 'POST', key: keys.alice }),
+      api.request(`/v1/runs/${runOfB}/cancel`, { method: 'POST', key: keys.bob }),
+    ]);
+  });
+});
+
+describe('tenancy and authentication', () => {
+  const routes = (runId: string): Array<[string, string, unknown?]> => [
+    ['GET', `/v1/runs/${runId}`],
+    ['GET', `/v1/runs/${runId}/events`],
+    ['POST', `/v1/runs/${runId}/approve`, { toolCallId: 'pay' }],
+    ['POST', `/v1/runs/${runId}/reject`, { toolCallId: 'pay' }],
+    ['POST', `/v1/runs/${runId}/cancel`],
+  ];
+
+  it('answers every route on another tenant’s run exactly as for a run that does not exist, and changes nothing', async () => {
+    const runId = await startPaymentAwaitingApproval(keys.alice);
+    const missing = `run_missing_${tenantA}`;
+    for (const [[method, path, json], [, missingPath, missingJson]] of routes(runId).map(
+      (route, index) => [route, routes(missing)[index]!] as const,
+    )) {
+      const foreign = await api.request(path, { method, key: keys.bob, json });
+      const unknown = await api.request(missingPath, { method, key: keys.bob, json: missingJson });
+      expect([foreign.status, unknown.status], `${method} ${path}`).toEqual([404, 404]);
+      const [foreignBody, unknownBody] = (await Promise.all([foreign.json(), unknown.json()])) as Array<{
+        detail: string;
+      }>;
+      expect(foreign.headers.get('content-type')).toBe('application/problem+json');
+      expect({ ...foreignBody, detail: foreignBody?.detail.replace(runId, '<id>') }).toEqual({
+        ...unknownBody,
+        detail: unknownBody?.detail.replace(missing, '<id>'),
+      });
+      expect(foreignBody).toMatchObject({ status: 404, code: 'run_not_found' });
+    }
+    const still = await api.waitForRun(runId, keys.alice, () => true);
+    expect(still.status).toBe('awaiting_approval');
+    await api.request(`/v1/runs/${runId}/cancel`, { method: 'POST', key: keys.alice });
+  });
+
+  it('answers 401 to every route without a key or with an unknown one, and serves /healthz without one', async () => {
+    const paths: Array<[string, string]> = [
+      ['POST', '/v1/runs'],
+      ['GET', '/v1/approvals'],
+      ['GET', '/v1/openapi.json'],
+      ...routes('run_x').map(([method, path]) => [method, path] as [string, string]),
+    ];
+    for (const [method, path] of paths) {
+      const anonymous = await api.request(path, { method });
+      const wrongKey = await api.request(path, { method, key: 'not-a-key' });
+      const wrongHeader = await api.request(path, { method, headers: { 'x-api-key': `${keys.alice}x` } });
+      expect([anonymous.status, wrongKey.status, wrongHeader.status], `${method} ${path}`).toEqual([401, 401, 401]);
+      expect(await anonymous.json()).toMatchObject({ code: 'unauthorized', status: 401 });
+    }
+    const byHeader = await api.request('/v1/approvals', { headers: { 'x-api-key': keys.bob } });
+    expect(byHeader.status).toBe(200);
+    const health = await api.request('/healthz');
+    expect([health.status, await health.json()]).toEqual([200, { status: 'ok' }]);
+  });
+});
+
+describe('problems', () => {
+  async function problemOf(response: Response) {
+    expect(response.headers.get('content-type')).toBe('application/problem+json');
+    return (await response.json()) as {
+      status: number;
+      code: string;
+      title: string;
+      detail: string;
+      type: string;
+      issues?: Array<{ path: string; message: string }>;
+    };
+  }
+
+  it('answers 400 invalid_json to a body that is not JSON', async () => {
+    const response = await api.request('/v1/runs', {
+      method: 'POST',
+      key: keys.alice,
+      headers: { 'content-type': 'application/json' },
+      body: '{"model": "scripted:test",',
+    });
+    expect(response.status).toBe(400);
+    expect(await problemOf(response)).toMatchObject({
+      status: 400,
+      code: 'invalid_json',
+      type: 'urn:relay-e:problem:invalid_json',
+    });
+  });
+
+  it('answers 422 invalid_input naming the path of every schema violation', async () => {
+    const response = await api.request('/v1/runs', {
+      method: 'POST',
+      key: keys.alice,
+      json: { model: 'scripted:test', maxSteps: 'ten', messages: [{ role: 'robot', content: 'hi' }] },
+    });
+    expect(response.status).toBe(422);
+    const problem = await problemOf(response);
+    expect(problem.code).toBe('invalid_input');
+    expect(problem.issues?.map((issue) => issue.path)).toEqual(
+      expect.arrayContaining(['maxSteps', 'messages[0].role']),
+    );
+  });
+
+  it('refuses a tenantId in the body, since the tenant comes from the key', async () => {
+    const response = await api.request('/v1/runs', {
+      method: 'POST',
+      key: keys.alice,
+      json: { model: 'scripted:test', prompt: 'hello', tenantId: tenantB },
+    });
+    expect(response.status).toBe(422);
+    expect((await problemOf(response)).issues).toEqual([
+      { path: 'tenantId', message: 'The tenant comes from the API key, not the body', code: 'unrecognized_keys' },
+    ]);
+  });
+
+  it('refuses an approver in a decision, since the approver is the caller', async () => {
+    const response = await api.request('/v1/runs/any/approve', {
+      method: 'POST',
+      key: keys.alice,
+      json: { toolCallId: 'pay', approver: 'mallory' },
+    });
+    expect(response.status).toBe(422);
+    expect((await problemOf(response)).issues).toEqual([expect.objectContaining({ path: 'approver' })]);
+  });
+
+  it('answers 413 to an oversized body whether or not it declares its length', async () => {
+    const big = JSON.stringify({ model: 'scripted:test', prompt: 'x'.repeat(100 * 1024) });
+    const declared = await api.request('/v1/runs', {
+      method: 'POST',
+      key: keys.alice,
+      headers: { 'content-type': 'application/json' },
+      body: big,
+    });
+    expect(declared.status).toBe(413);
+    expect((await problemOf(declared)).code).toBe('payload_too_large');
+
+    const chunk = new TextEncoder().encode('x'.repeat(16 * 1024));
+    let sent = 0;
+    const streamed = await api.request('/v1/runs', {
+      method: 'POST',
+      key: keys.alice,
+      headers: { 'content-type': 'application/json' },
+      body: new ReadableStream<Uint8Array>({
+        pull(controller) {
+          // Far more than the limit: the server must answer without reading it all.
+          if (sent++ < 1_000) controller.enqueue(chunk);
+          else controller.close();
+        },
+      }),
+      duplex: 'half',
+    });
+    expect(streamed.status).toBe(413);
+    expect((await problemOf(streamed)).code).toBe('payload_too_large');
+    expect(sent).toBeLessThan(1_000);
+  });
+
+  it('answers 404 run_not_found for a run that does not exist', async () => {
+    const response = await api.request('/v1/runs/run_does_not_exist', { key: keys.alice });
+    expect(response.status).toBe(404);
+    expect(await problemOf(response)).toMatchObject({ code: 'run_not_found', title: 'Run not found' });
+  });
+
+  it('answers 409 approval_not_pending to a decision on a call already decided or never proposed', async () => {
+    const runId = await startPaymentAwaitingApproval();
+    const decide = (toolCallId: string) =>
+      api.request(`/v1/runs/${runId}/reject`, { method: 'POST', key: keys.alice, json: { toolCallId } });
+    const unknown = await decide('no_such_call');
+    expect(unknown.status).toBe(409);
+    expect((await problemOf(unknown)).code).toBe('approval_not_pending');
+    expect((await decide('pay')).status).toBe(200);
+    const twice = await decide('pay');
+    expect(twice.status).toBe(409);
+    expect((await problemOf(twice)).code).toBe('approval_not_pending');
+  });
+
+  it('answers 422 approval_input_invalid to edited input that fails the tool’s schema, and the call stays pending', async () => {
+    const runId = await startPaymentAwaitingApproval();
+    const response = await api.request(`/v1/runs/${runId}/approve`, {
+      method: 'POST',
+      key: keys.alice,
+      json: { toolCallId: 'pay', input: { from: 'A', to: 'B', amount: -5 } },
+    });
+    expect(response.status).toBe(422);
+    const problem = await problemOf(response);
+    expect(problem.code).toBe('approval_input_invalid');
+    expect(problem.issues?.map((issue) => issue.path)).toEqual(['amount']);
+    const still = await api.waitForRun(runId, keys.alice, () => true);
+    expect(still.pendingApprovals.map((approval) => approval.toolCallId)).toEqual(['pay']);
+    await api.request(`/v1/runs/${runId}/cancel`, { method: 'POST', key: keys.alice });
+  });
+
+  it('answers 404 to an unknown route and 405 with Allow to a known route with the wrong method', async () => {
+    const unknown = await api.request('/v1/nothing-here', { key: keys.alice });
+    expect(unknown.status).toBe(404);
+    expect((await problemOf(unknown)).code).toBe('not_found');
+    const wrongMethod = await api.request('/v1/runs/abc', { method: 'DELETE', key: keys.alice });
+    expect(wrongMethod.status).toBe(405);
+    expect(wrongMethod.headers.get('allow')).toBe('GET');
+    expect((await problemOf(wrongMethod)).code).toBe('method_not_allowed');
+  });
+});
+
+describe('GET /v1/openapi.json', () => {
+  it('describes every route, its schemas and the API-key security schemes as OpenAPI 3.1', async () => {
+    const response = await api.request('/v1/openapi.json', { key: keys.alice });
+    expect(response.status).toBe(200);
+    const document = (await response.json()) as {
+      openapi: string;
+      paths: Record<string, Record<string, unknown>>;
+      components: { securitySchemes: Record<string, unknown>; schemas: Record<string, unknown> };
+    };
+    expect(document.openapi).toBe('3.1.0');
+    expect(Object.fromEntries(Object.entries(document.paths).map(([path, item]) => [path, Object.keys(item)]))).toEqual(
+      {
+        '/v1/runs': ['post'],
+        '/v1/runs/{id}': ['get'],
+        '/v1/runs/{id}/events': ['get'],
+        '/v1/runs/{id}/approve': ['post'],
+        '/v1/runs/{id}/reject': ['post'],
+        '/v1/runs/{id}/cancel': ['post'],
+        '/v1/approvals': ['get'],
+      },
+    );
+    expect(Object.keys(document.components.securitySchemes).sort()).toEqual(['apiKeyHeader', 'bearerAuth']);
+    const startRequest = document.components.schemas['StartRunRequest'] as { properties: Record<string, unknown> };
+    expect(Object.keys(startRequest.properties)).toEqual(expect.arrayContaining(['model', 'prompt', 'runId']));
+    expect(JSON.stringify(document.components.schemas['StartRunRequest'])).not.toContain('tenantId');
+  });
+});
