@@ -53,9 +53,10 @@ relay_e_ensure_temporal() {
     CGO_ENABLED=0 GOBIN="$(dirname "$cached")" go install "github.com/temporalio/cli/cmd/temporal@$relay_e_temporal_version" || return 1
     TEMPORAL_CLI_PATH="$cached"
   else
-    # Without Go or a temporal binary the SDK downloads the CLI itself (needs internet).
-    echo "relay-e: no temporal CLI and no Go toolchain; the Temporal SDK will try to download the CLI" >&2
-    return 0
+    # Nothing here downloads the CLI: the dev server launcher and the tests need a binary.
+    echo "relay-e: no Temporal CLI found (TEMPORAL_CLI_PATH unset, no \`temporal\` on PATH, no Go to build one)." >&2
+    echo "relay-e: install it (https://docs.temporal.io/cli, e.g. \`brew install temporal\`) or install Go and retry." >&2
+    return 1
   fi
   export TEMPORAL_CLI_PATH
 }

@@ -1,0 +1,64 @@
+import { isGrpcServiceError } from '@temporalio/client';
+import { TemporalDevServerError } from '../dev/temporal-dev-server.js';
+import { RelayError } from '../shared/errors.js';
+
+/** The exit codes of `relay-e`, documented in `relay-e --help`. */
+export const exitCodes = {
+  ok: 0,
+  /** The run failed or was cancelled, or an unexpected error happened. */
+  failed: 1,
+  usage: 2,
+  /** No such run, or no such pending tool call. */
+  notFound: 3,
+  /** The run refused the decision: already decided, or edited input that fails the tool's schema. */
+  refused: 4,
+  /** The Temporal server (or the API port) is not reachable, or the dev server did not start. */
+  unavailable: 5,
+  /** Interrupted with Ctrl-C while following a run; the run itself goes on. */
+  interrupted: 130,
+} as const;
+
+/** A failure the CLI reports with its own message and exit code. */
+export class CliError extends Error {
+  override readonly name = 'CliError';
+  readonly exitCode: number;
+
+  constructor(exitCode: number, message: string) {
+    super(message);
+    this.exitCode = exitCode;
+  }
+}
+
+/** A bad flag, a missing argument or unreadable JSON. */
+export function usageError(message: string): CliError {
+  return new CliError(exitCodes.usage, message);
+}
+
+/** The exit code for any error a command throws. */
+export function toExitCode(error: unknown): number {
+  if (error instanceof CliError) return error.exitCode;
+  if (RelayError.isInstance(error)) {
+    switch (error.code) {
+      case 'run_not_found':
+        return exitCodes.notFound;
+      case 'approval_not_pending':
+      case 'approval_input_invalid':
+      case 'tenant_mismatch':
+        return exitCodes.refused;
+      case 'invalid_input':
+        return exitCodes.usage;
+      default:
+        return exitCodes.failed;
+    }
+  }
+  if (error instanceof TemporalDevServerError || isUnavailable(error)) return exitCodes.unavailable;
+  return exitCodes.failed;
+}
+
+/** gRPC UNAVAILABLE (14), or a connection that never came up. */
+const grpcUnavailable = 14;
+
+function isUnavailable(error: unknown): boolean {
+  if (isGrpcServiceError(error) && Number(error.code) === grpcUnavailable) return true;
+  return error instanceof Error && /failed to connect|connection refused|ECONNREFUSED/i.test(error.message);
+}

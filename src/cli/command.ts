@@ -1,0 +1,53 @@
+import { parseArgs } from 'node:util';
+import type { ParseArgsOptionsConfig } from 'node:util';
+import { usageError } from './cli-error.js';
+
+/** One `relay-e` subcommand. */
+export interface Command {
+  readonly name: string;
+  /** One line for `relay-e --help`. */
+  readonly summary: string;
+  /** The full `relay-e <name> --help` text. */
+  readonly help: string;
+  /** Runs the command and resolves to its exit code. */
+  run(argv: string[]): Promise<number>;
+}
+
+/** Flags every command that talks to Temporal takes. */
+export const connectionOptions = {
+  address: { type: 'string' },
+  namespace: { type: 'string' },
+  'task-queue': { type: 'string' },
+  tenant: { type: 'string' },
+  json: { type: 'boolean' },
+  help: { type: 'boolean', short: 'h' },
+} as const satisfies ParseArgsOptionsConfig;
+
+/** The help lines of {@link connectionOptions}. */
+export const connectionOptionsHelp = `Connection:
+  --address HOST:PORT    Temporal frontend (env TEMPORAL_ADDRESS, default localhost:7233)
+  --namespace NAME       Temporal namespace (env TEMPORAL_NAMESPACE, default default)
+  --task-queue NAME      task queue of the Relay-E workers (env RELAY_E_TASK_QUEUE, default relay-e)
+  --tenant ID            tenant of the runs (env RELAY_E_TENANT, default demo)
+  --json                 machine-readable output, no spinner
+  -h, --help             this help
+  Temporal Cloud: TEMPORAL_API_KEY, or mTLS with TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH.`;
+
+/** Parses a command's argv strictly; a bad flag is a usage error that names the command's help. */
+export function parseCommandArgs<T extends ParseArgsOptionsConfig>(command: string, argv: string[], options: T) {
+  try {
+    return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
+  } catch (error) {
+    const message = error instanceof Error ? error.message : String(error);
+    throw usageError(`${message}\nSee 'relay-e ${command} --help'.`);
+  }
+}
+
+/** Parses a flag's JSON value; invalid JSON is a usage error. */
+export function parseJsonFlag(flag: string, text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch (error) {
+    throw usageError(`${flag} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+  }
+}

@@ -1,0 +1,81 @@
+import type { ApprovalOutcome } from '../shared/run-types.js';
+import { exitCodes, usageError } from './cli-error.js';
+import type { Command } from './command.js';
+import { connectionOptions, connectionOptionsHelp, parseCommandArgs, parseJsonFlag } from './command.js';
+import { compact } from './format-event.js';
+import { connectRelayClient, readTemporalSettings } from './temporal-settings.js';
+
+const decisionOptions = {
+  ...connectionOptions,
+  reason: { type: 'string' },
+  approver: { type: 'string' },
+  input: { type: 'string' },
+} as const;
+
+const decisionExitCodes = `Exit codes: 0 accepted, 3 no such run, 4 refused (no such pending call, already decided,
+or --input fails the tool's schema), 5 Temporal unreachable.`;
+
+export const approveCommand: Command = {
+  name: 'approve',
+  summary: 'approve a pending tool call (optionally with edited input)',
+  help: `Usage: relay-e approve <runId> <toolCallId> [--reason TEXT] [--input JSON] [--approver NAME]
+
+Approves a tool call that waits for a human. --input runs the call with edited arguments instead;
+the run checks them against the tool's schema and refuses them if they do not fit.
+With --tenant (or RELAY_E_TENANT), a run of another tenant counts as not found.
+
+${connectionOptionsHelp}
+
+${decisionExitCodes}`,
+  run: (argv) => decide('approve', argv),
+};
+
+export const rejectCommand: Command = {
+  name: 'reject',
+  summary: 'reject a pending tool call; the model is told it did not run',
+  help: `Usage: relay-e reject <runId> <toolCallId> [--reason TEXT] [--approver NAME]
+
+Rejects a tool call that waits for a human; the reason goes back to the model.
+With --tenant (or RELAY_E_TENANT), a run of another tenant counts as not found.
+
+${connectionOptionsHelp}
+
+${decisionExitCodes}`,
+  run: (argv) => decide('reject', argv),
+};
+
+async function decide(decision: 'approve' | 'reject', argv: string[]): Promise<number> {
+  const { values, positionals } = parseCommandArgs(decision, argv, decisionOptions);
+  if (values.help) {
+    process.stdout.write(`${(decision === 'approve' ? approveCommand : rejectCommand).help}\n`);
+    return exitCodes.ok;
+  }
+  const [runId, toolCallId, ...extra] = positionals;
+  if (runId === undefined || toolCallId === undefined || extra.length > 0) {
+    throw usageError(`Usage: relay-e ${decision} <runId> <toolCallId> [options]`);
+  }
+  if (decision === 'reject' && values.input !== undefined) throw usageError('--input is for approve only');
+  const input = values.input === undefined ? undefined : parseJsonFlag('--input', values.input);
+  const settings = await readTemporalSettings(values);
+  const client = await connectRelayClient(settings);
+  try {
+    const options = {
+      approver: values.approver ?? process.env['USER'] ?? 'cli',
+      ...(values.reason !== undefined ? { reason: values.reason } : {}),
+      ...(settings.tenantGiven ? { tenantId: settings.tenantId } : {}),
+    };
+    const outcome: ApprovalOutcome =
+      decision === 'approve'
+        ? await client.approve(runId, toolCallId, input === undefined ? options : { ...options, input })
+        : await client.reject(runId, toolCallId, options);
+    process.stdout.write(
+      values.json
+        ? `${JSON.stringify({ runId, ...outcome })}\n`
+        : `${decision === 'approve' ? 'Approved' : 'Rejected'} ${outcome.toolName} [${outcome.toolCallId}] on ${runId}` +
+            `${outcome.input !== undefined ? ` with input ${compact(outcome.input)}` : ''}\n`,
+    );
+    return exitCodes.ok;
+  } finally {
+    await client.close();
+  }
+}

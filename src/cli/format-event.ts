@@ -1,0 +1,65 @@
+import type { RunEvent } from '../shared/run-types.js';
+
+const maxJsonLength = 160;
+
+/** One readable line for a run event: sequence number, type, the tool call it concerns and what happened. */
+export function formatEvent(event: RunEvent, options: { time?: boolean } = {}): string {
+  const time = options.time ? `${event.at.slice(11, 23)}  ` : '';
+  return `${time}#${String(event.seq).padEnd(3)} ${event.type.padEnd(24)} ${describeEvent(event)}`.trimEnd();
+}
+
+function describeEvent(event: RunEvent): string {
+  switch (event.type) {
+    case 'run_started':
+      return `model ${event.model}, up to ${event.maxSteps} steps, tools: ${event.tools.join(', ')}`;
+    case 'model_responded': {
+      const calls = event.toolCallCount === 1 ? '1 tool call' : `${event.toolCallCount} tool calls`;
+      return event.text ? `${calls}; ${quote(event.text)}` : calls;
+    }
+    case 'tool_call_validated':
+      return `${call(event)} ${compact(event.input)}${event.requiresApproval ? ' (needs approval)' : ''}`;
+    case 'tool_validation_failed':
+      return `${call(event)} ${event.error}`;
+    case 'tool_awaiting_approval':
+      return `${call(event)} ${compact(event.input)} until ${event.expiresAt}`;
+    case 'tool_approved':
+      return `${call(event)}${by(event.approver)}${event.edited ? `, edited to ${compact(event.input)}` : ''}${because(event.reason)}`;
+    case 'tool_rejected':
+      return `${call(event)}${by(event.approver)}${because(event.reason)}`;
+    case 'tool_approval_timed_out':
+      return `${call(event)} no decision by ${event.expiresAt}`;
+    case 'tool_succeeded':
+      return `${call(event)} -> ${compact(event.output)}${event.truncated ? ' (truncated)' : ''}`;
+    case 'tool_failed':
+      return `${call(event)} ${event.errorType}: ${event.error}`;
+    case 'run_completed':
+      return event.stopReason;
+    case 'run_failed':
+      return event.error;
+    case 'run_cancelled':
+      return '';
+  }
+}
+
+function call(event: { toolName: string; toolCallId: string }): string {
+  return `${event.toolName} [${event.toolCallId}]`;
+}
+
+function by(approver: string | undefined): string {
+  return approver ? ` by ${approver}` : '';
+}
+
+function because(reason: string | undefined): string {
+  return reason ? ` (${reason})` : '';
+}
+
+function quote(text: string): string {
+  const line = text.replace(/\s+/g, ' ');
+  return JSON.stringify(line.length > maxJsonLength ? `${line.slice(0, maxJsonLength - 3)}...` : line);
+}
+
+/** JSON on one line, cut to keep the timeline readable. */
+export function compact(value: unknown): string {
+  const json = JSON.stringify(value) ?? 'undefined';
+  return json.length > maxJsonLength ? `${json.slice(0, maxJsonLength - 3)}...` : json;
+}

@@ -1,0 +1,63 @@
+import type { RunEvent, RunSnapshot } from '../shared/run-types.js';
+import { exitCodes, usageError } from './cli-error.js';
+import type { Command } from './command.js';
+import { connectionOptions, connectionOptionsHelp, parseCommandArgs } from './command.js';
+import { compact, formatEvent } from './format-event.js';
+import { connectRelayClient, readTemporalSettings } from './temporal-settings.js';
+
+export const inspectCommand: Command = {
+  name: 'inspect',
+  summary: 'show a run: status, pending approvals, usage, answer and the event timeline',
+  help: `Usage: relay-e inspect <runId> [--json]
+
+Shows the run's snapshot and its event timeline. Reads them with workflow queries, so a worker must be
+running for the task queue (for closed runs too: Temporal replays the history to answer).
+With --json: {"snapshot": {...}, "events": [...]}.
+With --tenant (or RELAY_E_TENANT), a run of another tenant counts as not found.
+
+${connectionOptionsHelp}
+
+Exit codes: 0 shown, 3 no such run.`,
+  async run(argv) {
+    const { values, positionals } = parseCommandArgs('inspect', argv, connectionOptions);
+    if (values.help) {
+      process.stdout.write(`${this.help}\n`);
+      return exitCodes.ok;
+    }
+    const [runId, ...extra] = positionals;
+    if (runId === undefined || extra.length > 0) throw usageError('Usage: relay-e inspect <runId>');
+    const settings = await readTemporalSettings(values);
+    const client = await connectRelayClient(settings);
+    try {
+      const scope = settings.tenantGiven ? { tenantId: settings.tenantId } : {};
+      const snapshot = await client.getRun(runId, scope);
+      const events = await client.events(runId);
+      process.stdout.write(values.json ? `${JSON.stringify({ snapshot, events })}\n` : describeRun(snapshot, events));
+      return exitCodes.ok;
+    } finally {
+      await client.close();
+    }
+  },
+};
+
+function describeRun(snapshot: RunSnapshot, events: readonly RunEvent[]): string {
+  const lines = [
+    `Run      ${snapshot.runId}`,
+    `Status   ${snapshot.status}${snapshot.stopReason ? ` (${snapshot.stopReason})` : ''}`,
+    `Tenant   ${snapshot.tenantId}${snapshot.userId ? `, user ${snapshot.userId}` : ''}`,
+    `Model    ${snapshot.model}`,
+    `Steps    ${snapshot.step} of ${snapshot.maxSteps}; tokens ${snapshot.usage.inputTokens} in, ${snapshot.usage.outputTokens} out`,
+    `Started  ${snapshot.startedAt}, updated ${snapshot.updatedAt}`,
+  ];
+  for (const pending of snapshot.pendingApprovals) {
+    lines.push(
+      `Pending  ${pending.toolName} [${pending.toolCallId}] ${compact(pending.input)} until ${pending.expiresAt}`,
+      `         relay-e approve ${snapshot.runId} ${pending.toolCallId}   |   relay-e reject ${snapshot.runId} ${pending.toolCallId}`,
+    );
+  }
+  if (snapshot.error) lines.push(`Error    ${snapshot.error}`);
+  lines.push('', 'Timeline (UTC)');
+  for (const event of events) lines.push(`  ${formatEvent(event, { time: true })}`);
+  if (snapshot.output !== undefined) lines.push('', 'Answer', snapshot.output);
+  return `${lines.join('\n')}\n`;
+}

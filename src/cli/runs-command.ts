@@ -1,0 +1,115 @@
+import { relaySearchAttributes } from '../shared/search-attributes.js';
+import type { RunStatus } from '../shared/run-types.js';
+import { exitCodes, usageError } from './cli-error.js';
+import type { Command } from './command.js';
+import { connectionOptions, connectionOptionsHelp, parseCommandArgs } from './command.js';
+import { readPositiveInteger } from './run-command.js';
+import { connectRelayClient, readTemporalSettings } from './temporal-settings.js';
+
+const runStatuses: readonly RunStatus[] = ['running', 'awaiting_approval', 'completed', 'failed', 'cancelled'];
+
+const runsOptions = {
+  ...connectionOptions,
+  status: { type: 'string' },
+  limit: { type: 'string' },
+} as const;
+
+/** One line of `relay-e runs`. */
+export interface RunListing {
+  runId: string;
+  tenantId?: string;
+  userId?: string;
+  status?: string;
+  pendingApprovals?: number;
+  /** Temporal's own view of the workflow (RUNNING, COMPLETED, TERMINATED, …). */
+  workflowStatus: string;
+  model?: string;
+  prompt?: string;
+  startedAt: string;
+}
+
+export const runsCommand: Command = {
+  name: 'runs',
+  summary: 'list runs, newest first, from Temporal visibility (search attributes)',
+  help: `Usage: relay-e runs [--status STATUS] [--tenant ID] [--limit N] [--json]
+
+Lists runs with Temporal's visibility query on the RelayTenant and RelayStatus search attributes,
+newest first. Without --tenant (or RELAY_E_TENANT) runs of every tenant are listed.
+
+Options:
+  --status STATUS        ${runStatuses.join(' | ')}
+  --limit N              at most N runs (default 20)
+
+${connectionOptionsHelp}`,
+  async run(argv) {
+    const { values } = parseCommandArgs('runs', argv, runsOptions);
+    if (values.help) {
+      process.stdout.write(`${this.help}\n`);
+      return exitCodes.ok;
+    }
+    const status = values.status;
+    if (status !== undefined && !(runStatuses as readonly string[]).includes(status)) {
+      throw usageError(`--status must be one of ${runStatuses.join(', ')}`);
+    }
+    const limit = values.limit === undefined ? 20 : readPositiveInteger('--limit', values.limit);
+    const settings = await readTemporalSettings(values);
+    const conditions = [`WorkflowType = 'agentRun'`];
+    if (settings.tenantGiven) conditions.push(`${relaySearchAttributes.tenant.name} = ${quote(settings.tenantId)}`);
+    if (status !== undefined) conditions.push(`${relaySearchAttributes.status.name} = ${quote(status)}`);
+    const client = await connectRelayClient(settings);
+    try {
+      const runs: RunListing[] = [];
+      for await (const execution of client.temporal.workflow.list({ query: conditions.join(' AND ') })) {
+        const attributes = execution.typedSearchAttributes;
+        const memo = execution.memo ?? {};
+        runs.push({
+          runId: execution.workflowId,
+          ...optional('tenantId', attributes.get(relaySearchAttributes.tenant)),
+          ...optional('userId', attributes.get(relaySearchAttributes.user)),
+          ...optional('status', attributes.get(relaySearchAttributes.status)),
+          ...optional('pendingApprovals', attributes.get(relaySearchAttributes.pendingApprovals)),
+          workflowStatus: execution.status.name,
+          ...optional('model', typeof memo['model'] === 'string' ? memo['model'] : undefined),
+          ...optional('prompt', typeof memo['prompt'] === 'string' ? memo['prompt'] : undefined),
+          startedAt: execution.startTime.toISOString(),
+        });
+        if (runs.length >= limit) break;
+      }
+      process.stdout.write(values.json ? `${JSON.stringify(runs)}\n` : formatTable(runs));
+      return exitCodes.ok;
+    } finally {
+      await client.close();
+    }
+  },
+};
+
+function optional<K extends string, V>(key: K, value: V | undefined): Partial<Record<K, V>> {
+  return value === undefined ? {} : ({ [key]: value } as Record<K, V>);
+}
+
+/** A string literal for a visibility query. */
+function quote(value: string): string {
+  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+}
+
+function formatTable(runs: readonly RunListing[]): string {
+  if (runs.length === 0) return 'No runs.\n';
+  const rows = runs.map((run) => [
+    run.runId,
+    run.status ?? run.workflowStatus.toLowerCase(),
+    String(run.pendingApprovals ?? 0),
+    run.tenantId ?? '',
+    run.startedAt.replace('T', ' ').slice(0, 19),
+    run.prompt ?? '',
+  ]);
+  const header = ['RUN', 'STATUS', 'PENDING', 'TENANT', 'STARTED (UTC)', 'PROMPT'];
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
+  return [header, ...rows]
+    .map((row) =>
+      row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column] ?? 0))).join('  '),
+    )
+    .join('\n')
+    .concat('\n');
+}

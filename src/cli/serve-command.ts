@@ -1,0 +1,69 @@
+import { loadApiKeys } from '../http/api-keys.js';
+import { startApiServer } from '../http/start-api-server.js';
+import { exitCodes, usageError } from './cli-error.js';
+import type { Command } from './command.js';
+import { connectionOptions, connectionOptionsHelp, parseCommandArgs } from './command.js';
+import { waitForShutdownSignal } from './shutdown-signal.js';
+import { connectRelayClient, readTemporalSettings } from './temporal-settings.js';
+
+/** The API port when neither `--port` nor RELAY_E_PORT says otherwise. */
+export const defaultApiPort = 8787;
+
+/** Reads `--port`/RELAY_E_PORT as a TCP port (0 picks a free one). */
+export function readPort(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): number {
+  const text = flag ?? env['RELAY_E_PORT'];
+  if (text === undefined || text === '') return defaultApiPort;
+  const port = Number(text);
+  if (!Number.isInteger(port) || port < 0 || port > 65_535) throw usageError(`Invalid port '${text}'`);
+  return port;
+}
+
+const serveOptions = {
+  ...connectionOptions,
+  port: { type: 'string' },
+  host: { type: 'string' },
+  'api-keys-file': { type: 'string' },
+} as const;
+
+export const serveCommand: Command = {
+  name: 'serve',
+  summary: 'run the HTTP API (runs, events over SSE, approvals) in front of Temporal',
+  help: `Usage: relay-e serve [options]
+
+Serves the HTTP API; run workers separately (relay-e worker). Callers authenticate with an API key
+that maps to a tenant.
+
+Options:
+  --port N               port (env RELAY_E_PORT, default ${defaultApiPort}; 0 picks a free one)
+  --host IP              address to bind (env RELAY_E_HOST, default 127.0.0.1; 0.0.0.0 in containers)
+  --api-keys-file PATH   API keys file (env RELAY_E_API_KEYS_FILE); or RELAY_E_API_KEYS="key:tenant,..."
+
+${connectionOptionsHelp}`,
+  async run(argv) {
+    const { values } = parseCommandArgs('serve', argv, serveOptions);
+    if (values.help) {
+      process.stdout.write(`${this.help}\n`);
+      return exitCodes.ok;
+    }
+    const file = values['api-keys-file'] ?? process.env['RELAY_E_API_KEYS_FILE'];
+    const apiKeys = await loadApiKeys({ ...(file ? { file } : {}), env: process.env });
+    const settings = await readTemporalSettings(values);
+    const client = await connectRelayClient(settings);
+    const api = await startApiServer({
+      client,
+      apiKeys,
+      port: readPort(values.port),
+      host: values.host ?? process.env['RELAY_E_HOST'] ?? '127.0.0.1',
+    });
+    const tenants = [...new Set([...apiKeys.values()].map((entry) => entry.tenantId))];
+    process.stdout.write(
+      values.json
+        ? `${JSON.stringify({ status: 'ready', url: api.url, tenants, taskQueue: settings.taskQueue })}\n`
+        : `API listening on ${api.url} (Temporal ${settings.address}, task queue ${settings.taskQueue}; tenants: ${tenants.join(', ')})\n`,
+    );
+    await waitForShutdownSignal();
+    await api.close();
+    await client.close();
+    return exitCodes.ok;
+  },
+};

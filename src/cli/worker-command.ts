@@ -1,0 +1,88 @@
+import type { NativeConnection, Worker } from '@temporalio/worker';
+import { createDemoModel } from '../demo/demo-model.js';
+import { createDemoTools } from '../demo/demo-tools.js';
+import { providersFromEnv } from '../model/providers/index.js';
+import { createWorker } from '../worker/create-worker.js';
+import { exitCodes } from './cli-error.js';
+import type { Command } from './command.js';
+import { connectionOptions, connectionOptionsHelp, parseCommandArgs } from './command.js';
+import { waitForShutdownSignal } from './shutdown-signal.js';
+import { connectWorkerConnection, readTemporalSettings } from './temporal-settings.js';
+import type { TemporalSettings } from './temporal-settings.js';
+
+/** A worker with the demo tools that runs until `stop`. */
+export interface DemoWorker {
+  readonly worker: Worker;
+  /** The model provider prefixes the worker serves, `scripted` included. */
+  readonly providers: string[];
+  readonly toolNames: string[];
+  /** Settles when the worker stops; rejects when it fails. */
+  readonly finished: Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Starts a worker with the banking demo tools, the scripted demo model and the providers the environment configures. */
+export async function startDemoWorker(settings: TemporalSettings, connection?: NativeConnection): Promise<DemoWorker> {
+  const ownConnection = connection ?? (await connectWorkerConnection(settings));
+  const tools = createDemoTools();
+  const models = { ...providersFromEnv(process.env), scripted: createDemoModel() };
+  const worker = await createWorker({
+    tools,
+    models,
+    taskQueue: settings.taskQueue,
+    namespace: settings.namespace,
+    connection: ownConnection,
+  });
+  const running = worker.run();
+  let stopping: Promise<void> | undefined;
+  return {
+    worker,
+    finished: running,
+    providers: Object.keys(models),
+    toolNames: tools.map((tool) => (tool.requiresApproval ? `${tool.name} (needs approval)` : tool.name)),
+    stop: () =>
+      (stopping ??= (async () => {
+        if (worker.getState() === 'RUNNING') worker.shutdown();
+        await running;
+        if (connection === undefined) await ownConnection.close();
+      })()),
+  };
+}
+
+export const workerCommand: Command = {
+  name: 'worker',
+  summary: 'run a worker with the demo tools (and the model providers the environment configures)',
+  help: `Usage: relay-e worker [options]
+
+Polls the task queue and runs agent runs: the banking demo tools (get_balance, search_transactions,
+transfer_funds) and the models scripted:demo plus whatever OPENAI_API_KEY / ANTHROPIC_API_KEY /
+RELAY_E_COMPATIBLE_BASE_URL configure. Stops cleanly on Ctrl-C or SIGTERM.
+
+${connectionOptionsHelp}`,
+  async run(argv) {
+    const { values } = parseCommandArgs('worker', argv, connectionOptions);
+    if (values.help) {
+      process.stdout.write(`${this.help}\n`);
+      return exitCodes.ok;
+    }
+    const settings = await readTemporalSettings(values);
+    const demo = await startDemoWorker(settings);
+    const line = {
+      status: 'ready',
+      address: settings.address,
+      namespace: settings.namespace,
+      taskQueue: settings.taskQueue,
+      providers: demo.providers,
+      tools: demo.toolNames,
+    };
+    process.stdout.write(
+      values.json
+        ? `${JSON.stringify(line)}\n`
+        : `Worker ready on ${settings.address} (namespace ${settings.namespace}, task queue ${settings.taskQueue})\n` +
+            `  models: ${demo.providers.map((name) => `${name}:*`).join(', ')}\n  tools: ${demo.toolNames.join(', ')}\n`,
+    );
+    await Promise.race([waitForShutdownSignal(), demo.finished]);
+    await demo.stop();
+    return exitCodes.ok;
+  },
+};

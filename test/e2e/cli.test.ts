@@ -1,0 +1,315 @@
+import { execFile, execFileSync, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { RunEvent, RunSnapshot } from '../../src/shared/run-types.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const cliArgs = ['--import', path.join(root, 'node_modules/tsx/dist/loader.mjs'), path.join(root, 'src/cli/main.ts')];
+const taskQueue = `cli-${randomUUID()}`;
+
+function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  return { ...process.env, TEMPORAL_ADDRESS: inject('temporalAddress'), RELAY_E_TASK_QUEUE: taskQueue, ...extra };
+}
+
+/** Runs `relay-e` to completion. */
+function relayE(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [...cliArgs, ...args], { env: cliEnv(), cwd: root }, (error, stdout, stderr) => {
+      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
+      resolve({ code, stdout, stderr });
+    });
+  });
+}
+
+/** Starts `relay-e` in the background and hands out its stdout line by line. */
+function spawnRelayE(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
+  const child = spawn(process.execPath, [...cliArgs, ...args], {
+    env: options.env ?? cliEnv(),
+    cwd: options.cwd ?? root,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  return {
+    child,
+    exited,
+    stderr: () => stderr,
+    nextLine: async (): Promise<string> => {
+      const next = await lines.next();
+      if (next.done) throw new Error(`relay-e ${args.join(' ')} ended early; stderr:\n${stderr}`);
+      return next.value;
+    },
+  };
+}
+
+type RunLine = { runId: string; event: RunEvent } | { runId: string; snapshot: RunSnapshot };
+
+async function readUntil(next: () => Promise<string>, predicate: (line: RunLine) => boolean): Promise<RunLine> {
+  for (;;) {
+    const line = JSON.parse(await next()) as RunLine;
+    if (predicate(line)) return line;
+  }
+}
+
+async function balanceOf(account: string): Promise<number> {
+  const { code, stdout } = await relayE(['run', '--json', `balance of ${account}`]);
+  expect(code).toBe(0);
+  const lines = stdout
+    .trim()
+    .split('\n')
+    .map((line) => JSON.parse(line) as RunLine);
+  const succeeded = lines.find((line) => 'event' in line && line.event.type === 'tool_succeeded');
+  if (!succeeded || !('event' in succeeded) || succeeded.event.type !== 'tool_succeeded') throw new Error(stdout);
+  return (succeeded.event.output as { balance_usd: number }).balance_usd;
+}
+
+async function stopChild(child: ChildProcess, exited: Promise<unknown>): Promise<void> {
+  if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+  await exited;
+}
+
+let worker: ReturnType<typeof spawnRelayE>;
+
+beforeAll(async () => {
+  worker = spawnRelayE(['worker', '--json']);
+  expect(JSON.parse(await worker.nextLine())).toMatchObject({ status: 'ready', taskQueue });
+});
+
+afterAll(async () => {
+  await stopChild(worker.child, worker.exited);
+});
+
+describe('relay-e run, approve and reject (scripts)', () => {
+  it('waits for an approval given by relay-e approve, then reports the transfer and exits 0', async () => {
+    const before = await balanceOf('ACC-3');
+    const run = spawnRelayE(['run', '--json', '--no-interactive', 'transfer 50 from ACC-1 to ACC-3']);
+    const awaiting = await readUntil(
+      run.nextLine,
+      (line) => 'event' in line && line.event.type === 'tool_awaiting_approval',
+    );
+    if (!('event' in awaiting) || awaiting.event.type !== 'tool_awaiting_approval') throw new Error('unreachable');
+    expect(awaiting.event).toMatchObject({ toolName: 'transfer_funds', input: { amount_usd: 50 } });
+
+    const approve = await relayE(['approve', awaiting.runId, awaiting.event.toolCallId, '--reason', 'ok', '--json']);
+    expect(approve.code).toBe(0);
+    expect(JSON.parse(approve.stdout)).toMatchObject({ decision: 'approve', toolName: 'transfer_funds' });
+
+    const end = await readUntil(run.nextLine, (line) => 'snapshot' in line);
+    expect(await run.exited).toBe(0);
+    expect('snapshot' in end && end.snapshot.status).toBe('completed');
+    expect('snapshot' in end && end.snapshot.output).toContain('Transferred $50.00');
+    expect(await balanceOf('ACC-3')).toBeCloseTo(before + 50, 2);
+  });
+
+  it('tells the model about a rejection made with relay-e reject, and moves no money', async () => {
+    const before = await balanceOf('ACC-2');
+    const run = spawnRelayE(['run', '--json', '--no-interactive', 'transfer 75 from ACC-2 to ACC-3']);
+    const awaiting = await readUntil(
+      run.nextLine,
+      (line) => 'event' in line && line.event.type === 'tool_awaiting_approval',
+    );
+    if (!('event' in awaiting) || awaiting.event.type !== 'tool_awaiting_approval') throw new Error('unreachable');
+
+    const bad = await relayE(['approve', awaiting.runId, awaiting.event.toolCallId, '--input', '{"amount_usd":-1}']);
+    expect(bad.code).toBe(4);
+    expect((await relayE(['reject', awaiting.runId, awaiting.event.toolCallId, '--reason', 'too much'])).code).toBe(0);
+
+    const end = await readUntil(run.nextLine, (line) => 'snapshot' in line);
+    expect(await run.exited).toBe(0);
+    expect('snapshot' in end && end.snapshot.output).toContain('rejected');
+    expect(await balanceOf('ACC-2')).toBe(before);
+  });
+
+  it('lists runs by status with relay-e runs and shows a timeline with relay-e inspect', async () => {
+    const run = spawnRelayE([
+      'run',
+      '--json',
+      '--no-interactive',
+      '--tenant',
+      'cli-list',
+      'transfer 5 from ACC-1 to ACC-2',
+    ]);
+    const awaiting = await readUntil(
+      run.nextLine,
+      (line) => 'event' in line && line.event.type === 'tool_awaiting_approval',
+    );
+    const { runId } = awaiting;
+
+    await expect
+      .poll(
+        async () =>
+          JSON.parse(
+            (await relayE(['runs', '--json', '--tenant', 'cli-list', '--status', 'awaiting_approval'])).stdout,
+          ) as Array<{ runId: string }>,
+        { timeout: 10_000 },
+      )
+      .toEqual([
+        expect.objectContaining({ runId, status: 'awaiting_approval', tenantId: 'cli-list', pendingApprovals: 1 }),
+      ]);
+
+    const inspect = await relayE(['inspect', runId, '--json']);
+    expect(inspect.code).toBe(0);
+    const { snapshot, events } = JSON.parse(inspect.stdout) as { snapshot: RunSnapshot; events: RunEvent[] };
+    expect(snapshot.pendingApprovals).toHaveLength(1);
+    expect(events.map((event) => event.type)).toEqual([
+      'run_started',
+      'model_responded',
+      'tool_call_validated',
+      'tool_awaiting_approval',
+    ]);
+    const readable = await relayE(['inspect', runId]);
+    expect(readable.stdout).toContain(`relay-e approve ${runId} ${snapshot.pendingApprovals[0]?.toolCallId ?? ''}`);
+
+    await relayE(['reject', runId, snapshot.pendingApprovals[0]?.toolCallId ?? '']);
+    expect(await run.exited).toBe(0);
+  });
+
+  it('exits 3 for an unknown run and 2 for a bad flag', async () => {
+    expect((await relayE(['inspect', 'run_does_not_exist'])).code).toBe(3);
+    expect((await relayE(['runs', '--status', 'sleeping'])).code).toBe(2);
+    expect((await relayE(['run', '--frobnicate', 'hi'])).code).toBe(2);
+  });
+});
+
+describe('relay-e run in a terminal', () => {
+  beforeAll(() => {
+    try {
+      execFileSync('tmux', ['-V']);
+    } catch {
+      throw new Error(
+        'tmux is required for the interactive CLI tests and was not found. Install it: ' +
+          '`apt-get update && apt-get install -y tmux` (Debian/Ubuntu) or `brew install tmux` (macOS).',
+      );
+    }
+  });
+
+  async function startInTmux(prompt: string) {
+    const session = `relay-e-${randomUUID().slice(0, 8)}`;
+    const quoted = [process.execPath, ...cliArgs, 'run', prompt].map((arg) => `'${arg}'`).join(' ');
+    const command = `env TEMPORAL_ADDRESS='${inject('temporalAddress')}' RELAY_E_TASK_QUEUE='${taskQueue}' ${quoted}; echo "EXIT=$?"; sleep 600`;
+    execFileSync('tmux', ['new-session', '-d', '-s', session, '-x', '220', '-y', '60', '-c', root, command]);
+    const screen = () => execFileSync('tmux', ['capture-pane', '-p', '-J', '-t', session], { encoding: 'utf8' });
+    const waitFor = async (text: string) => {
+      const deadline = Date.now() + 30_000;
+      while (!screen().includes(text)) {
+        if (Date.now() > deadline) throw new Error(`'${text}' never appeared; the screen shows:\n${screen()}`);
+        await sleep(100);
+      }
+      return screen();
+    };
+    const keys = (...keys: string[]) => execFileSync('tmux', ['send-keys', '-t', session, ...keys]);
+    const close = () => execFileSync('tmux', ['kill-session', '-t', session]);
+    return { waitFor, keys, close };
+  }
+
+  it('asks before the transfer, runs it on y and prints the answer', async () => {
+    const before = await balanceOf('ACC-2');
+    const terminal = await startInTmux('transfer 50 from ACC-1 to ACC-2');
+    try {
+      const prompt = await terminal.waitFor('[y]es/[n]o/[e]dit');
+      expect(prompt).toContain('Approve transfer_funds {"from_account":"ACC-1","to_account":"ACC-2","amount_usd":50}?');
+      terminal.keys('y', 'Enter');
+      const screen = await terminal.waitFor('EXIT=');
+      expect(screen).toContain('Transferred $50.00 from ACC-1 to ACC-2');
+      expect(screen).toContain('EXIT=0');
+    } finally {
+      terminal.close();
+    }
+    expect(await balanceOf('ACC-2')).toBeCloseTo(before + 50, 2);
+  });
+
+  it('runs the call with the input edited at the prompt', async () => {
+    const before = await balanceOf('ACC-3');
+    const terminal = await startInTmux('transfer 50 from ACC-2 to ACC-3');
+    try {
+      await terminal.waitFor('[y]es/[n]o/[e]dit');
+      terminal.keys('e', 'Enter');
+      await terminal.waitFor('Input as JSON');
+      terminal.keys('C-u', '{"from_account":"ACC-2","to_account":"ACC-3","amount_usd":7}', 'Enter');
+      const screen = await terminal.waitFor('EXIT=');
+      expect(screen).toContain('edited to {"from_account":"ACC-2","to_account":"ACC-3","amount_usd":7}');
+      expect(screen).toContain('Transferred $7.00 from ACC-2 to ACC-3');
+    } finally {
+      terminal.close();
+    }
+    expect(await balanceOf('ACC-3')).toBeCloseTo(before + 7, 2);
+  });
+});
+
+describe('relay-e dev', () => {
+  it('starts Temporal with its UI, a worker and the API, serves the printed key and stops cleanly on Ctrl-C', async () => {
+    const workdir = await mkdtemp(path.join(tmpdir(), 'relay-e-dev-'));
+    const [temporalPort, uiPort] = [await freePort(), await freePort()];
+    const { TEMPORAL_ADDRESS: _address, RELAY_E_API_KEYS: _keys, ...env } = process.env;
+    const dev = spawnRelayE(
+      ['dev', '--temporal-address', `127.0.0.1:${temporalPort}`, '--ui-port', String(uiPort), '--port', '0'],
+      { cwd: workdir, env },
+    );
+    try {
+      let printed = '';
+      while (!printed.includes('Ctrl-C stops')) printed += `${await dev.nextLine()}\n`;
+      const apiUrl = /API\s+(http:\/\/\S+)/.exec(printed)?.[1];
+      const apiKey = /API key\s+(\S+)/.exec(printed)?.[1];
+      expect(printed).toContain(`Temporal UI  http://127.0.0.1:${uiPort}`);
+      expect(printed).toContain(`curl -s -X POST ${apiUrl}/v1/runs`);
+      expect(printed).toContain('run --address');
+      if (!apiUrl || !apiKey) throw new Error(printed);
+
+      expect((await fetch(`${apiUrl}/healthz`)).status).toBe(200);
+      const started = await fetch(`${apiUrl}/v1/runs`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ model: 'scripted:demo', prompt: 'balance of ACC-1' }),
+      });
+      expect(started.status).toBe(201);
+      const { runId } = (await started.json()) as { runId: string };
+      await expect
+        .poll(
+          async () => {
+            const response = await fetch(`${apiUrl}/v1/runs/${runId}`, {
+              headers: { authorization: `Bearer ${apiKey}` },
+            });
+            return ((await response.json()) as RunSnapshot).output;
+          },
+          { timeout: 20_000 },
+        )
+        .toContain('ACC-1 (Everyday Checking) has');
+
+      dev.child.kill('SIGINT');
+      expect(await dev.exited).toBe(0);
+      expect(temporalProcessesIn(workdir)).toEqual([]);
+    } finally {
+      await stopChild(dev.child, dev.exited);
+      await rm(workdir, { recursive: true, force: true });
+    }
+  });
+});
+
+function temporalProcessesIn(workdir: string): string[] {
+  return execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' })
+    .split('\n')
+    .filter((line) => line.includes('start-dev') && line.includes(workdir));
+}
+
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      server.close(() =>
+        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
+      );
+    });
+  });
+}
