@@ -8,7 +8,12 @@ export type {
   TenantScope,
   WatchOptions,
 } from './client/relay-client.js';
-export { createWorker, relayWorkflowsPath } from './worker/create-worker.js';
+export {
+  bundleRelayWorkflows,
+  createWorker,
+  relaySharedWorkflowModules,
+  relayWorkflowsPath,
+} from './worker/create-worker.js';
 export type { CreateWorkerOptions } from './worker/create-worker.js';
 export { ModelProviderError } from './model/model-provider.js';
 export type { ModelCall, ModelProvider } from './model/model-provider.js';

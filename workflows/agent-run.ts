@@ -382,7 +382,7 @@ function assignCallIds(proposed: readonly ProposedToolCall[], step: number): Too
 }
 
 function checkRunInput(input: AgentRunInput): void {
-  const check = checkToolInput(agentRunInputSchema, input);
+  const check = checkToolInput(agentRunInputSchema(), input);
   if (!check.success) {
     throw ApplicationFailure.create({
       type: 'invalid_input',

@@ -8,9 +8,24 @@ export type ToolCallCheck =
   | { valid: false; errorType: 'validation' | 'not_found'; error: string; issues: ToolInputIssue[] };
 
 /**
+ * Validators built from JSON Schema, shared by every run in this workflow context (the worker reuses one V8
+ * context for all cached runs). Building is a pure function of the schema text, so sharing cannot change an
+ * outcome; it saves each cached run from holding its own copy of every tool's validator (measured in
+ * bench/memory-per-run.ts). Bounded so a worker serving many distinct catalogs cannot grow without limit.
+ */
+const sharedSchemas = new Map<string, z.ZodType>();
+
+// The worker preloads this module (and Zod with it) once per workflow thread, then freezes it. Zod fills in its
+// global config (default locale, memoizer) on the first schemas it builds and parses: do that now, before the
+// freeze, so no run ever writes to the frozen config. The workflow tests fail at once if a Zod upgrade adds more.
+z.fromJSONSchema({ type: 'object', properties: { warm: { type: 'array', items: { type: 'string' } } } }).safeParse({
+  warm: [1],
+});
+const sharedSchemaLimit = 1_000;
+
+/**
  * Checks proposed tool calls against the run's catalog snapshot, deterministically, inside the workflow.
- * Schemas are rebuilt from JSON Schema once per run and tool, on first use, so a run that never calls a tool
- * never pays for its schema.
+ * A tool's validator is built on first use, so a run that never calls a tool never pays for its schema.
  */
 export class ToolCallValidator {
   private readonly entries: ReadonlyMap<string, ToolCatalogEntry>;
@@ -39,10 +54,15 @@ export class ToolCallValidator {
 
   private schemaFor(entry: ToolCatalogEntry): z.ZodType {
     let schema = this.schemas.get(entry.name);
+    if (schema) return schema;
+    const key = JSON.stringify(entry.inputSchema);
+    schema = sharedSchemas.get(key);
     if (!schema) {
       schema = buildSchema(entry);
-      this.schemas.set(entry.name, schema);
+      if (sharedSchemas.size >= sharedSchemaLimit) sharedSchemas.clear();
+      sharedSchemas.set(key, schema);
     }
+    this.schemas.set(entry.name, schema);
     return schema;
   }
 }

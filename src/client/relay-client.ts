@@ -117,7 +117,7 @@ export class RelayClient {
   /** Starts a run; the input is checked first, so a bad request never reaches Temporal. */
   async startRun(options: StartRunOptions): Promise<{ runId: string }> {
     const { runId = `run_${randomUUID()}`, ...input } = options;
-    const check = checkToolInput(agentRunInputSchema, input);
+    const check = checkToolInput(agentRunInputSchema(), input);
     if (!check.success) {
       throw new RelayError('invalid_input', check.message.replace('Validation failed', 'Invalid run input'), {
         details: { issues: check.issues },

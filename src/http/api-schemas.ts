@@ -1,7 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { agentRunInputSchema } from '../shared/run-input-schema.js';
 
-const { tenantId: _tenantId, ...runInputShape } = agentRunInputSchema.shape;
+const { tenantId: _tenantId, ...runInputShape } = agentRunInputSchema().shape;
 
 /** `POST /v1/runs`: a run's input without `tenantId` (the API key decides the tenant), and an optional id. */
 export const startRunRequestSchema = z

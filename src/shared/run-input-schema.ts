@@ -1,45 +1,58 @@
 import { z } from 'zod';
 
-const durationSchema = z.union([
-  z.number().int().positive(),
-  z
-    .string()
-    .regex(/^\s*\d+(\.\d+)?\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?)?\s*$/i, {
-      message: "Expected a duration such as '30s', '15 minutes' or '24h'",
+let schema: ReturnType<typeof buildAgentRunInputSchema> | undefined;
+
+/**
+ * The shape of `AgentRunInput`, checked by the client and the HTTP API before a run starts and by the run itself.
+ * Built on first use: the worker shares this module between runs (see `relaySharedWorkflowModules`) and freezes
+ * what exists when it loads, and Zod schemas must stay extensible.
+ */
+export function agentRunInputSchema(): ReturnType<typeof buildAgentRunInputSchema> {
+  schema ??= buildAgentRunInputSchema();
+  return schema;
+}
+
+function buildAgentRunInputSchema() {
+  const durationSchema = z.union([
+    z.number().int().positive(),
+    z
+      .string()
+      .regex(/^\s*\d+(\.\d+)?\s*(ms|milliseconds?|s|secs?|seconds?|m|mins?|minutes?|h|hrs?|hours?|d|days?)?\s*$/i, {
+        message: "Expected a duration such as '30s', '15 minutes' or '24h'",
+      }),
+  ]);
+
+  const toolCallSchema = z.object({ id: z.string().min(1), name: z.string().min(1), input: z.unknown() });
+
+  const transcriptMessageSchema = z.discriminatedUnion('role', [
+    z.object({ role: z.literal('system'), content: z.string() }),
+    z.object({ role: z.literal('user'), content: z.string() }),
+    z.object({ role: z.literal('assistant'), content: z.string(), toolCalls: z.array(toolCallSchema).optional() }),
+    z.object({
+      role: z.literal('tool'),
+      toolCallId: z.string(),
+      toolName: z.string(),
+      result: z.object({ success: z.boolean(), toolName: z.string() }).loose(),
     }),
-]);
+  ]);
 
-const toolCallSchema = z.object({ id: z.string().min(1), name: z.string().min(1), input: z.unknown() });
-
-const transcriptMessageSchema = z.discriminatedUnion('role', [
-  z.object({ role: z.literal('system'), content: z.string() }),
-  z.object({ role: z.literal('user'), content: z.string() }),
-  z.object({ role: z.literal('assistant'), content: z.string(), toolCalls: z.array(toolCallSchema).optional() }),
-  z.object({
-    role: z.literal('tool'),
-    toolCallId: z.string(),
-    toolName: z.string(),
-    result: z.object({ success: z.boolean(), toolName: z.string() }).loose(),
-  }),
-]);
-
-/** The shape of `AgentRunInput`, checked by the client and the HTTP API before a run starts and by the run itself. */
-export const agentRunInputSchema = z
-  .object({
-    tenantId: z.string().min(1).max(128),
-    userId: z.string().min(1).max(256).optional(),
-    sessionId: z.string().min(1).max(256).optional(),
-    model: z.string().regex(/^[^:\s]+:\S+$/, { message: "Expected 'provider:model', e.g. 'openai:gpt-4.1-mini'" }),
-    prompt: z.string().min(1).optional(),
-    messages: z.array(transcriptMessageSchema).min(1).optional(),
-    system: z.string().optional(),
-    maxSteps: z.number().int().min(1).max(1_000).optional(),
-    approvalTimeout: durationSchema.optional(),
-    tools: z.array(z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/)).optional(),
-    config: z.record(z.string(), z.unknown()).optional(),
-    continueAsNewAfterSteps: z.number().int().min(1).optional(),
-  })
-  .refine((input) => input.prompt !== undefined || input.messages !== undefined, {
-    message: 'Give a prompt or messages',
-    path: ['prompt'],
-  });
+  return z
+    .object({
+      tenantId: z.string().min(1).max(128),
+      userId: z.string().min(1).max(256).optional(),
+      sessionId: z.string().min(1).max(256).optional(),
+      model: z.string().regex(/^[^:\s]+:\S+$/, { message: "Expected 'provider:model', e.g. 'openai:gpt-4.1-mini'" }),
+      prompt: z.string().min(1).optional(),
+      messages: z.array(transcriptMessageSchema).min(1).optional(),
+      system: z.string().optional(),
+      maxSteps: z.number().int().min(1).max(1_000).optional(),
+      approvalTimeout: durationSchema.optional(),
+      tools: z.array(z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/)).optional(),
+      config: z.record(z.string(), z.unknown()).optional(),
+      continueAsNewAfterSteps: z.number().int().min(1).optional(),
+    })
+    .refine((input) => input.prompt !== undefined || input.messages !== undefined, {
+      message: 'Give a prompt or messages',
+      path: ['prompt'],
+    });
+}

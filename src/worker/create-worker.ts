@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
-import { NativeConnection, Worker } from '@temporalio/worker';
-import type { WorkerOptions } from '@temporalio/worker';
+import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
+import type { BundleOptions, WorkerOptions, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { createActivities } from '../../activities/index.js';
 import { ModelRegistry } from '../model/model-registry.js';
 import type { ModelProvider } from '../model/model-provider.js';
@@ -27,7 +27,7 @@ export interface CreateWorkerOptions {
   namespace?: string;
   /** Guardrails, size limit and default timeout for every tool. */
   executor?: ToolExecutorOptions;
-  /** A pre-built workflow bundle (`bundleWorkflowCode`); bundling on start takes a few seconds otherwise. */
+  /** A pre-built workflow bundle (`bundleRelayWorkflows()`); bundling on start takes a few seconds otherwise. */
   workflowBundle?: WorkerOptions['workflowBundle'];
   /**
    * Check at start that the server knows Relay-E's search attributes, so a run cannot get stuck on a server
@@ -59,17 +59,43 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     namespace,
     taskQueue: options.taskQueue,
     activities,
-    ...(options.workflowBundle ? { workflowBundle: options.workflowBundle } : { workflowsPath: relayWorkflowsPath() }),
+    ...(options.workflowBundle
+      ? { workflowBundle: options.workflowBundle }
+      : { workflowsPath: relayWorkflowsPath(), bundlerOptions: { preloadModules: relaySharedWorkflowModules() } }),
   });
+}
+
+/** Bundles Relay-E's workflows once, for workers that should start without bundling (tests, several workers). */
+export function bundleRelayWorkflows(
+  options: Pick<BundleOptions, 'logger'> = {},
+): Promise<WorkflowBundleWithSourceMap> {
+  return bundleWorkflowCode({
+    ...options,
+    workflowsPath: relayWorkflowsPath(),
+    preloadModules: relaySharedWorkflowModules(),
+  });
+}
+
+/**
+ * Pure modules loaded once per workflow thread and shared by every cached run, instead of once per run: the tool
+ * call validator and Zod beneath it cost about 1.2 MiB per cached run otherwise (bench/memory-per-run.ts). None
+ * holds per-run state, so sharing cannot change a run's behaviour.
+ */
+export function relaySharedWorkflowModules(): string[] {
+  return [resolveRelayModule('workflows/tool-call-validator'), resolveRelayModule('src/shared/run-input-schema')];
 }
 
 /** The file that holds Relay-E's workflows, next to this module whether it runs from source or from `dist`. */
 export function relayWorkflowsPath(): string {
+  return resolveRelayModule('workflows/index');
+}
+
+function resolveRelayModule(pathFromRoot: string): string {
   for (const extension of ['.ts', '.js']) {
-    const path = fileURLToPath(new URL(`../../workflows/index${extension}`, import.meta.url));
+    const path = fileURLToPath(new URL(`../../${pathFromRoot}${extension}`, import.meta.url));
     if (existsSync(path)) return path;
   }
-  throw new RelayError('invalid_input', 'Cannot find the Relay-E workflows next to the worker module');
+  throw new RelayError('invalid_input', `Cannot find ${pathFromRoot} next to the Relay-E worker module`);
 }
 
 async function checkSearchAttributes(connection: NativeConnection, namespace: string): Promise<void> {

@@ -1,2 +1,2 @@
-export { createWorker, relayWorkflowsPath } from './create-worker.js';
+export { bundleRelayWorkflows, createWorker, relaySharedWorkflowModules, relayWorkflowsPath } from './create-worker.js';
 export type { CreateWorkerOptions } from './create-worker.js';

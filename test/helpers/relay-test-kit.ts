@@ -1,10 +1,11 @@
 import type { Client } from '@temporalio/client';
+import { DefaultLogger } from '@temporalio/worker';
 import type { Worker } from '@temporalio/worker';
 import { RelayClient } from '../../src/client/relay-client.js';
 import type { RunEvent, RunSnapshot } from '../../src/shared/run-types.js';
-import { createWorker, relayWorkflowsPath } from '../../src/worker/create-worker.js';
+import { bundleRelayWorkflows, createWorker } from '../../src/worker/create-worker.js';
 import type { CreateWorkerOptions } from '../../src/worker/create-worker.js';
-import { bundleWorkflows, connectTemporalTestEnv, uniqueTaskQueue } from './temporal-test-env.js';
+import { connectTemporalTestEnv, uniqueTaskQueue } from './temporal-test-env.js';
 import type { TemporalTestEnv } from './temporal-test-env.js';
 
 /** Relay-E workers and clients on the dev server the global setup started, shared by the tests of one file. */
@@ -29,6 +30,14 @@ export interface RunningWorker {
   stop: () => Promise<void>;
 }
 
+let bundle: ReturnType<typeof bundleRelayWorkflows> | undefined;
+
+/** Bundles Relay-E's workflows once per test file: bundling takes seconds, a worker start milliseconds. */
+function relayBundle(): ReturnType<typeof bundleRelayWorkflows> {
+  bundle ??= bundleRelayWorkflows({ logger: new DefaultLogger('WARN') });
+  return bundle;
+}
+
 export async function createRelayTestKit(): Promise<RelayTestKit> {
   const env = await connectTemporalTestEnv();
   const { connection, namespace } = env;
@@ -48,7 +57,7 @@ export async function createRelayTestKit(): Promise<RelayTestKit> {
         taskQueue,
         namespace,
         connection: env.nativeConnection,
-        workflowBundle: await bundleWorkflows(relayWorkflowsPath()),
+        workflowBundle: await relayBundle(),
       });
       const runPromise = worker.run();
       const entry: RunningWorker = {

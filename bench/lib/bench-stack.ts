@@ -1,0 +1,98 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, freemem, totalmem, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
+import type { WorkerOptions } from '@temporalio/worker';
+import { RelayClient } from '../../src/client/relay-client.js';
+import { startTemporalDevServer } from '../../src/dev/temporal-dev-server.js';
+import type { ModelProvider } from '../../src/model/model-provider.js';
+import type { ToolDefinition } from '../../src/tool/define-tool.js';
+import { bundleRelayWorkflows, createWorker } from '../../src/worker/create-worker.js';
+
+/** A dev server on a SQLite file, one Relay-E worker and a client: what every benchmark measures against. */
+export interface BenchStack {
+  client: RelayClient;
+  connection: Connection;
+  address: string;
+  stop(): Promise<void>;
+}
+
+export async function startBenchStack(options: {
+  tools: readonly ToolDefinition[];
+  models: Record<string, ModelProvider>;
+  workerOptions?: CreateWorkerOptionsPassthrough;
+}): Promise<BenchStack> {
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  const directory = mkdtempSync(join(tmpdir(), 'relay-bench-'));
+  // A file, not memory: durability is what is being measured, so the server writes as it would for real.
+  const server = await startTemporalDevServer({ dbFilename: join(directory, 'temporal.db') });
+  const nativeConnection = await NativeConnection.connect({ address: server.address });
+  const connection = await Connection.connect({ address: server.address });
+  const taskQueue = 'bench';
+  const worker = await createWorker({
+    tools: options.tools,
+    models: options.models,
+    taskQueue,
+    connection: nativeConnection,
+    workflowBundle: await bundleRelayWorkflows({ logger: new DefaultLogger('ERROR') }),
+    ...(options.workerOptions ? { workerOptions: options.workerOptions } : {}),
+  });
+  const running = worker.run();
+  const client = await RelayClient.connect({ connection, taskQueue });
+  return {
+    client,
+    connection,
+    address: server.address,
+    async stop() {
+      worker.shutdown();
+      await running;
+      await connection.close();
+      await nativeConnection.close();
+      await server.stop();
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}
+
+type CreateWorkerOptionsPassthrough = Partial<Omit<WorkerOptions, 'taskQueue' | 'connection' | 'activities'>>;
+
+/** The machine a figure was measured on, printed beside every result. */
+export function describeMachine() {
+  return {
+    node: process.version,
+    cpu: cpus()[0]?.model ?? 'unknown',
+    cores: cpus().length,
+    memoryGiB: Math.round(totalmem() / 2 ** 30),
+    freeMemoryGiB: Math.round(freemem() / 2 ** 30),
+    platform: `${process.platform} ${process.arch}`,
+  };
+}
+
+/** Runs `task` over `items` with at most `limit` in flight. */
+export async function mapWithConcurrency<T, R>(
+  items: readonly T[],
+  limit: number,
+  task: (item: T) => Promise<R>,
+): Promise<R[]> {
+  const results: R[] = new Array<R>(items.length);
+  let next = 0;
+  async function lane(): Promise<void> {
+    while (next < items.length) {
+      const index = next++;
+      results[index] = await task(items[index] as T);
+    }
+  }
+  await Promise.all(Array.from({ length: Math.min(limit, items.length) }, lane));
+  return results;
+}
+
+/** Least-squares slope of y over x. */
+export function slope(points: ReadonlyArray<{ x: number; y: number }>): number {
+  const n = points.length;
+  const meanX = points.reduce((sum, point) => sum + point.x, 0) / n;
+  const meanY = points.reduce((sum, point) => sum + point.y, 0) / n;
+  const covariance = points.reduce((sum, point) => sum + (point.x - meanX) * (point.y - meanY), 0);
+  const variance = points.reduce((sum, point) => sum + (point.x - meanX) ** 2, 0);
+  return covariance / variance;
+}
