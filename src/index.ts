@@ -3,7 +3,9 @@ export { RelayClient } from './client/relay-client.js';
 export type {
   ApproveOptions,
   DecisionOptions,
+  ListPendingApprovalsOptions,
   RelayClientOptions,
+  RunPendingApproval,
   StartRunOptions,
   TenantScope,
   WatchOptions,
@@ -18,6 +20,18 @@ export type { CreateWorkerOptions } from './worker/create-worker.js';
 export { ModelProviderError } from './model/model-provider.js';
 export type { ModelCall, ModelProvider } from './model/model-provider.js';
 export { ModelRegistry, parseModelId } from './model/model-registry.js';
+export {
+  aiSdkProvider,
+  anthropicProvider,
+  openaiCompatibleProvider,
+  openaiProvider,
+  providersFromEnv,
+} from './model/providers/index.js';
+export type {
+  AnthropicProviderOptions,
+  OpenAICompatibleProviderOptions,
+  OpenAIProviderOptions,
+} from './model/providers/index.js';
 export { RelayError, errorCodes } from './shared/errors.js';
 export type { ErrorCode } from './shared/errors.js';
 export { agentRunInputSchema } from './shared/run-input-schema.js';

@@ -2,7 +2,9 @@ export { RelayClient } from './relay-client.js';
 export type {
   ApproveOptions,
   DecisionOptions,
+  ListPendingApprovalsOptions,
   RelayClientOptions,
+  RunPendingApproval,
   StartRunOptions,
   TenantScope,
   WatchOptions,

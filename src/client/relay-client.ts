@@ -253,6 +253,12 @@ export class RelayClient {
     try {
       return await this.query(runId, () => this.handle(runId).executeUpdate(decideUpdate, { args: [scoped] }));
     } catch (error) {
+      // Temporal answers an update to a closed workflow as "not found": tell an ended run from a missing one.
+      if (RelayError.isInstance(error) && error.code === 'run_not_found' && (await this.hasEnded(runId, scope))) {
+        throw new RelayError('approval_not_pending', `Run '${runId}' has ended; it takes no more decisions`, {
+          details: { toolCallId: decision.toolCallId },
+        });
+      }
       if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
         const code = toErrorCode(error.cause.type);
         if (code === 'tenant_mismatch') throw runNotFound(runId);
@@ -263,6 +269,18 @@ export class RelayClient {
         });
       }
       throw error;
+    }
+  }
+
+  /** True when the run exists, belongs to the scope's tenant (if any) and is no longer running. */
+  private async hasEnded(runId: string, scope: TenantScope): Promise<boolean> {
+    try {
+      const description = await this.handle(runId).describe();
+      const tenant = description.typedSearchAttributes.get(relaySearchAttributes.tenant);
+      if (scope.tenantId !== undefined && tenant !== scope.tenantId) return false;
+      return description.status.name !== 'RUNNING';
+    } catch {
+      return false;
     }
   }
 

@@ -317,7 +317,7 @@ describe('agentRun', () => {
         expect(toolMessages(seenByModel[1] ?? [])[0]).toMatchObject({ result: { errorType: 'approval_timeout' } });
         expect(eventTypes(await client.events(runId))).toContain('tool_approval_timed_out');
         const late = await client.approve(runId, 'pay').catch((error: unknown) => error);
-        expect(RelayError.isInstance(late)).toBe(true);
+        expect(RelayError.isInstance(late) && late.code).toBe('approval_not_pending');
         await recordHistory(runId, 'approval-timeout');
       } finally {
         await stop();
