@@ -18,6 +18,7 @@ export default defineConfig({
             'test/replay/**/*.test.ts',
             'test/http/**/*.test.ts',
             'test/e2e/**/*.test.ts',
+            'test/reliability/**/*.test.ts',
           ],
           globalSetup: ['test/helpers/temporal-global-setup.ts'],
           testTimeout: 60_000,
