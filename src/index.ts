@@ -1,22 +1,6 @@
 export * from './tool/index.js';
-export { RelayClient } from './client/relay-client.js';
-export type {
-  ApproveOptions,
-  DecisionOptions,
-  ListPendingApprovalsOptions,
-  RelayClientOptions,
-  RunPendingApproval,
-  StartRunOptions,
-  TenantScope,
-  WatchOptions,
-} from './client/relay-client.js';
-export {
-  bundleRelayWorkflows,
-  createWorker,
-  relaySharedWorkflowModules,
-  relayWorkflowsPath,
-} from './worker/create-worker.js';
-export type { CreateWorkerOptions } from './worker/create-worker.js';
+export * from './client/index.js';
+export * from './worker/index.js';
 export { ModelProviderError } from './model/model-provider.js';
 export type { ModelCall, ModelProvider } from './model/model-provider.js';
 export { ModelRegistry, parseModelId } from './model/model-registry.js';
