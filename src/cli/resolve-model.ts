@@ -8,20 +8,32 @@ export interface ResolvedModel {
   description: string;
 }
 
+/** The model used when a provider's key is configured and no model is named. */
+const defaultModels: Readonly<Record<string, string>> = {
+  openai: 'openai:gpt-4.1-mini',
+  anthropic: 'anthropic:claude-sonnet-4-5',
+};
+
 /**
- * `--model`, else RELAY_E_MODEL, else the scripted demo model; the description says plainly when no LLM is
- * called and which providers the environment configures.
+ * `--model`, else RELAY_E_MODEL, else the default model of the first configured provider that has one, else the
+ * scripted demo model; the description says plainly when no LLM is called and which providers are configured.
  */
 export function resolveModel(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): ResolvedModel {
   const configured = Object.keys(providersFromEnv(env));
-  const modelId = flag ?? (env['RELAY_E_MODEL'] || undefined);
+  const named = flag ?? (env['RELAY_E_MODEL'] || undefined);
+  const modelId = named ?? configured.map((provider) => defaultModels[provider]).find((model) => model !== undefined);
   if (modelId !== undefined && modelId !== demoModelId) {
-    return { modelId, isDemo: false, description: `${modelId} (providers configured here: ${list(configured)})` };
+    const source = named === undefined ? 'default of the configured provider; --model or RELAY_E_MODEL to change' : '';
+    return {
+      modelId,
+      isDemo: false,
+      description: `${modelId} (${source || `providers configured here: ${list(configured)}`})`,
+    };
   }
   const hint =
     configured.length > 0
       ? `providers ${list(configured)} are configured: pass --model or set RELAY_E_MODEL (e.g. ${configured[0]}:<model>) to use one`
-      : 'set OPENAI_API_KEY, ANTHROPIC_API_KEY or RELAY_E_COMPATIBLE_BASE_URL and RELAY_E_MODEL to use an LLM';
+      : 'set OPENAI_API_KEY, ANTHROPIC_API_KEY or RELAY_E_COMPATIBLE_BASE_URL (with RELAY_E_MODEL) to use an LLM';
   return {
     modelId: demoModelId,
     isDemo: true,
