@@ -19,6 +19,7 @@ export default defineConfig({
             'test/http/**/*.test.ts',
             'test/e2e/**/*.test.ts',
             'test/reliability/**/*.test.ts',
+            'test/security/**/*.test.ts',
           ],
           globalSetup: ['test/helpers/temporal-global-setup.ts'],
           testTimeout: 60_000,

@@ -13,6 +13,18 @@ import type { TokenUsage, TranscriptMessage } from '../src/shared/transcript.js'
 /** How many of the newest events a run carries into its next execution when it continues as new. */
 export const eventsCarriedAcrossContinueAsNew = 1_000;
 
+/**
+ * How many of the newest events a run keeps in memory (and answers the events query from): a run that emits more
+ * drops its oldest, and the query says how many with an `events_dropped` marker, so a worker's memory stays bounded.
+ */
+export const defaultMaxEventsKept = 10_000;
+
+/** Options of {@link RunState} that do not come from the run's input. */
+export interface RunStateOptions {
+  /** @default defaultMaxEventsKept */
+  maxEventsKept?: number;
+}
+
 /** What one execution of a run hands to the next when it continues as new. */
 export interface CarriedRunState {
   catalog: ToolCatalogEntry[];
@@ -48,12 +60,14 @@ export class RunState {
   private updatedAt: string;
   private events: RunEvent[];
   private lastEventSeq: number;
+  private readonly maxEventsKept: number;
   private readonly pending = new Map<string, PendingApproval>();
   private readonly decisions = new Map<string, AppliedDecision>();
   private readonly decided = new Set<string>();
 
-  constructor(runId: string, input: AgentRunInput, carried?: CarriedRunState) {
+  constructor(runId: string, input: AgentRunInput, carried?: CarriedRunState, options: RunStateOptions = {}) {
     this.runId = runId;
+    this.maxEventsKept = Math.max(1, options.maxEventsKept ?? defaultMaxEventsKept);
     this.input = input;
     this.maxSteps = input.maxSteps ?? 10;
     const now = new Date().toISOString();
@@ -73,12 +87,29 @@ export class RunState {
     const at = new Date().toISOString();
     const event: RunEvent = { ...init, seq: ++this.lastEventSeq, at, step: this.step };
     this.events.push(event);
+    if (this.events.length > this.maxEventsKept) this.events.splice(0, this.events.length - this.maxEventsKept);
     this.updatedAt = at;
     return event;
   }
 
+  /**
+   * The kept events with a sequence number above `after`, led by an `events_dropped` marker when some of the events
+   * asked for are no longer kept; the marker's `seq` is the last dropped one, so resuming after it loses nothing more.
+   */
   eventsAfter(after = 0): RunEvent[] {
-    return this.events.filter((event) => event.seq > after);
+    const kept = this.events.filter((event) => event.seq > after);
+    const oldest = this.events[0];
+    if (!oldest || oldest.seq - 1 <= after) return kept;
+    const lastDropped = oldest.seq - 1;
+    const marker: RunEvent = {
+      type: 'events_dropped',
+      seq: lastDropped,
+      at: oldest.at,
+      step: oldest.step,
+      dropped: lastDropped - after,
+      firstKeptSeq: oldest.seq,
+    };
+    return [marker, ...kept];
   }
 
   addUsage(usage: TokenUsage | undefined): void {

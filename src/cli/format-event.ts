@@ -38,6 +38,8 @@ function describeEvent(event: RunEvent): string {
       return event.error;
     case 'run_cancelled':
       return '';
+    case 'events_dropped':
+      return `${event.dropped} older events no longer kept; the log goes on at #${event.firstKeptSeq}`;
   }
 }
 

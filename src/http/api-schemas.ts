@@ -80,6 +80,7 @@ export const runEventSchema = z
       'run_completed',
       'run_failed',
       'run_cancelled',
+      'events_dropped',
     ]),
     toolCallId: z.string().optional(),
     toolName: z.string().optional(),

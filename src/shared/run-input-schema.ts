@@ -3,6 +3,12 @@ import { z } from 'zod';
 let schema: ReturnType<typeof buildAgentRunInputSchema> | undefined;
 
 /**
+ * The most characters a prompt, a system message or one transcript message may hold: about 50 000 tokens, far
+ * below Temporal's 2 MiB payload limit, so an oversized input is refused with its path before a run starts.
+ */
+export const maxPromptChars = 200_000;
+
+/**
  * The shape of `AgentRunInput`, checked by the client and the HTTP API before a run starts and by the run itself.
  * Built on first use: the worker shares this module between runs (see `relaySharedWorkflowModules`) and freezes
  * what exists when it loads, and Zod schemas must stay extensible.
@@ -22,12 +28,16 @@ function buildAgentRunInputSchema() {
       }),
   ]);
 
+  const textSchema = z.string().max(maxPromptChars, {
+    message: `Too long: at most ${maxPromptChars} characters are accepted`,
+  });
+
   const toolCallSchema = z.object({ id: z.string().min(1), name: z.string().min(1), input: z.unknown() });
 
   const transcriptMessageSchema = z.discriminatedUnion('role', [
-    z.object({ role: z.literal('system'), content: z.string() }),
-    z.object({ role: z.literal('user'), content: z.string() }),
-    z.object({ role: z.literal('assistant'), content: z.string(), toolCalls: z.array(toolCallSchema).optional() }),
+    z.object({ role: z.literal('system'), content: textSchema }),
+    z.object({ role: z.literal('user'), content: textSchema }),
+    z.object({ role: z.literal('assistant'), content: textSchema, toolCalls: z.array(toolCallSchema).optional() }),
     z.object({
       role: z.literal('tool'),
       toolCallId: z.string(),
@@ -42,9 +52,9 @@ function buildAgentRunInputSchema() {
       userId: z.string().min(1).max(256).optional(),
       sessionId: z.string().min(1).max(256).optional(),
       model: z.string().regex(/^[^:\s]+:\S+$/, { message: "Expected 'provider:model', e.g. 'openai:gpt-4.1-mini'" }),
-      prompt: z.string().min(1).optional(),
+      prompt: textSchema.min(1).optional(),
       messages: z.array(transcriptMessageSchema).min(1).optional(),
-      system: z.string().optional(),
+      system: textSchema.optional(),
       maxSteps: z.number().int().min(1).max(1_000).optional(),
       approvalTimeout: durationSchema.optional(),
       tools: z.array(z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/)).optional(),

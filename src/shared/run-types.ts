@@ -106,7 +106,9 @@ export type RunEvent =
   | (ToolEventBase & { type: 'tool_failed'; error: string; errorType: ToolErrorType })
   | (RunEventBase & { type: 'run_completed'; stopReason: StopReason; output?: string })
   | (RunEventBase & { type: 'run_failed'; error: string })
-  | (RunEventBase & { type: 'run_cancelled' });
+  | (RunEventBase & { type: 'run_cancelled' })
+  /** Not recorded: the events query's note that older events were dropped to bound the run's memory. */
+  | (RunEventBase & { type: 'events_dropped'; dropped: number; firstKeptSeq: number });
 
 export type RunEventType = RunEvent['type'];
 
