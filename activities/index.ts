@@ -4,6 +4,8 @@ import type { ToolRegistry } from '../src/tool/tool-registry.js';
 import type { ModelRegistry } from '../src/model/model-registry.js';
 import { ModelProviderError } from '../src/model/model-provider.js';
 import { RelayError } from '../src/shared/errors.js';
+import { redactSecrets, resolveSecretReferences } from '../src/security/resolve-secret-references.js';
+import type { SecretSource } from '../src/security/resolve-secret-references.js';
 import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
 import type { ModelRequest, ModelResponse } from '../src/shared/transcript.js';
 import type { ToolResult } from '../src/shared/tool-result.js';
@@ -26,13 +28,15 @@ export interface ActivityDependencies {
   registry: ToolRegistry;
   executor: ToolExecutor;
   models: ModelRegistry;
+  /** What `{ "$secret": "NAME" }` in a run's config resolves to; the values exist only inside `executeTool`. */
+  secrets?: SecretSource;
 }
 
 /** How often a running tool heartbeats; the heartbeat is what carries a run's cancellation to the tool. */
 const heartbeatIntervalMs = 1_000;
 
 /** The activities of an agent run, bound to one worker's tools and model providers. */
-export function createActivities({ registry, executor, models }: ActivityDependencies) {
+export function createActivities({ registry, executor, models, secrets }: ActivityDependencies) {
   return {
     /** Records the tools a run may use (names, descriptions, JSON Schemas, approval flags) in its history. */
     async snapshotToolCatalog(input: { tools?: string[] }): Promise<ToolCatalogEntry[]> {
@@ -69,7 +73,13 @@ export function createActivities({ registry, executor, models }: ActivityDepende
       const context = Context.current();
       const heartbeat = setInterval(() => context.heartbeat(), heartbeatIntervalMs);
       try {
-        const result = await executor.executeCall(
+        const { config, values } = await resolveSecretReferences(call.config, secrets, {
+          tenantId: call.tenantId,
+          toolName: call.toolName,
+        }).catch((error: unknown) => {
+          throw toNonRetryableFailure(error);
+        });
+        const executed = await executor.executeCall(
           { id: call.toolCallId, name: call.toolName, arguments: call.input },
           {
             signal: context.cancellationSignal,
@@ -80,11 +90,12 @@ export function createActivities({ registry, executor, models }: ActivityDepende
               runId: call.runId,
               toolCallId: call.toolCallId,
               idempotencyKey: call.idempotencyKey,
-              config: call.config,
+              config,
               logger: log,
             },
           },
         );
+        const result = redactSecrets(executed, values);
         if (result.success) return result;
         if (result.errorType === 'cancelled') throw new CancelledFailure(result.error);
         if (result.errorType === 'execution' || result.errorType === 'timeout') {

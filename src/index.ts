@@ -16,6 +16,7 @@ export type {
   OpenAICompatibleProviderOptions,
   OpenAIProviderOptions,
 } from './model/providers/index.js';
+export * from './security/index.js';
 export { RelayError, errorCodes } from './shared/errors.js';
 export type { ErrorCode } from './shared/errors.js';
 export { agentRunInputSchema } from './shared/run-input-schema.js';

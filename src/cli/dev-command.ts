@@ -8,6 +8,7 @@ import type { ApiKeyTenants } from '../http/api-keys.js';
 import { loadApiKeys } from '../http/api-keys.js';
 import { startApiServer } from '../http/start-api-server.js';
 import { exitCodes, usageError } from './cli-error.js';
+import { startCodecServer } from './codec-server-command.js';
 import type { Command } from './command.js';
 import { connectionOptions, connectionOptionsHelp, parseCommandArgs } from './command.js';
 import { resolveModel } from './resolve-model.js';
@@ -48,6 +49,8 @@ Options:
   --host IP              API bind address (env RELAY_E_HOST, default 127.0.0.1)
   The API key is RELAY_E_API_KEYS="key:tenant,..." when set, else one generated once and kept in
   ${stateDirectory}/dev-api-key (tenant from --tenant, default demo).
+  With RELAY_E_ENCRYPTION_KEYS set, payloads are encrypted and a started server's Web UI decrypts
+  them through a codec server on loopback (see relay-e codec-server --help).
 
 ${connectionOptionsHelp}`,
   async run(argv) {
@@ -76,6 +79,17 @@ ${connectionOptionsHelp}`,
         spinner.start(`starting a Temporal dev server on ${settings.address} (data in ${dbFilename})`);
         await mkdir(path.dirname(path.resolve(dbFilename)), { recursive: true });
       }
+      // With encryption on, the UI started here decrypts through a codec server on loopback.
+      const codec =
+        !reused && settings.encryption
+          ? await startCodecServer({
+              encryption: settings.encryption,
+              port: 0,
+              host: '127.0.0.1',
+              uiOrigins: [`http://localhost:${uiPort}`, `http://127.0.0.1:${uiPort}`],
+            })
+          : undefined;
+      if (codec) cleanups.push(() => codec.close());
       const server: TemporalDevServer = reused
         ? await startTemporalDevServer({ reuseAddress: settings.address, namespace: settings.namespace })
         : await startTemporalDevServer({
@@ -85,6 +99,7 @@ ${connectionOptionsHelp}`,
             uiPort,
             dbFilename,
             namespace: settings.namespace,
+            ...(codec ? { extraArgs: ['--ui-codec-endpoint', codec.url] } : {}),
           });
       cleanups.push(() => server.stop());
       const serverSettings = { ...settings, address: server.address };
@@ -118,6 +133,7 @@ ${connectionOptionsHelp}`,
         namespace: server.namespace,
         taskQueue: settings.taskQueue,
         uiUrl: server.uiUrl,
+        ...(codec ? { codecUrl: codec.url } : {}),
         dbFilename: reused ? undefined : dbFilename,
         model: model.modelId,
         providers: worker.providers,

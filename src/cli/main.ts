@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { exitCodes, toExitCode } from './cli-error.js';
+import { codecServerCommand } from './codec-server-command.js';
 import type { Command } from './command.js';
 import { approveCommand, rejectCommand } from './decision-command.js';
 import { devCommand } from './dev-command.js';
@@ -19,6 +20,7 @@ const commands: readonly Command[] = [
   inspectCommand,
   workerCommand,
   serveCommand,
+  codecServerCommand,
 ];
 
 const help = `relay-e: durable tool-calling agents on Temporal
@@ -26,7 +28,7 @@ const help = `relay-e: durable tool-calling agents on Temporal
 Usage: relay-e <command> [options]
 
 Commands:
-${commands.map((command) => `  ${command.name.padEnd(9)} ${command.summary}`).join('\n')}
+${commands.map((command) => `  ${command.name.padEnd(12)} ${command.summary}`).join('\n')}
 
 Run 'relay-e <command> --help' for a command's options. Every command takes --address, --namespace,
 --task-queue, --tenant and --json.

@@ -2,6 +2,8 @@ import { readFile } from 'node:fs/promises';
 import { NativeConnection } from '@temporalio/worker';
 import type { TLSConfig } from '@temporalio/client';
 import { RelayClient } from '../client/relay-client.js';
+import { encryptionOptionsFromEnv } from '../security/encryption-keys.js';
+import type { EncryptionOptions } from '../security/encryption-keys.js';
 import { usageError } from './cli-error.js';
 
 /** Where the Temporal server is and which runs a command works on, from flags first, then the environment. */
@@ -14,6 +16,8 @@ export interface TemporalSettings {
   tenantGiven: boolean;
   apiKey?: string;
   tls?: TLSConfig | boolean;
+  /** Payload encryption keys from RELAY_E_ENCRYPTION_KEYS / RELAY_E_ENCRYPTION_KEY_ID, for workers and clients alike. */
+  encryption?: EncryptionOptions;
 }
 
 /** Flag values the settings are read from. */
@@ -32,6 +36,7 @@ export async function readTemporalSettings(
   const tenant = flags.tenant ?? env['RELAY_E_TENANT'];
   const apiKey = env['TEMPORAL_API_KEY'];
   const tls = await readTls(env);
+  const encryption = encryptionOptionsFromEnv(env);
   return {
     address: flags.address ?? env['TEMPORAL_ADDRESS'] ?? 'localhost:7233',
     namespace: flags.namespace ?? env['TEMPORAL_NAMESPACE'] ?? 'default',
@@ -40,6 +45,7 @@ export async function readTemporalSettings(
     tenantGiven: tenant !== undefined,
     ...(apiKey ? { apiKey } : {}),
     ...(tls !== undefined ? { tls } : apiKey ? { tls: true } : {}),
+    ...(encryption ? { encryption } : {}),
   };
 }
 
@@ -51,6 +57,7 @@ export function connectRelayClient(settings: TemporalSettings): Promise<RelayCli
     taskQueue: settings.taskQueue,
     ...(settings.apiKey !== undefined ? { apiKey: settings.apiKey } : {}),
     ...(settings.tls !== undefined ? { tls: settings.tls } : {}),
+    ...(settings.encryption ? { encryption: settings.encryption } : {}),
   });
 }
 

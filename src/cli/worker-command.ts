@@ -2,6 +2,7 @@ import type { NativeConnection, Worker } from '@temporalio/worker';
 import { createDemoModel } from '../demo/demo-model.js';
 import { createDemoTools } from '../demo/demo-tools.js';
 import { providersFromEnv } from '../model/providers/index.js';
+import { secretsFromEnv } from '../security/resolve-secret-references.js';
 import { createWorker } from '../worker/create-worker.js';
 import { exitCodes } from './cli-error.js';
 import type { Command } from './command.js';
@@ -32,6 +33,8 @@ export async function startDemoWorker(settings: TemporalSettings, connection?: N
     taskQueue: settings.taskQueue,
     namespace: settings.namespace,
     connection: ownConnection,
+    secrets: secretsFromEnv(process.env),
+    ...(settings.encryption ? { encryption: settings.encryption } : {}),
   });
   const running = worker.run();
   let stopping: Promise<void> | undefined;
@@ -57,6 +60,9 @@ export const workerCommand: Command = {
 Polls the task queue and runs agent runs: the banking demo tools (get_balance, search_transactions,
 transfer_funds) and the models scripted:demo plus whatever OPENAI_API_KEY / ANTHROPIC_API_KEY /
 RELAY_E_COMPATIBLE_BASE_URL configure. Stops cleanly on Ctrl-C or SIGTERM.
+Payloads are encrypted when RELAY_E_ENCRYPTION_KEYS="id:base64key,..." is set (current key:
+RELAY_E_ENCRYPTION_KEY_ID, default the first); { "$secret": "NAME" } in a run's config resolves to
+RELAY_E_SECRET_NAME inside the tool activity.
 
 ${connectionOptionsHelp}`,
   async run(argv) {

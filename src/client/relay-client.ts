@@ -9,8 +9,11 @@ import {
 } from '@temporalio/client';
 import type { ConnectionOptions, WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
+import type { DataConverter } from '@temporalio/common';
 import type { agentRun } from '../../workflows/agent-run.js';
 import { decideSignal, decideUpdate, eventsQuery, snapshotQuery } from '../../workflows/messages.js';
+import type { EncryptionOptions } from '../security/encryption-keys.js';
+import { withEncryption } from '../security/with-encryption.js';
 import { RelayError, errorCodes } from '../shared/errors.js';
 import type { ErrorCode } from '../shared/errors.js';
 import { agentRunInputSchema } from '../shared/run-input-schema.js';
@@ -39,6 +42,17 @@ export interface RelayClientOptions {
   tls?: ConnectionOptions['tls'];
   /** A connection to reuse instead of opening one. */
   connection?: Connection;
+  /**
+   * Encrypt what this client sends (run input, memo, summary, decisions) and decrypt what it reads, with the keys
+   * the workers hold.
+   * @default undefined (no encryption)
+   */
+  encryption?: EncryptionOptions;
+  /**
+   * A Temporal data converter; `encryption` adds its codec after this one's codecs.
+   * @default Temporal's default
+   */
+  dataConverter?: DataConverter;
 }
 
 export interface StartRunOptions extends AgentRunInput {
@@ -110,7 +124,12 @@ export class RelayClient {
         ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
         ...(options.tls !== undefined ? { tls: options.tls } : options.apiKey !== undefined ? { tls: true } : {}),
       }));
-    const temporal = new Client({ connection, namespace: options.namespace ?? 'default' });
+    const dataConverter = withEncryption(options.dataConverter, options.encryption);
+    const temporal = new Client({
+      connection,
+      namespace: options.namespace ?? 'default',
+      ...(dataConverter ? { dataConverter } : {}),
+    });
     return new RelayClient(temporal, options.taskQueue, options.connection ? undefined : connection);
   }
 

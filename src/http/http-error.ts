@@ -33,6 +33,8 @@ export const relayErrorStatus: Readonly<Record<ErrorCode, ContentfulStatusCode>>
   approval_not_pending: 409,
   run_failed: 409,
   payload_too_large: 413,
+  // A key missing from this server's configuration: the caller can do nothing about it.
+  decryption_failed: 500,
   model_error: 502,
   invalid_tool_definition: 500,
   duplicate_tool: 500,
@@ -49,6 +51,7 @@ const titles: Readonly<Record<HttpErrorCode, string>> = {
   approval_not_pending: 'Approval not pending',
   run_failed: 'Run failed',
   payload_too_large: 'Payload too large',
+  decryption_failed: 'Decryption failed',
   model_error: 'Model error',
   invalid_tool_definition: 'Internal server error',
   duplicate_tool: 'Internal server error',

@@ -20,8 +20,15 @@ export interface ApiServer {
 
 /** Serves `createApi` over HTTP with Node's server and resolves once it listens. */
 export async function startApiServer(options: StartApiServerOptions): Promise<ApiServer> {
-  const { port = 0, host: hostname = '127.0.0.1', ...apiOptions } = options;
-  const app = createApi(apiOptions);
+  const { port = 0, host = '127.0.0.1', ...apiOptions } = options;
+  return startHttpServer(createApi(apiOptions), { port, host });
+}
+
+/** Serves any fetch-style app (the API, the codec server) with Node's server and resolves once it listens. */
+export async function startHttpServer(
+  app: { fetch: (request: Request) => Response | Promise<Response> },
+  { port, host: hostname }: { port: number; host: string },
+): Promise<ApiServer> {
   const { server, address } = await new Promise<{ server: ReturnType<typeof serve>; address: AddressInfo }>(
     (resolve, reject) => {
       const listening = serve({ fetch: app.fetch, port, hostname }, (info) =>

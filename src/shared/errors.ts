@@ -13,6 +13,7 @@ export const errorCodes = [
   'tool_execution_failed',
   'run_failed',
   'payload_too_large',
+  'decryption_failed',
 ] as const;
 
 export type ErrorCode = (typeof errorCodes)[number];

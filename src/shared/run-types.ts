@@ -35,7 +35,10 @@ export interface AgentRunInput {
   approvalTimeout?: DurationInput;
   /** The names of the tools this run may use; all of the worker's tools when absent. */
   tools?: string[];
-  /** Passed to every tool as `ctx.config`. Keep secrets out: this is recorded in history. */
+  /**
+   * Passed to every tool as `ctx.config`. Recorded in history, so put secrets in as `{ "$secret": "NAME" }`: the
+   * worker resolves the reference inside the tool activity (`createWorker({ secrets })`).
+   */
   config?: Record<string, unknown>;
   /** Continue as new after this many steps even when Temporal does not suggest it yet (for very long runs). */
   continueAsNewAfterSteps?: number;

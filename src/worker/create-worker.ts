@@ -2,9 +2,13 @@ import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode, NativeConnection, Worker } from '@temporalio/worker';
 import type { BundleOptions, WorkerOptions, WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { DataConverter } from '@temporalio/common';
 import { createActivities } from '../../activities/index.js';
 import { ModelRegistry } from '../model/model-registry.js';
 import type { ModelProvider } from '../model/model-provider.js';
+import type { EncryptionOptions } from '../security/encryption-keys.js';
+import type { SecretSource } from '../security/resolve-secret-references.js';
+import { withEncryption } from '../security/with-encryption.js';
 import { RelayError } from '../shared/errors.js';
 import { relaySearchAttributeDefinitions } from '../shared/search-attributes.js';
 import { ToolExecutor } from '../tool/tool-executor.js';
@@ -35,6 +39,23 @@ export interface CreateWorkerOptions {
    * @default true
    */
   checkSearchAttributes?: boolean;
+  /**
+   * Encrypt every payload (run input, transcript, tool inputs and results, memo, summaries) with AES-256-GCM before
+   * it reaches Temporal; clients need the same keys (`RelayClient.connect({ encryption })`).
+   * @default undefined (payloads are stored as JSON)
+   */
+  encryption?: EncryptionOptions;
+  /**
+   * A Temporal data converter (payload converter, codecs); `encryption` adds its codec after these codecs.
+   * @default `workerOptions.dataConverter`, else Temporal's default
+   */
+  dataConverter?: DataConverter;
+  /**
+   * What `{ "$secret": "NAME" }` in a run's `config` resolves to, inside the tool activity only: history and events
+   * keep the reference, tools get the value, and a value a tool echoes is redacted from its result.
+   * @default undefined (a run that refers to a secret fails that tool call)
+   */
+  secrets?: SecretSource;
   /** Any other Temporal worker option (cache size, concurrency, …). */
   workerOptions?: Partial<
     Omit<WorkerOptions, 'taskQueue' | 'connection' | 'namespace' | 'activities' | 'workflowBundle' | 'workflowsPath'>
@@ -52,9 +73,15 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     registry,
     executor: new ToolExecutor(registry, options.executor),
     models: new ModelRegistry(options.models),
+    ...(options.secrets ? { secrets: options.secrets } : {}),
   });
+  const dataConverter = withEncryption(
+    options.dataConverter ?? options.workerOptions?.dataConverter,
+    options.encryption,
+  );
   return Worker.create({
     ...options.workerOptions,
+    ...(dataConverter ? { dataConverter } : {}),
     connection,
     namespace,
     taskQueue: options.taskQueue,

@@ -1,0 +1,127 @@
+import { Hono } from 'hono';
+import { cors } from 'hono/cors';
+import type { Payload, PayloadCodec } from '@temporalio/common';
+import { z } from 'zod';
+import { HttpError, toHttpError } from '../http/http-error.js';
+import { readJsonBody } from '../http/read-json-body.js';
+import { RelayError } from '../shared/errors.js';
+import { checkToolInput } from '../shared/tool-input.js';
+
+export interface CodecServerOptions {
+  /** The codec the endpoints run, usually `new AesGcmPayloadCodec(encryption)`. */
+  codec: PayloadCodec;
+  /**
+   * Browser origins (the Temporal UI's) allowed to call the endpoints.
+   * @default ['http://localhost:8233', 'http://127.0.0.1:8233'] (the dev server's UI)
+   */
+  uiOrigins?: readonly string[];
+  /**
+   * Decides from the `Authorization` header whether a request may use the codec; anyone who can call it can read
+   * every payload, so give one unless only trusted people reach the port.
+   * @default undefined (no check)
+   */
+  authorize?: (authorization: string | undefined) => boolean | Promise<boolean>;
+  /**
+   * The largest request body accepted.
+   * @default 4_194_304 (4 MiB: twice Temporal's payload limit)
+   */
+  maxBodyBytes?: number;
+  /** Where unexpected errors are logged; callers see a bare 500. @default console */
+  logger?: Pick<Console, 'error'>;
+}
+
+/** The Temporal UI's default origin on the dev server. */
+export const defaultUiOrigins = ['http://localhost:8233', 'http://127.0.0.1:8233'] as const;
+
+// Temporal's codec server format: proto JSON payloads, metadata values and data in base64.
+const base64Schema = z.string().regex(/^[A-Za-z0-9+/]*={0,2}$/, { message: 'Expected base64' });
+const payloadsBodySchema = z.object({
+  payloads: z.array(
+    z.object({
+      metadata: z.record(z.string(), base64Schema).nullish(),
+      data: base64Schema.nullish(),
+    }),
+  ),
+});
+
+type JsonPayload = z.infer<typeof payloadsBodySchema>['payloads'][number];
+
+/**
+ * A codec server as the Temporal UI and CLI call it (`--ui-codec-endpoint`, `--codec-endpoint`): `POST /encode` and
+ * `POST /decode` take and return `{ payloads: [...] }`, so people who may see a run's data read it decrypted.
+ */
+export function createCodecServer(options: CodecServerOptions): Hono {
+  const { codec, authorize } = options;
+  const logger = options.logger ?? console;
+  const app = new Hono();
+
+  app.onError((error, c) => {
+    const httpError = toHttpError(error);
+    if (httpError.status >= 500) logger.error(`Relay-E codec server: ${c.req.method} ${c.req.path} failed`, error);
+    return httpError.getResponse();
+  });
+  app.notFound((c) =>
+    new HttpError(
+      404,
+      'not_found',
+      `No route for ${c.req.method} ${c.req.path}; use POST /encode or /decode`,
+    ).getResponse(),
+  );
+
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.use(
+    '*',
+    cors({
+      origin: [...(options.uiOrigins ?? defaultUiOrigins)],
+      allowMethods: ['POST', 'OPTIONS'],
+      allowHeaders: ['Content-Type', 'X-Namespace', 'Authorization'],
+      credentials: true,
+      maxAge: 600,
+    }),
+  );
+  app.use('*', async (c, next) => {
+    if (authorize && !(await authorize(c.req.header('authorization')))) {
+      throw new HttpError(401, 'unauthorized', 'This codec server needs an authorization header', {
+        headers: { 'www-authenticate': 'Bearer' },
+      });
+    }
+    await next();
+  });
+  app.use('*', readJsonBody(options.maxBodyBytes ?? 4_194_304));
+
+  for (const operation of ['encode', 'decode'] as const) {
+    app.post(`/${operation}`, async (c) => {
+      const check = checkToolInput(payloadsBodySchema, await c.req.json());
+      if (!check.success) throw new HttpError(400, 'invalid_input', check.message, { issues: check.issues });
+      const payloads = check.data.payloads.map(fromJsonPayload);
+      try {
+        const result = await (operation === 'encode' ? codec.encode(payloads) : codec.decode(payloads));
+        return c.json({ payloads: result.map(toJsonPayload) });
+      } catch (error) {
+        if (RelayError.isInstance(error) && error.code === 'decryption_failed') {
+          throw new HttpError(422, 'decryption_failed', error.message, { cause: error });
+        }
+        throw error;
+      }
+    });
+  }
+  return app;
+}
+
+function fromJsonPayload(payload: JsonPayload): Payload {
+  return {
+    metadata: Object.fromEntries(
+      Object.entries(payload.metadata ?? {}).map(([key, value]) => [key, Buffer.from(value, 'base64')]),
+    ),
+    ...(payload.data ? { data: Buffer.from(payload.data, 'base64') } : {}),
+  };
+}
+
+function toJsonPayload(payload: Payload): { metadata: Record<string, string>; data?: string } {
+  return {
+    metadata: Object.fromEntries(
+      Object.entries(payload.metadata ?? {}).map(([key, value]) => [key, Buffer.from(value).toString('base64')]),
+    ),
+    ...(payload.data ? { data: Buffer.from(payload.data).toString('base64') } : {}),
+  };
+}

@@ -1,0 +1,143 @@
+import type { Payload } from '@temporalio/common';
+import { describe, expect, it } from 'vitest';
+import { AesGcmPayloadCodec, encryptedEncoding } from '../../src/security/aes-gcm-payload-codec.js';
+import { createCodecServer } from '../../src/security/codec-server.js';
+import { encryptionOptionsFromEnv } from '../../src/security/encryption-keys.js';
+import { newKey } from './security-test-kit.js';
+
+const jsonPayload = (value: unknown) => ({
+  metadata: { encoding: Buffer.from('json/plain').toString('base64') },
+  data: Buffer.from(JSON.stringify(value)).toString('base64'),
+});
+
+const uiOrigin = 'http://localhost:8233';
+const codec = new AesGcmPayloadCodec({ keys: { k1: newKey() } });
+const app = createCodecServer({ codec, authorize: (authorization) => authorization === 'Bearer let-me-in' });
+
+function post(path: string, body: unknown, headers: Record<string, string> = { authorization: 'Bearer let-me-in' }) {
+  return app.request(path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', origin: uiOrigin, 'x-namespace': 'default', ...headers },
+    body: JSON.stringify(body),
+  });
+}
+
+describe('codec server', () => {
+  it('round-trips payloads through POST /encode and POST /decode in the codec server format', async () => {
+    const original = [jsonPayload({ prompt: 'hello' }), jsonPayload([1, 2, 3])];
+    const encoded = await post('/encode', { payloads: original });
+    expect(encoded.status).toBe(200);
+    expect(encoded.headers.get('access-control-allow-origin')).toBe(uiOrigin);
+    const { payloads } = (await encoded.json()) as {
+      payloads: Array<{ metadata: Record<string, string>; data: string }>;
+    };
+    expect(payloads).toHaveLength(2);
+    expect(Buffer.from(payloads[0]?.metadata['encoding'] ?? '', 'base64').toString()).toBe(encryptedEncoding);
+    expect(Buffer.from(payloads[0]?.metadata['encryption-key-id'] ?? '', 'base64').toString()).toBe('k1');
+    expect(Buffer.from(payloads[0]?.data ?? '', 'base64').toString('latin1')).not.toContain('hello');
+
+    const decoded = await post('/decode', { payloads });
+    expect(await decoded.json()).toEqual({ payloads: original });
+  });
+
+  it('passes payloads that were never encrypted through /decode unchanged', async () => {
+    const response = await post('/decode', { payloads: [jsonPayload('plain')] });
+    expect(await response.json()).toEqual({ payloads: [jsonPayload('plain')] });
+  });
+
+  it('answers the Temporal UI’s CORS preflight without credentials, and no other origin', async () => {
+    const preflight = (origin: string) =>
+      app.request('/decode', {
+        method: 'OPTIONS',
+        headers: {
+          origin,
+          'access-control-request-method': 'POST',
+          'access-control-request-headers': 'content-type,x-namespace',
+        },
+      });
+    const allowed = await preflight(uiOrigin);
+    expect(allowed.status).toBe(204);
+    expect(allowed.headers.get('access-control-allow-origin')).toBe(uiOrigin);
+    expect(allowed.headers.get('access-control-allow-headers')?.toLowerCase()).toContain('x-namespace');
+    const other = await preflight('http://evil.example');
+    expect(other.headers.get('access-control-allow-origin')).toBeNull();
+  });
+
+  it('refuses a request without the authorization it requires, as problem+json', async () => {
+    const response = await post('/decode', { payloads: [] }, { authorization: 'Bearer wrong' });
+    expect(response.status).toBe(401);
+    expect(response.headers.get('content-type')).toBe('application/problem+json');
+  });
+
+  it('says which key is missing when a payload was encrypted with a key the server does not hold', async () => {
+    const [foreign] = await new AesGcmPayloadCodec({ keys: { 'k-gone': newKey() } }).encode([
+      { metadata: { encoding: Buffer.from('json/plain') }, data: Buffer.from('"x"') } satisfies Payload,
+    ]);
+    const body = {
+      payloads: [
+        {
+          metadata: Object.fromEntries(
+            Object.entries(foreign?.metadata ?? {}).map(([key, value]) => [key, Buffer.from(value).toString('base64')]),
+          ),
+          data: Buffer.from(foreign?.data ?? []).toString('base64'),
+        },
+      ],
+    };
+    const response = await post('/decode', body);
+    expect(response.status).toBe(422);
+    const problem = (await response.json()) as { code: string; detail: string };
+    expect(problem.code).toBe('decryption_failed');
+    expect(problem.detail).toContain("key 'k-gone', which this process does not hold (known: k1)");
+  });
+
+  it('refuses a body that is not in the codec server format', async () => {
+    const response = await post('/decode', { payloads: [{ data: 'not base64!' }] });
+    expect(response.status).toBe(400);
+  });
+});
+
+describe('AesGcmPayloadCodec', () => {
+  const payload: Payload = { metadata: { encoding: Buffer.from('json/plain') }, data: Buffer.from('"same"') };
+
+  it('encrypts the same payload differently each time (a fresh IV per payload)', async () => {
+    const [first, second] = await codec.encode([payload, payload]);
+    expect(Buffer.from(first?.data ?? []).equals(Buffer.from(second?.data ?? []))).toBe(false);
+    const decoded = await codec.decode([first as Payload, second as Payload]);
+    expect(decoded.map((item) => Buffer.from(item.data ?? []).toString())).toEqual(['"same"', '"same"']);
+    expect(Buffer.from(decoded[0]?.metadata?.['encoding'] ?? []).toString()).toBe('json/plain');
+  });
+
+  it('refuses a key of the same id but other material, and an altered payload', async () => {
+    const [encrypted] = await codec.encode([payload]);
+    const impostor = new AesGcmPayloadCodec({ keys: { k1: newKey() } });
+    await expect(impostor.decode([encrypted as Payload])).rejects.toThrow(
+      "A payload encrypted with key 'k1' does not decrypt with the key of that id held here",
+    );
+    const data = Buffer.from(encrypted?.data ?? []);
+    data[20] = (data[20] ?? 0) ^ 1;
+    await expect(codec.decode([{ ...encrypted, data }])).rejects.toThrow('or the payload was altered');
+  });
+
+  it('refuses keys that are not 32 bytes and a current key id it does not hold', () => {
+    expect(() => new AesGcmPayloadCodec({ keys: { short: Buffer.alloc(16).toString('base64') } })).toThrow(
+      "Encryption key 'short' must be 32 bytes (AES-256), given raw or as base64; it is 16 bytes",
+    );
+    expect(() => new AesGcmPayloadCodec({ keys: { k1: newKey() }, currentKeyId: 'k9' })).toThrow(
+      "The current encryption key id 'k9' is not among the keys (k1)",
+    );
+  });
+
+  it('reads its keys from RELAY_E_ENCRYPTION_KEYS and RELAY_E_ENCRYPTION_KEY_ID without quoting key material', () => {
+    const [a, b] = [newKey(), newKey()];
+    expect(encryptionOptionsFromEnv({})).toBeUndefined();
+    expect(
+      encryptionOptionsFromEnv({ RELAY_E_ENCRYPTION_KEYS: `old:${a}, new:${b}`, RELAY_E_ENCRYPTION_KEY_ID: 'new' }),
+    ).toEqual({ keys: { old: a, new: b }, currentKeyId: 'new' });
+    expect(
+      new AesGcmPayloadCodec(encryptionOptionsFromEnv({ RELAY_E_ENCRYPTION_KEYS: `old:${a},new:${b}` })!).currentKeyId,
+    ).toBe('old');
+    expect(() => encryptionOptionsFromEnv({ RELAY_E_ENCRYPTION_KEYS: `only-${a}` })).toThrow(
+      "RELAY_E_ENCRYPTION_KEYS entry 1: expected 'id:base64key'",
+    );
+  });
+});

@@ -1,0 +1,196 @@
+import { DefaultLogger } from '@temporalio/worker';
+import type { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { RelayClient } from '../../src/client/relay-client.js';
+import { encryptionKeyIdMetadataKey } from '../../src/security/aes-gcm-payload-codec.js';
+import type { EncryptionOptions } from '../../src/security/encryption-keys.js';
+import { scriptedModel } from '../../src/testing/scripted-model.js';
+import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
+import { defineTool } from '../../src/tool/define-tool.js';
+import { bundleRelayWorkflows, createWorker } from '../../src/worker/create-worker.js';
+import { waitForRun } from '../helpers/relay-test-kit.js';
+import { connectTemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal-test-env.js';
+import type { TemporalTestEnv } from '../helpers/temporal-test-env.js';
+import { newKey, rawRunRecord } from './security-test-kit.js';
+
+const prompt = 'PROMPT-PLAINTEXT-7f3a: what does the note say?';
+const toolInput = 'TOOL-INPUT-9c1e';
+const toolOutput = 'TOOL-RESULT-5d2b';
+const answer = 'ANSWER-PLAINTEXT-e8d0';
+
+const readNote = defineTool({
+  name: 'read_note',
+  description: 'Read a private note.',
+  inputSchema: z.object({ note: z.string() }),
+  execute: async ({ note }) => ({ note, text: toolOutput }),
+});
+
+const sendNote = defineTool({
+  name: 'send_note',
+  description: 'Send a private note to someone.',
+  inputSchema: z.object({ note: z.string() }),
+  requiresApproval: true,
+  execute: async ({ note }) => ({ sent: note, receipt: toolOutput }),
+});
+
+const script = (toolName: string): ScriptedTurn[] => [
+  { toolCalls: [{ id: 'c1', name: toolName, input: { note: toolInput } }] },
+  { text: answer },
+];
+
+const oldKeys: EncryptionOptions = { keys: { 'k-2024': newKey() } };
+const rotatedKeys: EncryptionOptions = { keys: { ...oldKeys.keys, 'k-2025': newKey() }, currentKeyId: 'k-2025' };
+const base = { tenantId: 'acme', model: 'scripted:test', prompt } as const;
+
+let env: TemporalTestEnv;
+let bundle: ReturnType<typeof bundleRelayWorkflows>;
+/** Each started worker and its `run()` promise. */
+const running = new Map<Worker, Promise<void>>();
+
+beforeAll(async () => {
+  env = await connectTemporalTestEnv();
+  bundle = bundleRelayWorkflows({ logger: new DefaultLogger('WARN') });
+});
+
+afterAll(async () => {
+  await Promise.all([...running.keys()].map((worker) => stopWorker(worker)));
+  await env.close();
+});
+
+async function startWorker(taskQueue: string, toolName: string, encryption?: EncryptionOptions): Promise<Worker> {
+  const worker = await createWorker({
+    tools: [readNote, sendNote],
+    models: { scripted: scriptedModel(script(toolName)) },
+    taskQueue,
+    namespace: env.namespace,
+    connection: env.nativeConnection,
+    workflowBundle: await bundle,
+    ...(encryption ? { encryption } : {}),
+  });
+  running.set(worker, worker.run());
+  return worker;
+}
+
+async function stopWorker(worker: Worker): Promise<void> {
+  const run = running.get(worker);
+  running.delete(worker);
+  if (worker.getState() === 'RUNNING') worker.shutdown();
+  await run;
+}
+
+function connectClient(taskQueue: string, encryption?: EncryptionOptions): Promise<RelayClient> {
+  return RelayClient.connect({
+    connection: env.connection,
+    namespace: env.namespace,
+    taskQueue,
+    ...(encryption ? { encryption } : {}),
+  });
+}
+
+/** The key ids named by the encrypted payloads of a run's history. */
+async function keyIdsInHistory(runId: string): Promise<Set<string>> {
+  const history = await env.client.workflow.getHandle(runId).fetchHistory();
+  const ids = new Set<string>();
+  const walk = (item: unknown): void => {
+    if (typeof item !== 'object' || item === null || item instanceof Uint8Array) return;
+    const metadata = (item as { metadata?: Record<string, Uint8Array> }).metadata;
+    const id = metadata?.[encryptionKeyIdMetadataKey];
+    if (id) ids.add(Buffer.from(id).toString('utf8'));
+    Object.values(item).forEach(walk);
+  };
+  walk(history);
+  return ids;
+}
+
+describe('payload encryption', () => {
+  it('stores plaintext in history without encryption, so the scan below can see it', async () => {
+    const taskQueue = uniqueTaskQueue('plain');
+    const worker = await startWorker(taskQueue, 'read_note');
+    const client = await connectClient(taskQueue);
+    try {
+      const { runId } = await client.startRun(base);
+      await client.result(runId);
+      const raw = await rawRunRecord(env.client, runId);
+      for (const text of [prompt, toolInput, toolOutput, answer]) expect(raw).toContain(text);
+    } finally {
+      await stopWorker(worker);
+    }
+  });
+
+  it('completes a run whose raw history, memo and summaries hold none of the prompt, tool input or result', async () => {
+    const taskQueue = uniqueTaskQueue('encrypted');
+    const worker = await startWorker(taskQueue, 'read_note', rotatedKeys);
+    const client = await connectClient(taskQueue, rotatedKeys);
+    try {
+      const { runId } = await client.startRun(base);
+      expect(await client.result(runId)).toMatchObject({ status: 'completed', output: answer });
+      const events = await client.events(runId);
+      expect(events.find((event) => event.type === 'tool_succeeded')).toMatchObject({
+        output: { note: toolInput, text: toolOutput },
+      });
+
+      const raw = await rawRunRecord(env.client, runId);
+      for (const text of [prompt, toolInput, toolOutput, answer, 'PROMPT-PLAINTEXT']) expect(raw).not.toContain(text);
+      // What stays readable: the workflow type, the task queue and the search attributes (tenant, status).
+      expect(raw).toContain('agentRun');
+      expect(raw).toContain('acme');
+      expect(await keyIdsInHistory(runId)).toEqual(new Set(['k-2025']));
+
+      const description = await client.temporal.workflow.getHandle(runId).describe();
+      expect(description.memo).toMatchObject({ model: 'scripted:test', prompt });
+      expect(await description.staticSummary()).toContain('PROMPT-PLAINTEXT-7f3a');
+    } finally {
+      await stopWorker(worker);
+    }
+  });
+
+  it('keeps reading a run written with an old key after the workers rotate to a new one', async () => {
+    const taskQueue = uniqueTaskQueue('rotation');
+    const before = await startWorker(taskQueue, 'send_note', oldKeys);
+    const oldClient = await connectClient(taskQueue, oldKeys);
+    const { runId } = await oldClient.startRun(base);
+    await waitForRun(oldClient, runId, (snapshot) => snapshot.pendingApprovals.length === 1);
+    await stopWorker(before);
+
+    // A fresh worker has no cached run: it replays the history written with k-2024, then writes with k-2025.
+    const after = await startWorker(taskQueue, 'send_note', rotatedKeys);
+    const client = await connectClient(taskQueue, rotatedKeys);
+    try {
+      await client.approve(runId, 'c1', { approver: 'ops' });
+      expect(await client.result(runId)).toMatchObject({ status: 'completed', output: answer });
+      expect(await keyIdsInHistory(runId)).toEqual(new Set(['k-2024', 'k-2025']));
+      await expect(oldClient.result(runId)).rejects.toThrow(
+        "A payload is encrypted with key 'k-2025', which this process does not hold (known: k-2024)",
+      );
+    } finally {
+      await stopWorker(after);
+    }
+  });
+
+  it('fails the workflow task with a clear error, and loses nothing, on a worker that lacks the key', async () => {
+    const taskQueue = uniqueTaskQueue('unknown-key');
+    const worker = await startWorker(taskQueue, 'read_note', { keys: { 'k-other': newKey() } });
+    const client = await connectClient(taskQueue, rotatedKeys);
+    try {
+      const { runId } = await client.startRun(base);
+      const failure = await waitForWorkflowTaskFailure(runId);
+      expect(failure).toContain("A payload is encrypted with key 'k-2025', which this process does not hold");
+      await client.temporal.workflow.getHandle(runId).terminate('test done');
+    } finally {
+      await stopWorker(worker);
+    }
+  });
+});
+
+async function waitForWorkflowTaskFailure(runId: string): Promise<string> {
+  const deadline = Date.now() + 20_000;
+  while (Date.now() < deadline) {
+    const history = await env.client.workflow.getHandle(runId).fetchHistory();
+    const failed = history.events?.find((event) => event.workflowTaskFailedEventAttributes);
+    const message = failed?.workflowTaskFailedEventAttributes?.failure?.message;
+    if (message) return message;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+  throw new Error(`No workflow task failure in the history of ${runId}`);
+}
