@@ -20,7 +20,11 @@ export interface ToolDefinition<TSchema extends z.ZodType = z.ZodType, TOutput =
    * @default the executor's `defaultTimeoutMs` (60 000)
    */
   readonly timeoutMs?: number;
-  /** How often the run's activity attempts the tool; keep one attempt for side effects that must not repeat. */
+  /**
+   * How often the run's activity attempts the tool. An approved tool gets one attempt by default, so a worker
+   * crash mid-call loses it: make `execute` idempotent on `ctx.idempotencyKey` (check your store before acting)
+   * and give it retries, e.g. `{ maximumAttempts: 5 }` (test/reliability/ledger-worker.ts shows the pattern).
+   */
   readonly retry?: ToolRetryPolicy;
   /**
    * Checks that run around this tool's `execute`, after the executor's own. Written after `execute` in the

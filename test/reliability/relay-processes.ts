@@ -1,0 +1,78 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { DefaultLogger } from '@temporalio/worker';
+import type { RelayClient } from '../../src/client/relay-client.js';
+import { RelayError } from '../../src/shared/errors.js';
+import type { RunEvent } from '../../src/shared/run-types.js';
+import { bundleRelayWorkflows } from '../../src/worker/create-worker.js';
+import { startChildModule } from './reliability-kit.js';
+import type { ChildModule } from './reliability-kit.js';
+
+/** A scratch directory for one suite's ledger, bundle and server files. */
+export function scratchDirectory(label: string): string {
+  return mkdtempSync(path.join(tmpdir(), `relay-${label}-`));
+}
+
+/** Bundles the workflows once and writes the code to a file, so each worker process starts in a second, not five. */
+export async function writeWorkflowBundle(directory: string): Promise<string> {
+  const { code } = await bundleRelayWorkflows({ logger: new DefaultLogger('WARN') });
+  const file = path.join(directory, 'workflow-bundle.js');
+  writeFileSync(file, code);
+  return file;
+}
+
+/** What a ledger worker process needs to know. */
+export interface LedgerWorkerSettings {
+  address: string;
+  taskQueue: string;
+  ledgerFile: string;
+  bundleFile: string;
+}
+
+/** Starts a ledger worker (ledger-worker.ts) in its own process. */
+export function startLedgerWorker(
+  settings: LedgerWorkerSettings,
+  onLine?: (line: string) => void,
+): Promise<ChildModule> {
+  const env = {
+    TEMPORAL_ADDRESS: settings.address,
+    TASK_QUEUE: settings.taskQueue,
+    LEDGER_FILE: settings.ledgerFile,
+    WORKFLOW_BUNDLE: settings.bundleFile,
+  };
+  return startChildModule(path.join(import.meta.dirname, 'ledger-worker.ts'), env, onLine);
+}
+
+/**
+ * Sends a decision until the run has it: a worker killed while it handled the update leaves the caller without
+ * an answer, so a refusal as `approval_not_pending` is checked against the run's events before it counts.
+ */
+export async function decideOnce(
+  client: RelayClient,
+  runId: string,
+  toolCallId: string,
+  decision: 'approve' | 'reject',
+  approver: string,
+): Promise<'applied' | 'already_applied'> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      if (decision === 'approve') await client.approve(runId, toolCallId, { approver });
+      else await client.reject(runId, toolCallId, { approver });
+      return 'applied';
+    } catch (error) {
+      if (RelayError.isInstance(error) && error.code === 'approval_not_pending') {
+        const events = await client.events(runId);
+        if (events.some((event) => isDecisionOn(event, toolCallId))) return 'already_applied';
+        throw error;
+      }
+      if (attempt >= 20) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}
+
+/** True for the event that records a human decision on `toolCallId`. */
+export function isDecisionOn(event: RunEvent, toolCallId: string): boolean {
+  return (event.type === 'tool_approved' || event.type === 'tool_rejected') && event.toolCallId === toolCallId;
+}
