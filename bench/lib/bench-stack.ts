@@ -22,14 +22,22 @@ export async function startBenchStack(options: {
   tools: readonly ToolDefinition[];
   models: Record<string, ModelProvider>;
   workerOptions?: CreateWorkerOptionsPassthrough;
+  /** A dev server the benchmark already started (shared by every variant); otherwise one is started here. */
+  serverAddress?: string;
+  /** @default 'bench' */
+  taskQueue?: string;
 }): Promise<BenchStack> {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
   const directory = mkdtempSync(join(tmpdir(), 'relay-bench-'));
   // A file, not memory: durability is what is being measured, so the server writes as it would for real.
-  const server = await startTemporalDevServer({ dbFilename: join(directory, 'temporal.db') });
+  const server = await startTemporalDevServer(
+    options.serverAddress !== undefined
+      ? { reuseAddress: options.serverAddress }
+      : { dbFilename: join(directory, 'temporal.db'), extraArgs: benchSqlitePragmas },
+  );
   const nativeConnection = await NativeConnection.connect({ address: server.address });
   const connection = await Connection.connect({ address: server.address });
-  const taskQueue = 'bench';
+  const taskQueue = options.taskQueue ?? 'bench';
   const worker = await createWorker({
     tools: options.tools,
     models: options.models,
@@ -49,6 +57,47 @@ export async function startBenchStack(options: {
       await running;
       await connection.close();
       await nativeConnection.close();
+      await server.stop();
+      rmSync(directory, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * The SQLite pragmas every benchmark's dev server runs with. `temporal server start-dev --db-filename` opens the
+ * file with `mode=rwc` and no pragma, so SQLite's own defaults apply: a rollback journal and synchronous=FULL,
+ * an fsync per commit. WAL with synchronous=NORMAL is what a single-node SQLite deployment runs in practice and
+ * survives a process crash (only a power loss can drop the last commits), so the figures measure orchestration
+ * rather than the disk's fsync latency.
+ */
+export const benchSqlitePragmas: readonly string[] = [
+  '--sqlite-pragma',
+  'journal_mode=WAL',
+  '--sqlite-pragma',
+  'synchronous=NORMAL',
+];
+
+/**
+ * Dynamic config of the shared server. `BENCH_EAGER_ACTIVITIES=1` turns on eager activity execution, off by
+ * default in the dev server: a worker completing a workflow task gets the activity it scheduled in the answer
+ * instead of through a poll, for every variant alike.
+ */
+export function benchDynamicConfig(): string[] {
+  return process.env['BENCH_EAGER_ACTIVITIES'] === '1'
+    ? ['--dynamic-config-value', 'system.enableActivityEagerExecution=true']
+    : [];
+}
+
+/** Starts the dev server every variant of one benchmark shares, on a SQLite file in a fresh folder. */
+export async function startBenchServer(): Promise<{ address: string; stop(): Promise<void> }> {
+  const directory = mkdtempSync(join(tmpdir(), 'relay-bench-'));
+  const server = await startTemporalDevServer({
+    dbFilename: join(directory, 'temporal.db'),
+    extraArgs: [...benchSqlitePragmas, ...benchDynamicConfig()],
+  });
+  return {
+    address: server.address,
+    async stop() {
       await server.stop();
       rmSync(directory, { recursive: true, force: true });
     },

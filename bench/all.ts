@@ -1,0 +1,35 @@
+/**
+ * Every benchmark, one after the other, each in a fresh process so none inherits another's heap or JIT state:
+ * `npm run bench`. Sizes are chosen to finish in about 15 minutes on two cores; each script takes its own
+ * options when run alone.
+ */
+import { execFileSync } from 'node:child_process';
+import { fileURLToPath } from 'node:url';
+
+const scripts: Array<{ file: string; nodeOptions?: string[]; args?: string[]; env?: Record<string, string> }> = [
+  { file: 'validation-cost.ts' },
+  { file: 'step-overhead.ts', args: ['--rounds', '3', '--runs', '6'] },
+  // The one server setting that moves the step most: measured beside the default rather than instead of it.
+  { file: 'step-overhead.ts', args: ['--rounds', '3', '--runs', '6'], env: { BENCH_EAGER_ACTIVITIES: '1' } },
+  { file: 'throughput.ts', args: ['--rounds', '2', '--runs-per-lane', '2'] },
+  { file: 'history-size.ts' },
+  { file: 'approval-latency.ts' },
+  { file: 'memory-per-run.ts', nodeOptions: ['--expose-gc'], args: ['--runs', '300', '--batch', '100'] },
+];
+
+for (const script of scripts) {
+  console.log(`\n== ${script.file} ${(script.args ?? []).join(' ')} ${JSON.stringify(script.env ?? {})}`);
+  const started = Date.now();
+  execFileSync(
+    process.execPath,
+    [
+      ...(script.nodeOptions ?? []),
+      '--import',
+      'tsx',
+      fileURLToPath(new URL(`./${script.file}`, import.meta.url)),
+      ...(script.args ?? []),
+    ],
+    { stdio: 'inherit', env: { ...process.env, ...script.env } },
+  );
+  console.log(`== ${script.file} took ${Math.round((Date.now() - started) / 1000)} s`);
+}

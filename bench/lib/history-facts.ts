@@ -1,0 +1,74 @@
+import type { Client } from '@temporalio/client';
+import { tsToMs } from '@temporalio/common/lib/time.js';
+import proto from '@temporalio/proto';
+
+const { temporal } = proto;
+const { EventType } = temporal.api.enums.v1;
+
+/** Activity types that are a model call, in Relay-E, the peer and the bare floor. */
+const modelActivityTypes = new Set(['callModel', 'invokeModel', 'modelTurn']);
+/** Activity types that are a tool call. */
+const toolActivityTypes = new Set(['executeTool', 'addNumbers']);
+
+/** What one run's history says about its cost, read back from the server. */
+export interface HistoryFacts {
+  events: number;
+  /** The history's size as the server stores and ships it (the encoded protobuf). */
+  bytes: number;
+  eventTypes: Record<string, number>;
+  /** Payload bytes of each model call's input, in step order. */
+  modelInputBytes: number[];
+  /** Model call scheduled to the next model call scheduled: one agent step as the server saw it. */
+  stepMs: number[];
+  /** Workflow task started to completed, each task. */
+  workflowTaskMs: number[];
+  /** When each tool activity started, server time in ms since the epoch. */
+  toolStartedAtMs: number[];
+}
+
+/** Fetches a workflow's history and measures it. */
+export async function readHistoryFacts(client: Client, workflowId: string): Promise<HistoryFacts> {
+  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+  const events = history.events ?? [];
+  const eventTypes: Record<string, number> = {};
+  const scheduledTypes = new Map<string, string>();
+  const modelScheduledAt: number[] = [];
+  const modelInputBytes: number[] = [];
+  const workflowTaskMs: number[] = [];
+  const toolStartedAtMs: number[] = [];
+  let workflowTaskStartedAt: number | undefined;
+  for (const event of events) {
+    const type = (EventType[event.eventType ?? 0] ?? 'UNKNOWN').replace(/^EVENT_TYPE_/, '');
+    eventTypes[type] = (eventTypes[type] ?? 0) + 1;
+    const time = tsToMs(event.eventTime);
+    const scheduled = event.activityTaskScheduledEventAttributes;
+    if (scheduled) {
+      const activityType = scheduled.activityType?.name ?? '';
+      scheduledTypes.set(String(event.eventId), activityType);
+      if (modelActivityTypes.has(activityType)) {
+        modelScheduledAt.push(time);
+        modelInputBytes.push(
+          (scheduled.input?.payloads ?? []).reduce((sum, payload) => sum + (payload.data?.length ?? 0), 0),
+        );
+      }
+    }
+    const started = event.activityTaskStartedEventAttributes;
+    if (started && toolActivityTypes.has(scheduledTypes.get(String(started.scheduledEventId)) ?? '')) {
+      toolStartedAtMs.push(time);
+    }
+    if (event.workflowTaskStartedEventAttributes) workflowTaskStartedAt = time;
+    if (event.workflowTaskCompletedEventAttributes && workflowTaskStartedAt !== undefined) {
+      workflowTaskMs.push(time - workflowTaskStartedAt);
+      workflowTaskStartedAt = undefined;
+    }
+  }
+  return {
+    events: events.length,
+    bytes: temporal.api.history.v1.History.encode(history).finish().length,
+    eventTypes,
+    modelInputBytes,
+    stepMs: modelScheduledAt.slice(1).map((time, index) => time - (modelScheduledAt[index] ?? time)),
+    workflowTaskMs,
+    toolStartedAtMs,
+  };
+}

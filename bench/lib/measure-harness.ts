@@ -1,0 +1,70 @@
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { Client, Connection } from '@temporalio/client';
+import { benchDynamicConfig, benchSqlitePragmas, describeMachine, startBenchServer } from './bench-stack.js';
+import type { RelayWorkerOptions } from './relay-variants.js';
+import type { VariantProcess } from './variant-protocol.js';
+import { peerPackage, startVariants, stopVariants } from './variants.js';
+import type { FailedVariant, VariantName } from './variants.js';
+
+/** What a measure gets: the running variants, a client to read histories, and what failed to start. */
+export interface MeasureContext {
+  variants: Map<VariantName, VariantProcess>;
+  failed: FailedVariant[];
+  client: Client;
+}
+
+/**
+ * Starts one dev server on a SQLite file and the given variants against it, prints the machine, runs the measure,
+ * and stops everything even when the measure throws.
+ */
+export async function withVariants<T>(
+  names: readonly VariantName[],
+  measure: (context: MeasureContext) => Promise<T>,
+  options: { relayWorkerOptions?: RelayWorkerOptions } = {},
+): Promise<T> {
+  console.log('machine', JSON.stringify(describeMachine()));
+  const server = await startBenchServer();
+  const connection = await Connection.connect({ address: server.address });
+  const { running, failed } = await startVariants(server.address, names, options);
+  for (const failure of failed) console.log(`variant ${failure.name} could not run: ${failure.error}`);
+  try {
+    return await measure({ variants: running, failed, client: new Client({ connection }) });
+  } finally {
+    await stopVariants(running);
+    await connection.close();
+    await server.stop();
+  }
+}
+
+/** The variants in a different order each round, so no variant always runs first on a cold or a tired machine. */
+export function interleave<T>(items: readonly T[], round: number): T[] {
+  const shift = round % Math.max(1, items.length);
+  return [...items.slice(shift), ...items.slice(0, shift)];
+}
+
+/** Writes bench/results/<measure>.json with the machine and the server settings beside the figures. */
+export function writeResult(measure: string, result: Record<string, unknown>): void {
+  mkdirSync('bench/results', { recursive: true });
+  // The same measure with eager activity execution on is kept beside the default, not over it.
+  const file = benchDynamicConfig().length > 0 ? `${measure}-eager-activities` : measure;
+  const document = {
+    measure: file,
+    machine: describeMachine(),
+    server: {
+      kind: 'temporal server start-dev (SQLite file)',
+      args: [...benchSqlitePragmas, ...benchDynamicConfig()].join(' '),
+    },
+    peer: peerPackage,
+    ...result,
+  };
+  writeFileSync(`bench/results/${file}.json`, `${JSON.stringify(document, null, 2)}\n`);
+  console.log(`wrote bench/results/${file}.json`);
+}
+
+/** Reads a comma-separated list of numbers from a command-line option. */
+export function numberList(value: string | undefined): number[] {
+  return (value ?? '')
+    .split(',')
+    .filter((part) => part.trim() !== '')
+    .map(Number);
+}

@@ -1,0 +1,231 @@
+/**
+ * The variants that live in this package, each served in its own process by a benchmark
+ * (`node --import tsx bench/lib/relay-variants.ts --variant relay --address host:port`):
+ * `relay` (a Relay-E worker), `in-process` (the same loop without Temporal) and `bare-temporal` (the floor).
+ */
+import { fileURLToPath } from 'node:url';
+import { parseArgs } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import type { WorkerOptions } from '@temporalio/worker';
+import { z } from 'zod';
+import { scriptedModel } from '../../src/testing/scripted-model.js';
+import { defineTool } from '../../src/tool/define-tool.js';
+import { ToolExecutor } from '../../src/tool/tool-executor.js';
+import { ToolRegistry } from '../../src/tool/tool-registry.js';
+import type { ToolResult } from '../../src/shared/tool-result.js';
+import type { TranscriptMessage } from '../../src/shared/transcript.js';
+import { ToolCallValidator } from '../../workflows/tool-call-validator.js';
+import { addToolDescription, agentPrompt, agentTurn, stepsInPrompt } from './agent-script.js';
+import { bareAgentActivities } from './bare-agent-activities.js';
+import { approveUpdate, awaitingApprovalQuery } from './bare-agent.js';
+import type { bareAgent } from './bare-agent.js';
+import { mapWithConcurrency, startBenchStack } from './bench-stack.js';
+import { serveVariant } from './variant-protocol.js';
+import type { ApprovalSample, ApproveAnswer, RunAnswer, VariantCommand } from './variant-protocol.js';
+
+/** Worker options a benchmark may set for the Relay-E variant, as JSON on the command line. */
+export type RelayWorkerOptions = Partial<
+  Pick<WorkerOptions, 'maxCachedWorkflows' | 'maxConcurrentWorkflowTaskExecutions'>
+>;
+
+const { values } = parseArgs({
+  options: {
+    variant: { type: 'string' },
+    address: { type: 'string' },
+    'worker-options': { type: 'string', default: '{}' },
+  },
+});
+
+// stdout carries the protocol; anything a library prints goes to stderr.
+console.log = console.error;
+
+const addInput = z.object({ a: z.number(), b: z.number() });
+const addTool = defineTool({
+  name: 'add',
+  description: addToolDescription,
+  inputSchema: addInput,
+  execute: async ({ a, b }) => ({ result: a + b }),
+});
+const addWithApprovalTool = defineTool({
+  name: 'add_with_approval',
+  description: addToolDescription,
+  inputSchema: addInput,
+  requiresApproval: true,
+  execute: async ({ a, b }) => ({ result: a + b }),
+});
+
+const approvalPrefix = 'approve: ';
+
+/** The same zero-latency turns as every variant, read from the run's prompt. */
+const model = scriptedModel((request) => {
+  const first = request.messages[0];
+  const prompt = first && first.role === 'user' ? first.content : '';
+  const turn = agentTurn(request.step, stepsInPrompt(prompt));
+  if ('text' in turn) return { text: turn.text };
+  return {
+    toolCalls: [{ name: prompt.startsWith(approvalPrefix) ? 'add_with_approval' : 'add', input: turn.toolCall }],
+  };
+});
+
+async function timeRuns(
+  command: { runs: number; concurrency: number },
+  runOne: (index: number) => Promise<string | undefined>,
+): Promise<RunAnswer> {
+  const runMs: number[] = [];
+  const ids: string[] = [];
+  const started = performance.now();
+  await mapWithConcurrency(
+    Array.from({ length: command.runs }, (_, index) => index),
+    command.concurrency,
+    async (index) => {
+      const t0 = performance.now();
+      const id = await runOne(index);
+      runMs.push(performance.now() - t0);
+      if (id !== undefined) ids.push(id);
+    },
+  );
+  return { ids, wallMs: performance.now() - started, runMs };
+}
+
+let runCounter = 0;
+function nextRunId(prefix: string): string {
+  return `${prefix}-${process.pid}-${++runCounter}`;
+}
+
+async function serveRelay(address: string): Promise<void> {
+  const workerOptions = JSON.parse(values['worker-options'] ?? '{}') as RelayWorkerOptions;
+  const stack = await startBenchStack({
+    tools: [addTool, addWithApprovalTool],
+    models: { scripted: model },
+    serverAddress: address,
+    taskQueue: 'bench-relay',
+    workerOptions,
+  });
+  const { client } = stack;
+  await serveVariant(async (command) => {
+    if (command.type === 'run') {
+      return timeRuns(command, async () => {
+        const { runId } = await client.startRun({
+          runId: nextRunId('relay'),
+          tenantId: 'bench',
+          model: 'scripted:bench',
+          prompt: agentPrompt(command.steps),
+          maxSteps: command.steps + 1,
+        });
+        await client.result(runId);
+        return runId;
+      });
+    }
+    const samples: ApprovalSample[] = [];
+    for (let index = 0; index < command.runs; index++) {
+      const { runId } = await client.startRun({
+        runId: nextRunId('relay-approval'),
+        tenantId: 'bench',
+        model: 'scripted:bench',
+        prompt: approvalPrefix + agentPrompt(1),
+        maxSteps: 2,
+      });
+      let snapshot = await client.getRun(runId);
+      while (snapshot.status !== 'awaiting_approval') {
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        snapshot = await client.getRun(runId);
+      }
+      const toolCallId = snapshot.pendingApprovals[0]?.toolCallId ?? '';
+      const sentAtMs = Date.now();
+      await client.approve(runId, toolCallId, { approver: 'bench' });
+      samples.push({ id: runId, sentAtMs, returnedAtMs: Date.now() });
+      await client.result(runId);
+    }
+    return { samples } satisfies ApproveAnswer;
+  });
+  await stack.stop();
+}
+
+async function serveInProcess(): Promise<void> {
+  const registry = new ToolRegistry([addTool]);
+  const executor = new ToolExecutor(registry);
+  const catalog = registry.catalog();
+  const validator = new ToolCallValidator(catalog);
+  const tools = catalog.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
+  const signal = new AbortController().signal;
+  await serveVariant(async (command: VariantCommand) => {
+    if (command.type !== 'run') throw new Error('The in-process loop has no approvals to measure');
+    const stepMs: number[] = [];
+    const answer = await timeRuns(command, async () => {
+      const runId = nextRunId('in-process');
+      const transcript: TranscriptMessage[] = [{ role: 'user', content: agentPrompt(command.steps) }];
+      for (let step = 1; ; step++) {
+        const t0 = performance.now();
+        const request = { model: 'scripted:bench', messages: transcript, tools, step, runId, tenantId: 'bench' };
+        const response = await model.generate({ ...request, modelName: 'bench' }, { signal });
+        const call = response.toolCalls?.[0];
+        if (!call) return undefined;
+        const id = `call_${step}_0`;
+        transcript.push({ role: 'assistant', content: '', toolCalls: [{ id, name: call.name, input: call.input }] });
+        const check = validator.check(call.name, call.input);
+        const result: ToolResult = check.valid
+          ? await executor.executeCall(
+              { id, name: call.name, arguments: check.input },
+              { signal, context: { tenantId: 'bench', runId, toolCallId: id, idempotencyKey: `${runId}/${id}` } },
+            )
+          : { success: false, toolName: call.name, toolCallId: id, error: check.error, errorType: check.errorType };
+        transcript.push({ role: 'tool', toolCallId: id, toolName: call.name, result });
+        stepMs.push(performance.now() - t0);
+      }
+    });
+    return { ...answer, stepMs };
+  });
+}
+
+async function serveBareTemporal(address: string): Promise<void> {
+  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  const nativeConnection = await NativeConnection.connect({ address });
+  const connection = await Connection.connect({ address });
+  const client = new Client({ connection });
+  const taskQueue = 'bench-bare';
+  const worker = await Worker.create({
+    connection: nativeConnection,
+    taskQueue,
+    workflowsPath: fileURLToPath(new URL('./bare-agent.ts', import.meta.url)),
+    activities: bareAgentActivities,
+  });
+  const running = worker.run();
+  await serveVariant(async (command) => {
+    if (command.type === 'run') {
+      return timeRuns(command, async () => {
+        const workflowId = nextRunId('bare');
+        await client.workflow.execute<typeof bareAgent>('bareAgent', {
+          workflowId,
+          taskQueue,
+          args: [command.steps, false],
+        });
+        return workflowId;
+      });
+    }
+    const samples: ApprovalSample[] = [];
+    for (let index = 0; index < command.runs; index++) {
+      const handle = await client.workflow.start<typeof bareAgent>('bareAgent', {
+        workflowId: nextRunId('bare-approval'),
+        taskQueue,
+        args: [1, true],
+      });
+      while (!(await handle.query(awaitingApprovalQuery))) await new Promise((resolve) => setTimeout(resolve, 5));
+      const sentAtMs = Date.now();
+      await handle.executeUpdate(approveUpdate);
+      samples.push({ id: handle.workflowId, sentAtMs, returnedAtMs: Date.now() });
+      await handle.result();
+    }
+    return { samples } satisfies ApproveAnswer;
+  });
+  worker.shutdown();
+  await running;
+  await connection.close();
+  await nativeConnection.close();
+}
+
+const address = values.address ?? '';
+if (values.variant === 'relay') await serveRelay(address);
+else if (values.variant === 'in-process') await serveInProcess();
+else if (values.variant === 'bare-temporal') await serveBareTemporal(address);
+else throw new Error(`Unknown variant '${values.variant ?? ''}'`);

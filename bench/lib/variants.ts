@@ -1,0 +1,87 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
+import type { RelayWorkerOptions } from './relay-variants.js';
+import { VariantProcess } from './variant-protocol.js';
+
+/** Every variant, in the order tables list them. */
+export const allVariants = ['in-process', 'bare-temporal', 'relay', 'peer'] as const;
+export type VariantName = (typeof allVariants)[number];
+
+/** The peer's version, pinned in bench/peer/package.json; printed with its results. */
+export const peerPackage = '@temporalio/ai-sdk@1.23.0';
+
+const peerDirectory = fileURLToPath(new URL('../peer/', import.meta.url));
+
+/** A variant that could not start or failed, kept in the results with its error instead of being dropped. */
+export interface FailedVariant {
+  name: VariantName;
+  error: string;
+}
+
+/**
+ * Starts each variant in its own process against one server and checks it answers a one-run warm-up. A variant
+ * that fails is returned in `failed` with the error, so the benchmark reports it rather than dropping it.
+ */
+export async function startVariants(
+  address: string,
+  names: readonly VariantName[],
+  options: { relayWorkerOptions?: RelayWorkerOptions } = {},
+): Promise<{ running: Map<VariantName, VariantProcess>; failed: FailedVariant[] }> {
+  const running = new Map<VariantName, VariantProcess>();
+  const failed: FailedVariant[] = [];
+  for (const name of names) {
+    let variant: VariantProcess | undefined;
+    try {
+      variant = spawnVariant(name, address, options);
+      await variant.run({ steps: 1, runs: 2, concurrency: 1 });
+      running.set(name, variant);
+    } catch (error) {
+      failed.push({ name, error: error instanceof Error ? error.message : String(error) });
+      await variant?.stop().catch(() => undefined);
+    }
+  }
+  return { running, failed };
+}
+
+/** Stops every variant process. */
+export async function stopVariants(running: Map<VariantName, VariantProcess>): Promise<void> {
+  await Promise.all([...running.values()].map((variant) => variant.stop()));
+}
+
+function spawnVariant(
+  name: VariantName,
+  address: string,
+  options: { relayWorkerOptions?: RelayWorkerOptions },
+): VariantProcess {
+  if (name === 'peer') {
+    ensurePeerInstalled();
+    return new VariantProcess(name, {
+      args: ['--import', 'tsx', 'peer-variant.ts', '--address', address],
+      cwd: peerDirectory,
+    });
+  }
+  return new VariantProcess(name, {
+    args: [
+      '--import',
+      'tsx',
+      fileURLToPath(new URL('./relay-variants.ts', import.meta.url)),
+      '--variant',
+      name,
+      '--address',
+      address,
+      '--worker-options',
+      JSON.stringify(options.relayWorkerOptions ?? {}),
+    ],
+  });
+}
+
+/** The peer lives in its own package (bench/peer, own lockfile); install it from its lockfile when absent. */
+function ensurePeerInstalled(): void {
+  if (existsSync(`${peerDirectory}node_modules/@temporalio/ai-sdk`)) return;
+  process.stderr.write(`Installing the peer (${peerPackage}) in bench/peer from its lockfile\n`);
+  execFileSync('npm', ['ci', '--no-audit', '--no-fund'], {
+    cwd: peerDirectory,
+    stdio: ['ignore', 'inherit', 'inherit'],
+  });
+}

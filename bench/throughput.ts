@@ -1,0 +1,69 @@
+/**
+ * Throughput of one worker: completed runs/s and agent steps/s at concurrency 1, 10 and 50, every run three tool
+ * steps and a final answer. Each variant runs in its own process (one worker, default options) against one dev
+ * server; within a round every concurrency level runs each variant in turn, the order rotating between rounds.
+ * A figure is runs (or steps) over the wall time from the first start to the last result; the table gives the
+ * median over rounds with min and max, and the run latency p50/p99 across all rounds.
+ *
+ *   npm run bench:throughput -- [--rounds 3] [--concurrency 1,10,50] [--runs-per-lane 3]
+ */
+import { parseArgs } from 'node:util';
+import { interleave, numberList, withVariants, writeResult } from './lib/measure-harness.js';
+import { summarize } from './lib/stats.js';
+import { allVariants } from './lib/variants.js';
+
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '3' },
+    concurrency: { type: 'string', default: '1,10,50' },
+    'runs-per-lane': { type: 'string', default: '3' },
+    'min-runs': { type: 'string', default: '10' },
+  },
+});
+const rounds = Number(values.rounds);
+const levels = numberList(values.concurrency);
+const stepsPerRun = 3;
+const runsAt = (concurrency: number) =>
+  Math.max(Number(values['min-runs']), concurrency * Number(values['runs-per-lane']));
+
+const result = await withVariants(allVariants, async ({ variants, failed }) => {
+  const figures: Record<string, Record<string, { runsPerSecond: number[]; runMs: number[] }>> = {};
+  for (const variant of variants.values()) await variant.run({ steps: stepsPerRun, runs: 10, concurrency: 10 });
+  for (let round = 0; round < rounds; round++) {
+    for (const concurrency of levels) {
+      for (const [name, variant] of interleave([...variants], round)) {
+        const runs = runsAt(concurrency);
+        const answer = await variant.run({ steps: stepsPerRun, runs, concurrency });
+        const level = ((figures[name] ??= {})[String(concurrency)] ??= { runsPerSecond: [], runMs: [] });
+        level.runsPerSecond.push(runs / (answer.wallMs / 1000));
+        level.runMs.push(...answer.runMs);
+      }
+    }
+    console.log(`round ${round + 1}/${rounds} done`);
+  }
+  const table: Record<string, Record<string, unknown>> = {};
+  for (const [name, byLevel] of Object.entries(figures)) {
+    for (const [concurrency, level] of Object.entries(byLevel)) {
+      const runsPerSecond = summarize(level.runsPerSecond);
+      const runMs = summarize(level.runMs);
+      (table[name] ??= {})[concurrency] = {
+        runsPerSecond,
+        stepsPerSecondP50: Math.round(runsPerSecond.p50 * stepsPerRun * 100) / 100,
+        runMs,
+      };
+      console.log(
+        `${name.padEnd(14)} c=${concurrency.padStart(2)}  ${runsPerSecond.p50.toFixed(2)} runs/s (min ${runsPerSecond.min.toFixed(2)}, max ${runsPerSecond.max.toFixed(2)})  ` +
+          `${(runsPerSecond.p50 * stepsPerRun).toFixed(1)} steps/s  run p50 ${runMs.p50.toFixed(0)} ms p99 ${runMs.p99.toFixed(0)} ms`,
+      );
+    }
+  }
+  return { throughput: table, failed };
+});
+
+writeResult('throughput', {
+  description: 'completed runs/s and steps/s on one worker, runs of 3 tool steps + final answer',
+  rounds,
+  stepsPerRun,
+  runsPerLevel: Object.fromEntries(levels.map((level) => [level, runsAt(level)])),
+  ...result,
+});
