@@ -6,6 +6,7 @@ import { ModelProviderError } from '../src/model/model-provider.js';
 import { RelayError } from '../src/shared/errors.js';
 import { redactSecrets, resolveSecretReferences } from '../src/security/resolve-secret-references.js';
 import type { SecretSource } from '../src/security/resolve-secret-references.js';
+import { defaultMaxModelResponseBytes, toJsonText, utf8ByteLength } from '../src/shared/payload-limits.js';
 import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
 import type { ModelRequest, ModelResponse } from '../src/shared/transcript.js';
 import type { ToolResult } from '../src/shared/tool-result.js';
@@ -28,6 +29,8 @@ export interface ActivityDependencies {
   registry: ToolRegistry;
   executor: ToolExecutor;
   models: ModelRegistry;
+  /** The largest model response (as JSON) returned to a run. @default defaultMaxModelResponseBytes (1 MiB) */
+  maxModelResponseBytes?: number;
   /** What `{ "$secret": "NAME" }` in a run's config resolves to; the values exist only inside `executeTool`. */
   secrets?: SecretSource;
 }
@@ -36,7 +39,8 @@ export interface ActivityDependencies {
 const heartbeatIntervalMs = 1_000;
 
 /** The activities of an agent run, bound to one worker's tools and model providers. */
-export function createActivities({ registry, executor, models, secrets }: ActivityDependencies) {
+export function createActivities({ registry, executor, models, secrets, ...limits }: ActivityDependencies) {
+  const maxModelResponseBytes = limits.maxModelResponseBytes ?? defaultMaxModelResponseBytes;
   return {
     /** Records the tools a run may use (names, descriptions, JSON Schemas, approval flags) in its history. */
     async snapshotToolCatalog(input: { tools?: string[] }): Promise<ToolCatalogEntry[]> {
@@ -50,8 +54,9 @@ export function createActivities({ registry, executor, models, secrets }: Activi
     /** Asks the run's model for its next turn; transient provider failures are retried by Temporal. */
     async callModel(request: ModelRequest): Promise<ModelResponse> {
       const { provider, modelName } = resolveModel(models, request.model);
+      let response: ModelResponse;
       try {
-        return await provider.generate({ ...request, modelName }, { signal: Context.current().cancellationSignal });
+        response = await provider.generate({ ...request, modelName }, { signal: Context.current().cancellationSignal });
       } catch (error) {
         if (error instanceof ModelProviderError) {
           throw ApplicationFailure.create({
@@ -63,6 +68,7 @@ export function createActivities({ registry, executor, models, secrets }: Activi
         }
         throw error;
       }
+      return checkModelResponseSize(response, maxModelResponseBytes);
     },
 
     /**
@@ -121,6 +127,30 @@ function resolveModel(models: ModelRegistry, modelId: string) {
   } catch (error) {
     throw toNonRetryableFailure(error);
   }
+}
+
+/**
+ * Stops a response Temporal would refuse (or one it cannot even encode) here, with a clear failure, instead of
+ * letting the server reject the activity's result and the run retry a model call that will answer the same.
+ */
+function checkModelResponseSize(response: ModelResponse, maxBytes: number): ModelResponse {
+  const json = toJsonText(response);
+  if (json === undefined) {
+    throw ApplicationFailure.create({
+      type: 'model_error',
+      message: 'The model response cannot be encoded as JSON (nested too deeply, or not plain data)',
+      nonRetryable: true,
+    });
+  }
+  const bytes = utf8ByteLength(json);
+  if (bytes > maxBytes) {
+    throw ApplicationFailure.create({
+      type: 'payload_too_large',
+      message: `The model response is ${bytes} bytes of JSON, over the limit of ${maxBytes} (maxModelResponseBytes)`,
+      nonRetryable: true,
+    });
+  }
+  return response;
 }
 
 /** Configuration mistakes do not heal on a retry: fail at once with the error's code as the failure type. */

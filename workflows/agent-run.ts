@@ -21,6 +21,7 @@ import type { RelayActivities } from '../activities/index.js';
 import type { AgentRunInput, ApprovalDecision, ApprovalOutcome, RunResult } from '../src/shared/run-types.js';
 import { relaySearchAttributes } from '../src/shared/search-attributes.js';
 import { agentRunInputSchema } from '../src/shared/run-input-schema.js';
+import { boundEchoedInput } from '../src/shared/payload-limits.js';
 import { checkToolInput } from '../src/shared/tool-input.js';
 import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
 import type { ToolFailure, ToolResult } from '../src/shared/tool-result.js';
@@ -163,15 +164,10 @@ async function handleToolCall(
   const check = validator.check(call.name, call.input);
   const ids = { toolCallId: call.id, toolName: call.name };
   if (!check.valid) {
-    run.emit({ type: 'tool_validation_failed', ...ids, error: check.error, issues: check.issues, input: call.input });
-    return {
-      success: false,
-      ...ids,
-      error: check.error,
-      errorType: check.errorType,
-      issues: check.issues,
-      input: call.input,
-    };
+    // The call itself is in the transcript already; an echo of a huge input would only double it.
+    const input = boundEchoedInput(call.input);
+    run.emit({ type: 'tool_validation_failed', ...ids, error: check.error, issues: check.issues, input });
+    return { success: false, ...ids, error: check.error, errorType: check.errorType, issues: check.issues, input };
   }
   run.emit({ type: 'tool_call_validated', ...ids, input: check.input, requiresApproval: check.entry.requiresApproval });
 
@@ -383,6 +379,9 @@ function modelTools(catalog: readonly ToolCatalogEntry[]) {
   return catalog.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
 }
 
+/** Tool names longer than this are cut before they reach events, ids and the transcript. */
+const maxToolNameEchoed = 128;
+
 /** Gives every call a unique id: the model's own when it sent a fresh one, `call_<step>_<index>` otherwise. */
 function assignCallIds(proposed: readonly ProposedToolCall[], step: number): ToolCall[] {
   const seen = new Set<string>();
@@ -390,7 +389,9 @@ function assignCallIds(proposed: readonly ProposedToolCall[], step: number): Too
     const candidate = typeof call.id === 'string' && call.id.length > 0 && call.id.length <= 128 ? call.id : undefined;
     const id = candidate && !seen.has(candidate) ? candidate : `call_${step}_${index}`;
     seen.add(id);
-    return { id, name: typeof call.name === 'string' ? call.name : String(call.name), input: call.input };
+    const name = typeof call.name === 'string' ? call.name : String(call.name);
+    // No tool name is longer than 64 characters, so a longer one fails validation just the same when cut.
+    return { id, name: name.length > maxToolNameEchoed ? name.slice(0, maxToolNameEchoed) : name, input: call.input };
   });
 }
 

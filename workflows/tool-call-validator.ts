@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { checkToolInput } from '../src/shared/tool-input.js';
+import { boundIssues } from '../src/shared/payload-limits.js';
+import { checkToolInput, describeIssues } from '../src/shared/tool-input.js';
 import type { ToolInputIssue } from '../src/shared/tool-input.js';
 import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
 
@@ -48,7 +49,11 @@ export class ToolCallValidator {
       };
     }
     const result = checkToolInput(this.schemaFor(entry), rawInput);
-    if (!result.success) return { valid: false, errorType: 'validation', error: result.message, issues: result.issues };
+    if (!result.success) {
+      // A wrong input can carry thousands of issues; the model needs the first few, and history needs them small.
+      const issues = boundIssues(result.issues);
+      return { valid: false, errorType: 'validation', error: describeIssues(issues), issues };
+    }
     return { valid: true, entry, input: result.data };
   }
 

@@ -1,5 +1,6 @@
 import type { ModelProvider, ModelCall } from '../model/model-provider.js';
 import { ModelProviderError } from '../model/model-provider.js';
+import { toJsonText } from '../shared/payload-limits.js';
 import type { ModelResponse, ProposedToolCall } from '../shared/transcript.js';
 
 /** One scripted model turn: a final answer, or tool calls (with optional text beside them). */
@@ -38,7 +39,8 @@ export function scriptedModel(script: ScriptedTurnFunction | readonly ScriptedTu
         ...(toolCalls.length > 0 ? { toolCalls } : {}),
         usage: {
           inputTokens: estimateTokens(JSON.stringify(call.messages)),
-          outputTokens: estimateTokens(JSON.stringify(turn)),
+          // A turn that has no JSON (fuzz tests send some) still gets through, for the model activity to refuse.
+          outputTokens: estimateTokens(toJsonText(turn) ?? ''),
         },
         finishReason: toolCalls.length > 0 ? 'tool-calls' : 'stop',
       };

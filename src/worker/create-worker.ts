@@ -56,6 +56,12 @@ export interface CreateWorkerOptions {
    * @default undefined (a run that refers to a secret fails that tool call)
    */
   secrets?: SecretSource;
+  /**
+   * The largest model response, as JSON, a run accepts; a larger one fails the run with `payload_too_large`
+   * before Temporal sees it (its own limit is 2 MiB a payload, and the next model call carries the response again).
+   * @default 1_048_576 (1 MiB)
+   */
+  maxModelResponseBytes?: number;
   /** Any other Temporal worker option (cache size, concurrency, …). */
   workerOptions?: Partial<
     Omit<WorkerOptions, 'taskQueue' | 'connection' | 'namespace' | 'activities' | 'workflowBundle' | 'workflowsPath'>
@@ -73,6 +79,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     registry,
     executor: new ToolExecutor(registry, options.executor),
     models: new ModelRegistry(options.models),
+    ...(options.maxModelResponseBytes !== undefined ? { maxModelResponseBytes: options.maxModelResponseBytes } : {}),
     ...(options.secrets ? { secrets: options.secrets } : {}),
   });
   const dataConverter = withEncryption(
