@@ -1,0 +1,188 @@
+import { afterAll, beforeAll, expect, it } from 'vitest';
+import { RelayError } from '../../src/shared/errors.js';
+import type { RunEvent } from '../../src/shared/run-types.js';
+import { decideUpdate } from '../../workflows/messages.js';
+import { createRelayTestKit } from '../helpers/relay-test-kit.js';
+import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { createTestTenants, startHttpTestApi } from '../http/http-test-kit.js';
+import type { HttpTestApi } from '../http/http-test-kit.js';
+import { writeResults } from './reliability-kit.js';
+
+const { tenantA, tenantB, keys, apiKeys } = createTestTenants();
+let kit: RelayTestKit;
+let api: HttpTestApi;
+
+beforeAll(async () => {
+  kit = await createRelayTestKit();
+  api = await startHttpTestApi(kit, { apiKeys });
+});
+
+afterAll(async () => {
+  await api?.close();
+  await kit?.close();
+});
+
+type Request = { method: string; path: string; json?: unknown; headers?: Record<string, string> };
+
+/** Every route that names a run, with each way of reading the event stream. */
+function runRoutes(runId: string): Request[] {
+  const id = encodeURIComponent(runId);
+  return [
+    { method: 'GET', path: `/v1/runs/${id}` },
+    { method: 'GET', path: `/v1/runs/${id}/events` },
+    { method: 'GET', path: `/v1/runs/${id}/events?after=1` },
+    { method: 'GET', path: `/v1/runs/${id}/events`, headers: { 'last-event-id': '2' } },
+    { method: 'POST', path: `/v1/runs/${id}/approve`, json: { toolCallId: 'pay' } },
+    {
+      method: 'POST',
+      path: `/v1/runs/${id}/approve`,
+      json: { toolCallId: 'pay', input: { from: 'A', to: 'M', amount: 1 } },
+    },
+    { method: 'POST', path: `/v1/runs/${id}/reject`, json: { toolCallId: 'pay' } },
+    { method: 'POST', path: `/v1/runs/${id}/cancel` },
+  ];
+}
+
+/** Everything a caller without a valid key might send instead of one. */
+const missingCredentials: Array<{ label: string; headers: Record<string, string> }> = [
+  { label: 'no key', headers: {} },
+  { label: 'empty bearer', headers: { authorization: 'Bearer ' } },
+  { label: 'unknown bearer', headers: { authorization: 'Bearer not-a-key' } },
+  { label: 'key with a suffix', headers: { authorization: `Bearer ${keys.alice}x` } },
+  { label: 'key prefix', headers: { authorization: `Bearer ${keys.alice.slice(0, -1)}` } },
+  { label: 'basic scheme', headers: { authorization: `Basic ${Buffer.from(`${keys.alice}:`).toString('base64')}` } },
+  { label: 'unknown x-api-key', headers: { 'x-api-key': 'not-a-key' } },
+  { label: 'tenant id as key', headers: { 'x-api-key': tenantA } },
+];
+
+async function send(request: Request, headers: Record<string, string>): Promise<Response> {
+  return api.request(request.path, {
+    method: request.method,
+    headers: { ...request.headers, ...headers },
+    ...(request.json !== undefined ? { json: request.json } : {}),
+  });
+}
+
+async function startRun(prompt: string): Promise<string> {
+  const response = await api.request('/v1/runs', {
+    method: 'POST',
+    key: keys.alice,
+    json: { model: 'scripted:t', prompt, approvalTimeout: '1h' },
+  });
+  expect(response.status).toBe(201);
+  return ((await response.json()) as { runId: string }).runId;
+}
+
+function decisionsIn(events: readonly RunEvent[]): RunEvent[] {
+  return events.filter((event) => event.type === 'tool_approved' || event.type === 'tool_rejected');
+}
+
+it('refuses every route, stream and decision on tenant A’s runs to tenant B (404) and to callers without a valid key (401), and records the authenticated approver', async () => {
+  const waiting = await startRun('pay B');
+  const completed = await startRun('add');
+  const cancelled = await startRun('pay C');
+  await api.waitForRun(waiting, keys.alice, (run) => run.status === 'awaiting_approval');
+  await api.waitForRun(cancelled, keys.alice, (run) => run.status === 'awaiting_approval');
+  await api.request(`/v1/runs/${cancelled}/cancel`, { method: 'POST', key: keys.alice });
+  await api.waitForRun(completed, keys.alice, (run) => run.status === 'completed');
+  await api.waitForRun(cancelled, keys.alice, (run) => run.status === 'cancelled');
+
+  const tried: Array<{ who: string; method: string; path: string; status: number; problem: boolean }> = [];
+  const record = async (who: string, request: Request, response: Response) => {
+    const problem = response.headers.get('content-type') === 'application/problem+json';
+    tried.push({ who, method: request.method, path: request.path, status: response.status, problem });
+    await response.body?.cancel();
+  };
+
+  const runIds = [waiting, completed, cancelled, 'run_that_never_existed'];
+  for (const runId of runIds) {
+    for (const request of runRoutes(runId)) {
+      await record('tenant B', request, await send(request, { authorization: `Bearer ${keys.bob}` }));
+      for (const { label, headers } of missingCredentials) await record(label, request, await send(request, headers));
+    }
+  }
+  const tenantRoutes: Request[] = [
+    { method: 'POST', path: '/v1/runs', json: { model: 'scripted:t', prompt: 'hi' } },
+    { method: 'GET', path: '/v1/approvals' },
+    { method: 'GET', path: '/v1/openapi.json' },
+  ];
+  for (const request of tenantRoutes) {
+    for (const { label, headers } of missingCredentials) await record(label, request, await send(request, headers));
+  }
+
+  const byTenantB = tried.filter((entry) => entry.who === 'tenant B');
+  const withoutKey = tried.filter((entry) => entry.who !== 'tenant B');
+  expect(byTenantB.filter((entry) => entry.status !== 404 || !entry.problem)).toEqual([]);
+  expect(withoutKey.filter((entry) => entry.status !== 401 || !entry.problem)).toEqual([]);
+
+  // Tenant B's own listing and a body that names tenant A change nothing either.
+  const listing = await api.request('/v1/approvals', { key: keys.bob });
+  const listed = ((await listing.json()) as { approvals: Array<{ runId: string }> }).approvals;
+  expect(listed.filter((approval) => runIds.includes(approval.runId))).toEqual([]);
+  const smuggled = await api.request('/v1/runs', {
+    method: 'POST',
+    key: keys.bob,
+    json: { model: 'scripted:t', prompt: 'hi', tenantId: tenantA },
+  });
+  expect(smuggled.status).toBe(422);
+
+  // Below HTTP: the client's tenant scope and the workflow's own check refuse tenant B too.
+  const client = api.worker.client;
+  const scope = { tenantId: tenantB };
+  const clientCalls: Array<[string, () => Promise<unknown>]> = [
+    ['getRun', () => client.getRun(waiting, scope)],
+    ['events', () => client.events(waiting, scope)],
+    ['approve', () => client.approve(waiting, 'pay', { ...scope, approver: 'mallory' })],
+    ['reject', () => client.reject(waiting, 'pay', { ...scope, approver: 'mallory' })],
+    ['cancel', () => client.cancel(waiting, scope)],
+    ['result', () => client.result(waiting, scope)],
+    ['watch', () => client.watch(waiting, scope).next()],
+  ];
+  const clientRefusals: string[] = [];
+  for (const [name, call] of clientCalls) {
+    const error = await call().then(
+      () => undefined,
+      (caught: unknown) => caught,
+    );
+    if (RelayError.isInstance(error) && error.code === 'run_not_found') clientRefusals.push(name);
+  }
+  expect(clientRefusals).toEqual(clientCalls.map(([name]) => name));
+  const handle = kit.temporal.workflow.getHandle(waiting);
+  await expect(
+    handle.executeUpdate(decideUpdate, { args: [{ toolCallId: 'pay', decision: 'approve', tenantId: tenantB }] }),
+  ).rejects.toMatchObject({ cause: { type: 'tenant_mismatch' } });
+  await client.signalDecision(waiting, {
+    toolCallId: 'pay',
+    decision: 'approve',
+    approver: 'mallory',
+    tenantId: tenantB,
+  });
+
+  const untouched = await client.getRun(waiting);
+  expect(untouched).toMatchObject({ status: 'awaiting_approval', pendingApprovals: [{ toolCallId: 'pay' }] });
+  expect(decisionsIn(await client.events(waiting))).toEqual([]);
+  expect(api.ledger.transfers).toEqual([]);
+
+  const approved = await api.request(`/v1/runs/${waiting}/approve`, {
+    method: 'POST',
+    key: keys.alice,
+    json: { toolCallId: 'pay' },
+  });
+  expect(approved.status).toBe(200);
+  await api.waitForRun(waiting, keys.alice, (run) => run.status === 'completed');
+  const decisions = decisionsIn(await client.events(waiting));
+  expect(decisions).toEqual([expect.objectContaining({ type: 'tool_approved', approver: 'alice' })]);
+  expect(api.ledger.transfers).toEqual([expect.objectContaining({ to: 'B', amount: 100 })]);
+
+  await writeResults('tenancy', {
+    requestsTried: tried.length + 2 + clientCalls.length + 2,
+    crossTenantHttp: byTenantB.length,
+    withoutValidKeyHttp: withoutKey.length,
+    credentialVariants: missingCredentials.length,
+    runStates: ['awaiting_approval', 'completed', 'cancelled', 'missing'],
+    clientAndWorkflowLevelAttempts: clientCalls.length + 2,
+    refused: tried.length + 2 + clientRefusals.length + 2,
+    acceptedAcrossTenants: 0,
+    approverRecorded: decisions.map((event) => (event.type === 'tool_approved' ? event.approver : undefined)),
+  });
+});
