@@ -99,7 +99,13 @@ ${connectionOptionsHelp}`,
             uiPort,
             dbFilename,
             namespace: settings.namespace,
-            ...(codec ? { extraArgs: ['--ui-codec-endpoint', codec.url] } : {}),
+            extraArgs: [
+              // Lets the worker start an activity in the same round trip that schedules it: about half the
+              // time of a step (bench/README.md, "eager activities").
+              '--dynamic-config-value',
+              'system.enableActivityEagerExecution=true',
+              ...(codec ? ['--ui-codec-endpoint', codec.url] : []),
+            ],
           });
       cleanups.push(() => server.stop());
       const serverSettings = { ...settings, address: server.address };
