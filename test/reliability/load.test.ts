@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import type { RunEvent } from '../../src/shared/run-types.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { createRelayTestKit } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit, RunningWorker } from '../helpers/relay-test-kit.js';
@@ -78,13 +79,18 @@ it(
     const results = await Promise.all(runIds.map((runId) => worker.client.result(runId)));
     const seconds = (Date.now() - startedAt) / 1_000;
 
-    const decisionEvents = await Promise.all(
-      runIds.map(async (runId) =>
-        (await worker.client.events(runId)).filter(
-          (event) => event.type === 'tool_approved' || event.type === 'tool_rejected',
-        ),
-      ),
-    );
+    // Read in slices: hundreds of queries at once would time out waiting for the worker, which proves nothing.
+    const decisionEvents: RunEvent[][] = [];
+    for (let from = 0; from < runIds.length; from += 25) {
+      const slice = runIds
+        .slice(from, from + 25)
+        .map(async (runId) =>
+          (await worker.client.events(runId)).filter(
+            (event) => event.type === 'tool_approved' || event.type === 'tool_rejected',
+          ),
+        );
+      decisionEvents.push(...(await Promise.all(slice)));
+    }
     const approvedRuns = new Set(lines.filter((line) => line.decision === 'approve').map((line) => line.runId));
     const transfersByRun = new Map<string, number>();
     for (const transfer of ledger.transfers)
@@ -93,7 +99,7 @@ it(
       (runId, index) => decisionEvents[index]?.length !== 1 || (approvedRuns.has(runId) && !transfersByRun.has(runId)),
     );
     const duplicated = [
-      ...decisionEvents.filter((events) => events.length > 1).map((events) => events[0]?.toolCallId ?? ''),
+      ...runIds.filter((_, index) => (decisionEvents[index]?.length ?? 0) > 1),
       ...[...transfersByRun].filter(([, count]) => count > 1).map(([runId]) => runId),
     ];
     const roundTrips = lines.map((line) => line.roundTripMs);

@@ -12,7 +12,7 @@ import { decideOnce, scratchDirectory, startLedgerWorker, writeWorkflowBundle } 
 import type { LedgerWorkerSettings } from './relay-processes.js';
 import { TransferLedger } from './transfer-ledger.js';
 
-const size = bySize({ small: { runs: 6 }, large: { runs: 100 } });
+const size = bySize({ small: { runs: 6, settleMs: 90_000 }, large: { runs: 100, settleMs: 600_000 } });
 const directory = scratchDirectory('restart');
 const dbFilename = path.join(directory, 'temporal.sqlite');
 let port: number;
@@ -83,7 +83,7 @@ async function snapshots(runIds: readonly string[]): Promise<RunSnapshot[]> {
 }
 
 async function waitForAll(runIds: readonly string[], predicate: (run: RunSnapshot) => boolean): Promise<RunSnapshot[]> {
-  const deadline = Date.now() + 90_000;
+  const deadline = Date.now() + size.settleMs;
   for (;;) {
     const runs = await snapshots(runIds).catch(() => undefined);
     if (runs?.every(predicate)) return runs;
@@ -156,5 +156,5 @@ it(
     expect(unapproved).toEqual([]);
     expect(transfers).toHaveLength(approved.length);
   },
-  bySize({ small: 150_000, large: 900_000 }),
+  bySize({ small: 150_000, large: 2_400_000 }),
 );
