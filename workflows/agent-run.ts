@@ -1,7 +1,6 @@
 import {
   ActivityCancellationType,
   ApplicationFailure,
-  CancellationScope,
   condition,
   ContinueAsNew,
   continueAsNew,
@@ -123,12 +122,10 @@ export async function agentRun(input: AgentRunInput, carried?: CarriedRunState):
   } catch (error) {
     if (error instanceof ContinueAsNew) throw error;
     if (isCancellation(error)) {
-      await CancellationScope.nonCancellable(async () => {
-        run.finish('cancelled', 'cancelled');
-        run.emit({ type: 'run_cancelled' });
-        publishSearchAttributes(run);
-        return Promise.resolve();
-      });
+      // Nothing here awaits, so the cancelled scope cannot interrupt recording the end of the run.
+      run.finish('cancelled', 'cancelled');
+      run.emit({ type: 'run_cancelled' });
+      publishSearchAttributes(run);
       throw error;
     }
     const message = describeFailure(error);
