@@ -270,7 +270,9 @@ export class RelayClient {
   private async decide(runId: string, decision: ApprovalDecision, scope: TenantScope): Promise<ApprovalOutcome> {
     const scoped = scope.tenantId !== undefined ? { ...decision, tenantId: scope.tenantId } : decision;
     try {
-      return await this.query(runId, () => this.handle(runId).executeUpdate(decideUpdate, { args: [scoped] }));
+      return await this.query(runId, () =>
+        retryWhileWorkflowTaskFails(() => this.handle(runId).executeUpdate(decideUpdate, { args: [scoped] })),
+      );
     } catch (error) {
       // Temporal answers an update to a closed workflow as "not found": tell an ended run from a missing one.
       if (RelayError.isInstance(error) && error.code === 'run_not_found' && (await this.hasEnded(runId, scope))) {
@@ -313,6 +315,34 @@ export class RelayClient {
       throw error;
     }
   }
+}
+
+/** How long a decision waits for a run whose workflow task is failing (a worker died mid-task) to recover. */
+const workflowTaskRecoveryMs = 60_000;
+
+/**
+ * Temporal refuses an update, before recording anything, while the run's last workflow task failed or timed
+ * out, which is what a worker killed mid-task leaves behind until another worker picks the run up. The
+ * approver should not see that: retry with backoff until it clears or `workflowTaskRecoveryMs` passes.
+ */
+async function retryWhileWorkflowTaskFails<T>(call: () => Promise<T>): Promise<T> {
+  const deadline = Date.now() + workflowTaskRecoveryMs;
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await call();
+    } catch (error) {
+      if (!isWorkflowTaskFailing(error) || Date.now() >= deadline) throw error;
+      await sleep(Math.min(250 * attempt, 2_000));
+    }
+  }
+}
+
+function isWorkflowTaskFailing(error: unknown): boolean {
+  const cause = error instanceof Error && error.cause !== undefined ? error.cause : error;
+  return (
+    (isGrpcServiceError(error) || isGrpcServiceError(cause)) &&
+    /Workflow Task in failed state/i.test(`${(error as Error).message} ${(cause as Error).message ?? ''}`)
+  );
 }
 
 function decisionFields(options: ApproveOptions): Omit<ApprovalDecision, 'toolCallId' | 'decision' | 'tenantId'> {
