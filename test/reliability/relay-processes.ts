@@ -62,12 +62,24 @@ export async function decideOnce(
       return 'applied';
     } catch (error) {
       if (RelayError.isInstance(error) && error.code === 'approval_not_pending') {
-        const events = await client.events(runId);
+        const events = await readEventsPatiently(client, runId);
         if (events.some((event) => isDecisionOn(event, toolCallId))) return 'already_applied';
         throw error;
       }
       if (attempt >= 20) throw error;
       await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
+}
+
+/** Reads a run's events, waiting out query timeouts while every worker that could answer is being killed. */
+async function readEventsPatiently(client: RelayClient, runId: string): Promise<RunEvent[]> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await client.events(runId);
+    } catch (error) {
+      if (attempt >= 30) throw error;
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
     }
   }
 }
