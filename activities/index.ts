@@ -35,8 +35,23 @@ export interface ActivityDependencies {
   secrets?: SecretSource;
 }
 
-/** How often a running tool heartbeats; the heartbeat is what carries a run's cancellation to the tool. */
+/**
+ * How often a running model call or tool heartbeats. The heartbeat is what carries a run's cancellation to the
+ * activity, and its absence is how Temporal notices a dead worker within the heartbeat timeout instead of the
+ * whole start-to-close timeout.
+ */
 const heartbeatIntervalMs = 1_000;
+
+/** Runs `work` while the current activity heartbeats. */
+async function whileHeartbeating<T>(work: (context: Context) => Promise<T>): Promise<T> {
+  const context = Context.current();
+  const heartbeat = setInterval(() => context.heartbeat(), heartbeatIntervalMs);
+  try {
+    return await work(context);
+  } finally {
+    clearInterval(heartbeat);
+  }
+}
 
 /** The activities of an agent run, bound to one worker's tools and model providers. */
 export function createActivities({ registry, executor, models, secrets, ...limits }: ActivityDependencies) {
@@ -56,7 +71,9 @@ export function createActivities({ registry, executor, models, secrets, ...limit
       const { provider, modelName } = resolveModel(models, request.model);
       let response: ModelResponse;
       try {
-        response = await provider.generate({ ...request, modelName }, { signal: Context.current().cancellationSignal });
+        response = await whileHeartbeating((context) =>
+          provider.generate({ ...request, modelName }, { signal: context.cancellationSignal }),
+        );
       } catch (error) {
         if (error instanceof ModelProviderError) {
           throw ApplicationFailure.create({
@@ -76,9 +93,7 @@ export function createActivities({ registry, executor, models, secrets, ...limit
      * (it threw, or timed out) are thrown so the tool's retry policy applies; the rest are data for the model.
      */
     async executeTool(call: ExecuteToolInput): Promise<ToolResult> {
-      const context = Context.current();
-      const heartbeat = setInterval(() => context.heartbeat(), heartbeatIntervalMs);
-      try {
+      return whileHeartbeating(async (context) => {
         const { config, values } = await resolveSecretReferences(call.config, secrets, {
           tenantId: call.tenantId,
           toolName: call.toolName,
@@ -112,9 +127,7 @@ export function createActivities({ registry, executor, models, secrets, ...limit
           });
         }
         return result;
-      } finally {
-        clearInterval(heartbeat);
-      }
+      });
     },
   };
 }

@@ -30,13 +30,15 @@ import { RunState } from './run-state.js';
 import type { CarriedRunState } from './run-state.js';
 import { ToolCallValidator } from './tool-call-validator.js';
 
+// Both activities are short or heartbeat, so a worker that dies holding one costs seconds, not the full timeout.
 const { snapshotToolCatalog } = proxyActivities<RelayActivities>({
-  startToCloseTimeout: '30 seconds',
+  startToCloseTimeout: '10 seconds',
   retry: { maximumAttempts: 5 },
 });
 
 const { callModel } = proxyActivities<RelayActivities>({
   startToCloseTimeout: '5 minutes',
+  heartbeatTimeout: '10 seconds',
   retry: { initialInterval: '1 second', backoffCoefficient: 2, maximumInterval: '1 minute', maximumAttempts: 8 },
 });
 

@@ -399,6 +399,39 @@ describe('agentRun', () => {
     }
   });
 
+  it('aborts an in-flight model call when the run is cancelled', async () => {
+    // The model call heartbeats; the heartbeat is what tells the activity its run was cancelled.
+    let modelCallStarted = false;
+    let abortReason: unknown;
+    const running = await kit.startWorker({
+      tools: createTestTools(createLedger()),
+      models: {
+        scripted: {
+          generate: (_call, { signal }) =>
+            new Promise((_resolve, reject) => {
+              modelCallStarted = true;
+              signal.addEventListener('abort', () => {
+                // CANCELLED or NOT_FOUND (the run already ended) when a heartbeat learned of the cancellation;
+                // TIMED_OUT would mean only the heartbeat timeout stopped it.
+                abortReason = (signal.reason as Error).message;
+                reject(new Error('aborted'));
+              });
+            }),
+        },
+      },
+    });
+    try {
+      const { runId } = await running.client.startRun({ ...base, prompt: 'think for ever' });
+      await waitForRun(running.client, runId, () => modelCallStarted);
+      await running.client.cancel(runId);
+      await waitForRun(running.client, runId, () => abortReason !== undefined);
+      expect(abortReason).toMatch(/^(CANCELLED|NOT_FOUND)$/);
+      expect((await running.client.getRun(runId)).status).toBe('cancelled');
+    } finally {
+      await running.stop();
+    }
+  });
+
   it('keeps its transcript, counters and event sequence across continue-as-new', async () => {
     const { client, stop } = await startWorker((call) =>
       call.step <= 3
