@@ -136,7 +136,7 @@ export function createApi(options: CreateApiOptions): OpenAPIHono<ApiEnv> {
       request: runIdRequest,
       responses: {
         200: { description: 'The snapshot', content: { 'application/json': { schema: runSnapshotSchema } } },
-        ...problems(401, 404),
+        ...problems(401, 404, 422),
       },
     }),
     async (c) => {
@@ -218,7 +218,7 @@ export function createApi(options: CreateApiOptions): OpenAPIHono<ApiEnv> {
           description: 'Cancellation requested',
           content: { 'application/json': { schema: cancelResponseSchema } },
         },
-        ...problems(401, 404, 413),
+        ...problems(401, 404, 413, 422),
       },
     }),
     async (c) => {

@@ -370,4 +370,26 @@ describe('GET /v1/openapi.json', () => {
     expect(Object.keys(startRequest.properties)).toEqual(expect.arrayContaining(['model', 'prompt', 'runId']));
     expect(JSON.stringify(document.components.schemas['StartRunRequest'])).not.toContain('tenantId');
   });
+
+  it('documents the 422 of every route whose path parameter is validated', async () => {
+    const document = (await (await api.request('/v1/openapi.json', { key: keys.alice })).json()) as {
+      paths: Record<string, Record<string, { parameters?: Array<{ in: string }>; responses: Record<string, unknown> }>>;
+    };
+    const operations = Object.entries(document.paths).flatMap(([path, item]) =>
+      Object.entries(item).map(([method, operation]) => ({ route: `${method} ${path}`, operation })),
+    );
+    const withPathParameters = operations.filter(({ operation }) =>
+      (operation.parameters ?? []).some((parameter) => parameter.in === 'path'),
+    );
+    expect(withPathParameters).toHaveLength(5);
+    for (const { route, operation } of withPathParameters)
+      expect(Object.keys(operation.responses), route).toContain('422');
+    const longId = 'x'.repeat(257);
+    for (const path of [`/v1/runs/${longId}`, `/v1/runs/${longId}/events`]) {
+      const response = await api.request(path, { key: keys.alice });
+      expect(response.status, path).toBe(422);
+    }
+    const cancel = await api.request(`/v1/runs/${longId}/cancel`, { method: 'POST', key: keys.alice });
+    expect(cancel.status).toBe(422);
+  });
 });
