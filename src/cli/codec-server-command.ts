@@ -18,7 +18,6 @@ const codecServerOptions = {
   host: { type: 'string' },
   'ui-origin': { type: 'string', multiple: true },
   json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
 } as const;
 
 /** Serves the codec endpoints with these keys; tokens from RELAY_E_CODEC_TOKENS, when set, are required. */
@@ -69,10 +68,6 @@ Options:
   -h, --help             this help`,
   async run(argv) {
     const { values } = parseCommandArgs('codec-server', argv, codecServerOptions);
-    if (values.help) {
-      process.stdout.write(`${this.help}\n`);
-      return exitCodes.ok;
-    }
     const encryption = encryptionOptionsFromEnv(process.env);
     if (!encryption) throw usageError('Set RELAY_E_ENCRYPTION_KEYS="id:base64key,..." to serve the codec');
     const portText = values.port ?? process.env['RELAY_E_CODEC_PORT'];

@@ -20,7 +20,6 @@ export const connectionOptions = {
   'task-queue': { type: 'string' },
   tenant: { type: 'string' },
   json: { type: 'boolean' },
-  help: { type: 'boolean', short: 'h' },
 } as const satisfies ParseArgsOptionsConfig;
 
 /** The help lines of {@link connectionOptions}. */

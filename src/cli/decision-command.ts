@@ -46,10 +46,6 @@ ${decisionExitCodes}`,
 
 async function decide(decision: 'approve' | 'reject', argv: string[]): Promise<number> {
   const { values, positionals } = parseCommandArgs(decision, argv, decisionOptions);
-  if (values.help) {
-    process.stdout.write(`${(decision === 'approve' ? approveCommand : rejectCommand).help}\n`);
-    return exitCodes.ok;
-  }
   const [runId, toolCallId, ...extra] = positionals;
   if (runId === undefined || toolCallId === undefined || extra.length > 0) {
     throw usageError(`Usage: relay-e ${decision} <runId> <toolCallId> [options]`);

@@ -55,10 +55,6 @@ Options:
 ${connectionOptionsHelp}`,
   async run(argv) {
     const { values } = parseCommandArgs('dev', argv, devOptions);
-    if (values.help) {
-      process.stdout.write(`${this.help}\n`);
-      return exitCodes.ok;
-    }
     const shutdown = waitForShutdownSignal();
     const settings = await readTemporalSettings({ ...values, address: values['temporal-address'] ?? values.address });
     const apiPort = readPort(values.port);

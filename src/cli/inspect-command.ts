@@ -20,10 +20,6 @@ ${connectionOptionsHelp}
 Exit codes: 0 shown, 3 no such run.`,
   async run(argv) {
     const { values, positionals } = parseCommandArgs('inspect', argv, connectionOptions);
-    if (values.help) {
-      process.stdout.write(`${this.help}\n`);
-      return exitCodes.ok;
-    }
     const [runId, ...extra] = positionals;
     if (runId === undefined || extra.length > 0) throw usageError('Usage: relay-e inspect <runId>');
     const settings = await readTemporalSettings(values);

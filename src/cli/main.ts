@@ -55,6 +55,10 @@ export async function runCli(argv: string[]): Promise<number> {
     process.stderr.write(`relay-e: unknown command '${name}'. See 'relay-e --help'.\n`);
     return exitCodes.usage;
   }
+  if (asksForHelp(rest)) {
+    process.stdout.write(`${command.help}\n`);
+    return exitCodes.ok;
+  }
   if (command === devCommand || command === workerCommand) {
     // The worker's own log lines would drown the CLI's output; warnings and errors still show.
     Runtime.install({ logger: new DefaultLogger('WARN') });
@@ -66,6 +70,12 @@ export async function runCli(argv: string[]): Promise<number> {
     process.stderr.write(`relay-e ${name}: ${message}\n`);
     return toExitCode(error);
   }
+}
+
+/** True when `--help` or `-h` comes before any `--` (after which every argument is the command's own). */
+function asksForHelp(argv: readonly string[]): boolean {
+  const end = argv.indexOf('--');
+  return (end < 0 ? argv : argv.slice(0, end)).some((arg) => arg === '--help' || arg === '-h');
 }
 
 process.exitCode = await runCli(process.argv.slice(2));

@@ -53,10 +53,6 @@ ${connectionOptionsHelp}
 Exit codes: 0 completed, 1 failed or cancelled, 130 stopped following with Ctrl-C.`,
   async run(argv) {
     const { values, positionals } = parseCommandArgs('run', argv, runOptions);
-    if (values.help) {
-      process.stdout.write(`${this.help}\n`);
-      return exitCodes.ok;
-    }
     const prompt = positionals.join(' ').trim();
     if (prompt === '') throw usageError('relay-e run needs a prompt, e.g. relay-e run "balance of ACC-1"');
     const json = values.json === true;

@@ -43,10 +43,6 @@ Options:
 ${connectionOptionsHelp}`,
   async run(argv) {
     const { values } = parseCommandArgs('runs', argv, runsOptions);
-    if (values.help) {
-      process.stdout.write(`${this.help}\n`);
-      return exitCodes.ok;
-    }
     const status = values.status;
     if (status !== undefined && !(runStatuses as readonly string[]).includes(status)) {
       throw usageError(`--status must be one of ${runStatuses.join(', ')}`);

@@ -41,10 +41,6 @@ Options:
 ${connectionOptionsHelp}`,
   async run(argv) {
     const { values } = parseCommandArgs('serve', argv, serveOptions);
-    if (values.help) {
-      process.stdout.write(`${this.help}\n`);
-      return exitCodes.ok;
-    }
     const file = values['api-keys-file'] ?? process.env['RELAY_E_API_KEYS_FILE'];
     const apiKeys = await loadApiKeys({ ...(file ? { file } : {}), env: process.env });
     const settings = await readTemporalSettings(values);

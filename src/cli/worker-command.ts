@@ -67,10 +67,6 @@ RELAY_E_SECRET_NAME inside the tool activity.
 ${connectionOptionsHelp}`,
   async run(argv) {
     const { values } = parseCommandArgs('worker', argv, connectionOptions);
-    if (values.help) {
-      process.stdout.write(`${this.help}\n`);
-      return exitCodes.ok;
-    }
     const settings = await readTemporalSettings(values);
     const demo = await startDemoWorker(settings);
     const line = {

@@ -179,6 +179,19 @@ describe('relay-e run, approve and reject (scripts)', () => {
     expect((await relayE(['runs', '--status', 'sleeping'])).code).toBe(2);
     expect((await relayE(['run', '--frobnicate', 'hi'])).code).toBe(2);
   });
+
+  it("prints each command's own help for --help or -h anywhere before --, without touching Temporal", async () => {
+    const commands = ['dev', 'run', 'approve', 'reject', 'runs', 'inspect', 'worker', 'serve', 'codec-server'];
+    const helps = await Promise.all(commands.map((command) => relayE([command, '--help'])));
+    helps.forEach(({ code, stdout }, index) => {
+      expect(code, commands[index]).toBe(0);
+      expect(stdout, commands[index]).toMatch(new RegExp(`^Usage: relay-e ${commands[index]} `));
+    });
+    const short = await relayE(['approve', 'run_1', '-h', '--frobnicate']);
+    expect(short).toMatchObject({ code: 0, stdout: helps[2]?.stdout });
+    // After --, `--help` is a run id like any other.
+    expect((await relayE(['inspect', '--', '--help'])).code).toBe(3);
+  });
 });
 
 describe('relay-e run in a terminal', () => {
