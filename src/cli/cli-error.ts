@@ -12,7 +12,10 @@ export const exitCodes = {
   notFound: 3,
   /** The run refused the decision: already decided, or edited input that fails the tool's schema. */
   refused: 4,
-  /** The Temporal server (or the API port) is not reachable, or the dev server did not start. */
+  /**
+   * The Temporal server (or the API port) is not reachable, the dev server did not start, or the run cannot
+   * answer until a worker recovers it.
+   */
   unavailable: 5,
   /** Interrupted with Ctrl-C while following a run; the run itself goes on. */
   interrupted: 130,
@@ -47,6 +50,8 @@ export function toExitCode(error: unknown): number {
         return exitCodes.refused;
       case 'invalid_input':
         return exitCodes.usage;
+      case 'run_unavailable':
+        return exitCodes.unavailable;
       default:
         return exitCodes.failed;
     }

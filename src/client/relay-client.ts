@@ -160,7 +160,7 @@ export class RelayClient {
 
   /** The run's snapshot: status, step, pending approvals, usage, output. */
   async getRun(runId: string, scope: TenantScope = {}): Promise<RunSnapshot> {
-    const snapshot = await this.query(runId, () => this.handle(runId).query(snapshotQuery));
+    const snapshot = await this.query(runId, () => this.handle(runId).query(snapshotQuery), scope);
     if (scope.tenantId !== undefined && snapshot.tenantId !== scope.tenantId) throw runNotFound(runId);
     return snapshot;
   }
@@ -168,7 +168,7 @@ export class RelayClient {
   /** The run's events with a sequence number above `after`. */
   async events(runId: string, options: TenantScope & { after?: number } = {}): Promise<RunEvent[]> {
     if (options.tenantId !== undefined) await this.getRun(runId, options);
-    return this.query(runId, () => this.handle(runId).query(eventsQuery, options.after ?? 0));
+    return this.query(runId, () => this.handle(runId).query(eventsQuery, options.after ?? 0), options);
   }
 
   /** Follows the run's events as they happen, until the run ends or `signal` aborts. */
@@ -176,14 +176,20 @@ export class RelayClient {
     let after = options.after ?? 0;
     const interval = options.pollIntervalMs ?? 250;
     if (options.tenantId !== undefined) await this.getRun(runId, options);
+    let closed = false;
     while (!options.signal?.aborted) {
-      const events = await this.events(runId, { after });
+      // A run waiting for a worker to recover it cannot answer; a follower waits, as the run itself does.
+      const events = await this.events(runId, { after }).catch((error: unknown) => waitOutUnavailable(error));
+      if (events === undefined) continue;
       for (const event of events) {
         after = event.seq;
         yield event;
         if (terminalEventTypes.has(event.type)) return;
       }
-      if (events.length === 0 && (await this.isClosed(runId))) return;
+      if (closed) return;
+      // The run may close between the read and this check: once it has, read one more time before ending.
+      if (events.length === 0) closed = await this.isClosed(runId);
+      if (closed) continue;
       try {
         await sleep(interval, undefined, options.signal ? { signal: options.signal } : undefined);
       } catch {
@@ -209,13 +215,14 @@ export class RelayClient {
 
   /** Cancels a run; a tool running at that moment sees `ctx.signal` abort. */
   async cancel(runId: string, scope: TenantScope = {}): Promise<void> {
-    if (scope.tenantId !== undefined) await this.getRun(runId, scope);
+    // Checked without a query, so a run no worker can answer for right now can still be cancelled.
+    await this.checkTenant(runId, scope);
     await this.query(runId, () => this.handle(runId).cancel());
   }
 
   /** Waits for the run to end and returns its result; a failed or cancelled run throws. */
   async result(runId: string, scope: TenantScope = {}): Promise<RunResult> {
-    if (scope.tenantId !== undefined) await this.getRun(runId, scope);
+    await this.checkTenant(runId, scope);
     return this.query(runId, () => this.handle(runId).result());
   }
 
@@ -238,7 +245,7 @@ export class RelayClient {
       if (runIds.length >= limit) break;
     }
     const snapshots = await Promise.all(
-      runIds.map((runId) => this.getRun(runId, { tenantId }).catch((error: unknown) => skipVanishedRun(error))),
+      runIds.map((runId) => this.getRun(runId, { tenantId }).catch((error: unknown) => skipRunThatCannotAnswer(error))),
     );
     return snapshots.flatMap((snapshot) =>
       snapshot
@@ -270,8 +277,10 @@ export class RelayClient {
   private async decide(runId: string, decision: ApprovalDecision, scope: TenantScope): Promise<ApprovalOutcome> {
     const scoped = scope.tenantId !== undefined ? { ...decision, tenantId: scope.tenantId } : decision;
     try {
-      return await this.query(runId, () =>
-        retryWhileWorkflowTaskFails(() => this.handle(runId).executeUpdate(decideUpdate, { args: [scoped] })),
+      return await this.query(
+        runId,
+        () => retryWhileWorkflowTaskFails(() => this.handle(runId).executeUpdate(decideUpdate, { args: [scoped] })),
+        scope,
       );
     } catch (error) {
       // Temporal answers an update to a closed workflow as "not found": tell an ended run from a missing one.
@@ -305,13 +314,32 @@ export class RelayClient {
     }
   }
 
-  /** Runs a Temporal call, turning "no such workflow" into `run_not_found`. */
-  private async query<T>(runId: string, call: () => Promise<T>): Promise<T> {
+  /**
+   * Refuses a run of another tenant as `run_not_found`, reading the tenant search attribute from the server
+   * rather than asking the run, which may be waiting for a worker.
+   */
+  private async checkTenant(runId: string, scope: TenantScope): Promise<void> {
+    if (scope.tenantId === undefined) return;
+    const description = await this.query(runId, () => this.handle(runId).describe());
+    if (description.typedSearchAttributes.get(relaySearchAttributes.tenant) !== scope.tenantId)
+      throw runNotFound(runId);
+  }
+
+  /**
+   * Runs a Temporal call, turning "no such workflow" into `run_not_found` and a run whose workflow task is
+   * failing into `run_unavailable` (after the tenant check, so another tenant still sees `run_not_found`).
+   */
+  private async query<T>(runId: string, call: () => Promise<T>, scope: TenantScope = {}): Promise<T> {
     try {
       return await call();
     } catch (error) {
       if (error instanceof WorkflowNotFoundError || (isGrpcServiceError(error) && Number(error.code) === grpcNotFound))
         throw runNotFound(runId, error);
+      const why = whyRunCannotAnswer(error, this.taskQueue);
+      if (why !== undefined) {
+        await this.checkTenant(runId, scope);
+        throw new RelayError('run_unavailable', `Run '${runId}' cannot answer right now: ${why}`, { cause: error });
+      }
       throw error;
     }
   }
@@ -338,11 +366,31 @@ async function retryWhileWorkflowTaskFails<T>(call: () => Promise<T>): Promise<T
 }
 
 function isWorkflowTaskFailing(error: unknown): boolean {
+  return /Workflow Task in failed state/i.test(grpcMessageOf(error));
+}
+
+/**
+ * Why Temporal could not get an answer from the run, when the reason is that no worker could give one: its
+ * workflow task is failing (a worker died holding it, or the code fails), or no worker took the query at all.
+ */
+function whyRunCannotAnswer(error: unknown, taskQueue: string): string | undefined {
+  if (isWorkflowTaskFailing(error)) {
+    return (
+      'its last workflow task failed or timed out (a worker died or is failing it) and no worker has completed ' +
+      "one since. Try again shortly; if this lasts, the workflow task failures in the run's history say why."
+    );
+  }
+  if (/query timed out before a worker could process it/i.test(grpcMessageOf(error))) {
+    return `no worker answered in time. Is a Relay-E worker running on task queue '${taskQueue}'?`;
+  }
+  return undefined;
+}
+
+/** The messages of a gRPC error, or of the gRPC error the SDK wrapped; empty for anything else. */
+function grpcMessageOf(error: unknown): string {
   const cause = error instanceof Error && error.cause !== undefined ? error.cause : error;
-  return (
-    (isGrpcServiceError(error) || isGrpcServiceError(cause)) &&
-    /Workflow Task in failed state/i.test(`${(error as Error).message} ${(cause as Error).message ?? ''}`)
-  );
+  if (!isGrpcServiceError(error) && !isGrpcServiceError(cause)) return '';
+  return `${(error as Error).message} ${(cause as Error).message ?? ''}`;
 }
 
 function decisionFields(options: ApproveOptions): Omit<ApprovalDecision, 'toolCallId' | 'decision' | 'tenantId'> {
@@ -353,10 +401,24 @@ function decisionFields(options: ApproveOptions): Omit<ApprovalDecision, 'toolCa
   };
 }
 
-/** A run listed a moment ago may have closed since; anything else is a real failure. */
-function skipVanishedRun(error: unknown): undefined {
-  if (RelayError.isInstance(error) && error.code === 'run_not_found') return undefined;
+/**
+ * A run listed a moment ago may have closed since, or be waiting for a worker to recover it (its approvals
+ * show again once it can answer); anything else is a real failure.
+ */
+function skipRunThatCannotAnswer(error: unknown): undefined {
+  if (RelayError.isInstance(error) && (error.code === 'run_not_found' || error.code === 'run_unavailable'))
+    return undefined;
   throw error;
+}
+
+/** How long a follower waits before asking a run that could not answer again. */
+const unavailablePollMs = 1_000;
+
+/** Lets a follower wait out `run_unavailable` (resolving to nothing read); anything else is a real failure. */
+async function waitOutUnavailable(error: unknown): Promise<undefined> {
+  if (!RelayError.isInstance(error) || error.code !== 'run_unavailable') throw error;
+  await sleep(unavailablePollMs);
+  return undefined;
 }
 
 function runNotFound(runId: string, cause?: unknown): RelayError {

@@ -136,7 +136,7 @@ export function createApi(options: CreateApiOptions): OpenAPIHono<ApiEnv> {
       request: runIdRequest,
       responses: {
         200: { description: 'The snapshot', content: { 'application/json': { schema: runSnapshotSchema } } },
-        ...problems(401, 404, 422),
+        ...problems(401, 404, 422, 503),
       },
     }),
     async (c) => {
@@ -160,7 +160,7 @@ export function createApi(options: CreateApiOptions): OpenAPIHono<ApiEnv> {
           description: 'The event stream',
           content: { 'text/event-stream': { schema: runEventSchema } },
         },
-        ...problems(401, 404, 422),
+        ...problems(401, 404, 422, 503),
       },
     }),
     async (c) => {
@@ -224,8 +224,12 @@ export function createApi(options: CreateApiOptions): OpenAPIHono<ApiEnv> {
     async (c) => {
       const { id } = c.req.valid('param');
       const tenantId = c.get('caller').tenantId;
-      const { status } = await client.getRun(id, { tenantId });
-      if (isTerminal(status)) return c.json({ runId: id, status }, 200);
+      // A run waiting for a worker to recover it cannot say its status, but it can be cancelled.
+      const snapshot = await client.getRun(id, { tenantId }).catch((error: unknown) => {
+        if (RelayError.isInstance(error) && error.code === 'run_unavailable') return undefined;
+        throw error;
+      });
+      if (snapshot && isTerminal(snapshot.status)) return c.json({ runId: id, status: snapshot.status }, 200);
       await client.cancel(id, { tenantId });
       return c.json({ runId: id, status: 'cancelling' as const }, 202);
     },
@@ -322,7 +326,7 @@ function decisionRoute<Schema extends typeof approveRequestSchema | typeof rejec
     request: { ...runIdRequest, body: { required: true, content: { 'application/json': { schema } } } },
     responses: {
       200: { description: 'Accepted by the run', content: { 'application/json': { schema: approvalOutcomeSchema } } },
-      ...problems(400, 401, 404, 409, 413, 422),
+      ...problems(400, 401, 404, 409, 413, 422, 503),
     },
   });
 }

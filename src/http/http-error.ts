@@ -28,6 +28,8 @@ export const relayErrorStatus: Readonly<Record<ErrorCode, ContentfulStatusCode>>
   tool_not_found: 422,
   model_not_configured: 422,
   run_not_found: 404,
+  // The run exists but cannot answer until a worker recovers it: worth retrying, so not a 500.
+  run_unavailable: 503,
   // Another tenant's run must look exactly like a run that does not exist.
   tenant_mismatch: 404,
   approval_not_pending: 409,
@@ -47,6 +49,7 @@ const titles: Readonly<Record<HttpErrorCode, string>> = {
   tool_not_found: 'Unknown tool',
   model_not_configured: 'Model not configured',
   run_not_found: 'Run not found',
+  run_unavailable: 'Run temporarily unavailable',
   tenant_mismatch: 'Run not found',
   approval_not_pending: 'Approval not pending',
   run_failed: 'Run failed',
@@ -105,6 +108,9 @@ export class HttpError extends HTTPException {
   }
 }
 
+/** What a 503 `run_unavailable` tells the caller to wait: a worker recovers a run within about one workflow task timeout. */
+const runUnavailableRetryAfterSeconds = 5;
+
 /**
  * Turns anything thrown into an `HttpError`: engine errors by their code, and everything else into a 500 whose detail says nothing about the internals.
  */
@@ -114,6 +120,12 @@ export function toHttpError(error: unknown): HttpError {
     const status = relayErrorStatus[error.code];
     const code = error.code === 'tenant_mismatch' ? 'run_not_found' : error.code;
     const issues = readIssues(error.details);
+    if (error.code === 'run_unavailable') {
+      return new HttpError(status, code, error.message, {
+        headers: { 'retry-after': String(runUnavailableRetryAfterSeconds) },
+        cause: error,
+      });
+    }
     if (status >= 500)
       return new HttpError(status, code, 'The server could not complete the request', { cause: error });
     return new HttpError(status, code, error.message, { ...(issues ? { issues } : {}), cause: error });

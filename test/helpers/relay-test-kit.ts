@@ -16,9 +16,12 @@ export interface RelayTestKit {
   temporal: Client;
   /** A client with no worker behind its task queue: for calls that must fail before reaching one. */
   client: RelayClient;
-  /** Starts a Relay-E worker on a fresh task queue and a client bound to it; it runs until `stop` or `close`. */
+  /**
+   * Starts a Relay-E worker and a client bound to its task queue (a fresh one unless given); it runs until
+   * `stop` or `close`.
+   */
   startWorker(
-    options: Omit<CreateWorkerOptions, 'taskQueue' | 'connection' | 'workflowBundle'>,
+    options: Omit<CreateWorkerOptions, 'taskQueue' | 'connection' | 'workflowBundle'> & { taskQueue?: string },
   ): Promise<RunningWorker>;
   close(): Promise<void>;
 }
@@ -51,7 +54,7 @@ export async function createRelayTestKit(): Promise<RelayTestKit> {
     temporal: env.client,
     client,
     async startWorker(options) {
-      const taskQueue = uniqueTaskQueue('relay');
+      const taskQueue = options.taskQueue ?? uniqueTaskQueue('relay');
       const worker = await createWorker({
         ...options,
         taskQueue,

@@ -1,0 +1,168 @@
+import path from 'node:path';
+import { WorkflowFailedError } from '@temporalio/client';
+import type { temporal } from '@temporalio/proto';
+import { afterAll, beforeAll, describe, it } from 'vitest';
+import { RelayClient } from '../../src/client/relay-client.js';
+import { startApiServer } from '../../src/http/start-api-server.js';
+import type { ApiKeyTenant } from '../../src/http/api-keys.js';
+import { RelayError } from '../../src/shared/errors.js';
+import type { RunEvent } from '../../src/shared/run-types.js';
+import { scriptedModel } from '../../src/testing/scripted-model.js';
+import { createRelayTestKit } from '../helpers/relay-test-kit.js';
+import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { uniqueTaskQueue, withWorker } from '../helpers/temporal-test-env.js';
+import { createLedger, createTestTools } from '../helpers/test-tools.js';
+
+// A run whose workflow task keeps failing (here: broken workflow code; in production: a worker that died holding
+// it, until the task times out and another worker takes it) cannot answer queries or updates. Callers get a
+// retryable `run_unavailable`, followers wait, and everything carries on once a good worker takes the run up.
+
+const brokenWorkflows = path.join(import.meta.dirname, '../fixtures/broken/agent-run-failing-task.ts');
+let kit: RelayTestKit;
+
+beforeAll(async () => {
+  kit = await createRelayTestKit();
+});
+
+afterAll(async () => {
+  await kit.close();
+});
+
+async function untilHistoryHas(runId: string, attributes: keyof temporal.api.history.v1.IHistoryEvent) {
+  const handle = kit.temporal.workflow.getHandle(runId);
+  const deadline = Date.now() + 20_000;
+  while (!(await handle.fetchHistory()).events?.some((event) => event[attributes])) {
+    if (Date.now() > deadline) throw new Error(`Run ${runId} has no ${attributes} in its history`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+async function errorOf(promise: Promise<unknown>): Promise<unknown> {
+  return promise.then(
+    () => undefined,
+    (error: unknown) => error,
+  );
+}
+
+/**
+ * Waits for the broken workflow's first (good) workflow task, then sends the signal that fails the next ones,
+ * and returns how the run refuses to answer because of it.
+ */
+async function breakRun(client: RelayClient, runId: string): Promise<RelayError> {
+  await untilHistoryHas(runId, 'activityTaskScheduledEventAttributes');
+  await client.signalDecision(runId, { toolCallId: 'nothing', decision: 'approve' });
+  // Temporal refuses queries outright from the third attempt at a workflow task; before that they wait for it.
+  const handle = kit.temporal.workflow.getHandle(runId);
+  const deadline = Date.now() + 30_000;
+  while (((await handle.describe()).raw.pendingWorkflowTask?.attempt ?? 0) < 3) {
+    if (Date.now() > deadline) throw new Error(`Run ${runId} never reached its third workflow task attempt`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  const error = await errorOf(client.getRun(runId));
+  if (RelayError.isInstance(error) && error.code === 'run_unavailable') return error;
+  throw new Error(`Run ${runId} should be unavailable; got: ${String(error)}`);
+}
+
+// Each test waits on Temporal's clocks (workflow task retries, the query timeout) on its own task queue, so
+// they run side by side.
+describe.concurrent('a run no worker can answer for', () => {
+  it('answers run_unavailable (503 over HTTP) while no worker can complete the run’s workflow task, keeps followers waiting and recovers on a good worker', async ({
+    expect,
+  }) => {
+    const taskQueue = uniqueTaskQueue('broken');
+    const client = await RelayClient.connect({ connection: kit.env.connection, namespace: kit.namespace, taskQueue });
+    const apiKeys = new Map<string, ApiKeyTenant>([
+      ['key-acme', { tenantId: 'acme', name: 'ops' }],
+      ['key-other', { tenantId: 'other' }],
+    ]);
+    const api = await startApiServer({ client, apiKeys, port: 0 });
+    const followed: RunEvent[] = [];
+    let following: Promise<void> | undefined;
+    try {
+      const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'add' });
+
+      await withWorker(kit.env, { workflowsPath: brokenWorkflows, taskQueue }, async () => {
+        const unavailable = await breakRun(client, runId);
+        expect(unavailable.message).toMatch(/cannot answer right now.*workflow task failed or timed out/);
+        // Another tenant learns nothing, not even that the run is stuck.
+        expect(await errorOf(client.getRun(runId, { tenantId: 'other' }))).toMatchObject({ code: 'run_not_found' });
+
+        const response = await fetch(`${api.url}/v1/runs/${runId}`, { headers: { 'x-api-key': 'key-acme' } });
+        expect(response.status).toBe(503);
+        expect(response.headers.get('content-type')).toBe('application/problem+json');
+        expect(response.headers.get('retry-after')).toBe('5');
+        expect(await response.json()).toMatchObject({ status: 503, code: 'run_unavailable' });
+        const otherTenant = await fetch(`${api.url}/v1/runs/${runId}`, { headers: { 'x-api-key': 'key-other' } });
+        expect(otherTenant.status).toBe(404);
+
+        following = (async () => {
+          for await (const event of client.watch(runId, { pollIntervalMs: 100 })) followed.push(event);
+        })();
+      });
+
+      // The broken worker is gone; a good one on the same task queue replays the run from its start.
+      const good = await kit.startWorker({
+        taskQueue,
+        tools: createTestTools(createLedger()),
+        models: {
+          scripted: scriptedModel([{ toolCalls: [{ id: 's', name: 'add', input: { a: 2, b: 3 } }] }, { text: '5' }]),
+        },
+      });
+      try {
+        expect(await client.result(runId, { tenantId: 'acme' })).toMatchObject({ status: 'completed', output: '5' });
+        await following;
+        expect(followed.map((event) => event.type)).toEqual([
+          'run_started',
+          'model_responded',
+          'tool_call_validated',
+          'tool_succeeded',
+          'model_responded',
+          'run_completed',
+        ]);
+      } finally {
+        await good.stop();
+      }
+    } finally {
+      await api.close();
+      await client.close();
+    }
+  }, 90_000);
+
+  it('cancels a run that cannot answer, over HTTP, and the run ends cancelled once a worker takes it up', async ({
+    expect,
+  }) => {
+    const taskQueue = uniqueTaskQueue('broken');
+    const client = await RelayClient.connect({ connection: kit.env.connection, namespace: kit.namespace, taskQueue });
+    const api = await startApiServer({ client, apiKeys: new Map([['key-acme', { tenantId: 'acme' }]]), port: 0 });
+    try {
+      const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'add' });
+      await withWorker(kit.env, { workflowsPath: brokenWorkflows, taskQueue }, async () => {
+        await breakRun(client, runId);
+        const response = await fetch(`${api.url}/v1/runs/${runId}/cancel`, {
+          method: 'POST',
+          headers: { 'x-api-key': 'key-acme' },
+        });
+        expect(response.status).toBe(202);
+        expect(await response.json()).toEqual({ runId, status: 'cancelling' });
+      });
+      // The cancellation waited with the run: the first good worker to take it up ends it cancelled.
+      const good = await kit.startWorker({ taskQueue, tools: [], models: {} });
+      try {
+        await expect(client.result(runId)).rejects.toBeInstanceOf(WorkflowFailedError);
+        expect((await client.getRun(runId)).status).toBe('cancelled');
+      } finally {
+        await good.stop();
+      }
+    } finally {
+      await api.close();
+      await client.close();
+    }
+  }, 60_000);
+
+  it('answers run_unavailable, naming the task queue, when no worker takes the query at all', async ({ expect }) => {
+    const { runId } = await kit.client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'add' });
+    const error = await errorOf(kit.client.getRun(runId));
+    expect(error).toMatchObject({ code: 'run_unavailable' });
+    expect((error as Error).message).toContain(`Is a Relay-E worker running on task queue '${kit.client.taskQueue}'?`);
+  }, 60_000);
+});
