@@ -1,11 +1,5 @@
 import { defineConfig } from 'vitest/config';
 
-// The random-SIGKILL suite stalls now and then on two cores (README roadmap, "worker-crash"); until that is
-// understood it runs by hand (`npm run reliability`, or RELAY_E_RANDOM_KILLS=1), not in CI, which must stay
-// green. The deterministic SIGKILL test in test/workflow/worker-crash.test.ts runs everywhere.
-const runRandomKills =
-  process.env['RELAY_E_RELIABILITY_SIZE'] === 'large' || process.env['RELAY_E_RANDOM_KILLS'] === '1';
-
 export default defineConfig({
   test: {
     projects: [
@@ -27,7 +21,6 @@ export default defineConfig({
             'test/reliability/**/*.test.ts',
             'test/security/**/*.test.ts',
           ],
-          exclude: runRandomKills ? [] : ['test/reliability/worker-crash.test.ts'],
           globalSetup: ['test/helpers/temporal-global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,

@@ -23,7 +23,8 @@ export interface ToolDefinition<TSchema extends z.ZodType = z.ZodType, TOutput =
   /**
    * How often the run's activity attempts the tool. An approved tool gets one attempt by default, so a worker
    * crash mid-call loses it: make `execute` idempotent on `ctx.idempotencyKey` (check your store before acting)
-   * and give it retries, e.g. `{ maximumAttempts: 5 }` (test/reliability/ledger-worker.ts shows the pattern).
+   * and give it retries that outlast your worker restarts, e.g. `{ maximumAttempts: 30, maximumInterval: '2s' }`
+   * (test/reliability/ledger-worker.ts shows the pattern).
    */
   readonly retry?: ToolRetryPolicy;
   /**

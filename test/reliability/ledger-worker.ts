@@ -43,8 +43,9 @@ const ledgerTools = [
     requiresApproval: true,
     // A human approved one transfer, so it must happen once. One attempt (the default for approved tools)
     // would lose it when a worker dies mid-call; retries are safe because the transfer is idempotent on
-    // ctx.idempotencyKey, which stays the same across every retry and replay of this call.
-    retry: { maximumAttempts: 5, initialInterval: '200ms' },
+    // ctx.idempotencyKey, which stays the same across every retry and replay of this call. The budget must
+    // outlast the faults: 5 attempts ran out for 8 of 333 transfers when a worker died every second or two.
+    retry: { maximumAttempts: 30, initialInterval: '200ms', maximumInterval: '2s' },
     execute: async ({ to, amount }, ctx) => {
       const key = ctx.idempotencyKey ?? '';
       await jitter(300);

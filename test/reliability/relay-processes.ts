@@ -72,13 +72,20 @@ export async function decideOnce(
   }
 }
 
-/** Reads a run's events, waiting out query timeouts while every worker that could answer is being killed. */
+/**
+ * How long a suite waits for a run to answer queries again. While workers are killed faster than Temporal's
+ * 10 s workflow task timeout, a run can refuse queries for minutes; once the faults stop it answers in seconds.
+ */
+const queryPatienceMs = 5 * 60_000;
+
+/** Reads a run's events, waiting out the time a run whose workflow task sat on a killed worker cannot answer. */
 async function readEventsPatiently(client: RelayClient, runId: string): Promise<RunEvent[]> {
-  for (let attempt = 1; ; attempt++) {
+  const deadline = Date.now() + queryPatienceMs;
+  for (;;) {
     try {
       return await client.events(runId);
     } catch (error) {
-      if (attempt >= 30) throw error;
+      if (Date.now() >= deadline) throw error;
       await new Promise((resolve) => setTimeout(resolve, 1_000));
     }
   }
