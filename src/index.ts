@@ -37,6 +37,7 @@ export type {
 export type {
   ModelRequest,
   ModelResponse,
+  ModelSettings,
   ModelToolSpec,
   ProposedToolCall,
   TokenUsage,

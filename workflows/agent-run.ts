@@ -22,6 +22,7 @@ import { relaySearchAttributes } from '../src/shared/search-attributes.js';
 import { agentRunInputSchema } from '../src/shared/run-input-schema.js';
 import { boundEchoedInput } from '../src/shared/payload-limits.js';
 import { checkToolInput } from '../src/shared/tool-input.js';
+import { compactTranscript, defaultMaxTranscriptBytes } from '../src/shared/transcript-budget.js';
 import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
 import type { ToolFailure, ToolResult } from '../src/shared/tool-result.js';
 import type { ProposedToolCall, ToolCall } from '../src/shared/transcript.js';
@@ -75,6 +76,9 @@ export async function agentRun(input: AgentRunInput, carried?: CarriedRunState):
       if (run.step >= run.maxSteps) return finishRun(run, 'max_steps');
       run.step += 1;
 
+      const compaction = compactTranscript(run.transcript, input.maxTranscriptBytes ?? defaultMaxTranscriptBytes);
+      if (compaction) run.emit({ type: 'transcript_compacted', ...compaction });
+
       const response = await callModel.executeWithOptions(
         { startToCloseTimeout: '5 minutes', summary: `model ${input.model}, step ${run.step}` },
         [
@@ -85,6 +89,7 @@ export async function agentRun(input: AgentRunInput, carried?: CarriedRunState):
             step: run.step,
             runId: run.runId,
             tenantId: input.tenantId,
+            ...(input.modelSettings ? { settings: input.modelSettings } : {}),
           },
         ],
       );

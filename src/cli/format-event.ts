@@ -38,6 +38,8 @@ function describeEvent(event: RunEvent): string {
       return event.error;
     case 'run_cancelled':
       return '';
+    case 'transcript_compacted':
+      return `${event.elidedResults} old tool outputs elided: ${event.bytesBefore} -> ${event.bytesAfter} bytes`;
     case 'events_dropped':
       return `${event.dropped} older events no longer kept; the log goes on at #${event.firstKeptSeq}`;
   }

@@ -80,6 +80,7 @@ export const runEventSchema = z
       'run_completed',
       'run_failed',
       'run_cancelled',
+      'transcript_compacted',
       'events_dropped',
     ]),
     toolCallId: z.string().optional(),

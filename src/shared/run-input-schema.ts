@@ -60,6 +60,18 @@ function buildAgentRunInputSchema() {
       tools: z.array(z.string().regex(/^[a-zA-Z0-9_-]{1,64}$/)).optional(),
       config: z.record(z.string(), z.unknown()).optional(),
       continueAsNewAfterSteps: z.number().int().min(1).optional(),
+      // Below 4 KiB a single tool schema could not fit; above 1.5 MiB the model request would near Temporal's 2 MiB.
+      maxTranscriptBytes: z.number().int().min(4_096).max(1_572_864).optional(),
+      // Strict, so a misspelt setting is refused rather than silently ignored.
+      modelSettings: z
+        .strictObject({
+          temperature: z.number().min(0).max(2).optional(),
+          topP: z.number().gt(0).max(1).optional(),
+          maxOutputTokens: z.number().int().min(1).max(1_000_000).optional(),
+          seed: z.number().int().optional(),
+          stopSequences: z.array(z.string().min(1).max(256)).max(16).optional(),
+        })
+        .optional(),
     })
     .refine((input) => input.prompt !== undefined || input.messages !== undefined, {
       message: 'Give a prompt or messages',

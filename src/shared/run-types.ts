@@ -1,4 +1,4 @@
-import type { TokenUsage, TranscriptMessage } from './transcript.js';
+import type { ModelSettings, TokenUsage, TranscriptMessage } from './transcript.js';
 import type { ToolErrorType } from './tool-result.js';
 import type { ToolInputIssue } from './tool-input.js';
 
@@ -42,6 +42,15 @@ export interface AgentRunInput {
   config?: Record<string, unknown>;
   /** Continue as new after this many steps even when Temporal does not suggest it yet (for very long runs). */
   continueAsNewAfterSteps?: number;
+  /**
+   * The most bytes (as JSON) of transcript the run keeps and sends to its model; past it the oldest tool outputs
+   * are elided (a `transcript_compacted` event says how many). Every model call carries the whole transcript, and
+   * Temporal refuses payloads over 2 MiB.
+   * @default 1 MiB
+   */
+  maxTranscriptBytes?: number;
+  /** Sampling settings for every model call of the run (temperature, maxOutputTokens…); provider defaults when absent. */
+  modelSettings?: ModelSettings;
 }
 
 /** A tool call waiting for a human. */
@@ -110,6 +119,8 @@ export type RunEvent =
   | (RunEventBase & { type: 'run_completed'; stopReason: StopReason; output?: string })
   | (RunEventBase & { type: 'run_failed'; error: string })
   | (RunEventBase & { type: 'run_cancelled' })
+  /** The oldest tool outputs were elided so the transcript stays within `maxTranscriptBytes`. */
+  | (RunEventBase & { type: 'transcript_compacted'; elidedResults: number; bytesBefore: number; bytesAfter: number })
   /** Not recorded: the events query's note that older events were dropped to bound the run's memory. */
   | (RunEventBase & { type: 'events_dropped'; dropped: number; firstKeptSeq: number });
 

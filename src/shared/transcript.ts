@@ -33,6 +33,20 @@ export interface TokenUsage {
   outputTokens: number;
 }
 
+/** Sampling settings of a run's model calls; each provider sends the ones its API knows. */
+export interface ModelSettings {
+  /** 0–2; lower is more deterministic. */
+  temperature?: number;
+  /** Nucleus sampling, in (0, 1]. */
+  topP?: number;
+  /** The most tokens one model call may generate. */
+  maxOutputTokens?: number;
+  /** For providers that support repeatable sampling. */
+  seed?: number;
+  /** Text that ends generation when produced (at most 16). */
+  stopSequences?: string[];
+}
+
 /** What the run sends to the model activity. */
 export interface ModelRequest {
   /** `provider:model`, e.g. `openai:gpt-4.1-mini` or `scripted:demo`. */
@@ -43,6 +57,8 @@ export interface ModelRequest {
   step: number;
   runId: string;
   tenantId: string;
+  /** The run's `modelSettings`, when it has any. */
+  settings?: ModelSettings;
 }
 
 /** What a model answered: text, tool calls, or both. */

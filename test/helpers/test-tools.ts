@@ -12,7 +12,7 @@ export function createLedger(): ToolLedger {
   return { transfers: [], aborted: [], started: [] };
 }
 
-/** The tools most workflow tests use: a pure one, a money mover that needs approval, and slow ones. */
+/** The tools most workflow tests use: pure ones, a money mover that needs approval, and slow ones. */
 export function createTestTools(ledger: ToolLedger) {
   return [
     defineTool({
@@ -50,6 +50,12 @@ export function createTestTools(ledger: ToolLedger) {
         ledger.aborted.push(ctx.toolCallId ?? '');
         return { aborted: true };
       },
+    }),
+    defineTool({
+      name: 'repeat_text',
+      description: 'Return a text repeated: a small call with a large output.',
+      inputSchema: z.object({ text: z.string().max(100), times: z.number().int().min(1).max(10_000) }),
+      execute: ({ text, times }) => ({ text: text.repeat(times) }),
     }),
   ];
 }

@@ -399,6 +399,50 @@ describe('agentRun', () => {
     }
   });
 
+  it('passes the run’s modelSettings to every model call', async () => {
+    const seen: unknown[] = [];
+    const { client, stop } = await startWorker((call) => {
+      seen.push(call.settings);
+      return call.step === 1 ? { toolCalls: [{ id: 'c1', name: 'add', input: { a: 1, b: 2 } }] } : { text: '3' };
+    });
+    try {
+      const modelSettings = { temperature: 0.1, maxOutputTokens: 64, stopSequences: ['END'] };
+      const { runId } = await client.startRun({ ...base, prompt: 'add', modelSettings });
+      await client.result(runId);
+      expect(seen).toEqual([modelSettings, modelSettings]);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('elides the oldest tool outputs once the transcript outgrows maxTranscriptBytes, and says so', async () => {
+    const sentToModel: TranscriptMessage[][] = [];
+    const { client, stop } = await startWorker((call) => {
+      sentToModel.push(call.messages);
+      return call.step <= 5
+        ? {
+            toolCalls: [{ id: `read_${call.step}`, name: 'repeat_text', input: { text: 'x', times: 3_000 } }],
+          }
+        : { text: 'read them all' };
+    });
+    try {
+      const { runId } = await client.startRun({ ...base, prompt: 'read', maxTranscriptBytes: 8_192 });
+      expect(await client.result(runId)).toMatchObject({ status: 'completed', output: 'read them all' });
+      const compactions = (await client.events(runId)).filter((event) => event.type === 'transcript_compacted');
+      expect(compactions.length).toBeGreaterThan(0);
+      for (const compaction of compactions) expect(compaction.bytesAfter).toBeLessThanOrEqual(8_192);
+      // Every request stayed within the budget; the last one still had the newest output in full.
+      for (const messages of sentToModel)
+        expect(Buffer.byteLength(JSON.stringify(messages))).toBeLessThanOrEqual(8_192);
+      const lastResults = toolMessages(sentToModel.at(-1) ?? []).map((message) => message.result);
+      expect(lastResults).toHaveLength(5);
+      expect(lastResults[0]).toMatchObject({ success: true, data: { elided: true } });
+      expect(lastResults[4]).toMatchObject({ success: true, data: { text: 'x'.repeat(3_000) } });
+    } finally {
+      await stop();
+    }
+  });
+
   it('aborts an in-flight model call when the run is cancelled', async () => {
     // The model call heartbeats; the heartbeat is what tells the activity its run was cancelled.
     let modelCallStarted = false;

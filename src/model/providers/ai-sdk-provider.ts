@@ -1,8 +1,8 @@
 import { generateText, jsonSchema, tool } from 'ai';
 import type { JSONSchema7, ToolSet } from 'ai';
-import type { LanguageModelV4 } from '@ai-sdk/provider';
+import type { LanguageModelV4, SharedV4ProviderOptions } from '@ai-sdk/provider';
 import type { ModelProvider } from '../model-provider.js';
-import type { ModelResponse, ModelToolSpec } from '../../shared/transcript.js';
+import type { ModelResponse, ModelSettings, ModelToolSpec } from '../../shared/transcript.js';
 import { toModelMessages } from './to-model-messages.js';
 import { toModelProviderError } from './to-model-provider-error.js';
 
@@ -11,7 +11,10 @@ import { toModelProviderError } from './to-model-provider-error.js';
  * as schemas only, so the SDK returns the tool calls and the workflow validates, approves and runs them.
  * Retries are left to Temporal (`maxRetries: 0`); failures become `ModelProviderError`s.
  */
-export function aiSdkProvider(resolveModel: (modelName: string) => LanguageModelV4): ModelProvider {
+export function aiSdkProvider(
+  resolveModel: (modelName: string) => LanguageModelV4,
+  options: { providerOptions?: SharedV4ProviderOptions } = {},
+): ModelProvider {
   return {
     async generate(call, { signal }): Promise<ModelResponse> {
       // Until the model is resolved, errors name it by its id (`openai:gpt-4.1-mini`).
@@ -25,6 +28,8 @@ export function aiSdkProvider(resolveModel: (modelName: string) => LanguageModel
           // The run's own system messages keep their place in the transcript.
           allowSystemInMessages: true,
           ...(call.tools.length > 0 ? { tools: toToolSet(call.tools) } : {}),
+          ...callSettings(call.settings),
+          ...(options.providerOptions ? { providerOptions: options.providerOptions } : {}),
           maxRetries: 0,
           abortSignal: signal,
         });
@@ -52,6 +57,17 @@ export function aiSdkProvider(resolveModel: (modelName: string) => LanguageModel
       }
     },
   };
+}
+
+/** The run's sampling settings as `generateText` takes them; absent ones are left to the provider. */
+function callSettings(settings: ModelSettings | undefined): ModelSettings {
+  if (!settings) return {};
+  const { temperature, topP, maxOutputTokens, seed, stopSequences } = settings;
+  return Object.fromEntries(
+    Object.entries({ temperature, topP, maxOutputTokens, seed, stopSequences }).filter(
+      ([, value]) => value !== undefined,
+    ),
+  );
 }
 
 /** `openai.responses` → `openai`, `ollama.chat` → `ollama`: the name people configured. */

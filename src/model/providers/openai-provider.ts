@@ -19,10 +19,17 @@ export interface OpenAIProviderOptions {
   project?: string;
   /** Extra headers on every request. @default none */
   headers?: Record<string, string>;
+  /**
+   * Whether OpenAI keeps each response (the Responses API's `store`). The run's history already holds the
+   * transcript, and prompts and tool results often hold customer data, so nothing is stored unless asked.
+   * @default false
+   */
+  store?: boolean;
 }
 
 /** OpenAI through the AI SDK's default model, which calls the Responses API (`POST {baseURL}/responses`). */
 export function openaiProvider(options: OpenAIProviderOptions = {}): ModelProvider {
-  const openai = createOpenAI(options);
-  return aiSdkProvider((modelName) => openai(modelName));
+  const { store = false, ...connection } = options;
+  const openai = createOpenAI(connection);
+  return aiSdkProvider((modelName) => openai(modelName), { providerOptions: { openai: { store } } });
 }

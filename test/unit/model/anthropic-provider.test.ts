@@ -110,6 +110,15 @@ describe('anthropicProvider', () => {
     expect(response.toolCalls).toEqual([{ id: 'toolu_x', name: 'book_flight', input: { to: 'Rome' } }]);
   });
 
+  it('sends the run’s sampling settings as temperature, max_tokens and stop_sequences', async () => {
+    server.reply({ body: anthropicMessage([{ type: 'text', text: 'Sunny.' }], 'end_turn') });
+    const settings = { temperature: 0.3, maxOutputTokens: 512, stopSequences: ['END'] };
+
+    await generate(provider(), { ...firstStepCall('claude-sonnet-4-5'), settings });
+
+    expect(server.requests[0]?.body).toMatchObject({ temperature: 0.3, max_tokens: 512, stop_sequences: ['END'] });
+  });
+
   it('turns a 429 into a retryable error that waits as long as retry-after asks', async () => {
     server.reply({
       status: 429,

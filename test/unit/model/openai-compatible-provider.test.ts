@@ -96,6 +96,21 @@ describe('openaiCompatibleProvider', () => {
     expect(response.toolCalls).toEqual([{ id: 'call_bad', name: 'get_weather', input: 'city=Paris' }]);
   });
 
+  it('sends the run’s sampling settings in the chat completion request', async () => {
+    server.reply({ body: chatCompletion({ content: 'Sunny.' }, 'stop') });
+    const settings = { temperature: 0, topP: 0.5, maxOutputTokens: 100, seed: 7, stopSequences: ['\n\n'] };
+
+    await generate(provider(), { ...firstStepCall('llama3.2'), settings });
+
+    expect(server.requests[0]?.body).toMatchObject({
+      temperature: 0,
+      top_p: 0.5,
+      max_tokens: 100,
+      seed: 7,
+      stop: ['\n\n'],
+    });
+  });
+
   it('turns a 429 into a retryable error that waits as long as retry-after asks', async () => {
     server.reply({ status: 429, headers: { 'retry-after': '3' }, body: chatError('Too many requests', 'rate_limit') });
 

@@ -39,6 +39,27 @@ describe('openaiProvider', () => {
     });
   });
 
+  it('asks OpenAI not to store the response unless configured to, and sends the run’s sampling settings', async () => {
+    server.reply(
+      { body: openaiResponse([openaiMessageItem('Sunny.')]) },
+      { body: openaiResponse([openaiMessageItem('Sunny.')]) },
+    );
+    const settings = { temperature: 0.2, topP: 0.9, maxOutputTokens: 256 };
+
+    await generate(provider(), { ...firstStepCall('gpt-4.1-mini'), settings });
+    const storing = openaiProvider({ apiKey: 'sk-test-openai', baseURL: server.baseURL, store: true });
+    await generate(storing, firstStepCall('gpt-4.1-mini'));
+
+    expect(server.requests[0]?.body).toMatchObject({
+      store: false,
+      temperature: 0.2,
+      top_p: 0.9,
+      max_output_tokens: 256,
+    });
+    expect(server.requests[1]?.body).toMatchObject({ store: true });
+    expect(server.requests[1]?.body).not.toHaveProperty('temperature');
+  });
+
   it('sends the tools as function JSON Schemas and maps function calls to tool calls with their ids', async () => {
     server.reply({
       body: openaiResponse([
