@@ -5,6 +5,7 @@ import { afterAll, beforeAll, describe, it } from 'vitest';
 import { RelayClient } from '../../src/client/relay-client.js';
 import { startApiServer } from '../../src/http/start-api-server.js';
 import type { ApiKeyTenant } from '../../src/http/api-keys.js';
+import type { ApiServer } from '../../src/http/start-api-server.js';
 import { RelayError } from '../../src/shared/errors.js';
 import type { RunEvent } from '../../src/shared/run-types.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
@@ -63,24 +64,39 @@ async function breakRun(client: RelayClient, runId: string): Promise<RelayError>
   throw new Error(`Run ${runId} should be unavailable; got: ${String(error)}`);
 }
 
+const apiKeys = new Map<string, ApiKeyTenant>([
+  ['key-acme', { tenantId: 'acme', name: 'ops' }],
+  ['key-other', { tenantId: 'other' }],
+]);
+
+/**
+ * Starts a run of tenant `acme` on a fresh task queue with a client and an API server over it, lets `use` break
+ * and recover it, and closes what it opened.
+ */
+async function withRunOnFreshQueue(
+  use: (setup: { client: RelayClient; api: ApiServer; taskQueue: string; runId: string }) => Promise<void>,
+): Promise<void> {
+  const taskQueue = uniqueTaskQueue('broken');
+  const client = await RelayClient.connect({ connection: kit.env.connection, namespace: kit.namespace, taskQueue });
+  const api = await startApiServer({ client, apiKeys, port: 0 });
+  try {
+    const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'add' });
+    await use({ client, api, taskQueue, runId });
+  } finally {
+    await api.close();
+    await client.close();
+  }
+}
+
 // Each test waits on Temporal's clocks (workflow task retries, the query timeout) on its own task queue, so
 // they run side by side.
 describe.concurrent('a run no worker can answer for', () => {
   it('answers run_unavailable (503 over HTTP) while no worker can complete the run’s workflow task, keeps followers waiting and recovers on a good worker', async ({
     expect,
   }) => {
-    const taskQueue = uniqueTaskQueue('broken');
-    const client = await RelayClient.connect({ connection: kit.env.connection, namespace: kit.namespace, taskQueue });
-    const apiKeys = new Map<string, ApiKeyTenant>([
-      ['key-acme', { tenantId: 'acme', name: 'ops' }],
-      ['key-other', { tenantId: 'other' }],
-    ]);
-    const api = await startApiServer({ client, apiKeys, port: 0 });
-    const followed: RunEvent[] = [];
-    let following: Promise<void> | undefined;
-    try {
-      const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'add' });
-
+    await withRunOnFreshQueue(async ({ client, api, taskQueue, runId }) => {
+      const followed: RunEvent[] = [];
+      let following: Promise<void> | undefined;
       await withWorker(kit.env, { workflowsPath: brokenWorkflows, taskQueue }, async () => {
         const unavailable = await breakRun(client, runId);
         expect(unavailable.message).toMatch(/cannot answer right now.*workflow task failed or timed out/);
@@ -122,20 +138,13 @@ describe.concurrent('a run no worker can answer for', () => {
       } finally {
         await good.stop();
       }
-    } finally {
-      await api.close();
-      await client.close();
-    }
+    });
   }, 90_000);
 
   it('cancels a run that cannot answer, over HTTP, and the run ends cancelled once a worker takes it up', async ({
     expect,
   }) => {
-    const taskQueue = uniqueTaskQueue('broken');
-    const client = await RelayClient.connect({ connection: kit.env.connection, namespace: kit.namespace, taskQueue });
-    const api = await startApiServer({ client, apiKeys: new Map([['key-acme', { tenantId: 'acme' }]]), port: 0 });
-    try {
-      const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'add' });
+    await withRunOnFreshQueue(async ({ client, api, taskQueue, runId }) => {
       await withWorker(kit.env, { workflowsPath: brokenWorkflows, taskQueue }, async () => {
         await breakRun(client, runId);
         const response = await fetch(`${api.url}/v1/runs/${runId}/cancel`, {
@@ -153,10 +162,7 @@ describe.concurrent('a run no worker can answer for', () => {
       } finally {
         await good.stop();
       }
-    } finally {
-      await api.close();
-      await client.close();
-    }
+    });
   }, 60_000);
 
   it('answers run_unavailable, naming the task queue, when no worker takes the query at all', async ({ expect }) => {
