@@ -60,7 +60,9 @@ export function createApi(options: CreateApiOptions): OpenAPIHono<ApiEnv> {
 
   app.onError((error, c) => {
     const httpError = toHttpError(error);
-    if (httpError.status >= 500) logger.error(`Relay-E: ${c.req.method} ${c.req.path} failed`, error);
+    // A run waiting for a worker is an expected state, not a fault: one line, no stack.
+    const logged = httpError.code === 'run_unavailable' ? httpError.detail : error;
+    if (httpError.status >= 500) logger.error(`Relay-E: ${c.req.method} ${c.req.path} failed`, logged);
     return httpError.getResponse();
   });
 
