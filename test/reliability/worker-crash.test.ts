@@ -10,7 +10,7 @@ import { decideOnce, scratchDirectory, startLedgerWorker, writeWorkflowBundle } 
 import type { LedgerWorkerSettings } from './relay-processes.js';
 import { TransferLedger } from './transfer-ledger.js';
 
-// Faults come in a window (a number of random kills, and kills right after commits until the last of those),
+// Faults come in a window (a number of random kills, and kills right after commits until the window closes),
 // then stop, as in Jepsen-style tests: while kills outpace Temporal's 10 s workflow task timeout, runs whose
 // tasks sat on a killed worker cannot move, so "every run completes" is checked once the workers are left alone.
 const size = bySize({
@@ -106,6 +106,9 @@ it(
         await new Promise((resolve) => setTimeout(resolve, between(size.killEveryMs)));
         await replaceWorker(Math.floor(random() * workers.length), 'random');
       }
+      // Runs may reach their transfers only after the random kills are done: the window stays open until a worker
+      // has also died right after a commit (the first commit always kills one).
+      while (kills.afterCommit === 0) await new Promise((resolve) => setTimeout(resolve, 100));
       healed = true;
       healedAt = Date.now();
     })();
