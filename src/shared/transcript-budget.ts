@@ -34,9 +34,9 @@ export interface ElidedToolResult {
  * undefined when it already fitted. Pure and deterministic, so the workflow can call it.
  */
 export function compactTranscript(transcript: TranscriptMessage[], maxBytes: number): TranscriptCompaction | undefined {
-  const bytesBefore = utf8ByteLength(toJsonText(transcript) ?? '');
+  // The transcript's JSON is its messages' JSON, a comma between each two, and the brackets.
+  const bytesBefore = transcript.reduce((sum, message) => sum + messageBytes(message), 0) + transcript.length + 1;
   if (bytesBefore <= maxBytes) return undefined;
-  const sizes = transcript.map(messageBytes);
 
   const newestAssistant = transcript.findLastIndex((message) => message.role === 'assistant');
   let bytes = bytesBefore;
@@ -44,13 +44,11 @@ export function compactTranscript(transcript: TranscriptMessage[], maxBytes: num
   for (let index = 0; index < newestAssistant && bytes > maxBytes; index++) {
     const message = transcript[index];
     if (message?.role !== 'tool' || isElided(message.result)) continue;
-    const elided = elideResult(message.result);
-    const replacement = { ...message, result: elided };
-    const size = messageBytes(replacement);
-    if (size >= (sizes[index] ?? 0)) continue;
+    const replacement = { ...message, result: elideResult(message.result) };
+    const saved = messageBytes(message) - messageBytes(replacement);
+    if (saved <= 0) continue;
     transcript[index] = replacement;
-    bytes -= (sizes[index] ?? 0) - size;
-    sizes[index] = size;
+    bytes -= saved;
     elidedResults += 1;
   }
   return elidedResults > 0 ? { elidedResults, bytesBefore, bytesAfter: bytes } : undefined;
@@ -75,6 +73,17 @@ function isElided(result: ToolResult): boolean {
   return typeof data === 'object' && data !== null && (data as Partial<ElidedToolResult>).elided === true;
 }
 
+/**
+ * Each message's JSON size, measured once: the run checks its budget before every model call, and a message never
+ * changes once it is in the transcript (compaction puts a new one in its place), so only new messages cost a pass.
+ */
+const measuredBytes = new WeakMap<TranscriptMessage, number>();
+
 function messageBytes(message: TranscriptMessage): number {
-  return utf8ByteLength(toJsonText(message) ?? '');
+  let bytes = measuredBytes.get(message);
+  if (bytes === undefined) {
+    bytes = utf8ByteLength(toJsonText(message) ?? '');
+    measuredBytes.set(message, bytes);
+  }
+  return bytes;
 }
