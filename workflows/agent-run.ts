@@ -88,20 +88,17 @@ export async function agentRun(input: AgentRunInput, carried?: CarriedRunState):
       const compaction = compactTranscript(run.transcript, input.maxTranscriptBytes ?? defaultMaxTranscriptBytes);
       if (compaction) run.emit({ type: 'transcript_compacted', ...compaction });
 
-      const response = await callModel.executeWithOptions(
-        { startToCloseTimeout: '5 minutes', summary: `model ${input.model}, step ${run.step}` },
-        [
-          {
-            model: input.model,
-            messages: run.transcript,
-            tools: modelTools(run.catalog),
-            step: run.step,
-            runId: run.runId,
-            tenantId: input.tenantId,
-            ...(input.modelSettings ? { settings: input.modelSettings } : {}),
-          },
-        ],
-      );
+      const response = await callModel.executeWithOptions({ summary: `model ${input.model}, step ${run.step}` }, [
+        {
+          model: input.model,
+          messages: run.transcript,
+          tools: modelTools(run.catalog),
+          step: run.step,
+          runId: run.runId,
+          tenantId: input.tenantId,
+          ...(input.modelSettings ? { settings: input.modelSettings } : {}),
+        },
+      ]);
       run.addUsage(response.usage);
       const proposed = response.toolCalls ?? [];
       run.emit({
@@ -230,22 +227,19 @@ async function executeToolCall(
   const { executeTool } = proxyActivities<RelayActivities>(toolActivityOptions(entry));
   let result: ToolResult;
   try {
-    result = await executeTool.executeWithOptions(
-      { ...toolActivityOptions(entry), summary: `tool ${call.name} (${call.id})` },
-      [
-        {
-          toolName: call.name,
-          toolCallId: call.id,
-          input,
-          idempotencyKey: `${run.runId}/${call.id}`,
-          tenantId: run.input.tenantId,
-          ...(run.input.userId !== undefined ? { userId: run.input.userId } : {}),
-          ...(run.input.sessionId !== undefined ? { sessionId: run.input.sessionId } : {}),
-          runId: run.runId,
-          config: run.input.config ?? {},
-        },
-      ],
-    );
+    result = await executeTool.executeWithOptions({ summary: `tool ${call.name} (${call.id})` }, [
+      {
+        toolName: call.name,
+        toolCallId: call.id,
+        input,
+        idempotencyKey: `${run.runId}/${call.id}`,
+        tenantId: run.input.tenantId,
+        ...(run.input.userId !== undefined ? { userId: run.input.userId } : {}),
+        ...(run.input.sessionId !== undefined ? { sessionId: run.input.sessionId } : {}),
+        runId: run.runId,
+        config: run.input.config ?? {},
+      },
+    ]);
   } catch (error) {
     if (isCancellation(error)) throw error;
     result = { success: false, ...ids, error: describeFailure(error), errorType: 'execution' };
