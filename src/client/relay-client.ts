@@ -7,7 +7,7 @@ import {
   WorkflowUpdateFailedError,
   isGrpcServiceError,
 } from '@temporalio/client';
-import type { ConnectionOptions, WorkflowHandle } from '@temporalio/client';
+import type { ConnectionOptions, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { DataConverter } from '@temporalio/common';
 import type { agentRun } from '../../workflows/agent-run.js';
@@ -305,24 +305,26 @@ export class RelayClient {
   /** True when the run exists, belongs to the scope's tenant (if any) and is no longer running. */
   private async hasEnded(runId: string, scope: TenantScope): Promise<boolean> {
     try {
-      const description = await this.handle(runId).describe();
-      const tenant = description.typedSearchAttributes.get(relaySearchAttributes.tenant);
-      if (scope.tenantId !== undefined && tenant !== scope.tenantId) return false;
-      return description.status.name !== 'RUNNING';
+      return (await this.describeInScope(runId, scope)).status.name !== 'RUNNING';
     } catch {
       return false;
     }
   }
 
-  /**
-   * Refuses a run of another tenant as `run_not_found`, reading the tenant search attribute from the server
-   * rather than asking the run, which may be waiting for a worker.
-   */
+  /** Refuses a run of another tenant as `run_not_found` (see {@link describeInScope}). */
   private async checkTenant(runId: string, scope: TenantScope): Promise<void> {
-    if (scope.tenantId === undefined) return;
+    if (scope.tenantId !== undefined) await this.describeInScope(runId, scope);
+  }
+
+  /**
+   * The run's description from the server, or `run_not_found` when it belongs to another tenant than the scope's.
+   * The tenant comes from its search attribute rather than from the run, which may be waiting for a worker.
+   */
+  private async describeInScope(runId: string, scope: TenantScope): Promise<WorkflowExecutionDescription> {
     const description = await this.query(runId, () => this.handle(runId).describe());
-    if (description.typedSearchAttributes.get(relaySearchAttributes.tenant) !== scope.tenantId)
-      throw runNotFound(runId);
+    const tenant = description.typedSearchAttributes.get(relaySearchAttributes.tenant);
+    if (scope.tenantId !== undefined && tenant !== scope.tenantId) throw runNotFound(runId);
+    return description;
   }
 
   /**
