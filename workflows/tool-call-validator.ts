@@ -15,6 +15,7 @@ export type ToolCallCheck =
  * bench/memory-per-run.ts). Bounded so a worker serving many distinct catalogs cannot grow without limit.
  */
 const sharedSchemas = new Map<string, z.ZodType>();
+const sharedSchemaLimit = 1_000;
 
 // The worker preloads this module (and Zod with it) once per workflow thread, then freezes it. Zod fills in its
 // global config (default locale, memoizer) on the first schemas it builds and parses: do that now, before the
@@ -22,7 +23,6 @@ const sharedSchemas = new Map<string, z.ZodType>();
 z.fromJSONSchema({ type: 'object', properties: { warm: { type: 'array', items: { type: 'string' } } } }).safeParse({
   warm: [1],
 });
-const sharedSchemaLimit = 1_000;
 
 /**
  * Checks proposed tool calls against the run's catalog snapshot, deterministically, inside the workflow.
