@@ -16,7 +16,7 @@ import { z } from 'zod';
 import { defineTool } from '../src/tool/define-tool.js';
 import { scriptedModel } from '../src/testing/scripted-model.js';
 import { startTemporalDevServer } from '../src/dev/temporal-dev-server.js';
-import { describeMachine, mapWithConcurrency, slope, startBenchStack } from './lib/bench-stack.js';
+import { benchServerOptions, describeMachine, mapWithConcurrency, slope, startBenchStack } from './lib/bench-stack.js';
 
 const { values } = parseArgs({
   options: {
@@ -91,7 +91,7 @@ async function measureRelay(): Promise<Sample[]> {
 
 async function measureBareTemporal(): Promise<Sample[]> {
   Runtime.install({ logger: new DefaultLogger('ERROR') });
-  const server = await startTemporalDevServer();
+  const server = await startTemporalDevServer(benchServerOptions());
   const nativeConnection = await NativeConnection.connect({ address: server.address });
   const connection = await Connection.connect({ address: server.address });
   const client = new Client({ connection });

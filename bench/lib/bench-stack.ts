@@ -6,6 +6,7 @@ import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
 import type { WorkerOptions } from '@temporalio/worker';
 import { RelayClient } from '../../src/client/relay-client.js';
 import { startTemporalDevServer } from '../../src/dev/temporal-dev-server.js';
+import type { TemporalDevServerOptions } from '../../src/dev/temporal-dev-server.js';
 import type { ModelProvider } from '../../src/model/model-provider.js';
 import type { ToolDefinition } from '../../src/tool/define-tool.js';
 import { bundleRelayWorkflows, createWorker } from '../../src/worker/create-worker.js';
@@ -33,7 +34,7 @@ export async function startBenchStack(options: {
   const server = await startTemporalDevServer(
     options.serverAddress !== undefined
       ? { reuseAddress: options.serverAddress }
-      : { dbFilename: join(directory, 'temporal.db'), extraArgs: benchSqlitePragmas },
+      : { dbFilename: join(directory, 'temporal.db'), extraArgs: benchSqlitePragmas, ...benchServerOptions() },
   );
   const nativeConnection = await NativeConnection.connect({ address: server.address });
   const connection = await Connection.connect({ address: server.address });
@@ -78,14 +79,16 @@ export const benchSqlitePragmas: readonly string[] = [
 ];
 
 /**
- * Dynamic config of the shared server. `BENCH_EAGER_ACTIVITIES=1` turns on eager activity execution, off by
+ * Dynamic config of every benchmark server. `BENCH_EAGER_ACTIVITIES=1` turns on eager activity execution, off by
  * default in the dev server: a worker completing a workflow task gets the activity it scheduled in the answer
  * instead of through a poll, for every variant alike.
  */
-export function benchDynamicConfig(): string[] {
-  return process.env['BENCH_EAGER_ACTIVITIES'] === '1'
-    ? ['--dynamic-config-value', 'system.enableActivityEagerExecution=true']
-    : [];
+export function benchServerOptions(): Pick<TemporalDevServerOptions, 'dynamicConfig' | 'liftDispatchCap'> {
+  return {
+    dynamicConfig: process.env['BENCH_EAGER_ACTIVITIES'] === '1' ? { 'system.enableActivityEagerExecution': true } : {},
+    // BENCH_DISPATCH_CAP=default measures the dev server as it ships, for the before/after of lifting the cap.
+    liftDispatchCap: process.env['BENCH_DISPATCH_CAP'] !== 'default',
+  };
 }
 
 /** Starts the dev server every variant of one benchmark shares, on a SQLite file in a fresh folder. */
@@ -93,7 +96,8 @@ export async function startBenchServer(): Promise<{ address: string; stop(): Pro
   const directory = mkdtempSync(join(tmpdir(), 'relay-bench-'));
   const server = await startTemporalDevServer({
     dbFilename: join(directory, 'temporal.db'),
-    extraArgs: [...benchSqlitePragmas, ...benchDynamicConfig()],
+    extraArgs: benchSqlitePragmas,
+    ...benchServerOptions(),
   });
   return {
     address: server.address,

@@ -1,6 +1,7 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
-import { benchDynamicConfig, benchSqlitePragmas, describeMachine, startBenchServer } from './bench-stack.js';
+import { benchServerOptions, benchSqlitePragmas, describeMachine, startBenchServer } from './bench-stack.js';
+import { dynamicConfigArgs } from '../../src/dev/temporal-dev-server.js';
 import type { RelayWorkerOptions } from './relay-variants.js';
 import type { VariantProcess } from './variant-protocol.js';
 import { peerPackage, startVariants, stopVariants } from './variants.js';
@@ -45,14 +46,19 @@ export function interleave<T>(items: readonly T[], round: number): T[] {
 /** Writes bench/results/<measure>.json with the machine and the server settings beside the figures. */
 export function writeResult(measure: string, result: Record<string, unknown>): void {
   mkdirSync('bench/results', { recursive: true });
-  // The same measure with eager activity execution on is kept beside the default, not over it.
-  const file = benchDynamicConfig().length > 0 ? `${measure}-eager-activities` : measure;
+  // A measure taken with other server settings is kept beside the default, not over it.
+  const settings = benchServerOptions();
+  const suffixes = [
+    ...(Object.keys(settings.dynamicConfig ?? {}).length > 0 ? ['eager-activities'] : []),
+    ...(settings.liftDispatchCap === false ? ['dispatch-cap'] : []),
+  ];
+  const file = [measure, ...suffixes].join('-');
   const document = {
     measure: file,
     machine: describeMachine(),
     server: {
       kind: 'temporal server start-dev (SQLite file)',
-      args: [...benchSqlitePragmas, ...benchDynamicConfig()].join(' '),
+      args: [...benchSqlitePragmas, ...dynamicConfigArgs(settings)].join(' '),
     },
     peer: peerPackage,
     ...result,

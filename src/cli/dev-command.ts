@@ -95,13 +95,10 @@ ${connectionOptionsHelp}`,
             uiPort,
             dbFilename,
             namespace: settings.namespace,
-            extraArgs: [
-              // Lets the worker start an activity in the same round trip that schedules it: about half the
-              // time of a step (bench/README.md, "eager activities").
-              '--dynamic-config-value',
-              'system.enableActivityEagerExecution=true',
-              ...(codec ? ['--ui-codec-endpoint', codec.url] : []),
-            ],
+            // Lets the worker start an activity in the same round trip that schedules it (bench/README.md,
+            // "eager activities").
+            dynamicConfig: { 'system.enableActivityEagerExecution': true },
+            extraArgs: codec ? ['--ui-codec-endpoint', codec.url] : [],
           });
       cleanups.push(() => server.stop());
       const serverSettings = { ...settings, address: server.address };

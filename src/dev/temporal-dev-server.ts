@@ -68,7 +68,18 @@ export interface TemporalDevServerOptions {
    */
   logLevel?: 'debug' | 'info' | 'warn' | 'error' | 'never';
   /**
-   * Further arguments appended to `temporal server start-dev`, such as `--dynamic-config-value`.
+   * Dynamic config values passed as `--dynamic-config-value KEY=JSON`. Merged over
+   * {@link liftedDispatchCap} unless `liftDispatchCap` is false.
+   * @default {}
+   */
+  dynamicConfig?: Readonly<Record<string, unknown>>;
+  /**
+   * Lift the dev server's task-loading rate limit ({@link liftedDispatchCap}). Off only to measure the cap itself.
+   * @default true
+   */
+  liftDispatchCap?: boolean;
+  /**
+   * Further arguments appended to `temporal server start-dev`, such as `--ui-codec-endpoint`.
    * @default []
    */
   extraArgs?: ReadonlyArray<string>;
@@ -113,6 +124,31 @@ const connectAttemptTimeoutMs = 2_000;
 const connectRetryDelayMs = 200;
 const portProbeDelayMs = 50;
 const startAttemptsOnPortClash = 3;
+
+/**
+ * Dynamic config that lifts the dev server's dispatch cap. Each history shard's queue readers (transfer: activity and
+ * workflow tasks; timer: timers and timeouts; visibility: search attributes) wait for a token from a limiter before
+ * every load, 20 a second by default (Temporal's `service/history/queues/reader.go`, defaults in
+ * `common/dynamicconfig/constants.go`). `start-dev` runs one shard, so that limit caps the whole server; a production
+ * cluster spreads the same per-shard limit over many shards (`numHistoryShards`) instead. Values must be valid JSON
+ * and unknown keys are accepted silently, so bench/step-overhead.ts checks the effect.
+ */
+export const liftedDispatchCap: Readonly<Record<string, number>> = {
+  'history.transferProcessorMaxPollRPS': 1000,
+  'history.timerProcessorMaxPollRPS': 1000,
+  'history.visibilityProcessorMaxPollRPS': 1000,
+};
+
+/** The `--dynamic-config-value` arguments for the options' dynamic config. */
+export function dynamicConfigArgs(
+  options: Pick<TemporalDevServerOptions, 'dynamicConfig' | 'liftDispatchCap'>,
+): string[] {
+  const values = { ...(options.liftDispatchCap === false ? {} : liftedDispatchCap), ...options.dynamicConfig };
+  return Object.entries(values).flatMap(([key, value]) => [
+    '--dynamic-config-value',
+    `${key}=${JSON.stringify(value)}`,
+  ]);
+}
 
 /** Starts `temporal server start-dev` (or reuses a running server) and resolves once it accepts gRPC calls. */
 export async function startTemporalDevServer(options: TemporalDevServerOptions = {}): Promise<TemporalDevServer> {
@@ -159,7 +195,7 @@ async function spawnDevServer(
   for (const { name, type } of options.searchAttributes ?? relaySearchAttributeDefinitions) {
     args.push('--search-attribute', `${name}=${type}`);
   }
-  args.push(...(options.extraArgs ?? []));
+  args.push(...dynamicConfigArgs(options), ...(options.extraArgs ?? []));
 
   const child = spawn(executablePath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const output = collectOutput(child, options.onOutput);
