@@ -1,6 +1,5 @@
 import { OpenAPIHono, createRoute } from '@hono/zod-openapi';
 import type { Hook } from '@hono/zod-openapi';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { RelayClient } from '../client/relay-client.js';
 import { RelayError } from '../shared/errors.js';
 import type { AgentRunInput, ApprovalOutcome, RunStatus } from '../shared/run-types.js';
@@ -116,16 +115,9 @@ export function createApi(options: CreateApiOptions): OpenAPIHono<ApiEnv> {
       const { runId: requestedId, ...body } = c.req.valid('json');
       // The schema types a transcript's tool results loosely; startRun checks the whole input again.
       const input = { ...(body as Omit<AgentRunInput, 'tenantId'>), tenantId: c.get('caller').tenantId };
-      try {
-        const { runId } = await client.startRun({ ...input, ...(requestedId ? { runId: requestedId } : {}) });
-        c.header('location', `/v1/runs/${encodeURIComponent(runId)}`);
-        return c.json({ runId }, 201);
-      } catch (error) {
-        if (error instanceof WorkflowExecutionAlreadyStartedError) {
-          throw new HttpError(409, 'run_already_exists', `A run with id '${requestedId}' already exists`);
-        }
-        throw error;
-      }
+      const { runId } = await client.startRun({ ...input, ...(requestedId ? { runId: requestedId } : {}) });
+      c.header('location', `/v1/runs/${encodeURIComponent(runId)}`);
+      return c.json({ runId }, 201);
     },
   );
 
