@@ -156,8 +156,10 @@ exec "$java" \${RELAY_E_TEST_SERVER_JAVA_OPTIONS:--XX:SharedArchiveFile=$dir/cla
 EOF
 }
 
-# A class-data-sharing archive of the classes the server loads at start brings the JVM's start well inside the 5 s
-# that @temporalio/testing waits for the port, even on a loaded machine. The JVM writes it as it exits.
+# A class-data-sharing archive of the classes the server loads brings the JVM's start well inside the 5 s that
+# @temporalio/testing waits for the port, even on a loaded machine. With the Temporal CLI at hand, a few calls
+# (start, describe, signal, history, cancel) put the classes that serving a run loads in too, which the first run
+# of every test file would load otherwise. The JVM writes the archive as it exits.
 relay_e_archive_test_server_classes() {
   local wrapper="$1" archive="$2" port=17299 pid attempt
   while (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done
@@ -168,9 +170,22 @@ relay_e_archive_test_server_classes() {
     kill -0 "$pid" 2>/dev/null || break
     sleep 0.1
   done
+  if [ -n "${TEMPORAL_CLI_PATH:-}" ] && [ -x "$TEMPORAL_CLI_PATH" ]; then
+    relay_e_exercise_test_server "127.0.0.1:$port" >/dev/null 2>&1
+  fi
   kill -TERM "$pid" 2>/dev/null
   wait "$pid" 2>/dev/null
   [ -s "$archive" ] || { echo "relay-e: the test server did not start on port $port to archive its classes" >&2; return 1; }
+}
+
+relay_e_exercise_test_server() {
+  local address="--address=$1" workflow="--workflow-id=relay-e-warm-up"
+  "$TEMPORAL_CLI_PATH" operator search-attribute create "$address" --name=RelayWarmUp --type=Keyword
+  "$TEMPORAL_CLI_PATH" workflow start "$address" "$workflow" --task-queue=warm-up --type=warmUp --input='"x"'
+  "$TEMPORAL_CLI_PATH" workflow describe "$address" "$workflow"
+  "$TEMPORAL_CLI_PATH" workflow signal "$address" "$workflow" --name=decide --input='{}'
+  "$TEMPORAL_CLI_PATH" workflow show "$address" "$workflow"
+  "$TEMPORAL_CLI_PATH" workflow cancel "$address" "$workflow"
 }
 
 relay_e_ensure_dependencies() {

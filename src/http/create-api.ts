@@ -3,7 +3,8 @@ import type { Hook } from '@hono/zod-openapi';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import type { RelayClient } from '../client/relay-client.js';
 import { RelayError } from '../shared/errors.js';
-import type { AgentRunInput, ApprovalOutcome, RunStatus } from '../shared/run-types.js';
+import { isTerminalStatus } from '../shared/run-types.js';
+import type { AgentRunInput, ApprovalOutcome } from '../shared/run-types.js';
 import { formatIssuePath } from '../shared/tool-input.js';
 import type { ToolInputIssue } from '../shared/tool-input.js';
 import { createApiKeyVerifier } from './api-keys.js';
@@ -231,7 +232,7 @@ export function createApi(options: CreateApiOptions): OpenAPIHono<ApiEnv> {
         if (RelayError.isInstance(error) && error.code === 'run_unavailable') return undefined;
         throw error;
       });
-      if (snapshot && isTerminal(snapshot.status)) return c.json({ runId: id, status: snapshot.status }, 200);
+      if (snapshot && isTerminalStatus(snapshot.status)) return c.json({ runId: id, status: snapshot.status }, 200);
       await client.cancel(id, { tenantId });
       return c.json({ runId: id, status: 'cancelling' as const }, 202);
     },
@@ -358,10 +359,6 @@ async function decideOnOpenRun(
 
 function approverOf(caller: ApiKeyTenant): string {
   return caller.name ?? `tenant:${caller.tenantId}`;
-}
-
-function isTerminal(status: RunStatus): status is Exclude<RunStatus, 'running' | 'awaiting_approval'> {
-  return status !== 'running' && status !== 'awaiting_approval';
 }
 
 function problems(...statuses: number[]) {

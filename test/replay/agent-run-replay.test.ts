@@ -1,13 +1,12 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { relayWorkflowsPath } from '../../src/worker/create-worker.js';
-import { replayHistoryFixtures } from '../helpers/replay-histories.js';
+import { replayHistories } from '../../src/testing/replay-histories.js';
 
 const histories = path.join(import.meta.dirname, '../fixtures/histories/agent-run');
 
 describe('replaying recorded agent runs', () => {
   it('reproduces every recorded path with the current workflow code, so a nondeterministic change fails the build', async () => {
-    const replayed = await replayHistoryFixtures(histories, { workflowsPath: relayWorkflowsPath() });
+    const replayed = await replayHistories(histories);
     expect(replayed).toEqual(
       expect.arrayContaining([
         'approval-timeout.json',

@@ -1,0 +1,165 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RelayError } from '../../src/shared/errors.js';
+import type { TranscriptMessage } from '../../src/shared/transcript.js';
+import { createTestEnvironment } from '../../src/testing/create-test-environment.js';
+import type { RelayTestEnvironment } from '../../src/testing/create-test-environment.js';
+import { scriptedModel } from '../../src/testing/scripted-model.js';
+import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
+import { createLedger, createTestTools } from '../helpers/test-tools.js';
+
+/** The first turn for each prompt; once a tool result is back the model answers. */
+const firstTurns: Record<string, ScriptedTurn> = {
+  'add 2 and 3': { toolCalls: [{ id: 'sum', name: 'add', input: { a: 2, b: 3 } }] },
+  'pay B 100': { toolCalls: [{ id: 'pay', name: 'transfer_funds', input: { from: 'A', to: 'B', amount: 100 } }] },
+  'wait for cancel': { toolCalls: [{ id: 'wait', name: 'wait_for_abort', input: {} }] },
+};
+
+function firstUserText(messages: readonly TranscriptMessage[]): string {
+  const first = messages.find((message) => message.role === 'user');
+  return first?.content ?? '';
+}
+
+const base = { tenantId: 'acme', model: 'scripted:test' } as const;
+
+describe.each(['local', 'time-skipping'] as const)('a test environment in %s mode', (mode) => {
+  const ledger = createLedger();
+  const model = scriptedModel((request) =>
+    request.messages.at(-1)?.role === 'tool'
+      ? { text: 'Done.' }
+      : (firstTurns[firstUserText(request.messages)] ?? { text: 'I cannot help with that.' }),
+  );
+  let env: RelayTestEnvironment;
+
+  beforeAll(async () => {
+    env = await createTestEnvironment({ mode, tools: createTestTools(ledger), models: { scripted: model } });
+  });
+
+  afterAll(async () => {
+    await env?.teardown();
+  });
+
+  it('runs the tools with the scripted model and records what the model was sent', async () => {
+    const { runId } = await env.client.startRun({ ...base, prompt: 'add 2 and 3' });
+    expect(await env.result(runId)).toMatchObject({ output: 'Done.', steps: 2 });
+    const [first, second] = model.requestsOf(runId);
+    expect(first?.tools.map((tool) => tool.name)).toContain('add');
+    expect(second?.messages.at(-1)).toMatchObject({ role: 'tool', result: { success: true, data: { result: 5 } } });
+  });
+
+  it('hands over the call a run awaits approval for, and runs it once approved', async () => {
+    const { runId } = await env.client.startRun({ ...base, prompt: 'pay B 100' });
+    const approval = await env.waitForApproval(runId);
+    expect(approval).toMatchObject({ runId, toolCallId: 'pay', input: { from: 'A', to: 'B', amount: 100 } });
+    expect(ledger.transfers.filter((transfer) => transfer.idempotencyKey === `${runId}/pay`)).toEqual([]);
+
+    expect(await approval.approve({ approver: 'alice' })).toMatchObject({ decision: 'approve' });
+    await env.result(runId);
+    expect(ledger.transfers.filter((transfer) => transfer.idempotencyKey === `${runId}/pay`)).toHaveLength(1);
+  });
+
+  it('runs the edited input of an approval instead of the proposed one', async () => {
+    const { runId } = await env.client.startRun({ ...base, prompt: 'pay B 100' });
+    const approval = await env.waitForApproval(runId, { toolCallId: 'pay' });
+    await approval.edit({ from: 'A', to: 'C', amount: 40 }, { approver: 'bob' });
+    await env.result(runId);
+    const transfers = ledger.transfers.filter((transfer) => transfer.idempotencyKey === `${runId}/pay`);
+    expect(transfers).toEqual([expect.objectContaining({ to: 'C', amount: 40 })]);
+  });
+
+  it('collects the events of a rejected call, in order, once the run ends', async () => {
+    const { runId } = await env.client.startRun({ ...base, prompt: 'pay B 100' });
+    await (await env.waitForApproval(runId)).reject({ approver: 'carol', reason: 'too much' });
+    const events = await env.collectEvents(runId);
+    expect(events.map((event) => event.type)).toEqual([
+      'run_started',
+      'model_responded',
+      'tool_call_validated',
+      'tool_awaiting_approval',
+      'tool_rejected',
+      'model_responded',
+      'run_completed',
+    ]);
+    expect(model.requestsOf(runId)[1]?.messages.at(-1)).toMatchObject({ result: { errorType: 'rejected' } });
+  });
+
+  it('aborts the running tool through ctx.signal when the run is cancelled', async () => {
+    const { runId } = await env.client.startRun({ ...base, prompt: 'wait for cancel' });
+    await env.waitForRun(runId, () => ledger.started.includes('wait'));
+    await env.client.cancel(runId);
+    await expect(env.result(runId)).rejects.toThrow();
+    expect(ledger.aborted).toContain('wait');
+    expect((await env.client.getRun(runId)).status).toBe('cancelled');
+  });
+});
+
+describe('time skipping', () => {
+  const model = scriptedModel((request) =>
+    request.messages.at(-1)?.role === 'tool' ? { text: 'Nobody approved.' } : (firstTurns['pay B 100'] as ScriptedTurn),
+  );
+  let env: RelayTestEnvironment;
+
+  beforeAll(async () => {
+    env = await createTestEnvironment({
+      mode: 'time-skipping',
+      tools: createTestTools(createLedger()),
+      models: { scripted: model },
+    });
+  });
+
+  afterAll(async () => {
+    await env?.teardown();
+  });
+
+  it('moves the clock past a 24-hour approval deadline, and the run treats the call as timed out', async () => {
+    const { runId } = await env.client.startRun({ ...base, prompt: 'pay', approvalTimeout: '24h' });
+    const approval = await env.waitForApproval(runId);
+    await env.advancePastApprovalTimeout(approval);
+    expect(await env.result(runId)).toMatchObject({ output: 'Nobody approved.' });
+    const events = await env.client.events(runId);
+    const timedOut = events.find((event) => event.type === 'tool_approval_timed_out');
+    expect(Date.parse(timedOut?.at ?? '') - Date.parse(approval.requestedAt)).toBeGreaterThanOrEqual(86_400_000);
+  });
+
+  it('lets time skip while it waits for a result, so a waiting run times out on its own', async () => {
+    const { runId } = await env.client.startRun({ ...base, prompt: 'pay', approvalTimeout: '7 days' });
+    expect(await env.result(runId)).toMatchObject({ output: 'Nobody approved.' });
+    expect(model.requestsOf(runId)[1]?.messages.at(-1)).toMatchObject({ result: { errorType: 'approval_timeout' } });
+  });
+
+  it('cannot list pending approvals: the test server answers no visibility queries', async () => {
+    const { runId } = await env.client.startRun({ ...base, prompt: 'pay' });
+    await env.waitForApproval(runId);
+    await expect(env.client.listPendingApprovals({ tenantId: 'acme' })).rejects.toThrow(/unimplemented|Failed/i);
+    await env.client.cancel(runId);
+  });
+});
+
+describe('a local test environment', () => {
+  let env: RelayTestEnvironment;
+
+  beforeAll(async () => {
+    env = await createTestEnvironment({
+      tools: createTestTools(createLedger()),
+      models: { scripted: scriptedModel([firstTurns['pay B 100'] as ScriptedTurn, { text: 'ok' }]) },
+    });
+  });
+
+  afterAll(async () => {
+    await env?.teardown();
+  });
+
+  it('finds waiting runs through search attributes, which the dev server registers at start', async () => {
+    const tenantId = 'visible-tenant';
+    const { runId } = await env.client.startRun({ ...base, tenantId, prompt: 'pay' });
+    await env.waitForApproval(runId);
+    await expect.poll(() => env.client.listPendingApprovals({ tenantId }), { timeout: 10_000 }).toEqual([
+      expect.objectContaining({ runId, toolCallId: 'pay' }),
+    ]);
+    await env.client.cancel(runId);
+  });
+
+  it('refuses to advance time, since a dev server runs in real time', async () => {
+    const refusal = await env.advanceTime('1h').catch((error: unknown) => error);
+    expect(RelayError.isInstance(refusal) && refusal.code).toBe('invalid_input');
+  });
+});
