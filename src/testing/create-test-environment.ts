@@ -4,17 +4,18 @@ import type { Duration } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { TestWorkflowEnvironment } from '@temporalio/testing';
 import type { EphemeralServerExecutable } from '@temporalio/testing';
-import type { Worker, WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { Worker } from '@temporalio/worker';
 import { RelayClient } from '../client/relay-client.js';
 import { dynamicConfigArgs, findTemporalExecutable } from '../dev/temporal-dev-server.js';
 import { withEncryption } from '../security/with-encryption.js';
 import { RelayError } from '../shared/errors.js';
 import type { PendingApproval, RunEvent, RunResult, RunSnapshot } from '../shared/run-types.js';
 import { relaySearchAttributes } from '../shared/search-attributes.js';
-import { bundleRelayWorkflows, createWorker } from '../worker/create-worker.js';
+import { createWorker } from '../worker/create-worker.js';
 import type { CreateWorkerOptions } from '../worker/create-worker.js';
 import { findTestServerExecutable } from './find-test-server-executable.js';
 import { quietenWorkerRuntime } from './quieten-worker-runtime.js';
+import { relayWorkflowBundle } from './relay-workflow-bundle.js';
 import { recordHistory } from './replay-histories.js';
 import { waitForApproval, waitForRun } from './wait-for-run.js';
 import type { AwaitedApproval, WaitOptions } from './wait-for-run.js';
@@ -73,8 +74,6 @@ export interface RelayTestEnvironment {
   teardown(): Promise<void>;
 }
 
-let relayBundle: Promise<WorkflowBundleWithSourceMap> | undefined;
-
 /**
  * Starts a Temporal server (a dev server, or the time-skipping test server), registers Relay-E's search attributes,
  * and runs a Relay-E worker with the given tools and models against it. Call `teardown()` when done. Worker logs
@@ -102,9 +101,8 @@ export async function createTestEnvironment(options: TestEnvironmentOptions): Pr
   try {
     // The test server takes search attributes only through its operator service and cannot list them back.
     if (mode === 'time-skipping') await registerSearchAttributes(testEnvironment);
-    relayBundle ??= bundleRelayWorkflows();
     const worker = await createWorker({
-      workflowBundle: await relayBundle,
+      workflowBundle: await relayWorkflowBundle(),
       ...workerOptions,
       taskQueue,
       connection: testEnvironment.nativeConnection,

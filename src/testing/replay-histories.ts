@@ -3,8 +3,8 @@ import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import type { History, ReplayWorkerOptions, WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { bundleRelayWorkflows } from '../worker/create-worker.js';
 import { historyFromJson, historyToJson } from './history-json.js';
+import { relayWorkflowBundle } from './relay-workflow-bundle.js';
 
 /** A recorded history read from a file. */
 export interface HistoryFixture {
@@ -88,7 +88,7 @@ export async function replayHistories(directory: string, options: ReplayHistorie
 }
 
 function bundleFor(workflowsPath: string | undefined): Promise<WorkflowBundleWithSourceMap> {
-  return workflowsPath === undefined ? bundleRelayWorkflows() : bundleWorkflowCode({ workflowsPath });
+  return workflowsPath === undefined ? relayWorkflowBundle() : bundleWorkflowCode({ workflowsPath });
 }
 
 function parseHistory(file: string, text: string): History {

@@ -19,8 +19,8 @@ export interface WaitOptions {
 }
 
 /**
- * Waits until `predicate` holds for the run's snapshot and returns that snapshot; fails at once when the run ends
- * without it, and after `timeoutMs` with the last snapshot it saw.
+ * Waits until `predicate` holds for the run's snapshot and returns that snapshot; fails after `timeoutMs` with the
+ * last snapshot it saw, or at once with what `predicate` throws.
  */
 export async function waitForRun(
   client: RelayClient,
@@ -38,14 +38,7 @@ export async function waitForRun(
       lastError = error;
       return undefined;
     });
-    if (snapshot !== undefined) {
-      if (predicate(snapshot)) return snapshot;
-      if (isTerminalStatus(snapshot.status)) {
-        throw new TestEnvironmentError(
-          `Run ${runId} ended (${snapshot.status}) before reaching the state waited for: ${JSON.stringify(snapshot)}`,
-        );
-      }
-    }
+    if (snapshot !== undefined && predicate(snapshot)) return snapshot;
     await sleep(pollIntervalMs);
   }
   const last = snapshot === undefined ? `no snapshot (${String(lastError)})` : JSON.stringify(snapshot);
@@ -67,7 +60,7 @@ export interface AwaitedApproval extends PendingApproval {
 
 /**
  * Waits until the run awaits approval of a tool call (the given one, or its first pending one) and returns that
- * call, ready to approve, edit or reject.
+ * call, ready to approve, edit or reject; fails at once if the run ends first.
  */
 export async function waitForApproval(
   client: RelayClient,
@@ -76,7 +69,14 @@ export async function waitForApproval(
 ): Promise<AwaitedApproval> {
   const { toolCallId, ...waitOptions } = options;
   const matches = (approval: PendingApproval) => toolCallId === undefined || approval.toolCallId === toolCallId;
-  const snapshot = await waitForRun(client, runId, (run) => run.pendingApprovals.some(matches), waitOptions);
+  const isAwaited = (run: RunSnapshot) => {
+    if (run.pendingApprovals.some(matches)) return true;
+    if (isTerminalStatus(run.status)) {
+      throw new TestEnvironmentError(`Run ${runId} ended (${run.status}) without awaiting approval: ${JSON.stringify(run)}`);
+    }
+    return false;
+  };
+  const snapshot = await waitForRun(client, runId, isAwaited, waitOptions);
   const pending = snapshot.pendingApprovals.find(matches) as PendingApproval;
   return {
     ...pending,

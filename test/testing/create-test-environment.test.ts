@@ -1,8 +1,14 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { liftedDispatchCap } from '../../src/dev/temporal-dev-server.js';
 import { RelayError } from '../../src/shared/errors.js';
 import type { TranscriptMessage } from '../../src/shared/transcript.js';
 import { createTestEnvironment } from '../../src/testing/create-test-environment.js';
 import type { RelayTestEnvironment } from '../../src/testing/create-test-environment.js';
+import { HistoryReplayError, replayHistories } from '../../src/testing/replay-histories.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
@@ -82,6 +88,11 @@ describe.each(['local', 'time-skipping'] as const)('a test environment in %s mod
     expect(model.requestsOf(runId)[1]?.messages.at(-1)).toMatchObject({ result: { errorType: 'rejected' } });
   });
 
+  it('fails at once, naming the end state, when a run ends without awaiting approval', async () => {
+    const { runId } = await env.client.startRun({ ...base, prompt: 'add 2 and 3' });
+    await expect(env.waitForApproval(runId)).rejects.toThrow(/ended \(completed\) without awaiting approval/);
+  });
+
   it('aborts the running tool through ctx.signal when the run is cancelled', async () => {
     const { runId } = await env.client.startRun({ ...base, prompt: 'wait for cancel' });
     await env.waitForRun(runId, () => ledger.started.includes('wait'));
@@ -126,6 +137,25 @@ describe('time skipping', () => {
     expect(model.requestsOf(runId)[1]?.messages.at(-1)).toMatchObject({ result: { errorType: 'approval_timeout' } });
   });
 
+  it('records a run that replays against the current workflow code, and names a history that no longer does', async () => {
+    const directory = await mkdtemp(path.join(os.tmpdir(), 'relay-e-histories-'));
+    try {
+      const { runId } = await env.client.startRun({ ...base, prompt: 'pay', approvalTimeout: '1h' });
+      await env.result(runId);
+      await env.recordHistory(runId, path.join(directory, 'timed-out.json'));
+      expect(await replayHistories(directory)).toEqual(['timed-out.json']);
+
+      // A history whose model activity had another name is one the current code cannot have written.
+      const recorded = await readFile(path.join(directory, 'timed-out.json'), 'utf8');
+      await writeFile(path.join(directory, 'renamed.json'), recorded.replaceAll('"callModel"', '"callOtherModel"'));
+      const failure = await replayHistories(directory).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(HistoryReplayError);
+      expect((failure as HistoryReplayError).failures.map(({ file }) => file)).toEqual(['renamed.json']);
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
+
   it('cannot list pending approvals: the test server answers no visibility queries', async () => {
     const { runId } = await env.client.startRun({ ...base, prompt: 'pay' });
     await env.waitForApproval(runId);
@@ -156,6 +186,12 @@ describe('a local test environment', () => {
       expect.objectContaining({ runId, toolCallId: 'pay' }),
     ]);
     await env.client.cancel(runId);
+  });
+
+  it('starts the dev server with the dispatch cap lifted', async () => {
+    const children = execFileSync('ps', ['-o', 'args=', '--ppid', String(process.pid)], { encoding: 'utf8' });
+    const devServer = children.split('\n').find((command) => command.includes('start-dev'));
+    for (const [key, value] of Object.entries(liftedDispatchCap)) expect(devServer).toContain(`${key}=${value}`);
   });
 
   it('refuses to advance time, since a dev server runs in real time', async () => {
