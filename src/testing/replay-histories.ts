@@ -51,7 +51,10 @@ export async function loadHistories(directory: string): Promise<HistoryFixture[]
   // An empty directory would make a replay test pass while checking nothing.
   if (files.length === 0) throw new Error(`No recorded histories (*.json) in ${directory}`);
   return Promise.all(
-    files.map(async (file) => ({ file, history: parseHistory(file, await readFile(path.join(directory, file), 'utf8')) })),
+    files.map(async (file) => ({
+      file,
+      history: parseHistory(file, await readFile(path.join(directory, file), 'utf8')),
+    })),
   );
 }
 

@@ -59,7 +59,7 @@ export interface ToolExecution {
 /** Starts one call of `tool` through the worker's tool activity (validation, guardrails, secrets, heartbeats). */
 export function startTool(tool: ToolDefinition, input: unknown, options: ToolCallOptions = {}): ToolExecution {
   const registry = new ToolRegistry([tool]);
-  const { executeTool } = createActivities({
+  const activities = createActivities({
     registry,
     executor: new ToolExecutor(registry, options.executor),
     models: new ModelRegistry({}),
@@ -77,7 +77,7 @@ export function startTool(tool: ToolDefinition, input: unknown, options: ToolCal
   let heartbeats = 0;
   environment.on('heartbeat', () => (heartbeats += 1));
   return {
-    result: environment.run(executeTool, call),
+    result: environment.run((toolCall: ExecuteToolInput) => activities.executeTool(toolCall), call),
     get heartbeats() {
       return heartbeats;
     },

@@ -72,7 +72,9 @@ export async function waitForApproval(
   const isAwaited = (run: RunSnapshot) => {
     if (run.pendingApprovals.some(matches)) return true;
     if (isTerminalStatus(run.status)) {
-      throw new TestEnvironmentError(`Run ${runId} ended (${run.status}) without awaiting approval: ${JSON.stringify(run)}`);
+      throw new TestEnvironmentError(
+        `Run ${runId} ended (${run.status}) without awaiting approval: ${JSON.stringify(run)}`,
+      );
     }
     return false;
   };

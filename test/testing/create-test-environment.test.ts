@@ -88,6 +88,23 @@ describe.each(['local', 'time-skipping'] as const)('a test environment in %s mod
     expect(model.requestsOf(runId)[1]?.messages.at(-1)).toMatchObject({ result: { errorType: 'rejected' } });
   });
 
+  it('follows a run across continue-as-new, with one event sequence', async () => {
+    const { runId } = await env.client.startRun({ ...base, prompt: 'add 2 and 3', continueAsNewAfterSteps: 1 });
+    expect(await env.result(runId)).toMatchObject({ output: 'Done.', steps: 2 });
+    const sequence = (await env.client.events(runId)).map((event) => event.seq);
+    expect(sequence).toEqual(sequence.map((_seq, index) => index + 1));
+  });
+
+  it('keeps a run to its tenant: another tenant cannot cancel it or read it', async () => {
+    const { runId } = await env.client.startRun({ ...base, prompt: 'add 2 and 3' });
+    await env.result(runId);
+    const refusals = await Promise.all([
+      env.client.cancel(runId, { tenantId: 'other' }).catch((error: unknown) => error),
+      env.client.getRun(runId, { tenantId: 'other' }).catch((error: unknown) => error),
+    ]);
+    for (const refusal of refusals) expect(RelayError.isInstance(refusal) && refusal.code).toBe('run_not_found');
+  });
+
   it('fails at once, naming the end state, when a run ends without awaiting approval', async () => {
     const { runId } = await env.client.startRun({ ...base, prompt: 'add 2 and 3' });
     await expect(env.waitForApproval(runId)).rejects.toThrow(/ended \(completed\) without awaiting approval/);
@@ -182,9 +199,9 @@ describe('a local test environment', () => {
     const tenantId = 'visible-tenant';
     const { runId } = await env.client.startRun({ ...base, tenantId, prompt: 'pay' });
     await env.waitForApproval(runId);
-    await expect.poll(() => env.client.listPendingApprovals({ tenantId }), { timeout: 10_000 }).toEqual([
-      expect.objectContaining({ runId, toolCallId: 'pay' }),
-    ]);
+    await expect
+      .poll(() => env.client.listPendingApprovals({ tenantId }), { timeout: 10_000 })
+      .toEqual([expect.objectContaining({ runId, toolCallId: 'pay' })]);
     await env.client.cancel(runId);
   });
 

@@ -19,7 +19,11 @@ const model = scriptedModel((request) =>
 let env: RelayTestEnvironment;
 
 beforeAll(async () => {
-  env = await createTestEnvironment({ mode: 'time-skipping', tools: createTestTools(ledger), models: { scripted: model } });
+  env = await createTestEnvironment({
+    mode: 'time-skipping',
+    tools: createTestTools(ledger),
+    models: { scripted: model },
+  });
 });
 
 afterAll(async () => {
@@ -34,7 +38,12 @@ function eventOf<T extends RunEvent['type']>(events: readonly RunEvent[], type: 
 
 describe('an approval nobody decides on', () => {
   it('times out after the default 24 hours as a denial the model is told about, and runs nothing', async () => {
-    const { runId } = await env.client.startRun({ tenantId: 'acme', userId: 'u1', model: 'scripted:test', prompt: 'pay' });
+    const { runId } = await env.client.startRun({
+      tenantId: 'acme',
+      userId: 'u1',
+      model: 'scripted:test',
+      prompt: 'pay',
+    });
     const approval = await env.waitForApproval(runId);
     expect(Date.parse(approval.expiresAt) - Date.parse(approval.requestedAt)).toBe(24 * 3_600_000);
 

@@ -21,7 +21,9 @@ afterAll(async () => {
 
 describe('finding the time-skipping test server', () => {
   it('says what to install, and that the local mode needs none of it, when nothing is cached', async () => {
-    const failure = await findTestServerExecutable({ RELAY_E_CACHE_DIR: cacheDirectory }).catch((error) => error);
+    const failure = await findTestServerExecutable({ RELAY_E_CACHE_DIR: cacheDirectory }).catch(
+      (error: unknown) => error,
+    );
     expect(failure).toBeInstanceOf(TestEnvironmentError);
     const { message } = failure as TestEnvironmentError;
     expect(message).toContain('Java 17');
@@ -55,7 +57,7 @@ describe('finding the time-skipping test server', () => {
     const failure = await findTestServerExecutable({
       RELAY_E_CACHE_DIR: cacheDirectory,
       TEMPORAL_TEST_SERVER_PATH: explicit,
-    }).catch((error) => error);
+    }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(TestEnvironmentError);
     expect((failure as Error).message).toContain(`TEMPORAL_TEST_SERVER_PATH is ${explicit}`);
   });
