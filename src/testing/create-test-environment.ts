@@ -56,7 +56,7 @@ export interface RelayTestEnvironment {
   readonly taskQueue: string;
   /** `@temporalio/testing`'s environment: its connections, `sleep` and `currentTimeMs`. */
   readonly testEnvironment: TestWorkflowEnvironment;
-  /** Waits until `predicate` holds for the run's snapshot; fails if the run ends first. */
+  /** Waits until `predicate` holds for the run's snapshot and returns that snapshot. */
   waitForRun(runId: string, predicate: (snapshot: RunSnapshot) => boolean, options?: WaitOptions): Promise<RunSnapshot>;
   /** Waits until the run awaits approval of a tool call (the given one, or its first) and returns it to decide on. */
   waitForApproval(runId: string, options?: WaitOptions & { toolCallId?: string }): Promise<AwaitedApproval>;
@@ -102,14 +102,16 @@ export async function createTestEnvironment(options: TestEnvironmentOptions): Pr
     // The test server takes search attributes only through its operator service and cannot list them back.
     if (mode === 'time-skipping') await registerSearchAttributes(testEnvironment);
     const worker = await createWorker({
-      workflowBundle: await relayWorkflowBundle(),
       ...workerOptions,
+      workflowBundle: workerOptions.workflowBundle ?? (await relayWorkflowBundle()),
       taskQueue,
       connection: testEnvironment.nativeConnection,
       namespace: namespaceOf(testEnvironment),
       checkSearchAttributes: mode === 'local',
     });
     const running = worker.run();
+    // A worker that fails mid-test is reported by teardown(), not as an unhandled rejection in between.
+    running.catch(() => undefined);
     return environment(mode, testEnvironment, worker, running, taskQueue);
   } catch (error) {
     await testEnvironment.teardown();
