@@ -82,8 +82,12 @@ relay_e_ensure_test_server() {
     mkdir -p "$dir"
     relay_e_write_test_server_pom >"$dir/pom.xml"
     # A Maven repository of its own keeps every jar under the cache directory, whatever ~/.m2 holds.
-    mvn -B -q -Dstyle.color=never -f "$dir/pom.xml" -Dmaven.repo.local="$dir/repository" dependency:build-classpath \
-      -Dmdep.includeScope=runtime -Dmdep.outputFile="$dir/classpath.txt" >&2 || { rm -rf "$dir"; return 1; }
+    if ! mvn -B -q -f "$dir/pom.xml" -Dmaven.repo.local="$dir/repository" dependency:build-classpath \
+      -Dmdep.includeScope=runtime -Dmdep.outputFile="$dir/classpath.txt" >"$dir/maven.log" 2>&1; then
+      cat "$dir/maven.log" >&2
+      rm -rf "$dir"
+      return 1
+    fi
     relay_e_write_test_server_wrapper "$dir" >"$wrapper.partial" || { rm -rf "$dir"; return 1; }
     chmod +x "$wrapper.partial"
     relay_e_archive_test_server_classes "$wrapper.partial" "$dir/classes.jsa" || { rm -rf "$dir"; return 1; }
@@ -94,8 +98,11 @@ relay_e_ensure_test_server() {
 }
 
 relay_e_java_major() {
-  command -v java >/dev/null 2>&1 || { echo 0; return; }
-  java -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java\.specification\.version = \([0-9]*\).*/\1/p'
+  local major=""
+  if command -v java >/dev/null 2>&1; then
+    major="$(java -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java\.specification\.version = \([0-9]*\).*/\1/p')"
+  fi
+  echo "${major:-0}"
 }
 
 # Java 17 or newer and Maven; on CI (CI=true, as root with apt-get) they are installed from Debian's packages.
