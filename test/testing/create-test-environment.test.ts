@@ -72,6 +72,14 @@ describe.each(['local', 'time-skipping'] as const)('a test environment in %s mod
     expect(transfers).toEqual([expect.objectContaining({ to: 'C', amount: 40 })]);
   });
 
+  it('takes the same decision by signal, for fire-and-forget callers', async () => {
+    const { runId } = await env.client.startRun({ ...base, prompt: 'pay B 100' });
+    const approval = await env.waitForApproval(runId);
+    await env.client.signalDecision(runId, { toolCallId: approval.toolCallId, decision: 'approve', approver: 'ui' });
+    await env.result(runId);
+    expect(ledger.transfers.filter((transfer) => transfer.idempotencyKey === `${runId}/pay`)).toHaveLength(1);
+  });
+
   it('collects the events of a rejected call, in order, once the run ends', async () => {
     const { runId } = await env.client.startRun({ ...base, prompt: 'pay B 100' });
     await (await env.waitForApproval(runId)).reject({ approver: 'carol', reason: 'too much' });
