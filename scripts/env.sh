@@ -69,7 +69,8 @@ relay_e_ensure_temporal() {
 # The SDK's own download of the test server needs a host these machines cannot reach. Idempotent: the wrapper is
 # written last, so its presence means the classpath and the class-data-sharing archive are complete.
 relay_e_ensure_test_server() {
-  if [ -n "${TEMPORAL_TEST_SERVER_PATH:-}" ] && [ -x "$TEMPORAL_TEST_SERVER_PATH" ]; then
+  if [ -n "${TEMPORAL_TEST_SERVER_PATH:-}" ]; then
+    [ -x "$TEMPORAL_TEST_SERVER_PATH" ] || { echo "relay-e: TEMPORAL_TEST_SERVER_PATH is $TEMPORAL_TEST_SERVER_PATH, which is not an executable file" >&2; return 1; }
     export TEMPORAL_TEST_SERVER_PATH
     return 0
   fi
