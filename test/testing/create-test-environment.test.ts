@@ -1,9 +1,11 @@
 import { execFileSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { liftedDispatchCap } from '../../src/dev/temporal-dev-server.js';
+import { encryptedEncoding } from '../../src/security/aes-gcm-payload-codec.js';
 import { RelayError } from '../../src/shared/errors.js';
 import type { TranscriptMessage } from '../../src/shared/transcript.js';
 import { createTestEnvironment } from '../../src/testing/create-test-environment.js';
@@ -188,6 +190,32 @@ describe('time skipping', () => {
     // gRPC status 12, UNIMPLEMENTED: ListWorkflowExecutions is not part of the test server.
     expect(failure).toMatchObject({ message: 'Failed to list workflows', cause: { code: 12 } });
     await env.client.cancel(runId);
+  });
+});
+
+describe('an encrypted test environment', () => {
+  let env: RelayTestEnvironment;
+
+  beforeAll(async () => {
+    env = await createTestEnvironment({
+      mode: 'time-skipping',
+      tools: createTestTools(createLedger()),
+      models: { scripted: scriptedModel([firstTurns['add 2 and 3'] as ScriptedTurn, { text: 'Five.' }]) },
+      encryption: { keys: { test: randomBytes(32) } },
+    });
+  });
+
+  afterAll(async () => {
+    await env?.teardown();
+  });
+
+  it('gives the worker and the client the same keys: history holds ciphertext, the test reads plaintext', async () => {
+    const { runId } = await env.client.startRun({ ...base, prompt: 'add 2 and 3' });
+    expect(await env.result(runId)).toMatchObject({ output: 'Five.' });
+    const history = await env.temporal.workflow.getHandle(runId).fetchHistory();
+    const input = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+    expect(Buffer.from(input?.metadata?.['encoding'] ?? []).toString()).toBe(encryptedEncoding);
+    expect(Buffer.from(input?.data ?? []).toString()).not.toContain('add 2 and 3');
   });
 });
 
