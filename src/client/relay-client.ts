@@ -150,6 +150,14 @@ export class RelayClient {
     return new RelayClient(temporal, options.taskQueue, options.connection ? undefined : connection);
   }
 
+  /**
+   * Uses a Temporal client as it is (its connection, namespace and data converter), such as a test environment's
+   * time-skipping client; `close()` leaves that client's connection open.
+   */
+  static fromClient(temporal: Client, options: Pick<RelayClientOptions, 'taskQueue'>): RelayClient {
+    return new RelayClient(temporal, options.taskQueue);
+  }
+
   /** Starts a run; the input is checked first, so a bad request never reaches Temporal. */
   async startRun(options: StartRunOptions): Promise<{ runId: string }> {
     const { runId: chosenId, ...input } = options;

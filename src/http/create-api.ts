@@ -2,7 +2,8 @@ import { OpenAPIHono, createRoute } from '@hono/zod-openapi';
 import type { Hook } from '@hono/zod-openapi';
 import type { RelayClient } from '../client/relay-client.js';
 import { RelayError } from '../shared/errors.js';
-import type { AgentRunInput, ApprovalOutcome, RunStatus } from '../shared/run-types.js';
+import { isTerminalStatus } from '../shared/run-types.js';
+import type { AgentRunInput, ApprovalOutcome } from '../shared/run-types.js';
 import { formatIssuePath } from '../shared/tool-input.js';
 import type { ToolInputIssue } from '../shared/tool-input.js';
 import { createApiKeyVerifier } from './api-keys.js';
@@ -223,7 +224,7 @@ export function createApi(options: CreateApiOptions): OpenAPIHono<ApiEnv> {
         if (RelayError.isInstance(error) && error.code === 'run_unavailable') return undefined;
         throw error;
       });
-      if (snapshot && isTerminal(snapshot.status)) return c.json({ runId: id, status: snapshot.status }, 200);
+      if (snapshot && isTerminalStatus(snapshot.status)) return c.json({ runId: id, status: snapshot.status }, 200);
       await client.cancel(id, { tenantId });
       return c.json({ runId: id, status: 'cancelling' as const }, 202);
     },
@@ -350,10 +351,6 @@ async function decideOnOpenRun(
 
 function approverOf(caller: ApiKeyTenant): string {
   return caller.name ?? `tenant:${caller.tenantId}`;
-}
-
-function isTerminal(status: RunStatus): status is Exclude<RunStatus, 'running' | 'awaiting_approval'> {
-  return status !== 'running' && status !== 'awaiting_approval';
 }
 
 function problems(...statuses: number[]) {

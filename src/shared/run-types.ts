@@ -4,6 +4,11 @@ import type { ToolInputIssue } from './tool-input.js';
 
 export type RunStatus = 'running' | 'awaiting_approval' | 'completed' | 'failed' | 'cancelled';
 
+/** True for the statuses a run ends in: it changes no more. */
+export function isTerminalStatus(status: RunStatus): status is Exclude<RunStatus, 'running' | 'awaiting_approval'> {
+  return status !== 'running' && status !== 'awaiting_approval';
+}
+
 /** Why a run stopped: the model answered, the step budget ran out, someone cancelled it, or it failed. */
 export type StopReason = 'final_answer' | 'max_steps' | 'cancelled' | 'error';
 

@@ -36,7 +36,7 @@ function toolMessages(messages: readonly TranscriptMessage[]) {
   return messages.filter((message) => message.role === 'tool');
 }
 
-const historiesDirectory = path.join(import.meta.dirname, '../fixtures/histories/agent-run/exact');
+const historiesDirectory = path.join(import.meta.dirname, '../fixtures/histories/agent-run');
 
 /** With RELAY_E_RECORD_HISTORIES=1, keeps the run's history as a replay fixture (test/replay replays them all). */
 async function recordHistory(runId: string, name: string, firstExecution = false): Promise<void> {
@@ -75,7 +75,7 @@ describe('agentRun', () => {
         'run_completed',
       ]);
       expect(events.map((event) => event.seq)).toEqual([1, 2, 3, 4, 5, 6]);
-      expect(events[3]).toMatchObject({ toolCallId: 'call_1_0', toolName: 'add', output: { result: 5 } });
+      expect(events[3]).toMatchObject({ toolCallId: 'c1', toolName: 'add', output: { result: 5 } });
       const snapshot = await client.getRun(runId);
       expect(snapshot).toMatchObject({
         status: 'completed',
@@ -105,7 +105,7 @@ describe('agentRun', () => {
       const feedback = toolMessages(seenByModel[1] ?? [])[0];
       expect(feedback).toMatchObject({
         role: 'tool',
-        toolCallId: 'call_1_0',
+        toolCallId: 'bad',
         result: {
           success: false,
           errorType: 'validation',
@@ -115,7 +115,7 @@ describe('agentRun', () => {
         },
       });
       const events = await client.events(runId);
-      expect(events.find((event) => event.type === 'tool_validation_failed')).toMatchObject({ toolCallId: 'call_1_0' });
+      expect(events.find((event) => event.type === 'tool_validation_failed')).toMatchObject({ toolCallId: 'bad' });
       expect(await countScheduledActivities(kit.temporal, runId, 'executeTool')).toBe(1);
       await recordHistory(runId, 'invalid-input-retry');
     } finally {
@@ -178,20 +178,10 @@ describe('agentRun', () => {
       const { runId } = await client.startRun({ ...base, prompt: 'parallel' });
       await client.result(runId);
       const results = toolMessages(seenByModel[1] ?? []);
-      expect(results.map((message) => message.role === 'tool' && message.toolCallId)).toEqual([
-        'call_1_0',
-        'call_1_1',
-        'call_1_2',
-      ]);
-      // The provider pairs results with calls by the ids it sent, so those go back to it.
-      expect(results.map((message) => message.role === 'tool' && message.providerCallId)).toEqual([
-        'slow',
-        'fast',
-        'mid',
-      ]);
+      expect(results.map((message) => message.role === 'tool' && message.toolCallId)).toEqual(['slow', 'fast', 'mid']);
       const events = await client.events(runId);
       const finished = events.filter((event) => event.type === 'tool_succeeded').map((event) => event.toolCallId);
-      expect(finished).toEqual(['call_1_1', 'call_1_2', 'call_1_0']);
+      expect(finished).toEqual(['fast', 'mid', 'slow']);
       await recordHistory(runId, 'parallel-calls');
     } finally {
       await stop();
@@ -210,7 +200,7 @@ describe('agentRun', () => {
         const waiting = await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
         expect(waiting.pendingApprovals).toEqual([
           expect.objectContaining({
-            toolCallId: 'call_1_0',
+            toolCallId: 'pay',
             toolName: 'transfer_funds',
             input: { from: 'A', to: 'B', amount: 100 },
           }),
@@ -219,31 +209,22 @@ describe('agentRun', () => {
         expect(Date.parse(pending?.expiresAt ?? '') - Date.parse(pending?.requestedAt ?? '')).toBe(3_600_000);
         expect(ledger.transfers).toHaveLength(0);
 
-        const outcome = await client.approve(runId, 'call_1_0', { approver: 'alice', reason: 'looks right' });
+        const outcome = await client.approve(runId, 'pay', { approver: 'alice', reason: 'looks right' });
         expect(outcome).toEqual({
-          toolCallId: 'call_1_0',
+          toolCallId: 'pay',
           toolName: 'transfer_funds',
           decision: 'approve',
           input: { from: 'A', to: 'B', amount: 100 },
         });
         await client.result(runId);
-        expect(ledger.transfers).toEqual([
-          {
-            from: 'A',
-            to: 'B',
-            amount: 100,
-            idempotencyKey: expect.stringMatching(new RegExp(`^${runId}/[\\w-]+/call_1_0$`)) as unknown,
-          },
-        ]);
+        expect(ledger.transfers).toEqual([{ from: 'A', to: 'B', amount: 100, idempotencyKey: `${runId}/pay` }]);
         const events = await client.events(runId);
         expect(events.find((event) => event.type === 'tool_approved')).toMatchObject({
           approver: 'alice',
           reason: 'looks right',
           edited: false,
         });
-        expect(events.find((event) => event.type === 'tool_awaiting_approval')).toMatchObject({
-          toolCallId: 'call_1_0',
-        });
+        expect(events.find((event) => event.type === 'tool_awaiting_approval')).toMatchObject({ toolCallId: 'pay' });
         await recordHistory(runId, 'approved');
       } finally {
         await stop();
@@ -264,7 +245,7 @@ describe('agentRun', () => {
           if (found.length === 0) await new Promise((resolve) => setTimeout(resolve, 200));
         }
         expect(found).toEqual([runId]);
-        await client.reject(runId, 'call_1_0');
+        await client.reject(runId, 'pay');
         await client.result(runId);
       } finally {
         await stop();
@@ -279,13 +260,13 @@ describe('agentRun', () => {
         const eventsBefore = await client.events(runId);
 
         const refusal = await client
-          .approve(runId, 'call_1_0', { input: { from: 'A', to: 'B', amount: -5 } })
+          .approve(runId, 'pay', { input: { from: 'A', to: 'B', amount: -5 } })
           .catch((error: unknown) => error);
         expect(RelayError.isInstance(refusal) && refusal.code).toBe('approval_input_invalid');
         expect(await client.events(runId)).toEqual(eventsBefore);
         expect((await client.getRun(runId)).status).toBe('awaiting_approval');
 
-        await client.approve(runId, 'call_1_0', { approver: 'bob', input: { from: 'A', to: 'C', amount: 40 } });
+        await client.approve(runId, 'pay', { approver: 'bob', input: { from: 'A', to: 'C', amount: 40 } });
         await client.result(runId);
         expect(ledger.transfers.map(({ to, amount }) => ({ to, amount }))).toEqual([{ to: 'C', amount: 40 }]);
         const approved = (await client.events(runId)).find((event) => event.type === 'tool_approved');
@@ -305,7 +286,7 @@ describe('agentRun', () => {
       try {
         const { runId } = await client.startRun({ ...base, prompt: 'pay' });
         await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
-        await client.reject(runId, 'call_1_0', { approver: 'carol', reason: 'too much' });
+        await client.reject(runId, 'pay', { approver: 'carol', reason: 'too much' });
         await client.result(runId);
         expect(ledger.transfers).toHaveLength(0);
         expect(toolMessages(seenByModel[1] ?? [])[0]).toMatchObject({
@@ -317,27 +298,6 @@ describe('agentRun', () => {
         });
         expect(await countScheduledActivities(kit.temporal, runId, 'executeTool')).toBe(0);
         await recordHistory(runId, 'rejected');
-      } finally {
-        await stop();
-      }
-    });
-
-    it('treats an approval timeout as a denial the model is told about', async () => {
-      const seenByModel: TranscriptMessage[][] = [];
-      const { client, stop, ledger } = await startWorker((call) => {
-        seenByModel.push(call.messages);
-        return call.step === 1 ? transferTurn : { text: 'Nobody approved.' };
-      });
-      try {
-        const { runId } = await client.startRun({ ...base, prompt: 'pay', approvalTimeout: '1s' });
-        const result = await client.result(runId);
-        expect(result.output).toBe('Nobody approved.');
-        expect(ledger.transfers).toHaveLength(0);
-        expect(toolMessages(seenByModel[1] ?? [])[0]).toMatchObject({ result: { errorType: 'approval_timeout' } });
-        expect(eventTypes(await client.events(runId))).toContain('tool_approval_timed_out');
-        const late = await client.approve(runId, 'call_1_0').catch((error: unknown) => error);
-        expect(RelayError.isInstance(late) && late.code).toBe('approval_not_pending');
-        await recordHistory(runId, 'approval-timeout');
       } finally {
         await stop();
       }
@@ -359,18 +319,18 @@ describe('agentRun', () => {
 
         const unknown = await client.approve(runId, 'nope').catch((error: unknown) => error);
         expect(RelayError.isInstance(unknown) && unknown.code).toBe('approval_not_pending');
-        const foreign = await client.approve(runId, 'call_1_0', { tenantId: 'other' }).catch((error: unknown) => error);
+        const foreign = await client.approve(runId, 'p1', { tenantId: 'other' }).catch((error: unknown) => error);
         expect(RelayError.isInstance(foreign) && foreign.code).toBe('run_not_found');
         const foreignRead = await client.getRun(runId, { tenantId: 'other' }).catch((error: unknown) => error);
         expect(RelayError.isInstance(foreignRead) && foreignRead.code).toBe('run_not_found');
 
-        await client.approve(runId, 'call_1_0', { approver: 'dan', tenantId: 'acme' });
-        const twice = await client.approve(runId, 'call_1_0').catch((error: unknown) => error);
+        await client.approve(runId, 'p1', { approver: 'dan', tenantId: 'acme' });
+        const twice = await client.approve(runId, 'p1').catch((error: unknown) => error);
         expect(RelayError.isInstance(twice) && twice.code).toBe('approval_not_pending');
         await waitForRun(client, runId, (run) => run.pendingApprovals.length === 1);
         expect(ledger.transfers.map((transfer) => transfer.to)).toEqual(['B']);
 
-        await client.reject(runId, 'call_1_1');
+        await client.reject(runId, 'p2');
         await client.result(runId);
         expect(ledger.transfers.map((transfer) => transfer.to)).toEqual(['B']);
         await recordHistory(runId, 'parallel-approvals');
@@ -385,7 +345,7 @@ describe('agentRun', () => {
         const { runId } = await client.startRun({ ...base, prompt: 'pay' });
         await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
         await client.signalDecision(runId, { toolCallId: 'unknown', decision: 'approve' });
-        await client.signalDecision(runId, { toolCallId: 'call_1_0', decision: 'approve', approver: 'erin' });
+        await client.signalDecision(runId, { toolCallId: 'pay', decision: 'approve', approver: 'erin' });
         await client.result(runId);
         expect(ledger.transfers).toHaveLength(1);
         expect((await client.events(runId)).find((event) => event.type === 'tool_approved')).toMatchObject({
@@ -408,7 +368,7 @@ describe('agentRun', () => {
       await client.cancel(runId);
       const failure = await client.result(runId).catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(WorkflowFailedError);
-      expect(ledger.aborted).toEqual(['call_1_0']);
+      expect(ledger.aborted).toEqual(['w']);
       const snapshot = await client.getRun(runId);
       expect(snapshot.status).toBe('cancelled');
       expect(eventTypes(await client.events(runId)).at(-1)).toBe('run_cancelled');
