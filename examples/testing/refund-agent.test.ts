@@ -54,14 +54,14 @@ describe('the refund agent', () => {
 
     await approval.approve({ approver: 'support-lead' });
     expect(await env.result(runId)).toMatchObject({ output: 'Refunded.' });
-    expect(refunds.filter((refund) => refund.idempotencyKey === `${runId}/refund`)).toHaveLength(1);
+    expect(refunds.filter((refund) => refund.idempotencyKey?.startsWith(`${runId}/`))).toHaveLength(1);
   });
 
   it('refunds the amount the approver edited', async () => {
     const runId = await startRefund();
     await (await env.waitForApproval(runId)).edit({ orderId: 'o-1', amountUsd: 25 });
     await env.result(runId);
-    expect(refunds.find((refund) => refund.idempotencyKey === `${runId}/refund`)).toMatchObject({ amountUsd: 25 });
+    expect(refunds.find((refund) => refund.idempotencyKey?.startsWith(`${runId}/`))).toMatchObject({ amountUsd: 25 });
   });
 
   it('tells the model when nobody approves within 24 hours, and refunds nothing', async () => {
@@ -76,7 +76,7 @@ describe('the refund agent', () => {
     });
     const events = await env.collectEvents(runId);
     expect(events.map((event) => event.type)).toContain('tool_approval_timed_out');
-    expect(refunds.some((refund) => refund.idempotencyKey === `${runId}/refund`)).toBe(false);
+    expect(refunds.some((refund) => refund.idempotencyKey?.startsWith(`${runId}/`))).toBe(false);
   });
 
   it('keeps a recorded run replayable with the current workflow code', async () => {

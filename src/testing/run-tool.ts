@@ -19,11 +19,11 @@ export interface ToolCallOptions {
   sessionId?: string;
   /** @default 'run_test' */
   runId?: string;
-  /** @default 'call_1' */
+  /** @default 'call_1_0' */
   toolCallId?: string;
   /**
    * The idempotency key `ctx.idempotencyKey` carries.
-   * @default `${runId}/${toolCallId}`, as a run makes it
+   * @default `${runId}/<first execution id>/${toolCallId}` with `first-execution` standing for the id, as a run makes it
    */
   idempotencyKey?: string;
   /**
@@ -92,12 +92,12 @@ export function runTool(tool: ToolDefinition, input: unknown, options: ToolCallO
 
 function toolCallInput(toolName: string, input: unknown, options: ToolCallOptions): ExecuteToolInput {
   const runId = options.runId ?? 'run_test';
-  const toolCallId = options.toolCallId ?? 'call_1';
+  const toolCallId = options.toolCallId ?? 'call_1_0';
   return {
     toolName,
     toolCallId,
     input,
-    idempotencyKey: options.idempotencyKey ?? `${runId}/${toolCallId}`,
+    idempotencyKey: options.idempotencyKey ?? `${runId}/first-execution/${toolCallId}`,
     tenantId: options.tenantId ?? 'test-tenant',
     ...(options.userId !== undefined ? { userId: options.userId } : {}),
     ...(options.sessionId !== undefined ? { sessionId: options.sessionId } : {}),

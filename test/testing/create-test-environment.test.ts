@@ -57,20 +57,20 @@ describe.each(['local', 'time-skipping'] as const)('a test environment in %s mod
   it('hands over the call a run awaits approval for, and runs it once approved', async () => {
     const { runId } = await env.client.startRun({ ...base, prompt: 'pay B 100' });
     const approval = await env.waitForApproval(runId);
-    expect(approval).toMatchObject({ runId, toolCallId: 'pay', input: { from: 'A', to: 'B', amount: 100 } });
-    expect(ledger.transfers.filter((transfer) => transfer.idempotencyKey === `${runId}/pay`)).toEqual([]);
+    expect(approval).toMatchObject({ runId, toolCallId: 'call_1_0', input: { from: 'A', to: 'B', amount: 100 } });
+    expect(ledger.transfers.filter((transfer) => transfer.idempotencyKey?.startsWith(`${runId}/`))).toEqual([]);
 
     expect(await approval.approve({ approver: 'alice' })).toMatchObject({ decision: 'approve' });
     await env.result(runId);
-    expect(ledger.transfers.filter((transfer) => transfer.idempotencyKey === `${runId}/pay`)).toHaveLength(1);
+    expect(ledger.transfers.filter((transfer) => transfer.idempotencyKey?.startsWith(`${runId}/`))).toHaveLength(1);
   });
 
   it('runs the edited input of an approval instead of the proposed one', async () => {
     const { runId } = await env.client.startRun({ ...base, prompt: 'pay B 100' });
-    const approval = await env.waitForApproval(runId, { toolCallId: 'pay' });
+    const approval = await env.waitForApproval(runId, { toolCallId: 'call_1_0' });
     await approval.edit({ from: 'A', to: 'C', amount: 40 }, { approver: 'bob' });
     await env.result(runId);
-    const transfers = ledger.transfers.filter((transfer) => transfer.idempotencyKey === `${runId}/pay`);
+    const transfers = ledger.transfers.filter((transfer) => transfer.idempotencyKey?.startsWith(`${runId}/`));
     expect(transfers).toEqual([expect.objectContaining({ to: 'C', amount: 40 })]);
   });
 
@@ -79,7 +79,7 @@ describe.each(['local', 'time-skipping'] as const)('a test environment in %s mod
     const approval = await env.waitForApproval(runId);
     await env.client.signalDecision(runId, { toolCallId: approval.toolCallId, decision: 'approve', approver: 'ui' });
     await env.result(runId);
-    expect(ledger.transfers.filter((transfer) => transfer.idempotencyKey === `${runId}/pay`)).toHaveLength(1);
+    expect(ledger.transfers.filter((transfer) => transfer.idempotencyKey?.startsWith(`${runId}/`))).toHaveLength(1);
   });
 
   it('collects the events of a rejected call, in order, once the run ends', async () => {
@@ -122,10 +122,10 @@ describe.each(['local', 'time-skipping'] as const)('a test environment in %s mod
 
   it('aborts the running tool through ctx.signal when the run is cancelled', async () => {
     const { runId } = await env.client.startRun({ ...base, prompt: 'wait for cancel' });
-    await env.waitForRun(runId, () => ledger.started.includes('wait'));
+    await env.waitForRun(runId, () => ledger.started.includes('call_1_0'));
     await env.client.cancel(runId);
     await expect(env.result(runId)).rejects.toThrow();
-    expect(ledger.aborted).toContain('wait');
+    expect(ledger.aborted).toContain('call_1_0');
     expect((await env.client.getRun(runId)).status).toBe('cancelled');
   });
 });
@@ -239,7 +239,7 @@ describe('a local test environment', () => {
     await env.waitForApproval(runId);
     await expect
       .poll(() => env.client.listPendingApprovals({ tenantId }), { timeout: 10_000 })
-      .toEqual([expect.objectContaining({ runId, toolCallId: 'pay' })]);
+      .toEqual([expect.objectContaining({ runId, toolCallId: 'call_1_0' })]);
     await env.client.cancel(runId);
   });
 

@@ -64,7 +64,7 @@ describe('running one tool as a worker runs it, without a server', () => {
       userId: 'u1',
       runId: 'run_42',
       toolCallId: 'invoice',
-      idempotencyKey: 'run_42/invoice',
+      idempotencyKey: 'run_42/first-execution/invoice',
       config: { currency: 'EUR' },
     });
   });
