@@ -16,6 +16,24 @@ export interface ToolRetryPolicy {
   maximumInterval?: string;
 }
 
+/** Where a tool comes from, when it is not a `defineTool` tool of the worker's own code. */
+export interface ToolSourceInfo {
+  kind: 'mcp';
+  /** The MCP server's name in the worker's configuration. */
+  server: string;
+  /** The tool's own name on that server, before it was mapped to the providers' name rule. */
+  tool: string;
+}
+
+/** Hints a tool's author gives about its behaviour (MCP tool annotations); untrusted unless the server is. */
+export interface ToolAnnotations {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
 /**
  * What a run knows about one tool: recorded in history at the start of the run, so the run keeps the
  * tools it started with across redeploys and user code never enters the workflow sandbox.
@@ -28,4 +46,7 @@ export interface ToolCatalogEntry {
   /** Per-attempt time limit in milliseconds. */
   timeoutMs?: number;
   retry?: ToolRetryPolicy;
+  /** Absent for the worker's own `defineTool` tools. */
+  source?: ToolSourceInfo;
+  annotations?: ToolAnnotations;
 }
