@@ -1,11 +1,9 @@
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { RelayError } from '../shared/errors.js';
-import { errorMessage } from '../tool/error-message.js';
 import type { ToolContext } from '../tool/tool-context.js';
 import type { McpConnection } from './mcp-connection.js';
-import { transportFailure } from './mcp-connection.js';
+import { describeTransportError, isRefusal, transportFailure } from './mcp-connection.js';
 
 /** The `_meta` key under which a call carries the run's idempotency key to the server. */
 export const idempotencyKeyMetaKey = 'relay-e/idempotencyKey';
@@ -108,12 +106,10 @@ function classifyFailure(call: McpCall, error: unknown): RelayError {
       details: { retryable, mcpErrorCode: error.code },
     });
   }
-  if (error instanceof StreamableHTTPError && error.code !== undefined && error.code < 500) {
-    return transportFailure(`${prefix}: ${error.message}`, false, error);
-  }
+  if (isRefusal(error)) return transportFailure(`${prefix}: ${describeTransportError(error)}`, false, error);
   // The request may have reached the server before the link broke: repeat it only when that cannot hurt.
   const retryable = neverSent(error) || call.safeToRepeat;
-  return transportFailure(`${prefix}: ${errorMessage(error)}`, retryable, error);
+  return transportFailure(`${prefix}: ${describeTransportError(error)}`, retryable, error);
 }
 
 /** A refused connection means no request left this process. */

@@ -1,6 +1,6 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
@@ -97,7 +97,9 @@ export class McpConnection {
     } catch (error) {
       this.#recordFailure();
       await client.close().catch(() => undefined);
-      throw transportFailure(`MCP server '${server}' could not be reached: ${errorMessage(error)}`, true, error);
+      // No request reached the server, so another attempt is safe, unless the server refused us (bad credentials).
+      const retryable = !isRefusal(error);
+      throw transportFailure(`MCP server '${server}' could not be reached: ${describeTransportError(error)}`, retryable, error);
     }
     const reconnected = this.#failures > 0;
     this.#failures = 0;
@@ -158,6 +160,17 @@ function createTransport(settings: ResolvedTransport, server: string, logger: Lo
 /** A failure to reach or talk to an MCP server; `retryable` says whether another attempt is safe. */
 export function transportFailure(message: string, retryable: boolean, cause?: unknown): RelayError {
   return new RelayError('tool_transport_failed', message, { cause, details: { retryable } });
+}
+
+/** The error's message, with the HTTP status when the server answered with one. */
+export function describeTransportError(error: unknown): string {
+  const status = error instanceof StreamableHTTPError && error.code !== undefined ? `HTTP ${error.code}: ` : '';
+  return `${status}${errorMessage(error)}`;
+}
+
+/** An HTTP 4xx answer: the server understood and said no, so the same request would be refused again. */
+export function isRefusal(error: unknown): boolean {
+  return error instanceof StreamableHTTPError && error.code !== undefined && error.code >= 400 && error.code < 500;
 }
 
 function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
