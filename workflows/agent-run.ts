@@ -24,7 +24,8 @@ import { agentRunInputSchema } from '../src/shared/run-input-schema.js';
 import { boundEchoedInput } from '../src/shared/payload-limits.js';
 import { checkToolInput } from '../src/shared/tool-input.js';
 import { compactTranscript, defaultMaxTranscriptBytes } from '../src/shared/transcript-budget.js';
-import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
+import { approvalHints, toolActivitySummary } from '../src/shared/tool-catalog.js';
+import type { ApprovalHints, ToolCatalogEntry } from '../src/shared/tool-catalog.js';
 import type { ToolFailure, ToolResult } from '../src/shared/tool-result.js';
 import type { ProposedToolCall, ToolCall } from '../src/shared/transcript.js';
 import { decideSignal, decideUpdate, eventsQuery, snapshotQuery } from './messages.js';
@@ -183,7 +184,7 @@ async function handleToolCall(
 
   let input = check.input;
   if (check.entry.requiresApproval) {
-    const approval = await awaitApproval(run, call, check.input, approvalTimeoutMs);
+    const approval = await awaitApproval(run, call, check.input, approvalTimeoutMs, approvalHints(check.entry));
     if (!approval.approved) return approval.failure;
     input = approval.input;
   }
@@ -192,12 +193,18 @@ async function handleToolCall(
 
 type ApprovalWait = { approved: true; input: unknown } | { approved: false; failure: ToolFailure };
 
-async function awaitApproval(run: RunState, call: ToolCall, input: unknown, timeoutMs: number): Promise<ApprovalWait> {
+async function awaitApproval(
+  run: RunState,
+  call: ToolCall,
+  input: unknown,
+  timeoutMs: number,
+  hints: ApprovalHints,
+): Promise<ApprovalWait> {
   const ids = { toolCallId: call.id, toolName: call.name };
   const requestedAt = new Date();
   const expiresAt = new Date(requestedAt.getTime() + timeoutMs).toISOString();
-  run.awaitApproval({ ...ids, input, step: run.step, requestedAt: requestedAt.toISOString(), expiresAt });
-  run.emit({ type: 'tool_awaiting_approval', ...ids, input, expiresAt });
+  run.awaitApproval({ ...ids, ...hints, input, step: run.step, requestedAt: requestedAt.toISOString(), expiresAt });
+  run.emit({ type: 'tool_awaiting_approval', ...ids, ...hints, input, expiresAt });
   publishSearchAttributes(run);
 
   const decidedInTime = await condition(() => run.decisionFor(call.id) !== undefined, timeoutMs);
@@ -227,7 +234,7 @@ async function executeToolCall(
   const { executeTool } = proxyActivities<RelayActivities>(toolActivityOptions(entry));
   let result: ToolResult;
   try {
-    result = await executeTool.executeWithOptions({ summary: `tool ${call.name} (${call.id})` }, [
+    result = await executeTool.executeWithOptions({ summary: toolActivitySummary(entry, call.id) }, [
       {
         toolName: call.name,
         toolCallId: call.id,

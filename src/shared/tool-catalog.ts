@@ -50,3 +50,24 @@ export interface ToolCatalogEntry {
   source?: ToolSourceInfo;
   annotations?: ToolAnnotations;
 }
+
+/** What an approver is shown about a tool besides the call: where it comes from, and whether it may destroy data. */
+export interface ApprovalHints {
+  source?: ToolSourceInfo;
+  /** The tool's author says it may destroy or overwrite data (MCP `destructiveHint`). */
+  destructiveHint?: boolean;
+}
+
+/** The approval hints of a catalog entry; empty for a worker's own tools, so their approvals look as before. */
+export function approvalHints(entry: ToolCatalogEntry): ApprovalHints {
+  return {
+    ...(entry.source ? { source: entry.source } : {}),
+    ...(entry.annotations?.destructiveHint !== undefined ? { destructiveHint: entry.annotations.destructiveHint } : {}),
+  };
+}
+
+/** The Temporal UI's summary of a tool activity: the tool, the call, and the MCP server it runs on. */
+export function toolActivitySummary(entry: ToolCatalogEntry, toolCallId: string): string {
+  const server = entry.source ? ` on MCP server ${entry.source.server}` : '';
+  return `tool ${entry.name} (${toolCallId})${server}`;
+}
