@@ -1,5 +1,3 @@
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -8,39 +6,24 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { RelayClient } from '../../src/client/relay-client.js';
 import { createRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { childWorkers, killChildWorker as kill, spawnChildWorker } from '../helpers/spawn-child-worker.js';
 
 let kit: RelayTestKit;
-const children = new Set<ChildProcess>();
 
 beforeAll(async () => {
   kit = await createRelayTestKit();
 });
 
 afterAll(async () => {
-  for (const child of children) child.kill('SIGKILL');
+  for (const child of childWorkers) child.kill('SIGKILL');
   await kit.close();
 });
 
-function startChildWorker(taskQueue: string, ledgerFile: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '../helpers/child-worker.ts')], {
-    env: { ...process.env, TEMPORAL_ADDRESS: kit.address, TASK_QUEUE: taskQueue, LEDGER_FILE: ledgerFile },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.add(child);
-  return new Promise((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`child worker exited early with ${code}`)));
-    child.stdout?.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('ready')) resolve(child);
-    });
-  });
-}
-
-function kill(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    child.removeAllListeners('exit');
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-    children.delete(child);
+function startChildWorker(taskQueue: string, ledgerFile: string) {
+  return spawnChildWorker(join(import.meta.dirname, '../helpers/child-worker.ts'), {
+    TEMPORAL_ADDRESS: kit.address,
+    TASK_QUEUE: taskQueue,
+    LEDGER_FILE: ledgerFile,
   });
 }
 
