@@ -31,9 +31,9 @@ export interface ResolvedToolPolicy extends McpToolPolicy {
 }
 
 /**
- * Applies a server's policy to one of its tools: the rule whose key is the tool's own name wins, then the first
- * glob pattern (`*`, `?`) that matches in the order written, then the server-wide policy, then the secure defaults
- * from the tool's annotations. Each field falls through on its own, so a rule may set only a timeout.
+ * Applies a server's policy to one of its tools: the rule whose key is the tool's own name wins, then the glob
+ * patterns (`*`, `?`) that match, in the order written, then the server-wide policy, then the secure defaults from
+ * the tool's annotations. Each field falls through on its own, so a rule may set only a timeout.
  */
 export function resolveToolPolicy(
   toolName: string,
@@ -42,8 +42,10 @@ export function resolveToolPolicy(
   rules: Readonly<Record<string, McpToolPolicy>> = {},
 ): ResolvedToolPolicy {
   const exact = Object.hasOwn(rules, toolName) ? rules[toolName] : undefined;
-  const pattern = Object.entries(rules).find(([key]) => key !== toolName && matchesGlob(key, toolName))?.[1];
-  const layers = [exact, pattern, server];
+  const patterns = Object.entries(rules)
+    .filter(([key]) => key !== toolName && matchesGlob(key, toolName))
+    .map(([, rule]) => rule);
+  const layers = [exact, ...patterns, server];
   const pick = <K extends keyof McpToolPolicy>(key: K): McpToolPolicy[K] =>
     layers.find((layer) => layer?.[key] !== undefined)?.[key];
   const safeToRepeat = annotations?.readOnlyHint === true || annotations?.idempotentHint === true;
