@@ -31,13 +31,16 @@ listed, then closed.
   -h, --help                 this help`,
   async run(argv) {
     const { values, positionals } = parseCommandArgs('tools', argv, toolsOptions);
-    if (positionals.length > 0) throw usageError(`Unexpected argument '${positionals[0]}'. See 'relay-e tools --help'.`);
+    if (positionals.length > 0)
+      throw usageError(`Unexpected argument '${positionals[0]}'. See 'relay-e tools --help'.`);
     const servers = [
       ...(values['mcp-stdio'] ?? []).map((flag) => stdioServer(flag)),
       ...(values['mcp-http'] ?? []).map((flag) => httpServer(flag)),
     ];
     const catalog = await listToolCatalog([...createDemoTools(), ...servers]);
-    process.stdout.write(values.json ? `${JSON.stringify(catalog, null, 2)}\n` : catalog.map(formatEntry).join('\n\n') + '\n');
+    process.stdout.write(
+      values.json ? `${JSON.stringify(catalog, null, 2)}\n` : catalog.map(formatEntry).join('\n\n') + '\n',
+    );
     return exitCodes.ok;
   },
 };

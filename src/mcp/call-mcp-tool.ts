@@ -97,9 +97,12 @@ const deterministicProtocolErrors = new Set<number>([
   ErrorCode.InvalidParams,
 ]);
 
+/** Errors the SDK raises itself when the link to the server breaks or stays silent: transport, not protocol. */
+const linkErrors = new Set<number>([ErrorCode.ConnectionClosed, ErrorCode.RequestTimeout]);
+
 function classifyFailure(call: McpCall, error: unknown): RelayError {
   const prefix = `MCP server '${call.server}', tool '${call.toolName}'`;
-  if (error instanceof McpError && error.code !== ErrorCode.ConnectionClosed && error.code !== ErrorCode.RequestTimeout) {
+  if (error instanceof McpError && !linkErrors.has(error.code)) {
     const retryable = !deterministicProtocolErrors.has(error.code) && call.safeToRepeat;
     return new RelayError('tool_protocol_error', `${prefix}: ${error.message}`, {
       cause: error,

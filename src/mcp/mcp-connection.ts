@@ -99,7 +99,11 @@ export class McpConnection {
       await client.close().catch(() => undefined);
       // No request reached the server, so another attempt is safe, unless the server refused us (bad credentials).
       const retryable = !isRefusal(error);
-      throw transportFailure(`MCP server '${server}' could not be reached: ${describeTransportError(error)}`, retryable, error);
+      throw transportFailure(
+        `MCP server '${server}' could not be reached: ${describeTransportError(error)}`,
+        retryable,
+        error,
+      );
     }
     const reconnected = this.#failures > 0;
     this.#failures = 0;
@@ -124,13 +128,16 @@ export class McpConnection {
 
   #scheduleReconnect(): void {
     clearTimeout(this.#reconnectTimer);
-    this.#reconnectTimer = setTimeout(() => {
-      this.client().catch((error: unknown) => {
-        if (this.#closed) return;
-        this.#options.logger.warn('MCP server reconnect failed', { server: this.#options.server, error });
-        this.#scheduleReconnect();
-      });
-    }, Math.max(0, this.#nextAttemptAt - Date.now()));
+    this.#reconnectTimer = setTimeout(
+      () => {
+        this.client().catch((error: unknown) => {
+          if (this.#closed) return;
+          this.#options.logger.warn('MCP server reconnect failed', { server: this.#options.server, error });
+          this.#scheduleReconnect();
+        });
+      },
+      Math.max(0, this.#nextAttemptAt - Date.now()),
+    );
     this.#reconnectTimer.unref();
   }
 

@@ -76,10 +76,13 @@ function checkOptions(options: McpToolsOptions): void {
     invalid(`MCP server name ${JSON.stringify(name)} must be 1 to 32 letters, digits, '_' or '-'`);
   }
   if (options.prefix !== undefined && !prefixPattern.test(options.prefix)) {
-    invalid(`MCP server '${name}': prefix ${JSON.stringify(options.prefix)} must be up to 32 letters, digits, '_' or '-'`);
+    invalid(
+      `MCP server '${name}': prefix ${JSON.stringify(options.prefix)} must be up to 32 letters, digits, '_' or '-'`,
+    );
   }
   if (transport?.type === 'stdio') {
-    if (typeof transport.command !== 'string' || transport.command === '') invalid(`MCP server '${name}' needs a command`);
+    if (typeof transport.command !== 'string' || transport.command === '')
+      invalid(`MCP server '${name}' needs a command`);
     checkSettingValues(name, 'env', transport.env);
   } else if (transport?.type === 'http') {
     if (!URL.canParse(transport.url) || !/^https?:$/.test(new URL(transport.url).protocol)) {
@@ -197,7 +200,11 @@ function toToolDefinitions(
   connectionFor: (tenantId: string, toolName: string) => Promise<McpConnection>,
 ): ToolDefinition[] {
   const server = options.name;
-  const names = mapToolNames(server, options.prefix ?? server, listed.map((tool) => tool.name));
+  const names = mapToolNames(
+    server,
+    options.prefix ?? server,
+    listed.map((tool) => tool.name),
+  );
   const byName = new Map(listed.map((tool) => [tool.name, tool]));
   return [...names].map(([modelName, toolName]) => {
     const tool = byName.get(toolName) as Tool;

@@ -129,7 +129,9 @@ export function tool<TSchema extends z.ZodType, TOutput>(
  * server's tool). The executor checks input with the Zod schema `z.fromJSONSchema` builds, the same conversion the
  * workflow applies to the run's catalog; a schema it cannot read throws `RelayError('invalid_tool_definition')`.
  */
-export function defineJsonSchemaTool<TOutput>(options: DefineJsonSchemaToolOptions<TOutput>): ToolDefinition<z.ZodType<unknown>, TOutput> {
+export function defineJsonSchemaTool<TOutput>(
+  options: DefineJsonSchemaToolOptions<TOutput>,
+): ToolDefinition<z.ZodType<unknown>, TOutput> {
   const { inputSchema, ...rest } = options;
   if (typeof inputSchema !== 'object' || inputSchema === null || Array.isArray(inputSchema)) {
     invalid(rest.name, `Tool '${rest.name}' needs a JSON Schema object as its input schema`);

@@ -81,10 +81,17 @@ export async function loadToolSources(
           current = next.map((tool) => tool.name);
           logger.info('Tool source changed its tools', { source: source.name, tools: current });
         } catch (error) {
-          logger.error('Kept the previous tools of a tool source: its new list clashes', { source: source.name, error });
+          logger.error('Kept the previous tools of a tool source: its new list clashes', {
+            source: source.name,
+            error,
+          });
         }
       };
-      const open = await source.open({ onToolsChanged, logger, ...(options.secrets ? { secrets: options.secrets } : {}) });
+      const open = await source.open({
+        onToolsChanged,
+        logger,
+        ...(options.secrets ? { secrets: options.secrets } : {}),
+      });
       opened.push(open);
       registry.replace([], open.tools);
       current = open.tools.map((tool) => tool.name);

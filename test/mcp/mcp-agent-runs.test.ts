@@ -22,8 +22,7 @@ afterAll(async () => {
 
 function eventOf<T extends RunEvent['type']>(events: readonly RunEvent[], type: T, toolCallId: string) {
   return events.find((event) => event.type === type && 'toolCallId' in event && event.toolCallId === toolCallId) as
-    | Extract<RunEvent, { type: T }>
-    | undefined;
+    Extract<RunEvent, { type: T }> | undefined;
 }
 
 describe('@modelcontextprotocol/server-filesystem in an agent run', () => {
@@ -53,7 +52,10 @@ describe('@modelcontextprotocol/server-filesystem in an agent run', () => {
       source: { kind: 'mcp', server: 'fs', tool: 'write_file' },
       destructiveHint: true,
     });
-    await client.approve(runId, 'keep', { approver: 'ops', input: { path: join(folder, 'approved.txt'), content: 'hello' } });
+    await client.approve(runId, 'keep', {
+      approver: 'ops',
+      input: { path: join(folder, 'approved.txt'), content: 'hello' },
+    });
     await client.reject(runId, 'drop', { approver: 'ops', reason: 'not this one' });
 
     await expect(client.result(runId)).resolves.toMatchObject({ status: 'completed', output: 'done' });

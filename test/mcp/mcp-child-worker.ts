@@ -8,8 +8,12 @@ import { createWorker } from '../../src/worker/create-worker.js';
 import { quietenWorkerRuntime } from '../helpers/temporal-test-env.js';
 import { fixtureStdioTransport } from './mcp-test-kit.js';
 
-const { TEMPORAL_ADDRESS: address, TASK_QUEUE: taskQueue, FIXTURE_EVENTS_FILE: eventsFile, NOTE_FILE: noteFile } =
-  process.env;
+const {
+  TEMPORAL_ADDRESS: address,
+  TASK_QUEUE: taskQueue,
+  FIXTURE_EVENTS_FILE: eventsFile,
+  NOTE_FILE: noteFile,
+} = process.env;
 if (!address || !taskQueue || !eventsFile || !noteFile) {
   throw new Error('TEMPORAL_ADDRESS, TASK_QUEUE, FIXTURE_EVENTS_FILE and NOTE_FILE are required');
 }

@@ -11,7 +11,12 @@ export const quietLogger = createLogger({ level: process.env.RELAY_E_LOG_LEVEL =
 
 /** How to start the fixture MCP server as a child process over stdio. */
 export function fixtureStdioTransport(env: Record<string, string> = {}): McpStdioTransport {
-  return { type: 'stdio', command: process.execPath, args: ['--import', 'tsx', join(fixtureDirectory, 'stdio-server.ts')], env };
+  return {
+    type: 'stdio',
+    command: process.execPath,
+    args: ['--import', 'tsx', join(fixtureDirectory, 'stdio-server.ts')],
+    env,
+  };
 }
 
 /** A fresh temporary folder. */

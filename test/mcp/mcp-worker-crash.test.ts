@@ -28,7 +28,11 @@ it('completes an approved MCP call cut short by a worker SIGKILL on a new worker
     NOTE_FILE: join(folder, 'note.txt'),
   };
   const startWorker = () => spawnChildWorker(join(import.meta.dirname, 'mcp-child-worker.ts'), env);
-  const client = await RelayClient.connect({ address: kit.address, namespace: kit.namespace, taskQueue: env.TASK_QUEUE });
+  const client = await RelayClient.connect({
+    address: kit.address,
+    namespace: kit.namespace,
+    taskQueue: env.TASK_QUEUE,
+  });
 
   const first = await startWorker();
   const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:note', prompt: 'write', maxSteps: 3 });
@@ -37,7 +41,8 @@ it('completes an approved MCP call cut short by a worker SIGKILL on a new worker
     approver: 'ops',
     input: { path: env.NOTE_FILE, text: 'approved', delayMs: 3_000 },
   });
-  const attempts = () => readServerEvents(env.FIXTURE_EVENTS_FILE).filter((event) => event.event === 'write_note_attempt');
+  const attempts = () =>
+    readServerEvents(env.FIXTURE_EVENTS_FILE).filter((event) => event.event === 'write_note_attempt');
   await eventually('the server started the approved call', () => attempts().length === 1, 20_000);
   await killChildWorker(first);
 

@@ -8,8 +8,11 @@ const root = join(import.meta.dirname, '../..');
 
 function relayETools(args: string[]): Promise<{ code: number; stdout: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['--import', 'tsx', 'src/cli/main.ts', 'tools', ...args], { cwd: root }, (error, stdout) =>
-      resolve({ code: typeof error?.code === 'number' ? error.code : 0, stdout }),
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/main.ts', 'tools', ...args],
+      { cwd: root },
+      (error, stdout) => resolve({ code: typeof error?.code === 'number' ? error.code : 0, stdout }),
     );
   });
 }
@@ -34,7 +37,9 @@ describe('relay-e tools', () => {
   it('prints one block per tool for people', async () => {
     const { code, stdout } = await relayETools(['--mcp-stdio', fixtureFlag]);
     expect(code).toBe(0);
-    expect(stdout).toContain('fixture_echo_text  (MCP server fixture, tool echo.text)\n  Echo the text back.\n  policy: no approval');
+    expect(stdout).toContain(
+      'fixture_echo_text  (MCP server fixture, tool echo.text)\n  Echo the text back.\n  policy: no approval',
+    );
   });
 
   it('refuses a server flag without a name', async () => {

@@ -70,7 +70,10 @@ describe('loadToolSources', () => {
     change([{ ...greet, name: 'add' }]);
     expect(loaded.registry.list().map((tool) => tool.name)).toEqual(['add', 'greet']);
     expect(logger.records).toContainEqual(
-      expect.objectContaining({ level: 'error', message: 'Kept the previous tools of a tool source: its new list clashes' }),
+      expect.objectContaining({
+        level: 'error',
+        message: 'Kept the previous tools of a tool source: its new list clashes',
+      }),
     );
   });
 });
