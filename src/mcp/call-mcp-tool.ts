@@ -16,9 +16,13 @@ export interface McpCall {
   input: unknown;
   /** The call may be repeated without a second effect (annotated read-only or idempotent). */
   safeToRepeat: boolean;
-  /** The SDK's own request timeout; the executor's timeout aborts the call first. */
-  timeoutMs: number;
 }
+
+/**
+ * The executor's timeout aborts a call (and so cancels the request); the SDK's own per-request limit (60 s by
+ * default) is set out of the way, the longest delay Node's timers accept.
+ */
+const noSdkTimeoutMs = 2_147_483_647;
 
 /**
  * Calls a tool on an MCP server with the run's context: `ctx.signal` cancels the request (the SDK sends
@@ -39,7 +43,7 @@ export async function callMcpTool(connection: McpConnection, call: McpCall, ctx:
       undefined,
       {
         signal: ctx.signal,
-        timeout: call.timeoutMs,
+        timeout: noSdkTimeoutMs,
         onprogress: (progress) => ctx.reportProgress?.(progress),
       },
     )) as CallToolResult;

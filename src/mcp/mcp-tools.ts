@@ -7,7 +7,6 @@ import type { ToolAnnotations } from '../shared/tool-catalog.js';
 import { defineJsonSchemaTool } from '../tool/define-tool.js';
 import type { ToolDefinition } from '../tool/define-tool.js';
 import { errorMessage } from '../tool/error-message.js';
-import { defaultToolTimeoutMs } from '../tool/tool-executor.js';
 import type { Logger } from '../tool/tool-context.js';
 import type { OpenToolSource, ToolSource, ToolSourceContext } from '../tool/tool-source.js';
 import { callMcpTool } from './call-mcp-tool.js';
@@ -123,7 +122,7 @@ async function openMcpSource(options: McpToolsOptions, context: ToolSourceContex
     return pool.get(tenantId, resolved);
   };
   const buildTools = (listed: readonly Tool[]) =>
-    toToolDefinitions(options, listed, (tenantId, toolName) => connectionFor(tenantId, toolName));
+    toToolDefinitions(options, listed, logger, (tenantId, toolName) => connectionFor(tenantId, toolName));
   const refresh = () => {
     refreshing = refreshing
       .then(async () => context.onToolsChanged(buildTools(await catalog.listTools())))
@@ -194,10 +193,16 @@ async function resolveTransport(
   };
 }
 
+/**
+ * The server's tools as definitions. A tool Relay-E cannot offer (a JSON Schema Zod cannot read, a description
+ * or option the tool layer refuses) is left out with an error in the log, so one odd tool does not take the
+ * server's other tools away.
+ */
 function toToolDefinitions(
   options: McpToolsOptions,
   listed: readonly Tool[],
-  connectionFor: (tenantId: string, toolName: string) => Promise<McpConnection>,
+  logger: Logger,
+  connectionFor: ConnectionLookup,
 ): ToolDefinition[] {
   const server = options.name;
   const names = mapToolNames(
@@ -206,32 +211,47 @@ function toToolDefinitions(
     listed.map((tool) => tool.name),
   );
   const byName = new Map(listed.map((tool) => [tool.name, tool]));
-  return [...names].map(([modelName, toolName]) => {
-    const tool = byName.get(toolName) as Tool;
-    const annotations = toAnnotations(tool);
-    const policy = resolveToolPolicy(toolName, annotations, options, options.tools);
-    const safeToRepeat = annotations?.readOnlyHint === true || annotations?.idempotentHint === true;
-    const timeoutMs = policy.timeoutMs ?? defaultToolTimeoutMs;
-    return defineJsonSchemaTool({
-      name: modelName,
-      description: tool.description?.trim() || tool.title || `Tool '${toolName}' of MCP server '${server}'`,
-      inputSchema: tool.inputSchema,
-      requiresApproval: policy.requiresApproval,
-      retry: policy.retry,
-      ...(policy.timeoutMs !== undefined ? { timeoutMs: policy.timeoutMs } : {}),
-      ...(policy.maxResultBytes !== undefined ? { maxResultBytes: policy.maxResultBytes } : {}),
-      source: { kind: 'mcp', server, tool: toolName },
-      ...(annotations ? { annotations } : {}),
-      execute: async (input, ctx) => {
-        const connection = await connectionFor(ctx.tenantId, modelName).catch((error: unknown) => {
-          throw new RelayError('tool_transport_failed', `MCP server '${server}': ${errorMessage(error)}`, {
-            details: { retryable: false },
-          });
+  return [...names].flatMap(([modelName, toolName]) => {
+    try {
+      return [toToolDefinition(options, byName.get(toolName) as Tool, modelName, connectionFor)];
+    } catch (error) {
+      logger.error('Left out an MCP tool Relay-E cannot offer', { server, toolName, error });
+      return [];
+    }
+  });
+}
+
+type ConnectionLookup = (tenantId: string, toolName: string) => Promise<McpConnection>;
+
+function toToolDefinition(
+  options: McpToolsOptions,
+  tool: Tool,
+  modelName: string,
+  connectionFor: ConnectionLookup,
+): ToolDefinition {
+  const { name: server } = options;
+  const toolName = tool.name;
+  const annotations = toAnnotations(tool);
+  const policy = resolveToolPolicy(toolName, annotations, options, options.tools);
+  const safeToRepeat = annotations?.readOnlyHint === true || annotations?.idempotentHint === true;
+  return defineJsonSchemaTool({
+    name: modelName,
+    description: tool.description?.trim() || tool.title || `Tool '${toolName}' of MCP server '${server}'`,
+    inputSchema: tool.inputSchema,
+    requiresApproval: policy.requiresApproval,
+    retry: policy.retry,
+    ...(policy.timeoutMs !== undefined ? { timeoutMs: policy.timeoutMs } : {}),
+    ...(policy.maxResultBytes !== undefined ? { maxResultBytes: policy.maxResultBytes } : {}),
+    source: { kind: 'mcp', server, tool: toolName },
+    ...(annotations ? { annotations } : {}),
+    execute: async (input, ctx) => {
+      const connection = await connectionFor(ctx.tenantId, modelName).catch((error: unknown) => {
+        throw new RelayError('tool_transport_failed', `MCP server '${server}': ${errorMessage(error)}`, {
+          details: { retryable: false },
         });
-        // The executor aborts the call at the tool's timeout; the SDK's own limit only has to be later.
-        return callMcpTool(connection, { server, toolName, input, safeToRepeat, timeoutMs: timeoutMs + 1_000 }, ctx);
-      },
-    });
+      });
+      return callMcpTool(connection, { server, toolName, input, safeToRepeat }, ctx);
+    },
   });
 }
 

@@ -1,8 +1,16 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
+import { afterAll } from 'vitest';
 
-/** Worker processes a test file started, so its `afterAll` can SIGKILL whatever is left. */
-export const childWorkers = new Set<ChildProcess>();
+const childWorkers = new Set<ChildProcess>();
+
+/** Registers an `afterAll` hook in the calling test file that SIGKILLs the child workers still alive. */
+export function killChildWorkersAfterAll(): void {
+  afterAll(() => {
+    for (const child of childWorkers) child.kill('SIGKILL');
+    childWorkers.clear();
+  });
+}
 
 /** Starts a TypeScript worker script in its own process and resolves once it prints `ready`. */
 export function spawnChildWorker(script: string, env: Record<string, string>): Promise<ChildProcess> {

@@ -6,6 +6,7 @@ import type { RunEvent } from '../../src/shared/run-types.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { ToolExecutor } from '../../src/tool/tool-executor.js';
 import { loadToolSources } from '../../src/tool/tool-source.js';
+import { startFixtureHttpServer } from '../fixtures/mcp/http-server.js';
 import { createRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit } from '../helpers/relay-test-kit.js';
 import { eventually, fixtureStdioTransport, installedBin, quietLogger, temporaryFolder } from './mcp-test-kit.js';
@@ -147,5 +148,48 @@ describe('a run whose MCP tools change after it started', () => {
     expect(eventOf(events, 'tool_failed', 'removed')).toMatchObject({ errorType: 'not_found' });
     await stop();
     await loaded.close();
+  });
+});
+
+describe('an MCP server over HTTP that is down when a run calls it', () => {
+  const echoTwice = () =>
+    scriptedModel([
+      { toolCalls: [{ id: 'echo', name: 'remote_echo_text', input: { text: 'hi' } }] },
+      { text: 'answered' },
+    ]);
+
+  async function startRemoteWorker() {
+    const server = await startFixtureHttpServer({ tokens: ['token-acme'] });
+    const remote = mcpTools({
+      name: 'remote',
+      transport: { type: 'http', url: server.url, headers: { Authorization: 'Bearer token-acme' } },
+      retry: { maximumAttempts: 3, initialInterval: '500ms' },
+    });
+    const running = await kit.startWorker({ tools: [remote], models: { scripted: echoTwice() } });
+    return { server, ...running };
+  }
+
+  it('retries the call through Temporal and succeeds once the server is back', async () => {
+    const { server, client, stop } = await startRemoteWorker();
+    const { port } = server;
+    await server.close();
+    const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:down', prompt: 'echo' });
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const back = await startFixtureHttpServer({ tokens: ['token-acme'], port });
+
+    await expect(client.result(runId)).resolves.toMatchObject({ status: 'completed', output: 'answered' });
+    expect(eventOf(await client.events(runId), 'tool_succeeded', 'echo')).toMatchObject({ output: 'hi' });
+    await stop();
+    await back.close();
+  });
+
+  it('tells the model a transport failure once the attempts are spent', async () => {
+    const { server, client, stop } = await startRemoteWorker();
+    await server.close();
+    const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:down', prompt: 'echo' });
+
+    await expect(client.result(runId)).resolves.toMatchObject({ status: 'completed', output: 'answered' });
+    expect(eventOf(await client.events(runId), 'tool_failed', 'echo')).toMatchObject({ errorType: 'transport' });
+    await stop();
   });
 });

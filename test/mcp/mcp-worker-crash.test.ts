@@ -5,7 +5,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { RelayClient } from '../../src/client/relay-client.js';
 import { createRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit } from '../helpers/relay-test-kit.js';
-import { childWorkers, killChildWorker, spawnChildWorker } from '../helpers/spawn-child-worker.js';
+import { killChildWorkersAfterAll, killChildWorker, spawnChildWorker } from '../helpers/spawn-child-worker.js';
 import { eventually, readServerEvents, temporaryFolder } from './mcp-test-kit.js';
 
 let kit: RelayTestKit;
@@ -15,9 +15,9 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const child of childWorkers) child.kill('SIGKILL');
   await kit.close();
 });
+killChildWorkersAfterAll();
 
 it('completes an approved MCP call cut short by a worker SIGKILL on a new worker, applying the approved input once', async () => {
   const folder = temporaryFolder('mcp-crash');

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { RelayClient } from '../../src/client/relay-client.js';
 import { createRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit } from '../helpers/relay-test-kit.js';
-import { childWorkers, killChildWorker as kill, spawnChildWorker } from '../helpers/spawn-child-worker.js';
+import { killChildWorkersAfterAll, killChildWorker as kill, spawnChildWorker } from '../helpers/spawn-child-worker.js';
 
 let kit: RelayTestKit;
 
@@ -15,9 +15,9 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  for (const child of childWorkers) child.kill('SIGKILL');
   await kit.close();
 });
+killChildWorkersAfterAll();
 
 function startChildWorker(taskQueue: string, ledgerFile: string) {
   return spawnChildWorker(join(import.meta.dirname, '../helpers/child-worker.ts'), {
