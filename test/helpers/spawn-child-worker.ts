@@ -1,15 +1,29 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { afterAll } from 'vitest';
+import { afterAll, beforeAll } from 'vitest';
+import { createRelayTestKit } from './relay-test-kit.js';
+import type { RelayTestKit } from './relay-test-kit.js';
 
 const childWorkers = new Set<ChildProcess>();
 
-/** Registers an `afterAll` hook in the calling test file that SIGKILLs the child workers still alive. */
-export function killChildWorkersAfterAll(): void {
-  afterAll(() => {
+/**
+ * Sets up a test file whose workers run in child processes: a test kit before its tests, and after them the
+ * child workers still alive SIGKILLed and the kit closed. Returns the kit's getter.
+ */
+export function setUpChildWorkerTests(): () => RelayTestKit {
+  let kit: RelayTestKit | undefined;
+  beforeAll(async () => {
+    kit = await createRelayTestKit();
+  });
+  afterAll(async () => {
     for (const child of childWorkers) child.kill('SIGKILL');
     childWorkers.clear();
+    await kit?.close();
   });
+  return () => {
+    if (!kit) throw new Error('The test kit is created in beforeAll; use it inside a test');
+    return kit;
+  };
 }
 
 /** Starts a TypeScript worker script in its own process and resolves once it prints `ready`. */

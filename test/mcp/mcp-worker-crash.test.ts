@@ -1,36 +1,27 @@
 import { randomUUID } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { RelayClient } from '../../src/client/relay-client.js';
-import { createRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit } from '../helpers/relay-test-kit.js';
-import { killChildWorkersAfterAll, killChildWorker, spawnChildWorker } from '../helpers/spawn-child-worker.js';
+import { waitForRun } from '../helpers/relay-test-kit.js';
+import { setUpChildWorkerTests, killChildWorker, spawnChildWorker } from '../helpers/spawn-child-worker.js';
 import { eventually, readServerEvents, temporaryFolder } from './mcp-test-kit.js';
 
-let kit: RelayTestKit;
-
-beforeAll(async () => {
-  kit = await createRelayTestKit();
-});
-
-afterAll(async () => {
-  await kit.close();
-});
-killChildWorkersAfterAll();
+const testKit = setUpChildWorkerTests();
 
 it('completes an approved MCP call cut short by a worker SIGKILL on a new worker, applying the approved input once', async () => {
+  const { address, namespace } = testKit();
   const folder = temporaryFolder('mcp-crash');
   const env = {
-    TEMPORAL_ADDRESS: kit.address,
+    TEMPORAL_ADDRESS: address,
     TASK_QUEUE: `mcp-crash-${randomUUID()}`,
     FIXTURE_EVENTS_FILE: join(folder, 'events.jsonl'),
     NOTE_FILE: join(folder, 'note.txt'),
   };
   const startWorker = () => spawnChildWorker(join(import.meta.dirname, 'mcp-child-worker.ts'), env);
   const client = await RelayClient.connect({
-    address: kit.address,
-    namespace: kit.namespace,
+    address,
+    namespace,
     taskQueue: env.TASK_QUEUE,
   });
 
@@ -55,4 +46,4 @@ it('completes an approved MCP call cut short by a worker SIGKILL on a new worker
   expect(new Set(attempts().map((event) => event.text))).toEqual(new Set(['approved']));
   expect(existsSync(env.NOTE_FILE) ? readFileSync(env.NOTE_FILE, 'utf8') : '').toBe('approved\n');
   await client.close();
-}, 120_000);
+}, 180_000);

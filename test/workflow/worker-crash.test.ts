@@ -2,26 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { RelayClient } from '../../src/client/relay-client.js';
-import { createRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit } from '../helpers/relay-test-kit.js';
-import { killChildWorkersAfterAll, killChildWorker as kill, spawnChildWorker } from '../helpers/spawn-child-worker.js';
+import { waitForRun } from '../helpers/relay-test-kit.js';
+import { setUpChildWorkerTests, killChildWorker as kill, spawnChildWorker } from '../helpers/spawn-child-worker.js';
 
-let kit: RelayTestKit;
-
-beforeAll(async () => {
-  kit = await createRelayTestKit();
-});
-
-afterAll(async () => {
-  await kit.close();
-});
-killChildWorkersAfterAll();
+const testKit = setUpChildWorkerTests();
 
 function startChildWorker(taskQueue: string, ledgerFile: string) {
   return spawnChildWorker(join(import.meta.dirname, '../helpers/child-worker.ts'), {
-    TEMPORAL_ADDRESS: kit.address,
+    TEMPORAL_ADDRESS: testKit().address,
     TASK_QUEUE: taskQueue,
     LEDGER_FILE: ledgerFile,
   });
@@ -39,7 +29,8 @@ function readLedger(file: string): Array<{ tool: string; pid: number; key: strin
 it('finishes a run on a new worker after SIGKILLs mid-tool and mid-approval, executing the approved transfer once', async () => {
   const taskQueue = `crash-${randomUUID()}`;
   const ledgerFile = join(mkdtempSync(join(tmpdir(), 'relay-crash-')), 'ledger.jsonl');
-  const client = await RelayClient.connect({ address: kit.address, namespace: kit.namespace, taskQueue });
+  const { address, namespace } = testKit();
+  const client = await RelayClient.connect({ address, namespace, taskQueue });
 
   const first = await startChildWorker(taskQueue, ledgerFile);
   const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:crash', prompt: 'pay B', maxSteps: 5 });
