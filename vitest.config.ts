@@ -22,6 +22,7 @@ export default defineConfig({
             'test/security/**/*.test.ts',
             'test/testing/**/*.test.ts',
             'examples/**/*.test.ts',
+            'test/mcp/**/*.test.ts',
           ],
           globalSetup: ['test/helpers/temporal-global-setup.ts'],
           testTimeout: 60_000,

@@ -162,6 +162,8 @@ export function createActivities({ registry, executor, models, secrets, ...limit
               idempotencyKey: call.idempotencyKey,
               config,
               logger: log,
+              // Progress from a long call (an MCP server's notifications) shows in the activity's heartbeat details.
+              reportProgress: (progress) => context.heartbeat(progress),
             },
           },
         );
@@ -181,6 +183,13 @@ export function createActivities({ registry, executor, models, secrets, ...limit
             details: [result.errorType],
           });
         }
+        if (result.retryable === true && hasAttemptsLeft(context)) {
+          throw ApplicationFailure.create({
+            type: result.errorType === 'transport' ? 'tool_transport_failed' : 'tool_protocol_error',
+            message: result.error,
+            details: [result.errorType],
+          });
+        }
         return result;
       });
     },
@@ -188,6 +197,15 @@ export function createActivities({ registry, executor, models, secrets, ...limit
 }
 
 export type RelayActivities = ReturnType<typeof createActivities>;
+
+/**
+ * Whether Temporal will attempt this activity again after a retryable failure. On the last attempt a remote tool's
+ * transport or protocol failure goes back to the run as data, so the model sees its own `errorType`.
+ */
+function hasAttemptsLeft(context: Context): boolean {
+  const maximumAttempts = context.info.retryPolicy?.maximumAttempts ?? 0;
+  return maximumAttempts === 0 || context.info.attempt < maximumAttempts;
+}
 
 function resolveModel(models: ModelRegistry, modelId: string) {
   try {

@@ -11,6 +11,7 @@ import { msToNumber } from '@temporalio/common/lib/time.js';
 import type { Duration } from '@temporalio/common';
 import type { RelayActivities } from '../activities/index.js';
 import { boundEchoedInput } from '../src/shared/payload-limits.js';
+import { approvalHints, toolActivitySummary } from '../src/shared/tool-catalog.js';
 import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
 import type { ToolFailure, ToolResult } from '../src/shared/tool-result.js';
 import type { ToolCall } from '../src/shared/transcript.js';
@@ -44,7 +45,7 @@ async function handleToolCall(context: RunContext, call: ToolCall): Promise<Tool
     if (!verdict.valid) return refuseInput(context, call, verdict, verdict.at);
     eventsAt = verdict.at;
   }
-  const approval = await awaitApproval(context, call, check.input, eventsAt);
+  const approval = await awaitApproval(context, check.entry, call, check.input, eventsAt);
   if (!approval.approved) return approval.failure;
   return executeToolCall(context, check.entry, call, approval.input);
 }
@@ -68,17 +69,20 @@ type ApprovalWait = { approved: true; input: unknown } | { approved: false; fail
 
 async function awaitApproval(
   context: RunContext,
+  entry: ToolCatalogEntry,
   call: ToolCall,
   input: unknown,
   eventsAt: string | undefined,
 ): Promise<ApprovalWait> {
   const { run } = context;
   const ids = { toolCallId: call.id, toolName: call.name };
+  // Where the tool comes from and whether it may destroy data, shown to the approver (MCP tools).
+  const hints = approvalHints(entry);
   const requestedAt = eventsAt ?? new Date().toISOString();
   const expiresAt = new Date(Date.parse(requestedAt) + context.approvalTimeoutMs).toISOString();
-  run.awaitApproval({ ...ids, input, step: run.step, requestedAt, expiresAt });
+  run.awaitApproval({ ...ids, ...hints, input, step: run.step, requestedAt, expiresAt });
   run.callStarted(call, 'awaiting_approval');
-  run.emit({ type: 'tool_awaiting_approval', ...ids, input, expiresAt }, { at: requestedAt });
+  run.emit({ type: 'tool_awaiting_approval', ...ids, ...hints, input, expiresAt }, { at: requestedAt });
   publishRunState(run);
 
   const decided = () => run.approvals.decisionFor(call.id) !== undefined;
@@ -116,7 +120,7 @@ async function executeToolCall(
   let result: ToolResult;
   run.callStarted(call, 'executing');
   try {
-    result = await executeTool.executeWithOptions({ summary: `tool ${call.name} (${call.id})` }, [
+    result = await executeTool.executeWithOptions({ summary: toolActivitySummary(entry, call.id) }, [
       {
         toolName: call.name,
         toolCallId: call.id,

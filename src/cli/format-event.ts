@@ -21,7 +21,7 @@ function describeEvent(event: RunEvent): string {
     case 'tool_validation_failed':
       return `${call(event)} ${event.error}`;
     case 'tool_awaiting_approval':
-      return `${call(event)} ${compact(event.input)} until ${event.expiresAt}`;
+      return `${call(event)} ${compact(event.input)} until ${event.expiresAt}${event.destructiveHint ? ' (destructive)' : ''}`;
     case 'tool_approved':
       return `${call(event)}${by(event.approver)}${event.edited ? `, edited to ${compact(event.input)}` : ''}${because(event.reason)}`;
     case 'tool_rejected':

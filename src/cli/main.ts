@@ -9,6 +9,7 @@ import { inspectCommand } from './inspect-command.js';
 import { runCommand } from './run-command.js';
 import { runsCommand } from './runs-command.js';
 import { serveCommand } from './serve-command.js';
+import { toolsCommand } from './tools-command.js';
 import { workerCommand } from './worker-command.js';
 
 const commands: readonly Command[] = [
@@ -21,6 +22,7 @@ const commands: readonly Command[] = [
   workerCommand,
   serveCommand,
   codecServerCommand,
+  toolsCommand,
 ];
 
 const help = `relay-e: durable tool-calling agents on Temporal

@@ -41,6 +41,14 @@ export const pendingApprovalSchema = z
     step: z.number().int(),
     requestedAt: z.string(),
     expiresAt: z.string(),
+    source: z
+      .object({ kind: z.literal('mcp'), server: z.string(), tool: z.string() })
+      .optional()
+      .openapi({ description: 'Where the tool comes from, for tools of an MCP server.' }),
+    destructiveHint: z
+      .boolean()
+      .optional()
+      .openapi({ description: "The tool's author says it may destroy or overwrite data." }),
   })
   .openapi('PendingApproval');
 

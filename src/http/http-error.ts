@@ -41,6 +41,9 @@ export const relayErrorStatus: Readonly<Record<ErrorCode, ContentfulStatusCode>>
   invalid_tool_definition: 500,
   duplicate_tool: 500,
   tool_execution_failed: 500,
+  tool_reported_error: 500,
+  tool_transport_failed: 502,
+  tool_protocol_error: 502,
 };
 
 const titles: Readonly<Record<HttpErrorCode, string>> = {
@@ -59,6 +62,9 @@ const titles: Readonly<Record<HttpErrorCode, string>> = {
   invalid_tool_definition: 'Internal server error',
   duplicate_tool: 'Internal server error',
   tool_execution_failed: 'Internal server error',
+  tool_reported_error: 'Internal server error',
+  tool_transport_failed: 'Tool server unreachable',
+  tool_protocol_error: 'Tool server error',
   invalid_json: 'Invalid JSON',
   unauthorized: 'Unauthorized',
   not_found: 'Not found',

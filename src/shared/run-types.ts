@@ -1,4 +1,5 @@
 import type { ModelSettings, TokenUsage, TranscriptMessage } from './transcript.js';
+import type { ApprovalHints } from './tool-catalog.js';
 import type { ToolErrorType } from './tool-result.js';
 import type { ToolInputIssue } from './tool-input.js';
 
@@ -59,7 +60,7 @@ export interface AgentRunInput {
 }
 
 /** A tool call waiting for a human. */
-export interface PendingApproval {
+export interface PendingApproval extends ApprovalHints {
   toolCallId: string;
   toolName: string;
   /** The exact, validated input that will run if approved unchanged. */
@@ -115,7 +116,7 @@ export type RunEvent =
     })
   | (ToolEventBase & { type: 'tool_call_validated'; input: unknown; requiresApproval: boolean })
   | (ToolEventBase & { type: 'tool_validation_failed'; error: string; issues: ToolInputIssue[]; input: unknown })
-  | (ToolEventBase & { type: 'tool_awaiting_approval'; input: unknown; expiresAt: string })
+  | (ToolEventBase & ApprovalHints & { type: 'tool_awaiting_approval'; input: unknown; expiresAt: string })
   | (ToolEventBase & { type: 'tool_approved'; approver?: string; reason?: string; input: unknown; edited: boolean })
   | (ToolEventBase & { type: 'tool_rejected'; approver?: string; reason?: string })
   | (ToolEventBase & { type: 'tool_approval_timed_out'; expiresAt: string })

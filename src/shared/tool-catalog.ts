@@ -16,6 +16,24 @@ export interface ToolRetryPolicy {
   maximumInterval?: string;
 }
 
+/** Where a tool comes from, when it is not a `defineTool` tool of the worker's own code. */
+export interface ToolSourceInfo {
+  kind: 'mcp';
+  /** The MCP server's name in the worker's configuration. */
+  server: string;
+  /** The tool's own name on that server, before it was mapped to the providers' name rule. */
+  tool: string;
+}
+
+/** Hints a tool's author gives about its behaviour (MCP tool annotations); untrusted unless the server is. */
+export interface ToolAnnotations {
+  title?: string;
+  readOnlyHint?: boolean;
+  destructiveHint?: boolean;
+  idempotentHint?: boolean;
+  openWorldHint?: boolean;
+}
+
 /**
  * What a run knows about one tool: recorded in history at the start of the run, so the run keeps the
  * tools it started with across redeploys and user code never enters the workflow sandbox.
@@ -28,4 +46,28 @@ export interface ToolCatalogEntry {
   /** Per-attempt time limit in milliseconds. */
   timeoutMs?: number;
   retry?: ToolRetryPolicy;
+  /** Absent for the worker's own `defineTool` tools. */
+  source?: ToolSourceInfo;
+  annotations?: ToolAnnotations;
+}
+
+/** What an approver is shown about a tool besides the call: where it comes from, and whether it may destroy data. */
+export interface ApprovalHints {
+  source?: ToolSourceInfo;
+  /** The tool's author says it may destroy or overwrite data (MCP `destructiveHint`). */
+  destructiveHint?: boolean;
+}
+
+/** The approval hints of a catalog entry; empty for a worker's own tools, so their approvals look as before. */
+export function approvalHints(entry: ToolCatalogEntry): ApprovalHints {
+  return {
+    ...(entry.source ? { source: entry.source } : {}),
+    ...(entry.annotations?.destructiveHint !== undefined ? { destructiveHint: entry.annotations.destructiveHint } : {}),
+  };
+}
+
+/** The Temporal UI's summary of a tool activity: the tool, the call, and the MCP server it runs on. */
+export function toolActivitySummary(entry: ToolCatalogEntry, toolCallId: string): string {
+  const server = entry.source ? ` on MCP server ${entry.source.server}` : '';
+  return `tool ${entry.name} (${toolCallId})${server}`;
 }

@@ -1,11 +1,23 @@
 import type { ToolInputIssue } from './tool-input.js';
 
 /**
- * Why a tool call did not succeed. The executor produces the first six; the run adds the approval outcomes
- * when it reports a call that never executed back to the model.
+ * Why a tool call did not succeed. The executor produces all but the approval outcomes, which the run adds when
+ * it reports a call that never executed back to the model. `tool_error` is a failure the tool reported as its
+ * answer (an MCP result with `isError: true`); `transport` and `protocol` are a remote tool server that could not
+ * be reached or answered outside the protocol.
  */
 export type ToolErrorType =
-  'validation' | 'not_found' | 'guardrail' | 'execution' | 'timeout' | 'cancelled' | 'rejected' | 'approval_timeout';
+  | 'validation'
+  | 'not_found'
+  | 'guardrail'
+  | 'execution'
+  | 'timeout'
+  | 'cancelled'
+  | 'tool_error'
+  | 'transport'
+  | 'protocol'
+  | 'rejected'
+  | 'approval_timeout';
 
 /** A tool call that ran and returned data. */
 export interface ToolSuccess<TOutput = unknown> {
@@ -30,6 +42,8 @@ export interface ToolFailure {
   issues?: ToolInputIssue[];
   /** What the model sent, echoed back on validation failures so it can correct itself. */
   input?: unknown;
+  /** For `transport` and `protocol` failures: whether another attempt is safe (the call cannot have had an effect). */
+  retryable?: boolean;
 }
 
 export type ToolResult<TOutput = unknown> = ToolSuccess<TOutput> | ToolFailure;

@@ -1,6 +1,6 @@
-import type { z } from 'zod';
+import { z } from 'zod';
 import { RelayError } from '../shared/errors.js';
-import type { ToolRetryPolicy } from '../shared/tool-catalog.js';
+import type { JsonSchema, ToolAnnotations, ToolRetryPolicy, ToolSourceInfo } from '../shared/tool-catalog.js';
 import type { ToolGuardrails } from './guardrails.js';
 import { toJsonSchema } from './tool-catalog.js';
 import type { ToolContext } from './tool-context.js';
@@ -37,6 +37,15 @@ export interface ToolDefinition<TSchema extends z.ZodType = z.ZodType, TOutput =
    * @default the executor's `maxResultBytes` (32 768)
    */
   readonly maxResultBytes?: number;
+  /**
+   * The JSON Schema the model is shown, when the tool was defined by one (`defineJsonSchemaTool`, MCP servers);
+   * `inputSchema` is then the Zod schema built from it, as the workflow builds it.
+   */
+  readonly inputJsonSchema?: JsonSchema;
+  /** Where the tool comes from; absent for a worker's own tools. */
+  readonly source?: ToolSourceInfo;
+  /** Behaviour hints shown to the approver (`destructiveHint`) and used for default policies. */
+  readonly annotations?: ToolAnnotations;
   /** Receives the parsed input (defaults and transforms applied); a throw becomes an `execution` failure. */
   execute(input: z.output<TSchema>, ctx: ToolContext): TOutput | Promise<TOutput>;
 }
@@ -48,6 +57,14 @@ export interface DefineToolOptions<TSchema extends z.ZodType, TOutput> extends O
 > {
   /** @default false */
   readonly requiresApproval?: boolean;
+}
+
+/** What `defineJsonSchemaTool` takes: `defineTool`'s options with a JSON Schema object as the input schema. */
+export interface DefineJsonSchemaToolOptions<TOutput> extends Omit<
+  DefineToolOptions<z.ZodType<unknown>, TOutput>,
+  'inputSchema' | 'inputJsonSchema'
+> {
+  readonly inputSchema: JsonSchema;
 }
 
 /** What `tool` takes: `defineTool`'s options with the schema under `input`. */
@@ -81,7 +98,7 @@ export function defineTool<TSchema extends z.ZodType, TOutput>(
   assertPositiveInteger(name, 'timeoutMs', options.timeoutMs);
   assertPositiveInteger(name, 'maxResultBytes', options.maxResultBytes);
   assertPositiveInteger(name, 'retry.maximumAttempts', options.retry?.maximumAttempts);
-  toJsonSchema(inputSchema, name);
+  if (options.inputJsonSchema === undefined) toJsonSchema(inputSchema, name);
 
   const definition: ToolDefinition<TSchema, TOutput> = { name, description, inputSchema, requiresApproval, execute };
   const optional = {
@@ -89,6 +106,9 @@ export function defineTool<TSchema extends z.ZodType, TOutput>(
     retry: options.retry,
     guardrails: options.guardrails,
     maxResultBytes: options.maxResultBytes,
+    inputJsonSchema: options.inputJsonSchema,
+    source: options.source,
+    annotations: options.annotations,
   };
   for (const [key, value] of Object.entries(optional)) {
     if (value !== undefined) Object.assign(definition, { [key]: value });
@@ -102,6 +122,28 @@ export function tool<TSchema extends z.ZodType, TOutput>(
 ): ToolDefinition<TSchema, TOutput> {
   const { input, ...rest } = options;
   return defineTool({ ...rest, inputSchema: input });
+}
+
+/**
+ * Defines a tool whose input is described by a JSON Schema instead of Zod (a tool from another system, an MCP
+ * server's tool). The executor checks input with the Zod schema `z.fromJSONSchema` builds, the same conversion the
+ * workflow applies to the run's catalog; a schema it cannot read throws `RelayError('invalid_tool_definition')`.
+ */
+export function defineJsonSchemaTool<TOutput>(
+  options: DefineJsonSchemaToolOptions<TOutput>,
+): ToolDefinition<z.ZodType<unknown>, TOutput> {
+  const { inputSchema, ...rest } = options;
+  if (typeof inputSchema !== 'object' || inputSchema === null || Array.isArray(inputSchema)) {
+    invalid(rest.name, `Tool '${rest.name}' needs a JSON Schema object as its input schema`);
+  }
+  let schema: z.ZodType<unknown>;
+  try {
+    schema = z.fromJSONSchema(inputSchema);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    invalid(rest.name, `The input JSON Schema of tool '${rest.name}' cannot be read (${reason})`);
+  }
+  return defineTool({ ...rest, inputSchema: schema, inputJsonSchema: inputSchema });
 }
 
 function assertPositiveInteger(toolName: string, option: string, value: number | undefined): void {

@@ -28,10 +28,12 @@ export function toCatalogEntry(tool: ToolDefinition): ToolCatalogEntry {
   const entry: ToolCatalogEntry = {
     name: tool.name,
     description: tool.description,
-    inputSchema: toJsonSchema(tool.inputSchema, tool.name),
+    inputSchema: tool.inputJsonSchema ?? toJsonSchema(tool.inputSchema, tool.name),
     requiresApproval: tool.requiresApproval,
   };
   if (tool.timeoutMs !== undefined) entry.timeoutMs = tool.timeoutMs;
   if (tool.retry !== undefined) entry.retry = { ...tool.retry };
+  if (tool.source !== undefined) entry.source = { ...tool.source };
+  if (tool.annotations !== undefined) entry.annotations = { ...tool.annotations };
   return entry;
 }

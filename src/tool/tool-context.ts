@@ -27,6 +27,15 @@ export interface ToolContext {
   logger: Logger;
   /** Aborts when the call is cancelled or times out; pass it on to `fetch` and friends. */
   signal: AbortSignal;
+  /** Tells the caller the tool is making progress (a Temporal activity heartbeat in a run); absent elsewhere. */
+  reportProgress?: (progress: ToolProgress) => void;
+}
+
+/** How far a long tool call has come, as an MCP server's progress notification says it. */
+export interface ToolProgress {
+  progress: number;
+  total?: number;
+  message?: string;
 }
 
 /** How `createLogger` filters and where it writes. */

@@ -1,3 +1,5 @@
+import { RelayError } from '../shared/errors.js';
+import type { ErrorCode } from '../shared/errors.js';
 import { checkToolInputAsync, parseToolArguments } from '../shared/tool-input.js';
 import type { ToolErrorType, ToolFailure, ToolResult } from '../shared/tool-result.js';
 import type { ToolDefinition } from './define-tool.js';
@@ -149,7 +151,7 @@ export class ToolExecutor {
       // The model only sees the message; the stack goes to the log for whoever fixes the tool. A throw caused
       // by the call being cut short is expected and not worth a warning.
       if (!ctx.signal.aborted) ctx.logger.warn('Tool execution failed', { toolName: tool.name, error });
-      return failure(base, 'execution', errorMessage(error));
+      return toFailure(base, error);
     }
 
     const verdict = await runAfterGuardrails(layers, output, ctx, tool);
@@ -213,6 +215,21 @@ function startLifetime(toolName: string, timeoutMs: number, callerSignals: reado
       for (const remove of listeners) remove();
     },
   };
+}
+
+/** Errors a tool throws on purpose to say what kind of failure it met (remote tool sources do). */
+const errorTypesByCode: Partial<Record<ErrorCode, ToolErrorType>> = {
+  tool_reported_error: 'tool_error',
+  tool_transport_failed: 'transport',
+  tool_protocol_error: 'protocol',
+};
+
+function toFailure(base: ResultBase, error: unknown): ToolFailure {
+  const errorType = RelayError.isInstance(error) ? errorTypesByCode[error.code] : undefined;
+  if (!RelayError.isInstance(error) || errorType === undefined) return failure(base, 'execution', errorMessage(error));
+  const result = failure(base, errorType, errorMessage(error));
+  const retryable = error.details?.retryable;
+  return typeof retryable === 'boolean' ? { ...result, retryable } : result;
 }
 
 function failure(base: ResultBase, errorType: ToolErrorType, error: string): ToolFailure {

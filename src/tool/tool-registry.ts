@@ -13,17 +13,34 @@ export class ToolRegistry {
   }
 
   /**
-   * Adds a tool; a second tool with the same name throws `RelayError('duplicate_tool')`, and one whose JSON Schema a
+   * Adds a tool; a second tool with the same name throws `RelayError('duplicate_tool')` naming both origins, and one whose JSON Schema a
    * run could not check calls against throws `RelayError('invalid_tool_definition')`.
    */
   register(tool: ToolDefinition): this {
-    if (this.#tools.has(tool.name)) {
-      throw new RelayError('duplicate_tool', `A tool named '${tool.name}' is already registered`, {
-        details: { toolName: tool.name },
-      });
+    const existing = this.#tools.get(tool.name);
+    if (existing) {
+      throw new RelayError(
+        'duplicate_tool',
+        `A tool named '${tool.name}' (${describeOrigin(tool)}) is already registered (${describeOrigin(existing)})`,
+        { details: { toolName: tool.name } },
+      );
     }
     checkRunsCanValidate(tool);
     this.#tools.set(tool.name, tool);
+    return this;
+  }
+
+  /**
+   * Swaps `previous` tools (by name) for `next` in one step, as a tool source does when its server's tool list
+   * changes; a name clash throws `RelayError('duplicate_tool')` and leaves the registry as it was.
+   */
+  replace(previous: readonly string[], next: readonly ToolDefinition[]): this {
+    const kept = new Map(this.#tools);
+    for (const name of previous) kept.delete(name);
+    const candidate = new ToolRegistry(kept.values());
+    for (const tool of next) candidate.register(tool);
+    this.#tools.clear();
+    for (const tool of candidate.list()) this.#tools.set(tool.name, tool);
     return this;
   }
 
@@ -62,6 +79,10 @@ export class ToolRegistry {
     }
     return entries;
   }
+}
+
+function describeOrigin(tool: ToolDefinition): string {
+  return tool.source ? `MCP server '${tool.source.server}', tool '${tool.source.tool}'` : 'a worker tool';
 }
 
 /** Creates a `ToolRegistry` holding `tools`. */

@@ -13,12 +13,17 @@ import { RelayError } from '../shared/errors.js';
 import { relaySearchAttributeDefinitions } from '../shared/search-attributes.js';
 import { ToolExecutor } from '../tool/tool-executor.js';
 import type { ToolExecutorOptions } from '../tool/tool-executor.js';
-import { ToolRegistry } from '../tool/tool-registry.js';
-import type { ToolDefinition } from '../tool/define-tool.js';
+import type { ToolRegistry } from '../tool/tool-registry.js';
+import { loadToolSources } from '../tool/tool-source.js';
+import type { LoadedTools, ToolEntry } from '../tool/tool-source.js';
 
 export interface CreateWorkerOptions {
-  /** The tools runs on this worker may call; give this or `registry`. */
-  tools?: readonly ToolDefinition[];
+  /**
+   * The tools runs on this worker may call: `defineTool` tools and tool sources (`mcpTools(…)`) in any mix. Sources
+   * are opened (MCP servers connected and listed) before the worker starts and closed when it stops. Give this or
+   * `registry`.
+   */
+  tools?: readonly ToolEntry[];
   registry?: ToolRegistry;
   /** Model providers by the prefix of the model id: `{ openai: …, scripted: scriptedModel(…) }`. */
   models: Record<string, ModelProvider>;
@@ -70,7 +75,22 @@ export interface CreateWorkerOptions {
 
 /** Creates a Temporal worker that runs agent runs with the given tools and model providers; call `run()` on it. */
 export async function createWorker(options: CreateWorkerOptions): Promise<Worker> {
-  const registry = options.registry ?? new ToolRegistry(options.tools ?? []);
+  const loaded: LoadedTools = options.registry
+    ? { registry: options.registry, close: async () => undefined }
+    : await loadToolSources(options.tools ?? [], options.secrets ? { secrets: options.secrets } : {});
+  try {
+    const worker = await createWorkerWith(loaded.registry, options);
+    // Tool sources hold connections (MCP server processes): they live exactly as long as the worker runs.
+    const run = worker.run.bind(worker);
+    worker.run = () => run().finally(() => loaded.close());
+    return worker;
+  } catch (error) {
+    await loaded.close();
+    throw error;
+  }
+}
+
+async function createWorkerWith(registry: ToolRegistry, options: CreateWorkerOptions): Promise<Worker> {
   const connection =
     options.connection ?? (await NativeConnection.connect({ address: options.address ?? 'localhost:7233' }));
   const namespace = options.namespace ?? 'default';

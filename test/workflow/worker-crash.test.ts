@@ -1,46 +1,19 @@
-import { spawn } from 'node:child_process';
-import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, existsSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { RelayClient } from '../../src/client/relay-client.js';
-import { createRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { waitForRun } from '../helpers/relay-test-kit.js';
+import { setUpChildWorkerTests, killChildWorker as kill, spawnChildWorker } from '../helpers/spawn-child-worker.js';
 
-let kit: RelayTestKit;
-const children = new Set<ChildProcess>();
+const testKit = setUpChildWorkerTests();
 
-beforeAll(async () => {
-  kit = await createRelayTestKit();
-});
-
-afterAll(async () => {
-  for (const child of children) child.kill('SIGKILL');
-  await kit.close();
-});
-
-function startChildWorker(taskQueue: string, ledgerFile: string): Promise<ChildProcess> {
-  const child = spawn(process.execPath, ['--import', 'tsx', join(import.meta.dirname, '../helpers/child-worker.ts')], {
-    env: { ...process.env, TEMPORAL_ADDRESS: kit.address, TASK_QUEUE: taskQueue, LEDGER_FILE: ledgerFile },
-    stdio: ['ignore', 'pipe', 'inherit'],
-  });
-  children.add(child);
-  return new Promise((resolve, reject) => {
-    child.once('exit', (code) => reject(new Error(`child worker exited early with ${code}`)));
-    child.stdout?.on('data', (chunk: Buffer) => {
-      if (chunk.toString().includes('ready')) resolve(child);
-    });
-  });
-}
-
-function kill(child: ChildProcess): Promise<void> {
-  return new Promise((resolve) => {
-    child.removeAllListeners('exit');
-    child.once('exit', () => resolve());
-    child.kill('SIGKILL');
-    children.delete(child);
+function startChildWorker(taskQueue: string, ledgerFile: string) {
+  return spawnChildWorker(join(import.meta.dirname, '../helpers/child-worker.ts'), {
+    TEMPORAL_ADDRESS: testKit().address,
+    TASK_QUEUE: taskQueue,
+    LEDGER_FILE: ledgerFile,
   });
 }
 
@@ -56,7 +29,8 @@ function readLedger(file: string): Array<{ tool: string; pid: number; key: strin
 it('finishes a run on a new worker after SIGKILLs mid-tool and mid-approval, executing the approved transfer once', async () => {
   const taskQueue = `crash-${randomUUID()}`;
   const ledgerFile = join(mkdtempSync(join(tmpdir(), 'relay-crash-')), 'ledger.jsonl');
-  const client = await RelayClient.connect({ address: kit.address, namespace: kit.namespace, taskQueue });
+  const { address, namespace } = testKit();
+  const client = await RelayClient.connect({ address, namespace, taskQueue });
 
   const first = await startChildWorker(taskQueue, ledgerFile);
   const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:crash', prompt: 'pay B', maxSteps: 5 });

@@ -1,0 +1,39 @@
+/**
+ * A worker whose tools come from two MCP servers beside its own code: a filesystem server over stdio and a
+ * GitHub-style server over Streamable HTTP with a per-tenant token. docs/mcp.md explains each option.
+ */
+import { secretsFromEnv } from '../src/index.js';
+import { createWorker, mcpTools } from '../src/worker/index.js';
+import { scriptedModel } from '../src/testing/index.js';
+
+export const filesystem = mcpTools({
+  name: 'fs',
+  transport: { type: 'stdio', command: 'npx', args: ['mcp-server-filesystem', '/srv/shared'] },
+  // Read-only tools (annotated readOnlyHint) run at once; every other tool waits for a human.
+  tools: {
+    'read_*': { timeoutMs: 10_000 },
+    create_directory: { requiresApproval: false },
+  },
+});
+
+export const github = mcpTools({
+  name: 'github',
+  transport: {
+    type: 'http',
+    url: 'http://127.0.0.1:8931/mcp',
+    // Resolved per call with the run's tenant: tenant A's token never serves tenant B.
+    headers: { Authorization: { $secret: 'GITHUB_AUTHORIZATION' } },
+  },
+  timeoutMs: 30_000,
+  tools: { 'delete_*': { requiresApproval: true, retry: { maximumAttempts: 1 } } },
+});
+
+export async function startMcpWorker() {
+  const worker = await createWorker({
+    tools: [filesystem, github],
+    models: { scripted: scriptedModel([{ text: 'ready' }]) },
+    taskQueue: 'relay-e',
+    secrets: secretsFromEnv(),
+  });
+  await worker.run();
+}

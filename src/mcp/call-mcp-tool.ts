@@ -1,0 +1,126 @@
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { RelayError } from '../shared/errors.js';
+import type { ToolContext } from '../tool/tool-context.js';
+import type { McpConnection } from './mcp-connection.js';
+import { describeTransportError, isRefusal, transportFailure } from './mcp-connection.js';
+
+/** The `_meta` key under which a call carries the run's idempotency key to the server. */
+export const idempotencyKeyMetaKey = 'relay-e/idempotencyKey';
+
+/** One call as the tool source makes it. */
+export interface McpCall {
+  server: string;
+  /** The tool's own name on the server. */
+  toolName: string;
+  input: unknown;
+  /** The call may be repeated without a second effect (annotated read-only or idempotent). */
+  safeToRepeat: boolean;
+}
+
+/**
+ * The executor's timeout aborts a call (and so cancels the request); the SDK's own per-request limit (60 s by
+ * default) is set out of the way, the longest delay Node's timers accept.
+ */
+const noSdkTimeoutMs = 2_147_483_647;
+
+/**
+ * Calls a tool on an MCP server with the run's context: `ctx.signal` cancels the request (the SDK sends
+ * `notifications/cancelled`), progress notifications go to `ctx.reportProgress`, and the idempotency key rides in
+ * `_meta`. A result with `isError: true` throws `tool_reported_error`; transport and protocol failures throw their
+ * own codes, retryable only when no request reached the server or the tool is safe to repeat.
+ */
+export async function callMcpTool(connection: McpConnection, call: McpCall, ctx: ToolContext): Promise<unknown> {
+  const client = await connection.client(ctx.signal);
+  let result: CallToolResult;
+  try {
+    result = (await client.callTool(
+      {
+        name: call.toolName,
+        arguments: call.input as Record<string, unknown>,
+        ...(ctx.idempotencyKey !== undefined ? { _meta: { [idempotencyKeyMetaKey]: ctx.idempotencyKey } } : {}),
+      },
+      undefined,
+      {
+        signal: ctx.signal,
+        timeout: noSdkTimeoutMs,
+        onprogress: (progress) => ctx.reportProgress?.(progress),
+      },
+    )) as CallToolResult;
+  } catch (error) {
+    if (ctx.signal.aborted) throw error;
+    const failure = classifyFailure(call, error);
+    if (failure.code === 'tool_transport_failed') await connection.reset();
+    throw failure;
+  }
+  if (result.isError === true) {
+    throw new RelayError('tool_reported_error', textOf(result) || `MCP tool '${call.toolName}' reported an error`);
+  }
+  return toToolOutput(result);
+}
+
+/**
+ * What the model sees of a result: the structured content when the server gave one (its text content is the same
+ * data again), else the text, else a list that names images, audio and resources instead of carrying their bytes.
+ */
+export function toToolOutput(result: CallToolResult): unknown {
+  if (result.structuredContent !== undefined) return result.structuredContent;
+  const items = result.content.map(describeContent);
+  return items.every((item) => typeof item === 'string') ? items.join('\n') : items;
+}
+
+function describeContent(item: CallToolResult['content'][number]): unknown {
+  switch (item.type) {
+    case 'text':
+      return item.text;
+    case 'image':
+    case 'audio':
+      return { type: item.type, mimeType: item.mimeType, bytes: Math.floor((item.data.length * 3) / 4) };
+    case 'resource':
+      return 'text' in item.resource
+        ? { type: 'resource', uri: item.resource.uri, text: item.resource.text }
+        : { type: 'resource', uri: item.resource.uri, mimeType: item.resource.mimeType };
+    case 'resource_link':
+      return { type: 'resource_link', uri: item.uri, name: item.name };
+    default:
+      return item;
+  }
+}
+
+function textOf(result: CallToolResult): string {
+  return result.content
+    .filter((item) => item.type === 'text')
+    .map((item) => item.text)
+    .join('\n');
+}
+
+const deterministicProtocolErrors = new Set<number>([
+  ErrorCode.ParseError,
+  ErrorCode.InvalidRequest,
+  ErrorCode.MethodNotFound,
+  ErrorCode.InvalidParams,
+]);
+
+/** Errors the SDK raises itself when the link to the server breaks or stays silent: transport, not protocol. */
+const linkErrors = new Set<number>([ErrorCode.ConnectionClosed, ErrorCode.RequestTimeout]);
+
+function classifyFailure(call: McpCall, error: unknown): RelayError {
+  const prefix = `MCP server '${call.server}', tool '${call.toolName}'`;
+  if (error instanceof McpError && !linkErrors.has(error.code)) {
+    const retryable = !deterministicProtocolErrors.has(error.code) && call.safeToRepeat;
+    return new RelayError('tool_protocol_error', `${prefix}: ${error.message}`, {
+      cause: error,
+      details: { retryable, mcpErrorCode: error.code },
+    });
+  }
+  if (isRefusal(error)) return transportFailure(`${prefix}: ${describeTransportError(error)}`, false, error);
+  // The request may have reached the server before the link broke: repeat it only when that cannot hurt.
+  const retryable = neverSent(error) || call.safeToRepeat;
+  return transportFailure(`${prefix}: ${describeTransportError(error)}`, retryable, error);
+}
+
+/** A refused connection means no request left this process. */
+function neverSent(error: unknown): boolean {
+  const cause = error instanceof Error ? (error.cause as { code?: unknown } | undefined) : undefined;
+  return cause?.code === 'ECONNREFUSED';
+}

@@ -1,0 +1,73 @@
+import type { ToolAnnotations, ToolRetryPolicy } from '../shared/tool-catalog.js';
+
+/** How one MCP tool (or every tool of a server) is approved, timed and retried. */
+export interface McpToolPolicy {
+  /**
+   * `true`: a run pauses for a human before the call.
+   * @default true, unless the server annotates the tool `readOnlyHint: true`
+   */
+  requiresApproval?: boolean;
+  /**
+   * Per-attempt time limit in milliseconds; the MCP request is cancelled when it elapses.
+   * @default the executor's `defaultTimeoutMs` (60 000)
+   */
+  timeoutMs?: number;
+  /**
+   * How often the run's activity attempts the call.
+   * @default 3 attempts for tools annotated `readOnlyHint` or `idempotentHint`, 1 for the rest
+   */
+  retry?: ToolRetryPolicy;
+  /**
+   * A result whose JSON is larger is cut to fit.
+   * @default the executor's `maxResultBytes` (32 768)
+   */
+  maxResultBytes?: number;
+}
+
+/** What a policy decides for one tool once every rule and default is applied. */
+export interface ResolvedToolPolicy extends McpToolPolicy {
+  requiresApproval: boolean;
+  retry: ToolRetryPolicy;
+}
+
+/**
+ * Applies a server's policy to one of its tools: the rule whose key is the tool's own name wins, then the glob
+ * patterns (`*`, `?`) that match, in the order written, then the server-wide policy, then the secure defaults from
+ * the tool's annotations. Each field falls through on its own, so a rule may set only a timeout.
+ */
+export function resolveToolPolicy(
+  toolName: string,
+  annotations: ToolAnnotations | undefined,
+  server: McpToolPolicy,
+  rules: Readonly<Record<string, McpToolPolicy>> = {},
+): ResolvedToolPolicy {
+  const exact = Object.hasOwn(rules, toolName) ? rules[toolName] : undefined;
+  const patterns = Object.entries(rules)
+    .filter(([key]) => key !== toolName && matchesGlob(key, toolName))
+    .map(([, rule]) => rule);
+  const layers = [exact, ...patterns, server];
+  const pick = <K extends keyof McpToolPolicy>(key: K): McpToolPolicy[K] =>
+    layers.find((layer) => layer?.[key] !== undefined)?.[key];
+  const safeToRepeat = annotations?.readOnlyHint === true || annotations?.idempotentHint === true;
+  const resolved: ResolvedToolPolicy = {
+    requiresApproval: pick('requiresApproval') ?? annotations?.readOnlyHint !== true,
+    retry: pick('retry') ?? { maximumAttempts: safeToRepeat ? 3 : 1 },
+  };
+  const timeoutMs = pick('timeoutMs');
+  const maxResultBytes = pick('maxResultBytes');
+  if (timeoutMs !== undefined) resolved.timeoutMs = timeoutMs;
+  if (maxResultBytes !== undefined) resolved.maxResultBytes = maxResultBytes;
+  return resolved;
+}
+
+/** `*` matches any run of characters, `?` one character; everything else matches itself. */
+export function matchesGlob(pattern: string, name: string): boolean {
+  const source = [...pattern]
+    .map((character) => {
+      if (character === '*') return '.*';
+      if (character === '?') return '.';
+      return character.replace(/[.+^${}()|[\]\\]/g, '\\$&');
+    })
+    .join('');
+  return new RegExp(`^${source}$`, 's').test(name);
+}

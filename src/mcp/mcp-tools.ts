@@ -1,0 +1,267 @@
+import { createHash } from 'node:crypto';
+import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { isSecretReference, resolveSecretReferences } from '../security/resolve-secret-references.js';
+import type { SecretReference, SecretSource } from '../security/resolve-secret-references.js';
+import { RelayError } from '../shared/errors.js';
+import type { ToolAnnotations } from '../shared/tool-catalog.js';
+import { defineJsonSchemaTool } from '../tool/define-tool.js';
+import type { ToolDefinition } from '../tool/define-tool.js';
+import { errorMessage } from '../tool/error-message.js';
+import type { Logger } from '../tool/tool-context.js';
+import type { OpenToolSource, ToolSource, ToolSourceContext } from '../tool/tool-source.js';
+import { callMcpTool } from './call-mcp-tool.js';
+import { McpConnection } from './mcp-connection.js';
+import type { ResolvedTransport } from './mcp-connection.js';
+import { mapToolNames } from './mcp-tool-name.js';
+import { resolveToolPolicy } from './mcp-tool-policy.js';
+import type { McpToolPolicy } from './mcp-tool-policy.js';
+
+/** A value in a server's settings: plain text, or `{ "$secret": "NAME" }` resolved per call with the run's tenant. */
+export type McpSettingValue = string | SecretReference;
+
+/** An MCP server the worker starts as a child process and talks to over stdin and stdout. */
+export interface McpStdioTransport {
+  type: 'stdio';
+  command: string;
+  args?: string[];
+  /** Added to a minimal inherited environment (PATH, HOME, …); values may be secret references. */
+  env?: Record<string, McpSettingValue>;
+  cwd?: string;
+}
+
+/** An MCP server reached over Streamable HTTP. */
+export interface McpHttpTransport {
+  type: 'http';
+  url: string;
+  /** Sent with every request; values may be secret references (`Authorization: { $secret: 'GITHUB_TOKEN' }`). */
+  headers?: Record<string, McpSettingValue>;
+}
+
+/** What `mcpTools` takes: the server, how to reach it, and how its tools are approved, timed and retried. */
+export interface McpToolsOptions extends McpToolPolicy {
+  /** Names the server in tool names, catalogs, events and errors: 1 to 32 letters, digits, `_` or `-`. */
+  name: string;
+  transport: McpStdioTransport | McpHttpTransport;
+  /**
+   * Put before each tool's name, with `_`, so tools of different servers cannot clash; `''` for none.
+   * @default the server's `name`
+   */
+  prefix?: string;
+  /** Policies per tool, keyed by the tool's own name on the server or a glob pattern (`delete_*`). */
+  tools?: Record<string, McpToolPolicy>;
+  /**
+   * The tenant whose secrets open the connection that lists the tools at start and on change.
+   * @default 'default'
+   */
+  catalogTenantId?: string;
+}
+
+const serverNamePattern = /^[a-zA-Z0-9_-]{1,32}$/;
+const prefixPattern = /^[a-zA-Z0-9_-]{0,32}$/;
+
+/**
+ * A tool source for one MCP server, accepted wherever tools are (`createWorker({ tools: [myTool, mcpTools(…)] })`).
+ * The worker lists the server's tools at start and again when it announces a change; each call runs in the run's
+ * tool activity. Bad options throw `RelayError('invalid_tool_definition')` here, not at worker start.
+ */
+export function mcpTools(options: McpToolsOptions): ToolSource {
+  checkOptions(options);
+  return { kind: 'tool-source', name: options.name, open: (context) => openMcpSource(options, context) };
+}
+
+function checkOptions(options: McpToolsOptions): void {
+  const { name, transport } = options;
+  if (typeof name !== 'string' || !serverNamePattern.test(name)) {
+    invalid(`MCP server name ${JSON.stringify(name)} must be 1 to 32 letters, digits, '_' or '-'`);
+  }
+  if (options.prefix !== undefined && !prefixPattern.test(options.prefix)) {
+    invalid(
+      `MCP server '${name}': prefix ${JSON.stringify(options.prefix)} must be up to 32 letters, digits, '_' or '-'`,
+    );
+  }
+  if (transport?.type === 'stdio') {
+    if (typeof transport.command !== 'string' || transport.command === '')
+      invalid(`MCP server '${name}' needs a command`);
+    checkSettingValues(name, 'env', transport.env);
+  } else if (transport?.type === 'http') {
+    if (!URL.canParse(transport.url) || !/^https?:$/.test(new URL(transport.url).protocol)) {
+      invalid(`MCP server '${name}': url ${JSON.stringify(transport.url)} is not an http(s) URL`);
+    }
+    checkSettingValues(name, 'headers', transport.headers);
+  } else {
+    invalid(`MCP server '${name}': transport.type must be 'stdio' or 'http'`);
+  }
+}
+
+function checkSettingValues(server: string, field: string, values: Record<string, unknown> | undefined): void {
+  for (const [key, value] of Object.entries(values ?? {})) {
+    if (typeof value !== 'string' && !isSecretReference(value)) {
+      invalid(`MCP server '${server}': ${field}.${key} must be a string or { "$secret": "NAME" }`);
+    }
+  }
+}
+
+function invalid(message: string): never {
+  throw new RelayError('invalid_tool_definition', message);
+}
+
+/** The server's tools, kept current, and its connections: one for the catalog, one per tenant with own secrets. */
+async function openMcpSource(options: McpToolsOptions, context: ToolSourceContext): Promise<OpenToolSource> {
+  const { name: server, transport } = options;
+  const { logger, secrets } = context;
+  const usesSecrets = Object.values(transport.type === 'http' ? (transport.headers ?? {}) : (transport.env ?? {})).some(
+    isSecretReference,
+  );
+  const catalogTenantId = options.catalogTenantId ?? 'default';
+  const pool = new ConnectionPool(server, logger);
+  let refreshing = Promise.resolve();
+
+  const connectionFor = async (tenantId: string, toolName: string): Promise<McpConnection> => {
+    if (!usesSecrets) return catalog;
+    const resolved = await resolveTransport(transport, secrets, { tenantId, toolName });
+    return pool.get(tenantId, resolved);
+  };
+  const buildTools = (listed: readonly Tool[]) =>
+    toToolDefinitions(options, listed, logger, (tenantId, toolName) => connectionFor(tenantId, toolName));
+  const refresh = () => {
+    refreshing = refreshing
+      .then(async () => context.onToolsChanged(buildTools(await catalog.listTools())))
+      .catch((error: unknown) => logger.error('Could not refresh the tools of an MCP server', { server, error }));
+  };
+
+  const catalog = new McpConnection({
+    server,
+    transport: await resolveTransport(transport, secrets, { tenantId: catalogTenantId, toolName: `${server}/*` }),
+    logger,
+    onToolsChanged: refresh,
+  });
+  try {
+    const tools = buildTools(await catalog.listTools());
+    return {
+      tools,
+      close: async () => {
+        await Promise.all([catalog.close(), pool.close()]);
+      },
+    };
+  } catch (error) {
+    await catalog.close();
+    throw error;
+  }
+}
+
+/** Connections per tenant for servers whose settings hold secrets, so one tenant's token never serves another. */
+class ConnectionPool {
+  readonly #connections = new Map<string, { fingerprint: string; connection: McpConnection }>();
+
+  constructor(
+    readonly server: string,
+    readonly logger: Logger,
+  ) {}
+
+  get(tenantId: string, transport: ResolvedTransport): McpConnection {
+    // A hash, so the pool can tell a rotated secret without holding it in a key.
+    const fingerprint = createHash('sha256').update(JSON.stringify(transport)).digest('hex');
+    const pooled = this.#connections.get(tenantId);
+    if (pooled?.fingerprint === fingerprint) return pooled.connection;
+    if (pooled) void pooled.connection.close();
+    const connection = new McpConnection({ server: this.server, transport, logger: this.logger });
+    this.#connections.set(tenantId, { fingerprint, connection });
+    return connection;
+  }
+
+  async close(): Promise<void> {
+    await Promise.all([...this.#connections.values()].map((pooled) => pooled.connection.close()));
+    this.#connections.clear();
+  }
+}
+
+async function resolveTransport(
+  transport: McpStdioTransport | McpHttpTransport,
+  secrets: SecretSource | undefined,
+  context: { tenantId: string; toolName: string },
+): Promise<ResolvedTransport> {
+  const values = transport.type === 'http' ? transport.headers : transport.env;
+  const { config } = await resolveSecretReferences(values ?? {}, secrets, context);
+  const resolved = config as Record<string, string>;
+  if (transport.type === 'http') return { type: 'http', url: transport.url, headers: resolved };
+  return {
+    type: 'stdio',
+    command: transport.command,
+    args: transport.args ?? [],
+    env: resolved,
+    ...(transport.cwd !== undefined ? { cwd: transport.cwd } : {}),
+  };
+}
+
+/**
+ * The server's tools as definitions. A tool Relay-E cannot offer (a JSON Schema Zod cannot read, a description
+ * or option the tool layer refuses) is left out with an error in the log, so one odd tool does not take the
+ * server's other tools away.
+ */
+function toToolDefinitions(
+  options: McpToolsOptions,
+  listed: readonly Tool[],
+  logger: Logger,
+  connectionFor: ConnectionLookup,
+): ToolDefinition[] {
+  const server = options.name;
+  const names = mapToolNames(
+    server,
+    options.prefix ?? server,
+    listed.map((tool) => tool.name),
+  );
+  const byName = new Map(listed.map((tool) => [tool.name, tool]));
+  return [...names].flatMap(([modelName, toolName]) => {
+    try {
+      return [toToolDefinition(options, byName.get(toolName) as Tool, modelName, connectionFor)];
+    } catch (error) {
+      logger.error('Left out an MCP tool Relay-E cannot offer', { server, toolName, error });
+      return [];
+    }
+  });
+}
+
+type ConnectionLookup = (tenantId: string, toolName: string) => Promise<McpConnection>;
+
+function toToolDefinition(
+  options: McpToolsOptions,
+  tool: Tool,
+  modelName: string,
+  connectionFor: ConnectionLookup,
+): ToolDefinition {
+  const { name: server } = options;
+  const toolName = tool.name;
+  const annotations = toAnnotations(tool);
+  const policy = resolveToolPolicy(toolName, annotations, options, options.tools);
+  const safeToRepeat = annotations?.readOnlyHint === true || annotations?.idempotentHint === true;
+  return defineJsonSchemaTool({
+    name: modelName,
+    description: tool.description?.trim() || tool.title || `Tool '${toolName}' of MCP server '${server}'`,
+    inputSchema: tool.inputSchema,
+    requiresApproval: policy.requiresApproval,
+    retry: policy.retry,
+    ...(policy.timeoutMs !== undefined ? { timeoutMs: policy.timeoutMs } : {}),
+    ...(policy.maxResultBytes !== undefined ? { maxResultBytes: policy.maxResultBytes } : {}),
+    source: { kind: 'mcp', server, tool: toolName },
+    ...(annotations ? { annotations } : {}),
+    execute: async (input, ctx) => {
+      const connection = await connectionFor(ctx.tenantId, modelName).catch((error: unknown) => {
+        throw new RelayError('tool_transport_failed', `MCP server '${server}': ${errorMessage(error)}`, {
+          details: { retryable: false },
+        });
+      });
+      return callMcpTool(connection, { server, toolName, input, safeToRepeat }, ctx);
+    },
+  });
+}
+
+function toAnnotations(tool: Tool): ToolAnnotations | undefined {
+  const source = tool.annotations;
+  if (!source) return undefined;
+  const annotations: ToolAnnotations = {};
+  if (typeof source.title === 'string') annotations.title = source.title;
+  for (const hint of ['readOnlyHint', 'destructiveHint', 'idempotentHint', 'openWorldHint'] as const) {
+    if (typeof source[hint] === 'boolean') annotations[hint] = source[hint];
+  }
+  return annotations;
+}

@@ -1,0 +1,107 @@
+import type { SecretSource } from '../security/resolve-secret-references.js';
+import type { ToolDefinition } from './define-tool.js';
+import type { Logger } from './tool-context.js';
+import { defaultLogger } from './tool-context.js';
+import { ToolRegistry } from './tool-registry.js';
+
+/** What a tool source is given when a worker opens it. */
+export interface ToolSourceContext {
+  /** Called with the source's whole new tool list whenever it changes (an MCP server's `list_changed`). */
+  onToolsChanged(tools: readonly ToolDefinition[]): void;
+  /** What `{ "$secret": "NAME" }` in the source's own settings resolves to, per call and tenant. */
+  secrets?: SecretSource;
+  logger: Logger;
+}
+
+/** A source's tools while it is open. */
+export interface OpenToolSource {
+  tools: readonly ToolDefinition[];
+  /** Closes the source's connections; its tools must not be called afterwards. */
+  close(): Promise<void>;
+}
+
+/** Tools that come from outside the worker's code (an MCP server): opened at worker start, closed at shutdown. */
+export interface ToolSource {
+  readonly kind: 'tool-source';
+  /** Names the source in errors and logs. */
+  readonly name: string;
+  open(context: ToolSourceContext): Promise<OpenToolSource>;
+}
+
+/** What a worker's `tools` option holds: its own tools and tool sources, in any mix. */
+export type ToolEntry = ToolDefinition | ToolSource;
+
+/** Options of {@link loadToolSources}. */
+export interface LoadToolSourcesOptions {
+  /** Passed to every source for the secret references in its settings. */
+  secrets?: SecretSource;
+  /** @default the default logger (JSON lines on stderr) */
+  logger?: Logger;
+}
+
+/** The registry a worker runs with, kept current as sources' tool lists change, and what closes the sources. */
+export interface LoadedTools {
+  registry: ToolRegistry;
+  close(): Promise<void>;
+}
+
+/** True for a tool source (as opposed to a `defineTool` tool). */
+export function isToolSource(entry: ToolEntry): entry is ToolSource {
+  return (entry as Partial<ToolSource>).kind === 'tool-source';
+}
+
+/**
+ * Turns a tools list (tools and tool sources mixed) into one registry: opens every source, registers its tools
+ * beside the others, and swaps a source's tools when it announces a change. A name clash at start throws
+ * `RelayError('duplicate_tool')` after closing what was opened; a clash on a later change keeps the source's
+ * previous tools and logs an error.
+ */
+export async function loadToolSources(
+  tools: readonly ToolEntry[],
+  options: LoadToolSourcesOptions = {},
+): Promise<LoadedTools> {
+  const logger = options.logger ?? defaultLogger;
+  const registry = new ToolRegistry(tools.filter((entry): entry is ToolDefinition => !isToolSource(entry)));
+  const opened: OpenToolSource[] = [];
+  const close = async () => {
+    await Promise.allSettled(opened.map((source) => source.close()));
+  };
+  try {
+    for (const source of tools.filter(isToolSource)) {
+      let current: readonly string[] = [];
+      let started = false;
+      let early: readonly ToolDefinition[] | undefined;
+      const onToolsChanged = (next: readonly ToolDefinition[]) => {
+        if (!started) {
+          early = next;
+          return;
+        }
+        try {
+          registry.replace(current, next);
+          current = next.map((tool) => tool.name);
+          logger.info('Tool source changed its tools', { source: source.name, tools: current });
+        } catch (error) {
+          logger.error('Kept the previous tools of a tool source: its new list clashes', {
+            source: source.name,
+            error,
+          });
+        }
+      };
+      const open = await source.open({
+        onToolsChanged,
+        logger,
+        ...(options.secrets ? { secrets: options.secrets } : {}),
+      });
+      opened.push(open);
+      registry.replace([], open.tools);
+      current = open.tools.map((tool) => tool.name);
+      started = true;
+      // A change announced while the source was still opening is applied now rather than lost.
+      if (early) onToolsChanged(early);
+    }
+  } catch (error) {
+    await close();
+    throw error;
+  }
+  return { registry, close };
+}

@@ -1,0 +1,48 @@
+import { execFile } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import type { ToolCatalogEntry } from '../../src/shared/tool-catalog.js';
+import { fixtureStdioTransport } from './mcp-test-kit.js';
+
+const root = join(import.meta.dirname, '../..');
+
+function relayETools(args: string[]): Promise<{ code: number; stdout: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      ['--import', 'tsx', 'src/cli/main.ts', 'tools', ...args],
+      { cwd: root },
+      (error, stdout) => resolve({ code: typeof error?.code === 'number' ? error.code : 0, stdout }),
+    );
+  });
+}
+
+describe('relay-e tools', () => {
+  const fixture = fixtureStdioTransport();
+  const fixtureFlag = `fixture=${fixture.command} ${(fixture.args ?? []).join(' ')}`;
+
+  it('lists worker tools and an MCP server’s tools with source, policy and schema as JSON', async () => {
+    const { code, stdout } = await relayETools(['--json', '--mcp-stdio', fixtureFlag]);
+    expect(code).toBe(0);
+    const catalog = JSON.parse(stdout) as ToolCatalogEntry[];
+    expect(catalog.find((entry) => entry.name === 'transfer_funds')).toMatchObject({ requiresApproval: true });
+    expect(catalog.find((entry) => entry.name === 'fixture_write_note')).toMatchObject({
+      source: { kind: 'mcp', server: 'fixture', tool: 'write_note' },
+      requiresApproval: true,
+      annotations: { destructiveHint: true },
+      inputSchema: { type: 'object' },
+    });
+  });
+
+  it('prints one block per tool for people', async () => {
+    const { code, stdout } = await relayETools(['--mcp-stdio', fixtureFlag]);
+    expect(code).toBe(0);
+    expect(stdout).toContain(
+      'fixture_echo_text  (MCP server fixture, tool echo.text)\n  Echo the text back.\n  policy: no approval',
+    );
+  });
+
+  it('refuses a server flag without a name', async () => {
+    await expect(relayETools(['--mcp-http', 'http://127.0.0.1:1/mcp'])).resolves.toMatchObject({ code: 2 });
+  });
+});

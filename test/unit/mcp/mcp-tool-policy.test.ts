@@ -1,0 +1,44 @@
+import { describe, expect, it } from 'vitest';
+import { matchesGlob, resolveToolPolicy } from '../../../src/mcp/mcp-tool-policy.js';
+
+describe('resolveToolPolicy', () => {
+  it('requires approval by default, except for tools annotated read-only', () => {
+    expect(resolveToolPolicy('delete_repo', undefined, {}).requiresApproval).toBe(true);
+    expect(resolveToolPolicy('delete_repo', { readOnlyHint: false }, {}).requiresApproval).toBe(true);
+    expect(resolveToolPolicy('list_repos', { readOnlyHint: true }, {}).requiresApproval).toBe(false);
+  });
+
+  it('retries only tools that are safe to repeat, unless configured', () => {
+    expect(resolveToolPolicy('a', { idempotentHint: true }, {}).retry).toEqual({ maximumAttempts: 3 });
+    expect(resolveToolPolicy('a', { destructiveHint: true }, {}).retry).toEqual({ maximumAttempts: 1 });
+    expect(resolveToolPolicy('a', undefined, { retry: { maximumAttempts: 5 } }).retry).toEqual({ maximumAttempts: 5 });
+  });
+
+  it('prefers the exact tool rule, then the first matching pattern, then the server, field by field', () => {
+    const rules = {
+      'list_*': { requiresApproval: true, timeoutMs: 1_000 },
+      '*': { timeoutMs: 2_000, maxResultBytes: 100 },
+      list_repos: { requiresApproval: false },
+    };
+    const server = { requiresApproval: true, timeoutMs: 9_000 };
+    expect(resolveToolPolicy('list_repos', { readOnlyHint: true }, server, rules)).toEqual({
+      requiresApproval: false,
+      timeoutMs: 1_000,
+      maxResultBytes: 100,
+      retry: { maximumAttempts: 3 },
+    });
+    expect(resolveToolPolicy('get_repo', { readOnlyHint: true }, server, rules)).toMatchObject({
+      requiresApproval: true,
+      timeoutMs: 2_000,
+    });
+  });
+});
+
+describe('matchesGlob', () => {
+  it('matches * and ? and nothing else specially', () => {
+    expect(matchesGlob('delete_*', 'delete_repo')).toBe(true);
+    expect(matchesGlob('get-?', 'get-a')).toBe(true);
+    expect(matchesGlob('a.b', 'axb')).toBe(false);
+    expect(matchesGlob('read_*', 'write_file')).toBe(false);
+  });
+});

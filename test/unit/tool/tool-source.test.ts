@@ -1,0 +1,79 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineJsonSchemaTool, defineTool } from '../../../src/tool/define-tool.js';
+import type { ToolDefinition } from '../../../src/tool/define-tool.js';
+import { ToolExecutor } from '../../../src/tool/tool-executor.js';
+import { loadToolSources } from '../../../src/tool/tool-source.js';
+import type { ToolSource, ToolSourceContext } from '../../../src/tool/tool-source.js';
+import { recordingLogger } from './build-tools.js';
+
+const greet = defineJsonSchemaTool({
+  name: 'greet',
+  description: 'Greet someone.',
+  inputSchema: { type: 'object', properties: { name: { type: 'string', minLength: 1 } }, required: ['name'] },
+  execute: (input) => `hello ${(input as { name: string }).name}`,
+});
+
+const add = defineTool({
+  name: 'add',
+  description: 'Add two numbers.',
+  inputSchema: z.object({ a: z.number(), b: z.number() }),
+  execute: ({ a, b }) => a + b,
+});
+
+/** A source whose tools the test changes through the context it was opened with. */
+function controllableSource(name: string, tools: ToolDefinition[]) {
+  let context: ToolSourceContext | undefined;
+  const source: ToolSource = {
+    kind: 'tool-source',
+    name,
+    open: async (given) => {
+      context = given;
+      return { tools, close: async () => undefined };
+    },
+  };
+  return { source, change: (next: ToolDefinition[]) => context?.onToolsChanged(next) };
+}
+
+describe('defineJsonSchemaTool', () => {
+  it('shows the model its JSON Schema as given and validates input with Zod built from it', async () => {
+    const executor = new ToolExecutor((await loadToolSources([greet])).registry);
+    expect((await loadToolSources([greet])).registry.catalog()[0]?.inputSchema).toBe(greet.inputJsonSchema);
+    await expect(executor.execute('greet', { name: 'Ada' })).resolves.toMatchObject({ data: 'hello Ada' });
+    await expect(executor.execute('greet', { name: '' })).resolves.toMatchObject({
+      errorType: 'validation',
+      issues: [{ path: 'name' }],
+    });
+  });
+
+  it('refuses an input schema that is not a JSON Schema object', () => {
+    expect(() =>
+      defineJsonSchemaTool({ name: 'bad', description: 'Bad.', inputSchema: [] as never, execute: () => 1 }),
+    ).toThrow("Tool 'bad' needs a JSON Schema object as its input schema");
+  });
+});
+
+describe('loadToolSources', () => {
+  it('puts a source’s tools beside the worker’s own and swaps them when the source changes', async () => {
+    const { source, change } = controllableSource('remote', [greet]);
+    const loaded = await loadToolSources([add, source]);
+    expect(loaded.registry.list().map((tool) => tool.name)).toEqual(['add', 'greet']);
+
+    change([{ ...greet, name: 'greet_again' }]);
+    expect(loaded.registry.list().map((tool) => tool.name)).toEqual(['add', 'greet_again']);
+  });
+
+  it('keeps a source’s previous tools when its new list clashes with another tool, and logs why', async () => {
+    const { source, change } = controllableSource('remote', [greet]);
+    const logger = recordingLogger();
+    const loaded = await loadToolSources([add, source], { logger });
+    change([{ ...greet, name: 'add' }]);
+    expect(loaded.registry.list().map((tool) => tool.name)).toEqual(['add', 'greet']);
+    expect(logger.records).toContainEqual(
+      expect.objectContaining({
+        level: 'error',
+        message: 'Kept the previous tools of a tool source: its new list clashes',
+      }),
+    );
+  });
+});
