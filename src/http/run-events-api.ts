@@ -1,0 +1,54 @@
+import { createRoute } from '@hono/zod-openapi';
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { runEventSchema, runEventsHeadersSchema, runEventsQuerySchema, runIdParamsSchema } from './api-schemas.js';
+import type { CreateApiOptions } from './create-api.js';
+import { createResourceApi } from './create-resource-api.js';
+import type { ApiEnv } from './create-resource-api.js';
+import { apiKeySecurity, problemResponses } from './problem-responses.js';
+import { streamRunEvents } from './stream-run-events.js';
+
+export type RunEventsApiOptions = Pick<
+  CreateApiOptions,
+  'client' | 'ssePollIntervalMs' | 'sseHeartbeatIntervalMs' | 'logger'
+>;
+
+/** `GET /v1/runs/:id/events`: a run's events as server-sent events, resumable with `Last-Event-ID`. */
+export function createRunEventsApi(options: RunEventsApiOptions): OpenAPIHono<ApiEnv> {
+  const { client } = options;
+  const app = createResourceApi();
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/runs/{id}/events',
+      summary: 'Follow a run’s events as server-sent events, resumable with Last-Event-ID',
+      description:
+        'Each event is `id: <seq>`, `event: <type>`, `data: <RunEvent JSON>`. The stream ends after ' +
+        '`run_completed`, `run_failed` or `run_cancelled`; comment lines keep an idle stream open.',
+      security: apiKeySecurity,
+      request: { params: runIdParamsSchema, query: runEventsQuerySchema, headers: runEventsHeadersSchema },
+      responses: {
+        200: {
+          description: 'The event stream',
+          content: { 'text/event-stream': { schema: runEventSchema } },
+        },
+        ...problemResponses(401, 404, 422, 503),
+      },
+    }),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      const lastEventId = c.req.valid('header')['last-event-id'];
+      await client.getRun(id, { tenantId: c.get('caller').tenantId });
+      return streamRunEvents(c, {
+        client,
+        runId: id,
+        after: lastEventId !== undefined ? Number(lastEventId) : (c.req.valid('query').after ?? 0),
+        pollIntervalMs: options.ssePollIntervalMs ?? 250,
+        heartbeatIntervalMs: options.sseHeartbeatIntervalMs ?? 15_000,
+        logger: options.logger ?? console,
+      });
+    },
+  );
+
+  return app;
+}

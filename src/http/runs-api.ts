@@ -1,0 +1,108 @@
+import { createRoute } from '@hono/zod-openapi';
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
+import type { RelayClient } from '../client/relay-client.js';
+import { RelayError } from '../shared/errors.js';
+import type { AgentRunInput, RunStatus } from '../shared/run-types.js';
+import {
+  cancelResponseSchema,
+  runIdParamsSchema,
+  runSnapshotSchema,
+  startRunRequestSchema,
+  startRunResponseSchema,
+} from './api-schemas.js';
+import { createResourceApi } from './create-resource-api.js';
+import type { ApiEnv } from './create-resource-api.js';
+import { HttpError } from './http-error.js';
+import { apiKeySecurity, problemResponses } from './problem-responses.js';
+
+/** `/v1/runs`: start a run in the caller's tenant, read its snapshot, cancel it. */
+export function createRunsApi({ client }: { client: RelayClient }): OpenAPIHono<ApiEnv> {
+  const app = createResourceApi();
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/runs',
+      summary: 'Start a run for the caller’s tenant',
+      security: apiKeySecurity,
+      request: { body: { required: true, content: { 'application/json': { schema: startRunRequestSchema } } } },
+      responses: {
+        201: { description: 'Started', content: { 'application/json': { schema: startRunResponseSchema } } },
+        ...problemResponses(400, 401, 409, 413, 422),
+      },
+    }),
+    async (c) => {
+      const { runId: requestedId, ...body } = c.req.valid('json');
+      // The schema types a transcript's tool results loosely; startRun checks the whole input again.
+      const input = { ...(body as Omit<AgentRunInput, 'tenantId'>), tenantId: c.get('caller').tenantId };
+      try {
+        const { runId } = await client.startRun({ ...input, ...(requestedId ? { runId: requestedId } : {}) });
+        c.header('location', `/v1/runs/${encodeURIComponent(runId)}`);
+        return c.json({ runId }, 201);
+      } catch (error) {
+        if (error instanceof WorkflowExecutionAlreadyStartedError) {
+          throw new HttpError(409, 'run_already_exists', `A run with id '${requestedId}' already exists`);
+        }
+        throw error;
+      }
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/runs/{id}',
+      summary: 'Read a run’s snapshot',
+      security: apiKeySecurity,
+      request: { params: runIdParamsSchema },
+      responses: {
+        200: { description: 'The snapshot', content: { 'application/json': { schema: runSnapshotSchema } } },
+        ...problemResponses(401, 404, 422, 503),
+      },
+    }),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      return c.json(await client.getRun(id, { tenantId: c.get('caller').tenantId }), 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'post',
+      path: '/v1/runs/{id}/cancel',
+      summary: 'Cancel a run; a run that already ended is left as it is',
+      security: apiKeySecurity,
+      request: { params: runIdParamsSchema },
+      responses: {
+        200: {
+          description: 'The run had already ended',
+          content: { 'application/json': { schema: cancelResponseSchema } },
+        },
+        202: {
+          description: 'Cancellation requested',
+          content: { 'application/json': { schema: cancelResponseSchema } },
+        },
+        ...problemResponses(401, 404, 413, 422),
+      },
+    }),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      const tenantId = c.get('caller').tenantId;
+      // A run waiting for a worker to recover it cannot say its status, but it can be cancelled.
+      const snapshot = await client.getRun(id, { tenantId }).catch((error: unknown) => {
+        if (RelayError.isInstance(error) && error.code === 'run_unavailable') return undefined;
+        throw error;
+      });
+      if (snapshot && isTerminal(snapshot.status)) return c.json({ runId: id, status: snapshot.status }, 200);
+      await client.cancel(id, { tenantId });
+      return c.json({ runId: id, status: 'cancelling' as const }, 202);
+    },
+  );
+
+  return app;
+}
+
+function isTerminal(status: RunStatus): status is Exclude<RunStatus, 'running' | 'awaiting_approval'> {
+  return status !== 'running' && status !== 'awaiting_approval';
+}
