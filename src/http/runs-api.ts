@@ -1,24 +1,28 @@
 import { createRoute } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
-import type { RelayClient } from '../client/relay-client.js';
 import { RelayError } from '../shared/errors.js';
 import type { AgentRunInput, RunStatus } from '../shared/run-types.js';
 import {
   cancelResponseSchema,
+  listRunsQuerySchema,
   runIdParamsSchema,
+  runPageSchema,
   runSnapshotSchema,
   startRunRequestSchema,
   startRunResponseSchema,
 } from './api-schemas.js';
+import type { CreateApiOptions } from './create-api.js';
 import { createResourceApi } from './create-resource-api.js';
+import { createCursorSeal } from './cursor-seal.js';
 import type { ApiEnv } from './create-resource-api.js';
 import { HttpError } from './http-error.js';
 import { apiKeySecurity, problemResponses } from './problem-responses.js';
 
-/** `/v1/runs`: start a run in the caller's tenant, read its snapshot, cancel it. */
-export function createRunsApi({ client }: { client: RelayClient }): OpenAPIHono<ApiEnv> {
+/** `/v1/runs`: start a run in the caller's tenant, list the tenant's runs, read one's snapshot, cancel it. */
+export function createRunsApi({ client, apiKeys }: Pick<CreateApiOptions, 'client' | 'apiKeys'>): OpenAPIHono<ApiEnv> {
   const app = createResourceApi();
+  const cursors = createCursorSeal(apiKeys);
 
   app.openapi(
     createRoute({
@@ -46,6 +50,34 @@ export function createRunsApi({ client }: { client: RelayClient }): OpenAPIHono<
         }
         throw error;
       }
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/runs',
+      summary: 'List the caller’s tenant’s runs, open runs first, newest first, a page at a time',
+      security: apiKeySecurity,
+      request: { query: listRunsQuerySchema },
+      responses: {
+        200: { description: 'A page of runs', content: { 'application/json': { schema: runPageSchema } } },
+        ...problemResponses(401, 422),
+      },
+    }),
+    async (c) => {
+      const { status, pendingApprovals, limit, cursor } = c.req.valid('query');
+      const tenantId = c.get('caller').tenantId;
+      const scope = JSON.stringify([tenantId, status, pendingApprovals]);
+      const page = await client.listRuns({
+        tenantId,
+        ...(status !== undefined ? { status } : {}),
+        ...(pendingApprovals !== undefined ? { pendingApprovals: pendingApprovals === 'true' } : {}),
+        ...(limit !== undefined ? { limit } : {}),
+        ...(cursor !== undefined ? { cursor: cursors.open(cursor, scope) } : {}),
+      });
+      const nextCursor = page.nextCursor !== undefined ? cursors.seal(page.nextCursor, scope) : undefined;
+      return c.json({ runs: page.runs, ...(nextCursor !== undefined ? { nextCursor } : {}) }, 200);
     },
   );
 

@@ -356,7 +356,7 @@ describe('GET /v1/openapi.json', () => {
     expect(document.openapi).toBe('3.1.0');
     expect(Object.fromEntries(Object.entries(document.paths).map(([path, item]) => [path, Object.keys(item)]))).toEqual(
       {
-        '/v1/runs': ['post'],
+        '/v1/runs': ['post', 'get'],
         '/v1/runs/{id}': ['get'],
         '/v1/runs/{id}/events': ['get'],
         '/v1/runs/{id}/approve': ['post'],

@@ -103,6 +103,7 @@ it('refuses every route, stream and decision on tenant A’s runs to tenant B (4
   }
   const tenantRoutes: Request[] = [
     { method: 'POST', path: '/v1/runs', json: { model: 'scripted:t', prompt: 'hi' } },
+    { method: 'GET', path: '/v1/runs' },
     { method: 'GET', path: '/v1/approvals' },
     { method: 'GET', path: '/v1/openapi.json' },
   ];
@@ -115,10 +116,13 @@ it('refuses every route, stream and decision on tenant A’s runs to tenant B (4
   expect(byTenantB.filter((entry) => entry.status !== 404 || !entry.problem)).toEqual([]);
   expect(withoutKey.filter((entry) => entry.status !== 401 || !entry.problem)).toEqual([]);
 
-  // Tenant B's own listing and a body that names tenant A change nothing either.
+  // Tenant B's own listings and a body that names tenant A change nothing either.
   const listing = await api.request('/v1/approvals', { key: keys.bob });
   const listed = ((await listing.json()) as { approvals: Array<{ runId: string }> }).approvals;
   expect(listed.filter((approval) => runIds.includes(approval.runId))).toEqual([]);
+  const runListing = await api.request('/v1/runs?limit=100', { key: keys.bob });
+  const runsListed = ((await runListing.json()) as { runs: Array<{ runId: string }> }).runs;
+  expect(runsListed.filter((run) => runIds.includes(run.runId))).toEqual([]);
   const smuggled = await api.request('/v1/runs', {
     method: 'POST',
     key: keys.bob,
