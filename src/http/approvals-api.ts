@@ -49,12 +49,13 @@ export function createApprovalsApi({ client }: { client: RelayClient }): OpenAPI
     createRoute({
       method: 'get',
       path: '/v1/approvals',
+      operationId: 'listPendingApprovals',
       summary: 'List the tool calls of the caller’s tenant that wait for a human',
       security: apiKeySecurity,
       request: { query: approvalsQuerySchema },
       responses: {
         200: { description: 'Pending approvals', content: { 'application/json': { schema: approvalsResponseSchema } } },
-        ...problemResponses(401, 422),
+        ...problemResponses('unauthorized', 'invalid_input'),
       },
     }),
     async (c) => {
@@ -78,12 +79,22 @@ function decisionRoute<Schema extends typeof approveRequestSchema | typeof rejec
   return createRoute({
     method: 'post',
     path: `/v1/runs/{id}/${decision}`,
+    operationId: `${decision}ToolCall`,
     summary,
     security: apiKeySecurity,
     request: { params: runIdParamsSchema, body: { required: true, content: { 'application/json': { schema } } } },
     responses: {
       200: { description: 'Accepted by the run', content: { 'application/json': { schema: approvalOutcomeSchema } } },
-      ...problemResponses(400, 401, 404, 409, 413, 422, 503),
+      ...problemResponses(
+        'invalid_json',
+        'unauthorized',
+        'run_not_found',
+        'approval_not_pending',
+        'payload_too_large',
+        'invalid_input',
+        'approval_input_invalid',
+        'run_unavailable',
+      ),
     },
   });
 }

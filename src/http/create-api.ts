@@ -4,6 +4,7 @@ import type { ApiKeyTenants } from './api-keys.js';
 import { createApprovalsApi } from './approvals-api.js';
 import type { ApiEnv } from './create-resource-api.js';
 import { createErrorHandler, createNotFoundHandler } from './error-handlers.js';
+import { createHealthApi } from './health-api.js';
 import { createOpenApiApi } from './openapi-api.js';
 import { readJsonBody } from './read-json-body.js';
 import { requireApiKey } from './require-api-key.js';
@@ -24,21 +25,25 @@ export interface CreateApiOptions {
   sseHeartbeatIntervalMs?: number;
   /** Where unexpected errors are logged; callers only ever see a bare 500. @default console */
   logger?: Pick<Console, 'error'>;
+  /** The URL callers reach this API at, as the OpenAPI document's `servers` names it. @default '/' (where the document is served) */
+  publicUrl?: string;
 }
 
-/** Builds the HTTP API over a `RelayClient`: every route but `/healthz` needs an API key and sees only its tenant's runs. */
+/**
+ * Builds the HTTP API over a `RelayClient`: every route but `/healthz`, the OpenAPI document and its reference page
+ * needs an API key and sees only its tenant's runs.
+ */
 export function createApi(options: CreateApiOptions): OpenAPIHono<ApiEnv> {
   const logger = options.logger ?? console;
   const app = new OpenAPIHono<ApiEnv>();
   app.onError(createErrorHandler(logger));
   app.notFound(createNotFoundHandler(app));
-  app.get('/healthz', (c) => c.json({ status: 'ok' }));
-
+  app.route('/', createHealthApi());
+  app.route('/', createOpenApiApi(app, options));
   app.use('/v1/*', requireApiKey(options.apiKeys));
   app.use('/v1/*', readJsonBody(options.maxBodyBytes ?? 1_048_576));
   app.route('/', createRunsApi(options));
   app.route('/', createRunEventsApi(options));
   app.route('/', createApprovalsApi(options));
-  app.route('/', createOpenApiApi(app));
   return app;
 }

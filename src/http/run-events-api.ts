@@ -21,6 +21,7 @@ export function createRunEventsApi(options: RunEventsApiOptions): OpenAPIHono<Ap
     createRoute({
       method: 'get',
       path: '/v1/runs/{id}/events',
+      operationId: 'followRunEvents',
       summary: 'Follow a run’s events as server-sent events, resumable with Last-Event-ID',
       description:
         'Each event is `id: <seq>`, `event: <type>`, `data: <RunEvent JSON>`. The stream ends after ' +
@@ -32,7 +33,7 @@ export function createRunEventsApi(options: RunEventsApiOptions): OpenAPIHono<Ap
           description: 'The event stream',
           content: { 'text/event-stream': { schema: runEventSchema } },
         },
-        ...problemResponses(401, 404, 422, 503),
+        ...problemResponses('unauthorized', 'run_not_found', 'invalid_input', 'run_unavailable'),
       },
     }),
     async (c) => {

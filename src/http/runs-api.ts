@@ -28,12 +28,13 @@ export function createRunsApi({ client, apiKeys }: Pick<CreateApiOptions, 'clien
     createRoute({
       method: 'post',
       path: '/v1/runs',
+      operationId: 'startRun',
       summary: 'Start a run for the caller’s tenant',
       security: apiKeySecurity,
       request: { body: { required: true, content: { 'application/json': { schema: startRunRequestSchema } } } },
       responses: {
         201: { description: 'Started', content: { 'application/json': { schema: startRunResponseSchema } } },
-        ...problemResponses(400, 401, 409, 413, 422),
+        ...problemResponses('invalid_json', 'unauthorized', 'run_already_exists', 'payload_too_large', 'invalid_input'),
       },
     }),
     async (c) => {
@@ -57,12 +58,13 @@ export function createRunsApi({ client, apiKeys }: Pick<CreateApiOptions, 'clien
     createRoute({
       method: 'get',
       path: '/v1/runs',
+      operationId: 'listRuns',
       summary: 'List the caller’s tenant’s runs, open runs first, newest first, a page at a time',
       security: apiKeySecurity,
       request: { query: listRunsQuerySchema },
       responses: {
         200: { description: 'A page of runs', content: { 'application/json': { schema: runPageSchema } } },
-        ...problemResponses(401, 422),
+        ...problemResponses('unauthorized', 'invalid_input'),
       },
     }),
     async (c) => {
@@ -85,12 +87,13 @@ export function createRunsApi({ client, apiKeys }: Pick<CreateApiOptions, 'clien
     createRoute({
       method: 'get',
       path: '/v1/runs/{id}',
+      operationId: 'getRun',
       summary: 'Read a run’s snapshot',
       security: apiKeySecurity,
       request: { params: runIdParamsSchema },
       responses: {
         200: { description: 'The snapshot', content: { 'application/json': { schema: runSnapshotSchema } } },
-        ...problemResponses(401, 404, 422, 503),
+        ...problemResponses('unauthorized', 'run_not_found', 'invalid_input', 'run_unavailable'),
       },
     }),
     async (c) => {
@@ -103,6 +106,7 @@ export function createRunsApi({ client, apiKeys }: Pick<CreateApiOptions, 'clien
     createRoute({
       method: 'post',
       path: '/v1/runs/{id}/cancel',
+      operationId: 'cancelRun',
       summary: 'Cancel a run; a run that already ended is left as it is',
       security: apiKeySecurity,
       request: { params: runIdParamsSchema },
@@ -115,7 +119,7 @@ export function createRunsApi({ client, apiKeys }: Pick<CreateApiOptions, 'clien
           description: 'Cancellation requested',
           content: { 'application/json': { schema: cancelResponseSchema } },
         },
-        ...problemResponses(401, 404, 413, 422),
+        ...problemResponses('unauthorized', 'run_not_found', 'payload_too_large', 'invalid_input'),
       },
     }),
     async (c) => {

@@ -182,11 +182,11 @@ describe('tenancy and authentication', () => {
     await api.request(`/v1/runs/${runId}/cancel`, { method: 'POST', key: keys.alice });
   });
 
-  it('answers 401 to every route without a key or with an unknown one, and serves /healthz without one', async () => {
+  it('answers 401 to every route without a key or with an unknown one, and serves /healthz and the OpenAPI document without one', async () => {
     const paths: Array<[string, string]> = [
       ['POST', '/v1/runs'],
+      ['GET', '/v1/runs'],
       ['GET', '/v1/approvals'],
-      ['GET', '/v1/openapi.json'],
       ...routes('run_x').map(([method, path]) => [method, path] as [string, string]),
     ];
     for (const [method, path] of paths) {
@@ -200,6 +200,7 @@ describe('tenancy and authentication', () => {
     expect(byHeader.status).toBe(200);
     const health = await api.request('/healthz');
     expect([health.status, await health.json()]).toEqual([200, { status: 'ok' }]);
+    expect((await api.request('/v1/openapi.json')).status).toBe(200);
   });
 });
 
@@ -346,7 +347,7 @@ describe('problems', () => {
 
 describe('GET /v1/openapi.json', () => {
   it('describes every route, its schemas and the API-key security schemes as OpenAPI 3.1', async () => {
-    const response = await api.request('/v1/openapi.json', { key: keys.alice });
+    const response = await api.request('/v1/openapi.json');
     expect(response.status).toBe(200);
     const document = (await response.json()) as {
       openapi: string;
@@ -356,6 +357,9 @@ describe('GET /v1/openapi.json', () => {
     expect(document.openapi).toBe('3.1.0');
     expect(Object.fromEntries(Object.entries(document.paths).map(([path, item]) => [path, Object.keys(item)]))).toEqual(
       {
+        '/healthz': ['get'],
+        '/v1/openapi.json': ['get'],
+        '/v1/reference': ['get'],
         '/v1/runs': ['post', 'get'],
         '/v1/runs/{id}': ['get'],
         '/v1/runs/{id}/events': ['get'],

@@ -105,7 +105,6 @@ it('refuses every route, stream and decision on tenant A’s runs to tenant B (4
     { method: 'POST', path: '/v1/runs', json: { model: 'scripted:t', prompt: 'hi' } },
     { method: 'GET', path: '/v1/runs' },
     { method: 'GET', path: '/v1/approvals' },
-    { method: 'GET', path: '/v1/openapi.json' },
   ];
   for (const request of tenantRoutes) {
     for (const { label, headers } of missingCredentials) await record(label, request, await send(request, headers));
