@@ -5,6 +5,7 @@ import type { CreateApiOptions } from './create-api.js';
 import { createResourceApi } from './create-resource-api.js';
 import type { ApiEnv } from './create-resource-api.js';
 import { apiKeySecurity, problemResponses } from './problem-responses.js';
+import { RunEventHub } from './run-event-hub.js';
 import { streamRunEvents } from './stream-run-events.js';
 
 export type RunEventsApiOptions = Pick<
@@ -12,10 +13,13 @@ export type RunEventsApiOptions = Pick<
   'client' | 'ssePollIntervalMs' | 'sseHeartbeatIntervalMs' | 'logger'
 >;
 
-/** `GET /v1/runs/:id/events`: a run's events as server-sent events, resumable with `Last-Event-ID`. */
+/**
+ * `GET /v1/runs/:id/events`: a run's events as server-sent events, resumable with `Last-Event-ID`; every follower
+ * of a run in this process shares one poller of it.
+ */
 export function createRunEventsApi(options: RunEventsApiOptions): OpenAPIHono<ApiEnv> {
-  const { client } = options;
   const app = createResourceApi();
+  const followers = new RunEventHub(options.client, options.ssePollIntervalMs ?? 250);
 
   app.openapi(
     createRoute({
@@ -39,12 +43,15 @@ export function createRunEventsApi(options: RunEventsApiOptions): OpenAPIHono<Ap
     async (c) => {
       const { id } = c.req.valid('param');
       const lastEventId = c.req.valid('header')['last-event-id'];
-      await client.getRun(id, { tenantId: c.get('caller').tenantId });
-      return streamRunEvents(c, {
-        client,
-        runId: id,
+      const disconnected = new AbortController();
+      const events = await followers.follow(id, {
+        tenantId: c.get('caller').tenantId,
         after: lastEventId !== undefined ? Number(lastEventId) : (c.req.valid('query').after ?? 0),
-        pollIntervalMs: options.ssePollIntervalMs ?? 250,
+        signal: disconnected.signal,
+      });
+      return streamRunEvents(c, {
+        events,
+        disconnected,
         heartbeatIntervalMs: options.sseHeartbeatIntervalMs ?? 15_000,
         logger: options.logger ?? console,
       });
