@@ -10,20 +10,40 @@ import { defaultMaxModelResponseBytes, toJsonText, utf8ByteLength } from '../src
 import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
 import type { ModelRequest, ModelResponse } from '../src/shared/transcript.js';
 import type { ToolResult } from '../src/shared/tool-result.js';
+import { boundIssues } from '../src/shared/payload-limits.js';
+import { checkToolInputAsync } from '../src/shared/tool-input.js';
+import type { ToolInputIssue } from '../src/shared/tool-input.js';
 
 /** Everything a tool activity needs to build the tool's context. */
 export interface ExecuteToolInput {
   toolName: string;
   toolCallId: string;
   input: unknown;
-  /** `workflowId/toolCallId`: the same on every retry and replay of this call. */
+  /** Unique to this call of this run (see the workflow's `idempotencyKeyFor`): the same on every retry and replay. */
   idempotencyKey: string;
   tenantId: string;
   userId?: string;
   sessionId?: string;
   runId: string;
   config: Record<string, unknown>;
+  /**
+   * Retry a call that ran past its timeout. Only tools that set their own retry policy opt in: the attempt that
+   * timed out may still be running, so a blind retry could run the effect twice at once.
+   * @default false
+   */
+  retryTimeouts?: boolean;
 }
+
+/** The catalog a run records, with the time the worker read it (the run stamps its first events with it). */
+export interface CatalogSnapshot {
+  entries: ToolCatalogEntry[];
+  at: string;
+}
+
+/** A call's input checked against the tool's own schema, as the executor will check it. */
+export type ToolInputVerdict =
+  | { valid: true; at: string }
+  | { valid: false; errorType: 'validation' | 'not_found'; error: string; issues: ToolInputIssue[]; at: string };
 
 export interface ActivityDependencies {
   registry: ToolRegistry;
@@ -57,13 +77,41 @@ async function whileHeartbeating<T>(work: (context: Context) => Promise<T>): Pro
 export function createActivities({ registry, executor, models, secrets, ...limits }: ActivityDependencies) {
   const maxModelResponseBytes = limits.maxModelResponseBytes ?? defaultMaxModelResponseBytes;
   return {
-    /** Records the tools a run may use (names, descriptions, JSON Schemas, approval flags) in its history. */
-    async snapshotToolCatalog(input: { tools?: string[] }): Promise<ToolCatalogEntry[]> {
+    /**
+     * Records the tools a run may use (names, descriptions, JSON Schemas, approval flags) in its history, each with
+     * the time limit the executor will apply, so the activity's own timeout can agree with it.
+     */
+    async snapshotToolCatalog(input: { tools?: string[] }): Promise<CatalogSnapshot> {
       try {
-        return registry.catalog(input.tools);
+        const entries = registry
+          .catalog(input.tools)
+          .map((entry) => ({ ...entry, timeoutMs: executor.timeoutFor(entry.name) }));
+        return { entries, at: new Date().toISOString() };
       } catch (error) {
         throw toNonRetryableFailure(error);
       }
+    },
+
+    /**
+     * Checks a call's input with the tool's own Zod schema (refinements included) before a human is asked to
+     * approve it: what the run checked in the workflow is only the JSON Schema.
+     */
+    async checkToolCallInput(call: { toolName: string; input: unknown }): Promise<ToolInputVerdict> {
+      const tool = registry.get(call.toolName);
+      const at = new Date().toISOString();
+      if (!tool) {
+        const error = `Tool '${call.toolName}' is no longer offered by this worker`;
+        return {
+          valid: false,
+          errorType: 'not_found',
+          error,
+          issues: [{ path: '', message: error, code: 'unknown_tool' }],
+          at,
+        };
+      }
+      const check = await checkToolInputAsync(tool.inputSchema, call.input);
+      if (check.success) return { valid: true, at };
+      return { valid: false, errorType: 'validation', error: check.message, issues: boundIssues(check.issues), at };
     },
 
     /** Asks the run's model for its next turn; transient provider failures are retried by Temporal. */
@@ -89,8 +137,9 @@ export function createActivities({ registry, executor, models, secrets, ...limit
     },
 
     /**
-     * Runs one validated tool call through the executor. Failures the tool could overcome on a retry
-     * (it threw, or timed out) are thrown so the tool's retry policy applies; the rest are data for the model.
+     * Runs one validated tool call through the executor. Failures the tool could overcome on a retry (it threw, or
+     * it timed out and opted into retries) are thrown so the tool's retry policy applies; the rest are data for the
+     * model.
      */
     async executeTool(call: ExecuteToolInput): Promise<ToolResult> {
       return whileHeartbeating(async (context) => {
@@ -119,6 +168,12 @@ export function createActivities({ registry, executor, models, secrets, ...limit
         const result = redactSecrets(executed, values);
         if (result.success) return result;
         if (result.errorType === 'cancelled') throw new CancelledFailure(result.error);
+        if (result.errorType === 'timeout' && !call.retryTimeouts) {
+          return {
+            ...result,
+            error: `${result.error}. It may still have had an effect: it was not retried, so check before calling it again.`,
+          };
+        }
         if (result.errorType === 'execution' || result.errorType === 'timeout') {
           throw ApplicationFailure.create({
             type: 'tool_execution_failed',

@@ -5,10 +5,13 @@
 #   RELAY_E_CACHE_DIR   where Node and the Temporal CLI are cached (default ~/.cache/relay-e)
 #   RELAY_E_NODE_VERSION  the Node 24 release to fetch when needed (default 24.22.3)
 #   TEMPORAL_CLI_PATH   a temporal binary to use instead of building one
+#   TEMPORAL_TEST_SERVER_PATH  a time-skipping test server executable to use instead of the cached one
 
 relay_e_cache_dir="${RELAY_E_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/relay-e}"
 relay_e_node_version="${RELAY_E_NODE_VERSION:-24.22.3}"
 relay_e_temporal_version="v1.5.1"
+# The newest io.temporal:temporal-test-server on Maven Central that @temporalio/testing 1.24 was tried with.
+relay_e_test_server_version="1.38.0"
 
 relay_e_node_major() {
   command -v node >/dev/null 2>&1 || { echo 0; return; }
@@ -59,6 +62,138 @@ relay_e_ensure_temporal() {
     return 1
   fi
   export TEMPORAL_CLI_PATH
+}
+
+# Puts Temporal's time-skipping test server (Java, from Maven Central as io.temporal:temporal-test-server) in the
+# cache and exports TEMPORAL_TEST_SERVER_PATH, the wrapper that @temporalio/testing runs as `<wrapper> <port>`.
+# The SDK's own download of the test server needs a host these machines cannot reach. Idempotent: the wrapper is
+# written last, so its presence means the classpath and the class-data-sharing archive are complete.
+relay_e_ensure_test_server() {
+  if [ -n "${TEMPORAL_TEST_SERVER_PATH:-}" ]; then
+    [ -x "$TEMPORAL_TEST_SERVER_PATH" ] || { echo "relay-e: TEMPORAL_TEST_SERVER_PATH is $TEMPORAL_TEST_SERVER_PATH, which is not an executable file" >&2; return 1; }
+    export TEMPORAL_TEST_SERVER_PATH
+    return 0
+  fi
+  local dir="$relay_e_cache_dir/temporal-test-server-$relay_e_test_server_version"
+  local wrapper="$dir/temporal-test-server"
+  if [ ! -x "$wrapper" ]; then
+    relay_e_ensure_java_and_maven || return 1
+    echo "relay-e: fetching Temporal's time-skipping test server $relay_e_test_server_version with Maven (once)" >&2
+    rm -rf "$dir"
+    mkdir -p "$dir"
+    relay_e_write_test_server_pom >"$dir/pom.xml"
+    # A Maven repository of its own keeps every jar under the cache directory, whatever ~/.m2 holds.
+    if ! mvn -B -q -f "$dir/pom.xml" -Dmaven.repo.local="$dir/repository" dependency:build-classpath \
+      -Dmdep.includeScope=runtime -Dmdep.outputFile="$dir/classpath.txt" >"$dir/maven.log" 2>&1; then
+      cat "$dir/maven.log" >&2
+      rm -rf "$dir"
+      return 1
+    fi
+    relay_e_write_test_server_wrapper "$dir" >"$wrapper.partial" || { rm -rf "$dir"; return 1; }
+    chmod +x "$wrapper.partial"
+    relay_e_archive_test_server_classes "$wrapper.partial" "$dir/classes.jsa" || { rm -rf "$dir"; return 1; }
+    mv "$wrapper.partial" "$wrapper"
+  fi
+  TEMPORAL_TEST_SERVER_PATH="$wrapper"
+  export TEMPORAL_TEST_SERVER_PATH
+}
+
+relay_e_java_major() {
+  local major=""
+  if command -v java >/dev/null 2>&1; then
+    major="$(java -XshowSettings:properties -version 2>&1 | sed -n 's/^ *java\.specification\.version = \([0-9]*\).*/\1/p')"
+  fi
+  echo "${major:-0}"
+}
+
+# Java 17 or newer and Maven; on CI (CI=true, as root with apt-get) they are installed from Debian's packages.
+relay_e_ensure_java_and_maven() {
+  if [ "$(relay_e_java_major)" -ge 17 ] && command -v mvn >/dev/null 2>&1; then
+    return 0
+  fi
+  if [ "${CI:-}" = "true" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "relay-e: installing Java and Maven for the time-skipping test server (apt-get)" >&2
+    { apt-get update -qq && apt-get install -y -qq default-jdk-headless maven; } >&2 || return 1
+    [ "$(relay_e_java_major)" -ge 17 ] && return 0
+  fi
+  local java_found maven_found
+  java_found="$(relay_e_java_major)"
+  maven_found="$(command -v mvn || echo none)"
+  echo "relay-e: the time-skipping test server needs Java 17 or newer (found: ${java_found/#0/none}) and Maven (found: $maven_found)." >&2
+  echo "relay-e: install them (Debian/Ubuntu: apt-get install default-jdk-headless maven; macOS: brew install openjdk maven) and retry;" >&2
+  echo "relay-e: tests on the local dev server (mode 'local') need neither." >&2
+  return 1
+}
+
+relay_e_write_test_server_pom() {
+  cat <<EOF
+<project xmlns="http://maven.apache.org/POM/4.0.0">
+  <modelVersion>4.0.0</modelVersion>
+  <groupId>dev.relay-e</groupId>
+  <artifactId>temporal-test-server-classpath</artifactId>
+  <version>1</version>
+  <packaging>pom</packaging>
+  <dependencies>
+    <dependency>
+      <groupId>io.temporal</groupId>
+      <artifactId>temporal-test-server</artifactId>
+      <version>$relay_e_test_server_version</version>
+    </dependency>
+  </dependencies>
+</project>
+EOF
+}
+
+# The wrapper must `exec` Java: the SDK stops the server with a SIGKILL of the process it started, which a shell
+# cannot pass on. Before that it starts a watcher that stops the server when the test process dies without tearing
+# it down, since nothing else would.
+relay_e_write_test_server_wrapper() {
+  local dir="$1" java
+  java="$(command -v java)"
+  cat <<EOF
+#!/bin/sh
+# Temporal's time-skipping test server $relay_e_test_server_version, written by relay_e_ensure_test_server (scripts/env.sh).
+# Usage: temporal-test-server <port>
+[ -x "$java" ] || { echo "temporal-test-server: $java is gone; install Java 17+ and rerun relay_e_ensure_test_server" >&2; exit 127; }
+parent=\$PPID
+server=\$\$
+( while kill -0 "\$parent" 2>/dev/null && kill -0 "\$server" 2>/dev/null; do sleep 1; done
+  kill "\$server" 2>/dev/null ) </dev/null >/dev/null 2>&1 &
+exec "$java" \${RELAY_E_TEST_SERVER_JAVA_OPTIONS:--XX:SharedArchiveFile=$dir/classes.jsa} -Xshare:auto \\
+  -XX:TieredStopAtLevel=1 -XX:+UseSerialGC -cp "$(cat "$dir/classpath.txt")" io.temporal.testserver.TestServer "\$@"
+EOF
+}
+
+# A class-data-sharing archive of the classes the server loads brings the JVM's start well inside the 5 s that
+# @temporalio/testing waits for the port, even on a loaded machine. With the Temporal CLI at hand, a few calls
+# (start, describe, signal, history, cancel) put the classes that serving a run loads in too, which the first run
+# of every test file would load otherwise. The JVM writes the archive as it exits.
+relay_e_archive_test_server_classes() {
+  local wrapper="$1" archive="$2" port=17299 pid attempt
+  while (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null; do port=$((port + 1)); done
+  RELAY_E_TEST_SERVER_JAVA_OPTIONS="-XX:ArchiveClassesAtExit=$archive" "$wrapper" "$port" >/dev/null 2>&1 &
+  pid=$!
+  for attempt in $(seq 1 300); do
+    (echo >"/dev/tcp/127.0.0.1/$port") 2>/dev/null && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  if [ -n "${TEMPORAL_CLI_PATH:-}" ] && [ -x "$TEMPORAL_CLI_PATH" ]; then
+    relay_e_exercise_test_server "127.0.0.1:$port" >/dev/null 2>&1
+  fi
+  kill -TERM "$pid" 2>/dev/null
+  wait "$pid" 2>/dev/null
+  [ -s "$archive" ] || { echo "relay-e: the test server did not start on port $port to archive its classes" >&2; return 1; }
+}
+
+relay_e_exercise_test_server() {
+  local address="--address=$1" workflow="--workflow-id=relay-e-warm-up"
+  "$TEMPORAL_CLI_PATH" operator search-attribute create "$address" --name=RelayWarmUp --type=Keyword
+  "$TEMPORAL_CLI_PATH" workflow start "$address" "$workflow" --task-queue=warm-up --type=warmUp --input='"x"'
+  "$TEMPORAL_CLI_PATH" workflow describe "$address" "$workflow"
+  "$TEMPORAL_CLI_PATH" workflow signal "$address" "$workflow" --name=decide --input='{}'
+  "$TEMPORAL_CLI_PATH" workflow show "$address" "$workflow"
+  "$TEMPORAL_CLI_PATH" workflow cancel "$address" "$workflow"
 }
 
 relay_e_ensure_dependencies() {

@@ -1,5 +1,6 @@
 import { defineQuery, defineSignal, defineUpdate } from '@temporalio/workflow';
 import type { ApprovalDecision, ApprovalOutcome, RunEvent, RunSnapshot } from '../src/shared/run-types.js';
+import type { EventPage, EventPageRequest } from './run-state.js';
 
 /** Approve or reject one pending tool call and get an answer: refused, without a trace in history, if invalid. */
 export const decideUpdate = defineUpdate<ApprovalOutcome, [ApprovalDecision]>('decide');
@@ -12,3 +13,6 @@ export const snapshotQuery = defineQuery<RunSnapshot>('snapshot');
 
 /** The run's events with a sequence number above `after` (all of them when absent). */
 export const eventsQuery = defineQuery<RunEvent[], [after?: number]>('events');
+
+/** One page of the run's events, bounded in count and bytes, with where to resume. */
+export const eventPageQuery = defineQuery<EventPage, [request?: EventPageRequest]>('eventPage');

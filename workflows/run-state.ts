@@ -7,11 +7,40 @@ import type {
   RunStatus,
   StopReason,
 } from '../src/shared/run-types.js';
+import { toJsonText, utf8ByteLength } from '../src/shared/payload-limits.js';
 import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
 import type { TokenUsage, TranscriptMessage } from '../src/shared/transcript.js';
+import { ApprovalBook } from './approvals.js';
 
-/** How many of the newest events a run carries into its next execution when it continues as new. */
+/** How many of the newest events a run carries into its next execution when it continues as new, at most. */
 export const eventsCarriedAcrossContinueAsNew = 1_000;
+
+/**
+ * The most bytes (as JSON) of events a run carries into its next execution. The continue-as-new input is one
+ * payload, and Temporal refuses a payload over 2 MiB, so the events' share of it is fixed in bytes, not in count.
+ */
+export const maxCarriedEventBytes = 262_144;
+
+/** The most bytes (as JSON) of events one page of the events query returns; gRPC refuses messages over 4 MiB. */
+export const maxEventPageBytes = 1_048_576;
+
+/** One page of the event log. */
+export interface EventPage {
+  events: RunEvent[];
+  /** Pass as `after` to read on; equals the last event's `seq` (or the `after` asked for, when empty). */
+  nextAfter: number;
+  /** True when events after `nextAfter` exist already: read again at once. */
+  hasMore: boolean;
+}
+
+/** What the events query may be asked for. */
+export interface EventPageRequest {
+  after?: number;
+  /** @default no limit on the count */
+  limit?: number;
+  /** @default maxEventPageBytes */
+  maxBytes?: number;
+}
 
 /**
  * How many of the newest events a run keeps in memory (and answers the events query from): a run that emits more
@@ -37,10 +66,11 @@ export interface CarriedRunState {
   startedAt: string;
 }
 
-/** A decision applied to a pending approval, waiting for the run to act on it. */
-export interface AppliedDecision {
-  approved: boolean;
-  input: unknown;
+/** A call the run has not finished with: what a cancellation leaves behind. */
+export interface UnfinishedCall {
+  toolCallId: string;
+  toolName: string;
+  stage: 'awaiting_approval' | 'executing';
 }
 
 /** The in-memory state of one agent run: transcript, counters, approvals and the event log. Pure, replay-safe. */
@@ -61,9 +91,8 @@ export class RunState {
   private events: RunEvent[];
   private lastEventSeq: number;
   private readonly maxEventsKept: number;
-  private readonly pending = new Map<string, PendingApproval>();
-  private readonly decisions = new Map<string, AppliedDecision>();
-  private readonly decided = new Set<string>();
+  readonly approvals: ApprovalBook;
+  private readonly callsInFlight = new Map<string, UnfinishedCall>();
 
   constructor(runId: string, input: AgentRunInput, carried?: CarriedRunState, options: RunStateOptions = {}) {
     this.runId = runId;
@@ -78,13 +107,20 @@ export class RunState {
     this.step = carried?.step ?? 0;
     this.usage = carried?.usage ?? { inputTokens: 0, outputTokens: 0 };
     this.startedAt = carried?.startedAt ?? now;
-    this.updatedAt = now;
-    for (const approval of carried?.pendingApprovals ?? []) this.pending.set(approval.toolCallId, approval);
+    this.updatedAt = this.events.at(-1)?.at ?? now;
+    this.approvals = new ApprovalBook(carried?.pendingApprovals);
+    if (this.approvals.count > 0) this.status = 'awaiting_approval';
   }
 
-  /** Appends an event with the next sequence number and the workflow clock's time. */
-  emit(init: RunEventInit): RunEvent {
-    const at = new Date().toISOString();
+  /**
+   * Appends an event with the next sequence number. Its time is `at` when given, else the workflow clock, and never
+   * earlier than the event before it. Code that resumes after a local activity passes the activity's own recorded
+   * time: the clock read there depends on how the first execution's workflow tasks were split, which replay does not
+   * reproduce, so an event stamped with it would change when read again.
+   */
+  emit(init: RunEventInit, options: { at?: string } = {}): RunEvent {
+    const candidate = options.at ?? new Date().toISOString();
+    const at = candidate < this.updatedAt ? this.updatedAt : candidate;
     const event: RunEvent = { ...init, seq: ++this.lastEventSeq, at, step: this.step };
     this.events.push(event);
     if (this.events.length > this.maxEventsKept) this.events.splice(0, this.events.length - this.maxEventsKept);
@@ -93,10 +129,35 @@ export class RunState {
   }
 
   /**
-   * The kept events with a sequence number above `after`, led by an `events_dropped` marker when some of the events
+   * The kept events with a sequence number above `after`, at most {@link maxEventPageBytes} of them, led by an `events_dropped` marker when some of the events
    * asked for are no longer kept; the marker's `seq` is the last dropped one, so resuming after it loses nothing more.
    */
   eventsAfter(after = 0): RunEvent[] {
+    return this.eventPage({ after }).events;
+  }
+
+  /**
+   * One page of {@link eventsAfter}: at most `limit` events and `maxBytes` of JSON, always at least one event when
+   * any is there, so a reader that resumes from `nextAfter` reads the whole log without a gap.
+   */
+  eventPage(request: EventPageRequest = {}): EventPage {
+    const after = request.after ?? 0;
+    const limit = request.limit ?? Infinity;
+    const maxBytes = request.maxBytes ?? maxEventPageBytes;
+    const events: RunEvent[] = [];
+    let bytes = 0;
+    for (const event of this.eventsFrom(after)) {
+      const size = utf8ByteLength(toJsonText(event) ?? '');
+      if (events.length > 0 && (events.length >= limit || bytes + size > maxBytes)) {
+        return { events, nextAfter: events.at(-1)?.seq ?? after, hasMore: true };
+      }
+      events.push(event);
+      bytes += size;
+    }
+    return { events, nextAfter: events.at(-1)?.seq ?? after, hasMore: false };
+  }
+
+  private eventsFrom(after: number): RunEvent[] {
     const kept = this.events.filter((event) => event.seq > after);
     const oldest = this.events[0];
     if (!oldest || oldest.seq - 1 <= after) return kept;
@@ -120,39 +181,34 @@ export class RunState {
     };
   }
 
+  /** Puts a call in `pending` and the run in `awaiting_approval`. */
   awaitApproval(approval: PendingApproval): void {
-    this.pending.set(approval.toolCallId, approval);
+    this.approvals.request(approval);
     this.status = 'awaiting_approval';
   }
 
-  pendingApproval(toolCallId: string): PendingApproval | undefined {
-    return this.pending.get(toolCallId);
+  /** Ends the wait for one call and leaves `awaiting_approval` when none is left. */
+  settleApproval(toolCallId: string): void {
+    this.approvals.settle(toolCallId);
+    if (this.approvals.count === 0 && this.status === 'awaiting_approval') this.status = 'running';
   }
 
   get pendingCount(): number {
-    return this.pending.size;
+    return this.approvals.count;
   }
 
-  /** True once a call has been decided or has expired: a second decision is refused. */
-  isSettled(toolCallId: string): boolean {
-    return this.decided.has(toolCallId);
+  /** Marks a call as waiting for a human or running, until {@link callEnded}. */
+  callStarted(call: { id: string; name: string }, stage: UnfinishedCall['stage']): void {
+    this.callsInFlight.set(call.id, { toolCallId: call.id, toolName: call.name, stage });
   }
 
-  applyDecision(toolCallId: string, decision: AppliedDecision): void {
-    this.decisions.set(toolCallId, decision);
-    this.decided.add(toolCallId);
+  callEnded(toolCallId: string): void {
+    this.callsInFlight.delete(toolCallId);
   }
 
-  decisionFor(toolCallId: string): AppliedDecision | undefined {
-    return this.decisions.get(toolCallId);
-  }
-
-  /** Ends the wait for one call, decided or expired, and leaves `awaiting_approval` when none is left. */
-  settleApproval(toolCallId: string): void {
-    this.pending.delete(toolCallId);
-    this.decisions.delete(toolCallId);
-    this.decided.add(toolCallId);
-    if (this.pending.size === 0 && this.status === 'awaiting_approval') this.status = 'running';
+  /** Calls still waiting for a human or still running, in the order they got there. */
+  unfinishedCalls(): UnfinishedCall[] {
+    return [...this.callsInFlight.values()];
   }
 
   finish(status: RunStatus, stopReason: StopReason, details: { output?: string; error?: string } = {}): void {
@@ -174,7 +230,7 @@ export class RunState {
       ...(this.stopReason !== undefined ? { stopReason: this.stopReason } : {}),
       step: this.step,
       maxSteps: this.maxSteps,
-      pendingApprovals: [...this.pending.values()],
+      pendingApprovals: this.approvals.list(),
       usage: this.usage,
       ...(this.output !== undefined ? { output: this.output } : {}),
       ...(this.error !== undefined ? { error: this.error } : {}),
@@ -188,11 +244,11 @@ export class RunState {
     return {
       catalog: this.catalog,
       transcript: this.transcript,
-      events: this.events.slice(-eventsCarriedAcrossContinueAsNew),
+      events: newestWithin(this.events.slice(-eventsCarriedAcrossContinueAsNew), maxCarriedEventBytes),
       lastEventSeq: this.lastEventSeq,
       step: this.step,
       usage: this.usage,
-      pendingApprovals: [...this.pending.values()],
+      pendingApprovals: this.approvals.list(),
       startedAt: this.startedAt,
     };
   }
@@ -204,4 +260,17 @@ function initialTranscript(input: AgentRunInput): TranscriptMessage[] {
   transcript.push(...(input.messages ?? []));
   if (input.prompt !== undefined) transcript.push({ role: 'user', content: input.prompt });
   return transcript;
+}
+
+/** The newest events whose JSON adds up to at most `maxBytes`. */
+function newestWithin(events: readonly RunEvent[], maxBytes: number): RunEvent[] {
+  let bytes = 0;
+  let first = events.length;
+  while (first > 0) {
+    const size = utf8ByteLength(toJsonText(events[first - 1]) ?? '');
+    if (bytes + size > maxBytes) break;
+    bytes += size;
+    first -= 1;
+  }
+  return events.slice(first);
 }

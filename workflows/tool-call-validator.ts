@@ -1,4 +1,6 @@
+import { ApplicationFailure } from '@temporalio/workflow';
 import { z } from 'zod';
+import { compileToolSchema } from '../src/shared/compile-tool-schema.js';
 import { boundIssues } from '../src/shared/payload-limits.js';
 import { checkToolInput, describeIssues } from '../src/shared/tool-input.js';
 import type { ToolInputIssue } from '../src/shared/tool-input.js';
@@ -48,7 +50,7 @@ export class ToolCallValidator {
         issues: [{ path: '', message: error, code: 'unknown_tool' }],
       };
     }
-    const result = checkToolInput(this.schemaFor(entry), rawInput);
+    const result = checkToolInput(this.schemaFor(entry), rawInput, { onInternalError: 'throw' });
     if (!result.success) {
       // A wrong input can carry thousands of issues; the model needs the first few, and history needs them small.
       const issues = boundIssues(result.issues);
@@ -73,13 +75,17 @@ export class ToolCallValidator {
 }
 
 /**
- * A JSON Schema the converter cannot read is accepted as-is here: the executor validates again with the
- * tool's own Zod schema before `execute`, so nothing unchecked reaches a tool.
+ * Workers refuse a tool whose schema does not compile, so one that fails here came from a catalog recorded by a
+ * worker without that check: the run fails with the tool named, instead of checking its calls against nothing.
  */
 function buildSchema(entry: ToolCatalogEntry): z.ZodType {
   try {
-    return z.fromJSONSchema(entry.inputSchema);
-  } catch {
-    return z.unknown();
+    return compileToolSchema(entry.inputSchema);
+  } catch (error) {
+    throw ApplicationFailure.create({
+      type: 'invalid_tool_definition',
+      message: `The recorded JSON Schema of tool '${entry.name}' does not compile: ${error instanceof Error ? error.message : String(error)}`,
+      nonRetryable: true,
+    });
   }
 }

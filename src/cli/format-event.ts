@@ -32,14 +32,16 @@ function describeEvent(event: RunEvent): string {
       return `${call(event)} -> ${compact(event.output)}${event.truncated ? ' (truncated)' : ''}`;
     case 'tool_failed':
       return `${call(event)} ${event.errorType}: ${event.error}`;
+    case 'tool_cancelled':
+      return `${call(event)} ${event.stage === 'executing' ? 'stopped while running' : 'never decided'}`;
     case 'run_completed':
       return event.stopReason;
     case 'run_failed':
-      return event.error;
+      return event.code ? `${event.code}: ${event.error}` : event.error;
     case 'run_cancelled':
       return '';
     case 'transcript_compacted':
-      return `${event.elidedResults} old tool outputs elided: ${event.bytesBefore} -> ${event.bytesAfter} bytes`;
+      return `${event.elidedResults} old tool outputs${event.elidedTexts ? ` and ${event.elidedTexts} texts` : ''} elided: ${event.bytesBefore} -> ${event.bytesAfter} bytes`;
     case 'events_dropped':
       return `${event.dropped} older events no longer kept; the log goes on at #${event.firstKeptSeq}`;
   }

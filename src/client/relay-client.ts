@@ -3,6 +3,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   Client,
   Connection,
+  WorkflowExecutionAlreadyStartedError,
+  WorkflowIdConflictPolicy,
+  WorkflowIdReusePolicy,
   WorkflowNotFoundError,
   WorkflowUpdateFailedError,
   isGrpcServiceError,
@@ -11,7 +14,7 @@ import type { ConnectionOptions, WorkflowExecutionDescription, WorkflowHandle } 
 import { ApplicationFailure } from '@temporalio/common';
 import type { DataConverter } from '@temporalio/common';
 import type { agentRun } from '../../workflows/agent-run.js';
-import { decideSignal, decideUpdate, eventsQuery, snapshotQuery } from '../../workflows/messages.js';
+import { decideSignal, decideUpdate, eventPageQuery, snapshotQuery } from '../../workflows/messages.js';
 import type { EncryptionOptions } from '../security/encryption-keys.js';
 import { withEncryption } from '../security/with-encryption.js';
 import { RelayError, errorCodes } from '../shared/errors.js';
@@ -28,6 +31,7 @@ import type {
 } from '../shared/run-types.js';
 import { relaySearchAttributes } from '../shared/search-attributes.js';
 import { checkToolInput } from '../shared/tool-input.js';
+import { scopedRunId } from '../shared/run-ids.js';
 import { listRuns, tenantRunsQuery } from './list-runs.js';
 import type { ListRunsOptions, RunPage } from './list-runs.js';
 
@@ -58,8 +62,21 @@ export interface RelayClientOptions {
 }
 
 export interface StartRunOptions extends AgentRunInput {
-  /** The run's id (its workflow id); a fresh `run_<uuid>` when absent. Starting an id twice is refused. */
+  /**
+   * An id of the caller's choosing (letters, digits, `. _ : -`, at most 200): the run's id is then
+   * `<tenantId>~<runId>` (see `scopedRunId`), so two tenants never share one. A run id is never used twice, even
+   * after its run closed: starting one again is refused with `run_already_exists`.
+   * @default a fresh `run_<uuid>`
+   */
   runId?: string;
+}
+
+/** Options of {@link RelayClient.events}. */
+export interface EventsOptions extends TenantScope {
+  /** Only events with a higher sequence number. @default 0 */
+  after?: number;
+  /** The most events to return. @default all */
+  limit?: number;
 }
 
 /** Limits a call to one tenant's runs: another tenant's run is reported as not found. */
@@ -135,17 +152,44 @@ export class RelayClient {
     return new RelayClient(temporal, options.taskQueue, options.connection ? undefined : connection);
   }
 
+  /**
+   * Uses a Temporal client as it is (its connection, namespace and data converter), such as a test environment's
+   * time-skipping client; `close()` leaves that client's connection open.
+   */
+  static fromClient(temporal: Client, options: Pick<RelayClientOptions, 'taskQueue'>): RelayClient {
+    return new RelayClient(temporal, options.taskQueue);
+  }
+
   /** Starts a run; the input is checked first, so a bad request never reaches Temporal. */
   async startRun(options: StartRunOptions): Promise<{ runId: string }> {
-    const { runId = `run_${randomUUID()}`, ...input } = options;
+    const { runId: chosenId, ...input } = options;
     const check = checkToolInput(agentRunInputSchema(), input);
     if (!check.success) {
       throw new RelayError('invalid_input', check.message.replace('Validation failed', 'Invalid run input'), {
         details: { issues: check.issues },
       });
     }
+    const runId = chosenId === undefined ? `run_${randomUUID()}` : scopedRunId(input.tenantId, chosenId);
+    try {
+      await this.startWorkflow(runId, input);
+    } catch (error) {
+      if (error instanceof WorkflowExecutionAlreadyStartedError) {
+        throw new RelayError('run_already_exists', `A run with id '${chosenId ?? runId}' already exists`, {
+          cause: error,
+          details: { runId },
+        });
+      }
+      throw error;
+    }
+    return { runId };
+  }
+
+  private async startWorkflow(runId: string, input: AgentRunInput): Promise<void> {
     await this.temporal.workflow.start<typeof agentRun>('agentRun', {
       workflowId: runId,
+      // An id names one run for good: reusing it, even after the first run closed, would mix two runs' decisions.
+      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
+      workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
       taskQueue: this.taskQueue,
       args: [input],
       memo: { model: input.model, prompt: summarizePrompt(input) },
@@ -157,7 +201,6 @@ export class RelayClient {
       ],
       staticSummary: `${input.model}: ${summarizePrompt(input)}`,
     });
-    return { runId };
   }
 
   /** The run's snapshot: status, step, pending approvals, usage, output. */
@@ -167,10 +210,19 @@ export class RelayClient {
     return snapshot;
   }
 
-  /** The run's events with a sequence number above `after`. */
-  async events(runId: string, options: TenantScope & { after?: number } = {}): Promise<RunEvent[]> {
+  /** The run's events with a sequence number above `after`, read page by page (each bounded in bytes). */
+  async events(runId: string, options: EventsOptions = {}): Promise<RunEvent[]> {
     if (options.tenantId !== undefined) await this.getRun(runId, options);
-    return this.query(runId, () => this.handle(runId).query(eventsQuery, options.after ?? 0), options);
+    const limit = options.limit ?? Infinity;
+    const events: RunEvent[] = [];
+    let after = options.after ?? 0;
+    for (;;) {
+      const request = { after, ...(Number.isFinite(limit) ? { limit: limit - events.length } : {}) };
+      const page = await this.query(runId, () => this.handle(runId).query(eventPageQuery, request), options);
+      events.push(...page.events);
+      after = page.nextAfter;
+      if (!page.hasMore || events.length >= limit) return events;
+    }
   }
 
   /** Follows the run's events as they happen, until the run ends or `signal` aborts. */

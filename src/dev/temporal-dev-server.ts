@@ -270,7 +270,8 @@ export async function findTemporalExecutable(executablePath?: string): Promise<s
   );
 }
 
-async function isExecutable(file: string): Promise<boolean> {
+/** True when `file` exists and this process may execute it. */
+export async function isExecutable(file: string): Promise<boolean> {
   try {
     await access(file, fsConstants.X_OK);
     return true;

@@ -1,5 +1,6 @@
 import { z } from '@hono/zod-openapi';
 import { agentRunInputSchema } from '../shared/run-input-schema.js';
+import { chosenRunIdPattern } from '../shared/run-ids.js';
 
 const { tenantId: _tenantId, ...runInputShape } = agentRunInputSchema().shape;
 
@@ -9,9 +10,12 @@ export const startRunRequestSchema = z
     ...runInputShape,
     runId: z
       .string()
-      .regex(/^[\w.:-]{1,200}$/, { message: 'Expected 1 to 200 letters, digits or . _ : -' })
+      .regex(chosenRunIdPattern, { message: 'Expected 1 to 200 letters, digits or . _ : -' })
       .optional()
-      .openapi({ description: "The run's id; a fresh `run_<uuid>` when absent. Starting an id twice is refused." }),
+      .openapi({
+        description:
+          "An id of your choosing: the run's id becomes `<tenant>~<runId>`, so tenants never share one. A fresh `run_<uuid>` when absent. An id is never used twice, even after its run closed: 409 `run_already_exists`.",
+      }),
   })
   .openapi('StartRunRequest', {
     description: 'Give `prompt` or `messages`. The tenant comes from the API key; unknown fields are refused.',

@@ -5,8 +5,7 @@ import type { ErrorCode } from '../shared/errors.js';
 import type { ToolInputIssue } from '../shared/tool-input.js';
 
 /** Codes only the HTTP layer produces, beside the engine's `ErrorCode`s. */
-export type HttpOnlyErrorCode =
-  'invalid_json' | 'unauthorized' | 'not_found' | 'method_not_allowed' | 'run_already_exists' | 'internal_error';
+export type HttpOnlyErrorCode = 'invalid_json' | 'unauthorized' | 'not_found' | 'method_not_allowed' | 'internal_error';
 
 export type HttpErrorCode = ErrorCode | HttpOnlyErrorCode;
 
@@ -33,6 +32,7 @@ export const relayErrorStatus: Readonly<Record<ErrorCode, ContentfulStatusCode>>
   // Another tenant's run must look exactly like a run that does not exist.
   tenant_mismatch: 404,
   approval_not_pending: 409,
+  run_already_exists: 409,
   run_failed: 409,
   payload_too_large: 413,
   // A key missing from this server's configuration: the caller can do nothing about it.

@@ -1,8 +1,8 @@
 import { createRoute } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { RelayError } from '../shared/errors.js';
-import type { AgentRunInput, RunStatus } from '../shared/run-types.js';
+import { isTerminalStatus } from '../shared/run-types.js';
+import type { AgentRunInput } from '../shared/run-types.js';
 import {
   cancelResponseSchema,
   listRunsQuerySchema,
@@ -16,7 +16,6 @@ import type { CreateApiOptions } from './create-api.js';
 import { createResourceApi } from './create-resource-api.js';
 import { createCursorSeal } from './cursor-seal.js';
 import type { ApiEnv } from './create-resource-api.js';
-import { HttpError } from './http-error.js';
 import { apiKeySecurity, problemResponses } from './problem-responses.js';
 
 /** `/v1/runs`: start a run in the caller's tenant, list the tenant's runs, read one's snapshot, cancel it. */
@@ -41,16 +40,9 @@ export function createRunsApi({ client, apiKeys }: Pick<CreateApiOptions, 'clien
       const { runId: requestedId, ...body } = c.req.valid('json');
       // The schema types a transcript's tool results loosely; startRun checks the whole input again.
       const input = { ...(body as Omit<AgentRunInput, 'tenantId'>), tenantId: c.get('caller').tenantId };
-      try {
-        const { runId } = await client.startRun({ ...input, ...(requestedId ? { runId: requestedId } : {}) });
-        c.header('location', `/v1/runs/${encodeURIComponent(runId)}`);
-        return c.json({ runId }, 201);
-      } catch (error) {
-        if (error instanceof WorkflowExecutionAlreadyStartedError) {
-          throw new HttpError(409, 'run_already_exists', `A run with id '${requestedId}' already exists`);
-        }
-        throw error;
-      }
+      const { runId } = await client.startRun({ ...input, ...(requestedId ? { runId: requestedId } : {}) });
+      c.header('location', `/v1/runs/${encodeURIComponent(runId)}`);
+      return c.json({ runId }, 201);
     },
   );
 
@@ -130,15 +122,11 @@ export function createRunsApi({ client, apiKeys }: Pick<CreateApiOptions, 'clien
         if (RelayError.isInstance(error) && error.code === 'run_unavailable') return undefined;
         throw error;
       });
-      if (snapshot && isTerminal(snapshot.status)) return c.json({ runId: id, status: snapshot.status }, 200);
+      if (snapshot && isTerminalStatus(snapshot.status)) return c.json({ runId: id, status: snapshot.status }, 200);
       await client.cancel(id, { tenantId });
       return c.json({ runId: id, status: 'cancelling' as const }, 202);
     },
   );
 
   return app;
-}
-
-function isTerminal(status: RunStatus): status is Exclude<RunStatus, 'running' | 'awaiting_approval'> {
-  return status !== 'running' && status !== 'awaiting_approval';
 }

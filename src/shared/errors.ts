@@ -7,6 +7,7 @@ export const errorCodes = [
   'model_not_configured',
   'model_error',
   'run_not_found',
+  'run_already_exists',
   'run_unavailable',
   'approval_not_pending',
   'approval_input_invalid',

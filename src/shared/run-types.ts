@@ -4,6 +4,11 @@ import type { ToolInputIssue } from './tool-input.js';
 
 export type RunStatus = 'running' | 'awaiting_approval' | 'completed' | 'failed' | 'cancelled';
 
+/** True for the statuses a run ends in: it changes no more. */
+export function isTerminalStatus(status: RunStatus): status is Exclude<RunStatus, 'running' | 'awaiting_approval'> {
+  return status !== 'running' && status !== 'awaiting_approval';
+}
+
 /** Why a run stopped: the model answered, the step budget ran out, someone cancelled it, or it failed. */
 export type StopReason = 'final_answer' | 'max_steps' | 'cancelled' | 'error';
 
@@ -116,11 +121,20 @@ export type RunEvent =
   | (ToolEventBase & { type: 'tool_approval_timed_out'; expiresAt: string })
   | (ToolEventBase & { type: 'tool_succeeded'; output: unknown; truncated?: boolean })
   | (ToolEventBase & { type: 'tool_failed'; error: string; errorType: ToolErrorType })
+  /** The run was cancelled while this call waited for a human or ran. */
+  | (ToolEventBase & { type: 'tool_cancelled'; stage: 'awaiting_approval' | 'executing' })
   | (RunEventBase & { type: 'run_completed'; stopReason: StopReason; output?: string })
-  | (RunEventBase & { type: 'run_failed'; error: string })
+  /** `code` names the kind of failure when it has one (`payload_too_large`, `invalid_tool_definition`, …). */
+  | (RunEventBase & { type: 'run_failed'; error: string; code?: string })
   | (RunEventBase & { type: 'run_cancelled' })
   /** The oldest tool outputs were elided so the transcript stays within `maxTranscriptBytes`. */
-  | (RunEventBase & { type: 'transcript_compacted'; elidedResults: number; bytesBefore: number; bytesAfter: number })
+  | (RunEventBase & {
+      type: 'transcript_compacted';
+      elidedResults: number;
+      elidedTexts?: number;
+      bytesBefore: number;
+      bytesAfter: number;
+    })
   /** Not recorded: the events query's note that older events were dropped to bound the run's memory. */
   | (RunEventBase & { type: 'events_dropped'; dropped: number; firstKeptSeq: number });
 

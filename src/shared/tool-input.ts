@@ -27,16 +27,31 @@ export function parseToolArguments(raw: unknown): ToolInputCheck {
   }
 }
 
+/** Options of {@link checkToolInput}. */
+export interface CheckToolInputOptions {
+  /**
+   * What a throw from inside the check becomes: an issue at the root (`'issue'`: a user's refinement or transform
+   * threw), or the throw itself (`'throw'`: the schema is the run's own, so a throw is a fault, not bad input).
+   * @default 'issue'
+   */
+  onInternalError?: 'issue' | 'throw';
+}
+
 /**
- * Parses raw arguments and checks them against a schema with `safeParse`; never throws, not even when a
+ * Parses raw arguments and checks them against a schema with `safeParse`; by default never throws, not even when a
  * refinement or transform of the schema does (that becomes an issue at the root).
  */
-export function checkToolInput<T>(schema: z.ZodType<T>, raw: unknown): ToolInputCheck<T> {
+export function checkToolInput<T>(
+  schema: z.ZodType<T>,
+  raw: unknown,
+  options: CheckToolInputOptions = {},
+): ToolInputCheck<T> {
   const parsed = parseToolArguments(raw);
   if (!parsed.success) return parsed;
   try {
     return toInputCheck(schema.safeParse(parsed.data), parsed.data);
   } catch (error) {
+    if (options.onInternalError === 'throw') throw error;
     return failedCheck(error);
   }
 }

@@ -13,6 +13,8 @@ export const defaultMaxTranscriptBytes = 1_048_576;
 export interface TranscriptCompaction {
   /** Tool results replaced with a note, oldest first. */
   elidedResults: number;
+  /** Older assistant texts and failure details replaced with a note, once eliding results was not enough. */
+  elidedTexts?: number;
   bytesBefore: number;
   bytesAfter: number;
 }
@@ -26,32 +28,105 @@ export interface ElidedToolResult {
   note: string;
 }
 
+/** Options of {@link compactTranscript}. */
+export interface CompactTranscriptOptions {
+  /**
+   * When eliding old tool outputs is not enough, elide older assistant texts and failure details too, and report
+   * a compaction even when nothing could be elided, so the caller sees `bytesAfter` still over the budget.
+   * @default false (how runs started before this option compacted, kept so that they replay as recorded)
+   */
+  elideTexts?: boolean;
+}
+
+/** Assistant texts and failure messages up to this length are kept whole: eliding them would save next to nothing. */
+const maxKeptTextLength = 256;
+
 /**
  * Keeps `transcript` within `maxBytes` by replacing the data of the oldest tool results with an
  * {@link ElidedToolResult}, oldest first, until it fits: the model keeps every message, every call and whether each
- * call succeeded, and loses only old outputs it has already read. Results of the newest assistant turn are kept, so
- * the model always sees what it just asked for. Changes the transcript in place; returns what it did, or
- * undefined when it already fitted. Pure and deterministic, so the workflow can call it.
+ * call succeeded, and loses only old outputs it has already read. With `elideTexts`, older assistant texts and
+ * failure details go next. The newest assistant turn and its results are kept, so the model always sees what it
+ * just asked for; when that alone is over the budget, `bytesAfter` says so. Changes the transcript in place;
+ * returns what it did, or undefined when it already fitted. Pure and deterministic, so the workflow can call it.
  */
-export function compactTranscript(transcript: TranscriptMessage[], maxBytes: number): TranscriptCompaction | undefined {
+export function compactTranscript(
+  transcript: TranscriptMessage[],
+  maxBytes: number,
+  options: CompactTranscriptOptions = {},
+): TranscriptCompaction | undefined {
   // The transcript's JSON is its messages' JSON, a comma between each two, and the brackets.
   const bytesBefore = transcript.reduce((sum, message) => sum + messageBytes(message), 0) + transcript.length + 1;
   if (bytesBefore <= maxBytes) return undefined;
 
   const newestAssistant = transcript.findLastIndex((message) => message.role === 'assistant');
-  let bytes = bytesBefore;
-  let elidedResults = 0;
-  for (let index = 0; index < newestAssistant && bytes > maxBytes; index++) {
+  const results = elideOldest(transcript, newestAssistant, bytesBefore, maxBytes, elideToolOutput);
+  if (!options.elideTexts) {
+    return results.elided > 0 ? { elidedResults: results.elided, bytesBefore, bytesAfter: results.bytes } : undefined;
+  }
+  const texts = elideOldest(transcript, newestAssistant, results.bytes, maxBytes, elideTextAndDetails);
+  return {
+    elidedResults: results.elided,
+    ...(texts.elided > 0 ? { elidedTexts: texts.elided } : {}),
+    bytesBefore,
+    bytesAfter: texts.bytes,
+  };
+}
+
+/** Replaces messages before `end`, oldest first, with what `elide` makes of them, until the transcript fits. */
+function elideOldest(
+  transcript: TranscriptMessage[],
+  end: number,
+  bytesNow: number,
+  maxBytes: number,
+  elide: (message: TranscriptMessage) => TranscriptMessage | undefined,
+): { elided: number; bytes: number } {
+  let bytes = bytesNow;
+  let elided = 0;
+  for (let index = 0; index < end && bytes > maxBytes; index++) {
     const message = transcript[index];
-    if (message?.role !== 'tool' || isElided(message.result)) continue;
-    const replacement = { ...message, result: elideResult(message.result) };
+    const replacement = message && elide(message);
+    if (!message || !replacement) continue;
     const saved = messageBytes(message) - messageBytes(replacement);
     if (saved <= 0) continue;
     transcript[index] = replacement;
     bytes -= saved;
-    elidedResults += 1;
+    elided += 1;
   }
-  return elidedResults > 0 ? { elidedResults, bytesBefore, bytesAfter: bytes } : undefined;
+  return { elided, bytes };
+}
+
+function elideToolOutput(message: TranscriptMessage): TranscriptMessage | undefined {
+  if (message.role !== 'tool' || isElided(message.result)) return undefined;
+  return { ...message, result: elideResult(message.result) };
+}
+
+const elidedTextNote = '[Text removed to keep the conversation within its size budget.]';
+
+function elideTextAndDetails(message: TranscriptMessage): TranscriptMessage | undefined {
+  if (message.role === 'assistant' && message.content.length > maxKeptTextLength) {
+    return { ...message, content: `${message.content.slice(0, maxKeptTextLength)}… ${elidedTextNote}` };
+  }
+  if (message.role === 'tool' && !message.result.success) {
+    const { result } = message;
+    if (result.error.length <= maxKeptTextLength && result.issues === undefined && result.input === undefined) {
+      return undefined;
+    }
+    const error =
+      result.error.length > maxKeptTextLength
+        ? `${result.error.slice(0, maxKeptTextLength)}… ${elidedTextNote}`
+        : result.error;
+    return {
+      ...message,
+      result: {
+        success: false,
+        toolName: result.toolName,
+        ...(result.toolCallId !== undefined ? { toolCallId: result.toolCallId } : {}),
+        error,
+        errorType: result.errorType,
+      },
+    };
+  }
+  return undefined;
 }
 
 function elideResult(result: ToolResult): ToolResult {

@@ -8,18 +8,21 @@ export interface ProposedToolCall {
   input: unknown;
 }
 
-/** A tool call the run has given a stable id. */
+/** A tool call the run has given an id unique within the run. */
 export interface ToolCall {
+  /** The run's own id for the call: what decisions, events, the snapshot and idempotency keys use. */
   id: string;
   name: string;
   input: unknown;
+  /** The id the provider sent, when it differs from `id`; sent back to the provider, which pairs results by it. */
+  providerCallId?: string;
 }
 
 export type TranscriptMessage =
   | { role: 'system'; content: string }
   | { role: 'user'; content: string }
   | { role: 'assistant'; content: string; toolCalls?: ToolCall[] }
-  | { role: 'tool'; toolCallId: string; toolName: string; result: ToolResult };
+  | { role: 'tool'; toolCallId: string; toolName: string; result: ToolResult; providerCallId?: string };
 
 /** A tool as the model sees it. */
 export interface ModelToolSpec {

@@ -9,12 +9,35 @@ export type ScriptedTurn = { text: string; toolCalls?: undefined } | { toolCalls
 /** Decides the next turn from the request, e.g. by looking at the last tool result. */
 export type ScriptedTurnFunction = (request: ModelCall) => ScriptedTurn | Promise<ScriptedTurn>;
 
+/** Options of {@link scriptedModel}. */
+export interface ScriptedModelOptions {
+  /**
+   * How many of the latest requests {@link ScriptedModel.requests} keeps; 0 keeps none. Bounded so that a scripted
+   * model serving a long-lived worker (the demo) does not hold every transcript it was ever sent.
+   * @default 100
+   */
+  recordRequests?: number;
+}
+
+/** A scripted model provider that also records what it was sent, so tests can assert on it. */
+export interface ScriptedModel extends ModelProvider {
+  /** The requests it answered, oldest first (a retried call appears once per attempt). */
+  readonly requests: readonly ModelCall[];
+  /** The requests of one run, oldest first: `requestsOf(runId)[1]` is what the model saw at step 2. */
+  requestsOf(runId: string): ModelCall[];
+}
+
 /**
  * A deterministic model for tests and demos: a function of the request, or a list of turns played by step
- * (turn 1 answers step 1). Use it as the `scripted` provider: `models: { scripted: scriptedModel([...]) }`.
+ * (turn 1 answers step 1, in every run). Use it as the `scripted` provider: `models: { scripted: scriptedModel([...]) }`.
  * Token usage is estimated from the text sizes (four characters a token) so usage figures are never empty.
  */
-export function scriptedModel(script: ScriptedTurnFunction | readonly ScriptedTurn[]): ModelProvider {
+export function scriptedModel(
+  script: ScriptedTurnFunction | readonly ScriptedTurn[],
+  options: ScriptedModelOptions = {},
+): ScriptedModel {
+  const recordLimit = options.recordRequests ?? 100;
+  const requests: ModelCall[] = [];
   const nextTurn: ScriptedTurnFunction =
     typeof script === 'function'
       ? script
@@ -31,7 +54,13 @@ export function scriptedModel(script: ScriptedTurnFunction | readonly ScriptedTu
           return turn;
         };
   return {
+    requests,
+    requestsOf: (runId) => requests.filter((request) => request.runId === runId),
     async generate(call): Promise<ModelResponse> {
+      if (recordLimit > 0) {
+        requests.push(call);
+        if (requests.length > recordLimit) requests.shift();
+      }
       const turn = await nextTurn(call);
       const toolCalls = turn.toolCalls ?? [];
       return {

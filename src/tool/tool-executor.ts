@@ -82,14 +82,22 @@ export class ToolExecutor {
 
   /** Runs one tool call; the result carries the call's id when it has one. */
   async executeCall(call: ToolCallRequest, options: ToolExecutionOptions = {}): Promise<ToolResult> {
-    const toolCallId = call.id ?? options.context?.toolCallId;
-    const base: ResultBase = toolCallId === undefined ? { toolName: call.name } : { toolName: call.name, toolCallId };
-    // Callers from JavaScript or from a model can hand over anything; even then the answer is a result.
+    // Callers from JavaScript or from a model can hand over anything, null included; even then the answer is a result.
+    const request: Partial<ToolCallRequest> = typeof call === 'object' && call !== null ? call : {};
+    const toolCallId = typeof request.id === 'string' ? request.id : options.context?.toolCallId;
+    const toolName = typeof request.name === 'string' ? request.name : '';
+    const base: ResultBase = toolCallId === undefined ? { toolName } : { toolName, toolCallId };
+    if (toolName === '') return failure(base, 'validation', 'A tool call needs a tool name (a non-empty string)');
     try {
-      return await this.#executeCall(call, base, options);
+      return await this.#executeCall({ name: toolName, arguments: request.arguments }, base, options);
     } catch (error) {
       return failure(base, 'execution', errorMessage(error));
     }
+  }
+
+  /** The time limit of a tool call, in milliseconds: the tool's own, else the executor's default. */
+  timeoutFor(toolName: string): number {
+    return this.#registry.get(toolName)?.timeoutMs ?? this.#defaultTimeoutMs;
   }
 
   async #executeCall(call: ToolCallRequest, base: ResultBase, options: ToolExecutionOptions): Promise<ToolResult> {

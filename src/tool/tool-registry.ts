@@ -1,3 +1,4 @@
+import { compileToolSchema } from '../shared/compile-tool-schema.js';
 import { RelayError } from '../shared/errors.js';
 import type { ToolCatalogEntry } from '../shared/tool-catalog.js';
 import type { ToolDefinition } from './define-tool.js';
@@ -11,13 +12,17 @@ export class ToolRegistry {
     for (const tool of tools) this.register(tool);
   }
 
-  /** Adds a tool; a second tool with the same name throws `RelayError('duplicate_tool')`. */
+  /**
+   * Adds a tool; a second tool with the same name throws `RelayError('duplicate_tool')`, and one whose JSON Schema a
+   * run could not check calls against throws `RelayError('invalid_tool_definition')`.
+   */
   register(tool: ToolDefinition): this {
     if (this.#tools.has(tool.name)) {
       throw new RelayError('duplicate_tool', `A tool named '${tool.name}' is already registered`, {
         details: { toolName: tool.name },
       });
     }
+    checkRunsCanValidate(tool);
     this.#tools.set(tool.name, tool);
     return this;
   }
@@ -62,4 +67,19 @@ export class ToolRegistry {
 /** Creates a `ToolRegistry` holding `tools`. */
 export function createToolRegistry(tools: Iterable<ToolDefinition> = []): ToolRegistry {
   return new ToolRegistry(tools);
+}
+
+/** Runs check every call in the workflow against the catalog's JSON Schema: refuse a tool whose schema they cannot. */
+function checkRunsCanValidate(tool: ToolDefinition): void {
+  const { inputSchema } = toCatalogEntry(tool);
+  try {
+    compileToolSchema(inputSchema);
+  } catch (error) {
+    const reason = error instanceof Error ? error.message : String(error);
+    throw new RelayError(
+      'invalid_tool_definition',
+      `The input schema of tool '${tool.name}' cannot be checked in a run: its JSON Schema does not compile (${reason})`,
+      { cause: error, details: { toolName: tool.name } },
+    );
+  }
 }

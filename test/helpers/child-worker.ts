@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { defineTool } from '../../src/tool/define-tool.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { createWorker } from '../../src/worker/create-worker.js';
-import { quietenWorkerRuntime } from './temporal-test-env.js';
+import { quietenWorkerRuntime } from '../../src/testing/quieten-worker-runtime.js';
 
 const { TEMPORAL_ADDRESS: address, TASK_QUEUE: taskQueue, LEDGER_FILE: ledgerFile } = process.env;
 if (!address || !taskQueue || !ledgerFile) throw new Error('TEMPORAL_ADDRESS, TASK_QUEUE and LEDGER_FILE are required');

@@ -1,12 +1,14 @@
 import type { Client } from '@temporalio/client';
-import { DefaultLogger } from '@temporalio/worker';
 import type { Worker } from '@temporalio/worker';
 import { RelayClient } from '../../src/client/relay-client.js';
-import type { RunEvent, RunSnapshot } from '../../src/shared/run-types.js';
-import { bundleRelayWorkflows, createWorker } from '../../src/worker/create-worker.js';
+import type { RunEvent } from '../../src/shared/run-types.js';
+import { relayWorkflowBundle } from '../../src/testing/relay-workflow-bundle.js';
+import { createWorker } from '../../src/worker/create-worker.js';
 import type { CreateWorkerOptions } from '../../src/worker/create-worker.js';
 import { connectTemporalTestEnv, uniqueTaskQueue } from './temporal-test-env.js';
 import type { TemporalTestEnv } from './temporal-test-env.js';
+
+export { waitForRun } from '../../src/testing/wait-for-run.js';
 
 /** Relay-E workers and clients on the dev server the global setup started, shared by the tests of one file. */
 export interface RelayTestKit {
@@ -33,14 +35,6 @@ export interface RunningWorker {
   stop: () => Promise<void>;
 }
 
-let bundle: ReturnType<typeof bundleRelayWorkflows> | undefined;
-
-/** Bundles Relay-E's workflows once per test file: bundling takes seconds, a worker start milliseconds. */
-function relayBundle(): ReturnType<typeof bundleRelayWorkflows> {
-  bundle ??= bundleRelayWorkflows({ logger: new DefaultLogger('WARN') });
-  return bundle;
-}
-
 export async function createRelayTestKit(): Promise<RelayTestKit> {
   const env = await connectTemporalTestEnv();
   const { connection, namespace } = env;
@@ -60,7 +54,7 @@ export async function createRelayTestKit(): Promise<RelayTestKit> {
         taskQueue,
         namespace,
         connection: env.nativeConnection,
-        workflowBundle: await relayBundle(),
+        workflowBundle: await relayWorkflowBundle(),
       });
       const runPromise = worker.run();
       const entry: RunningWorker = {
@@ -81,25 +75,6 @@ export async function createRelayTestKit(): Promise<RelayTestKit> {
       await env.close();
     },
   };
-}
-
-/** Polls until `predicate` holds for the run's snapshot; fails with the last snapshot after `timeoutMs`. */
-export async function waitForRun(
-  client: RelayClient,
-  runId: string,
-  predicate: (snapshot: RunSnapshot) => boolean,
-  timeoutMs = 20_000,
-): Promise<RunSnapshot> {
-  const deadline = Date.now() + timeoutMs;
-  let snapshot: RunSnapshot | undefined;
-  while (Date.now() < deadline) {
-    snapshot = await client.getRun(runId).catch(() => undefined);
-    if (snapshot && predicate(snapshot)) return snapshot;
-    await new Promise((resolve) => setTimeout(resolve, 100));
-  }
-  throw new Error(
-    `Run ${runId} did not reach the expected state in ${timeoutMs} ms; last: ${JSON.stringify(snapshot)}`,
-  );
 }
 
 export function eventTypes(events: readonly RunEvent[]): string[] {

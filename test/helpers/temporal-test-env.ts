@@ -1,15 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { Client, Connection } from '@temporalio/client';
-import {
-  bundleWorkflowCode,
-  DefaultLogger,
-  IllegalStateError,
-  NativeConnection,
-  Runtime,
-  Worker,
-} from '@temporalio/worker';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection, Worker } from '@temporalio/worker';
 import type { WorkerOptions, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { inject } from 'vitest';
+import { quietenWorkerRuntime } from '../../src/testing/quieten-worker-runtime.js';
 
 /** Connections to the Temporal dev server that the `temporal` project's global setup started. */
 export interface TemporalTestEnv {
@@ -108,14 +102,4 @@ export async function withWorker<T>(
     workflowBundle: bundle,
   });
   return worker.runUntil(() => callback({ worker, taskQueue }));
-}
-
-/** Keeps worker logs at WARN so test output shows failures, not every state change; safe to call repeatedly. */
-export function quietenWorkerRuntime(): void {
-  try {
-    Runtime.install({ logger: new DefaultLogger('WARN') });
-  } catch (error) {
-    // Already installed or instantiated in this process (another helper got there first): keep that one.
-    if (!(error instanceof IllegalStateError)) throw error;
-  }
 }

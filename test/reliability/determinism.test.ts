@@ -6,16 +6,12 @@ import { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
+import { HistoryReplayError, loadHistories, replayHistories } from '../../src/testing/replay-histories.js';
 import { defineTool } from '../../src/tool/define-tool.js';
 import { relayWorkflowsPath } from '../../src/worker/create-worker.js';
 import { createRelayTestKit, eventTypes, waitForRun } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit } from '../helpers/relay-test-kit.js';
-import {
-  HistoryReplayError,
-  loadHistoryFixtures,
-  recordHistoryIfRequested,
-  replayHistoryFixtures,
-} from '../helpers/replay-histories.js';
+import { recordHistoryIfRequested } from '../helpers/replay-histories.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 import { writeResults } from './reliability-kit.js';
 
@@ -34,8 +30,8 @@ afterAll(async () => {
 });
 
 /** Replays the corpus against `workflowBundle` and returns each failing file with its error's class name. */
-async function replayFailures(bundle: Parameters<typeof replayHistoryFixtures>[1]): Promise<Map<string, Error>> {
-  const outcome = await replayHistoryFixtures(histories, bundle).then(
+async function replayFailures(bundle: Parameters<typeof replayHistories>[1]): Promise<Map<string, Error>> {
+  const outcome = await replayHistories(histories, bundle).then(
     () => undefined,
     (error: unknown) => error,
   );
@@ -45,7 +41,7 @@ async function replayFailures(bundle: Parameters<typeof replayHistoryFixtures>[1
 
 describe('a deliberately nondeterministic change', () => {
   it('fails replay of every recorded history with DeterminismViolationError when a timer is added before the run', async () => {
-    const corpus = await loadHistoryFixtures(histories);
+    const corpus = await loadHistories(histories);
     const failures = await replayFailures({ workflowsPath: path.join(changedWorkflows, 'agent-run-extra-timer.ts') });
     expect([...failures.keys()]).toEqual(corpus.map(({ file }) => file));
     for (const error of failures.values()) expect(error).toBeInstanceOf(DeterminismViolationError);
@@ -55,7 +51,7 @@ describe('a deliberately nondeterministic change', () => {
   });
 
   it('fails replay of every recorded history when an interceptor schedules one activity more', async () => {
-    const corpus = await loadHistoryFixtures(histories);
+    const corpus = await loadHistories(histories);
     const workflowBundle = await bundleWorkflowCode({
       workflowsPath: relayWorkflowsPath(),
       workflowInterceptorModules: [path.join(changedWorkflows, 'extra-activity-interceptor.ts')],

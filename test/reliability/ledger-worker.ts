@@ -8,7 +8,7 @@ import { z } from 'zod';
 import { defineTool } from '../../src/tool/define-tool.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { createWorker } from '../../src/worker/create-worker.js';
-import { quietenWorkerRuntime } from '../helpers/temporal-test-env.js';
+import { quietenWorkerRuntime } from '../../src/testing/quieten-worker-runtime.js';
 import { TransferLedger } from './transfer-ledger.js';
 
 const {

@@ -65,7 +65,7 @@ it('finishes a run on a new worker after SIGKILLs mid-tool and mid-approval, exe
 
   // The slow lookup was cut short; its activity is retried on the next worker after the heartbeat timeout.
   const second = await startChildWorker(taskQueue, ledgerFile);
-  await waitForRun(client, runId, (run) => run.status === 'awaiting_approval', 40_000);
+  await waitForRun(client, runId, (run) => run.status === 'awaiting_approval', { timeoutMs: 40_000 });
   await kill(second);
 
   await startChildWorker(taskQueue, ledgerFile);

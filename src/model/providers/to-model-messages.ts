@@ -4,7 +4,8 @@ import type { ToolCall, TranscriptMessage } from '../../shared/transcript.js';
 
 /**
  * Turns a run's transcript into AI SDK messages: assistant turns keep their tool calls (id, name, input) and
- * every tool result goes back as a tool message, so each provider sees the previous step in its own format.
+ * every tool result goes back as a tool message, so each provider sees the previous step in its own format. Calls
+ * carry the id the provider sent, where the run kept one, since the wire format pairs a result with its call by it.
  */
 export function toModelMessages(transcript: readonly TranscriptMessage[]): ModelMessage[] {
   return transcript.map((message): ModelMessage => {
@@ -19,7 +20,7 @@ export function toModelMessages(transcript: readonly TranscriptMessage[]): Model
             ...(message.content !== '' ? [{ type: 'text' as const, text: message.content }] : []),
             ...(message.toolCalls ?? []).map((call) => ({
               type: 'tool-call' as const,
-              toolCallId: call.id,
+              toolCallId: call.providerCallId ?? call.id,
               toolName: call.name,
               input: toolCallInput(call),
             })),
@@ -31,7 +32,7 @@ export function toModelMessages(transcript: readonly TranscriptMessage[]): Model
           content: [
             {
               type: 'tool-result',
-              toolCallId: message.toolCallId,
+              toolCallId: message.providerCallId ?? message.toolCallId,
               toolName: message.toolName,
               output: toToolResultOutput(message.result),
             },

@@ -1,0 +1,119 @@
+import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import type { WorkflowHandle } from '@temporalio/client';
+import { bundleWorkflowCode, Worker } from '@temporalio/worker';
+import type { History, ReplayWorkerOptions, WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { historyFromJson, historyToJson } from './history-json.js';
+import { relayWorkflowBundle } from './relay-workflow-bundle.js';
+
+/** A recorded history read from a file. */
+export interface HistoryFixture {
+  /** Path of the JSON file, relative to the directory it was loaded from. */
+  readonly file: string;
+  /** The history, parsed from proto JSON (`temporal workflow show --output json` or {@link recordHistory}). */
+  readonly history: History;
+}
+
+/** One history that did not replay, with the file it came from. */
+export interface HistoryReplayFailure {
+  readonly file: string;
+  /** Usually a `DeterminismViolationError` (from `@temporalio/workflow`) or a `ReplayError`. */
+  readonly error: Error;
+}
+
+/** Thrown by {@link replayHistories} when any history fails to replay; names every failing file. */
+export class HistoryReplayError extends Error {
+  override readonly name = 'HistoryReplayError';
+
+  constructor(readonly failures: readonly HistoryReplayFailure[]) {
+    super(
+      `${failures.length} recorded ${failures.length === 1 ? 'history does' : 'histories do'} not replay:\n` +
+        failures.map(({ file, error }) => `  ${file}: ${error.name}: ${error.message}`).join('\n'),
+      { cause: failures[0]?.error },
+    );
+  }
+}
+
+/** Writes a workflow's history to `file` as indented proto JSON, the format {@link replayHistories} reads. */
+export async function recordHistory(handle: Pick<WorkflowHandle, 'fetchHistory'>, file: string): Promise<void> {
+  const history = await handle.fetchHistory();
+  await mkdir(path.dirname(file), { recursive: true });
+  await writeFile(file, historyToJson(history));
+}
+
+/** Loads every `*.json` history below `directory` (recursively, sorted by path); throws if there is none. */
+export async function loadHistories(directory: string): Promise<HistoryFixture[]> {
+  const entries = await readdir(directory, { recursive: true, withFileTypes: true });
+  const files = entries
+    .filter((entry) => entry.isFile() && entry.name.endsWith('.json'))
+    .map((entry) => path.relative(directory, path.join(entry.parentPath, entry.name)))
+    .sort();
+  // An empty directory would make a replay test pass while checking nothing.
+  if (files.length === 0) throw new Error(`No recorded histories (*.json) in ${directory}`);
+  return Promise.all(
+    files.map(async (file) => ({
+      file,
+      history: parseHistory(file, await readFile(path.join(directory, file), 'utf8')),
+    })),
+  );
+}
+
+/** Options of {@link replayHistories}: replay worker options, and the workflow code when it is not Relay-E's. */
+export type ReplayHistoriesOptions = Omit<ReplayWorkerOptions, 'workflowsPath' | 'workflowBundle'> & {
+  /**
+   * The workflows to replay against, as a path to bundle.
+   * @default Relay-E's agent workflow, bundled exactly as `createWorker` bundles it
+   */
+  workflowsPath?: string;
+  /** A bundle to replay against instead of bundling (`bundleRelayWorkflows()`), shared by several replays. */
+  workflowBundle?: WorkflowBundleWithSourceMap;
+};
+
+/**
+ * Replays every history below `directory` against the current workflow code and throws a {@link HistoryReplayError}
+ * naming each file whose history that code no longer reproduces: a determinism check for a corpus of recorded runs.
+ * Returns the files it replayed.
+ */
+export async function replayHistories(directory: string, options: ReplayHistoriesOptions = {}): Promise<string[]> {
+  const fixtures = await loadHistories(directory);
+  const { workflowsPath, workflowBundle, ...replayOptions } = options;
+  const results = Worker.runReplayHistories(
+    { ...replayOptions, workflowBundle: workflowBundle ?? (await bundleFor(workflowsPath)) },
+    fixtures.map(({ file, history }) => ({ workflowId: file, history })),
+  );
+  const failures: HistoryReplayFailure[] = [];
+  // Results come back in input order and carry the workflow id set to the file name.
+  for await (const { workflowId, error } of results) {
+    if (error !== undefined) failures.push({ file: workflowId, error });
+  }
+  if (failures.length > 0) throw new HistoryReplayError(failures);
+  return fixtures.map(({ file }) => file);
+}
+
+function bundleFor(workflowsPath: string | undefined): Promise<WorkflowBundleWithSourceMap> {
+  return workflowsPath === undefined ? relayWorkflowBundle() : bundleWorkflowCode({ workflowsPath });
+}
+
+function parseHistory(file: string, text: string): History {
+  let json: unknown;
+  try {
+    json = JSON.parse(text);
+  } catch (error) {
+    throw new Error(`${file} is not valid JSON`, { cause: error });
+  }
+  if (!hasEvents(json)) throw new Error(`${file} is not a workflow history: it has no "events" array`);
+  try {
+    return historyFromJson(json);
+  } catch (error) {
+    throw new Error(`${file} is not a workflow history: ${String(error)}`, { cause: error });
+  }
+}
+
+function hasEvents(value: unknown): value is { events: unknown[] } {
+  return (
+    typeof value === 'object' &&
+    value !== null &&
+    Array.isArray((value as { events?: unknown }).events) &&
+    (value as { events: unknown[] }).events.length > 0
+  );
+}

@@ -1,0 +1,107 @@
+import type { Logger as TemporalLogger } from '@temporalio/common';
+import { MockActivityEnvironment } from '@temporalio/testing';
+import { DefaultLogger } from '@temporalio/worker';
+import { createActivities } from '../../activities/index.js';
+import type { ExecuteToolInput } from '../../activities/index.js';
+import { ModelRegistry } from '../model/model-registry.js';
+import type { SecretSource } from '../security/resolve-secret-references.js';
+import type { ToolResult } from '../shared/tool-result.js';
+import type { ToolDefinition } from '../tool/define-tool.js';
+import { ToolExecutor } from '../tool/tool-executor.js';
+import type { ToolExecutorOptions } from '../tool/tool-executor.js';
+import { ToolRegistry } from '../tool/tool-registry.js';
+
+/** Who calls the tool and with what: the `ToolContext` fields a run would give it. */
+export interface ToolCallOptions {
+  /** @default 'test-tenant' */
+  tenantId?: string;
+  userId?: string;
+  sessionId?: string;
+  /** @default 'run_test' */
+  runId?: string;
+  /** @default 'call_1' */
+  toolCallId?: string;
+  /**
+   * The idempotency key `ctx.idempotencyKey` carries.
+   * @default `${runId}/${toolCallId}`, as a run makes it
+   */
+  idempotencyKey?: string;
+  /**
+   * The run's `config`; `{ "$secret": "NAME" }` references resolve from `secrets`.
+   * @default {}
+   */
+  config?: Record<string, unknown>;
+  /** What secret references resolve to, as `createWorker({ secrets })` takes it. */
+  secrets?: SecretSource;
+  /** The worker's executor options: guardrails, size limit, default timeout. */
+  executor?: ToolExecutorOptions;
+  /**
+   * Receives what the tool logs through `ctx.logger` (and the activity's own records).
+   * @default records at WARN and above, on the console
+   */
+  logger?: TemporalLogger;
+}
+
+/** One tool call running as a worker runs it, in a mock activity: no server, no workflow. */
+export interface ToolExecution {
+  /**
+   * The result the run would record. Rejects as the activity does where Temporal would act: an `ApplicationFailure`
+   * of type `tool_execution_failed` (the tool threw or timed out, and is retried by its retry policy), or a
+   * `CancelledFailure` (the call was cancelled).
+   */
+  readonly result: Promise<ToolResult>;
+  /** How many heartbeats the activity has sent so far (one a second while the tool runs). */
+  readonly heartbeats: number;
+  /** Cancels the call, as cancelling its run does: the tool's `ctx.signal` aborts. */
+  cancel(): void;
+}
+
+/** Starts one call of `tool` through the worker's tool activity (validation, guardrails, secrets, heartbeats). */
+export function startTool(tool: ToolDefinition, input: unknown, options: ToolCallOptions = {}): ToolExecution {
+  const registry = new ToolRegistry([tool]);
+  const activities = createActivities({
+    registry,
+    executor: new ToolExecutor(registry, options.executor),
+    models: new ModelRegistry({}),
+    ...(options.secrets !== undefined ? { secrets: options.secrets } : {}),
+  });
+  const call = toolCallInput(tool.name, input, options);
+  const environment = new MockActivityEnvironment(
+    {
+      activityType: 'executeTool',
+      workflowType: 'agentRun',
+      workflowExecution: { workflowId: call.runId, runId: '00000000-0000-0000-0000-000000000000' },
+    },
+    { logger: options.logger ?? new DefaultLogger('WARN') },
+  );
+  let heartbeats = 0;
+  environment.on('heartbeat', () => (heartbeats += 1));
+  return {
+    result: environment.run((toolCall: ExecuteToolInput) => activities.executeTool(toolCall), call),
+    get heartbeats() {
+      return heartbeats;
+    },
+    cancel: () => environment.cancel(),
+  };
+}
+
+/** Runs one call of `tool` as a worker would and returns its result; see {@link ToolExecution.result}. */
+export function runTool(tool: ToolDefinition, input: unknown, options: ToolCallOptions = {}): Promise<ToolResult> {
+  return startTool(tool, input, options).result;
+}
+
+function toolCallInput(toolName: string, input: unknown, options: ToolCallOptions): ExecuteToolInput {
+  const runId = options.runId ?? 'run_test';
+  const toolCallId = options.toolCallId ?? 'call_1';
+  return {
+    toolName,
+    toolCallId,
+    input,
+    idempotencyKey: options.idempotencyKey ?? `${runId}/${toolCallId}`,
+    tenantId: options.tenantId ?? 'test-tenant',
+    ...(options.userId !== undefined ? { userId: options.userId } : {}),
+    ...(options.sessionId !== undefined ? { sessionId: options.sessionId } : {}),
+    runId,
+    config: options.config ?? {},
+  };
+}

@@ -1,0 +1,90 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ApproveOptions, DecisionOptions, RelayClient } from '../client/relay-client.js';
+import { isTerminalStatus } from '../shared/run-types.js';
+import type { ApprovalOutcome, PendingApproval, RunSnapshot } from '../shared/run-types.js';
+import { TestEnvironmentError } from './find-test-server-executable.js';
+
+/** Options of {@link waitForRun} and {@link waitForApproval}. */
+export interface WaitOptions {
+  /**
+   * How long to wait, in real time, before failing with the last snapshot.
+   * @default 20_000
+   */
+  timeoutMs?: number;
+  /**
+   * How often to read the run's snapshot.
+   * @default 50
+   */
+  pollIntervalMs?: number;
+}
+
+/**
+ * Waits until `predicate` holds for the run's snapshot and returns that snapshot; fails after `timeoutMs` with the
+ * last snapshot it saw, or at once with what `predicate` throws.
+ */
+export async function waitForRun(
+  client: RelayClient,
+  runId: string,
+  predicate: (snapshot: RunSnapshot) => boolean,
+  options: WaitOptions = {},
+): Promise<RunSnapshot> {
+  const { timeoutMs = 20_000, pollIntervalMs = 50 } = options;
+  const deadline = Date.now() + timeoutMs;
+  let snapshot: RunSnapshot | undefined;
+  let lastError: unknown;
+  while (Date.now() < deadline) {
+    // Right after the start the run may not answer queries yet.
+    snapshot = await client.getRun(runId).catch((error: unknown) => {
+      lastError = error;
+      return undefined;
+    });
+    if (snapshot !== undefined && predicate(snapshot)) return snapshot;
+    await sleep(pollIntervalMs);
+  }
+  const last = snapshot === undefined ? `no snapshot (${String(lastError)})` : JSON.stringify(snapshot);
+  throw new TestEnvironmentError(`Run ${runId} did not reach the state waited for in ${timeoutMs} ms; last: ${last}`, {
+    cause: lastError,
+  });
+}
+
+/** A tool call waiting for a human, with the decisions a test can take on it. */
+export interface AwaitedApproval extends PendingApproval {
+  readonly runId: string;
+  /** Approves the call as proposed. */
+  approve(options?: Omit<ApproveOptions, 'input'>): Promise<ApprovalOutcome>;
+  /** Approves the call with edited input, which the run checks against the tool's schema first. */
+  edit(input: unknown, options?: DecisionOptions): Promise<ApprovalOutcome>;
+  /** Rejects the call; the model is told it did not run. */
+  reject(options?: DecisionOptions): Promise<ApprovalOutcome>;
+}
+
+/**
+ * Waits until the run awaits approval of a tool call (the given one, or its first pending one) and returns that
+ * call, ready to approve, edit or reject; fails at once if the run ends first.
+ */
+export async function waitForApproval(
+  client: RelayClient,
+  runId: string,
+  options: WaitOptions & { toolCallId?: string } = {},
+): Promise<AwaitedApproval> {
+  const { toolCallId, ...waitOptions } = options;
+  const matches = (approval: PendingApproval) => toolCallId === undefined || approval.toolCallId === toolCallId;
+  const isAwaited = (run: RunSnapshot) => {
+    if (run.pendingApprovals.some(matches)) return true;
+    if (isTerminalStatus(run.status)) {
+      throw new TestEnvironmentError(
+        `Run ${runId} ended (${run.status}) without awaiting approval: ${JSON.stringify(run)}`,
+      );
+    }
+    return false;
+  };
+  const snapshot = await waitForRun(client, runId, isAwaited, waitOptions);
+  const pending = snapshot.pendingApprovals.find(matches) as PendingApproval;
+  return {
+    ...pending,
+    runId,
+    approve: (decision = {}) => client.approve(runId, pending.toolCallId, decision),
+    edit: (input, decision = {}) => client.approve(runId, pending.toolCallId, { ...decision, input }),
+    reject: (decision = {}) => client.reject(runId, pending.toolCallId, decision),
+  };
+}

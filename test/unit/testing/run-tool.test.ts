@@ -1,0 +1,133 @@
+import { ApplicationFailure, CancelledFailure } from '@temporalio/common';
+import { DefaultLogger } from '@temporalio/worker';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { z } from 'zod';
+import { runTool, startTool } from '../../../src/testing/run-tool.js';
+import { defineTool } from '../../../src/tool/define-tool.js';
+import type { ToolContext } from '../../../src/tool/tool-context.js';
+
+function recordingTool() {
+  const contexts: ToolContext[] = [];
+  const tool = defineTool({
+    name: 'send_invoice',
+    description: 'Send an invoice.',
+    inputSchema: z.object({ customer: z.string(), amount: z.number().positive() }),
+    execute: async (input, ctx) => {
+      contexts.push(ctx);
+      return { sent: true, ...input };
+    },
+  });
+  return { tool, contexts };
+}
+
+/** A tool that runs until its call is cancelled; `started` resolves once `execute` runs. */
+function toolThatWaitsForAbort() {
+  const aborted: string[] = [];
+  let markStarted: () => void = () => {};
+  const started = new Promise<void>((resolve) => (markStarted = resolve));
+  const tool = defineTool({
+    name: 'wait_for_abort',
+    description: 'Waits until cancelled.',
+    inputSchema: z.object({}),
+    execute: (_input, ctx) =>
+      new Promise((resolve) => {
+        ctx.signal.addEventListener('abort', () => {
+          aborted.push(ctx.toolCallId ?? '');
+          resolve({ aborted: true });
+        });
+        markStarted();
+      }),
+  });
+  return { tool, started, aborted };
+}
+
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+describe('running one tool as a worker runs it, without a server', () => {
+  it('gives execute the tenant, run, call and the idempotency key a run would', async () => {
+    const { tool, contexts } = recordingTool();
+    const result = await runTool(
+      tool,
+      { customer: 'c-1', amount: 12 },
+      { tenantId: 'acme', userId: 'u1', runId: 'run_42', toolCallId: 'invoice', config: { currency: 'EUR' } },
+    );
+    expect(result).toEqual({
+      success: true,
+      toolName: 'send_invoice',
+      toolCallId: 'invoice',
+      data: { sent: true, customer: 'c-1', amount: 12 },
+    });
+    expect(contexts[0]).toMatchObject({
+      tenantId: 'acme',
+      userId: 'u1',
+      runId: 'run_42',
+      toolCallId: 'invoice',
+      idempotencyKey: 'run_42/invoice',
+      config: { currency: 'EUR' },
+    });
+  });
+
+  it('returns the validation failure the model would see and never calls execute', async () => {
+    const { tool, contexts } = recordingTool();
+    const result = await runTool(tool, { customer: 'c-1', amount: -3 });
+    expect(result).toMatchObject({
+      success: false,
+      errorType: 'validation',
+      issues: [{ path: 'amount', code: 'too_small' }],
+    });
+    expect(contexts).toHaveLength(0);
+  });
+
+  it('resolves secret references in the config for the tool and keeps their values out of its result', async () => {
+    const echoToken = defineTool({
+      name: 'echo_token',
+      description: 'Returns the token it was given (a careless tool).',
+      inputSchema: z.object({}),
+      execute: async (_input, ctx) => ({ token: ctx.config['token'] }),
+    });
+    const result = await runTool(
+      echoToken,
+      {},
+      { config: { token: { $secret: 'API_TOKEN' } }, secrets: { API_TOKEN: 's3cr3t' } },
+    );
+    expect(JSON.stringify(result)).not.toContain('s3cr3t');
+    expect(result.success).toBe(true);
+  });
+
+  it('rejects with a retryable tool_execution_failed when the tool throws, as Temporal would see it', async () => {
+    const broken = defineTool({
+      name: 'broken',
+      description: 'Always fails.',
+      inputSchema: z.object({}),
+      execute: () => {
+        throw new Error('backend down');
+      },
+    });
+    // The activity logs the failure at WARN, as a worker would; this test has no use for the line.
+    const failure = await runTool(broken, {}, { logger: new DefaultLogger('ERROR') }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ApplicationFailure);
+    expect(failure).toMatchObject({ type: 'tool_execution_failed', nonRetryable: false });
+  });
+
+  it('aborts ctx.signal when the call is cancelled, and rejects with a CancelledFailure', async () => {
+    const { tool, started, aborted } = toolThatWaitsForAbort();
+    const execution = startTool(tool, {}, { toolCallId: 'slow' });
+    await started;
+    execution.cancel();
+    await expect(execution.result).rejects.toBeInstanceOf(CancelledFailure);
+    expect(aborted).toEqual(['slow']);
+  });
+
+  it('heartbeats once a second while the tool runs', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    const { tool, started } = toolThatWaitsForAbort();
+    const execution = startTool(tool, {});
+    await started;
+    vi.advanceTimersByTime(3_500);
+    expect(execution.heartbeats).toBe(3);
+    execution.cancel();
+    await expect(execution.result).rejects.toBeInstanceOf(CancelledFailure);
+  });
+});

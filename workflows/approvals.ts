@@ -1,0 +1,123 @@
+import { ApplicationFailure } from '@temporalio/workflow';
+import type { ApprovalDecision, PendingApproval } from '../src/shared/run-types.js';
+import type { ToolCallCheck } from './tool-call-validator.js';
+
+/** A decision accepted for a pending call, waiting for the run to act on it. */
+export interface AcceptedDecision {
+  approved: boolean;
+  /** The input that runs when approved: the pending one, or the checked edit. */
+  input: unknown;
+  approver?: string;
+  /** Why the human decided so; a rejection's reason goes back to the model. */
+  reason?: string;
+  edited: boolean;
+}
+
+/** How a wait for one call ended. */
+export type ApprovalEnding =
+  { kind: 'decided'; decision: AcceptedDecision } | { kind: 'timed_out' } | { kind: 'cancelled' };
+
+/** The longest rejection reason kept in the event log and sent to the model. */
+export const maxDecisionReasonLength = 1_000;
+
+/**
+ * The approval state machine of one run. A call is `pending` from the moment the run asks for a decision, then
+ * `decided` (by update or signal) or expired or cancelled, and `settled` once the run has acted on it; nothing moves
+ * a settled call again. Decisions are checked here before anything is written, so the update's validator and the
+ * signal handler refuse the same things.
+ */
+export class ApprovalBook {
+  private readonly pending = new Map<string, PendingApproval>();
+  private readonly accepted = new Map<string, AcceptedDecision>();
+  private readonly settled = new Set<string>();
+
+  constructor(carried: readonly PendingApproval[] = []) {
+    for (const approval of carried) this.pending.set(approval.toolCallId, approval);
+  }
+
+  /** Puts a call in `pending`. */
+  request(approval: PendingApproval): void {
+    this.pending.set(approval.toolCallId, approval);
+  }
+
+  get(toolCallId: string): PendingApproval | undefined {
+    return this.pending.get(toolCallId);
+  }
+
+  get count(): number {
+    return this.pending.size;
+  }
+
+  list(): PendingApproval[] {
+    return [...this.pending.values()];
+  }
+
+  /** The decision accepted for a call that is still waiting, if any. */
+  decisionFor(toolCallId: string): AcceptedDecision | undefined {
+    return this.accepted.get(toolCallId);
+  }
+
+  /**
+   * Throws the `ApplicationFailure` that refuses `decision`, or returns the decision as it would be accepted.
+   * `checkInput` checks an edited input against the call's tool schema.
+   */
+  check(
+    decision: ApprovalDecision,
+    runTenantId: string,
+    checkInput: (toolName: string, input: unknown) => ToolCallCheck,
+  ): AcceptedDecision {
+    if (decision.tenantId !== undefined && decision.tenantId !== runTenantId) {
+      throw refusal('tenant_mismatch', 'This run belongs to another tenant');
+    }
+    const pending = this.pending.get(decision.toolCallId);
+    if (!pending || this.settled.has(decision.toolCallId) || this.accepted.has(decision.toolCallId)) {
+      const state =
+        this.settled.has(decision.toolCallId) || this.accepted.has(decision.toolCallId)
+          ? 'was already decided or has expired'
+          : 'is not awaiting approval';
+      throw refusal('approval_not_pending', `Tool call '${decision.toolCallId}' ${state}`);
+    }
+    if (decision.decision !== 'approve' && decision.decision !== 'reject') {
+      throw refusal('invalid_input', "decision must be 'approve' or 'reject'");
+    }
+    const who = {
+      ...(typeof decision.approver === 'string' ? { approver: decision.approver.slice(0, 256) } : {}),
+      ...(typeof decision.reason === 'string' ? { reason: decision.reason.slice(0, maxDecisionReasonLength) } : {}),
+    };
+    if (decision.decision === 'reject') return { approved: false, input: pending.input, edited: false, ...who };
+    if (decision.input === undefined) return { approved: true, input: pending.input, edited: false, ...who };
+    const check = checkInput(pending.toolName, decision.input);
+    if (!check.valid) {
+      throw ApplicationFailure.create({
+        type: 'approval_input_invalid',
+        message: `Edited input rejected. ${check.error}`,
+        details: [check.issues],
+        nonRetryable: true,
+      });
+    }
+    return { approved: true, input: check.input, edited: true, ...who };
+  }
+
+  /** Records a checked decision; the run acts on it at its next activation. */
+  accept(toolCallId: string, decision: AcceptedDecision): void {
+    this.accepted.set(toolCallId, decision);
+  }
+
+  /** Ends the wait for one call, whatever ended it; a later decision for it is refused. */
+  settle(toolCallId: string): void {
+    this.pending.delete(toolCallId);
+    this.accepted.delete(toolCallId);
+    this.settled.add(toolCallId);
+  }
+
+  /** Settles every call still waiting (the run was cancelled) and returns them. */
+  settleAll(): PendingApproval[] {
+    const waiting = this.list();
+    for (const approval of waiting) this.settle(approval.toolCallId);
+    return waiting;
+  }
+}
+
+function refusal(type: string, message: string): ApplicationFailure {
+  return ApplicationFailure.create({ type, message, nonRetryable: true });
+}

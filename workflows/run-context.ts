@@ -1,0 +1,12 @@
+import type { RunState } from './run-state.js';
+import type { ToolCallValidator } from './tool-call-validator.js';
+
+/** What every step of one run's workflow shares. */
+export interface RunContext {
+  run: RunState;
+  /** False for runs started before the exact identity and limit rules: they replay with the old ones. */
+  exact: boolean;
+  /** Checks calls against the catalog the run snapshotted (empty until it has). */
+  validator: ToolCallValidator;
+  approvalTimeoutMs: number;
+}
