@@ -108,7 +108,11 @@ const inWindow = Object.fromEntries(answered);
 const queriesInWindow = total(answered);
 
 for (const runId of runIds) {
-  await fetch(`${api.url}/v1/runs/${runId}/approve`, { method: 'POST', headers, body: '{"toolCallId":"pay"}' });
+  await fetch(`${api.url}/v1/runs/${runId}/approve`, {
+    method: 'POST',
+    headers,
+    body: JSON.stringify({ toolCallId: 'call_1_0' }),
+  });
 }
 const received = await Promise.all(followers.map((follower) => follower.done));
 const complete = await Promise.all(

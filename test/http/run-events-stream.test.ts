@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../src/shared/run-types.js';
 import { createRelayTestKit, eventTypes } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit } from '../helpers/relay-test-kit.js';
-import { createTestTenants, readServerSentEvents, runEventsOf, startHttpTestApi } from './http-test-kit.js';
+import { createTestTenants, payCallId, readServerSentEvents, runEventsOf, startHttpTestApi } from './http-test-kit.js';
 import type { HttpTestApi, ServerSentMessage } from './http-test-kit.js';
 
 const { keys, apiKeys } = createTestTenants();
@@ -72,7 +72,7 @@ describe('GET /v1/runs/:id/events', () => {
     const approved = await api.request(`/v1/runs/${runId}/approve`, {
       method: 'POST',
       key: keys.alice,
-      json: { toolCallId: 'pay' },
+      json: { toolCallId: payCallId },
     });
     expect(approved.status).toBe(200);
 
@@ -161,7 +161,7 @@ describe('many followers of one run', () => {
     const approved = await api.request(`/v1/runs/${runId}/approve`, {
       method: 'POST',
       key: keys.alice,
-      json: { toolCallId: 'pay' },
+      json: { toolCallId: payCallId },
     });
     expect(approved.status).toBe(200);
     await api.waitForRun(runId, keys.alice, (run) => run.status === 'completed');
