@@ -9,3 +9,4 @@ export type {
   TenantScope,
   WatchOptions,
 } from './relay-client.js';
+export type { ListRunsOptions, RunListing, RunPage } from './list-runs.js';

@@ -32,6 +32,8 @@ import type {
 import { relaySearchAttributes } from '../shared/search-attributes.js';
 import { checkToolInput } from '../shared/tool-input.js';
 import { scopedRunId } from '../shared/run-ids.js';
+import { listRuns, tenantRunsQuery } from './list-runs.js';
+import type { ListRunsOptions, RunPage } from './list-runs.js';
 
 export interface RelayClientOptions {
   /** The task queue Relay-E workers poll. */
@@ -284,13 +286,9 @@ export class RelayClient {
    */
   async listPendingApprovals(options: ListPendingApprovalsOptions): Promise<RunPendingApproval[]> {
     const { tenantId, limit = 100 } = options;
-    // Visibility queries have no bind parameters; a tenant id that could close the string literal is refused.
-    if (!/^[\w.:@-]{1,128}$/.test(tenantId)) {
-      throw new RelayError('invalid_input', `Tenant id '${tenantId}' cannot be used in a visibility query`);
-    }
     const query =
-      `WorkflowType = 'agentRun' AND ExecutionStatus = 'Running' AND ` +
-      `${relaySearchAttributes.tenant.name} = '${tenantId}' AND ${relaySearchAttributes.pendingApprovals.name} > 0`;
+      `${tenantRunsQuery(tenantId)} AND ExecutionStatus = 'Running' AND ` +
+      `${relaySearchAttributes.pendingApprovals.name} > 0`;
     const runIds: string[] = [];
     for await (const execution of this.temporal.workflow.list({ query, pageSize: Math.min(limit, 1_000) })) {
       runIds.push(execution.workflowId);
@@ -310,6 +308,14 @@ export class RelayClient {
           }))
         : [],
     );
+  }
+
+  /**
+   * One page of a tenant's runs from Temporal visibility, open runs first (newest started first), then closed runs
+   * (newest closed first), filtered by status and by whether a tool call waits for a human.
+   */
+  listRuns(options: ListRunsOptions): Promise<RunPage> {
+    return listRuns(this.temporal, options);
   }
 
   /** Closes the connection this client opened (not one it was given). */

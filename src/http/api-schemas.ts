@@ -31,6 +31,8 @@ export const runIdParamsSchema = z.object({
     .openapi({ param: { name: 'id', in: 'path' }, example: 'run_5f0c…' }),
 });
 
+const runStatusSchema = z.enum(['running', 'awaiting_approval', 'completed', 'failed', 'cancelled']);
+
 const tokenUsageSchema = z.object({ inputTokens: z.number().int(), outputTokens: z.number().int() });
 
 export const pendingApprovalSchema = z
@@ -59,7 +61,7 @@ export const runSnapshotSchema = z
     userId: z.string().optional(),
     sessionId: z.string().optional(),
     model: z.string(),
-    status: z.enum(['running', 'awaiting_approval', 'completed', 'failed', 'cancelled']),
+    status: runStatusSchema,
     stopReason: z.enum(['final_answer', 'max_steps', 'cancelled', 'error']).optional(),
     step: z.number().int(),
     maxSteps: z.number().int(),
@@ -72,6 +74,50 @@ export const runSnapshotSchema = z
     lastEventSeq: z.number().int(),
   })
   .openapi('RunSnapshot');
+
+export const listRunsQuerySchema = z.object({
+  status: runStatusSchema.optional().openapi({ description: 'Only runs with this status.' }),
+  pendingApprovals: z
+    .enum(['true', 'false'])
+    .optional()
+    .openapi({ description: '`true`: only runs with a tool call waiting for a human; `false`: only runs without.' }),
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .optional()
+    .openapi({ description: 'Runs on a page at most.', default: 20 }),
+  cursor: z
+    .string()
+    .regex(/^[\w.-]{1,4096}$/, { message: 'Expected the nextCursor of a previous page' })
+    .optional()
+    .openapi({ description: 'The `nextCursor` of the previous page; the same filters must be sent again.' }),
+});
+
+export const runListingSchema = z
+  .object({
+    runId: z.string(),
+    status: runStatusSchema,
+    pendingApprovalCount: z.number().int().openapi({ description: 'Tool calls waiting for a human; 0 once ended.' }),
+    userId: z.string().optional(),
+    model: z.string().optional(),
+    prompt: z.string().optional().openapi({ description: 'The start of the prompt.' }),
+    startedAt: z.string(),
+    closedAt: z.string().optional(),
+  })
+  .openapi('RunListing');
+
+export const runPageSchema = z
+  .object({
+    runs: z.array(runListingSchema),
+    nextCursor: z.string().optional().openapi({ description: 'Absent on the last page.' }),
+  })
+  .openapi('RunPage', {
+    description:
+      'Open runs come first, newest started first, then closed runs, newest closed first (Temporal visibility’s ' +
+      'order). Visibility lags a run by a moment; the snapshot does not.',
+  });
 
 export const runEventSchema = z
   .looseObject({

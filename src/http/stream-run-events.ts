@@ -1,13 +1,12 @@
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import type { RelayClient } from '../client/relay-client.js';
+import type { RunEvent } from '../shared/run-types.js';
 
 export interface StreamRunEventsOptions {
-  client: RelayClient;
-  runId: string;
-  /** Only events with a higher sequence number. */
-  after: number;
-  pollIntervalMs: number;
+  /** The run's events as they happen; the caller must already be known to own the run. */
+  events: AsyncIterable<RunEvent>;
+  /** Aborted when the caller disconnects or the stream ends, so whatever feeds `events` can let go. */
+  disconnected: AbortController;
   /** How often a comment line is sent while nothing happens, so proxies keep the connection open. */
   heartbeatIntervalMs: number;
   logger: Pick<Console, 'error'>;
@@ -15,23 +14,18 @@ export interface StreamRunEventsOptions {
 
 /**
  * Answers with the run's events as server-sent events (`id:` seq, `event:` type, `data:` JSON) until the run
- * ends or the caller disconnects; the caller must already be known to own the run.
+ * ends or the caller disconnects.
  */
 export function streamRunEvents(c: Context, options: StreamRunEventsOptions): Response {
   c.header('X-Accel-Buffering', 'no');
+  const { disconnected } = options;
   return streamSSE(c, async (stream) => {
-    const disconnected = new AbortController();
     stream.onAbort(() => disconnected.abort());
     const heartbeat = setInterval(() => void stream.write(': heartbeat\n\n'), options.heartbeatIntervalMs);
     try {
       // A first line lets the caller see the response start before the run has anything to say.
       await stream.write(': connected\n\n');
-      const events = options.client.watch(options.runId, {
-        after: options.after,
-        pollIntervalMs: options.pollIntervalMs,
-        signal: disconnected.signal,
-      });
-      for await (const event of events) {
+      for await (const event of options.events) {
         await stream.writeSSE({ id: String(event.seq), event: event.type, data: JSON.stringify(event) });
       }
     } catch (error) {

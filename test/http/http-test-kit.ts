@@ -24,6 +24,9 @@ export function createTestTenants() {
   return { tenantA, tenantB, keys, apiKeys };
 }
 
+/** The id a run gives the model's first call (`call_<step>_<index>`), whatever id the model sent. */
+export const payCallId = 'call_1_0';
+
 /** The model the HTTP tests run: `pay …` proposes a transfer that needs approval, `add` a free tool call, anything else answers. */
 export function httpTestModel(call: ModelCall): ScriptedTurn {
   const first = call.messages.find((message) => message.role === 'user');

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../src/shared/run-types.js';
 import { createRelayTestKit, eventTypes } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit } from '../helpers/relay-test-kit.js';
-import { createTestTenants, readServerSentEvents, runEventsOf, startHttpTestApi } from './http-test-kit.js';
+import { createTestTenants, payCallId, readServerSentEvents, runEventsOf, startHttpTestApi } from './http-test-kit.js';
 import type { HttpTestApi, ServerSentMessage } from './http-test-kit.js';
 
 const { keys, apiKeys } = createTestTenants();
@@ -31,11 +31,11 @@ async function startRun(prompt: string): Promise<string> {
 /** Reads the stream until `stop` holds for the events so far (then disconnects) or the server ends it. */
 async function readEvents(
   path: string,
-  options: { headers?: Record<string, string>; stop?: (events: RunEvent[]) => boolean } = {},
+  options: { headers?: Record<string, string>; stop?: (events: RunEvent[]) => boolean; key?: string } = {},
 ): Promise<{ events: RunEvent[]; messages: ServerSentMessage[]; endedByServer: boolean; response: Response }> {
   const disconnect = new AbortController();
   const response = await api.request(path, {
-    key: keys.alice,
+    key: options.key ?? keys.alice,
     signal: disconnect.signal,
     ...(options.headers ? { headers: options.headers } : {}),
   });
@@ -72,7 +72,7 @@ describe('GET /v1/runs/:id/events', () => {
     const approved = await api.request(`/v1/runs/${runId}/approve`, {
       method: 'POST',
       key: keys.alice,
-      json: { toolCallId: 'pay' },
+      json: { toolCallId: payCallId },
     });
     expect(approved.status).toBe(200);
 
@@ -128,5 +128,69 @@ describe('GET /v1/runs/:id/events', () => {
       code: 'invalid_input',
       issues: [expect.objectContaining({ path: 'last-event-id' })],
     });
+  });
+});
+
+describe('many followers of one run', () => {
+  /** Opens a follower and resolves once its stream has started, with what it reads until the server ends it. */
+  async function openFollower(path: string, headers: Record<string, string> = {}) {
+    const response = await api.request(path, { key: keys.alice, headers });
+    expect(response.status).toBe(200);
+    const messages = readServerSentEvents(response);
+    expect((await messages.next()).value).toEqual({ comment: 'connected' });
+    const read = (async () => {
+      const rest: ServerSentMessage[] = [];
+      for await (const message of messages) rest.push(message);
+      return runEventsOf(rest);
+    })();
+    return { read };
+  }
+
+  it('gives every follower, early, late or resuming, exactly the events after its position, once and in order', async () => {
+    const runId = await startRun('pay B');
+    const path = `/v1/runs/${runId}/events`;
+    const early = await Promise.all(Array.from({ length: 12 }, () => openFollower(path)));
+    await api.waitForRun(runId, keys.alice, (run) => run.status === 'awaiting_approval');
+    const soFar = await api.worker.client.events(runId);
+    expect(soFar.length).toBeGreaterThan(3);
+    // Joining once the others have read past the start: behind what the run's poller still holds.
+    const late = await openFollower(path);
+    const resuming = await openFollower(path, { 'last-event-id': '2' });
+    const fromNow = await openFollower(`${path}?after=${soFar.length}`);
+
+    const approved = await api.request(`/v1/runs/${runId}/approve`, {
+      method: 'POST',
+      key: keys.alice,
+      json: { toolCallId: payCallId },
+    });
+    expect(approved.status).toBe(200);
+    await api.waitForRun(runId, keys.alice, (run) => run.status === 'completed');
+    const all = await api.worker.client.events(runId);
+    expect(all.at(-1)?.type).toBe('run_completed');
+    for (const follower of [...early, late]) expect(await follower.read).toEqual(all);
+    expect(await resuming.read).toEqual(all.filter((event) => event.seq > 2));
+    expect(await fromNow.read).toEqual(all.filter((event) => event.seq > soFar.length));
+  });
+
+  it('refuses another tenant’s follower of a run others follow exactly as a run that does not exist', async () => {
+    const runId = await startRun('pay B');
+    await api.waitForRun(runId, keys.alice, (run) => run.status === 'awaiting_approval');
+    const watching = await readEvents(`/v1/runs/${runId}/events`, {
+      stop: (events) => events.some((event) => event.type === 'tool_awaiting_approval'),
+    });
+    expect(watching.endedByServer).toBe(false);
+    const follower = await openFollower(`/v1/runs/${runId}/events`);
+    const foreign = await api.request(`/v1/runs/${runId}/events`, { key: keys.bob });
+    const missing = await api.request('/v1/runs/run_never_started/events', { key: keys.bob });
+    expect([foreign.status, missing.status]).toEqual([404, 404]);
+    const [foreignBody, missingBody] = (await Promise.all([foreign.json(), missing.json()])) as Array<{
+      detail: string;
+    }>;
+    expect({ ...foreignBody, detail: foreignBody?.detail.replace(runId, '<id>') }).toEqual({
+      ...missingBody,
+      detail: missingBody?.detail.replace('run_never_started', '<id>'),
+    });
+    await api.request(`/v1/runs/${runId}/cancel`, { method: 'POST', key: keys.alice });
+    expect((await follower.read).at(-1)?.type).toBe('run_cancelled');
   });
 });

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../src/shared/run-types.js';
 import { createRelayTestKit } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit } from '../helpers/relay-test-kit.js';
-import { createTestTenants, startHttpTestApi } from './http-test-kit.js';
+import { createTestTenants, payCallId, startHttpTestApi } from './http-test-kit.js';
 import type { HttpTestApi } from './http-test-kit.js';
 
 const { tenantA, tenantB, keys, apiKeys } = createTestTenants();
@@ -41,17 +41,17 @@ describe('runs over HTTP', () => {
   it('starts a run in the key’s tenant, and the approval it waits for is recorded as the caller’s', async () => {
     const runId = await startRun(keys.alice, { prompt: 'pay B', approvalTimeout: '1h' });
     const waiting = await api.waitForRun(runId, keys.alice, (run) => run.status === 'awaiting_approval');
-    expect(waiting).toMatchObject({ runId, tenantId: tenantA, pendingApprovals: [{ toolCallId: 'pay' }] });
+    expect(waiting).toMatchObject({ runId, tenantId: tenantA, pendingApprovals: [{ toolCallId: payCallId }] });
     expect(api.ledger.transfers).toHaveLength(0);
 
     const response = await api.request(`/v1/runs/${runId}/approve`, {
       method: 'POST',
       key: keys.alice,
-      json: { toolCallId: 'pay', reason: 'invoice 42' },
+      json: { toolCallId: payCallId, reason: 'invoice 42' },
     });
     expect(response.status).toBe(200);
     expect(await response.json()).toEqual({
-      toolCallId: 'pay',
+      toolCallId: payCallId,
       toolName: 'transfer_funds',
       decision: 'approve',
       input: { from: 'A', to: 'B', amount: 100 },
@@ -72,10 +72,10 @@ describe('runs over HTTP', () => {
     const response = await api.request(`/v1/runs/${runId}/reject`, {
       method: 'POST',
       key: keys.unnamedA,
-      json: { toolCallId: 'pay', reason: 'wrong account' },
+      json: { toolCallId: payCallId, reason: 'wrong account' },
     });
     expect(response.status).toBe(200);
-    expect(await response.json()).toMatchObject({ toolCallId: 'pay', decision: 'reject' });
+    expect(await response.json()).toMatchObject({ toolCallId: payCallId, decision: 'reject' });
     await api.waitForRun(runId, keys.unnamedA, (run) => run.status === 'completed');
     expect((await eventsOf(runId)).find((event) => event.type === 'tool_rejected')).toMatchObject({
       approver: `tenant:${tenantA}`,
@@ -89,7 +89,7 @@ describe('runs over HTTP', () => {
     const response = await api.request(`/v1/runs/${runId}/approve`, {
       method: 'POST',
       key: keys.alice,
-      json: { toolCallId: 'pay', input: { from: 'A', to: 'B', amount: 40 } },
+      json: { toolCallId: payCallId, input: { from: 'A', to: 'B', amount: 40 } },
     });
     expect(await response.json()).toMatchObject({ input: { amount: 40 } });
     await api.waitForRun(runId, keys.alice, (run) => run.status === 'completed');
@@ -138,7 +138,12 @@ describe('runs over HTTP', () => {
       [ofA, ofB] = await Promise.all([listed(keys.alice), listed(keys.bob)]);
     }
     expect(ofA).toContainEqual(
-      expect.objectContaining({ runId: runOfA, toolCallId: 'pay', toolName: 'transfer_funds', model: 'scripted:test' }),
+      expect.objectContaining({
+        runId: runOfA,
+        toolCallId: payCallId,
+        toolName: 'transfer_funds',
+        model: 'scripted:test',
+      }),
     );
     expect(ofA.map((approval) => approval.runId)).not.toContain(runOfB);
     expect(ofB.map((approval) => approval.runId)).toEqual([runOfB]);
@@ -153,8 +158,8 @@ describe('tenancy and authentication', () => {
   const routes = (runId: string): Array<[string, string, unknown?]> => [
     ['GET', `/v1/runs/${runId}`],
     ['GET', `/v1/runs/${runId}/events`],
-    ['POST', `/v1/runs/${runId}/approve`, { toolCallId: 'pay' }],
-    ['POST', `/v1/runs/${runId}/reject`, { toolCallId: 'pay' }],
+    ['POST', `/v1/runs/${runId}/approve`, { toolCallId: payCallId }],
+    ['POST', `/v1/runs/${runId}/reject`, { toolCallId: payCallId }],
     ['POST', `/v1/runs/${runId}/cancel`],
   ];
 
@@ -182,11 +187,11 @@ describe('tenancy and authentication', () => {
     await api.request(`/v1/runs/${runId}/cancel`, { method: 'POST', key: keys.alice });
   });
 
-  it('answers 401 to every route without a key or with an unknown one, and serves /healthz without one', async () => {
+  it('answers 401 to every route without a key or with an unknown one, and serves /healthz and the OpenAPI document without one', async () => {
     const paths: Array<[string, string]> = [
       ['POST', '/v1/runs'],
+      ['GET', '/v1/runs'],
       ['GET', '/v1/approvals'],
-      ['GET', '/v1/openapi.json'],
       ...routes('run_x').map(([method, path]) => [method, path] as [string, string]),
     ];
     for (const [method, path] of paths) {
@@ -200,6 +205,7 @@ describe('tenancy and authentication', () => {
     expect(byHeader.status).toBe(200);
     const health = await api.request('/healthz');
     expect([health.status, await health.json()]).toEqual([200, { status: 'ok' }]);
+    expect((await api.request('/v1/openapi.json')).status).toBe(200);
   });
 });
 
@@ -261,7 +267,7 @@ describe('problems', () => {
     const response = await api.request('/v1/runs/any/approve', {
       method: 'POST',
       key: keys.alice,
-      json: { toolCallId: 'pay', approver: 'mallory' },
+      json: { toolCallId: payCallId, approver: 'mallory' },
     });
     expect(response.status).toBe(422);
     expect((await problemOf(response)).issues).toEqual([expect.objectContaining({ path: 'approver' })]);
@@ -311,8 +317,8 @@ describe('problems', () => {
     const unknown = await decide('no_such_call');
     expect(unknown.status).toBe(409);
     expect((await problemOf(unknown)).code).toBe('approval_not_pending');
-    expect((await decide('pay')).status).toBe(200);
-    const twice = await decide('pay');
+    expect((await decide(payCallId)).status).toBe(200);
+    const twice = await decide(payCallId);
     expect(twice.status).toBe(409);
     expect((await problemOf(twice)).code).toBe('approval_not_pending');
   });
@@ -322,14 +328,14 @@ describe('problems', () => {
     const response = await api.request(`/v1/runs/${runId}/approve`, {
       method: 'POST',
       key: keys.alice,
-      json: { toolCallId: 'pay', input: { from: 'A', to: 'B', amount: -5 } },
+      json: { toolCallId: payCallId, input: { from: 'A', to: 'B', amount: -5 } },
     });
     expect(response.status).toBe(422);
     const problem = await problemOf(response);
     expect(problem.code).toBe('approval_input_invalid');
     expect(problem.issues?.map((issue) => issue.path)).toEqual(['amount']);
     const still = await api.waitForRun(runId, keys.alice, () => true);
-    expect(still.pendingApprovals.map((approval) => approval.toolCallId)).toEqual(['pay']);
+    expect(still.pendingApprovals.map((approval) => approval.toolCallId)).toEqual([payCallId]);
     await api.request(`/v1/runs/${runId}/cancel`, { method: 'POST', key: keys.alice });
   });
 
@@ -346,7 +352,7 @@ describe('problems', () => {
 
 describe('GET /v1/openapi.json', () => {
   it('describes every route, its schemas and the API-key security schemes as OpenAPI 3.1', async () => {
-    const response = await api.request('/v1/openapi.json', { key: keys.alice });
+    const response = await api.request('/v1/openapi.json');
     expect(response.status).toBe(200);
     const document = (await response.json()) as {
       openapi: string;
@@ -356,7 +362,10 @@ describe('GET /v1/openapi.json', () => {
     expect(document.openapi).toBe('3.1.0');
     expect(Object.fromEntries(Object.entries(document.paths).map(([path, item]) => [path, Object.keys(item)]))).toEqual(
       {
-        '/v1/runs': ['post'],
+        '/healthz': ['get'],
+        '/v1/openapi.json': ['get'],
+        '/v1/reference': ['get'],
+        '/v1/runs': ['post', 'get'],
         '/v1/runs/{id}': ['get'],
         '/v1/runs/{id}/events': ['get'],
         '/v1/runs/{id}/approve': ['post'],

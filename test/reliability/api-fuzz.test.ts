@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createRelayTestKit } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit } from '../helpers/relay-test-kit.js';
-import { createTestTenants, startHttpTestApi } from '../http/http-test-kit.js';
+import { createTestTenants, payCallId, startHttpTestApi } from '../http/http-test-kit.js';
 import type { HttpTestApi } from '../http/http-test-kit.js';
 import { bySize, reliabilitySeed, reliabilitySize, writeResults } from './reliability-kit.js';
 
@@ -64,7 +64,7 @@ const jsonBody = fc
         tools: fieldValue,
         config: fieldValue,
         tenantId: fieldValue,
-        toolCallId: fc.oneof(fc.constant('pay'), fieldValue),
+        toolCallId: fc.oneof(fc.constant(payCallId), fieldValue),
         input: fieldValue,
         reason: fieldValue,
         approver: fieldValue,

@@ -4,7 +4,7 @@ import type { RunEvent } from '../../src/shared/run-types.js';
 import { decideUpdate } from '../../workflows/messages.js';
 import { createRelayTestKit } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit } from '../helpers/relay-test-kit.js';
-import { createTestTenants, startHttpTestApi } from '../http/http-test-kit.js';
+import { createTestTenants, payCallId, startHttpTestApi } from '../http/http-test-kit.js';
 import type { HttpTestApi } from '../http/http-test-kit.js';
 import { writeResults } from './reliability-kit.js';
 
@@ -32,13 +32,13 @@ function runRoutes(runId: string): Request[] {
     { method: 'GET', path: `/v1/runs/${id}/events` },
     { method: 'GET', path: `/v1/runs/${id}/events?after=1` },
     { method: 'GET', path: `/v1/runs/${id}/events`, headers: { 'last-event-id': '2' } },
-    { method: 'POST', path: `/v1/runs/${id}/approve`, json: { toolCallId: 'pay' } },
+    { method: 'POST', path: `/v1/runs/${id}/approve`, json: { toolCallId: payCallId } },
     {
       method: 'POST',
       path: `/v1/runs/${id}/approve`,
-      json: { toolCallId: 'pay', input: { from: 'A', to: 'M', amount: 1 } },
+      json: { toolCallId: payCallId, input: { from: 'A', to: 'M', amount: 1 } },
     },
-    { method: 'POST', path: `/v1/runs/${id}/reject`, json: { toolCallId: 'pay' } },
+    { method: 'POST', path: `/v1/runs/${id}/reject`, json: { toolCallId: payCallId } },
     { method: 'POST', path: `/v1/runs/${id}/cancel` },
   ];
 }
@@ -103,8 +103,8 @@ it('refuses every route, stream and decision on tenant A’s runs to tenant B (4
   }
   const tenantRoutes: Request[] = [
     { method: 'POST', path: '/v1/runs', json: { model: 'scripted:t', prompt: 'hi' } },
+    { method: 'GET', path: '/v1/runs' },
     { method: 'GET', path: '/v1/approvals' },
-    { method: 'GET', path: '/v1/openapi.json' },
   ];
   for (const request of tenantRoutes) {
     for (const { label, headers } of missingCredentials) await record(label, request, await send(request, headers));
@@ -115,10 +115,13 @@ it('refuses every route, stream and decision on tenant A’s runs to tenant B (4
   expect(byTenantB.filter((entry) => entry.status !== 404 || !entry.problem)).toEqual([]);
   expect(withoutKey.filter((entry) => entry.status !== 401 || !entry.problem)).toEqual([]);
 
-  // Tenant B's own listing and a body that names tenant A change nothing either.
+  // Tenant B's own listings and a body that names tenant A change nothing either.
   const listing = await api.request('/v1/approvals', { key: keys.bob });
   const listed = ((await listing.json()) as { approvals: Array<{ runId: string }> }).approvals;
   expect(listed.filter((approval) => runIds.includes(approval.runId))).toEqual([]);
+  const runListing = await api.request('/v1/runs?limit=100', { key: keys.bob });
+  const runsListed = ((await runListing.json()) as { runs: Array<{ runId: string }> }).runs;
+  expect(runsListed.filter((run) => runIds.includes(run.runId))).toEqual([]);
   const smuggled = await api.request('/v1/runs', {
     method: 'POST',
     key: keys.bob,
@@ -132,8 +135,8 @@ it('refuses every route, stream and decision on tenant A’s runs to tenant B (4
   const clientCalls: Array<[string, () => Promise<unknown>]> = [
     ['getRun', () => client.getRun(waiting, scope)],
     ['events', () => client.events(waiting, scope)],
-    ['approve', () => client.approve(waiting, 'pay', { ...scope, approver: 'mallory' })],
-    ['reject', () => client.reject(waiting, 'pay', { ...scope, approver: 'mallory' })],
+    ['approve', () => client.approve(waiting, payCallId, { ...scope, approver: 'mallory' })],
+    ['reject', () => client.reject(waiting, payCallId, { ...scope, approver: 'mallory' })],
     ['cancel', () => client.cancel(waiting, scope)],
     ['result', () => client.result(waiting, scope)],
     ['watch', () => client.watch(waiting, scope).next()],
@@ -149,24 +152,24 @@ it('refuses every route, stream and decision on tenant A’s runs to tenant B (4
   expect(clientRefusals).toEqual(clientCalls.map(([name]) => name));
   const handle = kit.temporal.workflow.getHandle(waiting);
   await expect(
-    handle.executeUpdate(decideUpdate, { args: [{ toolCallId: 'pay', decision: 'approve', tenantId: tenantB }] }),
+    handle.executeUpdate(decideUpdate, { args: [{ toolCallId: payCallId, decision: 'approve', tenantId: tenantB }] }),
   ).rejects.toMatchObject({ cause: { type: 'tenant_mismatch' } });
   await client.signalDecision(waiting, {
-    toolCallId: 'pay',
+    toolCallId: payCallId,
     decision: 'approve',
     approver: 'mallory',
     tenantId: tenantB,
   });
 
   const untouched = await client.getRun(waiting);
-  expect(untouched).toMatchObject({ status: 'awaiting_approval', pendingApprovals: [{ toolCallId: 'pay' }] });
+  expect(untouched).toMatchObject({ status: 'awaiting_approval', pendingApprovals: [{ toolCallId: payCallId }] });
   expect(decisionsIn(await client.events(waiting))).toEqual([]);
   expect(api.ledger.transfers).toEqual([]);
 
   const approved = await api.request(`/v1/runs/${waiting}/approve`, {
     method: 'POST',
     key: keys.alice,
-    json: { toolCallId: 'pay' },
+    json: { toolCallId: payCallId },
   });
   expect(approved.status).toBe(200);
   await api.waitForRun(waiting, keys.alice, (run) => run.status === 'completed');

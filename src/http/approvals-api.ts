@@ -1,0 +1,127 @@
+import { createRoute } from '@hono/zod-openapi';
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { RelayClient } from '../client/relay-client.js';
+import { RelayError } from '../shared/errors.js';
+import type { ApprovalOutcome } from '../shared/run-types.js';
+import type { ApiKeyTenant } from './api-keys.js';
+import {
+  approvalOutcomeSchema,
+  approvalsQuerySchema,
+  approvalsResponseSchema,
+  approveRequestSchema,
+  rejectRequestSchema,
+  runIdParamsSchema,
+} from './api-schemas.js';
+import { createResourceApi } from './create-resource-api.js';
+import type { ApiEnv } from './create-resource-api.js';
+import { HttpError } from './http-error.js';
+import { apiKeySecurity, problemResponses } from './problem-responses.js';
+
+/** Decisions on pending tool calls (`/v1/runs/:id/approve`, `/reject`) and the tenant's list of them (`/v1/approvals`). */
+export function createApprovalsApi({ client }: { client: RelayClient }): OpenAPIHono<ApiEnv> {
+  const app = createResourceApi();
+
+  app.openapi(
+    decisionRoute('approve', approveRequestSchema, 'Approve a pending tool call, optionally with edited input'),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      const { toolCallId, ...decision } = c.req.valid('json');
+      const outcome = await decideOnOpenRun(client, id, c.get('caller'), (scope) =>
+        client.approve(id, toolCallId, { ...decision, ...scope }),
+      );
+      return c.json(outcome, 200);
+    },
+  );
+
+  app.openapi(
+    decisionRoute('reject', rejectRequestSchema, 'Reject a pending tool call; the model is told it did not run'),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      const { toolCallId, ...decision } = c.req.valid('json');
+      const outcome = await decideOnOpenRun(client, id, c.get('caller'), (scope) =>
+        client.reject(id, toolCallId, { ...decision, ...scope }),
+      );
+      return c.json(outcome, 200);
+    },
+  );
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/approvals',
+      operationId: 'listPendingApprovals',
+      summary: 'List the tool calls of the caller’s tenant that wait for a human',
+      security: apiKeySecurity,
+      request: { query: approvalsQuerySchema },
+      responses: {
+        200: { description: 'Pending approvals', content: { 'application/json': { schema: approvalsResponseSchema } } },
+        ...problemResponses('unauthorized', 'invalid_input'),
+      },
+    }),
+    async (c) => {
+      const { limit } = c.req.valid('query');
+      const approvals = await client.listPendingApprovals({
+        tenantId: c.get('caller').tenantId,
+        ...(limit !== undefined ? { limit } : {}),
+      });
+      return c.json({ approvals }, 200);
+    },
+  );
+
+  return app;
+}
+
+function decisionRoute<Schema extends typeof approveRequestSchema | typeof rejectRequestSchema>(
+  decision: 'approve' | 'reject',
+  schema: Schema,
+  summary: string,
+) {
+  return createRoute({
+    method: 'post',
+    path: `/v1/runs/{id}/${decision}`,
+    operationId: `${decision}ToolCall`,
+    summary,
+    security: apiKeySecurity,
+    request: { params: runIdParamsSchema, body: { required: true, content: { 'application/json': { schema } } } },
+    responses: {
+      200: { description: 'Accepted by the run', content: { 'application/json': { schema: approvalOutcomeSchema } } },
+      ...problemResponses(
+        'invalid_json',
+        'unauthorized',
+        'run_not_found',
+        'approval_not_pending',
+        'payload_too_large',
+        'invalid_input',
+        'approval_input_invalid',
+        'run_unavailable',
+      ),
+    },
+  });
+}
+
+/**
+ * Sends a decision in the caller's name. A run that has already ended cannot take updates and Temporal reports
+ * it as not found, so a run that still exists for the caller answers 409 (nothing awaits a decision), not 404.
+ */
+async function decideOnOpenRun(
+  client: RelayClient,
+  runId: string,
+  caller: ApiKeyTenant,
+  decide: (scope: { tenantId: string; approver: string }) => Promise<ApprovalOutcome>,
+): Promise<ApprovalOutcome> {
+  try {
+    return await decide({ tenantId: caller.tenantId, approver: approverOf(caller) });
+  } catch (error) {
+    if (!RelayError.isInstance(error) || error.code !== 'run_not_found') throw error;
+    const { status } = await client.getRun(runId, { tenantId: caller.tenantId });
+    throw new HttpError(
+      409,
+      'approval_not_pending',
+      `Run '${runId}' has ended (${status}); no tool call awaits a decision`,
+    );
+  }
+}
+
+function approverOf(caller: ApiKeyTenant): string {
+  return caller.name ?? `tenant:${caller.tenantId}`;
+}

@@ -1,0 +1,68 @@
+import type { ContentfulStatusCode } from 'hono/utils/http-status';
+import { problemSchema } from './api-schemas.js';
+import { HttpError } from './http-error.js';
+import type { HttpErrorCode } from './http-error.js';
+
+/** The security requirement of every route that needs an API key: a bearer token or an `x-api-key` header. */
+export const apiKeySecurity: Array<Record<string, string[]>> = [{ bearerAuth: [] }, { apiKeyHeader: [] }];
+
+/** The problems routes document, each with the status it answers and an example as the API writes it. */
+const documentedProblems = {
+  invalid_json: { status: 400, detail: 'The body is not valid JSON: Unexpected end of JSON input' },
+  unauthorized: { status: 401, detail: 'Send a valid API key as `Authorization: Bearer <key>` or `x-api-key`' },
+  run_not_found: { status: 404, detail: "Run 'run_5f0c…' not found" },
+  run_already_exists: { status: 409, detail: "A run with id 'invoice-42' already exists" },
+  approval_not_pending: {
+    status: 409,
+    detail: "Run 'run_5f0c…' has ended (completed); no tool call awaits a decision",
+  },
+  payload_too_large: { status: 413, detail: 'The body exceeds 1048576 bytes' },
+  invalid_input: {
+    status: 422,
+    detail: 'Invalid body: maxSteps: Invalid input: expected number, received string',
+    issues: [{ path: 'maxSteps', message: 'Invalid input: expected number, received string', code: 'invalid_type' }],
+  },
+  approval_input_invalid: {
+    status: 422,
+    detail: "Edited input rejected. Validation failed: Too small: expected number to be >0 at 'amount'",
+    issues: [{ path: 'amount', message: 'Too small: expected number to be >0', code: 'too_small' }],
+  },
+  run_unavailable: {
+    status: 503,
+    detail: "Run 'run_5f0c…' cannot answer right now: no worker answered in time.",
+  },
+} satisfies Partial<Record<HttpErrorCode, ProblemExample>>;
+
+interface ProblemExample {
+  status: ContentfulStatusCode;
+  detail: string;
+  issues?: Array<{ path: string; message: string; code: string }>;
+}
+
+type DocumentedProblem = keyof typeof documentedProblems;
+
+/** The OpenAPI responses of the problems a route may answer with, grouped by status, each code with an example. */
+export function problemResponses(...codes: DocumentedProblem[]) {
+  const byStatus = new Map<number, DocumentedProblem[]>();
+  for (const code of codes) {
+    const { status } = documentedProblems[code];
+    byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
+  }
+  return Object.fromEntries(
+    [...byStatus].map(([status, sameStatus]) => {
+      const examples = Object.fromEntries(sameStatus.map((code) => [code, { value: exampleOf(code) }]));
+      const description = sameStatus.map((code) => `\`${code}\``).join(' or ');
+      return [status, { description, content: { 'application/problem+json': { schema: problemSchema, examples } } }];
+    }),
+  );
+}
+
+function exampleOf(code: DocumentedProblem) {
+  const example: ProblemExample = documentedProblems[code];
+  return new HttpError(
+    example.status,
+    code,
+    example.detail,
+    example.issues ? { issues: example.issues } : {},
+  ).toProblem();
+}

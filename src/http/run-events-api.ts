@@ -1,0 +1,62 @@
+import { createRoute } from '@hono/zod-openapi';
+import type { OpenAPIHono } from '@hono/zod-openapi';
+import { runEventSchema, runEventsHeadersSchema, runEventsQuerySchema, runIdParamsSchema } from './api-schemas.js';
+import type { CreateApiOptions } from './create-api.js';
+import { createResourceApi } from './create-resource-api.js';
+import type { ApiEnv } from './create-resource-api.js';
+import { apiKeySecurity, problemResponses } from './problem-responses.js';
+import { RunEventHub } from './run-event-hub.js';
+import { streamRunEvents } from './stream-run-events.js';
+
+export type RunEventsApiOptions = Pick<
+  CreateApiOptions,
+  'client' | 'ssePollIntervalMs' | 'sseHeartbeatIntervalMs' | 'logger'
+>;
+
+/**
+ * `GET /v1/runs/:id/events`: a run's events as server-sent events, resumable with `Last-Event-ID`; every follower
+ * of a run in this process shares one poller of it.
+ */
+export function createRunEventsApi(options: RunEventsApiOptions): OpenAPIHono<ApiEnv> {
+  const app = createResourceApi();
+  const followers = new RunEventHub(options.client, options.ssePollIntervalMs ?? 250);
+
+  app.openapi(
+    createRoute({
+      method: 'get',
+      path: '/v1/runs/{id}/events',
+      operationId: 'followRunEvents',
+      summary: 'Follow a run’s events as server-sent events, resumable with Last-Event-ID',
+      description:
+        'Each event is `id: <seq>`, `event: <type>`, `data: <RunEvent JSON>`. The stream ends after ' +
+        '`run_completed`, `run_failed` or `run_cancelled`; comment lines keep an idle stream open.',
+      security: apiKeySecurity,
+      request: { params: runIdParamsSchema, query: runEventsQuerySchema, headers: runEventsHeadersSchema },
+      responses: {
+        200: {
+          description: 'The event stream',
+          content: { 'text/event-stream': { schema: runEventSchema } },
+        },
+        ...problemResponses('unauthorized', 'run_not_found', 'invalid_input', 'run_unavailable'),
+      },
+    }),
+    async (c) => {
+      const { id } = c.req.valid('param');
+      const lastEventId = c.req.valid('header')['last-event-id'];
+      const disconnected = new AbortController();
+      const events = await followers.follow(id, {
+        tenantId: c.get('caller').tenantId,
+        after: lastEventId !== undefined ? Number(lastEventId) : (c.req.valid('query').after ?? 0),
+        signal: disconnected.signal,
+      });
+      return streamRunEvents(c, {
+        events,
+        disconnected,
+        heartbeatIntervalMs: options.sseHeartbeatIntervalMs ?? 15_000,
+        logger: options.logger ?? console,
+      });
+    },
+  );
+
+  return app;
+}
