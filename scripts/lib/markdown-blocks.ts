@@ -15,23 +15,26 @@ export interface MarkdownBlock {
   line: number;
   /** The text of the nearest heading above the block. */
   section: string;
+  /** The headings the block sits under, outermost first (`['Relay-E', 'Five-minute tour', 'Approve']`). */
+  sections: string[];
   marker?: BlockMarker;
 }
 
 const fencePattern = /^ {0,3}(`{3,}|~{3,})\s*([^\s`]*)/;
-const headingPattern = /^ {0,3}#{1,6}\s+(.*?)\s*#*\s*$/;
+const headingPattern = /^ {0,3}(#{1,6})\s+(.*?)\s*#*\s*$/;
 const markerPattern = /^\s*<!--\s*([a-z-]+)\s*:\s*(.*?)\s*-->\s*$/;
 
 /** The fenced code blocks of a Markdown text, with the heading each sits under and the marker just above it. */
 export function readMarkdownBlocks(file: string, text: string): MarkdownBlock[] {
   const lines = text.split('\n');
   const blocks: MarkdownBlock[] = [];
-  let section = '';
+  const sections: string[] = [];
   for (let index = 0; index < lines.length; index++) {
     const line = lines[index] ?? '';
     const heading = headingPattern.exec(line);
     if (heading) {
-      section = heading[1] ?? '';
+      sections.length = Math.min(sections.length, (heading[1] ?? '#').length - 1);
+      sections.push(heading[2] ?? '');
       continue;
     }
     const fence = fencePattern.exec(line);
@@ -46,7 +49,8 @@ export function readMarkdownBlocks(file: string, text: string): MarkdownBlock[] 
       language: language.toLowerCase(),
       code: lines.slice(start, end).join('\n'),
       line: start + 1,
-      section,
+      section: sections.at(-1) ?? '',
+      sections: [...sections],
       ...(marker ? { marker } : {}),
     });
     index = end;
