@@ -206,7 +206,7 @@ describe('relay-e run, approve and reject (scripts)', () => {
     expect(short).toMatchObject({ code: 0, stdout: helps[2]?.stdout });
     // After --, `--help` is a run id like any other.
     expect((await relayE(['inspect', '--', '--help'])).code).toBe(3);
-  });
+  }, 180_000);
 });
 
 /** Polls `relay-e inspect` until the run waits for an approval, and returns that call's id. */
