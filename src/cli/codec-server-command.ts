@@ -6,7 +6,9 @@ import { createCodecServer, defaultUiOrigins } from '../security/codec-server.js
 import type { EncryptionOptions } from '../security/encryption-keys.js';
 import { encryptionOptionsFromEnv } from '../security/encryption-keys.js';
 import { exitCodes, usageError } from './cli-error.js';
+import { cliInvocation } from './cli-invocation.js';
 import type { Command } from './command.js';
+import { commandSummaries } from './command-summaries.js';
 import { parseCommandArgs } from './command.js';
 import { waitForShutdownSignal } from './shutdown-signal.js';
 
@@ -46,10 +48,12 @@ export function startCodecServer(options: {
   return startHttpServer(app, { port: options.port, host: options.host });
 }
 
+const cli = cliInvocation();
+
 export const codecServerCommand: Command = {
   name: 'codec-server',
-  summary: 'decrypt payloads for the Temporal UI and CLI (--ui-codec-endpoint / --codec-endpoint)',
-  help: `Usage: relay-e codec-server [options]
+  summary: commandSummaries['codec-server'],
+  help: `Usage: ${cli} codec-server [options]
 
 Serves POST /encode and POST /decode in Temporal's codec server format with the payload encryption
 keys, so people who may read runs see them decrypted in the Temporal Web UI:

@@ -1,6 +1,7 @@
 import { parseArgs } from 'node:util';
 import type { ParseArgsOptionsConfig } from 'node:util';
 import { usageError } from './cli-error.js';
+import { cliInvocation } from './cli-invocation.js';
 
 /** One `relay-e` subcommand. */
 export interface Command {
@@ -22,15 +23,24 @@ export const connectionOptions = {
   json: { type: 'boolean' },
 } as const satisfies ParseArgsOptionsConfig;
 
-/** The help lines of {@link connectionOptions}. */
-export const connectionOptionsHelp = `Connection:
+function connectionHelp(tenantLine: string): string {
+  return `Connection:
   --address HOST:PORT    Temporal frontend (env TEMPORAL_ADDRESS, default localhost:7233)
   --namespace NAME       Temporal namespace (env TEMPORAL_NAMESPACE, default default)
   --task-queue NAME      task queue of the Relay-E workers (env RELAY_E_TASK_QUEUE, default relay-e)
-  --tenant ID            tenant of the runs (env RELAY_E_TENANT, default demo)
+  --tenant ID            ${tenantLine}
   --json                 machine-readable output, no spinner
   -h, --help             this help
   Temporal Cloud: TEMPORAL_API_KEY, or mTLS with TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH.`;
+}
+
+/** The help lines of {@link connectionOptions} for commands that start runs under a tenant. */
+export const connectionOptionsHelp = connectionHelp('tenant of the runs (env RELAY_E_TENANT, default demo)');
+
+/** The help lines of {@link connectionOptions} for commands that read or decide runs, where a tenant only narrows. */
+export const scopedConnectionOptionsHelp = connectionHelp(
+  'only runs of this tenant (env RELAY_E_TENANT; default: runs of every tenant)',
+);
 
 /** Parses a command's argv strictly; a bad flag is a usage error that names the command's help. */
 export function parseCommandArgs<T extends ParseArgsOptionsConfig>(command: string, argv: string[], options: T) {
@@ -38,7 +48,7 @@ export function parseCommandArgs<T extends ParseArgsOptionsConfig>(command: stri
     return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
-    throw usageError(`${message}\nSee 'relay-e ${command} --help'.`);
+    throw usageError(`${message}\nSee '${cliInvocation()} ${command} --help'.`);
   }
 }
 

@@ -1,8 +1,11 @@
 import type { ApprovalOutcome } from '../shared/run-types.js';
 import { exitCodes, usageError } from './cli-error.js';
+import { cliInvocation } from './cli-invocation.js';
 import type { Command } from './command.js';
-import { connectionOptions, connectionOptionsHelp, parseCommandArgs, parseJsonFlag } from './command.js';
+import { connectionOptions, parseCommandArgs, parseJsonFlag, scopedConnectionOptionsHelp } from './command.js';
+import { commandSummaries } from './command-summaries.js';
 import { compact } from './format-event.js';
+import { approverOptionHelp, resolveApprover } from './resolve-approver.js';
 import { connectRelayClient, readTemporalSettings } from './temporal-settings.js';
 
 const decisionOptions = {
@@ -12,19 +15,26 @@ const decisionOptions = {
   input: { type: 'string' },
 } as const;
 
+const cli = cliInvocation();
+
 const decisionExitCodes = `Exit codes: 0 accepted, 3 no such run, 4 refused (no such pending call, already decided,
 or --input fails the tool's schema), 5 Temporal unreachable.`;
 
 export const approveCommand: Command = {
   name: 'approve',
-  summary: 'approve a pending tool call (optionally with edited input)',
-  help: `Usage: relay-e approve <runId> <toolCallId> [--reason TEXT] [--input JSON] [--approver NAME]
+  summary: commandSummaries.approve,
+  help: `Usage: ${cli} approve <runId> <toolCallId> [--reason TEXT] [--input JSON] [--approver NAME]
 
 Approves a tool call that waits for a human. --input runs the call with edited arguments instead;
 the run checks them against the tool's schema and refuses them if they do not fit.
 With --tenant (or RELAY_E_TENANT), a run of another tenant counts as not found.
 
-${connectionOptionsHelp}
+Options:
+  --input JSON           run the call with these arguments instead
+  --reason TEXT          recorded with the decision
+  ${approverOptionHelp}
+
+${scopedConnectionOptionsHelp}
 
 ${decisionExitCodes}`,
   run: (argv) => decide('approve', argv),
@@ -32,13 +42,17 @@ ${decisionExitCodes}`,
 
 export const rejectCommand: Command = {
   name: 'reject',
-  summary: 'reject a pending tool call; the model is told it did not run',
-  help: `Usage: relay-e reject <runId> <toolCallId> [--reason TEXT] [--approver NAME]
+  summary: commandSummaries.reject,
+  help: `Usage: ${cli} reject <runId> <toolCallId> [--reason TEXT] [--approver NAME]
 
 Rejects a tool call that waits for a human; the reason goes back to the model.
 With --tenant (or RELAY_E_TENANT), a run of another tenant counts as not found.
 
-${connectionOptionsHelp}
+Options:
+  --reason TEXT          recorded with the decision and told to the model
+  ${approverOptionHelp}
+
+${scopedConnectionOptionsHelp}
 
 ${decisionExitCodes}`,
   run: (argv) => decide('reject', argv),
@@ -48,7 +62,7 @@ async function decide(decision: 'approve' | 'reject', argv: string[]): Promise<n
   const { values, positionals } = parseCommandArgs(decision, argv, decisionOptions);
   const [runId, toolCallId, ...extra] = positionals;
   if (runId === undefined || toolCallId === undefined || extra.length > 0) {
-    throw usageError(`Usage: relay-e ${decision} <runId> <toolCallId> [options]`);
+    throw usageError(`Usage: ${cli} ${decision} <runId> <toolCallId> [options]`);
   }
   if (decision === 'reject' && values.input !== undefined) throw usageError('--input is for approve only');
   const input = values.input === undefined ? undefined : parseJsonFlag('--input', values.input);
@@ -56,7 +70,7 @@ async function decide(decision: 'approve' | 'reject', argv: string[]): Promise<n
   const client = await connectRelayClient(settings);
   try {
     const options = {
-      approver: values.approver ?? process.env['USER'] ?? 'cli',
+      approver: resolveApprover(values.approver),
       ...(values.reason !== undefined ? { reason: values.reason } : {}),
       ...(settings.tenantGiven ? { tenantId: settings.tenantId } : {}),
     };

@@ -1,27 +1,31 @@
 import type { RunEvent, RunSnapshot } from '../shared/run-types.js';
 import { exitCodes, usageError } from './cli-error.js';
+import { cliInvocation } from './cli-invocation.js';
 import type { Command } from './command.js';
-import { connectionOptions, connectionOptionsHelp, parseCommandArgs } from './command.js';
+import { connectionOptions, parseCommandArgs, scopedConnectionOptionsHelp } from './command.js';
+import { commandSummaries } from './command-summaries.js';
 import { compact, formatEvent } from './format-event.js';
 import { connectRelayClient, readTemporalSettings } from './temporal-settings.js';
 
+const cli = cliInvocation();
+
 export const inspectCommand: Command = {
   name: 'inspect',
-  summary: 'show a run: status, pending approvals, usage, answer and the event timeline',
-  help: `Usage: relay-e inspect <runId> [--json]
+  summary: commandSummaries.inspect,
+  help: `Usage: ${cli} inspect <runId> [--json]
 
 Shows the run's snapshot and its event timeline. Reads them with workflow queries, so a worker must be
 running for the task queue (for closed runs too: Temporal replays the history to answer).
 With --json: {"snapshot": {...}, "events": [...]}.
 With --tenant (or RELAY_E_TENANT), a run of another tenant counts as not found.
 
-${connectionOptionsHelp}
+${scopedConnectionOptionsHelp}
 
 Exit codes: 0 shown, 3 no such run.`,
   async run(argv) {
     const { values, positionals } = parseCommandArgs('inspect', argv, connectionOptions);
     const [runId, ...extra] = positionals;
-    if (runId === undefined || extra.length > 0) throw usageError('Usage: relay-e inspect <runId>');
+    if (runId === undefined || extra.length > 0) throw usageError(`Usage: ${cli} inspect <runId>`);
     const settings = await readTemporalSettings(values);
     const client = await connectRelayClient(settings);
     try {
@@ -48,7 +52,7 @@ function describeRun(snapshot: RunSnapshot, events: readonly RunEvent[]): string
   for (const pending of snapshot.pendingApprovals) {
     lines.push(
       `Pending  ${pending.toolName} [${pending.toolCallId}] ${compact(pending.input)} until ${pending.expiresAt}`,
-      `         relay-e approve ${snapshot.runId} ${pending.toolCallId}   |   relay-e reject ${snapshot.runId} ${pending.toolCallId}`,
+      `         ${cli} approve ${snapshot.runId} ${pending.toolCallId}   |   ${cli} reject ${snapshot.runId} ${pending.toolCallId}`,
     );
   }
   if (snapshot.error) lines.push(`Error    ${snapshot.error}`);

@@ -1,38 +1,37 @@
 #!/usr/bin/env node
-import { DefaultLogger, Runtime } from '@temporalio/worker';
-import { exitCodes, toExitCode } from './cli-error.js';
-import { codecServerCommand } from './codec-server-command.js';
+import { cliInvocation } from './cli-invocation.js';
 import type { Command } from './command.js';
-import { approveCommand, rejectCommand } from './decision-command.js';
-import { devCommand } from './dev-command.js';
-import { inspectCommand } from './inspect-command.js';
-import { runCommand } from './run-command.js';
-import { runsCommand } from './runs-command.js';
-import { serveCommand } from './serve-command.js';
-import { toolsCommand } from './tools-command.js';
-import { workerCommand } from './worker-command.js';
+import { commandSummaries } from './command-summaries.js';
+import type { CommandName } from './command-summaries.js';
+import { exitCodes } from './exit-codes.js';
 
-const commands: readonly Command[] = [
-  devCommand,
-  runCommand,
-  approveCommand,
-  rejectCommand,
-  runsCommand,
-  inspectCommand,
-  workerCommand,
-  serveCommand,
-  codecServerCommand,
-  toolsCommand,
-];
+/** Each command's module, imported only when that command runs: the top-level help loads none of them. */
+const commandLoaders: Record<CommandName, () => Promise<Command>> = {
+  dev: async () => (await import('./dev-command.js')).devCommand,
+  run: async () => (await import('./run-command.js')).runCommand,
+  approve: async () => (await import('./decision-command.js')).approveCommand,
+  reject: async () => (await import('./decision-command.js')).rejectCommand,
+  runs: async () => (await import('./runs-command.js')).runsCommand,
+  inspect: async () => (await import('./inspect-command.js')).inspectCommand,
+  worker: async () => (await import('./worker-command.js')).workerCommand,
+  serve: async () => (await import('./serve-command.js')).serveCommand,
+  'codec-server': async () => (await import('./codec-server-command.js')).codecServerCommand,
+  tools: async () => (await import('./tools-command.js')).toolsCommand,
+};
 
-const help = `relay-e: durable tool-calling agents on Temporal
+/** Commands that run a worker, whose own log lines would drown the CLI's output. */
+const workerCommands: ReadonlySet<string> = new Set<CommandName>(['dev', 'worker']);
 
-Usage: relay-e <command> [options]
+function topLevelHelp(cli: string): string {
+  const summaries = Object.entries(commandSummaries).map(([name, summary]) => `  ${name.padEnd(12)} ${summary}`);
+  return `relay-e: durable tool-calling agents on Temporal
+
+Usage: ${cli} <command> [options]
 
 Commands:
-${commands.map((command) => `  ${command.name.padEnd(12)} ${command.summary}`).join('\n')}
+${summaries.join('\n')}
 
-Run 'relay-e <command> --help' for a command's options. Every command takes --address, --namespace,
+Run '${cli} <command> --help' for a command's options. Every command takes --address, --namespace,
 --task-queue, --tenant and --json.
 
 Exit codes:
@@ -44,25 +43,27 @@ Exit codes:
   5    Temporal unreachable, the dev server could not start, or no worker has recovered the run yet
   130  interrupted (Ctrl-C while following a run; the run goes on)
 `;
+}
 
 /** Runs `relay-e` with these arguments and resolves to the process exit code. */
 export async function runCli(argv: string[]): Promise<number> {
   const [name, ...rest] = argv;
   if (name === undefined || name === '--help' || name === '-h' || name === 'help') {
-    process.stdout.write(help);
+    process.stdout.write(topLevelHelp(cliInvocation()));
     return name === undefined ? exitCodes.usage : exitCodes.ok;
   }
-  const command = commands.find((candidate) => candidate.name === name);
-  if (!command) {
-    process.stderr.write(`relay-e: unknown command '${name}'. See 'relay-e --help'.\n`);
+  if (!isCommandName(name)) {
+    process.stderr.write(`relay-e: unknown command '${name}'. See '${cliInvocation()} --help'.\n`);
     return exitCodes.usage;
   }
+  const command = await commandLoaders[name]();
   if (asksForHelp(rest)) {
     process.stdout.write(`${command.help}\n`);
     return exitCodes.ok;
   }
-  if (command === devCommand || command === workerCommand) {
-    // The worker's own log lines would drown the CLI's output; warnings and errors still show.
+  if (workerCommands.has(name)) {
+    const { DefaultLogger, Runtime } = await import('@temporalio/worker');
+    // Warnings and errors still show.
     Runtime.install({ logger: new DefaultLogger('WARN') });
   }
   try {
@@ -70,8 +71,13 @@ export async function runCli(argv: string[]): Promise<number> {
   } catch (error) {
     const message = error instanceof Error ? error.message : String(error);
     process.stderr.write(`relay-e ${name}: ${message}\n`);
+    const { toExitCode } = await import('./cli-error.js');
     return toExitCode(error);
   }
+}
+
+function isCommandName(name: string): name is CommandName {
+  return Object.hasOwn(commandLoaders, name);
 }
 
 /** True when `--help` or `-h` comes before any `--` (after which every argument is the command's own). */

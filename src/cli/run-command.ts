@@ -4,9 +4,12 @@ import { RelayError } from '../shared/errors.js';
 import type { RunEvent, RunSnapshot } from '../shared/run-types.js';
 import { askApproval } from './ask-approval.js';
 import { exitCodes, usageError } from './cli-error.js';
+import { cliInvocation } from './cli-invocation.js';
 import type { Command } from './command.js';
 import { connectionOptions, connectionOptionsHelp, parseCommandArgs } from './command.js';
+import { commandSummaries } from './command-summaries.js';
 import { formatEvent } from './format-event.js';
+import { approverOptionHelp, resolveApprover } from './resolve-approver.js';
 import { resolveModel } from './resolve-model.js';
 import { createSpinner } from './spinner.js';
 import type { Spinner } from './spinner.js';
@@ -27,15 +30,18 @@ const runOptions = {
 const terminalEvents = new Set<RunEvent['type']>(['run_completed', 'run_failed', 'run_cancelled']);
 const noWorkerHintAfterMs = 5_000;
 const retryQueryAfterMs = 1_000;
+const cli = cliInvocation();
 
 export const runCommand: Command = {
   name: 'run',
-  summary: 'start a run and follow it live, asking for approvals on the terminal',
-  help: `Usage: relay-e run [options] "<prompt>"
+  summary: commandSummaries.run,
+  help: `Usage: ${cli} run [options] "<prompt>"
+       ${cli} run [options] -        (the prompt from standard input)
 
 Starts a run, prints its events as they happen and the final answer. When a tool needs approval it
 asks: Approve transfer_funds {...}? [y]es/[n]o/[e]dit  (edit: change the input as JSON).
-Ctrl-C stops following; the run goes on (relay-e inspect <runId>).
+Ctrl-C stops following; the run goes on (${cli} inspect <runId>). With - as the prompt, standard input
+holds the prompt, so approvals are not asked here: approve with ${cli} approve.
 
 Options:
   --model ID             provider:model (env RELAY_E_MODEL; default scripted:demo, the scripted demo model)
@@ -43,9 +49,9 @@ Options:
   --system TEXT          system message
   --max-steps N          model calls allowed (default 10)
   --approval-timeout D   how long an approval may wait, e.g. 10m, 24h (default 24h)
-  --approver NAME        recorded with decisions made here (default $USER)
-  --no-interactive       never prompt: print how to approve with relay-e approve, and keep waiting
-  --detach               print the run id and exit without following
+  ${approverOptionHelp}
+  --no-interactive       never prompt: print how to approve with ${cli} approve, and keep waiting
+  --detach               print only the run id and exit without following (RUN=$(${cli} run --detach …))
   With --json: one line per event {"runId","event"}, then {"runId","snapshot"}; never prompts.
 
 ${connectionOptionsHelp}
@@ -53,10 +59,19 @@ ${connectionOptionsHelp}
 Exit codes: 0 completed, 1 failed or cancelled, 130 stopped following with Ctrl-C.`,
   async run(argv) {
     const { values, positionals } = parseCommandArgs('run', argv, runOptions);
-    const prompt = positionals.join(' ').trim();
-    if (prompt === '') throw usageError('relay-e run needs a prompt, e.g. relay-e run "balance of ACC-1"');
+    const fromStandardInput = positionals.length === 1 && positionals[0] === '-';
+    const prompt = fromStandardInput ? await readStandardInput() : positionals.join(' ').trim();
+    if (prompt === '') {
+      throw usageError(
+        fromStandardInput
+          ? 'standard input held no prompt'
+          : `${cli} run needs a prompt, e.g. ${cli} run "balance of ACC-1" (or - to read it from standard input)`,
+      );
+    }
     const json = values.json === true;
-    const interactive = !json && values['no-interactive'] !== true && process.stdin.isTTY;
+    const asksHere = !json && values['no-interactive'] !== true && !fromStandardInput && process.stdin.isTTY === true;
+    // Resolved before the run starts, so a missing approver is reported before anything happens.
+    const terminalApprover = asksHere ? resolveApprover(values.approver) : undefined;
     const settings = await readTemporalSettings(values);
     const model = resolveModel(values.model);
     const client = await connectRelayClient(settings);
@@ -73,22 +88,20 @@ Exit codes: 0 completed, 1 failed or cancelled, 130 stopped following with Ctrl-
           : {}),
         ...(values['approval-timeout'] !== undefined ? { approvalTimeout: values['approval-timeout'] } : {}),
       });
-      if (json && values.detach) process.stdout.write(`${JSON.stringify({ runId, model: model.modelId })}\n`);
+      if (values.detach) {
+        process.stdout.write(json ? `${JSON.stringify({ runId, model: model.modelId })}\n` : `${runId}\n`);
+        return exitCodes.ok;
+      }
       if (!json) {
         spinner.print(`Run ${runId} started (tenant ${settings.tenantId})`);
         spinner.print(`Model: ${model.description}`);
       }
-      if (values.detach) {
-        if (!json) spinner.print(`Follow it with: relay-e inspect ${runId}`);
-        return exitCodes.ok;
-      }
       process.once('SIGINT', () => {
         spinner.stop();
         if (!json)
-          process.stderr.write(`\nStopped following ${runId}; the run goes on. Later: relay-e inspect ${runId}\n`);
+          process.stderr.write(`\nStopped following ${runId}; the run goes on. Later: ${cli} inspect ${runId}\n`);
         process.exit(exitCodes.interrupted);
       });
-      const approver = values.approver ?? process.env['USER'] ?? 'cli';
       for await (const event of followRun(client, runId, spinner, settings.taskQueue)) {
         if (json) {
           process.stdout.write(`${JSON.stringify({ runId, event })}\n`);
@@ -96,13 +109,13 @@ Exit codes: 0 completed, 1 failed or cancelled, 130 stopped following with Ctrl-
         }
         spinner.print(formatEvent(event));
         if (event.type === 'tool_awaiting_approval') {
-          if (interactive) {
+          if (terminalApprover !== undefined) {
             spinner.stop();
-            await askApproval(client, runId, event, approver);
+            await askApproval(client, runId, event, terminalApprover);
           } else {
             spinner.print(
-              `  approve: relay-e approve ${runId} ${event.toolCallId} [--input JSON]\n` +
-                `  reject:  relay-e reject ${runId} ${event.toolCallId} [--reason TEXT]`,
+              `  approve: ${cli} approve ${runId} ${event.toolCallId} [--input JSON]\n` +
+                `  reject:  ${cli} reject ${runId} ${event.toolCallId} [--reason TEXT]`,
             );
             spinner.start(`waiting for a decision on ${event.toolName}`);
           }
@@ -142,7 +155,7 @@ async function* followRun(
     } catch (error) {
       if (RelayError.isInstance(error)) throw error;
       if (Date.now() - startedAt > noWorkerHintAfterMs) {
-        spinner.start(`waiting for a worker on task queue '${taskQueue}' (start one: relay-e dev, or relay-e worker)`);
+        spinner.start(`waiting for a worker on task queue '${taskQueue}' (start one: ${cli} dev, or ${cli} worker)`);
       }
       await sleep(retryQueryAfterMs);
     }
@@ -156,6 +169,14 @@ function describeEnd(snapshot: RunSnapshot): string {
   }
   if (snapshot.status === 'failed') return `\nRun failed: ${snapshot.error ?? 'unknown error'}\n`;
   return `\nRun ${snapshot.status}.\n`;
+}
+
+/** The whole of standard input, trimmed; on a terminal it says how to end the prompt. */
+async function readStandardInput(): Promise<string> {
+  if (process.stdin.isTTY) process.stderr.write('Reading the prompt from standard input; end it with Ctrl-D.\n');
+  let text = '';
+  for await (const chunk of process.stdin.setEncoding('utf8')) text += chunk as string;
+  return text.trim();
 }
 
 /** Reads a flag as a positive integer, or fails with a usage error. */

@@ -1,8 +1,11 @@
+import type { WorkflowExecutionInfo } from '@temporalio/client';
 import { relaySearchAttributes } from '../shared/search-attributes.js';
 import type { RunStatus } from '../shared/run-types.js';
 import { exitCodes, usageError } from './cli-error.js';
+import { cliInvocation } from './cli-invocation.js';
 import type { Command } from './command.js';
-import { connectionOptions, connectionOptionsHelp, parseCommandArgs } from './command.js';
+import { connectionOptions, parseCommandArgs, scopedConnectionOptionsHelp } from './command.js';
+import { commandSummaries } from './command-summaries.js';
 import { readPositiveInteger } from './run-command.js';
 import { connectRelayClient, readTemporalSettings } from './temporal-settings.js';
 
@@ -28,49 +31,37 @@ export interface RunListing {
   startedAt: string;
 }
 
+const defaultLimit = 20;
+const cli = cliInvocation();
+
 export const runsCommand: Command = {
   name: 'runs',
-  summary: 'list runs, newest first, from Temporal visibility (search attributes)',
-  help: `Usage: relay-e runs [--status STATUS] [--tenant ID] [--limit N] [--json]
+  summary: commandSummaries.runs,
+  help: `Usage: ${cli} runs [--status STATUS] [--tenant ID] [--limit N] [--json]
 
-Lists runs with Temporal's visibility query on the RelayTenant and RelayStatus search attributes,
-newest first. Without --tenant (or RELAY_E_TENANT) runs of every tenant are listed.
+Lists the newest runs first (by start time), with Temporal's visibility query on the RelayTenant and
+RelayStatus search attributes. Without --tenant (or RELAY_E_TENANT), runs of every tenant are listed.
 
 Options:
   --status STATUS        ${runStatuses.join(' | ')}
-  --limit N              at most N runs (default 20)
+  --limit N              at most N runs (default ${defaultLimit})
 
-${connectionOptionsHelp}`,
+${scopedConnectionOptionsHelp}`,
   async run(argv) {
     const { values } = parseCommandArgs('runs', argv, runsOptions);
     const status = values.status;
     if (status !== undefined && !(runStatuses as readonly string[]).includes(status)) {
       throw usageError(`--status must be one of ${runStatuses.join(', ')}`);
     }
-    const limit = values.limit === undefined ? 20 : readPositiveInteger('--limit', values.limit);
+    const limit = values.limit === undefined ? defaultLimit : readPositiveInteger('--limit', values.limit);
     const settings = await readTemporalSettings(values);
     const conditions = [`WorkflowType = 'agentRun'`];
     if (settings.tenantGiven) conditions.push(`${relaySearchAttributes.tenant.name} = ${quote(settings.tenantId)}`);
     if (status !== undefined) conditions.push(`${relaySearchAttributes.status.name} = ${quote(status)}`);
     const client = await connectRelayClient(settings);
     try {
-      const runs: RunListing[] = [];
-      for await (const execution of client.temporal.workflow.list({ query: conditions.join(' AND ') })) {
-        const attributes = execution.typedSearchAttributes;
-        const memo = execution.memo ?? {};
-        runs.push({
-          runId: execution.workflowId,
-          ...optional('tenantId', attributes.get(relaySearchAttributes.tenant)),
-          ...optional('userId', attributes.get(relaySearchAttributes.user)),
-          ...optional('status', attributes.get(relaySearchAttributes.status)),
-          ...optional('pendingApprovals', attributes.get(relaySearchAttributes.pendingApprovals)),
-          workflowStatus: execution.status.name,
-          ...optional('model', typeof memo['model'] === 'string' ? memo['model'] : undefined),
-          ...optional('prompt', typeof memo['prompt'] === 'string' ? memo['prompt'] : undefined),
-          startedAt: execution.startTime.toISOString(),
-        });
-        if (runs.length >= limit) break;
-      }
+      const executions = client.temporal.workflow.list({ query: conditions.join(' AND ') });
+      const runs = (await newestStarted(executions, limit)).map(toListing);
       process.stdout.write(values.json ? `${JSON.stringify(runs)}\n` : formatTable(runs));
       return exitCodes.ok;
     } finally {
@@ -78,6 +69,42 @@ ${connectionOptionsHelp}`,
     }
   },
 };
+
+/**
+ * The `limit` executions started last. Visibility lists open executions first, then closed ones by close time,
+ * newest first; an execution closes after it starts, so once a closed one closed before the `limit`-th newest
+ * start seen so far, no later one can have started after it and the listing stops there.
+ */
+export async function newestStarted(
+  executions: AsyncIterable<WorkflowExecutionInfo>,
+  limit: number,
+): Promise<WorkflowExecutionInfo[]> {
+  const newest: WorkflowExecutionInfo[] = [];
+  for await (const execution of executions) {
+    const cutoff = newest.length >= limit ? newest[limit - 1]?.startTime : undefined;
+    if (cutoff !== undefined && execution.closeTime !== undefined && execution.closeTime < cutoff) break;
+    newest.push(execution);
+    newest.sort((a, b) => b.startTime.getTime() - a.startTime.getTime());
+    newest.length = Math.min(newest.length, limit);
+  }
+  return newest;
+}
+
+function toListing(execution: WorkflowExecutionInfo): RunListing {
+  const attributes = execution.typedSearchAttributes;
+  const memo = execution.memo ?? {};
+  return {
+    runId: execution.workflowId,
+    ...optional('tenantId', attributes.get(relaySearchAttributes.tenant)),
+    ...optional('userId', attributes.get(relaySearchAttributes.user)),
+    ...optional('status', attributes.get(relaySearchAttributes.status)),
+    ...optional('pendingApprovals', attributes.get(relaySearchAttributes.pendingApprovals)),
+    workflowStatus: execution.status.name,
+    ...optional('model', typeof memo['model'] === 'string' ? memo['model'] : undefined),
+    ...optional('prompt', typeof memo['prompt'] === 'string' ? memo['prompt'] : undefined),
+    startedAt: execution.startTime.toISOString(),
+  };
+}
 
 function optional<K extends string, V>(key: K, value: V | undefined): Partial<Record<K, V>> {
   return value === undefined ? {} : ({ [key]: value } as Record<K, V>);

@@ -1,7 +1,9 @@
 import { loadApiKeys } from '../http/api-keys.js';
 import { startApiServer } from '../http/start-api-server.js';
 import { exitCodes, usageError } from './cli-error.js';
+import { cliInvocation } from './cli-invocation.js';
 import type { Command } from './command.js';
+import { commandSummaries } from './command-summaries.js';
 import { connectionOptions, connectionOptionsHelp, parseCommandArgs } from './command.js';
 import { waitForShutdownSignal } from './shutdown-signal.js';
 import { connectRelayClient, readTemporalSettings } from './temporal-settings.js';
@@ -25,12 +27,14 @@ const serveOptions = {
   'api-keys-file': { type: 'string' },
 } as const;
 
+const cli = cliInvocation();
+
 export const serveCommand: Command = {
   name: 'serve',
-  summary: 'run the HTTP API (runs, events over SSE, approvals) in front of Temporal',
-  help: `Usage: relay-e serve [options]
+  summary: commandSummaries.serve,
+  help: `Usage: ${cli} serve [options]
 
-Serves the HTTP API; run workers separately (relay-e worker). Callers authenticate with an API key
+Serves the HTTP API; run workers separately (${cli} worker). Callers authenticate with an API key
 that maps to a tenant.
 
 Options:

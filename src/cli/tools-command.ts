@@ -1,3 +1,5 @@
+import { cliInvocation } from './cli-invocation.js';
+import { commandSummaries } from './command-summaries.js';
 import { createDemoTools } from '../demo/demo-tools.js';
 import { mcpTools } from '../mcp/mcp-tools.js';
 import type { ToolCatalogEntry } from '../shared/tool-catalog.js';
@@ -14,10 +16,12 @@ const toolsOptions = {
   json: { type: 'boolean' },
 } as const;
 
+const cli = cliInvocation();
+
 export const toolsCommand: Command = {
   name: 'tools',
-  summary: "list the tool catalog a worker offers: each tool's source, approval policy and input schema",
-  help: `Usage: relay-e tools [--mcp-stdio NAME=COMMAND...] [--mcp-http NAME=URL...] [--json]
+  summary: commandSummaries.tools,
+  help: `Usage: ${cli} tools [--mcp-stdio NAME=COMMAND...] [--mcp-http NAME=URL...] [--json]
 
 Lists the tools a worker with the demo tools (and the MCP servers given) offers, the way a run records
 them: name, source (worker code, or MCP server and the tool's own name), whether a call needs approval,
@@ -31,8 +35,7 @@ listed, then closed.
   -h, --help                 this help`,
   async run(argv) {
     const { values, positionals } = parseCommandArgs('tools', argv, toolsOptions);
-    if (positionals.length > 0)
-      throw usageError(`Unexpected argument '${positionals[0]}'. See 'relay-e tools --help'.`);
+    if (positionals.length > 0) throw usageError(`Unexpected argument '${positionals[0]}'. See '${cli} tools --help'.`);
     const servers = [
       ...(values['mcp-stdio'] ?? []).map((flag) => stdioServer(flag)),
       ...(values['mcp-http'] ?? []).map((flag) => httpServer(flag)),

@@ -1,11 +1,15 @@
 import type { NativeConnection, Worker } from '@temporalio/worker';
+import path from 'node:path';
+import { DemoBankFile } from '../demo/demo-bank-file.js';
 import { createDemoModel } from '../demo/demo-model.js';
 import { createDemoTools } from '../demo/demo-tools.js';
 import { providersFromEnv } from '../model/providers/index.js';
 import { secretsFromEnv } from '../security/resolve-secret-references.js';
 import { createWorker } from '../worker/create-worker.js';
 import { exitCodes } from './cli-error.js';
+import { cliInvocation } from './cli-invocation.js';
 import type { Command } from './command.js';
+import { commandSummaries } from './command-summaries.js';
 import { connectionOptions, connectionOptionsHelp, parseCommandArgs } from './command.js';
 import { waitForShutdownSignal } from './shutdown-signal.js';
 import { connectWorkerConnection, readTemporalSettings } from './temporal-settings.js';
@@ -22,10 +26,20 @@ export interface DemoWorker {
   stop(): Promise<void>;
 }
 
-/** Starts a worker with the banking demo tools, the scripted demo model and the providers the environment configures. */
-export async function startDemoWorker(settings: TemporalSettings, connection?: NativeConnection): Promise<DemoWorker> {
+/** Where the demo bank is kept, beside `relay-e dev`'s Temporal database, relative to the working folder. */
+export const demoBankFile = path.join('.relay-e', 'demo-bank.json');
+
+/**
+ * Starts a worker with the banking demo tools over the bank kept in `bankFile`, the scripted demo model and the
+ * providers the environment configures.
+ */
+export async function startDemoWorker(
+  settings: TemporalSettings,
+  connection?: NativeConnection,
+  bankFile: string = demoBankFile,
+): Promise<DemoWorker> {
   const ownConnection = connection ?? (await connectWorkerConnection(settings));
-  const tools = createDemoTools();
+  const tools = createDemoTools(new DemoBankFile(bankFile));
   const models = { ...providersFromEnv(process.env), scripted: createDemoModel() };
   const worker = await createWorker({
     tools,
@@ -52,10 +66,12 @@ export async function startDemoWorker(settings: TemporalSettings, connection?: N
   };
 }
 
+const cli = cliInvocation();
+
 export const workerCommand: Command = {
   name: 'worker',
-  summary: 'run a worker with the demo tools (and the model providers the environment configures)',
-  help: `Usage: relay-e worker [options]
+  summary: commandSummaries.worker,
+  help: `Usage: ${cli} worker [options]
 
 Polls the task queue and runs agent runs: the banking demo tools (get_balance, search_transactions,
 transfer_funds) and the models scripted:demo plus whatever OPENAI_API_KEY / ANTHROPIC_API_KEY /
@@ -63,6 +79,9 @@ RELAY_E_COMPATIBLE_BASE_URL configure. Stops cleanly on Ctrl-C or SIGTERM.
 Payloads are encrypted when RELAY_E_ENCRYPTION_KEYS="id:base64key,..." is set (current key:
 RELAY_E_ENCRYPTION_KEY_ID, default the first); { "$secret": "NAME" } in a run's config resolves to
 RELAY_E_SECRET_NAME inside the tool activity.
+The demo bank's balances and transfers are kept in ${demoBankFile} under the working folder (beside
+the runs of relay-e dev), so a transfer approved after a restart moves the right balances; delete the
+file to start the bank over.
 
 ${connectionOptionsHelp}`,
   async run(argv) {

@@ -44,6 +44,21 @@ export interface TransferReceipt {
   to_balance_usd: number;
 }
 
+/** A transfer the bank has booked, under the idempotency key (or transfer id) it was booked with. */
+export interface BookedTransfer {
+  key: string;
+  /** The booking day, `YYYY-MM-DD`. */
+  date: string;
+  receipt: TransferReceipt;
+}
+
+/** Everything a bank holds beyond its fixed seed: what {@link DemoBank.toState} writes and the constructor reads. */
+export interface DemoBankState {
+  version: 1;
+  balancesCents: Record<string, number>;
+  transfers: BookedTransfer[];
+}
+
 /** Merchants the generated transactions use, with the category each one books under. */
 export const demoMerchants: ReadonlyArray<{ merchant: string; category: string }> = [
   { merchant: 'Amazon', category: 'shopping' },
@@ -70,17 +85,31 @@ const seed = 20_240_601;
 const firstDay = Date.UTC(2025, 0, 1);
 const dayMs = 86_400_000;
 
-/** An in-memory bank for the demo: three accounts and 200 transactions generated from a fixed seed. */
+/**
+ * An in-memory bank for the demo: three accounts and 200 transactions generated from a fixed seed, plus the
+ * balances and transfers of `state` when given (see DemoBankFile for a bank kept on disk).
+ */
 export class DemoBank {
   private readonly accounts = new Map<string, { account: DemoAccount; cents: number }>();
   private readonly transactions: DemoTransaction[];
-  private readonly transfers = new Map<string, TransferReceipt>();
+  private readonly transfers = new Map<string, BookedTransfer>();
 
-  constructor() {
+  constructor(state?: DemoBankState) {
     for (const account of initialAccounts) {
-      this.accounts.set(account.account_id, { account, cents: Math.round(account.balance_usd * 100) });
+      const cents = state?.balancesCents[account.account_id] ?? Math.round(account.balance_usd * 100);
+      this.accounts.set(account.account_id, { account, cents });
     }
     this.transactions = generateTransactions(initialAccounts.map((account) => account.account_id));
+    for (const booked of state?.transfers ?? []) this.book(booked);
+  }
+
+  /** The balances and booked transfers, to be handed to the constructor later. */
+  toState(): DemoBankState {
+    return {
+      version: 1,
+      balancesCents: Object.fromEntries([...this.accounts].map(([id, { cents }]) => [id, cents])),
+      transfers: [...this.transfers.values()],
+    };
   }
 
   /** The account with its current balance; an unknown id throws. */
@@ -114,7 +143,7 @@ export class DemoBank {
     idempotencyKey?: string,
   ): TransferReceipt {
     const earlier = idempotencyKey === undefined ? undefined : this.transfers.get(idempotencyKey);
-    if (earlier) return earlier;
+    if (earlier) return earlier.receipt;
     if (input.from_account === input.to_account) {
       throw new RelayError('invalid_input', 'The source and destination accounts are the same');
     }
@@ -130,11 +159,6 @@ export class DemoBank {
     from.cents -= cents;
     to.cents += cents;
     const transferId = `xfer_${String(this.transfers.size + 1).padStart(4, '0')}`;
-    const date = new Date().toISOString().slice(0, 10);
-    this.transactions.push(
-      transferTransaction(`${transferId}-out`, input.from_account, date, `Transfer to ${input.to_account}`, -cents),
-      transferTransaction(`${transferId}-in`, input.to_account, date, `Transfer from ${input.from_account}`, cents),
-    );
     const receipt: TransferReceipt = {
       transfer_id: transferId,
       status: 'completed',
@@ -144,8 +168,31 @@ export class DemoBank {
       from_balance_usd: from.cents / 100,
       to_balance_usd: to.cents / 100,
     };
-    this.transfers.set(idempotencyKey ?? transferId, receipt);
+    this.book({ key: idempotencyKey ?? transferId, date: new Date().toISOString().slice(0, 10), receipt });
     return receipt;
+  }
+
+  /** Records a transfer whose balances are already applied, with its two transactions. */
+  private book(booked: BookedTransfer): void {
+    const { receipt, date } = booked;
+    const cents = Math.round(receipt.amount_usd * 100);
+    this.transactions.push(
+      transferTransaction(
+        `${receipt.transfer_id}-out`,
+        receipt.from_account,
+        date,
+        `Transfer to ${receipt.to_account}`,
+        -cents,
+      ),
+      transferTransaction(
+        `${receipt.transfer_id}-in`,
+        receipt.to_account,
+        date,
+        `Transfer from ${receipt.from_account}`,
+        cents,
+      ),
+    );
+    this.transfers.set(booked.key, booked);
   }
 
   private entry(accountId: string): { account: DemoAccount; cents: number } {
@@ -199,4 +246,16 @@ function mulberry32(state: number): () => number {
     t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t;
     return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
   };
+}
+
+/** How the demo tools reach a bank: read it, or change it and keep the change. */
+export interface DemoBankAccess {
+  read<T>(use: (bank: DemoBank) => T): Promise<T>;
+  /** Runs `change` on the bank and keeps what it did; a change that throws keeps nothing. */
+  update<T>(change: (bank: DemoBank) => T): Promise<T>;
+}
+
+/** One bank held in memory for the life of the process. */
+export function inMemoryDemoBank(bank: DemoBank = new DemoBank()): DemoBankAccess {
+  return { read: async (use) => use(bank), update: async (change) => change(bank) };
 }

@@ -1,18 +1,19 @@
 import { z } from 'zod';
 import { defineTool } from '../tool/define-tool.js';
 import type { ToolDefinition } from '../tool/define-tool.js';
-import { DemoBank } from './demo-bank.js';
+import { inMemoryDemoBank } from './demo-bank.js';
+import type { DemoBankAccess } from './demo-bank.js';
 
 const accountId = z.string().describe('Account identifier, e.g. ACC-1');
 
-/** The banking tools of the product documents, over one in-memory `DemoBank` (a fresh one by default). */
-export function createDemoTools(bank: DemoBank = new DemoBank()): ToolDefinition[] {
+/** The banking tools of the product documents, over one demo bank (a fresh one in memory by default). */
+export function createDemoTools(access: DemoBankAccess = inMemoryDemoBank()): ToolDefinition[] {
   return [
     defineTool({
       name: 'get_balance',
       description: "Return the current balance for a user's account.",
       inputSchema: z.object({ account_id: accountId }),
-      execute: async ({ account_id }) => bank.getBalance(account_id),
+      execute: async ({ account_id }) => access.read((bank) => bank.getBalance(account_id)),
     }),
     defineTool({
       name: 'search_transactions',
@@ -25,7 +26,7 @@ export function createDemoTools(bank: DemoBank = new DemoBank()): ToolDefinition
         min_amount_usd: z.number().nonnegative().optional().describe('Smallest amount, in USD, sign ignored'),
         max_amount_usd: z.number().nonnegative().optional().describe('Largest amount, in USD, sign ignored'),
       }),
-      execute: async (query) => bank.searchTransactions(query),
+      execute: async (query) => access.read((bank) => bank.searchTransactions(query)),
     }),
     defineTool({
       name: 'transfer_funds',
@@ -38,7 +39,7 @@ export function createDemoTools(bank: DemoBank = new DemoBank()): ToolDefinition
         to_account: accountId,
         amount_usd: z.number().positive().describe('Amount in USD'),
       }),
-      execute: async (input, ctx) => bank.transfer(input, ctx.idempotencyKey),
+      execute: async (input, ctx) => access.update((bank) => bank.transfer(input, ctx.idempotencyKey)),
     }),
   ];
 }

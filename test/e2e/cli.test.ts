@@ -1,14 +1,14 @@
 import { execFile, execFileSync, spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import { tmpdir } from 'node:os';
+import { cp, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { freePort } from '../helpers/free-port.js';
 import type { RunEvent, RunSnapshot } from '../../src/shared/run-types.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
@@ -19,13 +19,22 @@ function cliEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   return { ...process.env, TEMPORAL_ADDRESS: inject('temporalAddress'), RELAY_E_TASK_QUEUE: taskQueue, ...extra };
 }
 
-/** Runs `relay-e` to completion. */
-function relayE(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+/** Runs `relay-e` to completion, from the repository's root unless told otherwise. */
+function relayE(
+  args: string[],
+  options: { env?: NodeJS.ProcessEnv; cwd?: string; stdin?: string; cliArgs?: string[] } = {},
+): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
-    execFile(process.execPath, [...cliArgs, ...args], { env: cliEnv(), cwd: root }, (error, stdout, stderr) => {
-      const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
-      resolve({ code, stdout, stderr });
-    });
+    const child = execFile(
+      process.execPath,
+      [...(options.cliArgs ?? cliArgs), ...args],
+      { env: options.env ?? cliEnv(), cwd: options.cwd ?? root },
+      (error, stdout, stderr) => {
+        const code = error === null ? 0 : typeof error.code === 'number' ? error.code : 1;
+        resolve({ code, stdout, stderr });
+      },
+    );
+    child.stdin?.end(options.stdin ?? '');
   });
 }
 
@@ -79,14 +88,18 @@ async function stopChild(child: ChildProcess, exited: Promise<unknown>): Promise
 }
 
 let worker: ReturnType<typeof spawnRelayE>;
+let workerFolder: string;
 
 beforeAll(async () => {
-  worker = spawnRelayE(['worker', '--json']);
+  // The worker keeps its demo bank under the folder it runs in: a fresh one per test file.
+  workerFolder = await mkdtemp(path.join(tmpdir(), 'relay-e-cli-worker-'));
+  worker = spawnRelayE(['worker', '--json'], { cwd: workerFolder });
   expect(JSON.parse(await worker.nextLine())).toMatchObject({ status: 'ready', taskQueue });
 });
 
 afterAll(async () => {
   await stopChild(worker.child, worker.exited);
+  await rm(workerFolder, { recursive: true, force: true });
 });
 
 describe('relay-e run, approve and reject (scripts)', () => {
@@ -168,7 +181,9 @@ describe('relay-e run, approve and reject (scripts)', () => {
       'tool_awaiting_approval',
     ]);
     const readable = await relayE(['inspect', runId]);
-    expect(readable.stdout).toContain(`relay-e approve ${runId} ${snapshot.pendingApprovals[0]?.toolCallId ?? ''}`);
+    expect(readable.stdout).toContain(
+      `npm run relay-e -- approve ${runId} ${snapshot.pendingApprovals[0]?.toolCallId ?? ''}`,
+    );
 
     await relayE(['reject', runId, snapshot.pendingApprovals[0]?.toolCallId ?? '']);
     expect(await run.exited).toBe(0);
@@ -185,12 +200,120 @@ describe('relay-e run, approve and reject (scripts)', () => {
     const helps = await Promise.all(commands.map((command) => relayE([command, '--help'])));
     helps.forEach(({ code, stdout }, index) => {
       expect(code, commands[index]).toBe(0);
-      expect(stdout, commands[index]).toMatch(new RegExp(`^Usage: relay-e ${commands[index]} `));
+      expect(stdout, commands[index]).toMatch(new RegExp(`^Usage: (npm run )?relay-e (-- )?${commands[index]} `));
     });
     const short = await relayE(['approve', 'run_1', '-h', '--frobnicate']);
     expect(short).toMatchObject({ code: 0, stdout: helps[2]?.stdout });
     // After --, `--help` is a run id like any other.
     expect((await relayE(['inspect', '--', '--help'])).code).toBe(3);
+  }, 180_000);
+});
+
+/** Polls `relay-e inspect` until the run waits for an approval, and returns that call's id. */
+async function pendingCallOf(runId: string): Promise<string> {
+  let toolCallId: string | undefined;
+  await expect
+    .poll(
+      async () => {
+        const inspect = await relayE(['inspect', runId, '--json']);
+        if (inspect.code !== 0) return undefined;
+        toolCallId = (JSON.parse(inspect.stdout) as { snapshot: RunSnapshot }).snapshot.pendingApprovals[0]?.toolCallId;
+        return toolCallId;
+      },
+      { timeout: 20_000 },
+    )
+    .toBeDefined();
+  return toolCallId ?? '';
+}
+
+/** A project that installed the package: its sources under node_modules/@relay-e/engine, the dependencies beside them. */
+async function installInProject(): Promise<{ project: string; cliArgs: string[] }> {
+  const project = await mkdtemp(path.join(tmpdir(), 'relay-e-project-'));
+  const installed = path.join(project, 'node_modules', '@relay-e', 'engine');
+  await mkdir(installed, { recursive: true });
+  await writeFile(path.join(project, 'package.json'), '{"name":"shop","private":true,"type":"module"}\n');
+  for (const entry of ['package.json', 'src', 'workflows', 'activities']) {
+    await cp(path.join(root, entry), path.join(installed, entry), { recursive: true });
+  }
+  for (const entry of await readdir(path.join(root, 'node_modules'))) {
+    if (entry === '.bin' || entry === '@relay-e') continue;
+    await symlink(path.join(root, 'node_modules', entry), path.join(project, 'node_modules', entry));
+  }
+  return { project, cliArgs: [cliArgs[0] ?? '', cliArgs[1] ?? '', path.join(installed, 'src/cli/main.ts')] };
+}
+
+describe('relay-e for a newcomer', () => {
+  it('prints hints with `npm run relay-e --` in a clone of the repository, where plain relay-e is not on PATH', async () => {
+    expect((await relayE(['--help'])).stdout).toContain('Usage: npm run relay-e -- <command> [options]');
+    const noPrompt = await relayE(['run']);
+    expect(noPrompt.code).toBe(2);
+    expect(noPrompt.stderr).toContain('e.g. npm run relay-e -- run "balance of ACC-1"');
+    expect((await relayE(['inspect', '--bogus'])).stderr).toContain("See 'npm run relay-e -- inspect --help'.");
+  });
+
+  it('prints hints with `npx relay-e` in a project that installed the package', async () => {
+    const { project, cliArgs: installedCli } = await installInProject();
+    try {
+      const help = await relayE(['--help'], { cwd: project, cliArgs: installedCli });
+      expect(help.stdout).toContain('Usage: npx relay-e <command> [options]');
+      const noPrompt = await relayE(['run'], { cwd: project, cliArgs: installedCli });
+      expect(noPrompt.stderr).toContain('e.g. npx relay-e run "balance of ACC-1"');
+    } finally {
+      await rm(project, { recursive: true, force: true });
+    }
+  });
+
+  it('prints only the run id with run --detach, so RUN=$(relay-e run --detach …) works', async () => {
+    const detached = await relayE(['run', '--detach', 'balance of ACC-1']);
+    expect(detached.code).toBe(0);
+    expect(detached.stdout).toMatch(/^run_[0-9a-f-]{36}\n$/);
+    expect((await relayE(['inspect', detached.stdout.trim()])).code).toBe(0);
+  });
+
+  it('reads the prompt from standard input with run -', async () => {
+    const { code, stdout } = await relayE(['run', '--json', '-'], { stdin: 'balance of ACC-3\n' });
+    expect(code).toBe(0);
+    const end = JSON.parse(stdout.trim().split('\n').at(-1) ?? '') as { snapshot: RunSnapshot };
+    expect(end.snapshot.output).toContain('ACC-3 (Joint Checking) has');
+    expect((await relayE(['run', '-'], { stdin: '  \n' })).stderr).toContain('standard input held no prompt');
+  });
+
+  it('lists runs newest first, a finished run started later before an older one that still waits', async () => {
+    const tenant = `cli-order-${randomUUID().slice(0, 8)}`;
+    const older = (
+      await relayE(['run', '--detach', '--tenant', tenant, 'transfer 5 from ACC-1 to ACC-2'])
+    ).stdout.trim();
+    const olderCall = await pendingCallOf(older);
+    const newer = await relayE(['run', '--json', '--tenant', tenant, 'balance of ACC-1']);
+    expect(newer.code).toBe(0);
+    const newerId = (JSON.parse(newer.stdout.split('\n')[0] ?? '') as { runId: string }).runId;
+    await expect
+      .poll(
+        async () =>
+          (JSON.parse((await relayE(['runs', '--json', '--tenant', tenant])).stdout) as Array<{ runId: string }>).map(
+            (run) => run.runId,
+          ),
+        { timeout: 10_000 },
+      )
+      .toEqual([newerId, older]);
+    expect((await relayE(['reject', older, olderCall])).code).toBe(0);
+  });
+
+  it("says in runs --help what it does without --tenant: every tenant's runs, newest first", async () => {
+    const { stdout } = await relayE(['runs', '--help']);
+    expect(stdout).toContain('Lists the newest runs first');
+    expect(stdout).toContain('default: runs of every tenant');
+    expect(stdout).not.toContain('default demo');
+  });
+
+  it("records the OS account's name as the approver when $USER is unset, as the help says", async () => {
+    const runId = (await relayE(['run', '--detach', 'transfer 1 from ACC-1 to ACC-2'])).stdout.trim();
+    const toolCallId = await pendingCallOf(runId);
+    const { USER: _user, ...withoutUser } = cliEnv();
+    expect((await relayE(['approve', runId, toolCallId], { env: withoutUser })).code).toBe(0);
+    const { events } = JSON.parse((await relayE(['inspect', runId, '--json'])).stdout) as { events: RunEvent[] };
+    expect(events.find((event) => event.type === 'tool_approved')).toMatchObject({ approver: userInfo().username });
+    expect((await relayE(['approve', '--help'])).stdout).toContain("default $USER, else this OS account's name");
   });
 });
 
@@ -206,9 +329,9 @@ describe('relay-e run in a terminal', () => {
     }
   });
 
-  async function startInTmux(prompt: string) {
+  async function startInTmux(...args: string[]) {
     const session = `relay-e-${randomUUID().slice(0, 8)}`;
-    const quoted = [process.execPath, ...cliArgs, 'run', prompt].map((arg) => `'${arg}'`).join(' ');
+    const quoted = [process.execPath, ...cliArgs, 'run', ...args].map((arg) => `'${arg}'`).join(' ');
     const command = `env TEMPORAL_ADDRESS='${inject('temporalAddress')}' RELAY_E_TASK_QUEUE='${taskQueue}' ${quoted}; echo "EXIT=$?"; sleep 600`;
     execFileSync('tmux', ['new-session', '-d', '-s', session, '-x', '220', '-y', '60', '-c', root, command]);
     const screen = () => execFileSync('tmux', ['capture-pane', '-p', '-J', '-t', session], { encoding: 'utf8' });
@@ -239,6 +362,19 @@ describe('relay-e run in a terminal', () => {
       terminal.close();
     }
     expect(await balanceOf('ACC-2')).toBeCloseTo(before + 50, 2);
+  });
+
+  it('reads a prompt typed on the terminal after run -, up to Ctrl-D', async () => {
+    const terminal = await startInTmux('-');
+    try {
+      await terminal.waitFor('end it with Ctrl-D');
+      terminal.keys('balance of ACC-1', 'Enter', 'C-d');
+      const screen = await terminal.waitFor('EXIT=');
+      expect(screen).toContain('ACC-1 (Everyday Checking) has');
+      expect(screen).toContain('EXIT=0');
+    } finally {
+      terminal.close();
+    }
   });
 
   it('runs the call with the input edited at the prompt', async () => {
@@ -312,17 +448,4 @@ function temporalProcessesIn(workdir: string): string[] {
   return execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' })
     .split('\n')
     .filter((line) => line.includes('start-dev') && line.includes(workdir));
-}
-
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const address = server.address();
-      server.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
 }

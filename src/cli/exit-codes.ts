@@ -1,0 +1,18 @@
+/** The exit codes of `relay-e`, documented in `relay-e --help`. */
+export const exitCodes = {
+  ok: 0,
+  /** The run failed or was cancelled, or an unexpected error happened. */
+  failed: 1,
+  usage: 2,
+  /** No such run, or no such pending tool call. */
+  notFound: 3,
+  /** The run refused the decision: already decided, or edited input that fails the tool's schema. */
+  refused: 4,
+  /**
+   * The Temporal server (or the API port) is not reachable, the dev server did not start, or the run cannot
+   * answer until a worker recovers it.
+   */
+  unavailable: 5,
+  /** Interrupted with Ctrl-C while following a run; the run itself goes on. */
+  interrupted: 130,
+} as const;
