@@ -11,6 +11,7 @@ import {
   proxyActivities,
   proxyLocalActivities,
   setHandler,
+  upsertMemo,
   upsertSearchAttributes,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -21,6 +22,7 @@ import type { RelayActivities } from '../activities/index.js';
 import type { AgentRunInput, ApprovalDecision, ApprovalOutcome, RunResult } from '../src/shared/run-types.js';
 import { relaySearchAttributes } from '../src/shared/search-attributes.js';
 import { agentRunInputSchema } from '../src/shared/run-input-schema.js';
+import { closedRunMemoKey, closedRunRecord } from '../src/shared/closed-run-record.js';
 import { boundEchoedInput } from '../src/shared/payload-limits.js';
 import { checkToolInput } from '../src/shared/tool-input.js';
 import { compactTranscript, defaultMaxTranscriptBytes } from '../src/shared/transcript-budget.js';
@@ -146,7 +148,20 @@ export async function agentRun(input: AgentRunInput, carried?: CarriedRunState):
     run.emit({ type: 'run_failed', error: message });
     publishSearchAttributes(run);
     throw ApplicationFailure.create({ type: 'run_failed', message, nonRetryable: true, cause: asError(error) });
+  } finally {
+    recordClosedRun(run);
   }
+}
+
+const closedRunRecordPatch = 'closed-run-record';
+
+/**
+ * Leaves a closed run's final snapshot and newest events in its memo (encoded like every payload), so that reading
+ * it needs no worker; a run that continues as new has no stop reason yet and records nothing.
+ */
+function recordClosedRun(run: RunState): void {
+  if (run.stopReason === undefined || !patched(closedRunRecordPatch)) return;
+  upsertMemo({ [closedRunMemoKey]: closedRunRecord(run.snapshot(), run.eventsAfter(0)) });
 }
 
 function finishRun(run: RunState, stopReason: 'final_answer' | 'max_steps', output?: string): RunResult {

@@ -7,6 +7,7 @@ import type {
   RunStatus,
   StopReason,
 } from '../src/shared/run-types.js';
+import { eventsAfter } from '../src/shared/closed-run-record.js';
 import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
 import type { TokenUsage, TranscriptMessage } from '../src/shared/transcript.js';
 
@@ -92,24 +93,9 @@ export class RunState {
     return event;
   }
 
-  /**
-   * The kept events with a sequence number above `after`, led by an `events_dropped` marker when some of the events
-   * asked for are no longer kept; the marker's `seq` is the last dropped one, so resuming after it loses nothing more.
-   */
+  /** The kept events after `after`, led by an `events_dropped` marker when some asked for are no longer kept. */
   eventsAfter(after = 0): RunEvent[] {
-    const kept = this.events.filter((event) => event.seq > after);
-    const oldest = this.events[0];
-    if (!oldest || oldest.seq - 1 <= after) return kept;
-    const lastDropped = oldest.seq - 1;
-    const marker: RunEvent = {
-      type: 'events_dropped',
-      seq: lastDropped,
-      at: oldest.at,
-      step: oldest.step,
-      dropped: lastDropped - after,
-      firstKeptSeq: oldest.seq,
-    };
-    return [marker, ...kept];
+    return eventsAfter(this.events, after);
   }
 
   addUsage(usage: TokenUsage | undefined): void {

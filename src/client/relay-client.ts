@@ -14,6 +14,8 @@ import type { agentRun } from '../../workflows/agent-run.js';
 import { decideSignal, decideUpdate, eventsQuery, snapshotQuery } from '../../workflows/messages.js';
 import type { EncryptionOptions } from '../security/encryption-keys.js';
 import { withEncryption } from '../security/with-encryption.js';
+import { closedRunMemoKey, eventsAfter, isClosedRunRecord } from '../shared/closed-run-record.js';
+import type { ClosedRunRecord } from '../shared/closed-run-record.js';
 import { RelayError, errorCodes } from '../shared/errors.js';
 import type { ErrorCode } from '../shared/errors.js';
 import { agentRunInputSchema } from '../shared/run-input-schema.js';
@@ -158,16 +160,22 @@ export class RelayClient {
     return { runId };
   }
 
-  /** The run's snapshot: status, step, pending approvals, usage, output. */
+  /**
+   * The run's snapshot: status, step, pending approvals, usage, output. A closed run is read from the record it left
+   * in its memo, so no worker needs to be up.
+   */
   async getRun(runId: string, scope: TenantScope = {}): Promise<RunSnapshot> {
+    const closed = await this.closedRunRecord(runId, scope);
+    if (closed) return closed.snapshot;
     const snapshot = await this.query(runId, () => this.handle(runId).query(snapshotQuery), scope);
     if (scope.tenantId !== undefined && snapshot.tenantId !== scope.tenantId) throw runNotFound(runId);
     return snapshot;
   }
 
-  /** The run's events with a sequence number above `after`. */
+  /** The run's events with a sequence number above `after`; a closed run's come from its record, without a worker. */
   async events(runId: string, options: TenantScope & { after?: number } = {}): Promise<RunEvent[]> {
-    if (options.tenantId !== undefined) await this.getRun(runId, options);
+    const closed = await this.closedRunRecord(runId, options);
+    if (closed) return eventsAfter(closed.events, options.after ?? 0);
     return this.query(runId, () => this.handle(runId).query(eventsQuery, options.after ?? 0), options);
   }
 
@@ -309,6 +317,17 @@ export class RelayClient {
     } catch {
       return false;
     }
+  }
+
+  /**
+   * The record a closed run left in its memo (decoded with this client's data converter), after the tenant check;
+   * undefined while the run is open, or for a run that closed before runs left records.
+   */
+  private async closedRunRecord(runId: string, scope: TenantScope): Promise<ClosedRunRecord | undefined> {
+    const description = await this.describeInScope(runId, scope);
+    if (description.status.name === 'RUNNING') return undefined;
+    const record = description.memo?.[closedRunMemoKey];
+    return isClosedRunRecord(record) ? record : undefined;
   }
 
   /** Refuses a run of another tenant as `run_not_found` (see {@link describeInScope}). */
