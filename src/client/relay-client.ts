@@ -13,6 +13,7 @@ import type { DataConverter } from '@temporalio/common';
 import type { agentRun } from '../../workflows/agent-run.js';
 import { decideSignal, decideUpdate, eventsQuery, snapshotQuery } from '../../workflows/messages.js';
 import type { EncryptionOptions } from '../security/encryption-keys.js';
+import { readToolCatalog } from './read-tool-catalog.js';
 import { withEncryption } from '../security/with-encryption.js';
 import { closedRunMemoKey, eventsAfter, isClosedRunRecord } from '../shared/closed-run-record.js';
 import type { ClosedRunRecord } from '../shared/closed-run-record.js';
@@ -28,6 +29,7 @@ import type {
   RunResult,
   RunSnapshot,
 } from '../shared/run-types.js';
+import type { ToolCatalogEntry } from '../shared/tool-catalog.js';
 import { relaySearchAttributes } from '../shared/search-attributes.js';
 import { checkToolInput } from '../shared/tool-input.js';
 
@@ -177,6 +179,12 @@ export class RelayClient {
     const closed = await this.closedRunRecord(runId, options);
     if (closed) return eventsAfter(closed.events, options.after ?? 0);
     return this.query(runId, () => this.handle(runId).query(eventsQuery, options.after ?? 0), options);
+  }
+
+  /** The tools the run may use as it snapshotted them (JSON Schemas included), read from its history without a worker. */
+  async toolCatalog(runId: string, scope: TenantScope = {}): Promise<ToolCatalogEntry[]> {
+    await this.checkTenant(runId, scope);
+    return this.query(runId, () => readToolCatalog(this.temporal, runId));
   }
 
   /** Follows the run's events as they happen, until the run ends or `signal` aborts. */

@@ -25,6 +25,7 @@ import {
   startRunResponseSchema,
 } from './api-schemas.js';
 import { HttpError, toHttpError } from './http-error.js';
+import { createInbox } from './inbox/create-inbox.js';
 import { readJsonBody } from './read-json-body.js';
 import { streamRunEvents } from './stream-run-events.js';
 
@@ -80,6 +81,7 @@ export function createApi(options: CreateApiOptions): OpenAPIHono<ApiEnv> {
   });
 
   app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.route('/', createInbox({ client, verifyApiKey, logger }));
 
   app.use('/v1/*', async (c, next) => {
     const caller = verifyApiKey(readApiKey(c.req.header('authorization'), c.req.header('x-api-key')) ?? '');

@@ -6,7 +6,13 @@ import type { ToolInputIssue } from '../shared/tool-input.js';
 
 /** Codes only the HTTP layer produces, beside the engine's `ErrorCode`s. */
 export type HttpOnlyErrorCode =
-  'invalid_json' | 'unauthorized' | 'not_found' | 'method_not_allowed' | 'run_already_exists' | 'internal_error';
+  | 'invalid_json'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'run_already_exists'
+  | 'internal_error';
 
 export type HttpErrorCode = ErrorCode | HttpOnlyErrorCode;
 
@@ -61,6 +67,7 @@ const titles: Readonly<Record<HttpErrorCode, string>> = {
   tool_execution_failed: 'Internal server error',
   invalid_json: 'Invalid JSON',
   unauthorized: 'Unauthorized',
+  forbidden: 'Forbidden',
   not_found: 'Not found',
   method_not_allowed: 'Method not allowed',
   run_already_exists: 'Run already exists',
