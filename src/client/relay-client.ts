@@ -14,6 +14,7 @@ import type { agentRun } from '../../workflows/agent-run.js';
 import { decideSignal, decideUpdate, eventsQuery, snapshotQuery } from '../../workflows/messages.js';
 import type { EncryptionOptions } from '../security/encryption-keys.js';
 import { readToolCatalog } from './read-tool-catalog.js';
+import { ModelDeltaTracker, readModelProgress } from './read-model-progress.js';
 import { withEncryption } from '../security/with-encryption.js';
 import { closedRunMemoKey, eventsAfter, isClosedRunRecord } from '../shared/closed-run-record.js';
 import type { ClosedRunRecord } from '../shared/closed-run-record.js';
@@ -30,6 +31,7 @@ import type {
   RunSnapshot,
 } from '../shared/run-types.js';
 import type { ToolCatalogEntry } from '../shared/tool-catalog.js';
+import { modelDeltaBatchMs } from '../shared/run-types.js';
 import { relaySearchAttributes } from '../shared/search-attributes.js';
 import { checkToolInput } from '../shared/tool-input.js';
 
@@ -84,6 +86,12 @@ export interface WatchOptions extends TenantScope {
   after?: number;
   /** How often to ask the run for new events. @default 250 */
   pollIntervalMs?: number;
+  /**
+   * Also yield the model's text as it streams (ephemeral `model_delta` events, from when the follower joined; the
+   * durable `model_responded` still carries the whole text).
+   * @default true
+   */
+  deltas?: boolean;
   signal?: AbortSignal;
 }
 
@@ -193,6 +201,8 @@ export class RelayClient {
     const interval = options.pollIntervalMs ?? 250;
     if (options.tenantId !== undefined) await this.getRun(runId, options);
     let closed = false;
+    const deltas = options.deltas === false ? undefined : new ModelDeltaTracker();
+    let firstLook = true;
     while (!options.signal?.aborted) {
       // A run waiting for a worker to recover it cannot answer; a follower waits, as the run itself does.
       const events = await this.events(runId, { after }).catch((error: unknown) => waitOutUnavailable(error));
@@ -203,11 +213,22 @@ export class RelayClient {
         if (terminalEventTypes.has(event.type)) return;
       }
       if (closed) return;
-      // The run may close between the read and this check: once it has, read one more time before ending.
-      if (events.length === 0) closed = await this.isClosed(runId);
+      let streaming = false;
+      if (events.length === 0 || deltas) {
+        const description = await this.query(runId, () => this.handle(runId).describe());
+        // The run may close between the read and this check: once it has, read one more time before ending.
+        closed = events.length === 0 && description.status.name !== 'RUNNING';
+        const delta = deltas?.next(await readModelProgress(this.temporal, description), after, firstLook);
+        firstLook = false;
+        if (delta) {
+          streaming = true;
+          yield delta;
+        }
+      }
       if (closed) continue;
       try {
-        await sleep(interval, undefined, options.signal ? { signal: options.signal } : undefined);
+        const wait = streaming ? Math.min(interval, modelDeltaBatchMs) : interval;
+        await sleep(wait, undefined, options.signal ? { signal: options.signal } : undefined);
       } catch {
         return;
       }
@@ -283,11 +304,6 @@ export class RelayClient {
 
   private handle(runId: string): WorkflowHandle<typeof agentRun> {
     return this.temporal.workflow.getHandle<typeof agentRun>(runId);
-  }
-
-  private async isClosed(runId: string): Promise<boolean> {
-    const description = await this.query(runId, () => this.handle(runId).describe());
-    return description.status.name !== 'RUNNING';
   }
 
   private async decide(runId: string, decision: ApprovalDecision, scope: TenantScope): Promise<ApprovalOutcome> {

@@ -32,7 +32,9 @@ export function streamRunEvents(c: Context, options: StreamRunEventsOptions): Re
         signal: disconnected.signal,
       });
       for await (const event of events) {
-        await stream.writeSSE({ id: String(event.seq), event: event.type, data: JSON.stringify(event) });
+        // A delta is ephemeral: without an id, Last-Event-ID keeps naming the last durable event.
+        const id = event.type === 'model_delta' ? {} : { id: String(event.seq) };
+        await stream.writeSSE({ ...id, event: event.type, data: JSON.stringify(event) });
       }
     } catch (error) {
       // The status line is long gone; the caller resumes from the last id it received.
