@@ -27,7 +27,7 @@ export async function readToolCatalog(client: Client, runId: string): Promise<To
       ...(nextPageToken ? { nextPageToken } : {}),
     });
     for (const event of page.history?.events ?? []) {
-      const payloads = catalogPayloads(event, catalogActivities);
+      const payloads = catalogPayloads(event, catalogActivities) ?? (await localCatalogPayloads(client, event));
       if (payloads === undefined) continue;
       const decoded = await decodeFromPayloadsAtIndex<unknown>(converter, payloads.index, payloads.payloads);
       const catalog = payloads.index === 1 ? (decoded as { catalog?: unknown } | undefined)?.catalog : decoded;
@@ -52,10 +52,20 @@ function catalogPayloads(
   if (completed && catalogActivities.has(String(completed.scheduledEventId))) {
     return { payloads: completed.result?.payloads ?? [], index: 0 };
   }
-  const marker = event.markerRecordedEventAttributes;
-  const markerData = marker?.details?.['data']?.payloads?.[0]?.data;
-  if (markerData && Buffer.from(markerData).toString('utf8').includes(`"activity_type":"${catalogActivityType}"`)) {
-    return { payloads: marker?.details?.['result']?.payloads ?? [], index: 0 };
-  }
   return undefined;
+}
+
+/** The result of a local catalog activity, recorded as a marker whose data (decoded like any payload) names it. */
+async function localCatalogPayloads(
+  client: Client,
+  event: HistoryEvent,
+): Promise<{ payloads: temporal.api.common.v1.IPayload[]; index: number } | undefined> {
+  const details = event.markerRecordedEventAttributes?.details;
+  const data = details?.['data']?.payloads;
+  if (!data?.length) return undefined;
+  const marker = await decodeFromPayloadsAtIndex<unknown>(client.options.loadedDataConverter, 0, data).catch(
+    () => undefined,
+  );
+  if ((marker as { activity_type?: unknown } | undefined)?.activity_type !== catalogActivityType) return undefined;
+  return { payloads: details?.['result']?.payloads ?? [], index: 0 };
 }

@@ -143,7 +143,7 @@ describe('reading a closed run with every worker stopped', () => {
     }
   });
 
-  it('reads an encrypted closed run with the keys, and shows nothing of it without them', async () => {
+  it('reads an encrypted closed run and its tool catalog with the keys, and shows nothing of it without them', async () => {
     const encryption: EncryptionOptions = { keys: { k1: randomBytes(32).toString('base64') } };
     const { runId, taskQueue } = await completedRunWithoutWorker(encryption);
     const client = await connectClient(taskQueue, encryption);
@@ -151,6 +151,10 @@ describe('reading a closed run with every worker stopped', () => {
     try {
       expect(await client.getRun(runId)).toMatchObject({ status: 'completed', output: 'Transferred 5 from A to B.' });
       expect(eventTypes(await client.events(runId, { after: 7 }))).toEqual(['run_completed']);
+      const catalog = await client.toolCatalog(runId);
+      expect(catalog.find((tool) => tool.name === 'transfer_funds')?.inputSchema).toMatchObject({
+        required: ['from', 'to', 'amount'],
+      });
       expect(await rawRunRecord(kit.temporal, runId)).not.toContain('Transferred');
       // Without the keys the memo does not decode into a record, so the client falls back to asking a worker.
       expect(await errorOf(keyless.getRun(runId))).toBeInstanceOf(Error);
