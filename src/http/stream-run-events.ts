@@ -11,6 +11,12 @@ export interface StreamRunEventsOptions {
   /** How often a comment line is sent while nothing happens, so proxies keep the connection open. */
   heartbeatIntervalMs: number;
   logger: Pick<Console, 'error'>;
+  /**
+   * Name each message after its event type (`event:` lines). Unnamed, every event arrives as a plain `message`,
+   * which a browser's EventSource takes without a listener per type.
+   * @default true
+   */
+  namedEvents?: boolean;
 }
 
 /**
@@ -34,7 +40,8 @@ export function streamRunEvents(c: Context, options: StreamRunEventsOptions): Re
       for await (const event of events) {
         // A delta is ephemeral: without an id, Last-Event-ID keeps naming the last durable event.
         const id = event.type === 'model_delta' ? {} : { id: String(event.seq) };
-        await stream.writeSSE({ ...id, event: event.type, data: JSON.stringify(event) });
+        const name = options.namedEvents === false ? {} : { event: event.type };
+        await stream.writeSSE({ ...id, ...name, data: JSON.stringify(event) });
       }
     } catch (error) {
       // The status line is long gone; the caller resumes from the last id it received.

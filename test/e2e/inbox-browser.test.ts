@@ -104,6 +104,13 @@ async function waitForStatus(key: string, runId: string, status: RunSnapshot['st
   return snapshotOf(key, runId);
 }
 
+/** Starts a demo transfer for tenant acme and waits until it asks for approval. */
+async function awaitingTransfer(prompt: string): Promise<string> {
+  const runId = await startRun(keys.acme, prompt);
+  await waitForStatus(keys.acme, runId, 'awaiting_approval');
+  return runId;
+}
+
 /** The demo bank's balance of an account, asked of the demo model like a user would. */
 async function balanceOf(account: string): Promise<number> {
   const runId = await startRun(keys.acme, `balance of ${account}`);
@@ -150,8 +157,7 @@ describe('the approvals inbox in Chromium', () => {
 
   it('approves an edited transfer after showing a schema error at its path, and the run completes', async () => {
     const before = await balanceOf('ACC-2');
-    const runId = await startRun(keys.acme, 'transfer 50 from ACC-1 to ACC-2');
-    await waitForStatus(keys.acme, runId, 'awaiting_approval');
+    const runId = await awaitingTransfer('transfer 50 from ACC-1 to ACC-2');
     const context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
     try {
       const page = await signIn(context, keys.acme);
@@ -190,8 +196,7 @@ describe('the approvals inbox in Chromium', () => {
   });
 
   it("rejects a transfer with a reason and shows the model's reply", async () => {
-    const runId = await startRun(keys.acme, 'transfer 75 from ACC-1 to ACC-3');
-    await waitForStatus(keys.acme, runId, 'awaiting_approval');
+    const runId = await awaitingTransfer('transfer 75 from ACC-1 to ACC-3');
     const context = await browser.newContext();
     try {
       const page = await signIn(context, keys.acme);
@@ -212,8 +217,7 @@ describe('the approvals inbox in Chromium', () => {
   });
 
   it("shows a second tenant none of the first tenant's runs", async () => {
-    const runId = await startRun(keys.acme, 'transfer 5 from ACC-1 to ACC-2');
-    await waitForStatus(keys.acme, runId, 'awaiting_approval');
+    const runId = await awaitingTransfer('transfer 5 from ACC-1 to ACC-2');
     const context = await browser.newContext();
     try {
       const page = await signIn(context, keys.globex);
@@ -242,8 +246,7 @@ describe('the approvals inbox in Chromium', () => {
   });
 
   it('approves with the keyboard alone, from sign-in to the decision', async () => {
-    const runId = await startRun(keys.acme, 'transfer 3 from ACC-3 to ACC-1');
-    await waitForStatus(keys.acme, runId, 'awaiting_approval');
+    const runId = await awaitingTransfer('transfer 3 from ACC-3 to ACC-1');
     const context = await browser.newContext();
     try {
       const page = await context.newPage();

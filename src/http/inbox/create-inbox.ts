@@ -164,6 +164,7 @@ export function createInbox(options: CreateInboxOptions): Hono<InboxEnv> {
       pollIntervalMs: options.eventsPollIntervalMs ?? 250,
       heartbeatIntervalMs: 15_000,
       logger: options.logger ?? console,
+      namedEvents: false,
     });
   });
 

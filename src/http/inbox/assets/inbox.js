@@ -140,9 +140,7 @@ function startRunPage(root) {
   }
 
   const events = new EventSource(`${runPath(runId)}/events`);
-  events.onmessage = null;
-  /** @param {MessageEvent<string>} message */
-  const onEvent = (message) => {
+  events.addEventListener('message', (message) => {
     /** @type {RunEvent} */
     const event = JSON.parse(message.data);
     if (event.type === 'model_delta') {
@@ -154,8 +152,7 @@ function startRunPage(root) {
     timeline.append(timelineItem(event));
     if (stateChangingEvents.has(event.type)) void refresh();
     if (terminalEvents.has(event.type)) events.close();
-  };
-  for (const type of eventTypes) events.addEventListener(type, /** @type {EventListener} */ (onEvent));
+  });
 
   cancel.addEventListener('click', async () => {
     cancel.disabled = true;
@@ -167,26 +164,6 @@ function startRunPage(root) {
   summary.tabIndex = -1;
   void refresh();
 }
-
-const eventTypes = [
-  'run_started',
-  'model_delta',
-  'model_responded',
-  'tool_call_validated',
-  'tool_validation_failed',
-  'tool_awaiting_approval',
-  'tool_approved',
-  'tool_rejected',
-  'tool_approval_timed_out',
-  'tool_succeeded',
-  'tool_failed',
-  'tool_cancelled',
-  'transcript_compacted',
-  'events_dropped',
-  'run_completed',
-  'run_failed',
-  'run_cancelled',
-];
 
 /** @param {RunSnapshot} snapshot */
 function describeSnapshot(snapshot) {
