@@ -12,12 +12,13 @@ export interface RecordedRequest {
 
 /**
  * A reply as the real API would send it; `hangUp` closes the socket instead, like a dropped connection; `events`
- * streams server-sent events (each `data:` line as given, `delayMs` apart), like a streaming model.
+ * streams server-sent events (each `data:` line as given, `delayMs` apart), like a streaming model, and with
+ * `hangUpAfter` drops the connection after that many, like a stream cut off mid-answer.
  */
 export type WireReply =
   | { status?: number; headers?: Record<string, string>; body: unknown }
   | { hangUp: true }
-  | { events: string[]; delayMs?: number };
+  | { events: string[]; delayMs?: number; hangUpAfter?: number };
 
 export interface ProviderWireServer {
   /** `http://127.0.0.1:<port>` followed by `basePath`. */
@@ -52,7 +53,10 @@ export async function startProviderWireServer(basePath = ''): Promise<ProviderWi
         return;
       }
       if ('events' in next) {
-        void streamEvents(response, next.events, next.delayMs ?? 0);
+        void streamEvents(response, next.events.slice(0, next.hangUpAfter), next.delayMs ?? 0).then(() => {
+          if (next.hangUpAfter === undefined) response.end();
+          else request.socket.destroy();
+        });
         return;
       }
       response.writeHead(next.status ?? 200, { 'content-type': 'application/json', ...next.headers });
@@ -80,5 +84,4 @@ async function streamEvents(response: ServerResponse, events: readonly string[],
     response.write(`data: ${data}\n\n`);
     await new Promise((resolve) => setTimeout(resolve, delayMs));
   }
-  response.end();
 }

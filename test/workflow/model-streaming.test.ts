@@ -99,6 +99,23 @@ describe('a streaming model', () => {
     }
   });
 
+  it('loses only deltas when a stream breaks mid-answer: the retried call streams again and its text is durable', async () => {
+    const retried = pieces.map((piece) => piece.toUpperCase());
+    wire.reply(
+      { events: chatCompletionStream(pieces), delayMs: pieceDelayMs, hangUpAfter: 5 },
+      { events: chatCompletionStream(retried), delayMs: pieceDelayMs },
+    );
+    const { runId } = await streaming.client.startRun(input);
+    const events = await follow(streaming, runId);
+
+    const deltas = deltasOf(events);
+    const secondAttempt = deltas.filter((delta) => delta.attempt === 2);
+    expect(deltas.some((delta) => delta.attempt === 1)).toBe(true);
+    expect(secondAttempt[0]?.offset).toBe(0);
+    expect(secondAttempt.map((delta) => delta.text).join('')).toBe(retried.join(''));
+    expect(events.find((event) => event.type === 'model_responded')).toMatchObject({ text: retried.join('') });
+  });
+
   it('leaves a history no larger in events than the same answer not streamed', async () => {
     wire.reply({ events: chatCompletionStream(pieces), delayMs: pieceDelayMs });
     const streamed = await streaming.client.startRun(input);
