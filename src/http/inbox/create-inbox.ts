@@ -35,6 +35,7 @@ interface InboxEnv {
 }
 
 const sessionCookie = 'relay_e_inbox';
+const maxCachedCatalogs = 1_000;
 const csrfHeader = 'x-relay-csrf';
 
 const decisionSchema = z.strictObject({
@@ -149,7 +150,7 @@ export function createInbox(options: CreateInboxOptions): Hono<InboxEnv> {
     const tenantId = c.get('session').tenant.tenantId;
     const snapshot = await client.getRun(runId, { tenantId });
     const pendingTools = new Set(snapshot.pendingApprovals.map((approval) => approval.toolName));
-    const catalog = pendingTools.size > 0 ? await client.toolCatalog(runId, { tenantId }) : [];
+    const catalog = pendingTools.size > 0 ? await catalogOf(runId, tenantId) : [];
     return c.json({ snapshot, tools: catalog.filter((tool) => pendingTools.has(tool.name)) });
   });
 
@@ -177,7 +178,7 @@ export function createInbox(options: CreateInboxOptions): Hono<InboxEnv> {
     );
     if (!pending)
       throw new HttpError(409, 'approval_not_pending', `Tool call '${toolCallId}' is not awaiting approval`);
-    const catalog = await client.toolCatalog(runId, { tenantId });
+    const catalog = await catalogOf(runId, tenantId);
     // Without the tool's schema here, the run's own check of the decision is the only one: nothing to show yet.
     if (!catalog.some((tool) => tool.name === pending.toolName)) return c.json({ valid: true, issues: [] });
     const check = new ToolCallValidator(catalog).check(pending.toolName, input);
@@ -209,16 +210,26 @@ export function createInbox(options: CreateInboxOptions): Hono<InboxEnv> {
     return c.json({ runId: c.req.param('id'), status: 'cancelling' }, 202);
   });
 
+  // A run keeps the catalog it snapshotted, so each is read from history once (the live list asks every second).
+  const catalogs = new Map<string, ToolCatalogEntry[]>();
+  async function catalogOf(runId: string, tenantId: string): Promise<ToolCatalogEntry[]> {
+    const key = `${tenantId}/${runId}`;
+    const known = catalogs.get(key);
+    if (known) return known;
+    const catalog = await client.toolCatalog(runId, { tenantId });
+    if (catalog.length === 0) return catalog;
+    if (catalogs.size >= maxCachedCatalogs) catalogs.delete(catalogs.keys().next().value ?? '');
+    catalogs.set(key, catalog);
+    return catalog;
+  }
+
   /** The tenant's pending approvals, each with the JSON Schema of its tool for the editor. */
   async function listApprovals(session: InboxSession) {
     const tenantId = session.tenant.tenantId;
     const approvals = await client.listPendingApprovals({ tenantId });
-    const catalogs = new Map<string, Promise<ToolCatalogEntry[]>>();
     return Promise.all(
       approvals.map(async (approval) => {
-        if (!catalogs.has(approval.runId))
-          catalogs.set(approval.runId, client.toolCatalog(approval.runId, { tenantId }));
-        const tool = (await catalogs.get(approval.runId))?.find((entry) => entry.name === approval.toolName);
+        const tool = (await catalogOf(approval.runId, tenantId)).find((entry) => entry.name === approval.toolName);
         return { ...approval, ...(tool ? { inputSchema: tool.inputSchema } : {}) };
       }),
     );
