@@ -60,4 +60,16 @@ export default tseslint.config(
     files: ['**/*.js', '**/*.mjs'],
     ...tseslint.configs.disableTypeChecked,
   },
+  {
+    // The inbox's browser script (type-checked against the DOM by test/unit/http/inbox-script.test.ts).
+    files: ['src/http/inbox/assets/**/*.js'],
+    languageOptions: {
+      globals: Object.fromEntries(
+        ['document', 'window', 'fetch', 'EventSource', 'HTMLElement', 'setTimeout', 'clearTimeout'].map((name) => [
+          name,
+          'readonly',
+        ]),
+      ),
+    },
+  },
 );

@@ -2,6 +2,7 @@ import { ApplicationFailure, CancelledFailure, Context, log } from '@temporalio/
 import type { ToolExecutor } from '../src/tool/tool-executor.js';
 import type { ToolRegistry } from '../src/tool/tool-registry.js';
 import type { ModelRegistry } from '../src/model/model-registry.js';
+import { createModelTextStream } from './model-text-stream.js';
 import { ModelProviderError } from '../src/model/model-provider.js';
 import { RelayError } from '../src/shared/errors.js';
 import { redactSecrets, resolveSecretReferences } from '../src/security/resolve-secret-references.js';
@@ -62,10 +63,10 @@ export interface ActivityDependencies {
  */
 const heartbeatIntervalMs = 1_000;
 
-/** Runs `work` while the current activity heartbeats. */
-async function whileHeartbeating<T>(work: (context: Context) => Promise<T>): Promise<T> {
+/** Runs `work` while the current activity heartbeats, with `details()` when given. */
+async function whileHeartbeating<T>(work: (context: Context) => Promise<T>, details?: () => unknown): Promise<T> {
   const context = Context.current();
-  const heartbeat = setInterval(() => context.heartbeat(), heartbeatIntervalMs);
+  const heartbeat = setInterval(() => context.heartbeat(details?.()), heartbeatIntervalMs);
   try {
     return await work(context);
   } finally {
@@ -117,10 +118,17 @@ export function createActivities({ registry, executor, models, secrets, ...limit
     /** Asks the run's model for its next turn; transient provider failures are retried by Temporal. */
     async callModel(request: ModelRequest): Promise<ModelResponse> {
       const { provider, modelName } = resolveModel(models, request.model);
+      // Streamed text travels in heartbeat details, which Temporal keeps on the pending activity, not in history.
+      const stream = createModelTextStream(Context.current(), request.step);
       let response: ModelResponse;
       try {
-        response = await whileHeartbeating((context) =>
-          provider.generate({ ...request, modelName }, { signal: context.cancellationSignal }),
+        response = await whileHeartbeating(
+          (context) =>
+            provider.generate(
+              { ...request, modelName },
+              { signal: context.cancellationSignal, onTextDelta: (delta) => stream.push(delta) },
+            ),
+          () => stream.progress(),
         );
       } catch (error) {
         if (error instanceof ModelProviderError) {
@@ -132,6 +140,8 @@ export function createActivities({ registry, executor, models, secrets, ...limit
           });
         }
         throw error;
+      } finally {
+        stream.stop();
       }
       return checkModelResponseSize(response, maxModelResponseBytes);
     },

@@ -205,3 +205,14 @@ relay_e_ensure_dependencies() {
 }
 
 export PATH
+
+# Installs Debian's Chromium for the inbox's browser tests (test/e2e/inbox-browser.test.ts), which drive it with
+# playwright-core; prints its path. Needs root and the Debian package index.
+relay_e_ensure_chromium() {
+  if ! command -v chromium >/dev/null 2>&1; then
+    echo "relay-e: installing Debian's chromium for the browser tests" >&2
+    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium >/dev/null || return 1
+  fi
+  CHROMIUM_PATH="$(command -v chromium)"
+  export CHROMIUM_PATH
+}

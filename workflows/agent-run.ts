@@ -7,6 +7,7 @@ import {
   isCancellation,
   patched,
   proxyActivities,
+  upsertMemo,
   proxyLocalActivities,
   workflowInfo,
 } from '@temporalio/workflow';
@@ -14,6 +15,7 @@ import { msToNumber } from '@temporalio/common/lib/time.js';
 import type { CatalogSnapshot, RelayActivities } from '../activities/index.js';
 import type { AgentRunInput, RunResult } from '../src/shared/run-types.js';
 import { agentRunInputSchema } from '../src/shared/run-input-schema.js';
+import { closedRunMemoKey, closedRunRecord } from '../src/shared/closed-run-record.js';
 import { checkToolInput } from '../src/shared/tool-input.js';
 import { compactTranscript, defaultMaxTranscriptBytes } from '../src/shared/transcript-budget.js';
 import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
@@ -79,7 +81,20 @@ export async function agentRun(input: AgentRunInput, carried?: CarriedRunState):
       throw error;
     }
     throw recordFailure(context, error);
+  } finally {
+    recordClosedRun(context.run);
   }
+}
+
+const closedRunRecordPatch = 'closed-run-record';
+
+/**
+ * Leaves the final snapshot and the newest events in the run's memo when it closes, so a closed run reads without a
+ * worker (queries need one). A run that continues as new has no stop reason yet and records nothing.
+ */
+function recordClosedRun(run: RunState): void {
+  if (run.stopReason === undefined || !patched(closedRunRecordPatch)) return;
+  upsertMemo({ [closedRunMemoKey]: closedRunRecord(run.snapshot(), run.keptEvents()) });
 }
 
 /** Snapshots the tool catalog and records the start; returns the time the first events carry. */

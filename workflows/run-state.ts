@@ -7,6 +7,7 @@ import type {
   RunStatus,
   StopReason,
 } from '../src/shared/run-types.js';
+import { eventsAfter } from '../src/shared/closed-run-record.js';
 import { toJsonText, utf8ByteLength } from '../src/shared/payload-limits.js';
 import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
 import type { TokenUsage, TranscriptMessage } from '../src/shared/transcript.js';
@@ -157,20 +158,13 @@ export class RunState {
     return { events, nextAfter: events.at(-1)?.seq ?? after, hasMore: false };
   }
 
+  /** Every event still kept in memory, oldest first (no marker): what a closed run records, newest last. */
+  keptEvents(): readonly RunEvent[] {
+    return this.events;
+  }
+
   private eventsFrom(after: number): RunEvent[] {
-    const kept = this.events.filter((event) => event.seq > after);
-    const oldest = this.events[0];
-    if (!oldest || oldest.seq - 1 <= after) return kept;
-    const lastDropped = oldest.seq - 1;
-    const marker: RunEvent = {
-      type: 'events_dropped',
-      seq: lastDropped,
-      at: oldest.at,
-      step: oldest.step,
-      dropped: lastDropped - after,
-      firstKeptSeq: oldest.seq,
-    };
-    return [marker, ...kept];
+    return eventsAfter(this.events, after);
   }
 
   addUsage(usage: TokenUsage | undefined): void {

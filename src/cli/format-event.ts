@@ -12,6 +12,8 @@ function describeEvent(event: RunEvent): string {
   switch (event.type) {
     case 'run_started':
       return `model ${event.model}, up to ${event.maxSteps} steps, tools: ${event.tools.join(', ')}`;
+    case 'model_delta':
+      return `step ${event.step} streams ${quote(event.text)}`;
     case 'model_responded': {
       const calls = event.toolCallCount === 1 ? '1 tool call' : `${event.toolCallCount} tool calls`;
       return event.text ? `${calls}; ${quote(event.text)}` : calls;

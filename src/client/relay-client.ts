@@ -16,7 +16,11 @@ import type { DataConverter } from '@temporalio/common';
 import type { agentRun } from '../../workflows/agent-run.js';
 import { decideSignal, decideUpdate, eventPageQuery, snapshotQuery } from '../../workflows/messages.js';
 import type { EncryptionOptions } from '../security/encryption-keys.js';
+import { readToolCatalog } from './read-tool-catalog.js';
+import { ModelDeltaTracker, readModelProgress } from './read-model-progress.js';
 import { withEncryption } from '../security/with-encryption.js';
+import { closedRunMemoKey, eventsAfter, isClosedRunRecord } from '../shared/closed-run-record.js';
+import type { ClosedRunRecord } from '../shared/closed-run-record.js';
 import { RelayError, errorCodes } from '../shared/errors.js';
 import type { ErrorCode } from '../shared/errors.js';
 import { agentRunInputSchema } from '../shared/run-input-schema.js';
@@ -29,6 +33,8 @@ import type {
   RunResult,
   RunSnapshot,
 } from '../shared/run-types.js';
+import type { ToolCatalogEntry } from '../shared/tool-catalog.js';
+import { modelDeltaBatchMs } from '../shared/run-types.js';
 import { relaySearchAttributes } from '../shared/search-attributes.js';
 import { checkToolInput } from '../shared/tool-input.js';
 import { scopedRunId } from '../shared/run-ids.js';
@@ -99,6 +105,12 @@ export interface WatchOptions extends TenantScope {
   after?: number;
   /** How often to ask the run for new events. @default 250 */
   pollIntervalMs?: number;
+  /**
+   * Also yield the model's text as it streams (ephemeral `model_delta` events, from when the follower joined; the
+   * durable `model_responded` still carries the whole text).
+   * @default true
+   */
+  deltas?: boolean;
   signal?: AbortSignal;
 }
 
@@ -203,17 +215,26 @@ export class RelayClient {
     });
   }
 
-  /** The run's snapshot: status, step, pending approvals, usage, output. */
+  /**
+   * The run's snapshot: status, step, pending approvals, usage, output. A closed run is read from the record it left
+   * in its memo, so no worker needs to be up.
+   */
   async getRun(runId: string, scope: TenantScope = {}): Promise<RunSnapshot> {
+    const closed = await this.closedRunRecord(runId, scope);
+    if (closed) return closed.snapshot;
     const snapshot = await this.query(runId, () => this.handle(runId).query(snapshotQuery), scope);
     if (scope.tenantId !== undefined && snapshot.tenantId !== scope.tenantId) throw runNotFound(runId);
     return snapshot;
   }
 
-  /** The run's events with a sequence number above `after`, read page by page (each bounded in bytes). */
+  /**
+   * The run's events with a sequence number above `after`, read page by page (each bounded in bytes); a closed run's
+   * come from its record, without a worker.
+   */
   async events(runId: string, options: EventsOptions = {}): Promise<RunEvent[]> {
-    if (options.tenantId !== undefined) await this.getRun(runId, options);
     const limit = options.limit ?? Infinity;
+    const closed = await this.closedRunRecord(runId, options);
+    if (closed) return eventsAfter(closed.events, options.after ?? 0).slice(0, limit);
     const events: RunEvent[] = [];
     let after = options.after ?? 0;
     for (;;) {
@@ -225,12 +246,20 @@ export class RelayClient {
     }
   }
 
+  /** The tools the run may use as it snapshotted them (JSON Schemas included), read from its history without a worker. */
+  async toolCatalog(runId: string, scope: TenantScope = {}): Promise<ToolCatalogEntry[]> {
+    await this.checkTenant(runId, scope);
+    return this.query(runId, () => readToolCatalog(this.temporal, runId));
+  }
+
   /** Follows the run's events as they happen, until the run ends or `signal` aborts. */
   async *watch(runId: string, options: WatchOptions = {}): AsyncGenerator<RunEvent> {
     let after = options.after ?? 0;
     const interval = options.pollIntervalMs ?? 250;
     if (options.tenantId !== undefined) await this.getRun(runId, options);
     let closed = false;
+    const deltas = options.deltas === false ? undefined : new ModelDeltaTracker();
+    let firstLook = true;
     while (!options.signal?.aborted) {
       // A run waiting for a worker to recover it cannot answer; a follower waits, as the run itself does.
       const events = await this.events(runId, { after }).catch((error: unknown) => waitOutUnavailable(error));
@@ -241,11 +270,22 @@ export class RelayClient {
         if (terminalEventTypes.has(event.type)) return;
       }
       if (closed) return;
-      // The run may close between the read and this check: once it has, read one more time before ending.
-      if (events.length === 0) closed = await this.isClosed(runId);
+      let streaming = false;
+      if (events.length === 0 || deltas) {
+        const description = await this.query(runId, () => this.handle(runId).describe());
+        // The run may close between the read and this check: once it has, read one more time before ending.
+        closed = events.length === 0 && description.status.name !== 'RUNNING';
+        const delta = deltas?.next(await readModelProgress(this.temporal, description), after, firstLook);
+        firstLook = false;
+        if (delta) {
+          streaming = true;
+          yield delta;
+        }
+      }
       if (closed) continue;
       try {
-        await sleep(interval, undefined, options.signal ? { signal: options.signal } : undefined);
+        const wait = streaming ? Math.min(interval, modelDeltaBatchMs) : interval;
+        await sleep(wait, undefined, options.signal ? { signal: options.signal } : undefined);
       } catch {
         return;
       }
@@ -327,11 +367,6 @@ export class RelayClient {
     return this.temporal.workflow.getHandle<typeof agentRun>(runId);
   }
 
-  private async isClosed(runId: string): Promise<boolean> {
-    const description = await this.query(runId, () => this.handle(runId).describe());
-    return description.status.name !== 'RUNNING';
-  }
-
   private async decide(runId: string, decision: ApprovalDecision, scope: TenantScope): Promise<ApprovalOutcome> {
     const scoped = scope.tenantId !== undefined ? { ...decision, tenantId: scope.tenantId } : decision;
     try {
@@ -367,6 +402,17 @@ export class RelayClient {
     } catch {
       return false;
     }
+  }
+
+  /**
+   * The record a closed run left in its memo (decoded with this client's data converter), after the tenant check;
+   * undefined while the run is open, or for a run that closed before runs left records.
+   */
+  private async closedRunRecord(runId: string, scope: TenantScope): Promise<ClosedRunRecord | undefined> {
+    const description = await this.describeInScope(runId, scope);
+    if (description.status.name === 'RUNNING') return undefined;
+    const record = description.memo?.[closedRunMemoKey];
+    return isClosedRunRecord(record) ? record : undefined;
   }
 
   /** Refuses a run of another tenant as `run_not_found` (see {@link describeInScope}). */

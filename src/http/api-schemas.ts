@@ -121,11 +121,19 @@ export const runPageSchema = z
 
 export const runEventSchema = z
   .looseObject({
-    seq: z.number().int().openapi({ description: 'Strictly increasing from 1; also the SSE `id`.' }),
+    seq: z
+      .number()
+      .int()
+      .openapi({
+        description:
+          'Strictly increasing from 1; also the SSE `id`. An ephemeral `model_delta` has no `id` and repeats the ' +
+          'last durable event’s seq.',
+      }),
     at: z.string(),
     step: z.number().int(),
     type: z.enum([
       'run_started',
+      'model_delta',
       'model_responded',
       'tool_call_validated',
       'tool_validation_failed',

@@ -5,7 +5,8 @@ import type { ErrorCode } from '../shared/errors.js';
 import type { ToolInputIssue } from '../shared/tool-input.js';
 
 /** Codes only the HTTP layer produces, beside the engine's `ErrorCode`s. */
-export type HttpOnlyErrorCode = 'invalid_json' | 'unauthorized' | 'not_found' | 'method_not_allowed' | 'internal_error';
+export type HttpOnlyErrorCode =
+  'invalid_json' | 'unauthorized' | 'forbidden' | 'not_found' | 'method_not_allowed' | 'internal_error';
 
 export type HttpErrorCode = ErrorCode | HttpOnlyErrorCode;
 
@@ -67,6 +68,7 @@ const titles: Readonly<Record<HttpErrorCode, string>> = {
   tool_protocol_error: 'Tool server error',
   invalid_json: 'Invalid JSON',
   unauthorized: 'Unauthorized',
+  forbidden: 'Forbidden',
   not_found: 'Not found',
   method_not_allowed: 'Method not allowed',
   run_already_exists: 'Run already exists',

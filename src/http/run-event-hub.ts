@@ -55,6 +55,8 @@ class RunPoller {
   private heldAfter: number;
   /** Each follower's last event read, or where the held events began when it joined further back. */
   private readonly positions = new Map<symbol, number>();
+  /** Text deltas not yet read by each follower: ephemeral, so never held for followers who join later. */
+  private readonly deltas = new Map<symbol, RunEvent[]>();
   private readonly waiters = new Set<() => void>();
   private readonly stopped = new AbortController();
   private outcome: { ended: true } | { failed: unknown } | undefined;
@@ -74,6 +76,7 @@ class RunPoller {
   subscribe(after: number, signal: AbortSignal): AsyncGenerator<RunEvent> {
     const follower = Symbol('follower');
     this.positions.set(follower, Math.max(after, this.heldAfter));
+    this.deltas.set(follower, []);
     const leave = () => this.leave(follower);
     signal.addEventListener('abort', leave, { once: true });
     return this.deliver(follower, after, signal, leave);
@@ -95,7 +98,9 @@ class RunPoller {
           position = event.seq;
           this.advance(follower, position);
         }
-        if (unread.length > 0) continue;
+        const deltas = this.deltas.get(follower)?.splice(0) ?? [];
+        for (const delta of deltas) yield delta;
+        if (unread.length > 0 || deltas.length > 0) continue;
         if (this.outcome && 'failed' in this.outcome) throw this.outcome.failed;
         if (this.outcome) return;
         await this.changed(signal);
@@ -109,7 +114,8 @@ class RunPoller {
   private async poll(after: number, pollIntervalMs: number): Promise<void> {
     try {
       for await (const event of this.client.watch(this.runId, { after, pollIntervalMs, signal: this.stopped.signal })) {
-        this.held.push(event);
+        if (event.type === 'model_delta') for (const queue of this.deltas.values()) queue.push(event);
+        else this.held.push(event);
         this.notify();
       }
       this.outcome = { ended: true };
@@ -127,6 +133,7 @@ class RunPoller {
   }
 
   private leave(follower: symbol): void {
+    this.deltas.delete(follower);
     if (!this.positions.delete(follower)) return;
     if (this.positions.size > 0) return this.release();
     this.stopped.abort();

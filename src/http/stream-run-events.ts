@@ -10,6 +10,12 @@ export interface StreamRunEventsOptions {
   /** How often a comment line is sent while nothing happens, so proxies keep the connection open. */
   heartbeatIntervalMs: number;
   logger: Pick<Console, 'error'>;
+  /**
+   * Name each message after its event type (`event:` lines). Unnamed, every event arrives as a plain `message`,
+   * which a browser's EventSource takes without a listener per type.
+   * @default true
+   */
+  namedEvents?: boolean;
 }
 
 /**
@@ -26,7 +32,10 @@ export function streamRunEvents(c: Context, options: StreamRunEventsOptions): Re
       // A first line lets the caller see the response start before the run has anything to say.
       await stream.write(': connected\n\n');
       for await (const event of options.events) {
-        await stream.writeSSE({ id: String(event.seq), event: event.type, data: JSON.stringify(event) });
+        // A delta is ephemeral: without an id, Last-Event-ID keeps naming the last durable event.
+        const id = event.type === 'model_delta' ? {} : { id: String(event.seq) };
+        const name = options.namedEvents === false ? {} : { event: event.type };
+        await stream.writeSSE({ ...id, ...name, data: JSON.stringify(event) });
       }
     } catch (error) {
       // The status line is long gone; the caller resumes from the last id it received.

@@ -7,7 +7,13 @@ export interface ModelCall extends ModelRequest {
 
 /** A source of model turns (OpenAI, Anthropic, a scripted test model…), called from the model activity. */
 export interface ModelProvider {
-  generate(call: ModelCall, options: { signal: AbortSignal }): Promise<ModelResponse>;
+  generate(call: ModelCall, options: GenerateOptions): Promise<ModelResponse>;
+}
+
+export interface GenerateOptions {
+  signal: AbortSignal;
+  /** Called with each piece of text as the model streams it; a provider that does not stream never calls it. */
+  onTextDelta?: (delta: string) => void;
 }
 
 /**

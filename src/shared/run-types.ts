@@ -136,6 +136,11 @@ export type RunEvent =
       bytesBefore: number;
       bytesAfter: number;
     })
+  /**
+   * Not recorded: text the model streamed since the follower's last delta (`offset` is where it starts in the step's
+   * text; 0 again when a retried attempt starts over). `seq` is the last durable event's, so resuming is unaffected.
+   */
+  | (RunEventBase & { type: 'model_delta'; text: string; offset: number; attempt: number })
   /** Not recorded: the events query's note that older events were dropped to bound the run's memory. */
   | (RunEventBase & { type: 'events_dropped'; dropped: number; firstKeptSeq: number });
 
@@ -147,6 +152,16 @@ export type RunEventInit = RunEvent extends infer E
     ? Omit<E, 'seq' | 'at' | 'step'>
     : never
   : never;
+
+/** Streamed model text is sent at most this often (ms): followers get it in batches, never a call per token. */
+export const modelDeltaBatchMs = 100;
+
+/** What a streaming model call heartbeats (never recorded in history): the text so far of one attempt at a step. */
+export interface ModelTextProgress {
+  step: number;
+  attempt: number;
+  text: string;
+}
 
 /** Everything a caller needs to know about a run at one moment. */
 export interface RunSnapshot {

@@ -10,6 +10,7 @@ import type { EncryptionOptions } from '../security/encryption-keys.js';
 import type { SecretSource } from '../security/resolve-secret-references.js';
 import { withEncryption } from '../security/with-encryption.js';
 import { RelayError } from '../shared/errors.js';
+import { modelDeltaBatchMs } from '../shared/run-types.js';
 import { relaySearchAttributeDefinitions } from '../shared/search-attributes.js';
 import { ToolExecutor } from '../tool/tool-executor.js';
 import type { ToolExecutorOptions } from '../tool/tool-executor.js';
@@ -107,6 +108,9 @@ async function createWorkerWith(registry: ToolRegistry, options: CreateWorkerOpt
     options.encryption,
   );
   return Worker.create({
+    // Streamed model text rides on heartbeats (activities/model-text-stream.ts): without this the SDK would send
+    // at most one heartbeat per 80% of the heartbeat timeout, so followers would see text every 8 s, not 100 ms.
+    maxHeartbeatThrottleInterval: modelDeltaBatchMs,
     ...options.workerOptions,
     ...(dataConverter ? { dataConverter } : {}),
     connection,

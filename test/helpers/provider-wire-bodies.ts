@@ -106,3 +106,22 @@ export function chatToolCall(id: string, name: string, argumentsText: string) {
 export function chatError(message: string, type: string) {
   return { error: { message, type, param: null, code: null } };
 }
+
+/** A Chat Completions stream that writes `pieces` as text deltas, then stops: the `data:` lines, `[DONE]` last. */
+export function chatCompletionStream(pieces: readonly string[]): string[] {
+  const chunk = (delta: Record<string, unknown>, finishReason: string | null, usage?: Record<string, number>) =>
+    JSON.stringify({
+      id: 'chatcmpl-418',
+      object: 'chat.completion.chunk',
+      created: 1755435760,
+      model: 'llama3.1:8b',
+      choices: [{ index: 0, delta, finish_reason: finishReason }],
+      ...(usage ? { usage } : {}),
+    });
+  return [
+    chunk({ role: 'assistant', content: '' }, null),
+    ...pieces.map((piece) => chunk({ content: piece }, null)),
+    chunk({}, 'stop', { prompt_tokens: 160, completion_tokens: 18, total_tokens: 178 }),
+    '[DONE]',
+  ];
+}

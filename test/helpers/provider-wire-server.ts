@@ -1,5 +1,5 @@
 import { createServer } from 'node:http';
-import type { IncomingHttpHeaders } from 'node:http';
+import type { IncomingHttpHeaders, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 
 /** One request as the provider SDK sent it over the wire. */
@@ -10,8 +10,15 @@ export interface RecordedRequest {
   body: unknown;
 }
 
-/** A reply as the real API would send it; `hangUp` closes the socket instead, like a dropped connection. */
-export type WireReply = { status?: number; headers?: Record<string, string>; body: unknown } | { hangUp: true };
+/**
+ * A reply as the real API would send it; `hangUp` closes the socket instead, like a dropped connection; `events`
+ * streams server-sent events (each `data:` line as given, `delayMs` apart), like a streaming model, and with
+ * `hangUpAfter` drops the connection after that many, like a stream cut off mid-answer.
+ */
+export type WireReply =
+  | { status?: number; headers?: Record<string, string>; body: unknown }
+  | { hangUp: true }
+  | { events: string[]; delayMs?: number; hangUpAfter?: number };
 
 export interface ProviderWireServer {
   /** `http://127.0.0.1:<port>` followed by `basePath`. */
@@ -45,6 +52,13 @@ export async function startProviderWireServer(basePath = ''): Promise<ProviderWi
         request.socket.destroy();
         return;
       }
+      if ('events' in next) {
+        void streamEvents(response, next.events.slice(0, next.hangUpAfter), next.delayMs ?? 0).then(() => {
+          if (next.hangUpAfter === undefined) response.end();
+          else request.socket.destroy();
+        });
+        return;
+      }
       response.writeHead(next.status ?? 200, { 'content-type': 'application/json', ...next.headers });
       response.end(JSON.stringify(next.body));
     });
@@ -61,4 +75,13 @@ export async function startProviderWireServer(basePath = ''): Promise<ProviderWi
         server.close((error) => (error ? reject(error) : resolve()));
       }),
   };
+}
+
+async function streamEvents(response: ServerResponse, events: readonly string[], delayMs: number): Promise<void> {
+  response.writeHead(200, { 'content-type': 'text/event-stream', 'cache-control': 'no-cache' });
+  for (const data of events) {
+    if (response.destroyed) return;
+    response.write(`data: ${data}\n\n`);
+    await new Promise((resolve) => setTimeout(resolve, delayMs));
+  }
 }

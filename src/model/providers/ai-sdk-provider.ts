@@ -1,4 +1,4 @@
-import { generateText, jsonSchema, tool } from 'ai';
+import { generateText, jsonSchema, streamText, tool } from 'ai';
 import type { JSONSchema7, ToolSet } from 'ai';
 import type { LanguageModelV4, SharedV4ProviderOptions } from '@ai-sdk/provider';
 import type { ModelProvider } from '../model-provider.js';
@@ -6,23 +6,33 @@ import type { ModelResponse, ModelSettings, ModelToolSpec } from '../../shared/t
 import { toModelMessages } from './to-model-messages.js';
 import { toModelProviderError } from './to-model-provider-error.js';
 
+/** Options every AI SDK backed provider takes. */
+export interface StreamingOption {
+  /**
+   * Stream each turn (`streamText`) so its text reaches followers as it is written (`model_delta` events); the run
+   * records the whole text once per step either way.
+   * @default false
+   */
+  stream?: boolean;
+}
+
 /**
- * A provider backed by any AI SDK language model: one `generateText` call per model turn, with tools passed
- * as schemas only, so the SDK returns the tool calls and the workflow validates, approves and runs them.
- * Retries are left to Temporal (`maxRetries: 0`); failures become `ModelProviderError`s.
+ * A provider backed by any AI SDK language model: one `generateText` (or, streaming, `streamText`) call per model
+ * turn, with tools passed as schemas only, so the SDK returns the tool calls and the workflow validates, approves
+ * and runs them. Retries are left to Temporal (`maxRetries: 0`); failures become `ModelProviderError`s.
  */
 export function aiSdkProvider(
   resolveModel: (modelName: string) => LanguageModelV4,
-  options: { providerOptions?: SharedV4ProviderOptions } = {},
+  options: StreamingOption & { providerOptions?: SharedV4ProviderOptions } = {},
 ): ModelProvider {
   return {
-    async generate(call, { signal }): Promise<ModelResponse> {
+    async generate(call, { signal, onTextDelta }): Promise<ModelResponse> {
       // Until the model is resolved, errors name it by its id (`openai:gpt-4.1-mini`).
       let provider = call.model;
       try {
         const model = resolveModel(call.modelName);
         provider = providerName(model);
-        const result = await generateText({
+        const request = {
           model,
           messages: toModelMessages(call.messages),
           // The run's own system messages keep their place in the transcript.
@@ -32,7 +42,9 @@ export function aiSdkProvider(
           ...(options.providerOptions ? { providerOptions: options.providerOptions } : {}),
           maxRetries: 0,
           abortSignal: signal,
-        });
+        };
+        const result =
+          options.stream && onTextDelta ? await streamTurn(request, onTextDelta) : await generateText(request);
         const { inputTokens, outputTokens } = result.usage;
         return {
           ...(result.text !== '' ? { text: result.text } : {}),
@@ -57,6 +69,23 @@ export function aiSdkProvider(
       }
     },
   };
+}
+
+/** One turn with `streamText`: text deltas go to `onTextDelta` as they arrive, the rest is read at the end. */
+async function streamTurn(request: Parameters<typeof streamText>[0], onTextDelta: (delta: string) => void) {
+  const result = streamText(request);
+  for await (const part of result.fullStream) {
+    if (part.type === 'text-delta') onTextDelta(part.text);
+    // The stream reports a failure as a part; thrown, it is classified like a `generateText` failure.
+    else if (part.type === 'error') throw part.error;
+  }
+  const [text, toolCalls, usage, finishReason] = await Promise.all([
+    result.text,
+    result.toolCalls,
+    result.usage,
+    result.finishReason,
+  ]);
+  return { text, toolCalls, usage, finishReason };
 }
 
 /** The run's sampling settings as `generateText` takes them; absent ones are left to the provider. */

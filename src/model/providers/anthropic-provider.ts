@@ -1,8 +1,9 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
 import type { ModelProvider } from '../model-provider.js';
 import { aiSdkProvider } from './ai-sdk-provider.js';
+import type { StreamingOption } from './ai-sdk-provider.js';
 
-export interface AnthropicProviderOptions {
+export interface AnthropicProviderOptions extends StreamingOption {
   /**
    * Sent as `x-api-key`; it stays in the worker and never enters workflow history.
    * @default process.env.ANTHROPIC_API_KEY
@@ -19,6 +20,7 @@ export interface AnthropicProviderOptions {
 
 /** Anthropic's Messages API (`POST {baseURL}/messages`) through the AI SDK. */
 export function anthropicProvider(options: AnthropicProviderOptions = {}): ModelProvider {
-  const anthropic = createAnthropic(options);
-  return aiSdkProvider((modelName) => anthropic(modelName));
+  const { stream = false, ...connection } = options;
+  const anthropic = createAnthropic(connection);
+  return aiSdkProvider((modelName) => anthropic(modelName), { stream });
 }

@@ -1,8 +1,9 @@
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { ModelProvider } from '../model-provider.js';
 import { aiSdkProvider } from './ai-sdk-provider.js';
+import type { StreamingOption } from './ai-sdk-provider.js';
 
-export interface OpenAICompatibleProviderOptions {
+export interface OpenAICompatibleProviderOptions extends StreamingOption {
   /** The provider's name in error messages, usually the prefix of its model ids (`ollama`, `vllm`). */
   name: string;
   /** The server's OpenAI-style base, e.g. `http://127.0.0.1:11434/v1` for Ollama. */
@@ -15,6 +16,7 @@ export interface OpenAICompatibleProviderOptions {
 
 /** A server that speaks OpenAI's Chat Completions API (`POST {baseURL}/chat/completions`): Ollama, vLLM, LM Studio… */
 export function openaiCompatibleProvider(options: OpenAICompatibleProviderOptions): ModelProvider {
-  const compatible = createOpenAICompatible(options);
-  return aiSdkProvider((modelName) => compatible(modelName));
+  const { stream = false, ...connection } = options;
+  const compatible = createOpenAICompatible(connection);
+  return aiSdkProvider((modelName) => compatible(modelName), { stream });
 }

@@ -1,8 +1,9 @@
 import { createOpenAI } from '@ai-sdk/openai';
 import type { ModelProvider } from '../model-provider.js';
 import { aiSdkProvider } from './ai-sdk-provider.js';
+import type { StreamingOption } from './ai-sdk-provider.js';
 
-export interface OpenAIProviderOptions {
+export interface OpenAIProviderOptions extends StreamingOption {
   /**
    * Sent as `Authorization: Bearer …`; it stays in the worker and never enters workflow history.
    * @default process.env.OPENAI_API_KEY
@@ -29,7 +30,7 @@ export interface OpenAIProviderOptions {
 
 /** OpenAI through the AI SDK's default model, which calls the Responses API (`POST {baseURL}/responses`). */
 export function openaiProvider(options: OpenAIProviderOptions = {}): ModelProvider {
-  const { store = false, ...connection } = options;
+  const { store = false, stream = false, ...connection } = options;
   const openai = createOpenAI(connection);
-  return aiSdkProvider((modelName) => openai(modelName), { providerOptions: { openai: { store } } });
+  return aiSdkProvider((modelName) => openai(modelName), { stream, providerOptions: { openai: { store } } });
 }

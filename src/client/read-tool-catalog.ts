@@ -1,0 +1,71 @@
+import type { Client } from '@temporalio/client';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
+import type { temporal } from '@temporalio/proto';
+import type { ToolCatalogEntry } from '../shared/tool-catalog.js';
+
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+
+const catalogActivityType = 'snapshotToolCatalog';
+
+/** History events read per page while looking for the catalog, which a run records within its first few events. */
+const pageSize = 50;
+
+/**
+ * The tool catalog a run snapshotted (names, descriptions, JSON Schemas), read from its history with the client's
+ * data converter, so no worker is needed: the carried state of a run that continued as new, else the result of
+ * its catalog activity (local or regular). Empty when the run has not recorded one yet.
+ */
+export async function readToolCatalog(client: Client, runId: string): Promise<ToolCatalogEntry[]> {
+  const converter = client.options.loadedDataConverter;
+  const catalogActivities = new Set<string>();
+  let nextPageToken: Uint8Array | undefined;
+  do {
+    const page = await client.workflowService.getWorkflowExecutionHistory({
+      namespace: client.options.namespace,
+      execution: { workflowId: runId },
+      maximumPageSize: pageSize,
+      ...(nextPageToken ? { nextPageToken } : {}),
+    });
+    for (const event of page.history?.events ?? []) {
+      const payloads = catalogPayloads(event, catalogActivities) ?? (await localCatalogPayloads(client, event));
+      if (payloads === undefined) continue;
+      const decoded = await decodeFromPayloadsAtIndex<unknown>(converter, payloads.index, payloads.payloads);
+      const catalog = payloads.index === 1 ? (decoded as { catalog?: unknown } | undefined)?.catalog : decoded;
+      if (Array.isArray(catalog)) return catalog as ToolCatalogEntry[];
+    }
+    nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
+  } while (nextPageToken);
+  return [];
+}
+
+/** Where in this event the catalog is, if anywhere; remembers the catalog activities it sees scheduled. */
+function catalogPayloads(
+  event: HistoryEvent,
+  catalogActivities: Set<string>,
+): { payloads: temporal.api.common.v1.IPayload[]; index: number } | undefined {
+  const started = event.workflowExecutionStartedEventAttributes;
+  if (started && (started.input?.payloads?.length ?? 0) > 1)
+    return { payloads: started.input?.payloads ?? [], index: 1 };
+  const scheduled = event.activityTaskScheduledEventAttributes;
+  if (scheduled?.activityType?.name === catalogActivityType) catalogActivities.add(String(event.eventId));
+  const completed = event.activityTaskCompletedEventAttributes;
+  if (completed && catalogActivities.has(String(completed.scheduledEventId))) {
+    return { payloads: completed.result?.payloads ?? [], index: 0 };
+  }
+  return undefined;
+}
+
+/** The result of a local catalog activity, recorded as a marker whose data (decoded like any payload) names it. */
+async function localCatalogPayloads(
+  client: Client,
+  event: HistoryEvent,
+): Promise<{ payloads: temporal.api.common.v1.IPayload[]; index: number } | undefined> {
+  const details = event.markerRecordedEventAttributes?.details;
+  const data = details?.['data']?.payloads;
+  if (!data?.length) return undefined;
+  const marker = await decodeFromPayloadsAtIndex<unknown>(client.options.loadedDataConverter, 0, data).catch(
+    () => undefined,
+  );
+  if ((marker as { activity_type?: unknown } | undefined)?.activity_type !== catalogActivityType) return undefined;
+  return { payloads: details?.['result']?.payloads ?? [], index: 0 };
+}

@@ -1,0 +1,399 @@
+// The inbox's only script, served as is by the API (tsc copies it into dist; test/unit/http/inbox-script.test.ts
+// type-checks it against the DOM). Everything it shows goes in through textContent, never as HTML.
+
+/** @typedef {{ toolCallId: string, toolName: string, input: unknown, step: number, requestedAt: string, expiresAt: string }} PendingApproval */
+/** @typedef {PendingApproval & { runId: string, model: string, userId?: string, inputSchema?: unknown }} InboxApproval */
+/** @typedef {{ path: string, message: string }} Issue */
+/** @typedef {{ type: string, seq: number, at: string, step: number, [field: string]: unknown }} RunEvent */
+/** @typedef {{ name: string, inputSchema: unknown }} Tool */
+/** @typedef {{ runId: string, status: string, model: string, step: number, maxSteps: number, output?: string, error?: string, stopReason?: string, pendingApprovals: PendingApproval[] }} RunSnapshot */
+
+const csrfToken = document.querySelector('meta[name="relay-csrf"]')?.getAttribute('content') ?? '';
+const terminalEvents = new Set(['run_completed', 'run_failed', 'run_cancelled']);
+const stateChangingEvents = new Set([
+  'tool_awaiting_approval',
+  'tool_approved',
+  'tool_rejected',
+  'tool_approval_timed_out',
+  ...terminalEvents,
+]);
+
+/**
+ * Creates an element with text and attributes.
+ * @param {string} tag
+ * @param {Record<string, string>} [attributes]
+ * @param {Array<Node | string>} [children]
+ * @returns {HTMLElement}
+ */
+function element(tag, attributes = {}, children = []) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attributes)) node.setAttribute(name, value);
+  for (const child of children) node.append(child);
+  return node;
+}
+
+/** @param {unknown} value */
+function prettyJson(value) {
+  return JSON.stringify(value, null, 2) ?? 'undefined';
+}
+
+/** @param {string} iso */
+function timeOf(iso) {
+  return new Date(iso).toLocaleString();
+}
+
+/**
+ * Sends a change to the inbox API with the page's CSRF token; the answer's JSON, or its problem, comes back.
+ * @param {string} path
+ * @param {unknown} [body]
+ * @returns {Promise<{ ok: boolean, status: number, data: any }>}
+ */
+async function post(path, body = {}) {
+  const response = await fetch(path, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-relay-csrf': csrfToken },
+    body: JSON.stringify(body),
+  });
+  const data = await response.json().catch(() => ({}));
+  return { ok: response.ok, status: response.status, data };
+}
+
+/** @param {string} runId */
+function runPath(runId) {
+  return `/inbox/runs/${encodeURIComponent(runId)}`;
+}
+
+// ---- The list of pending approvals ----
+
+/** @param {HTMLElement} list */
+function startApprovalsList(list) {
+  const status = /** @type {HTMLElement} */ (document.getElementById('approvals-status'));
+  const stream = new EventSource('/inbox/approvals/stream');
+  stream.addEventListener('approvals', (message) => {
+    /** @type {{ approvals: InboxApproval[] }} */
+    const { approvals } = JSON.parse(/** @type {MessageEvent<string>} */ (message).data);
+    status.textContent =
+      approvals.length === 0
+        ? 'Nothing waits for a decision.'
+        : `${approvals.length} tool call${approvals.length === 1 ? '' : 's'} wait${approvals.length === 1 ? 's' : ''} for a decision.`;
+    list.replaceChildren(...approvals.map(approvalListItem));
+  });
+  stream.addEventListener('error', () => {
+    status.textContent = 'Reconnecting…';
+  });
+}
+
+/** @param {InboxApproval} approval */
+function approvalListItem(approval) {
+  const link = element('a', { href: runPath(approval.runId) }, [`${approval.toolName} in run ${approval.runId}`]);
+  return element('li', { 'data-tool-call-id': approval.toolCallId }, [
+    element('h2', {}, [link]),
+    element('p', { class: 'muted' }, [
+      `Model ${approval.model}${approval.userId ? `, user ${approval.userId}` : ''}, step ${approval.step}; ` +
+        `expires ${timeOf(approval.expiresAt)}`,
+    ]),
+    element('pre', { 'aria-label': 'Proposed input' }, [prettyJson(approval.input)]),
+  ]);
+}
+
+// ---- One run ----
+
+/** @param {HTMLElement} root */
+function startRunPage(root) {
+  const runId = root.dataset['runId'] ?? '';
+  const summary = /** @type {HTMLElement} */ (document.getElementById('run-summary'));
+  const pending = /** @type {HTMLElement} */ (document.getElementById('pending'));
+  const timeline = /** @type {HTMLElement} */ (document.getElementById('timeline'));
+  const cancel = /** @type {HTMLButtonElement} */ (document.getElementById('cancel-run'));
+  /** @type {Map<string, HTMLElement>} */
+  const forms = new Map();
+  /** @type {Map<number, HTMLElement>} */
+  const streaming = new Map();
+
+  async function refresh() {
+    const response = await fetch(`${runPath(runId)}/state`);
+    if (!response.ok) {
+      const problem = await response.json().catch(() => ({}));
+      summary.textContent = problem.detail ?? `Could not read the run (${response.status}).`;
+      return;
+    }
+    /** @type {{ snapshot: RunSnapshot, tools: Tool[] }} */
+    const { snapshot, tools } = await response.json();
+    summary.replaceChildren(...describeSnapshot(snapshot));
+    cancel.hidden = snapshot.status !== 'running' && snapshot.status !== 'awaiting_approval';
+    const open = new Set(snapshot.pendingApprovals.map((approval) => approval.toolCallId));
+    for (const [id, form] of forms) {
+      if (!open.has(id)) {
+        form.remove();
+        forms.delete(id);
+      }
+    }
+    for (const approval of snapshot.pendingApprovals) {
+      if (forms.has(approval.toolCallId)) continue;
+      const schema = tools.find((tool) => tool.name === approval.toolName)?.inputSchema;
+      const form = decisionForm(runId, approval, schema, () => void refresh());
+      forms.set(approval.toolCallId, form);
+      pending.append(form);
+    }
+    if (forms.size === 0) pending.replaceChildren(element('p', { class: 'muted' }, ['No tool call waits.']));
+    else pending.querySelector(':scope > p.muted')?.remove();
+  }
+
+  const events = new EventSource(`${runPath(runId)}/events`);
+  events.addEventListener('message', (message) => {
+    /** @type {RunEvent} */
+    const event = JSON.parse(message.data);
+    if (event.type === 'model_delta') {
+      showDelta(timeline, streaming, event);
+      return;
+    }
+    streaming.get(event.step)?.remove();
+    streaming.delete(event.step);
+    timeline.append(timelineItem(event));
+    if (stateChangingEvents.has(event.type)) void refresh();
+    if (terminalEvents.has(event.type)) events.close();
+  });
+
+  cancel.addEventListener('click', async () => {
+    cancel.disabled = true;
+    const result = await post(`${runPath(runId)}/cancel`);
+    summary.textContent = result.ok ? 'Cancelling the run…' : (result.data.detail ?? 'Could not cancel the run.');
+    cancel.disabled = false;
+    summary.focus();
+  });
+  summary.tabIndex = -1;
+  void refresh();
+}
+
+/** @param {RunSnapshot} snapshot */
+function describeSnapshot(snapshot) {
+  const parts = [
+    element('span', { class: `status-${snapshot.status}` }, [`Status: ${snapshot.status.replace('_', ' ')}`]),
+    ` · model ${snapshot.model} · step ${snapshot.step} of ${snapshot.maxSteps}`,
+  ];
+  if (snapshot.output !== undefined)
+    parts.push(element('span', { class: 'output' }, [` · answer: ${snapshot.output}`]));
+  if (snapshot.error !== undefined) parts.push(` · error: ${snapshot.error}`);
+  return parts;
+}
+
+/**
+ * Shows streamed text of a step as it arrives; the durable `model_responded` event replaces it.
+ * @param {HTMLElement} timeline
+ * @param {Map<number, HTMLElement>} streaming
+ * @param {RunEvent} event
+ */
+function showDelta(timeline, streaming, event) {
+  let item = streaming.get(event.step);
+  if (!item) {
+    item = element('li', { class: 'streaming', 'aria-live': 'off' }, [
+      element('span', { class: 'type' }, ['Model is writing…']),
+      element('pre', { 'data-streamed-text': '' }),
+    ]);
+    streaming.set(event.step, item);
+    timeline.append(item);
+  }
+  item.querySelector('pre')?.append(String(event['text'] ?? ''));
+}
+
+/** @param {RunEvent} event */
+function timelineItem(event) {
+  const tool = typeof event['toolName'] === 'string' ? `${event['toolName']} (${event['toolCallId']})` : '';
+  /** @type {Array<Node | string>} */
+  const details = [];
+  const json = (/** @type {string} */ label, /** @type {unknown} */ value) =>
+    details.push(element('pre', { 'aria-label': label }, [prettyJson(value)]));
+  const text = (/** @type {string} */ value) => details.push(element('p', {}, [value]));
+  let title = event.type;
+  switch (event.type) {
+    case 'run_started':
+      title = `Run started with ${event['model']}`;
+      text(`Tools: ${/** @type {string[]} */ (event['tools']).join(', ') || 'none'}`);
+      break;
+    case 'model_responded':
+      title = `Model replied (step ${event.step})`;
+      if (typeof event['text'] === 'string' && event['text'] !== '')
+        details.push(element('pre', { class: 'model-text' }, [event['text']]));
+      if (Number(event['toolCallCount']) > 0) text(`Proposes ${event['toolCallCount']} tool call(s).`);
+      break;
+    case 'tool_call_validated':
+      title = `${tool}: input checked`;
+      json('Input', event['input']);
+      break;
+    case 'tool_validation_failed':
+      title = `${tool}: invalid input`;
+      text(String(event['error']));
+      break;
+    case 'tool_awaiting_approval':
+      title = `${tool} waits for approval until ${timeOf(String(event['expiresAt']))}`;
+      break;
+    case 'tool_approved':
+      title = `${tool} approved by ${event['approver'] ?? 'someone'}${event['edited'] ? ' with an edited input' : ''}`;
+      if (event['reason']) text(`Reason: ${event['reason']}`);
+      json('Input that runs', event['input']);
+      break;
+    case 'tool_rejected':
+      title = `${tool} rejected by ${event['approver'] ?? 'someone'}`;
+      if (event['reason']) text(`Reason: ${event['reason']}`);
+      break;
+    case 'tool_approval_timed_out':
+      title = `${tool}: nobody decided in time`;
+      break;
+    case 'tool_succeeded':
+      title = `${tool} succeeded`;
+      json('Output', event['output']);
+      break;
+    case 'tool_failed':
+      title = `${tool} failed`;
+      text(String(event['error']));
+      break;
+    case 'events_dropped':
+      title = `${event['dropped']} earlier event(s) are no longer kept`;
+      break;
+    case 'run_completed':
+      title = 'Run completed';
+      if (typeof event['output'] === 'string') details.push(element('pre', { class: 'model-text' }, [event['output']]));
+      break;
+    case 'run_failed':
+      title = 'Run failed';
+      text(String(event['error']));
+      break;
+    case 'run_cancelled':
+      title = 'Run cancelled';
+      break;
+  }
+  return element('li', { 'data-event-type': event.type, 'data-seq': String(event.seq) }, [
+    element('span', { class: 'type' }, [title]),
+    ' ',
+    element('time', { datetime: event.at, class: 'muted' }, [timeOf(event.at)]),
+    ...details,
+  ]);
+}
+
+/**
+ * The form that decides one pending call: its input as editable JSON, checked against the tool's schema by the
+ * server (the run's own validator) as it is typed, so issues show at their paths before anything is sent.
+ * @param {string} runId
+ * @param {PendingApproval} approval
+ * @param {unknown} schema
+ * @param {() => void} onDecided
+ */
+function decisionForm(runId, approval, schema, onDecided) {
+  const id = `call-${approval.toolCallId.replace(/[^\w-]/g, '_')}`;
+  const original = prettyJson(approval.input);
+  const input = /** @type {HTMLTextAreaElement} */ (
+    element('textarea', { id: `${id}-input`, 'aria-describedby': `${id}-issues`, spellcheck: 'false' }, [original])
+  );
+  const issues = element('ul', { id: `${id}-issues`, class: 'issues', 'aria-live': 'polite' });
+  const reason = /** @type {HTMLInputElement} */ (element('input', { id: `${id}-reason`, autocomplete: 'off' }));
+  const approve = /** @type {HTMLButtonElement} */ (element('button', { type: 'submit' }, ['Approve']));
+  const reject = /** @type {HTMLButtonElement} */ (element('button', { type: 'button', class: 'danger' }, ['Reject']));
+  const result = element('p', { role: 'status', tabindex: '-1', class: 'result' });
+  const form = element(
+    'form',
+    { class: 'approval', 'aria-labelledby': `${id}-title`, 'data-tool-call-id': approval.toolCallId },
+    [
+      element('h3', { id: `${id}-title` }, [`${approval.toolName} (call ${approval.toolCallId})`]),
+      element('p', { class: 'muted' }, [
+        `Requested ${timeOf(approval.requestedAt)}, expires ${timeOf(approval.expiresAt)}.`,
+      ]),
+      element('label', { for: input.id }, ['Input (JSON; edit it to approve different arguments)']),
+      input,
+      issues,
+      ...(schema === undefined
+        ? []
+        : [
+            element('details', {}, [
+              element('summary', {}, ['Tool input schema']),
+              element('pre', {}, [prettyJson(schema)]),
+            ]),
+          ]),
+      element('label', { for: reason.id }, ['Reason (required to reject)']),
+      reason,
+      approve,
+      reject,
+      result,
+    ],
+  );
+
+  /** @returns {Promise<{ valid: boolean, value?: unknown }>} */
+  async function check() {
+    let value;
+    try {
+      value = JSON.parse(input.value);
+    } catch (error) {
+      showIssues([{ path: '', message: `Not valid JSON: ${error instanceof Error ? error.message : String(error)}` }]);
+      return { valid: false };
+    }
+    const answer = await post(`${runPath(runId)}/check`, { toolCallId: approval.toolCallId, input: value });
+    if (!answer.ok) {
+      showIssues([{ path: '', message: answer.data.detail ?? `Could not check the input (${answer.status})` }]);
+      return { valid: false };
+    }
+    showIssues(answer.data.issues);
+    return { valid: answer.data.valid, value };
+  }
+
+  /** @param {Issue[]} found */
+  function showIssues(found) {
+    issues.replaceChildren(
+      ...found.map((issue) => element('li', {}, [`${issue.path || '(input)'}: ${issue.message}`])),
+    );
+    input.setAttribute('aria-invalid', found.length > 0 ? 'true' : 'false');
+    approve.disabled = found.length > 0;
+  }
+
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let pendingCheck;
+  input.addEventListener('input', () => {
+    clearTimeout(pendingCheck);
+    pendingCheck = setTimeout(() => void check(), 250);
+  });
+
+  /** @param {'approve' | 'reject'} decision @param {Record<string, unknown>} body */
+  async function send(decision, body) {
+    approve.disabled = reject.disabled = true;
+    const answer = await post(`${runPath(runId)}/${decision}`, { toolCallId: approval.toolCallId, ...body });
+    if (answer.ok) {
+      result.textContent = decision === 'approve' ? 'Approved.' : 'Rejected.';
+      result.focus();
+      onDecided();
+      return;
+    }
+    if (Array.isArray(answer.data.issues)) showIssues(answer.data.issues);
+    result.textContent = answer.data.detail ?? `The decision was refused (${answer.status}).`;
+    approve.disabled = reject.disabled = false;
+    result.focus();
+  }
+
+  form.addEventListener('submit', async (submitted) => {
+    submitted.preventDefault();
+    clearTimeout(pendingCheck);
+    const checked = await check();
+    if (!checked.valid) {
+      input.focus();
+      return;
+    }
+    const edited = JSON.stringify(checked.value) !== JSON.stringify(approval.input);
+    await send('approve', {
+      ...(edited ? { input: checked.value } : {}),
+      ...(reason.value.trim() ? { reason: reason.value.trim() } : {}),
+    });
+  });
+  reject.addEventListener('click', async () => {
+    if (!reason.value.trim()) {
+      reason.setAttribute('aria-invalid', 'true');
+      result.textContent = 'Give a reason to reject.';
+      reason.focus();
+      return;
+    }
+    reason.removeAttribute('aria-invalid');
+    await send('reject', { reason: reason.value.trim() });
+  });
+  return form;
+}
+
+const approvalsList = document.querySelector('[data-inbox="approvals"]');
+if (approvalsList instanceof HTMLElement) startApprovalsList(approvalsList);
+const runRoot = document.querySelector('[data-inbox="run"]');
+if (runRoot instanceof HTMLElement) startRunPage(runRoot);

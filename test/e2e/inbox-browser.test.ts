@@ -1,0 +1,286 @@
+import { spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { chromium } from 'playwright-core';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import type { RunSnapshot } from '../../src/shared/run-types.js';
+
+// The web inbox in real Chromium (Debian's `chromium`, driven by playwright-core) against the stack `npm start`
+// runs: `relay-e dev` with its demo worker and API, here on the test harness's Temporal and free ports.
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const chromiumPath = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
+const screenshots = path.join(root, 'docs/images');
+/** How long a page may take to show what the run did, on a loaded machine. */
+const patience = { timeout: 15_000 };
+const keys = { acme: 'key-acme-e2e', globex: 'key-globex-e2e' } as const;
+
+let dev: { url: string; stop: () => Promise<void> };
+let browser: Browser;
+let workdir: string;
+
+beforeAll(async () => {
+  if (!existsSync(chromiumPath)) {
+    throw new Error(
+      `No Chromium at ${chromiumPath}: run \`. scripts/env.sh && relay_e_ensure_chromium\` (or set CHROMIUM_PATH)`,
+    );
+  }
+  workdir = await mkdtemp(path.join(tmpdir(), 'relay-e-inbox-'));
+  dev = await startDev(workdir);
+  browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
+});
+
+afterAll(async () => {
+  await browser?.close();
+  await dev?.stop();
+  if (workdir) await rm(workdir, { recursive: true, force: true });
+});
+
+/** Starts `relay-e dev --json` with two tenants' keys and resolves with the API's URL once it is ready. */
+async function startDev(cwd: string): Promise<{ url: string; stop: () => Promise<void> }> {
+  const child = spawn(
+    process.execPath,
+    ['--import', path.join(root, 'node_modules/tsx/dist/loader.mjs'), path.join(root, 'src/cli/main.ts')].concat([
+      'dev',
+      '--json',
+      '--port',
+      '0',
+    ]),
+    {
+      cwd,
+      env: {
+        ...process.env,
+        TEMPORAL_ADDRESS: inject('temporalAddress'),
+        RELAY_E_TASK_QUEUE: `inbox-${randomUUID()}`,
+        RELAY_E_API_KEYS: `${keys.acme}:acme:alice,${keys.globex}:globex:bob`,
+      },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  let stderr = '';
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  for await (const line of createInterface({ input: child.stdout })) {
+    const ready = JSON.parse(line) as { status?: string; apiUrl?: string };
+    if (ready.status === 'ready' && ready.apiUrl) {
+      return {
+        url: ready.apiUrl,
+        stop: async () => {
+          child.kill('SIGINT');
+          await exited;
+        },
+      };
+    }
+  }
+  throw new Error(`relay-e dev ended before it was ready:\n${stderr}`);
+}
+
+async function api(key: string, method: string, route: string, body?: unknown): Promise<Response> {
+  return fetch(`${dev.url}${route}`, {
+    method,
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    ...(body !== undefined ? { body: JSON.stringify(body) } : {}),
+  });
+}
+
+async function startRun(key: string, prompt: string): Promise<string> {
+  const response = await api(key, 'POST', '/v1/runs', { model: 'scripted:demo', prompt });
+  expect(response.status).toBe(201);
+  return ((await response.json()) as { runId: string }).runId;
+}
+
+async function snapshotOf(key: string, runId: string): Promise<RunSnapshot> {
+  return (await (await api(key, 'GET', `/v1/runs/${runId}`)).json()) as RunSnapshot;
+}
+
+async function waitForStatus(key: string, runId: string, status: RunSnapshot['status']): Promise<RunSnapshot> {
+  await expect.poll(async () => (await snapshotOf(key, runId)).status, { timeout: 20_000 }).toBe(status);
+  return snapshotOf(key, runId);
+}
+
+/** Starts a demo transfer for tenant acme and waits until it asks for approval. */
+async function awaitingTransfer(prompt: string): Promise<string> {
+  const runId = await startRun(keys.acme, prompt);
+  await waitForStatus(keys.acme, runId, 'awaiting_approval');
+  return runId;
+}
+
+/** The demo bank's balance of an account, asked of the demo model like a user would. */
+async function balanceOf(account: string): Promise<number> {
+  const runId = await startRun(keys.acme, `balance of ${account}`);
+  const { output = '' } = await waitForStatus(keys.acme, runId, 'completed');
+  return Number(/has \$([\d,]+\.\d{2})/.exec(output)?.[1]?.replace(/,/g, ''));
+}
+
+async function signIn(context: BrowserContext, key: string): Promise<Page> {
+  const page = await context.newPage();
+  await page.goto(dev.url);
+  await page.getByLabel('API key').fill(key);
+  await page.getByRole('button', { name: 'Sign in' }).click();
+  await page.getByRole('heading', { name: 'Pending approvals' }).waitFor();
+  return page;
+}
+
+/** Refreshes the docs' screenshots when RELAY_E_UPDATE_SCREENSHOTS=1, so a plain test run leaves the tree clean. */
+async function screenshot(page: Page, name: string): Promise<void> {
+  if (process.env['RELAY_E_UPDATE_SCREENSHOTS'] !== '1') return;
+  await mkdir(screenshots, { recursive: true });
+  await page.screenshot({ path: path.join(screenshots, name), fullPage: true });
+}
+
+describe('the approvals inbox in Chromium', () => {
+  it('refuses a wrong API key and signs in with a right one through an HttpOnly, SameSite=Strict cookie', async () => {
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(dev.url);
+      await page.getByLabel('API key').fill('not-a-key');
+      const refused = page.waitForResponse((response) => response.url().endsWith('/inbox/session'));
+      await page.getByRole('button', { name: 'Sign in' }).click();
+      expect((await refused).status()).toBe(401);
+      await expect.poll(() => page.getByRole('alert').textContent(), patience).toBe('That API key is not valid.');
+      expect(await context.cookies()).toEqual([]);
+
+      const signedIn = await signIn(context, keys.acme);
+      const [cookie] = await context.cookies();
+      expect(cookie).toMatchObject({ name: 'relay_e_inbox', httpOnly: true, sameSite: 'Strict' });
+      expect(await signedIn.content()).not.toContain(keys.acme);
+      expect(await signedIn.evaluate('document.cookie')).toBe('');
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('approves an edited transfer after showing a schema error at its path, and the run completes', async () => {
+    const before = await balanceOf('ACC-2');
+    const runId = await awaitingTransfer('transfer 50 from ACC-1 to ACC-2');
+    const context = await browser.newContext({ viewport: { width: 1100, height: 800 } });
+    try {
+      const page = await signIn(context, keys.acme);
+      const link = page.getByRole('link', { name: `transfer_funds in run ${runId}` });
+      await link.waitFor();
+      await screenshot(page, 'inbox-pending.png');
+      await link.click();
+
+      const editor = page.getByLabel('Input (JSON; edit it to approve different arguments)');
+      await expect
+        .poll(async (): Promise<unknown> => JSON.parse(await editor.inputValue()), patience)
+        .toEqual({
+          from_account: 'ACC-1',
+          to_account: 'ACC-2',
+          amount_usd: 50,
+        });
+      await editor.fill(JSON.stringify({ from_account: 'ACC-1', to_account: 'ACC-2', amount_usd: -40 }, null, 2));
+      const issue = page.locator('.issues li').first();
+      await expect.poll(() => issue.textContent(), patience).toMatch(/^amount_usd: /);
+      expect(await page.getByRole('button', { name: 'Approve' }).isDisabled()).toBe(true);
+      await screenshot(page, 'inbox-edit-error.png');
+
+      await editor.fill(JSON.stringify({ from_account: 'ACC-1', to_account: 'ACC-2', amount_usd: 40 }, null, 2));
+      await expect.poll(() => page.locator('.issues li').count(), patience).toBe(0);
+      await page.getByRole('button', { name: 'Approve' }).click();
+      await page.locator('[data-event-type="run_completed"]').waitFor();
+      expect(await page.locator('[data-event-type="tool_approved"]').textContent()).toContain(
+        'approved by alice with an edited input',
+      );
+      await screenshot(page, 'inbox-run-completed.png');
+    } finally {
+      await context.close();
+    }
+    expect((await snapshotOf(keys.acme, runId)).output).toContain('Transferred $40.00 from ACC-1 to ACC-2');
+    expect(await balanceOf('ACC-2')).toBeCloseTo(before + 40, 2);
+  });
+
+  it("rejects a transfer with a reason and shows the model's reply", async () => {
+    const runId = await awaitingTransfer('transfer 75 from ACC-1 to ACC-3');
+    const context = await browser.newContext();
+    try {
+      const page = await signIn(context, keys.acme);
+      await page.goto(`${dev.url}/inbox/runs/${runId}`);
+      await page.getByRole('button', { name: 'Reject' }).click();
+      expect(await page.getByRole('status').filter({ hasText: 'Give a reason' }).count()).toBe(1);
+      await page.getByLabel('Reason (required to reject)').fill('Not before the audit');
+      await page.getByRole('button', { name: 'Reject' }).click();
+      const rejected = page.locator('[data-event-type="tool_rejected"]');
+      await rejected.waitFor();
+      expect(await rejected.textContent()).toContain('Reason: Not before the audit');
+      const reply = page.locator('[data-event-type="run_completed"] .model-text');
+      await reply.waitFor();
+      expect(await reply.textContent()).toContain('The transfer_funds call was rejected, so nothing was done');
+    } finally {
+      await context.close();
+    }
+  });
+
+  it("shows a second tenant none of the first tenant's runs", async () => {
+    const runId = await awaitingTransfer('transfer 5 from ACC-1 to ACC-2');
+    const context = await browser.newContext();
+    try {
+      const page = await signIn(context, keys.globex);
+      await expect
+        .poll(() => page.locator('#approvals-status').textContent(), patience)
+        .toBe('Nothing waits for a decision.');
+      expect(await page.content()).not.toContain(runId);
+      await page.goto(`${dev.url}/inbox/runs/${runId}`);
+      await expect.poll(() => page.locator('#run-summary').textContent(), patience).toBe(`Run '${runId}' not found`);
+      // The page's own script could send this; the run still answers as if it did not exist.
+      const decided = await page.evaluate(`(async () => {
+        const csrf = document.querySelector('meta[name="relay-csrf"]').getAttribute('content');
+        const response = await fetch('/inbox/runs/${runId}/approve', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-relay-csrf': csrf },
+          body: JSON.stringify({ toolCallId: 'call_1_0' }),
+        });
+        return response.status;
+      })()`);
+      expect(decided).toBe(404);
+    } finally {
+      await context.close();
+    }
+    expect((await snapshotOf(keys.acme, runId)).status).toBe('awaiting_approval');
+    await api(keys.acme, 'POST', `/v1/runs/${runId}/cancel`);
+  });
+
+  it('approves with the keyboard alone, from sign-in to the decision', async () => {
+    const runId = await awaitingTransfer('transfer 3 from ACC-3 to ACC-1');
+    const context = await browser.newContext();
+    try {
+      const page = await context.newPage();
+      await page.goto(dev.url);
+      await page.keyboard.type(keys.acme);
+      await page.keyboard.press('Enter');
+      await page.getByRole('link', { name: `transfer_funds in run ${runId}` }).waitFor();
+      await tabTo(page, (active) => active.tag === 'A' && active.text.includes(runId));
+      await page.keyboard.press('Enter');
+      await page.getByRole('button', { name: 'Approve' }).waitFor();
+      await tabTo(page, (active) => active.tag === 'TEXTAREA');
+      expect(await page.evaluate('document.activeElement.id')).toBe(
+        await page.getByLabel('Input (JSON; edit it to approve different arguments)').getAttribute('id'),
+      );
+      await tabTo(page, (active) => active.tag === 'BUTTON' && active.text === 'Approve');
+      await page.keyboard.press('Enter');
+      await expect.poll(() => page.evaluate('document.activeElement.textContent'), patience).toBe('Approved.');
+    } finally {
+      await context.close();
+    }
+    expect((await waitForStatus(keys.acme, runId, 'completed')).output).toContain('Transferred $3.00');
+  });
+});
+
+/** Presses Tab until the focused element matches, as a keyboard user would; fails after 40 presses. */
+async function tabTo(page: Page, matches: (active: { tag: string; text: string }) => boolean): Promise<void> {
+  for (let presses = 0; presses < 40; presses += 1) {
+    await page.keyboard.press('Tab');
+    const active = await page.evaluate<{ tag: string; text: string }>(
+      "({ tag: document.activeElement?.tagName ?? '', text: document.activeElement?.textContent?.trim() ?? '' })",
+    );
+    if (matches(active)) return;
+  }
+  throw new Error('Tabbing never reached the element');
+}
