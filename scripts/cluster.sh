@@ -6,6 +6,7 @@
 #   bash scripts/cluster.sh status    what runs, where, and whether it answers
 #   bash scripts/cluster.sh down      stop everything, keep the data (`destroy` also deletes the folder)
 #   bash scripts/cluster.sh addresses the nodes' frontend addresses, one a line
+#   bash scripts/cluster.sh members   the services the database sees heartbeating, `role host:port` a line
 # Faults, for the reliability suite: `kill-node N` (SIGKILL), `start-node N`, `stop-database [immediate|fast]`,
 # `start-database`.
 # Environment (read at the first `up`, then kept in the folder's cluster.env):
@@ -79,7 +80,7 @@ running_pid() {
 wait_until() {
   local what="$1" deadline=$((SECONDS + start_timeout_seconds))
   shift
-  until "$@" >/dev/null 2>&1; do
+  until "$@" >/dev/null; do
     [ "$SECONDS" -lt "$deadline" ] || fail "$what did not happen within ${start_timeout_seconds}s"
     sleep 0.2
   done
@@ -135,6 +136,10 @@ start_node() {
   local node="$1" pid_file
   pid_file="$(node_pid_file "$node")"
   if running_pid "$pid_file" >/dev/null; then return 0; fi
+  # The membership table stores membership ports as smallint: one above 32767 stops the server at its first
+  # heartbeat.
+  [ "$(($(node_port "$node") - 294))" -le 32767 ] ||
+    fail "node $node's membership ports would be above 32767: lower RELAY_E_CLUSTER_PORT"
   for candidate in $(node_ports "$node"); do
     is_listening "$candidate" && fail "port $candidate of node $node is taken: set RELAY_E_CLUSTER_PORT"
   done
@@ -149,7 +154,17 @@ start_node() {
       </dev/null >>"$(node_log "$node")" 2>&1
   ) &
   echo $! >"$pid_file"
-  wait_until "node $node serving at $(node_address "$node") (log: $(node_log "$node"))" is_serving "$node"
+  wait_until "node $node serving at $(node_address "$node")" node_serves_or_died "$node"
+}
+
+# True once the node serves; fails the whole command when its process has died (or is a zombie) meanwhile.
+node_serves_or_died() {
+  local pid
+  pid="$(cat "$(node_pid_file "$1")")"
+  [ -e "/proc/$pid" ] && ! grep -q '^State:.*zombie' "/proc/$pid/status" ||
+    fail "node $1 exited while starting; the end of $(node_log "$1"):
+$(tail -c 2000 "$(node_log "$1")")"
+  is_serving "$1"
 }
 
 stop_node() {
@@ -172,6 +187,16 @@ setup_namespace() {
       sh "$repository/deploy/temporal/setup-namespace.sh" >>"$cluster_dir/namespace.log" 2>&1 ||
       fail "namespace setup on node $node failed: see $cluster_dir/namespace.log"
   done
+}
+
+# The cluster's live membership as the servers record it in PostgreSQL (a heartbeat within 30 s).
+members() {
+  PGPASSWORD="$database_password" "$RELAY_E_POSTGRES_BIN/psql" -h 127.0.0.1 -p "$database_port" -U "$database_user" \
+    -d temporal -tAF ' ' -c "
+    SELECT (ARRAY['frontend', 'history', 'matching', 'worker'])[role], rpc_address || ':' || rpc_port
+    FROM cluster_membership
+    WHERE last_heartbeat > now() AT TIME ZONE 'utc' - interval '30 seconds'
+    ORDER BY role, rpc_port"
 }
 
 up() {
@@ -218,6 +243,7 @@ status() {
       healthy=1
     fi
   done
+  echo "members     $(members 2>/dev/null | cut -d' ' -f1 | uniq -c | awk '{ print $2 " " $1 }' | paste -sd ';' | sed 's/;/, /g')"
   echo "namespace '$namespace', $shards history shards, config deploy/temporal/relay-e.yaml"
   return "$healthy"
 }
@@ -233,6 +259,10 @@ case "$command" in
     ;;
   status) status ;;
   addresses) for node in $(seq 1 "$nodes"); do node_address "$node"; done ;;
+  members)
+    relay_e_ensure_postgres
+    members
+    ;;
   kill-node) stop_node "${2:?node number}" KILL ;;
   start-node)
     relay_e_ensure_temporal
