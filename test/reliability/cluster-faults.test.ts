@@ -239,7 +239,7 @@ it(
       parked.map((runId, index) => decide(nodesFor(index), runId, 'pay_a', 'nodeKill')),
     );
     const startedInOutage = await startGroup('outage', size.startedInOutage);
-    await sleep(size.nodeDownMs - (Date.now() - killedAt));
+    await sleep(Math.max(0, size.nodeDownMs - (Date.now() - killedAt)));
     await cluster.startNode(1);
     const killUnreachable = await probes;
     await killDecisions;
