@@ -17,7 +17,7 @@ import {
   writeWorkflowBundle,
 } from './relay-processes.js';
 import type { LedgerWorkerSettings } from './relay-processes.js';
-import { TransferLedger } from './transfer-ledger.js';
+import { TransferLedger, auditFigures, auditTransfers } from './transfer-ledger.js';
 
 // Faults on the production topology: PostgreSQL and two Temporal Server nodes (scripts/cluster.sh), one ledger
 // worker on each node's frontend. With runs parked on approvals, mid-tool and mid-model-call, started through
@@ -277,12 +277,8 @@ it(
     const results = await Promise.all(runIds.map((runId) => nodeOne.result(runId)));
 
     const transfers = ledger.transfers();
-    const madeByKey = new Map<string, number>();
-    for (const { key } of transfers) madeByKey.set(key, (madeByKey.get(key) ?? 0) + 1);
-    const approved = [...decisions].filter(([, decision]) => decision === 'approve').map(([key]) => key);
-    const lost = approved.filter((key) => !madeByKey.has(key));
-    const duplicated = [...madeByKey].filter(([, count]) => count > 1).map(([key]) => key);
-    const unapproved = [...madeByKey.keys()].filter((key) => decisions.get(key) !== 'approve');
+    const audit = auditTransfers(transfers, decisions);
+    const { approved, lost, duplicated, unapproved } = audit;
     const decisionEvents = new Map<string, number>();
     for (const runId of runIds) {
       const events = await nodeTwo.events(runId);
@@ -324,11 +320,7 @@ it(
       retriesByReason: retried.byReason,
       decisionsNotAppliedOnce: decisionsNotAppliedOnce.length,
       workerRestarts,
-      approved: approved.length,
-      transfersMade: transfers.length,
-      lost: lost.length,
-      duplicated: duplicated.length,
-      unapprovedExecuted: unapproved.length,
+      ...auditFigures(audit, transfers.length),
       durationMs: Date.now() - startedAt,
     });
 
