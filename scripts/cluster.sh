@@ -35,6 +35,11 @@ fail() {
 load_settings() {
   if [ -f "$settings_file" ]; then
     . "$settings_file"
+    # A setting given now that differs from the folder's would be ignored: say so instead.
+    refuse_changed_setting RELAY_E_CLUSTER_PORT "$port"
+    refuse_changed_setting RELAY_E_CLUSTER_DB_PORT "$database_port"
+    refuse_changed_setting RELAY_E_CLUSTER_NODES "$nodes"
+    refuse_changed_setting RELAY_E_CLUSTER_SHARDS "$shards"
   else
     port="${RELAY_E_CLUSTER_PORT:-17233}"
     database_port="${RELAY_E_CLUSTER_DB_PORT:-15432}"
@@ -42,6 +47,12 @@ load_settings() {
     shards="${RELAY_E_CLUSTER_SHARDS:-4}"
   fi
   log_level="${RELAY_E_CLUSTER_LOG_LEVEL:-warn}"
+}
+
+refuse_changed_setting() {
+  local given="${!1:-}"
+  [ -z "$given" ] || [ "$given" = "$2" ] ||
+    fail "$1=$given, but the cluster in $cluster_dir was created with $2 (shards are fixed at the first start): unset it, or \`destroy\` the cluster first"
 }
 
 save_settings() {
