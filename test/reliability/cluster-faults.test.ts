@@ -34,7 +34,7 @@ const toolDelayMs = 2_000;
 /** How long a client keeps retrying a refused call: longer than any outage here. */
 const retryPatienceMs = 180_000;
 
-const directory = scratchDirectory('cluster');
+const directory = scratchDirectory('cluster-faults');
 let cluster: TemporalCluster;
 let settings: LedgerWorkerSettings[];
 const workers: ChildModule[] = [];
