@@ -30,6 +30,17 @@ export default defineConfig({
           maxWorkers: 2,
         },
       },
+      {
+        test: {
+          name: 'cluster',
+          // Each file starts its own Temporal Server cluster on PostgreSQL (scripts/cluster.sh); the first start on a
+          // machine builds the server (about 4 minutes) unless `bash scripts/cluster.sh build` ran before.
+          include: ['test/cluster/**/*.test.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 600_000,
+          maxWorkers: 1,
+        },
+      },
     ],
   },
 });

@@ -6,12 +6,16 @@
 #   RELAY_E_NODE_VERSION  the Node 24 release to fetch when needed (default 24.22.3)
 #   TEMPORAL_CLI_PATH   a temporal binary to use instead of building one
 #   TEMPORAL_TEST_SERVER_PATH  a time-skipping test server executable to use instead of the cached one
+#   TEMPORAL_SERVER_PATH, TEMPORAL_SQL_TOOL_PATH  Temporal Server and SQL tool binaries to use instead of building them
+#   RELAY_E_POSTGRES_BIN  folder holding PostgreSQL's initdb, pg_ctl and postgres
 
 relay_e_cache_dir="${RELAY_E_CACHE_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/relay-e}"
 relay_e_node_version="${RELAY_E_NODE_VERSION:-24.22.3}"
 relay_e_temporal_version="v1.5.1"
 # The newest io.temporal:temporal-test-server on Maven Central that @temporalio/testing 1.24 was tried with.
 relay_e_test_server_version="1.38.0"
+# The Temporal Server version of scripts/cluster.sh; docker-compose.yml's server and admin-tools images match it.
+relay_e_temporal_server_version="v1.29.1"
 
 relay_e_node_major() {
   command -v node >/dev/null 2>&1 || { echo 0; return; }
@@ -196,6 +200,60 @@ relay_e_exercise_test_server() {
   "$TEMPORAL_CLI_PATH" workflow cancel "$address" "$workflow"
 }
 
+# Puts the Temporal Server (`server`) and its SQL schema tool (`sql`) in TEMPORAL_SERVER_PATH and
+# TEMPORAL_SQL_TOOL_PATH, building both from the Go module once per machine (about 4 minutes, 1.5 GB of memory).
+relay_e_ensure_temporal_server() {
+  if [ -n "${TEMPORAL_SERVER_PATH:-}" ] && [ -x "$TEMPORAL_SERVER_PATH" ] &&
+    [ -n "${TEMPORAL_SQL_TOOL_PATH:-}" ] && [ -x "$TEMPORAL_SQL_TOOL_PATH" ]; then
+    export TEMPORAL_SERVER_PATH TEMPORAL_SQL_TOOL_PATH
+    return 0
+  fi
+  local cached="$relay_e_cache_dir/temporal-server-${relay_e_temporal_server_version#v}"
+  if [ ! -x "$cached/server" ] || [ ! -x "$cached/sql" ]; then
+    command -v go >/dev/null 2>&1 || {
+      echo "relay-e: Go is needed to build Temporal Server $relay_e_temporal_server_version (or set TEMPORAL_SERVER_PATH and TEMPORAL_SQL_TOOL_PATH)" >&2
+      return 1
+    }
+    echo "relay-e: building Temporal Server $relay_e_temporal_server_version and its SQL tool with Go (about 4 minutes, once)" >&2
+    rm -rf "$cached.partial"
+    mkdir -p "$cached.partial"
+    CGO_ENABLED=0 GOBIN="$cached.partial" go install \
+      "go.temporal.io/server/cmd/server@$relay_e_temporal_server_version" \
+      "go.temporal.io/server/cmd/tools/sql@$relay_e_temporal_server_version" || { rm -rf "$cached.partial"; return 1; }
+    rm -rf "$cached"
+    mv "$cached.partial" "$cached"
+  fi
+  TEMPORAL_SERVER_PATH="$cached/server"
+  TEMPORAL_SQL_TOOL_PATH="$cached/sql"
+  export TEMPORAL_SERVER_PATH TEMPORAL_SQL_TOOL_PATH
+}
+
+# Sets RELAY_E_POSTGRES_BIN to a folder with PostgreSQL's initdb, pg_ctl and postgres: the given one, the
+# newest under /usr/lib/postgresql, or the one apt-get installs when there is none (as root only).
+relay_e_ensure_postgres() {
+  local candidate
+  if [ -z "${RELAY_E_POSTGRES_BIN:-}" ]; then
+    for candidate in $(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -V -r); do
+      if [ -x "$candidate/initdb" ] && [ -x "$candidate/pg_ctl" ] && [ -x "$candidate/postgres" ]; then
+        RELAY_E_POSTGRES_BIN="$candidate"
+        break
+      fi
+    done
+  fi
+  if [ -z "${RELAY_E_POSTGRES_BIN:-}" ] && [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
+    echo "relay-e: installing PostgreSQL with apt-get (once)" >&2
+    (export DEBIAN_FRONTEND=noninteractive
+      apt-get install -y --no-install-recommends postgresql >&2 ||
+        { apt-get update >&2 && apt-get install -y --no-install-recommends postgresql >&2; }) || return 1
+    RELAY_E_POSTGRES_BIN="$(ls -d /usr/lib/postgresql/*/bin | sort -V -r | head -n 1)"
+  fi
+  if [ -z "${RELAY_E_POSTGRES_BIN:-}" ] || [ ! -x "$RELAY_E_POSTGRES_BIN/initdb" ]; then
+    echo "relay-e: no PostgreSQL found (initdb, pg_ctl, postgres). Install it (apt-get install postgresql) or set RELAY_E_POSTGRES_BIN." >&2
+    return 1
+  fi
+  export RELAY_E_POSTGRES_BIN
+}
+
 relay_e_ensure_dependencies() {
   local root
   root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -203,8 +261,6 @@ relay_e_ensure_dependencies() {
     (cd "$root" && npm ci --no-audit --no-fund) || return 1
   fi
 }
-
-export PATH
 
 # Installs Debian's Chromium for the inbox's browser tests (test/e2e/inbox-browser.test.ts), which drive it with
 # playwright-core; prints its path. Needs root and the Debian package index.
@@ -216,3 +272,5 @@ relay_e_ensure_chromium() {
   CHROMIUM_PATH="$(command -v chromium)"
   export CHROMIUM_PATH
 }
+
+export PATH

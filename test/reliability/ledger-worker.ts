@@ -1,7 +1,8 @@
 /**
  * A Relay-E worker in its own process, for suites that kill it with SIGKILL or take its server away. Its
  * transfers go to a SQLite ledger outside Temporal (transfer-ledger.ts), which outlives every kill.
- * Environment: TEMPORAL_ADDRESS, TASK_QUEUE, LEDGER_FILE, WORKFLOW_BUNDLE (a bundle's code file).
+ * Environment: TEMPORAL_ADDRESS, TASK_QUEUE, LEDGER_FILE, WORKFLOW_BUNDLE (a bundle's code file); MODEL_DELAY_MS
+ * and TOOL_DELAY_MS (default 0) slow every model call and the balance read, so a fault can catch runs mid-call.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { z } from 'zod';
@@ -21,6 +22,8 @@ if (!address || !taskQueue || !ledgerFile || !bundle) {
   throw new Error('TEMPORAL_ADDRESS, TASK_QUEUE, LEDGER_FILE and WORKFLOW_BUNDLE are required');
 }
 
+const modelDelayMs = Number(process.env['MODEL_DELAY_MS'] ?? 0);
+const toolDelayMs = Number(process.env['TOOL_DELAY_MS'] ?? 0);
 const ledger = new TransferLedger(ledgerFile);
 const jitter = (maxMs: number) => sleep(Math.floor(Math.random() * maxMs));
 
@@ -32,6 +35,7 @@ const ledgerTools = [
     inputSchema: z.object({ account: z.string() }),
     execute: async ({ account }, ctx) => {
       ledger.recordAttempt('read_balance', ctx.idempotencyKey ?? '', 'read');
+      await sleep(toolDelayMs);
       await jitter(400);
       return { account, balance: 100 };
     },
@@ -60,7 +64,8 @@ const ledgerTools = [
 ];
 
 // Step 1 reads, step 2 proposes two transfers at once (each decided on its own), step 3 answers.
-const model = scriptedModel((request) => {
+const model = scriptedModel(async (request) => {
+  await sleep(modelDelayMs);
   if (request.step === 1) return { toolCalls: [{ id: 'balance', name: 'read_balance', input: { account: 'A' } }] };
   if (request.step === 2) {
     return {

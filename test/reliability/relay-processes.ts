@@ -28,6 +28,10 @@ export interface LedgerWorkerSettings {
   taskQueue: string;
   ledgerFile: string;
   bundleFile: string;
+  /** Delay of every model call, in ms. @default 0 */
+  modelDelayMs?: number;
+  /** Delay of the balance read, in ms. @default 0 */
+  toolDelayMs?: number;
 }
 
 /** Starts a ledger worker (ledger-worker.ts) in its own process. */
@@ -40,8 +44,18 @@ export function startLedgerWorker(
     TASK_QUEUE: settings.taskQueue,
     LEDGER_FILE: settings.ledgerFile,
     WORKFLOW_BUNDLE: settings.bundleFile,
+    MODEL_DELAY_MS: String(settings.modelDelayMs ?? 0),
+    TOOL_DELAY_MS: String(settings.toolDelayMs ?? 0),
   };
   return startChildModule(path.join(import.meta.dirname, 'ledger-worker.ts'), env, onLine);
+}
+
+/** How {@link decideOnce} retries a decision whose call failed. */
+export interface DecisionRetry {
+  /** @default 20 */
+  attempts?: number;
+  /** Called with the error of every call that is retried. */
+  onRetry?: (error: unknown) => void;
 }
 
 /**
@@ -54,6 +68,7 @@ export async function decideOnce(
   toolCallId: string,
   decision: 'approve' | 'reject',
   approver: string,
+  retry: DecisionRetry = {},
 ): Promise<'applied' | 'already_applied'> {
   for (let attempt = 1; ; attempt++) {
     try {
@@ -66,7 +81,8 @@ export async function decideOnce(
         if (events.some((event) => isDecisionOn(event, toolCallId))) return 'already_applied';
         throw error;
       }
-      if (attempt >= 20) throw error;
+      if (attempt >= (retry.attempts ?? 20)) throw error;
+      retry.onRetry?.(error);
       await new Promise((resolve) => setTimeout(resolve, 500));
     }
   }

@@ -10,7 +10,7 @@ import { bySize, writeResults } from './reliability-kit.js';
 import type { ChildModule } from './reliability-kit.js';
 import { decideOnce, scratchDirectory, startLedgerWorker, writeWorkflowBundle } from './relay-processes.js';
 import type { LedgerWorkerSettings } from './relay-processes.js';
-import { TransferLedger } from './transfer-ledger.js';
+import { TransferLedger, auditFigures, auditTransfers } from './transfer-ledger.js';
 
 const size = bySize({ small: { runs: 6, settleMs: 90_000 }, large: { runs: 100, settleMs: 600_000 } });
 const directory = scratchDirectory('restart');
@@ -124,12 +124,8 @@ it(
 
     const results = await Promise.all(runIds.map((runId) => client.result(runId)));
     const transfers = ledger.transfers();
-    const madeByKey = new Map<string, number>();
-    for (const { key } of transfers) madeByKey.set(key, (madeByKey.get(key) ?? 0) + 1);
-    const approved = [...decisions].filter(([, decision]) => decision === 'approve').map(([key]) => key);
-    const lost = approved.filter((key) => !madeByKey.has(key));
-    const duplicated = [...madeByKey].filter(([, count]) => count > 1).map(([key]) => key);
-    const unapproved = [...madeByKey.keys()].filter((key) => decisions.get(key) !== 'approve');
+    const audit = auditTransfers(transfers, decisions);
+    const { approved, lost, duplicated, unapproved } = audit;
 
     await writeResults('server-restart', {
       runsHeld: size.runs,
@@ -141,11 +137,7 @@ it(
       pendingApprovalsKeptAcrossSigterm: pendingAfterTerm,
       pendingApprovalsKeptAcrossSigkill: afterKill.reduce((sum, run) => sum + run.pendingApprovals.length, 0),
       decisionsMade: decisions.size,
-      approved: approved.length,
-      transfersMade: transfers.length,
-      lost: lost.length,
-      duplicated: duplicated.length,
-      unapprovedExecuted: unapproved.length,
+      ...auditFigures(audit, transfers.length),
       durationMs: Date.now() - startedAt,
     });
 

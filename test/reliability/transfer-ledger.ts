@@ -81,3 +81,39 @@ export class TransferLedger {
     this.db.close();
   }
 }
+
+/** What the ledger shows against the decisions: approved transfers missing or made twice, and unapproved ones. */
+export interface LedgerAudit {
+  /** The keys (`runId/toolCallId`) that were approved. */
+  approved: string[];
+  lost: string[];
+  duplicated: string[];
+  unapproved: string[];
+}
+
+/** Checks the transfers made against the decisions sent, keyed `runId/toolCallId` like the transfers. */
+export function auditTransfers(
+  transfers: readonly LedgerTransfer[],
+  decisions: ReadonlyMap<string, 'approve' | 'reject'>,
+): LedgerAudit {
+  const madeByKey = new Map<string, number>();
+  for (const { key } of transfers) madeByKey.set(key, (madeByKey.get(key) ?? 0) + 1);
+  const approved = [...decisions].filter(([, decision]) => decision === 'approve').map(([key]) => key);
+  return {
+    approved,
+    lost: approved.filter((key) => !madeByKey.has(key)),
+    duplicated: [...madeByKey].filter(([, count]) => count > 1).map(([key]) => key),
+    unapproved: [...madeByKey.keys()].filter((key) => decisions.get(key) !== 'approve'),
+  };
+}
+
+/** The audit's counts as the suites' result files record them. */
+export function auditFigures(audit: LedgerAudit, transfersMade: number): Record<string, number> {
+  return {
+    approved: audit.approved.length,
+    transfersMade,
+    lost: audit.lost.length,
+    duplicated: audit.duplicated.length,
+    unapprovedExecuted: audit.unapproved.length,
+  };
+}

@@ -1,0 +1,109 @@
+import { randomUUID } from 'node:crypto';
+import { Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { RelayClient } from '../../src/client/relay-client.js';
+import { scriptedModel } from '../../src/testing/scripted-model.js';
+import { defineTool } from '../../src/tool/define-tool.js';
+import { bundleRelayWorkflows, createWorker } from '../../src/worker/create-worker.js';
+import { waitForRun } from '../helpers/relay-test-kit.js';
+import { startTemporalCluster } from '../helpers/temporal-cluster.js';
+import type { TemporalCluster } from '../helpers/temporal-cluster.js';
+import { quietenWorkerRuntime } from '../helpers/temporal-test-env.js';
+
+// Production topology, smallest size: PostgreSQL and two Temporal Server nodes from scripts/cluster.sh, one
+// Relay-E worker, and a client on each node's frontend.
+const taskQueue = `cluster-smoke-${randomUUID()}`;
+const payments: Array<{ to: string; amount: number }> = [];
+let cluster: TemporalCluster;
+let workerConnection: NativeConnection;
+let stopWorker: () => Promise<void>;
+let clients: RelayClient[];
+
+const payTool = defineTool({
+  name: 'pay',
+  description: 'Pay an amount to an account.',
+  inputSchema: z.object({ to: z.string(), amount: z.number() }),
+  requiresApproval: true,
+  execute: async (input) => {
+    payments.push(input);
+    return { paid: true };
+  },
+});
+
+const model = scriptedModel((request) =>
+  request.step === 1
+    ? { toolCalls: [{ id: 'pay_1', name: 'pay', input: { to: request.runId, amount: 5 } }] }
+    : { text: 'done' },
+);
+
+beforeAll(async () => {
+  quietenWorkerRuntime();
+  cluster = await startTemporalCluster();
+  workerConnection = await NativeConnection.connect({ address: cluster.addresses[0] ?? '' });
+  const worker = await createWorker({
+    tools: [payTool],
+    models: { scripted: model },
+    taskQueue,
+    connection: workerConnection,
+    workflowBundle: await bundleRelayWorkflows({ logger: new DefaultLogger('WARN') }),
+  });
+  const running = worker.run();
+  stopWorker = async () => {
+    worker.shutdown();
+    await running;
+  };
+  clients = await Promise.all(cluster.addresses.map((address) => RelayClient.connect({ address, taskQueue })));
+});
+
+afterAll(async () => {
+  await stopWorker?.();
+  await Promise.all((clients ?? []).map((client) => client.close()));
+  await workerConnection?.close();
+  await cluster?.stop();
+});
+
+describe('Relay-E on a two-node Temporal Server cluster on PostgreSQL', () => {
+  it('answers on both frontends for one cluster whose two nodes each run all four services', async () => {
+    const infos = await Promise.all(
+      cluster.addresses.map(async (address) => {
+        const connection = await Connection.connect({ address });
+        try {
+          return await connection.workflowService.getClusterInfo({});
+        } finally {
+          await connection.close();
+        }
+      }),
+    );
+    expect(new Set(infos.map((info) => info.clusterId)).size).toBe(1);
+    expect(infos[0]).toMatchObject({ serverVersion: '1.29.1', historyShardCount: 4, persistenceStore: 'postgres12' });
+    const roles = (await cluster.members()).map((member) => member.role);
+    for (const role of ['frontend', 'history', 'matching', 'worker'] as const) {
+      expect(
+        roles.filter((candidate) => candidate === role),
+        role,
+      ).toHaveLength(2);
+    }
+  });
+
+  it.each([
+    { startOn: 1, decideOn: 2, decision: 'approve' as const },
+    { startOn: 2, decideOn: 1, decision: 'reject' as const },
+  ])(
+    'runs a run started through node $startOn and decided ($decision) through node $decideOn to its answer',
+    async ({ startOn, decideOn, decision }) => {
+      const starter = clients[startOn - 1] as RelayClient;
+      const decider = clients[decideOn - 1] as RelayClient;
+      const { runId } = await starter.startRun({ tenantId: 'smoke', model: 'scripted:pay', prompt: 'pay' });
+      const waiting = await waitForRun(decider, runId, (run) => run.pendingApprovals.length === 1, 60_000);
+      expect(waiting.pendingApprovals[0]?.toolCallId).toBe('pay_1');
+
+      if (decision === 'approve') await decider.approve(runId, 'pay_1', { approver: 'ops' });
+      else await decider.reject(runId, 'pay_1', { approver: 'ops' });
+
+      expect(await starter.result(runId)).toMatchObject({ status: 'completed', output: 'done' });
+      expect(payments.filter((payment) => payment.to === runId)).toHaveLength(decision === 'approve' ? 1 : 0);
+    },
+  );
+});
