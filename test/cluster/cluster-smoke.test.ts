@@ -10,7 +10,7 @@ import { bundleRelayWorkflows, createWorker } from '../../src/worker/create-work
 import { waitForRun } from '../helpers/relay-test-kit.js';
 import { startTemporalCluster } from '../helpers/temporal-cluster.js';
 import type { TemporalCluster } from '../helpers/temporal-cluster.js';
-import { quietenWorkerRuntime } from '../helpers/temporal-test-env.js';
+import { quietenWorkerRuntime } from '../../src/testing/quieten-worker-runtime.js';
 
 // Production topology, smallest size: PostgreSQL and two Temporal Server nodes from scripts/cluster.sh, one
 // Relay-E worker, and a client on each node's frontend.
@@ -96,8 +96,10 @@ describe('Relay-E on a two-node Temporal Server cluster on PostgreSQL', () => {
       const starter = clients[startOn - 1] as RelayClient;
       const decider = clients[decideOn - 1] as RelayClient;
       const { runId } = await starter.startRun({ tenantId: 'smoke', model: 'scripted:pay', prompt: 'pay' });
-      const waiting = await waitForRun(decider, runId, (run) => run.pendingApprovals.length === 1, 60_000);
-      expect(waiting.pendingApprovals[0]?.toolCallId).toBe('pay_1');
+      const waiting = await waitForRun(decider, runId, (run) => run.pendingApprovals.length === 1, {
+        timeoutMs: 60_000,
+      });
+      expect(waiting.pendingApprovals[0]?.toolCallId).toBe('call_1_0');
 
       if (decision === 'approve') await decider.approve(runId, 'pay_1', { approver: 'ops' });
       else await decider.reject(runId, 'pay_1', { approver: 'ops' });

@@ -141,7 +141,7 @@ const decisionMs: Record<'nodeKill' | 'databaseStop', number[]> = { nodeKill: []
 
 /** Every third run's second transfer is rejected; everything else is approved. */
 function decisionFor(runId: string, toolCallId: string): 'approve' | 'reject' {
-  return toolCallId === 'pay_b' && Number(runId.split('-').at(-1)) % 3 === 0 ? 'reject' : 'approve';
+  return toolCallId === 'call_2_1' && Number(runId.split('-').at(-1)) % 3 === 0 ? 'reject' : 'approve';
 }
 
 async function decide(
@@ -236,7 +236,7 @@ it(
     const probes = unreachableMs(nodeTwo, [...parked, ...inFlightAtKill], killedAt);
     // Half of these calls go to the dead node first and are refused: the client retries through node 2.
     const killDecisions = Promise.all(
-      parked.map((runId, index) => decide(nodesFor(index), runId, 'pay_a', 'nodeKill')),
+      parked.map((runId, index) => decide(nodesFor(index), runId, 'call_2_0', 'nodeKill')),
     );
     const startedInOutage = await startGroup('outage', size.startedInOutage);
     await sleep(Math.max(0, size.nodeDownMs - (Date.now() - killedAt)));
@@ -256,7 +256,7 @@ it(
     // A run whose state a history node holds in memory may still answer queries while the database is down.
     const stopProbes = unreachableMs(nodeOne, [...parked, ...inFlightAtStop], stoppedAt);
     const databaseDecisions = Promise.all(
-      parked.map((runId, index) => decide(nodesFor(index), runId, 'pay_b', 'databaseStop')),
+      parked.map((runId, index) => decide(nodesFor(index), runId, 'call_2_1', 'databaseStop')),
     );
     await sleep(size.databaseDownMs);
     await cluster.startDatabase();
@@ -271,7 +271,7 @@ it(
     await waitForPending(rest, () => 2);
     await Promise.all(
       rest.flatMap((runId, index) =>
-        ['pay_a', 'pay_b'].map((toolCallId) => decide(nodesFor(index), runId, toolCallId)),
+        ['call_2_0', 'call_2_1'].map((toolCallId) => decide(nodesFor(index), runId, toolCallId)),
       ),
     );
     const results = await Promise.all(runIds.map((runId) => nodeOne.result(runId)));
@@ -282,7 +282,7 @@ it(
     const decisionEvents = new Map<string, number>();
     for (const runId of runIds) {
       const events = await nodeTwo.events(runId);
-      for (const toolCallId of ['pay_a', 'pay_b']) {
+      for (const toolCallId of ['call_2_0', 'call_2_1']) {
         decisionEvents.set(`${runId}/${toolCallId}`, events.filter((event) => isDecisionOn(event, toolCallId)).length);
       }
     }

@@ -113,14 +113,14 @@ it(
       decisions.set(`${runId}/${toolCallId}`, decision);
       return decideOnce(client, runId, toolCallId, decision, 'ops');
     };
-    await Promise.all(runIds.map((runId) => decide(runId, 'pay_a', 'approve')));
+    await Promise.all(runIds.map((runId) => decide(runId, 'call_2_0', 'approve')));
 
     await restartServer('SIGKILL');
     const afterKill = await waitForAll(runIds, (run) => run.pendingApprovals.length === 1);
     expect(afterKill.flatMap((run) => run.pendingApprovals.map((approval) => approval.toolCallId))).toEqual(
-      runIds.map(() => 'pay_b'),
+      runIds.map(() => 'call_2_1'),
     );
-    await Promise.all(runIds.map((runId, index) => decide(runId, 'pay_b', index % 2 === 0 ? 'approve' : 'reject')));
+    await Promise.all(runIds.map((runId, index) => decide(runId, 'call_2_1', index % 2 === 0 ? 'approve' : 'reject')));
 
     const results = await Promise.all(runIds.map((runId) => client.result(runId)));
     const transfers = ledger.transfers();

@@ -91,13 +91,25 @@ export interface LedgerAudit {
   unapproved: string[];
 }
 
-/** Checks the transfers made against the decisions sent, keyed `runId/toolCallId` like the transfers. */
+/**
+ * The `runId/toolCallId` a transfer's idempotency key names: runs key calls `runId/<first execution>/toolCallId`
+ * (runs from before that change `runId/toolCallId`).
+ */
+export function callOfIdempotencyKey(key: string): string {
+  const parts = key.split('/');
+  return `${parts[0] ?? ''}/${parts.at(-1) ?? ''}`;
+}
+
+/** Checks the transfers made against the decisions sent, keyed `runId/toolCallId`. */
 export function auditTransfers(
   transfers: readonly LedgerTransfer[],
   decisions: ReadonlyMap<string, 'approve' | 'reject'>,
 ): LedgerAudit {
   const madeByKey = new Map<string, number>();
-  for (const { key } of transfers) madeByKey.set(key, (madeByKey.get(key) ?? 0) + 1);
+  for (const { key } of transfers) {
+    const call = callOfIdempotencyKey(key);
+    madeByKey.set(call, (madeByKey.get(call) ?? 0) + 1);
+  }
   const approved = [...decisions].filter(([, decision]) => decision === 'approve').map(([key]) => key);
   return {
     approved,

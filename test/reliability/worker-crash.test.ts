@@ -8,7 +8,7 @@ import { bySize, reliabilitySeed, seededRandom, writeResults } from './reliabili
 import type { ChildModule } from './reliability-kit.js';
 import { decideOnce, scratchDirectory, startLedgerWorker, writeWorkflowBundle } from './relay-processes.js';
 import type { LedgerWorkerSettings } from './relay-processes.js';
-import { TransferLedger } from './transfer-ledger.js';
+import { callOfIdempotencyKey, TransferLedger } from './transfer-ledger.js';
 
 // Faults come in a window (a number of random kills, and kills right after commits until the window closes),
 // then stop, as in Jepsen-style tests: while kills outpace Temporal's 10 s workflow task timeout, runs whose
@@ -80,7 +80,7 @@ function watchCommits(slot: number): (line: string) => void {
 
 /** Every third run has its second transfer rejected; everything else is approved. */
 function decisionFor(runIndex: number, toolCallId: string): 'approve' | 'reject' {
-  return toolCallId === 'pay_b' && runIndex % 3 === 0 ? 'reject' : 'approve';
+  return toolCallId === 'call_2_1' && runIndex % 3 === 0 ? 'reject' : 'approve';
 }
 
 const between = ([low, high]: readonly [number, number]) => low + Math.floor(random() * (high - low));
@@ -146,7 +146,10 @@ it(
     const approved = [...decided].filter(([, decision]) => decision === 'approve').map(([key]) => key);
     const rejected = [...decided].filter(([, decision]) => decision === 'reject').map(([key]) => key);
     const madeByKey = new Map<string, number>();
-    for (const { key } of transfers) madeByKey.set(key, (madeByKey.get(key) ?? 0) + 1);
+    for (const { key } of transfers) {
+      const call = callOfIdempotencyKey(key);
+      madeByKey.set(call, (madeByKey.get(call) ?? 0) + 1);
+    }
     const lost = approved.filter((key) => !madeByKey.has(key));
     // A transfer the run reported as done must be in the ledger; one that ran out of retries must say so.
     const reportedDone = new Set<string>();
