@@ -212,6 +212,7 @@ export class RelayClient {
         { key: relaySearchAttributes.pendingApprovals, value: 0 },
       ],
       staticSummary: `${input.model}: ${summarizePrompt(input)}`,
+      staticDetails: describeRunForUi(input),
     });
   }
 
@@ -533,6 +534,17 @@ function runNotFound(runId: string, cause?: unknown): RelayError {
 
 function toErrorCode(type: string | undefined | null): ErrorCode {
   return (errorCodes as readonly string[]).includes(type ?? '') ? (type as ErrorCode) : 'invalid_input';
+}
+
+/** The run's static details in the Temporal Web UI (markdown): tenant, user, model and the tools it may use. */
+function describeRunForUi(input: AgentRunInput): string {
+  const tools = input.tools ? input.tools.map((name) => `\`${name}\``).join(', ') : "all of the worker's tools";
+  return [
+    `**Relay-E agent run** for tenant \`${input.tenantId}\`${input.userId ? `, user \`${input.userId}\`` : ''}`,
+    '',
+    `- model: \`${input.model}\``,
+    `- tools: ${tools}`,
+  ].join('\n');
 }
 
 function summarizePrompt(input: AgentRunInput): string {
