@@ -36,7 +36,7 @@ function toolMessages(messages: readonly TranscriptMessage[]) {
   return messages.filter((message) => message.role === 'tool');
 }
 
-const historiesDirectory = path.join(import.meta.dirname, '../fixtures/histories/agent-run');
+const historiesDirectory = path.join(import.meta.dirname, '../fixtures/histories/agent-run/exact');
 
 /** With RELAY_E_RECORD_HISTORIES=1, keeps the run's history as a replay fixture (test/replay replays them all). */
 async function recordHistory(runId: string, name: string, firstExecution = false): Promise<void> {
@@ -75,7 +75,7 @@ describe('agentRun', () => {
         'run_completed',
       ]);
       expect(events.map((event) => event.seq)).toEqual([1, 2, 3, 4, 5, 6]);
-      expect(events[3]).toMatchObject({ toolCallId: 'c1', toolName: 'add', output: { result: 5 } });
+      expect(events[3]).toMatchObject({ toolCallId: 'call_1_0', toolName: 'add', output: { result: 5 } });
       const snapshot = await client.getRun(runId);
       expect(snapshot).toMatchObject({
         status: 'completed',
@@ -105,7 +105,7 @@ describe('agentRun', () => {
       const feedback = toolMessages(seenByModel[1] ?? [])[0];
       expect(feedback).toMatchObject({
         role: 'tool',
-        toolCallId: 'bad',
+        toolCallId: 'call_1_0',
         result: {
           success: false,
           errorType: 'validation',
@@ -115,7 +115,7 @@ describe('agentRun', () => {
         },
       });
       const events = await client.events(runId);
-      expect(events.find((event) => event.type === 'tool_validation_failed')).toMatchObject({ toolCallId: 'bad' });
+      expect(events.find((event) => event.type === 'tool_validation_failed')).toMatchObject({ toolCallId: 'call_1_0' });
       expect(await countScheduledActivities(kit.temporal, runId, 'executeTool')).toBe(1);
       await recordHistory(runId, 'invalid-input-retry');
     } finally {
@@ -178,10 +178,20 @@ describe('agentRun', () => {
       const { runId } = await client.startRun({ ...base, prompt: 'parallel' });
       await client.result(runId);
       const results = toolMessages(seenByModel[1] ?? []);
-      expect(results.map((message) => message.role === 'tool' && message.toolCallId)).toEqual(['slow', 'fast', 'mid']);
+      expect(results.map((message) => message.role === 'tool' && message.toolCallId)).toEqual([
+        'call_1_0',
+        'call_1_1',
+        'call_1_2',
+      ]);
+      // The provider pairs results with calls by the ids it sent, so those go back to it.
+      expect(results.map((message) => message.role === 'tool' && message.providerCallId)).toEqual([
+        'slow',
+        'fast',
+        'mid',
+      ]);
       const events = await client.events(runId);
       const finished = events.filter((event) => event.type === 'tool_succeeded').map((event) => event.toolCallId);
-      expect(finished).toEqual(['fast', 'mid', 'slow']);
+      expect(finished).toEqual(['call_1_1', 'call_1_2', 'call_1_0']);
       await recordHistory(runId, 'parallel-calls');
     } finally {
       await stop();
@@ -200,7 +210,7 @@ describe('agentRun', () => {
         const waiting = await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
         expect(waiting.pendingApprovals).toEqual([
           expect.objectContaining({
-            toolCallId: 'pay',
+            toolCallId: 'call_1_0',
             toolName: 'transfer_funds',
             input: { from: 'A', to: 'B', amount: 100 },
           }),
@@ -209,22 +219,31 @@ describe('agentRun', () => {
         expect(Date.parse(pending?.expiresAt ?? '') - Date.parse(pending?.requestedAt ?? '')).toBe(3_600_000);
         expect(ledger.transfers).toHaveLength(0);
 
-        const outcome = await client.approve(runId, 'pay', { approver: 'alice', reason: 'looks right' });
+        const outcome = await client.approve(runId, 'call_1_0', { approver: 'alice', reason: 'looks right' });
         expect(outcome).toEqual({
-          toolCallId: 'pay',
+          toolCallId: 'call_1_0',
           toolName: 'transfer_funds',
           decision: 'approve',
           input: { from: 'A', to: 'B', amount: 100 },
         });
         await client.result(runId);
-        expect(ledger.transfers).toEqual([{ from: 'A', to: 'B', amount: 100, idempotencyKey: `${runId}/pay` }]);
+        expect(ledger.transfers).toEqual([
+          {
+            from: 'A',
+            to: 'B',
+            amount: 100,
+            idempotencyKey: expect.stringMatching(new RegExp(`^${runId}/[\\w-]+/call_1_0$`)) as unknown,
+          },
+        ]);
         const events = await client.events(runId);
         expect(events.find((event) => event.type === 'tool_approved')).toMatchObject({
           approver: 'alice',
           reason: 'looks right',
           edited: false,
         });
-        expect(events.find((event) => event.type === 'tool_awaiting_approval')).toMatchObject({ toolCallId: 'pay' });
+        expect(events.find((event) => event.type === 'tool_awaiting_approval')).toMatchObject({
+          toolCallId: 'call_1_0',
+        });
         await recordHistory(runId, 'approved');
       } finally {
         await stop();
@@ -245,7 +264,7 @@ describe('agentRun', () => {
           if (found.length === 0) await new Promise((resolve) => setTimeout(resolve, 200));
         }
         expect(found).toEqual([runId]);
-        await client.reject(runId, 'pay');
+        await client.reject(runId, 'call_1_0');
         await client.result(runId);
       } finally {
         await stop();
@@ -260,13 +279,13 @@ describe('agentRun', () => {
         const eventsBefore = await client.events(runId);
 
         const refusal = await client
-          .approve(runId, 'pay', { input: { from: 'A', to: 'B', amount: -5 } })
+          .approve(runId, 'call_1_0', { input: { from: 'A', to: 'B', amount: -5 } })
           .catch((error: unknown) => error);
         expect(RelayError.isInstance(refusal) && refusal.code).toBe('approval_input_invalid');
         expect(await client.events(runId)).toEqual(eventsBefore);
         expect((await client.getRun(runId)).status).toBe('awaiting_approval');
 
-        await client.approve(runId, 'pay', { approver: 'bob', input: { from: 'A', to: 'C', amount: 40 } });
+        await client.approve(runId, 'call_1_0', { approver: 'bob', input: { from: 'A', to: 'C', amount: 40 } });
         await client.result(runId);
         expect(ledger.transfers.map(({ to, amount }) => ({ to, amount }))).toEqual([{ to: 'C', amount: 40 }]);
         const approved = (await client.events(runId)).find((event) => event.type === 'tool_approved');
@@ -286,7 +305,7 @@ describe('agentRun', () => {
       try {
         const { runId } = await client.startRun({ ...base, prompt: 'pay' });
         await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
-        await client.reject(runId, 'pay', { approver: 'carol', reason: 'too much' });
+        await client.reject(runId, 'call_1_0', { approver: 'carol', reason: 'too much' });
         await client.result(runId);
         expect(ledger.transfers).toHaveLength(0);
         expect(toolMessages(seenByModel[1] ?? [])[0]).toMatchObject({
@@ -319,18 +338,18 @@ describe('agentRun', () => {
 
         const unknown = await client.approve(runId, 'nope').catch((error: unknown) => error);
         expect(RelayError.isInstance(unknown) && unknown.code).toBe('approval_not_pending');
-        const foreign = await client.approve(runId, 'p1', { tenantId: 'other' }).catch((error: unknown) => error);
+        const foreign = await client.approve(runId, 'call_1_0', { tenantId: 'other' }).catch((error: unknown) => error);
         expect(RelayError.isInstance(foreign) && foreign.code).toBe('run_not_found');
         const foreignRead = await client.getRun(runId, { tenantId: 'other' }).catch((error: unknown) => error);
         expect(RelayError.isInstance(foreignRead) && foreignRead.code).toBe('run_not_found');
 
-        await client.approve(runId, 'p1', { approver: 'dan', tenantId: 'acme' });
-        const twice = await client.approve(runId, 'p1').catch((error: unknown) => error);
+        await client.approve(runId, 'call_1_0', { approver: 'dan', tenantId: 'acme' });
+        const twice = await client.approve(runId, 'call_1_0').catch((error: unknown) => error);
         expect(RelayError.isInstance(twice) && twice.code).toBe('approval_not_pending');
         await waitForRun(client, runId, (run) => run.pendingApprovals.length === 1);
         expect(ledger.transfers.map((transfer) => transfer.to)).toEqual(['B']);
 
-        await client.reject(runId, 'p2');
+        await client.reject(runId, 'call_1_1');
         await client.result(runId);
         expect(ledger.transfers.map((transfer) => transfer.to)).toEqual(['B']);
         await recordHistory(runId, 'parallel-approvals');
@@ -345,7 +364,7 @@ describe('agentRun', () => {
         const { runId } = await client.startRun({ ...base, prompt: 'pay' });
         await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
         await client.signalDecision(runId, { toolCallId: 'unknown', decision: 'approve' });
-        await client.signalDecision(runId, { toolCallId: 'pay', decision: 'approve', approver: 'erin' });
+        await client.signalDecision(runId, { toolCallId: 'call_1_0', decision: 'approve', approver: 'erin' });
         await client.result(runId);
         expect(ledger.transfers).toHaveLength(1);
         expect((await client.events(runId)).find((event) => event.type === 'tool_approved')).toMatchObject({
@@ -368,7 +387,7 @@ describe('agentRun', () => {
       await client.cancel(runId);
       const failure = await client.result(runId).catch((error: unknown) => error);
       expect(failure).toBeInstanceOf(WorkflowFailedError);
-      expect(ledger.aborted).toEqual(['w']);
+      expect(ledger.aborted).toEqual(['call_1_0']);
       const snapshot = await client.getRun(runId);
       expect(snapshot.status).toBe('cancelled');
       expect(eventTypes(await client.events(runId)).at(-1)).toBe('run_cancelled');

@@ -1,4 +1,7 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { eventPageQuery } from '../../workflows/messages.js';
 import type { RelayClient } from '../../src/client/relay-client.js';
 import type { RunEvent, RunSnapshot } from '../../src/shared/run-types.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
@@ -22,6 +25,32 @@ afterAll(async () => {
 const base = { tenantId: 'acme', model: 'scripted:test' } as const;
 
 /**
+ * Holds the tool-catalog snapshot (a local activity) for a moment, so that the followers' queries land while the
+ * run's first workflow task is still open: that is what splits the task and, before the fix, moved the first events'
+ * times on replay.
+ */
+const slowCatalog: ActivityInterceptorsFactory = (context) => ({
+  inbound: {
+    async execute(input, next) {
+      if (context.info.activityType === 'snapshotToolCatalog') await sleep(300);
+      return next(input);
+    },
+  },
+});
+
+/** The run's whole event log as a worker reads it through the events query; on a closed run that is a replay. */
+async function replayedEvents(runId: string): Promise<RunEvent[]> {
+  const handle = kit.temporal.workflow.getHandle(runId);
+  const events: RunEvent[] = [];
+  for (let after = 0; ;) {
+    const page = await handle.query(eventPageQuery, { after });
+    events.push(...page.events);
+    after = page.nextAfter;
+    if (!page.hasMore) return events;
+  }
+}
+
+/**
  * Reads a run's events as a follower does, from the instant it starts until it ends: a query can arrive while the
  * first workflow task is pending, which is what once split that task and changed the first events' times on replay.
  */
@@ -31,7 +60,7 @@ async function followLive(client: RelayClient, runId: string): Promise<Map<numbe
     const events = await client.events(runId, { after: Math.max(0, ...seen.keys()) }).catch(() => []);
     for (const event of events) seen.set(event.seq, event);
     if (events.some((event) => event.type === 'run_completed' || event.type === 'run_failed')) return seen;
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    await sleep(5);
   }
 }
 
@@ -91,6 +120,7 @@ describe('the event log under replay', () => {
         const { client, stop } = await kit.startWorker({
           tools: createTestTools(ledger),
           models: { scripted: scriptedModel(turns(ledger)) },
+          workerOptions: { interceptors: { activity: [slowCatalog] } },
         });
         try {
           const { runId } = await client.startRun({ ...base, ...input });
@@ -126,6 +156,7 @@ describe('the event log under replay', () => {
     const { runId } = await client.startRun({ ...base, prompt: 'pay both' });
     const following = followLive(client, runId);
     const waiting = await waitForRun(client, runId, (run) => run.pendingApprovals.length === 2);
+    const liveBeforeDecisions = await client.events(runId);
     await caching.stop();
     const replaying = await kit.startWorker({
       taskQueue,
@@ -135,13 +166,14 @@ describe('the event log under replay', () => {
     });
     try {
       const again: RunSnapshot = await client.getRun(runId);
+      expectSameEvents(new Map(liveBeforeDecisions.map((event) => [event.seq, event])), await client.events(runId));
       expect(again.pendingApprovals).toEqual(waiting.pendingApprovals);
       expect(again.updatedAt).toBe(waiting.updatedAt);
       await client.approve(runId, 'call_1_0', { approver: 'update' });
       await client.signalDecision(runId, { toolCallId: 'call_1_1', decision: 'approve', approver: 'signal' });
       const live = await following;
       await client.result(runId);
-      expectSameEvents(live, await client.events(runId));
+      expectSameEvents(live, await replayedEvents(runId));
       expect(ledger.transfers).toHaveLength(2);
     } finally {
       await replaying.stop();

@@ -223,6 +223,30 @@ describe('byte limits', () => {
   });
 });
 
+describe('runs at the limits', () => {
+  it('completes with the largest model text and a step of the largest tool outputs, with no workflow task failure', async () => {
+    // The executor cuts each output to 32 KiB; twenty of them make one step of about 640 KiB of results. The final
+    // answer is as large as a model response may be (maxModelResponseBytes, 1 MiB of JSON).
+    const calls = Array.from({ length: 20 }, () => ({
+      name: 'repeat_text',
+      input: { text: 'o'.repeat(100), times: 1_000 },
+    }));
+    const answer = 'a'.repeat(1_000_000);
+    const { client, stop } = await startWorker((call) => (call.step === 1 ? { toolCalls: calls } : { text: answer }));
+    try {
+      const { runId } = await client.startRun({ ...base, prompt: 'big' });
+      const result = await client.result(runId);
+      expect(result.output).toHaveLength(answer.length);
+      const succeeded = (await client.events(runId)).filter((event) => event.type === 'tool_succeeded');
+      expect(succeeded).toHaveLength(20);
+      expect(succeeded.every((event) => event.truncated === true)).toBe(true);
+      expect(await workflowTaskFailures(runId)).toBe(0);
+    } finally {
+      await stop();
+    }
+  });
+});
+
 describe('no overlapping executions', () => {
   it('does not retry a tool that overran its timeout, and tells the model it may have had an effect', async () => {
     const attempts: string[] = [];
