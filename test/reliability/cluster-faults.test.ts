@@ -1,6 +1,5 @@
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { WorkflowExecutionAlreadyStartedError } from '@temporalio/client';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { RelayClient } from '../../src/client/relay-client.js';
 import { RelayError } from '../../src/shared/errors.js';
@@ -18,6 +17,8 @@ import {
 } from './relay-processes.js';
 import type { LedgerWorkerSettings } from './relay-processes.js';
 import { TransferLedger, auditFigures, auditTransfers } from './transfer-ledger.js';
+import { scopedRunId } from '../../src/shared/run-ids.js';
+import { chosenPart } from '../helpers/chosen-run-id.js';
 
 // Faults on the production topology: PostgreSQL and two Temporal Server nodes (scripts/cluster.sh), one ledger
 // worker on each node's frontend. With runs parked on approvals, mid-tool and mid-model-call, started through
@@ -122,14 +123,15 @@ async function startRun(order: readonly RelayClient[], runId: string): Promise<v
     async (client) => {
       try {
         await client.startRun({
-          runId,
+          runId: chosenPart(runId),
           tenantId: 'cluster',
           model: 'scripted:bank',
           prompt: 'pay',
           approvalTimeout: '1h',
         });
       } catch (error) {
-        if (!(error instanceof WorkflowExecutionAlreadyStartedError && retried.starts.has(runId))) throw error;
+        if (!(RelayError.isInstance(error) && error.code === 'run_already_exists' && retried.starts.has(runId)))
+          throw error;
       }
     },
   );
@@ -198,7 +200,7 @@ async function waitForPending(runIds: readonly string[], count: (runId: string) 
 
 /** Runs named `<group>-<time>-<index>`, started alternately through node 1 and node 2. */
 async function startGroup(group: string, count: number): Promise<string[]> {
-  const runIds = Array.from({ length: count }, (_, index) => `${group}-${Date.now()}-${index}`);
+  const runIds = Array.from({ length: count }, (_, index) => scopedRunId('cluster', `${group}-${Date.now()}-${index}`));
   await Promise.all(runIds.map((runId, index) => startRun(nodesFor(index), runId)));
   return runIds;
 }

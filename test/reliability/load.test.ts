@@ -8,6 +8,8 @@ import type { RelayTestKit, RunningWorker } from '../helpers/relay-test-kit.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 import { bySize, percentile, startChildModule, writeResults } from './reliability-kit.js';
 import type { ChildModule } from './reliability-kit.js';
+import { scopedRunId } from '../../src/shared/run-ids.js';
+import { chosenPart } from '../helpers/chosen-run-id.js';
 
 const size = bySize({ small: { runs: 50 }, large: { runs: 300 } });
 const tenantId = `load-${randomUUID().slice(0, 8)}`;
@@ -68,10 +70,16 @@ it(
     });
 
     const startedAt = Date.now();
-    const runIds = Array.from({ length: size.runs }, (_, index) => `load-${tenantId}-${index}`);
+    const runIds = Array.from({ length: size.runs }, (_, index) => scopedRunId(tenantId, `load-${tenantId}-${index}`));
     await Promise.all(
       runIds.map((runId) =>
-        worker.client.startRun({ runId, tenantId, model: 'scripted:load', prompt: 'pay', approvalTimeout: '10m' }),
+        worker.client.startRun({
+          runId: chosenPart(runId),
+          tenantId,
+          model: 'scripted:load',
+          prompt: 'pay',
+          approvalTimeout: '10m',
+        }),
       ),
     );
     const startSeconds = (Date.now() - startedAt) / 1_000;

@@ -11,6 +11,8 @@ import { createRelayTestKit } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit, RunningWorker } from '../helpers/relay-test-kit.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 import { bySize, reliabilitySeed, writeResults } from './reliability-kit.js';
+import { scopedRunId } from '../../src/shared/run-ids.js';
+import { chosenPart } from '../helpers/chosen-run-id.js';
 
 const size = bySize({ small: { batches: 6, batchSize: 12 }, large: { batches: 40, batchSize: 25 } });
 /** Smaller than the 1 MiB default, so oversized responses are cheap to make; the mechanism is the same. */
@@ -94,12 +96,18 @@ interface Outcome {
 
 /** Plays one turn in a fresh run and checks what the run made of it. */
 async function play(fuzzed: ScriptedTurn): Promise<Outcome> {
-  const runId = `fuzz-${randomUUID()}`;
+  const runId = scopedRunId('fuzz', `fuzz-${randomUUID()}`);
   turns.set(runId, fuzzed);
   const json = toJsonText({ ...fuzzed, toolCalls: fuzzed.toolCalls });
   const unencodable = json === undefined;
   const oversized = !unencodable && utf8ByteLength(json) > maxModelResponseBytes - 1_024;
-  await worker.client.startRun({ runId, tenantId: 'fuzz', model: 'scripted:fuzz', prompt: 'go', approvalTimeout: 200 });
+  await worker.client.startRun({
+    runId: chosenPart(runId),
+    tenantId: 'fuzz',
+    model: 'scripted:fuzz',
+    prompt: 'go',
+    approvalTimeout: 200,
+  });
   const status = await worker.client.result(runId).then(
     () => 'completed' as const,
     (error: unknown) => {
@@ -169,9 +177,9 @@ it(
 );
 
 it('fails a run whose model response is over the limit with payload_too_large before Temporal sees it', async () => {
-  const runId = `fuzz-big-${randomUUID()}`;
+  const runId = scopedRunId('fuzz', `fuzz-big-${randomUUID()}`);
   turns.set(runId, { toolCalls: [{ name: 'add', input: { a: 'x'.repeat(maxModelResponseBytes), b: 1 } }] });
-  await worker.client.startRun({ runId, tenantId: 'fuzz', model: 'scripted:fuzz', prompt: 'go' });
+  await worker.client.startRun({ runId: chosenPart(runId), tenantId: 'fuzz', model: 'scripted:fuzz', prompt: 'go' });
   await expect(worker.client.result(runId)).rejects.toBeInstanceOf(WorkflowFailedError);
   const history = await kit.temporal.workflow.getHandle(runId).fetchHistory();
   const activityFailure = history.events?.find((event) => event.activityTaskFailedEventAttributes)

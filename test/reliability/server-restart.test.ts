@@ -11,6 +11,8 @@ import type { ChildModule } from './reliability-kit.js';
 import { decideOnce, scratchDirectory, startLedgerWorker, writeWorkflowBundle } from './relay-processes.js';
 import type { LedgerWorkerSettings } from './relay-processes.js';
 import { TransferLedger, auditFigures, auditTransfers } from './transfer-ledger.js';
+import { scopedRunId } from '../../src/shared/run-ids.js';
+import { chosenPart } from '../helpers/chosen-run-id.js';
 
 const size = bySize({ small: { runs: 6, settleMs: 90_000 }, large: { runs: 100, settleMs: 600_000 } });
 const directory = scratchDirectory('restart');
@@ -96,9 +98,17 @@ it(
   'resumes runs after the server is stopped with SIGTERM and with SIGKILL, keeping pending approvals pending and decidable',
   async () => {
     const startedAt = Date.now();
-    const runIds = Array.from({ length: size.runs }, (_, index) => `restart-${index}-${startedAt}`);
+    const runIds = Array.from({ length: size.runs }, (_, index) =>
+      scopedRunId('restart', `restart-${index}-${startedAt}`),
+    );
     const start = (runId: string) =>
-      client.startRun({ runId, tenantId: 'restart', model: 'scripted:bank', prompt: 'pay', approvalTimeout: '1h' });
+      client.startRun({
+        runId: chosenPart(runId),
+        tenantId: 'restart',
+        model: 'scripted:bank',
+        prompt: 'pay',
+        approvalTimeout: '1h',
+      });
     // Half the runs start before the first stop, so some are mid-way through their first steps when it comes.
     const early = runIds.slice(0, Math.ceil(size.runs / 2));
     await Promise.all(early.map(start));

@@ -9,6 +9,8 @@ import type { ChildModule } from './reliability-kit.js';
 import { decideOnce, scratchDirectory, startLedgerWorker, writeWorkflowBundle } from './relay-processes.js';
 import type { LedgerWorkerSettings } from './relay-processes.js';
 import { callOfIdempotencyKey, TransferLedger } from './transfer-ledger.js';
+import { scopedRunId } from '../../src/shared/run-ids.js';
+import { chosenPart } from '../helpers/chosen-run-id.js';
 
 // Faults come in a window (a number of random kills, and kills right after commits until the window closes),
 // then stop, as in Jepsen-style tests: while kills outpace Temporal's 10 s workflow task timeout, runs whose
@@ -89,11 +91,17 @@ it(
   'completes every run and makes each approved transfer exactly once while workers are SIGKILLed at random moments',
   async () => {
     const startedAt = Date.now();
-    const runIds = Array.from({ length: size.runs }, (_, index) => `crash-${seed}-${index}`);
+    const runIds = Array.from({ length: size.runs }, (_, index) => scopedRunId('crash', `crash-${seed}-${index}`));
     onTestFailed(async () => console.error(`The runs still open:\n${await describeOpenRuns(runIds)}`));
     await Promise.all(
       runIds.map((runId) =>
-        client.startRun({ runId, tenantId: 'crash', model: 'scripted:bank', prompt: 'pay', approvalTimeout: '1h' }),
+        client.startRun({
+          runId: chosenPart(runId),
+          tenantId: 'crash',
+          model: 'scripted:bank',
+          prompt: 'pay',
+          approvalTimeout: '1h',
+        }),
       ),
     );
 

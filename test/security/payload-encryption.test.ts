@@ -157,7 +157,7 @@ describe('payload encryption', () => {
     const after = await startWorker(taskQueue, 'send_note', rotatedKeys);
     const client = await connectClient(taskQueue, rotatedKeys);
     try {
-      await client.approve(runId, 'c1', { approver: 'ops' });
+      await client.approve(runId, 'call_1_0', { approver: 'ops' });
       expect(await client.result(runId)).toMatchObject({ status: 'completed', output: answer });
       expect(await keyIdsInHistory(runId)).toEqual(new Set(['k-2024', 'k-2025']));
       await expect(oldClient.result(runId)).rejects.toThrow(

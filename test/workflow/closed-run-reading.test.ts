@@ -63,7 +63,7 @@ async function completedRunWithoutWorker(
   try {
     const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'pay B' });
     await waitForRun(client, runId, (snapshot) => snapshot.status === 'awaiting_approval');
-    await client.approve(runId, 'pay', { approver: 'alice', input: { from: 'A', to: 'B', amount: 4 } });
+    await client.approve(runId, 'call_1_0', { approver: 'alice', input: { from: 'A', to: 'B', amount: 4 } });
     await client.result(runId);
     return { runId, taskQueue: worker.taskQueue };
   } finally {
