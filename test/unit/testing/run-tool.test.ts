@@ -113,11 +113,13 @@ describe('running one tool as a worker runs it, without a server', () => {
 
   it('aborts ctx.signal when the call is cancelled, and rejects with a CancelledFailure', async () => {
     const { tool, started, aborted } = toolThatWaitsForAbort();
+    // #region cancel-a-running-tool
     const execution = startTool(tool, {}, { toolCallId: 'slow' });
     await started;
     execution.cancel();
     await expect(execution.result).rejects.toBeInstanceOf(CancelledFailure);
     expect(aborted).toEqual(['slow']);
+    // #endregion cancel-a-running-tool
   });
 
   it('heartbeats once a second while the tool runs', async () => {
