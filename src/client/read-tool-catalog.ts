@@ -31,7 +31,9 @@ export async function readToolCatalog(client: Client, runId: string): Promise<To
       if (payloads === undefined) continue;
       const decoded = await decodeFromPayloadsAtIndex<unknown>(converter, payloads.index, payloads.payloads);
       const catalog = payloads.index === 1 ? (decoded as { catalog?: unknown } | undefined)?.catalog : decoded;
-      if (Array.isArray(catalog)) return catalog as ToolCatalogEntry[];
+      // Workers record `{ entries, at }`; workers before that recorded the bare list.
+      const entries = Array.isArray(catalog) ? catalog : (catalog as { entries?: unknown } | undefined)?.entries;
+      if (Array.isArray(entries)) return entries as ToolCatalogEntry[];
     }
     nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
   } while (nextPageToken);

@@ -110,7 +110,7 @@ describe('paths the recorded corpus also needs', () => {
       const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:flaky', prompt: 'look x up' });
       expect(await client.result(runId)).toMatchObject({ status: 'completed', output: 'the lookup failed' });
       const failed = (await client.events(runId)).find((event) => event.type === 'tool_failed');
-      expect(failed).toMatchObject({ toolCallId: 'look', errorType: 'execution' });
+      expect(failed).toMatchObject({ toolCallId: 'call_1_0', errorType: 'execution' });
       await record(runId, 'tool-failed');
     } finally {
       await stop();

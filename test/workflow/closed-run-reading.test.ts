@@ -173,7 +173,7 @@ describe('reading a closed run with every worker stopped', () => {
     const client = await connectClient(worker.taskQueue);
     try {
       expect(await client.getRun(runId)).toMatchObject({ status: 'cancelled', stopReason: 'cancelled' });
-      expect(eventTypes(await client.events(runId)).slice(-2)).toEqual(['tool_awaiting_approval', 'run_cancelled']);
+      expect(eventTypes(await client.events(runId)).slice(-2)).toEqual(['tool_cancelled', 'run_cancelled']);
     } finally {
       await client.close();
     }

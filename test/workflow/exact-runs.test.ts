@@ -9,6 +9,7 @@ import type { TranscriptMessage } from '../../src/shared/transcript.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
 import { defineTool } from '../../src/tool/define-tool.js';
+import { eventPageQuery } from '../../workflows/messages.js';
 import type { ToolDefinition } from '../../src/tool/define-tool.js';
 import { createRelayTestKit, eventTypes, waitForRun } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit } from '../helpers/relay-test-kit.js';
@@ -237,7 +238,11 @@ describe('runs at the limits', () => {
       const { runId } = await client.startRun({ ...base, prompt: 'big' });
       const result = await client.result(runId);
       expect(result.output).toHaveLength(answer.length);
-      const succeeded = (await client.events(runId)).filter((event) => event.type === 'tool_succeeded');
+      // A closed run's record keeps only its newest events; the worker's events query has them all.
+      const page = await kit.temporal.workflow
+        .getHandle(runId)
+        .query(eventPageQuery, { after: 0, maxBytes: 3_000_000 });
+      const succeeded = page.events.filter((event) => event.type === 'tool_succeeded');
       expect(succeeded).toHaveLength(20);
       expect(succeeded.every((event) => event.truncated === true)).toBe(true);
       expect(await workflowTaskFailures(runId)).toBe(0);

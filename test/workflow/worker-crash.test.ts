@@ -43,7 +43,7 @@ it('finishes a run on a new worker after SIGKILLs mid-tool and mid-approval, exe
   await kill(second);
 
   await startChildWorker(taskQueue, ledgerFile);
-  await client.approve(runId, 'pay', { approver: 'ops' });
+  await client.approve(runId, 'call_1_0', { approver: 'ops' });
   const result = await client.result(runId);
   expect(result).toMatchObject({ status: 'completed', output: 'paid' });
 

@@ -7,6 +7,7 @@ import { inspectCommand } from '../../../src/cli/inspect-command.js';
 import { runCommand } from '../../../src/cli/run-command.js';
 import { runsCommand } from '../../../src/cli/runs-command.js';
 import { serveCommand } from '../../../src/cli/serve-command.js';
+import { toolsCommand } from '../../../src/cli/tools-command.js';
 import { workerCommand } from '../../../src/cli/worker-command.js';
 
 it('lists in relay-e --help the very summary each command has, for every command', () => {
@@ -20,6 +21,7 @@ it('lists in relay-e --help the very summary each command has, for every command
     workerCommand,
     serveCommand,
     codecServerCommand,
+    toolsCommand,
   ];
   expect(Object.fromEntries(commands.map((command) => [command.name, command.summary]))).toEqual(commandSummaries);
 });
