@@ -9,3 +9,5 @@ export type {
   TenantScope,
   WatchOptions,
 } from './relay-client.js';
+export type { WorkerCatalog } from '../shared/worker-catalog.js';
+export type { ToolCatalogEntry } from '../shared/tool-catalog.js';

@@ -1,2 +1,6 @@
-export { bundleRelayWorkflows, createWorker, relaySharedWorkflowModules, relayWorkflowsPath } from './create-worker.js';
+export { createWorker } from './create-worker.js';
 export type { CreateWorkerOptions } from './create-worker.js';
+export { RelayPlugin, createRelayPlugin } from './relay-plugin.js';
+export type { RelayPluginOptions } from './relay-plugin.js';
+export { bundleRelayWorkflows } from './relay-workflows.js';
+export type { ToolSourceOptions } from './resolve-tool-registry.js';

@@ -3,7 +3,8 @@ import { DefaultLogger } from '@temporalio/worker';
 import type { Worker } from '@temporalio/worker';
 import { RelayClient } from '../../src/client/relay-client.js';
 import type { RunEvent, RunSnapshot } from '../../src/shared/run-types.js';
-import { bundleRelayWorkflows, createWorker } from '../../src/worker/create-worker.js';
+import type { WorkerCatalog } from '../../src/shared/worker-catalog.js';
+import { bundleRelayWorkflows, createWorker } from '../../src/worker/index.js';
 import type { CreateWorkerOptions } from '../../src/worker/create-worker.js';
 import { connectTemporalTestEnv, uniqueTaskQueue } from './temporal-test-env.js';
 import type { TemporalTestEnv } from './temporal-test-env.js';
@@ -100,6 +101,17 @@ export async function waitForRun(
   throw new Error(
     `Run ${runId} did not reach the expected state in ${timeoutMs} ms; last: ${JSON.stringify(snapshot)}`,
   );
+}
+
+/** Waits for the first announcement of a worker on the client's task queue, which it sends as it starts. */
+export async function waitForWorkerCatalog(client: RelayClient, timeoutMs = 10_000): Promise<WorkerCatalog> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const catalog = await client.getWorkerCatalog();
+    if (catalog) return catalog;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`No worker announced its catalog on task queue ${client.taskQueue} within ${timeoutMs} ms`);
 }
 
 export function eventTypes(events: readonly RunEvent[]): string[] {

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { relayWorkflowsPath } from '../../src/worker/create-worker.js';
+import { relayWorkflowsPath } from '../../src/worker/relay-workflows.js';
 import { replayHistoryFixtures } from '../helpers/replay-histories.js';
 
 const histories = path.join(import.meta.dirname, '../fixtures/histories/agent-run');
