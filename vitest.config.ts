@@ -20,6 +20,7 @@ export default defineConfig({
             'test/e2e/**/*.test.ts',
             'test/reliability/**/*.test.ts',
             'test/security/**/*.test.ts',
+            'test/package/**/*.test.ts',
           ],
           globalSetup: ['test/helpers/temporal-global-setup.ts'],
           testTimeout: 60_000,
