@@ -4,10 +4,22 @@ import { exitCodes, usageError } from './cli-error.js';
 import type { Command } from './command.js';
 import { connectionOptions, connectionOptionsHelp, parseCommandArgs } from './command.js';
 import { waitForShutdownSignal } from './shutdown-signal.js';
+import { configOption, configOptionHelp, loadProjectConfig } from './project-config.js';
 import { connectRelayClient, readTemporalSettings } from './temporal-settings.js';
 
 /** The API port when neither `--port` nor RELAY_E_PORT says otherwise. */
 export const defaultApiPort = 8787;
+
+/**
+ * Turns "address in use" into a sentence naming the flag that picks another port; other errors pass through.
+ */
+export function explainBusyPort(error: unknown, port: number, host: string): unknown {
+  if ((error as NodeJS.ErrnoException | undefined)?.code !== 'EADDRINUSE') return error;
+  return usageError(
+    `Port ${port} on ${host} is already in use (another relay-e dev or serve?). ` +
+      'Pick another with --port N or RELAY_E_PORT=N (0 picks a free one).',
+  );
+}
 
 /** Reads `--port`/RELAY_E_PORT as a TCP port (0 picks a free one). */
 export function readPort(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): number {
@@ -23,6 +35,7 @@ const serveOptions = {
   port: { type: 'string' },
   host: { type: 'string' },
   'api-keys-file': { type: 'string' },
+  ...configOption,
 } as const;
 
 export const serveCommand: Command = {
@@ -37,19 +50,21 @@ Options:
   --port N               port (env RELAY_E_PORT, default ${defaultApiPort}; 0 picks a free one)
   --host IP              address to bind (env RELAY_E_HOST, default 127.0.0.1; 0.0.0.0 in containers)
   --api-keys-file PATH   API keys file (env RELAY_E_API_KEYS_FILE); or RELAY_E_API_KEYS="key:tenant,..."
+${configOptionHelp}
+                         (the API takes its task queue and encryption keys from it)
 
 ${connectionOptionsHelp}`,
   async run(argv) {
     const { values } = parseCommandArgs('serve', argv, serveOptions);
     const file = values['api-keys-file'] ?? process.env['RELAY_E_API_KEYS_FILE'];
     const apiKeys = await loadApiKeys({ ...(file ? { file } : {}), env: process.env });
-    const settings = await readTemporalSettings(values);
+    const project = await loadProjectConfig(values.config);
+    const settings = await readTemporalSettings(values, process.env, project?.config);
     const client = await connectRelayClient(settings);
-    const api = await startApiServer({
-      client,
-      apiKeys,
-      port: readPort(values.port),
-      host: values.host ?? process.env['RELAY_E_HOST'] ?? '127.0.0.1',
+    const port = readPort(values.port);
+    const host = values.host ?? process.env['RELAY_E_HOST'] ?? '127.0.0.1';
+    const api = await startApiServer({ client, apiKeys, port, host }).catch((error: unknown) => {
+      throw explainBusyPort(error, port, host);
     });
     const tenants = [...new Set([...apiKeys.values()].map((entry) => entry.tenantId))];
     process.stdout.write(

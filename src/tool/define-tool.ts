@@ -82,7 +82,13 @@ export function defineTool<Input, Output>(
   assertPositiveInteger(name, 'retry.maximumAttempts', options.retry?.maximumAttempts);
   toJsonSchema(inputSchema, name);
 
-  const definition: ToolDefinition<Input, Output> & { requiresApproval: boolean } = { name, description, inputSchema, requiresApproval, execute };
+  const definition: ToolDefinition<Input, Output> & { requiresApproval: boolean } = {
+    name,
+    description,
+    inputSchema,
+    requiresApproval,
+    execute,
+  };
   const optional = {
     timeoutMs: options.timeoutMs,
     retry: options.retry,

@@ -81,7 +81,9 @@ export class RelayPlugin extends SimplePlugin {
         registry: tools.registry,
         executor: new ToolExecutor(tools.registry, options.executor),
         models,
-        ...(options.maxModelResponseBytes !== undefined ? { maxModelResponseBytes: options.maxModelResponseBytes } : {}),
+        ...(options.maxModelResponseBytes !== undefined
+          ? { maxModelResponseBytes: options.maxModelResponseBytes }
+          : {}),
         ...(options.secrets ? { secrets: options.secrets } : {}),
       }),
       // A function, so the codec goes after the codecs the worker or client already has.
@@ -113,7 +115,8 @@ export class RelayPlugin extends SimplePlugin {
     const configured = super.configureWorker(options);
     this.#dataConverter = configured.dataConverter;
     if (configured.workflowsPath !== undefined || configured.workflowBundle !== undefined) return configured;
-    if (this.#options.workflowBundle !== undefined) return { ...configured, workflowBundle: this.#options.workflowBundle };
+    if (this.#options.workflowBundle !== undefined)
+      return { ...configured, workflowBundle: this.#options.workflowBundle };
     return {
       ...configured,
       workflowsPath: relayWorkflowsPath(),
@@ -140,7 +143,9 @@ export class RelayPlugin extends SimplePlugin {
                 dataConverter: this.#dataConverter,
               },
               { tools: this.#tools.registry.catalog(), modelPrefixes: this.#modelPrefixes },
-              (message, error) => Runtime.instance().logger.warn(`${message}: ${errorMessage(error)}`),
+              (message, error) => {
+                Runtime.instance().logger.warn(`${message}: ${errorMessage(error)}`);
+              },
             )
           : undefined;
       try {

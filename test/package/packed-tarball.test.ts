@@ -94,7 +94,14 @@ export type Used = [RunSnapshot, RelayClientOptions];
 `;
 
 const tsconfig = {
-  compilerOptions: { module: 'NodeNext', moduleResolution: 'NodeNext', target: 'ES2023', strict: true, noEmit: true, skipLibCheck: true },
+  compilerOptions: {
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    target: 'ES2023',
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+  },
   include: ['check-types.ts'],
 };
 
@@ -131,29 +138,39 @@ afterAll(async () => {
 });
 
 describe('the packed package, installed in a project of its own', () => {
-  it('runs the project’s own tool through a worker, a run, an approval and a result', async () => {
-    const { stdout } = await inProject(project, process.execPath, [
-      'run.mjs',
-      inject('temporalAddress'),
-      inject('temporalNamespace'),
-      `user-project-${Date.now()}`,
-    ]);
-    const outcome = JSON.parse(stdout) as { result: { output: string }; litres: number; events: string[] };
+  it(
+    'runs the project’s own tool through a worker, a run, an approval and a result',
+    async () => {
+      const { stdout } = await inProject(project, process.execPath, [
+        'run.mjs',
+        inject('temporalAddress'),
+        inject('temporalNamespace'),
+        `user-project-${Date.now()}`,
+      ]);
+      const outcome = JSON.parse(stdout) as { result: { output: string }; litres: number; events: string[] };
 
-    expect(outcome.result.output).toBe('Watered.');
-    expect(outcome.litres).toBe(15);
-    expect(outcome.events).toEqual(expect.arrayContaining(['tool_awaiting_approval', 'tool_approved', 'tool_succeeded']));
-  }, 3 * minutes);
+      expect(outcome.result.output).toBe('Watered.');
+      expect(outcome.litres).toBe(15);
+      expect(outcome.events).toEqual(
+        expect.arrayContaining(['tool_awaiting_approval', 'tool_approved', 'tool_succeeded']),
+      );
+    },
+    3 * minutes,
+  );
 
-  it('resolves the types of every subpath for a TypeScript project', async () => {
-    const tsc = path.join(repository, 'node_modules/typescript/bin/tsc');
-    const checked = await inProject(project, process.execPath, [tsc, '-p', 'tsconfig.json']).then(
-      () => 'no errors',
-      (error: { stdout?: string }) => error.stdout ?? String(error),
-    );
+  it(
+    'resolves the types of every subpath for a TypeScript project',
+    async () => {
+      const tsc = path.join(repository, 'node_modules/typescript/bin/tsc');
+      const checked = await inProject(project, process.execPath, [tsc, '-p', 'tsconfig.json']).then(
+        () => 'no errors',
+        (error: { stdout?: string }) => error.stdout ?? String(error),
+      );
 
-    expect(checked).toBe('no errors');
-  }, 3 * minutes);
+      expect(checked).toBe('no errors');
+    },
+    3 * minutes,
+  );
 
   it('runs the relay-e command with npx', async () => {
     const { stdout } = await inProject(project, 'npx', ['--no-install', 'relay-e', '--help']);

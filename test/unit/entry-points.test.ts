@@ -43,7 +43,12 @@ describe('entry points', () => {
   it('exports nothing internal from the worker entry point', async () => {
     const worker = await import('../../src/worker/index.js');
 
-    expect(Object.keys(worker).sort()).toEqual(['RelayPlugin', 'bundleRelayWorkflows', 'createRelayPlugin', 'createWorker']);
+    expect(Object.keys(worker).sort()).toEqual([
+      'RelayPlugin',
+      'bundleRelayWorkflows',
+      'createRelayPlugin',
+      'createWorker',
+    ]);
   });
 
   it('keeps worker pieces out of the package root', async () => {
