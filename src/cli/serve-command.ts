@@ -56,6 +56,7 @@ ${configOptionHelp}
 ${connectionOptionsHelp}`,
   async run(argv) {
     const { values } = parseCommandArgs('serve', argv, serveOptions);
+    const shutdown = waitForShutdownSignal();
     const file = values['api-keys-file'] ?? process.env['RELAY_E_API_KEYS_FILE'];
     const apiKeys = await loadApiKeys({ ...(file ? { file } : {}), env: process.env });
     const project = await loadProjectConfig(values.config);
@@ -72,7 +73,7 @@ ${connectionOptionsHelp}`,
         ? `${JSON.stringify({ status: 'ready', url: api.url, tenants, taskQueue: settings.taskQueue })}\n`
         : `API listening on ${api.url} (Temporal ${settings.address}, task queue ${settings.taskQueue}; tenants: ${tenants.join(', ')})\n`,
     );
-    await waitForShutdownSignal();
+    await shutdown;
     await api.close();
     await client.close();
     return exitCodes.ok;
