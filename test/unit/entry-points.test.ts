@@ -23,7 +23,8 @@ async function packagesLoadedBy(entry: string): Promise<string[]> {
 
 const workerOrBundler = ['@temporalio/worker', '@temporalio/core-bridge', 'webpack', '@swc/core', 'swc-loader'];
 
-describe('entry points', () => {
+// Each check starts a fresh Node with tsx, which takes seconds on a busy machine.
+describe('entry points', { timeout: 30_000 }, () => {
   it.each(['src/index.ts', 'src/client/index.ts', 'src/http/index.ts'])(
     '%s loads the Temporal client but neither the worker nor a bundler',
     async (entry) => {
