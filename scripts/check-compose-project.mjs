@@ -1,3 +1,4 @@
+/* global process, console */
 // Reads `docker compose config --format json` and checks that the Relay-E services build from the expected project:
 // the context is that folder, it holds package.json and a relay-e.config file, and the Dockerfile exists.
 import { existsSync, readFileSync } from 'node:fs';

@@ -46,7 +46,7 @@ export interface ToolDefinition<Input = any, Output = unknown> {
    */
   readonly maxResultBytes?: number;
   /** Receives the parsed input (defaults and transforms applied); a throw becomes an `execution` failure. */
-  execute(input: Input, ctx: ToolContext): Output | Promise<Output>;
+  readonly execute: (input: Input, ctx: ToolContext) => Output | Promise<Output>;
 }
 
 /** What `defineTool` takes: a tool definition. */

@@ -1,50 +1,30 @@
-import { execFile, spawn } from 'node:child_process';
+import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { createServer } from 'node:net';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { RelayClient } from '../../src/client/relay-client.js';
+import { relayECliArgs, spawnRelayE as spawnProcess } from '../helpers/relay-e-process.js';
 import { waitForWorkerCatalog } from '../helpers/relay-test-kit.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const project = path.join(root, 'examples/your-own-project');
 const configFile = path.join(project, 'relay-e.config.ts');
-const cliArgs = ['--import', path.join(root, 'node_modules/tsx/dist/loader.mjs'), path.join(root, 'src/cli/main.ts')];
 
 function cliEnv(taskQueue: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const { RELAY_E_API_KEYS: _keys, TEMPORAL_PROFILE: _profile, ...env } = process.env;
   return { ...env, TEMPORAL_ADDRESS: inject('temporalAddress'), RELAY_E_TASK_QUEUE: taskQueue, ...extra };
 }
 
-/** Starts `relay-e` in the example project and hands out its stdout line by line. */
 function spawnRelayE(args: string[], env: NodeJS.ProcessEnv, cwd = project) {
-  const child = spawn(process.execPath, [...cliArgs, ...args], { env, cwd, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return {
-    child,
-    exited,
-    stderr: () => stderr,
-    async nextLine(): Promise<string> {
-      const next = await lines.next();
-      if (next.done) throw new Error(`relay-e ${args.join(' ')} ended early; stderr:\n${stderr}`);
-      return next.value;
-    },
-    async stop(): Promise<number | null> {
-      if (child.exitCode === null && child.signalCode === null) child.kill('SIGINT');
-      return exited;
-    },
-  };
+  return spawnProcess(args, { env, cwd });
 }
 
 /** Runs `relay-e` to completion. */
 function relayE(args: string[], env: NodeJS.ProcessEnv, cwd = project) {
   return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
-    execFile(process.execPath, [...cliArgs, ...args], { env, cwd }, (error, stdout, stderr) => {
+    execFile(process.execPath, [...relayECliArgs, ...args], { env, cwd }, (error, stdout, stderr) => {
       resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr });
     });
   });

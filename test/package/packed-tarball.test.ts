@@ -190,7 +190,7 @@ describe('the packed package, installed in a project of its own', () => {
       const tsc = path.join(repository, 'node_modules/typescript/bin/tsc');
       const checked = await inProject(project, process.execPath, [tsc, '-p', 'tsconfig.json']).then(
         () => 'no errors',
-        (error: { stdout?: string }) => error.stdout ?? String(error),
+        (error: Error & { stdout?: string }) => error.stdout ?? error.message,
       );
 
       expect(checked).toBe('no errors');

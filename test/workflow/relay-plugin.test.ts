@@ -7,6 +7,7 @@ import { encryptionKeyIdMetadataKey } from '../../src/security/aes-gcm-payload-c
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { defineTool } from '../../src/tool/define-tool.js';
 import { RelayPlugin, bundleRelayWorkflows } from '../../src/worker/index.js';
+import type { RelayPluginOptions } from '../../src/worker/index.js';
 import { waitForRun, waitForWorkerCatalog } from '../helpers/relay-test-kit.js';
 import { connectTemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal-test-env.js';
 import type { TemporalTestEnv } from '../helpers/temporal-test-env.js';
@@ -33,11 +34,33 @@ const shipParcel = defineTool({
   },
 });
 
+/** A plain `Worker.create` with the plugin, the way a team adds Relay-E to its own worker; it runs until `stop`. */
+async function startPlainWorker(taskQueue: string, options: Omit<RelayPluginOptions, 'tools' | 'workflowBundle'>) {
+  const plugin = await RelayPlugin.create({
+    ...options,
+    tools: [shipParcel],
+    workflowBundle: await bundleRelayWorkflows({ logger: new DefaultLogger('WARN') }),
+  });
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    namespace: env.namespace,
+    taskQueue,
+    plugins: [plugin],
+  });
+  const running = worker.run();
+  return {
+    plugin,
+    stop: async () => {
+      worker.shutdown();
+      await running;
+    },
+  };
+}
+
 describe('RelayPlugin', () => {
   it('adds agent runs, their activities and encryption to a plain Worker.create and Client', async () => {
     const taskQueue = uniqueTaskQueue('plugin');
-    const plugin = await RelayPlugin.create({
-      tools: [shipParcel],
+    const { plugin, stop } = await startPlainWorker(taskQueue, {
       models: {
         scripted: scriptedModel([
           { toolCalls: [{ id: 'ship', name: 'ship_parcel', input: { parcel: 'P-7', address: '1 Main St' } }] },
@@ -45,15 +68,7 @@ describe('RelayPlugin', () => {
         ]),
       },
       encryption: { keys: { 'k-plugin': randomBytes(32).toString('base64') } },
-      workflowBundle: await bundleRelayWorkflows({ logger: new DefaultLogger('WARN') }),
     });
-    const worker = await Worker.create({
-      connection: env.nativeConnection,
-      namespace: env.namespace,
-      taskQueue,
-      plugins: [plugin],
-    });
-    const running = worker.run();
     const client = await RelayClient.connect({
       connection: env.connection,
       namespace: env.namespace,
@@ -73,26 +88,14 @@ describe('RelayPlugin', () => {
       expect(history).not.toContain('1 Main St');
       expect(history).toContain(encryptionKeyIdMetadataKey);
     } finally {
-      worker.shutdown();
-      await running;
+      await stop();
       await client.close();
     }
   });
 
   it('announces the worker’s tools and models on its task queue while it runs', async () => {
     const taskQueue = uniqueTaskQueue('plugin-catalog');
-    const plugin = await RelayPlugin.create({
-      tools: [shipParcel],
-      models: { scripted: scriptedModel([{ text: 'ok' }]) },
-      workflowBundle: await bundleRelayWorkflows({ logger: new DefaultLogger('WARN') }),
-    });
-    const worker = await Worker.create({
-      connection: env.nativeConnection,
-      namespace: env.namespace,
-      taskQueue,
-      plugins: [plugin],
-    });
-    const running = worker.run();
+    const { stop } = await startPlainWorker(taskQueue, { models: { scripted: scriptedModel([{ text: 'ok' }]) } });
     const client = await RelayClient.connect({ connection: env.connection, namespace: env.namespace, taskQueue });
     try {
       const catalog = await waitForWorkerCatalog(client);
@@ -100,8 +103,7 @@ describe('RelayPlugin', () => {
       expect(catalog.modelPrefixes).toEqual(['scripted']);
       expect(catalog.workers).toBe(1);
     } finally {
-      worker.shutdown();
-      await running;
+      await stop();
       await client.close();
     }
   });
