@@ -36,7 +36,15 @@ export async function loadProjectConfig(
   } catch (error) {
     throw usageError(`Cannot load ${file}: ${error instanceof Error ? error.message : String(error)}`);
   }
-  return { file, config: checkConfig(module.default, file) };
+  return { file, config: checkConfig(unwrapDefault(module.default), file) };
+}
+
+/** A TypeScript config outside an ES-module package loads as CommonJS, its default export one level down. */
+function unwrapDefault(exported: unknown): unknown {
+  const nested = (exported as { default?: unknown } | undefined)?.default;
+  return nested !== undefined && !(typeof exported === 'object' && exported !== null && 'tools' in exported)
+    ? nested
+    : exported;
 }
 
 async function findConfigFile(directory: string): Promise<string | undefined> {
