@@ -1,9 +1,7 @@
-import { execFile, spawn } from 'node:child_process';
-import { once } from 'node:events';
+import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 
@@ -95,24 +93,6 @@ export const used = [RelayClient, ToolRegistry, RelayPlugin, createWorker, creat
 export type Used = [RunSnapshot, RelayClientOptions];
 `;
 
-// The config a user writes for `npx relay-e worker`, loaded as TypeScript without a build step.
-const userConfig = `
-import { defineConfig, defineTool } from '@relay-e/engine';
-import { z } from 'zod';
-
-export default defineConfig({
-  tools: [
-    defineTool({
-      name: 'count_seeds',
-      description: 'Count the seeds left in a packet.',
-      inputSchema: z.object({ packet: z.string() }),
-      execute: async ({ packet }) => ({ packet, seeds: 40 }),
-    }),
-  ],
-  taskQueue: 'garden-from-config',
-});
-`;
-
 const tsconfig = {
   compilerOptions: {
     module: 'NodeNext',
@@ -126,11 +106,6 @@ const tsconfig = {
 };
 
 let project: string;
-
-/** The environment without RELAY_E_TASK_QUEUE, which would win over the config's task queue. */
-function withoutTaskQueue({ RELAY_E_TASK_QUEUE: _taskQueue, ...env }: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
-  return env;
-}
 
 beforeAll(async () => {
   // Outside the repository, so nothing resolves through its node_modules by accident.
@@ -156,7 +131,6 @@ beforeAll(async () => {
   await writeFile(path.join(project, 'run.mjs'), userRun);
   await writeFile(path.join(project, 'check-types.ts'), userTypes);
   await writeFile(path.join(project, 'tsconfig.json'), JSON.stringify(tsconfig));
-  await writeFile(path.join(project, 'relay-e.config.ts'), userConfig);
 }, 10 * minutes);
 
 afterAll(async () => {
@@ -194,39 +168,6 @@ describe('the packed package, installed in a project of its own', () => {
       );
 
       expect(checked).toBe('no errors');
-    },
-    3 * minutes,
-  );
-
-  it(
-    'starts npx relay-e worker with the project’s TypeScript config',
-    async () => {
-      const worker = spawn('npx', ['--no-install', 'relay-e', 'worker', '--json'], {
-        cwd: project,
-        env: { ...withoutTaskQueue(process.env), TEMPORAL_ADDRESS: inject('temporalAddress') },
-        stdio: ['ignore', 'pipe', 'pipe'],
-      });
-      let stderr = '';
-      worker.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-      const exited = new Promise((resolve) => worker.once('exit', resolve));
-      try {
-        const [line] = await Promise.race([
-          once(createInterface({ input: worker.stdout }), 'line') as Promise<string[]>,
-          exited.then(() => {
-            throw new Error(`relay-e worker exited early:\n${stderr}`);
-          }),
-        ]);
-
-        expect(JSON.parse(line ?? '')).toMatchObject({
-          status: 'ready',
-          taskQueue: 'garden-from-config',
-          tools: ['count_seeds'],
-          source: path.join(project, 'relay-e.config.ts'),
-        });
-      } finally {
-        worker.kill('SIGINT');
-        await exited;
-      }
     },
     3 * minutes,
   );
