@@ -1,20 +1,19 @@
-# Relay-E worker and API image: build with the dev dependencies, ship only what runs.
+# Relay-E worker and API image, built from a project: your own (a package.json that depends on @relay-e/engine, its
+# lockfile and relay-e.config.ts: copy this file, .dockerignore and docker-compose.yml into it) or this repository,
+# whose demo tools run when there is no config. `relay-e worker` and `relay-e serve` read the config at /app;
+# a TypeScript config loads as it is (tsx is a runtime dependency of @relay-e/engine), so nothing is compiled for it.
 FROM node:24-slim AS build
 WORKDIR /app
-COPY package.json package-lock.json ./
-RUN npm ci --no-audit --no-fund
-COPY tsconfig.json tsconfig.build.json ./
-COPY src ./src
-COPY workflows ./workflows
-COPY activities ./activities
-RUN npm run build
+COPY package.json package-lock.json* ./
+RUN if [ -f package-lock.json ]; then npm ci --no-audit --no-fund; else npm install --no-audit --no-fund; fi
+COPY . .
+RUN npm run build --if-present && npm prune --omit=dev --no-audit --no-fund
 
 FROM node:24-slim
 ENV NODE_ENV=production
 WORKDIR /app
-COPY package.json package-lock.json ./
-RUN npm ci --omit=dev --no-audit --no-fund && npm cache clean --force
-COPY --from=build /app/dist ./dist
+COPY --from=build /app ./
 USER node
-ENTRYPOINT ["node", "dist/src/cli/main.js"]
+# npx finds relay-e in node_modules/.bin of a project, and this repository's own bin here.
+ENTRYPOINT ["npx", "--no-install", "relay-e"]
 CMD ["worker"]

@@ -23,6 +23,7 @@ export default defineConfig({
             'test/testing/**/*.test.ts',
             'examples/**/*.test.ts',
             'test/mcp/**/*.test.ts',
+            'test/package/**/*.test.ts',
           ],
           globalSetup: ['test/helpers/temporal-global-setup.ts'],
           testTimeout: 60_000,

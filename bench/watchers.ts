@@ -15,7 +15,8 @@ import { startApiServer } from '../src/http/start-api-server.js';
 import type { RunEvent } from '../src/shared/run-types.js';
 import { scriptedModel } from '../src/testing/scripted-model.js';
 import { defineTool } from '../src/tool/define-tool.js';
-import { createWorker, relaySharedWorkflowModules, relayWorkflowsPath } from '../src/worker/create-worker.js';
+import { createWorker } from '../src/worker/create-worker.js';
+import { relaySharedWorkflowModules, relayWorkflowsPath } from '../src/worker/relay-workflows.js';
 import { startBenchServer } from './lib/bench-stack.js';
 import { writeResult } from './lib/measure-harness.js';
 

@@ -8,7 +8,8 @@
  */
 import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { z } from 'zod';
-import { RelayClient, createWorker, defineTool } from '../src/index.js';
+import { RelayClient, defineTool } from '../src/index.js';
+import { createWorker } from '../src/worker/index.js';
 import { startTemporalDevServer } from '../src/dev/temporal-dev-server.js';
 import { scriptedModel } from '../src/testing/index.js';
 

@@ -15,7 +15,8 @@
 import { readFileSync } from 'node:fs';
 import type { TLSConfig } from '@temporalio/client';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { RelayClient, createWorker, encryptionOptionsFromEnv } from '../src/index.js';
+import { RelayClient, encryptionOptionsFromEnv } from '../src/index.js';
+import { createWorker } from '../src/worker/index.js';
 import { scriptedModel } from '../src/testing/index.js';
 
 const address = process.env['TEMPORAL_ADDRESS'] ?? 'localhost:7233';

@@ -1,6 +1,9 @@
+// What client-only code needs (tools, the client, model providers, encryption, types). Nothing here may load
+// `@temporalio/worker` or a bundler: worker pieces live in `@relay-e/engine/worker` (test/unit/entry-points.test.ts).
 export * from './tool/index.js';
 export * from './client/index.js';
-export * from './worker/index.js';
+export { defineConfig } from './config/define-config.js';
+export type { RelayConfig } from './config/define-config.js';
 export { ModelProviderError } from './model/model-provider.js';
 export type { ModelCall, ModelProvider } from './model/model-provider.js';
 export { ModelRegistry, parseModelId } from './model/model-registry.js';
@@ -19,7 +22,6 @@ export type {
 export * from './security/index.js';
 export { RelayError, errorCodes } from './shared/errors.js';
 export type { ErrorCode } from './shared/errors.js';
-export { agentRunInputSchema } from './shared/run-input-schema.js';
 export { relaySearchAttributeDefinitions, relaySearchAttributes } from './shared/search-attributes.js';
 export type {
   AgentRunInput,

@@ -9,7 +9,7 @@ import { startTemporalDevServer } from '../../src/dev/temporal-dev-server.js';
 import type { TemporalDevServerOptions } from '../../src/dev/temporal-dev-server.js';
 import type { ModelProvider } from '../../src/model/model-provider.js';
 import type { ToolDefinition } from '../../src/tool/define-tool.js';
-import { bundleRelayWorkflows, createWorker } from '../../src/worker/create-worker.js';
+import { bundleRelayWorkflows, createWorker } from '../../src/worker/index.js';
 
 /** A dev server on a SQLite file, one Relay-E worker and a client: what every benchmark measures against. */
 export interface BenchStack {

@@ -9,7 +9,7 @@ export const commandSummaries = {
   reject: 'reject a pending tool call; the model is told it did not run',
   runs: 'list runs, newest first, from Temporal visibility (search attributes)',
   inspect: 'show a run: status, pending approvals, usage, answer and the event timeline',
-  worker: 'run a worker with the demo tools (and the model providers the environment configures)',
+  worker: "run a worker with the project's tools (relay-e.config.ts), or the demo tools without one",
   serve: 'run the HTTP API (runs, events over SSE, approvals) in front of Temporal',
   'codec-server': 'decrypt payloads for the Temporal UI and CLI (--ui-codec-endpoint / --codec-endpoint)',
   tools: "list the tool catalog a worker offers: each tool's source, approval policy and input schema",

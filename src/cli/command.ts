@@ -18,6 +18,7 @@ export interface Command {
 export const connectionOptions = {
   address: { type: 'string' },
   namespace: { type: 'string' },
+  profile: { type: 'string' },
   'task-queue': { type: 'string' },
   tenant: { type: 'string' },
   json: { type: 'boolean' },
@@ -27,11 +28,13 @@ function connectionHelp(tenantLine: string): string {
   return `Connection:
   --address HOST:PORT    Temporal frontend (env TEMPORAL_ADDRESS, default localhost:7233)
   --namespace NAME       Temporal namespace (env TEMPORAL_NAMESPACE, default default)
+  --profile NAME         profile of the Temporal config file (env TEMPORAL_PROFILE, file TEMPORAL_CONFIG_FILE)
   --task-queue NAME      task queue of the Relay-E workers (env RELAY_E_TASK_QUEUE, default relay-e)
   --tenant ID            ${tenantLine}
   --json                 machine-readable output, no spinner
   -h, --help             this help
-  Temporal Cloud: TEMPORAL_API_KEY, or mTLS with TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH.`;
+  Temporal Cloud: TEMPORAL_API_KEY, or mTLS with TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH;
+  every setting Temporal's own CLI reads (@temporalio/envconfig) applies, and flags win over it.`;
 }
 
 /** The help lines of {@link connectionOptions} for commands that start runs under a tenant. */

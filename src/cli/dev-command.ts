@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import path from 'node:path';
-import { startTemporalDevServer } from '../dev/temporal-dev-server.js';
+import { findTemporalExecutable, startTemporalDevServer } from '../dev/temporal-dev-server.js';
 import type { TemporalDevServer } from '../dev/temporal-dev-server.js';
 import type { ApiKeyTenants } from '../http/api-keys.js';
 import { loadApiKeys } from '../http/api-keys.js';
@@ -12,11 +12,15 @@ import { startCodecServer } from './codec-server-command.js';
 import type { Command } from './command.js';
 import { connectionOptions, connectionOptionsHelp, parseCommandArgs } from './command.js';
 import { resolveModel } from './resolve-model.js';
-import { defaultApiPort, readPort } from './serve-command.js';
+import { defaultApiPort, explainBusyPort, readPort } from './serve-command.js';
 import { waitForShutdownSignal } from './shutdown-signal.js';
 import { createSpinner } from './spinner.js';
+import type { Spinner } from './spinner.js';
 import { connectRelayClient, readTemporalSettings } from './temporal-settings.js';
-import { startDemoWorker } from './worker-command.js';
+import type { TemporalSettings } from './temporal-settings.js';
+import { startCliWorker } from './worker-command.js';
+import type { CliWorker } from './worker-command.js';
+import { configOption, configOptionHelp, loadProjectConfig } from './project-config.js';
 
 const devOptions = {
   ...connectionOptions,
@@ -25,6 +29,7 @@ const devOptions = {
   host: { type: 'string' },
   'ui-port': { type: 'string' },
   db: { type: 'string' },
+  ...configOption,
 } as const;
 
 const stateDirectory = '.relay-e';
@@ -33,12 +38,14 @@ const reachableTimeoutMs = 1_000;
 
 export const devCommand: Command = {
   name: 'dev',
-  summary: 'everything on one machine: Temporal dev server with Web UI, a demo worker and the HTTP API',
+  summary:
+    "everything on one machine: Temporal dev server with Web UI, a worker with the project's tools, the HTTP API",
   help: `Usage: relay-e dev [options]
 
-Starts (or reuses) a Temporal dev server with the Web UI, a worker with the banking demo tools and
-the HTTP API with a dev API key, then prints how to start a run. Runs are kept in a SQLite file, so
-a restart keeps them. Ctrl-C stops everything.
+Starts (or reuses) a Temporal dev server with the Web UI, a worker with the tools and models of the
+project's config file (relay-e.config.ts; the banking demo tools without one) and the HTTP API with a
+dev API key, then prints how to start a run. Runs are kept in a SQLite file, so a restart keeps them.
+Ctrl-C stops everything.
 
 Options:
   --temporal-address H:P Temporal to reuse if it is reachable there; otherwise a dev server is started
@@ -47,6 +54,7 @@ Options:
   --db PATH              SQLite file of a started server (default ${stateDirectory}/temporal.db)
   --port N               API port (env RELAY_E_PORT, default ${defaultApiPort}; 0 picks a free one)
   --host IP              API bind address (env RELAY_E_HOST, default 127.0.0.1)
+${configOptionHelp}
   The API key is RELAY_E_API_KEYS="key:tenant,..." when set, else one generated once and kept in
   ${stateDirectory}/dev-api-key (tenant from --tenant, default demo).
   With RELAY_E_ENCRYPTION_KEYS set, payloads are encrypted and a started server's Web UI decrypts
@@ -56,108 +64,185 @@ ${connectionOptionsHelp}`,
   async run(argv) {
     const { values } = parseCommandArgs('dev', argv, devOptions);
     const shutdown = waitForShutdownSignal();
-    const settings = await readTemporalSettings({ ...values, address: values['temporal-address'] ?? values.address });
-    const apiPort = readPort(values.port);
-    const uiPort = values['ui-port'] === undefined ? defaultUiPort : readPort(values['ui-port']);
+    const project = await loadProjectConfig(values.config);
+    const settings = await readTemporalSettings(
+      { ...values, address: values['temporal-address'] ?? values.address },
+      process.env,
+      project?.config,
+    );
     const json = values.json === true;
-    const spinner = createSpinner(!json && process.stderr.isTTY);
-
-    const cleanups: Array<() => Promise<void>> = [];
-    const stopAll = async () => {
-      for (const cleanup of cleanups.reverse()) await cleanup();
-    };
+    const stack = new DevStack(createSpinner(!json && process.stderr.isTTY));
     try {
-      spinner.start(`connecting to Temporal at ${settings.address}`);
-      const { host, port } = splitAddress(settings.address);
-      const reused = await isReachable(host, port);
-      const dbFilename = values.db ?? path.join(stateDirectory, 'temporal.db');
-      if (!reused) {
-        spinner.start(`starting a Temporal dev server on ${settings.address} (data in ${dbFilename})`);
-        await mkdir(path.dirname(path.resolve(dbFilename)), { recursive: true });
-      }
-      // With encryption on, the UI started here decrypts through a codec server on loopback.
-      const codec =
-        !reused && settings.encryption
-          ? await startCodecServer({
-              encryption: settings.encryption,
-              port: 0,
-              host: '127.0.0.1',
-              uiOrigins: [`http://localhost:${uiPort}`, `http://127.0.0.1:${uiPort}`],
-            })
-          : undefined;
-      if (codec) cleanups.push(() => codec.close());
-      const server: TemporalDevServer = reused
-        ? await startTemporalDevServer({ reuseAddress: settings.address, namespace: settings.namespace })
-        : await startTemporalDevServer({
-            ip: host === 'localhost' ? '127.0.0.1' : host,
-            port,
-            ui: true,
-            uiPort,
-            dbFilename,
-            namespace: settings.namespace,
-            // Lets the worker start an activity in the same round trip that schedules it (bench/README.md,
-            // "eager activities").
-            dynamicConfig: { 'system.enableActivityEagerExecution': true },
-            extraArgs: codec ? ['--ui-codec-endpoint', codec.url] : [],
-          });
-      cleanups.push(() => server.stop());
-      const serverSettings = { ...settings, address: server.address };
-
-      spinner.start('starting the worker (bundling the workflows takes a few seconds)');
-      const worker = await startDemoWorker(serverSettings);
-      cleanups.push(() => worker.stop());
-
-      const keys = await readDevApiKeys(settings.tenantId);
-      const client = await connectRelayClient(serverSettings);
-      cleanups.push(() => client.close());
-      const api = await startApiServer({
-        client,
-        apiKeys: keys.apiKeys,
-        port: apiPort,
+      const temporal = await startTemporal(stack, settings, {
+        uiPort: values['ui-port'] === undefined ? defaultUiPort : readPort(values['ui-port']),
+        dbFilename: values.db ?? path.join(stateDirectory, 'temporal.db'),
+      });
+      const serverSettings = { ...settings, address: temporal.server.address };
+      stack.spinner.start('starting the worker (bundling the workflows takes a few seconds)');
+      const worker = await startCliWorker(serverSettings, project);
+      stack.add(() => worker.stop());
+      const api = await startDevApi(stack, serverSettings, {
+        port: readPort(values.port),
         host: values.host ?? process.env['RELAY_E_HOST'] ?? '127.0.0.1',
       });
-      cleanups.push(() => api.close());
-      spinner.stop();
-
-      const model = resolveModel(undefined);
-      const uiUrl =
-        server.uiUrl ?? (reused ? `http://${host}:${uiPort} (if that server serves its UI there)` : undefined);
-      const ready = {
-        status: 'ready',
-        apiUrl: api.url,
-        apiKey: keys.shownKey,
-        tenantId: keys.tenantId,
-        temporalAddress: server.address,
-        temporalReused: reused,
-        namespace: server.namespace,
-        taskQueue: settings.taskQueue,
-        uiUrl: server.uiUrl,
-        ...(codec ? { codecUrl: codec.url } : {}),
-        dbFilename: reused ? undefined : dbFilename,
-        model: model.modelId,
-        providers: worker.providers,
-      };
-      process.stdout.write(
-        json
-          ? `${JSON.stringify(ready)}\n`
-          : describeReady({
-              ...ready,
-              uiUrl,
-              keySource: keys.source,
-              model: model.description,
-              tools: worker.toolNames,
-            }),
-      );
+      stack.spinner.stop();
+      printReady({ json, temporal, worker, api, settings, isDemo: project === undefined });
       await Promise.race([shutdown, worker.finished]);
-      if (!json) process.stderr.write('\nShutting down: API, worker, Temporal...\n');
+      if (!json) process.stderr.write('\nStopping Relay-E dev: API, worker, Temporal (Ctrl-C again to force)...\n');
     } finally {
-      spinner.stop();
-      await stopAll();
+      await stack.stop();
     }
-    if (!json) process.stderr.write('Stopped.\n');
+    if (!json) process.stderr.write('Stopped. Runs are kept; relay-e dev picks them up again.\n');
     return exitCodes.ok;
   },
 };
+
+/** What `dev` started, stopped in reverse order, and the spinner that tells what it is doing. */
+class DevStack {
+  readonly #cleanups: Array<() => Promise<void>> = [];
+
+  constructor(readonly spinner: Spinner) {}
+
+  add(cleanup: () => Promise<void>): void {
+    this.#cleanups.push(cleanup);
+  }
+
+  async stop(): Promise<void> {
+    this.spinner.stop();
+    for (const cleanup of this.#cleanups.reverse()) await cleanup();
+  }
+}
+
+interface DevTemporal {
+  server: TemporalDevServer;
+  reused: boolean;
+  host: string;
+  uiPort: number;
+  dbFilename: string;
+  codec: { url: string } | undefined;
+  /** The Temporal CLI this machine has, for `temporal workflow list` and friends; undefined when none is found. */
+  cliPath: string | undefined;
+}
+
+/** Reuses the Temporal server at the settings' address when one answers there, else starts a dev server with its UI. */
+async function startTemporal(
+  stack: DevStack,
+  settings: TemporalSettings,
+  options: { uiPort: number; dbFilename: string },
+): Promise<DevTemporal> {
+  const { uiPort, dbFilename } = options;
+  stack.spinner.start(`connecting to Temporal at ${settings.address}`);
+  const { host, port } = splitAddress(settings.address);
+  const reused = await isReachable(host, port);
+  const cliPath = await findTemporalExecutable().catch(() => undefined);
+  if (reused) {
+    const server = await startTemporalDevServer({ reuseAddress: settings.address, namespace: settings.namespace });
+    return { server, reused, host, uiPort, dbFilename, codec: undefined, cliPath };
+  }
+  stack.spinner.start(`starting a Temporal dev server on ${settings.address} (data in ${dbFilename})`);
+  await mkdir(path.dirname(path.resolve(dbFilename)), { recursive: true });
+  // With encryption on, the UI started here decrypts through a codec server on loopback.
+  const codec = settings.encryption
+    ? await startCodecServer({
+        encryption: settings.encryption,
+        port: 0,
+        host: '127.0.0.1',
+        uiOrigins: [`http://localhost:${uiPort}`, `http://127.0.0.1:${uiPort}`],
+      })
+    : undefined;
+  if (codec) stack.add(() => codec.close());
+  const server = await startTemporalDevServer({
+    ip: host === 'localhost' ? '127.0.0.1' : host,
+    port,
+    ui: true,
+    uiPort,
+    dbFilename,
+    namespace: settings.namespace,
+    // Lets the worker start an activity in the same round trip that schedules it (bench/README.md,
+    // "eager activities").
+    dynamicConfig: { 'system.enableActivityEagerExecution': true },
+    extraArgs: codec ? ['--ui-codec-endpoint', codec.url] : [],
+  }).catch((error: unknown) => {
+    throw explainDevServerPortClash(error, uiPort);
+  });
+  stack.add(() => server.stop());
+  return { server, reused, host, uiPort, dbFilename, codec, cliPath };
+}
+
+/** A dev server that cannot bind names the flags that move its ports, instead of the server's own log. */
+function explainDevServerPortClash(error: unknown, uiPort: number): unknown {
+  if (!(error instanceof Error) || !/address already in use/i.test(error.message)) return error;
+  return usageError(
+    `The Temporal dev server could not start: a port it needs is in use (is another relay-e dev or Temporal ` +
+      `running?). The Web UI port is ${uiPort}: change it with --ui-port N; change the gRPC port with ` +
+      `--temporal-address 127.0.0.1:N.`,
+  );
+}
+
+interface DevApi {
+  url: string;
+  keys: DevApiKeys;
+}
+
+/** Serves the HTTP API with the dev API key; a busy port is reported with the flag that changes it. */
+async function startDevApi(
+  stack: DevStack,
+  settings: TemporalSettings,
+  listen: { port: number; host: string },
+): Promise<DevApi> {
+  const keys = await readDevApiKeys(settings.tenantId);
+  const client = await connectRelayClient(settings);
+  stack.add(() => client.close());
+  const api = await startApiServer({ client, apiKeys: keys.apiKeys, ...listen }).catch((error: unknown) => {
+    throw explainBusyPort(error, listen.port, listen.host);
+  });
+  stack.add(() => api.close());
+  return { url: api.url, keys };
+}
+
+/** Prints the banner (or, with `--json`, one line of JSON) saying where everything is. */
+function printReady(ready: {
+  json: boolean;
+  temporal: DevTemporal;
+  worker: CliWorker;
+  api: DevApi;
+  settings: TemporalSettings;
+  isDemo: boolean;
+}): void {
+  const { temporal, worker, api, settings } = ready;
+  const model = resolveModel(undefined);
+  const uiUrl =
+    temporal.server.uiUrl ??
+    (temporal.reused ? `http://${temporal.host}:${temporal.uiPort} (if that server serves its UI there)` : undefined);
+  const facts = {
+    status: 'ready',
+    apiUrl: api.url,
+    apiKey: api.keys.shownKey,
+    tenantId: api.keys.tenantId,
+    temporalAddress: temporal.server.address,
+    temporalReused: temporal.reused,
+    temporalCli: temporal.cliPath,
+    namespace: temporal.server.namespace,
+    taskQueue: settings.taskQueue,
+    uiUrl: temporal.server.uiUrl,
+    ...(temporal.codec ? { codecUrl: temporal.codec.url } : {}),
+    dbFilename: temporal.reused ? undefined : temporal.dbFilename,
+    model: ready.isDemo ? model.modelId : undefined,
+    providers: worker.providers,
+    tools: worker.toolNames,
+    toolsFrom: worker.source,
+  };
+  process.stdout.write(
+    ready.json
+      ? `${JSON.stringify(facts)}\n`
+      : describeReady({
+          ...facts,
+          uiUrl,
+          keySource: api.keys.source,
+          model: ready.isDemo ? model.description : undefined,
+        }),
+  );
+}
 
 interface DevApiKeys {
   apiKeys: ApiKeyTenants;
@@ -221,19 +306,32 @@ function describeReady(ready: {
   keySource: string;
   temporalAddress: string;
   temporalReused: boolean;
+  temporalCli: string | undefined;
   namespace: string;
   taskQueue: string;
   uiUrl: string | undefined;
   dbFilename: string | undefined;
-  model: string;
+  /** The demo's model; undefined with a project config, whose models the worker serves. */
+  model: string | undefined;
+  providers: string[];
   tools: string[];
+  toolsFrom: string;
 }): string {
-  const cli = runningFromSource() ? 'npm run relay-e --' : 'relay-e';
+  const cli = runningFromSource() ? 'npm run relay-e --' : 'npx relay-e';
   const addressFlag = ready.temporalAddress === 'localhost:7233' ? '' : ` --address ${ready.temporalAddress}`;
   const temporal = ready.temporalReused
     ? `${ready.temporalAddress} (an existing server, reused)`
     : `${ready.temporalAddress} (dev server, data in ${ready.dbFilename ?? 'memory'})`;
-  const body = JSON.stringify({ model: 'scripted:demo', prompt: 'transfer 50 from ACC-1 to ACC-2' });
+  const temporalCli = ready.temporalCli
+    ? `${ready.temporalCli}\n               e.g. ${ready.temporalCli} workflow list --address ${ready.temporalAddress}`
+    : '(none found: install it from https://docs.temporal.io/cli, or set TEMPORAL_CLI_PATH)';
+  const models =
+    ready.model ?? `${ready.providers.map((provider) => `${provider}:…`).join(', ')} (the providers the worker has)`;
+  const auth = `-H 'Authorization: Bearer ${ready.apiKey}'`;
+  const tryIt =
+    ready.model === undefined
+      ? describeProjectExamples(ready.apiUrl, auth, ready.providers)
+      : describeDemoExamples(ready.apiUrl, auth, `${cli} run${addressFlag}`, `${cli} runs${addressFlag}`);
   return `
 Relay-E dev is ready.
 
@@ -242,21 +340,38 @@ Relay-E dev is ready.
   Temporal     ${temporal}
                namespace ${ready.namespace}, task queue ${ready.taskQueue}
   Temporal UI  ${ready.uiUrl ?? '(not served by this process)'}
-  Model        ${ready.model}
+  Temporal CLI ${temporalCli}
+  Model        ${models}
   Tools        ${ready.tools.join(', ')}
+               from ${ready.toolsFrom}
+${tryIt}
+Ctrl-C stops the API, the worker and Temporal (runs are kept).
+`;
+}
 
+function describeDemoExamples(apiUrl: string, auth: string, run: string, runs: string): string {
+  const body = JSON.stringify({ model: 'scripted:demo', prompt: 'transfer 50 from ACC-1 to ACC-2' });
+  return `
 Start a run over HTTP, then approve the transfer:
-  curl -s -X POST ${ready.apiUrl}/v1/runs -H 'Authorization: Bearer ${ready.apiKey}' \\
+  curl -s -X POST ${apiUrl}/v1/runs ${auth} \\
     -H 'Content-Type: application/json' -d '${body}'
-  curl -s ${ready.apiUrl}/v1/approvals -H 'Authorization: Bearer ${ready.apiKey}'
-  curl -s -X POST ${ready.apiUrl}/v1/runs/<runId>/approve -H 'Authorization: Bearer ${ready.apiKey}' \\
+  curl -s ${apiUrl}/v1/approvals ${auth}
+  curl -s -X POST ${apiUrl}/v1/runs/<runId>/approve ${auth} \\
     -H 'Content-Type: application/json' -d '{"toolCallId":"<toolCallId>"}'
 
 Or from the CLI, in another terminal:
-  ${cli} run${addressFlag} "transfer 50 from ACC-1 to ACC-2"
-  ${cli} runs${addressFlag} --status awaiting_approval
+  ${run} "transfer 50 from ACC-1 to ACC-2"
+  ${runs} --status awaiting_approval
+`;
+}
 
-Ctrl-C stops the API, the worker and Temporal (runs are kept).
+function describeProjectExamples(apiUrl: string, auth: string, providers: readonly string[]): string {
+  const body = JSON.stringify({ model: `${providers[0] ?? 'openai'}:<model>`, prompt: '<what the agent should do>' });
+  return `
+Start a run over HTTP, and see what waits for approval:
+  curl -s -X POST ${apiUrl}/v1/runs ${auth} \\
+    -H 'Content-Type: application/json' -d '${body}'
+  curl -s ${apiUrl}/v1/approvals ${auth}
 `;
 }
 

@@ -6,10 +6,22 @@ import type { Command } from './command.js';
 import { commandSummaries } from './command-summaries.js';
 import { connectionOptions, connectionOptionsHelp, parseCommandArgs } from './command.js';
 import { waitForShutdownSignal } from './shutdown-signal.js';
+import { configOption, configOptionHelp, loadProjectConfig } from './project-config.js';
 import { connectRelayClient, readTemporalSettings } from './temporal-settings.js';
 
 /** The API port when neither `--port` nor RELAY_E_PORT says otherwise. */
 export const defaultApiPort = 8787;
+
+/**
+ * Turns "address in use" into a sentence naming the flag that picks another port; other errors pass through.
+ */
+export function explainBusyPort(error: unknown, port: number, host: string): unknown {
+  if ((error as NodeJS.ErrnoException | undefined)?.code !== 'EADDRINUSE') return error;
+  return usageError(
+    `Port ${port} on ${host} is already in use (another relay-e dev or serve?). ` +
+      'Pick another with --port N or RELAY_E_PORT=N (0 picks a free one).',
+  );
+}
 
 /** Reads `--port`/RELAY_E_PORT as a TCP port (0 picks a free one). */
 export function readPort(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): number {
@@ -25,6 +37,7 @@ const serveOptions = {
   port: { type: 'string' },
   host: { type: 'string' },
   'api-keys-file': { type: 'string' },
+  ...configOption,
 } as const;
 
 const cli = cliInvocation();
@@ -41,19 +54,22 @@ Options:
   --port N               port (env RELAY_E_PORT, default ${defaultApiPort}; 0 picks a free one)
   --host IP              address to bind (env RELAY_E_HOST, default 127.0.0.1; 0.0.0.0 in containers)
   --api-keys-file PATH   API keys file (env RELAY_E_API_KEYS_FILE); or RELAY_E_API_KEYS="key:tenant,..."
+${configOptionHelp}
+                         (the API takes its task queue and encryption keys from it)
 
 ${connectionOptionsHelp}`,
   async run(argv) {
     const { values } = parseCommandArgs('serve', argv, serveOptions);
+    const shutdown = waitForShutdownSignal();
     const file = values['api-keys-file'] ?? process.env['RELAY_E_API_KEYS_FILE'];
     const apiKeys = await loadApiKeys({ ...(file ? { file } : {}), env: process.env });
-    const settings = await readTemporalSettings(values);
+    const project = await loadProjectConfig(values.config);
+    const settings = await readTemporalSettings(values, process.env, project?.config);
     const client = await connectRelayClient(settings);
-    const api = await startApiServer({
-      client,
-      apiKeys,
-      port: readPort(values.port),
-      host: values.host ?? process.env['RELAY_E_HOST'] ?? '127.0.0.1',
+    const port = readPort(values.port);
+    const host = values.host ?? process.env['RELAY_E_HOST'] ?? '127.0.0.1';
+    const api = await startApiServer({ client, apiKeys, port, host }).catch((error: unknown) => {
+      throw explainBusyPort(error, port, host);
     });
     const tenants = [...new Set([...apiKeys.values()].map((entry) => entry.tenantId))];
     process.stdout.write(
@@ -61,7 +77,7 @@ ${connectionOptionsHelp}`,
         ? `${JSON.stringify({ status: 'ready', url: api.url, tenants, taskQueue: settings.taskQueue })}\n`
         : `API listening on ${api.url} (Temporal ${settings.address}, task queue ${settings.taskQueue}; tenants: ${tenants.join(', ')})\n`,
     );
-    await waitForShutdownSignal();
+    await shutdown;
     await api.close();
     await client.close();
     return exitCodes.ok;

@@ -1,9 +1,11 @@
-import { readFile } from 'node:fs/promises';
 import { NativeConnection } from '@temporalio/worker';
 import type { TLSConfig } from '@temporalio/client';
+import { loadClientConnectConfig } from '@temporalio/envconfig';
+import type { ClientConnectConfig } from '@temporalio/envconfig';
 import { RelayClient } from '../client/relay-client.js';
 import { encryptionOptionsFromEnv } from '../security/encryption-keys.js';
 import type { EncryptionOptions } from '../security/encryption-keys.js';
+import type { RelayConfig } from '../config/define-config.js';
 import { usageError } from './cli-error.js';
 
 /** Where the Temporal server is and which runs a command works on, from flags first, then the environment. */
@@ -24,29 +26,49 @@ export interface TemporalSettings {
 export interface TemporalFlags {
   address?: string | undefined;
   namespace?: string | undefined;
+  profile?: string | undefined;
   'task-queue'?: string | undefined;
   tenant?: string | undefined;
 }
 
-/** Reads the connection settings; mTLS certificate files are read here so a wrong path fails before connecting. */
+/** What the project's config file adds to the settings; flags and the environment win over it. */
+export type ConfigSettings = Pick<RelayConfig, 'taskQueue' | 'encryption'>;
+
+/**
+ * Reads the connection settings the way Temporal's own tools do (`@temporalio/envconfig`: the profile in the Temporal
+ * config file, then `TEMPORAL_ADDRESS`, `TEMPORAL_NAMESPACE`, `TEMPORAL_API_KEY`, `TEMPORAL_TLS*`), with flags
+ * winning; certificate files are read here, so a wrong path fails before connecting.
+ */
 export async function readTemporalSettings(
   flags: TemporalFlags,
   env: NodeJS.ProcessEnv = process.env,
+  config: ConfigSettings = {},
 ): Promise<TemporalSettings> {
   const tenant = flags.tenant ?? env['RELAY_E_TENANT'];
-  const apiKey = env['TEMPORAL_API_KEY'];
-  const tls = await readTls(env);
-  const encryption = encryptionOptionsFromEnv(env);
+  const temporal = loadTemporalProfile(flags.profile, env);
+  const { apiKey, tls } = temporal.connectionOptions;
+  const encryption = encryptionOptionsFromEnv(env) ?? config.encryption;
   return {
-    address: flags.address ?? env['TEMPORAL_ADDRESS'] ?? 'localhost:7233',
-    namespace: flags.namespace ?? env['TEMPORAL_NAMESPACE'] ?? 'default',
-    taskQueue: flags['task-queue'] ?? env['RELAY_E_TASK_QUEUE'] ?? 'relay-e',
+    address: flags.address ?? temporal.connectionOptions.address ?? 'localhost:7233',
+    namespace: flags.namespace ?? temporal.namespace ?? 'default',
+    taskQueue: flags['task-queue'] ?? env['RELAY_E_TASK_QUEUE'] ?? config.taskQueue ?? 'relay-e',
     tenantId: tenant ?? 'demo',
     tenantGiven: tenant !== undefined,
-    ...(apiKey ? { apiKey } : {}),
-    ...(tls !== undefined ? { tls } : apiKey ? { tls: true } : {}),
+    ...(typeof apiKey === 'string' ? { apiKey } : {}),
+    ...(tls !== undefined && tls !== null ? { tls } : {}),
     ...(encryption ? { encryption } : {}),
   };
+}
+
+function loadTemporalProfile(profile: string | undefined, env: NodeJS.ProcessEnv): ClientConnectConfig {
+  const overrideEnvVars = Object.fromEntries(
+    Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined),
+  );
+  try {
+    return loadClientConnectConfig({ ...(profile !== undefined ? { profile } : {}), overrideEnvVars });
+  } catch (error) {
+    throw usageError(`Temporal connection settings: ${error instanceof Error ? error.message : String(error)}`);
+  }
 }
 
 /** Opens a RelayClient with these settings. */
@@ -68,20 +90,4 @@ export function connectWorkerConnection(settings: TemporalSettings): Promise<Nat
     ...(settings.apiKey !== undefined ? { apiKey: settings.apiKey } : {}),
     ...(settings.tls !== undefined ? { tls: settings.tls } : {}),
   });
-}
-
-async function readTls(env: NodeJS.ProcessEnv): Promise<TLSConfig | undefined> {
-  const certPath = env['TEMPORAL_TLS_CLIENT_CERT_PATH'];
-  const keyPath = env['TEMPORAL_TLS_CLIENT_KEY_PATH'];
-  if (!certPath && !keyPath) return undefined;
-  if (!certPath || !keyPath) {
-    throw usageError('mTLS needs both TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH');
-  }
-  const caPath = env['TEMPORAL_TLS_SERVER_CA_CERT_PATH'];
-  const [crt, key, ca] = await Promise.all([
-    readFile(certPath),
-    readFile(keyPath),
-    caPath ? readFile(caPath) : Promise.resolve(undefined),
-  ]);
-  return { clientCertPair: { crt, key }, ...(ca ? { serverRootCACertificate: ca } : {}) };
 }

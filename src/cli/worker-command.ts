@@ -1,26 +1,31 @@
-import type { NativeConnection, Worker } from '@temporalio/worker';
 import path from 'node:path';
 import { DemoBankFile } from '../demo/demo-bank-file.js';
+import { isToolSource } from '../tool/tool-source.js';
+import type { NativeConnection, Worker } from '@temporalio/worker';
 import { createDemoModel } from '../demo/demo-model.js';
 import { createDemoTools } from '../demo/demo-tools.js';
 import { providersFromEnv } from '../model/providers/index.js';
 import { secretsFromEnv } from '../security/resolve-secret-references.js';
 import { createWorker } from '../worker/create-worker.js';
 import { exitCodes } from './cli-error.js';
-import { cliInvocation } from './cli-invocation.js';
 import type { Command } from './command.js';
-import { commandSummaries } from './command-summaries.js';
 import { connectionOptions, connectionOptionsHelp, parseCommandArgs } from './command.js';
 import { waitForShutdownSignal } from './shutdown-signal.js';
 import { connectWorkerConnection, readTemporalSettings } from './temporal-settings.js';
 import type { TemporalSettings } from './temporal-settings.js';
+import { cliInvocation } from './cli-invocation.js';
+import { commandSummaries } from './command-summaries.js';
+import { configOption, configOptionHelp, loadProjectConfig } from './project-config.js';
+import type { ProjectConfig } from './project-config.js';
 
-/** A worker with the demo tools that runs until `stop`. */
-export interface DemoWorker {
+/** A worker with the project's tools (or the demo's) that runs until `stop`. */
+export interface CliWorker {
   readonly worker: Worker;
-  /** The model provider prefixes the worker serves, `scripted` included. */
+  /** The model provider prefixes the worker serves. */
   readonly providers: string[];
   readonly toolNames: string[];
+  /** Where the tools come from: the config file, or the banking demo. */
+  readonly source: string;
   /** Settles when the worker stops; rejects when it fails. */
   readonly finished: Promise<void>;
   stop(): Promise<void>;
@@ -30,24 +35,29 @@ export interface DemoWorker {
 export const demoBankFile = path.join('.relay-e', 'demo-bank.json');
 
 /**
- * Starts a worker with the banking demo tools over the bank kept in `bankFile`, the scripted demo model and the
- * providers the environment configures.
+ * Starts a worker with the project's config (tools, models, executor options, secrets), or with the banking demo
+ * tools and the scripted demo model when there is none; the providers the environment configures are added either way.
  */
-export async function startDemoWorker(
+export async function startCliWorker(
   settings: TemporalSettings,
+  project: ProjectConfig | undefined,
   connection?: NativeConnection,
   bankFile: string = demoBankFile,
-): Promise<DemoWorker> {
+): Promise<CliWorker> {
   const ownConnection = connection ?? (await connectWorkerConnection(settings));
-  const tools = createDemoTools(new DemoBankFile(bankFile));
-  const models = { ...providersFromEnv(process.env), scripted: createDemoModel() };
+  const tools = project ? project.config.tools : createDemoTools(new DemoBankFile(bankFile));
+  const models = {
+    ...providersFromEnv(process.env),
+    ...(project ? project.config.models : { scripted: createDemoModel() }),
+  };
   const worker = await createWorker({
     tools,
     models,
     taskQueue: settings.taskQueue,
     namespace: settings.namespace,
     connection: ownConnection,
-    secrets: secretsFromEnv(process.env),
+    secrets: project?.config.secrets ?? secretsFromEnv(process.env),
+    ...(project?.config.executor ? { executor: project.config.executor } : {}),
     ...(settings.encryption ? { encryption: settings.encryption } : {}),
   });
   const running = worker.run();
@@ -56,7 +66,14 @@ export async function startDemoWorker(
     worker,
     finished: running,
     providers: Object.keys(models),
-    toolNames: tools.map((tool) => (tool.requiresApproval ? `${tool.name} (needs approval)` : tool.name)),
+    toolNames: tools.map((tool) =>
+      isToolSource(tool)
+        ? `${tool.name} (tool source)`
+        : tool.requiresApproval
+          ? `${tool.name} (needs approval)`
+          : tool.name,
+    ),
+    source: project ? project.file : 'the banking demo (no relay-e.config.ts found)',
     stop: () =>
       (stopping ??= (async () => {
         if (worker.getState() === 'RUNNING') worker.shutdown();
@@ -73,21 +90,26 @@ export const workerCommand: Command = {
   summary: commandSummaries.worker,
   help: `Usage: ${cli} worker [options]
 
-Polls the task queue and runs agent runs: the banking demo tools (get_balance, search_transactions,
-transfer_funds) and the models scripted:demo plus whatever OPENAI_API_KEY / ANTHROPIC_API_KEY /
-RELAY_E_COMPATIBLE_BASE_URL configure. Stops cleanly on Ctrl-C or SIGTERM.
+Polls the task queue and runs agent runs with the tools, models, guardrails and secrets of the project's
+config file (relay-e.config.ts); without one, the banking demo tools (get_balance, search_transactions,
+transfer_funds) and the model scripted:demo. Whatever OPENAI_API_KEY / ANTHROPIC_API_KEY /
+RELAY_E_COMPATIBLE_BASE_URL configure is added. Stops cleanly on Ctrl-C or SIGTERM.
 Payloads are encrypted when RELAY_E_ENCRYPTION_KEYS="id:base64key,..." is set (current key:
 RELAY_E_ENCRYPTION_KEY_ID, default the first); { "$secret": "NAME" } in a run's config resolves to
-RELAY_E_SECRET_NAME inside the tool activity.
-The demo bank's balances and transfers are kept in ${demoBankFile} under the working folder (beside
-the runs of relay-e dev), so a transfer approved after a restart moves the right balances; delete the
-file to start the bank over.
+RELAY_E_SECRET_NAME inside the tool activity (unless the config gives its own secrets).
+Without a config, the demo bank's balances and transfers are kept in ${demoBankFile} under the working
+folder (beside the runs of relay-e dev), so a transfer approved after a restart moves the right balances;
+delete the file to start the bank over.
+
+Options:
+${configOptionHelp}
 
 ${connectionOptionsHelp}`,
   async run(argv) {
-    const { values } = parseCommandArgs('worker', argv, connectionOptions);
-    const settings = await readTemporalSettings(values);
-    const demo = await startDemoWorker(settings);
+    const { values } = parseCommandArgs('worker', argv, { ...connectionOptions, ...configOption });
+    const project = await loadProjectConfig(values.config);
+    const settings = await readTemporalSettings(values, process.env, project?.config);
+    const demo = await startCliWorker(settings, project);
     const line = {
       status: 'ready',
       address: settings.address,
@@ -95,12 +117,13 @@ ${connectionOptionsHelp}`,
       taskQueue: settings.taskQueue,
       providers: demo.providers,
       tools: demo.toolNames,
+      source: demo.source,
     };
     process.stdout.write(
       values.json
         ? `${JSON.stringify(line)}\n`
         : `Worker ready on ${settings.address} (namespace ${settings.namespace}, task queue ${settings.taskQueue})\n` +
-            `  models: ${demo.providers.map((name) => `${name}:*`).join(', ')}\n  tools: ${demo.toolNames.join(', ')}\n`,
+            `  models: ${demo.providers.map((name) => `${name}:*`).join(', ')}\n  tools: ${demo.toolNames.join(', ')} (from ${demo.source})\n`,
     );
     await Promise.race([waitForShutdownSignal(), demo.finished]);
     await demo.stop();

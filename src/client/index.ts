@@ -10,3 +10,5 @@ export type {
   WatchOptions,
 } from './relay-client.js';
 export type { ListRunsOptions, RunListing, RunPage } from './list-runs.js';
+export type { WorkerCatalog } from '../shared/worker-catalog.js';
+export type { ToolCatalogEntry } from '../shared/tool-catalog.js';

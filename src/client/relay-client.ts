@@ -10,7 +10,7 @@ import {
   WorkflowUpdateFailedError,
   isGrpcServiceError,
 } from '@temporalio/client';
-import type { ConnectionOptions, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
+import type { ClientPlugin, ConnectionOptions, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { DataConverter } from '@temporalio/common';
 import type { agentRun } from '../../workflows/agent-run.js';
@@ -23,6 +23,7 @@ import { closedRunMemoKey, eventsAfter, isClosedRunRecord } from '../shared/clos
 import type { ClosedRunRecord } from '../shared/closed-run-record.js';
 import { RelayError, errorCodes } from '../shared/errors.js';
 import type { ErrorCode } from '../shared/errors.js';
+import { parseModelId } from '../model/model-registry.js';
 import { agentRunInputSchema } from '../shared/run-input-schema.js';
 import type {
   AgentRunInput,
@@ -40,6 +41,8 @@ import { checkToolInput } from '../shared/tool-input.js';
 import { scopedRunId } from '../shared/run-ids.js';
 import { listRuns, tenantRunsQuery } from './list-runs.js';
 import type { ListRunsOptions, RunPage } from './list-runs.js';
+import { workerCatalogMemoKey, workerCatalogWorkflowId } from '../shared/worker-catalog.js';
+import type { WorkerCatalog } from '../shared/worker-catalog.js';
 
 export interface RelayClientOptions {
   /** The task queue Relay-E workers poll. */
@@ -65,6 +68,11 @@ export interface RelayClientOptions {
    * @default Temporal's default
    */
   dataConverter?: DataConverter;
+  /**
+   * Temporal client plugins, e.g. the workers' `RelayPlugin`, which brings the same encryption codec.
+   * @default []
+   */
+  plugins?: ClientPlugin[];
 }
 
 export interface StartRunOptions extends AgentRunInput {
@@ -160,6 +168,7 @@ export class RelayClient {
       connection,
       namespace: options.namespace ?? 'default',
       ...(dataConverter ? { dataConverter } : {}),
+      ...(options.plugins ? { plugins: options.plugins } : {}),
     });
     return new RelayClient(temporal, options.taskQueue, options.connection ? undefined : connection);
   }
@@ -181,6 +190,7 @@ export class RelayClient {
         details: { issues: check.issues },
       });
     }
+    refuseWhatNoWorkerServes(input, await this.getWorkerCatalog());
     const runId = chosenId === undefined ? `run_${randomUUID()}` : scopedRunId(input.tenantId, chosenId);
     try {
       await this.startWorkflow(runId, input);
@@ -214,6 +224,22 @@ export class RelayClient {
       staticSummary: `${input.model}: ${summarizePrompt(input)}`,
       staticDetails: describeRunForUi(input),
     });
+  }
+
+  /**
+   * What the workers on this client's task queue serve (tools, model prefixes), as they announce it while they run;
+   * `undefined` when none has announced itself, so nothing can be told about them.
+   */
+  async getWorkerCatalog(): Promise<WorkerCatalog | undefined> {
+    let description: WorkflowExecutionDescription;
+    try {
+      description = await this.temporal.workflow.getHandle(workerCatalogWorkflowId(this.taskQueue)).describe();
+    } catch (error) {
+      if (isNotFound(error)) return undefined;
+      throw error;
+    }
+    const catalog = description.memo?.[workerCatalogMemoKey] as WorkerCatalog | undefined;
+    return description.status.name === 'RUNNING' && catalog !== undefined && catalog.workers > 0 ? catalog : undefined;
   }
 
   /**
@@ -440,8 +466,7 @@ export class RelayClient {
     try {
       return await call();
     } catch (error) {
-      if (error instanceof WorkflowNotFoundError || (isGrpcServiceError(error) && Number(error.code) === grpcNotFound))
-        throw runNotFound(runId, error);
+      if (isNotFound(error)) throw runNotFound(runId, error);
       const why = whyRunCannotAnswer(error, this.taskQueue);
       if (why !== undefined) {
         await this.checkTenant(runId, scope);
@@ -526,6 +551,35 @@ async function waitOutUnavailable(error: unknown): Promise<undefined> {
   if (!RelayError.isInstance(error) || error.code !== 'run_unavailable') throw error;
   await sleep(unavailablePollMs);
   return undefined;
+}
+
+/**
+ * Refuses, before the run starts, a tool allow-list naming a tool no worker serves and a model whose provider no
+ * worker has; without a catalog nothing can be told, and the run itself reports what it lacks.
+ */
+function refuseWhatNoWorkerServes(input: AgentRunInput, catalog: WorkerCatalog | undefined): void {
+  if (catalog === undefined) return;
+  const served = new Set(catalog.tools.map((tool) => tool.name));
+  const unknown = [...new Set(input.tools ?? [])].filter((name) => !served.has(name));
+  if (unknown.length > 0) {
+    throw new RelayError(
+      'unknown_tool',
+      `No worker serves the tool(s) ${unknown.map((name) => `'${name}'`).join(', ')} (served: ${[...served].join(', ') || 'none'})`,
+      { details: { names: unknown } },
+    );
+  }
+  const { provider } = parseModelId(input.model);
+  if (!catalog.modelPrefixes.includes(provider)) {
+    throw new RelayError(
+      'model_not_configured',
+      `No worker serves models '${provider}:…' (served: ${catalog.modelPrefixes.map((prefix) => `${prefix}:…`).join(', ') || 'none'})`,
+      { details: { model: input.model } },
+    );
+  }
+}
+
+function isNotFound(error: unknown): boolean {
+  return error instanceof WorkflowNotFoundError || (isGrpcServiceError(error) && Number(error.code) === grpcNotFound);
 }
 
 function runNotFound(runId: string, cause?: unknown): RelayError {

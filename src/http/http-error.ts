@@ -26,6 +26,7 @@ export const relayErrorStatus: Readonly<Record<ErrorCode, ContentfulStatusCode>>
   invalid_input: 422,
   approval_input_invalid: 422,
   tool_not_found: 422,
+  unknown_tool: 422,
   model_not_configured: 422,
   run_not_found: 404,
   // The run exists but cannot answer until a worker recovers it: worth retrying, so not a 500.
@@ -51,6 +52,7 @@ const titles: Readonly<Record<HttpErrorCode, string>> = {
   invalid_input: 'Invalid input',
   approval_input_invalid: 'Edited input rejected',
   tool_not_found: 'Unknown tool',
+  unknown_tool: 'Unknown tool',
   model_not_configured: 'Model not configured',
   run_not_found: 'Run not found',
   run_unavailable: 'Run temporarily unavailable',

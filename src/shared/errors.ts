@@ -3,6 +3,7 @@ export const errorCodes = [
   'invalid_tool_definition',
   'duplicate_tool',
   'tool_not_found',
+  'unknown_tool',
   'invalid_input',
   'model_not_configured',
   'model_error',

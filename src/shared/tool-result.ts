@@ -29,6 +29,8 @@ export interface ToolSuccess<TOutput = unknown> {
   truncated?: true;
   /** The size in bytes of the output's JSON before it was cut. */
   originalSize?: number;
+  /** Never set on a success; declared so `result.error` reads without narrowing, as the product documents do. */
+  error?: undefined;
 }
 
 /** A tool call that did not run, or ran and failed: data for the model, never an exception. */

@@ -1,6 +1,6 @@
 import { DefaultLogger } from '@temporalio/worker';
 import type { WorkflowBundleWithSourceMap } from '@temporalio/worker';
-import { bundleRelayWorkflows } from '../worker/create-worker.js';
+import { bundleRelayWorkflows } from '../worker/relay-workflows.js';
 
 let bundle: Promise<WorkflowBundleWithSourceMap> | undefined;
 

@@ -5,16 +5,24 @@ import type { ToolGuardrails } from './guardrails.js';
 import { toJsonSchema } from './tool-catalog.js';
 import type { ToolContext } from './tool-context.js';
 
-/** A tool the model can call: what it is called, what it accepts, and the code that runs it. */
-export interface ToolDefinition<TSchema extends z.ZodType = z.ZodType, TOutput = unknown> {
+/**
+ * A tool the model can call: what it is called, what it accepts, and the code that runs it. `Input` is what
+ * `execute` receives (the schema's output: defaults and transforms applied), `Output` what it returns.
+ */
+// `any` by default, as in Zod's own `ZodType`: a list of tools holds tools of every input type.
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export interface ToolDefinition<Input = any, Output = unknown> {
   /** The stable id the model calls: 1 to 64 letters, digits, `_` or `-`. */
   readonly name: string;
   /** Tells the model when to call the tool; it is the model's only documentation. */
   readonly description: string;
   /** Checks the input before `execute`; `.describe()` texts reach the model through the JSON Schema. */
-  readonly inputSchema: TSchema;
-  /** `true`: a run pauses for a human before `execute`. */
-  readonly requiresApproval: boolean;
+  readonly inputSchema: z.ZodType<Input>;
+  /**
+   * `true`: a run pauses for a human before `execute`.
+   * @default false
+   */
+  readonly requiresApproval?: boolean;
   /**
    * Per-attempt time limit in milliseconds; `ctx.signal` aborts when it elapses.
    * @default the executor's `defaultTimeoutMs` (60 000)
@@ -31,7 +39,7 @@ export interface ToolDefinition<TSchema extends z.ZodType = z.ZodType, TOutput =
    * Checks that run around this tool's `execute`, after the executor's own. Written after `execute` in the
    * options, `after` sees the output type TypeScript inferred from it.
    */
-  readonly guardrails?: ToolGuardrails<z.output<TSchema>, NoInfer<TOutput>>;
+  readonly guardrails?: ToolGuardrails<Input, NoInfer<Output>>;
   /**
    * Output whose JSON is larger than this is cut to fit.
    * @default the executor's `maxResultBytes` (32 768)
@@ -47,32 +55,23 @@ export interface ToolDefinition<TSchema extends z.ZodType = z.ZodType, TOutput =
   /** Behaviour hints shown to the approver (`destructiveHint`) and used for default policies. */
   readonly annotations?: ToolAnnotations;
   /** Receives the parsed input (defaults and transforms applied); a throw becomes an `execution` failure. */
-  execute(input: z.output<TSchema>, ctx: ToolContext): TOutput | Promise<TOutput>;
+  readonly execute: (input: Input, ctx: ToolContext) => Output | Promise<Output>;
 }
 
-/** What `defineTool` takes: a definition whose `requiresApproval` may be left out. */
-export interface DefineToolOptions<TSchema extends z.ZodType, TOutput> extends Omit<
-  ToolDefinition<TSchema, TOutput>,
-  'requiresApproval'
-> {
-  /** @default false */
-  readonly requiresApproval?: boolean;
-}
+/** What `defineTool` takes: a tool definition. */
+export type DefineToolOptions<Input, Output> = ToolDefinition<Input, Output>;
 
 /** What `defineJsonSchemaTool` takes: `defineTool`'s options with a JSON Schema object as the input schema. */
 export interface DefineJsonSchemaToolOptions<TOutput> extends Omit<
-  DefineToolOptions<z.ZodType<unknown>, TOutput>,
+  DefineToolOptions<unknown, TOutput>,
   'inputSchema' | 'inputJsonSchema'
 > {
   readonly inputSchema: JsonSchema;
 }
 
 /** What `tool` takes: `defineTool`'s options with the schema under `input`. */
-export interface ToolOptions<TSchema extends z.ZodType, TOutput> extends Omit<
-  DefineToolOptions<TSchema, TOutput>,
-  'inputSchema'
-> {
-  readonly input: TSchema;
+export interface ToolOptions<Input, Output> extends Omit<ToolDefinition<Input, Output>, 'inputSchema'> {
+  readonly input: z.ZodType<Input>;
 }
 
 const toolNamePattern = /^[a-zA-Z0-9_-]{1,64}$/;
@@ -81,9 +80,9 @@ const toolNamePattern = /^[a-zA-Z0-9_-]{1,64}$/;
  * Checks a tool's options and returns its frozen definition; a bad name, a missing description or an input
  * schema that JSON Schema cannot express throws `RelayError('invalid_tool_definition')` here, not mid-run.
  */
-export function defineTool<TSchema extends z.ZodType, TOutput>(
-  options: DefineToolOptions<TSchema, TOutput>,
-): ToolDefinition<TSchema, TOutput> {
+export function defineTool<Input, Output>(
+  options: DefineToolOptions<Input, Output>,
+): ToolDefinition<Input, Output> & { readonly requiresApproval: boolean } {
   const { name, description, inputSchema, execute, requiresApproval = false } = options;
   if (typeof name !== 'string' || !toolNamePattern.test(name)) {
     invalid(name, `Tool name ${JSON.stringify(name)} must be 1 to 64 letters, digits, '_' or '-'`);
@@ -100,7 +99,13 @@ export function defineTool<TSchema extends z.ZodType, TOutput>(
   assertPositiveInteger(name, 'retry.maximumAttempts', options.retry?.maximumAttempts);
   if (options.inputJsonSchema === undefined) toJsonSchema(inputSchema, name);
 
-  const definition: ToolDefinition<TSchema, TOutput> = { name, description, inputSchema, requiresApproval, execute };
+  const definition: ToolDefinition<Input, Output> & { requiresApproval: boolean } = {
+    name,
+    description,
+    inputSchema,
+    requiresApproval,
+    execute,
+  };
   const optional = {
     timeoutMs: options.timeoutMs,
     retry: options.retry,
@@ -117,9 +122,9 @@ export function defineTool<TSchema extends z.ZodType, TOutput>(
 }
 
 /** The short form of `defineTool`: the same definition, with the schema given as `input`. */
-export function tool<TSchema extends z.ZodType, TOutput>(
-  options: ToolOptions<TSchema, TOutput>,
-): ToolDefinition<TSchema, TOutput> {
+export function tool<Input, Output>(
+  options: ToolOptions<Input, Output>,
+): ToolDefinition<Input, Output> & { readonly requiresApproval: boolean } {
   const { input, ...rest } = options;
   return defineTool({ ...rest, inputSchema: input });
 }
@@ -131,7 +136,7 @@ export function tool<TSchema extends z.ZodType, TOutput>(
  */
 export function defineJsonSchemaTool<TOutput>(
   options: DefineJsonSchemaToolOptions<TOutput>,
-): ToolDefinition<z.ZodType<unknown>, TOutput> {
+): ToolDefinition<unknown, TOutput> {
   const { inputSchema, ...rest } = options;
   if (typeof inputSchema !== 'object' || inputSchema === null || Array.isArray(inputSchema)) {
     invalid(rest.name, `Tool '${rest.name}' needs a JSON Schema object as its input schema`);

@@ -29,7 +29,7 @@ export function toCatalogEntry(tool: ToolDefinition): ToolCatalogEntry {
     name: tool.name,
     description: tool.description,
     inputSchema: tool.inputJsonSchema ?? toJsonSchema(tool.inputSchema, tool.name),
-    requiresApproval: tool.requiresApproval,
+    requiresApproval: tool.requiresApproval ?? false,
   };
   if (tool.timeoutMs !== undefined) entry.timeoutMs = tool.timeoutMs;
   if (tool.retry !== undefined) entry.retry = { ...tool.retry };

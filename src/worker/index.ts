@@ -1,4 +1,4 @@
-export { bundleRelayWorkflows, createWorker, relaySharedWorkflowModules, relayWorkflowsPath } from './create-worker.js';
+export { createWorker } from './create-worker.js';
 export type { CreateWorkerOptions } from './create-worker.js';
 export { mcpTools } from '../mcp/index.js';
 export type {
@@ -8,3 +8,7 @@ export type {
   McpToolPolicy,
   McpToolsOptions,
 } from '../mcp/index.js';
+export { RelayPlugin, createRelayPlugin } from './relay-plugin.js';
+export type { RelayPluginOptions } from './relay-plugin.js';
+export { bundleRelayWorkflows } from './relay-workflows.js';
+export type { ToolSourceOptions } from './resolve-tool-registry.js';

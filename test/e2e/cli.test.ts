@@ -1,15 +1,15 @@
-import { execFile, execFileSync, spawn } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { cp, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
-import { createInterface } from 'node:readline';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../helpers/free-port.js';
 import type { RunEvent, RunSnapshot } from '../../src/shared/run-types.js';
+import { spawnRelayE as spawnRelayEProcess } from '../helpers/relay-e-process.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 const cliArgs = ['--import', path.join(root, 'node_modules/tsx/dist/loader.mjs'), path.join(root, 'src/cli/main.ts')];
@@ -40,25 +40,7 @@ function relayE(
 
 /** Starts `relay-e` in the background and hands out its stdout line by line. */
 function spawnRelayE(args: string[], options: { cwd?: string; env?: NodeJS.ProcessEnv } = {}) {
-  const child = spawn(process.execPath, [...cliArgs, ...args], {
-    env: options.env ?? cliEnv(),
-    cwd: options.cwd ?? root,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
-  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  return {
-    child,
-    exited,
-    stderr: () => stderr,
-    nextLine: async (): Promise<string> => {
-      const next = await lines.next();
-      if (next.done) throw new Error(`relay-e ${args.join(' ')} ended early; stderr:\n${stderr}`);
-      return next.value;
-    },
-  };
+  return spawnRelayEProcess(args, { env: options.env ?? cliEnv(), cwd: options.cwd ?? root });
 }
 
 type RunLine = { runId: string; event: RunEvent } | { runId: string; snapshot: RunSnapshot };

@@ -8,7 +8,8 @@ import { RelayClient } from '../../src/client/relay-client.js';
 import { startTemporalDevServer } from '../../src/dev/temporal-dev-server.js';
 import type { TemporalDevServer } from '../../src/dev/temporal-dev-server.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
-import { bundleRelayWorkflows, createWorker } from '../../src/worker/create-worker.js';
+import { createWorker } from '../../src/worker/create-worker.js';
+import { bundleRelayWorkflows } from '../../src/worker/relay-workflows.js';
 import { waitForRun } from '../helpers/relay-test-kit.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 

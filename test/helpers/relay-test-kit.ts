@@ -4,6 +4,7 @@ import { RelayClient } from '../../src/client/relay-client.js';
 import type { RunEvent } from '../../src/shared/run-types.js';
 import { relayWorkflowBundle } from '../../src/testing/relay-workflow-bundle.js';
 import { createWorker } from '../../src/worker/create-worker.js';
+import type { WorkerCatalog } from '../../src/shared/worker-catalog.js';
 import type { CreateWorkerOptions } from '../../src/worker/create-worker.js';
 import { connectTemporalTestEnv, uniqueTaskQueue } from './temporal-test-env.js';
 import type { TemporalTestEnv } from './temporal-test-env.js';
@@ -75,6 +76,17 @@ export async function createRelayTestKit(): Promise<RelayTestKit> {
       await env.close();
     },
   };
+}
+
+/** Waits for the first announcement of a worker on the client's task queue, which it sends as it starts. */
+export async function waitForWorkerCatalog(client: RelayClient, timeoutMs = 10_000): Promise<WorkerCatalog> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const catalog = await client.getWorkerCatalog();
+    if (catalog) return catalog;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error(`No worker announced its catalog on task queue ${client.taskQueue} within ${timeoutMs} ms`);
 }
 
 export function eventTypes(events: readonly RunEvent[]): string[] {

@@ -8,7 +8,7 @@ import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
 import { HistoryReplayError, loadHistories, replayHistories } from '../../src/testing/replay-histories.js';
 import { defineTool } from '../../src/tool/define-tool.js';
-import { relayWorkflowsPath } from '../../src/worker/create-worker.js';
+import { relayWorkflowsPath } from '../../src/worker/relay-workflows.js';
 import { createRelayTestKit, eventTypes, waitForRun } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit } from '../helpers/relay-test-kit.js';
 import { recordHistoryIfRequested } from '../helpers/replay-histories.js';

@@ -5,7 +5,7 @@ import { DefaultLogger } from '@temporalio/worker';
 import type { RelayClient } from '../../src/client/relay-client.js';
 import { RelayError } from '../../src/shared/errors.js';
 import type { RunEvent } from '../../src/shared/run-types.js';
-import { bundleRelayWorkflows } from '../../src/worker/create-worker.js';
+import { bundleRelayWorkflows } from '../../src/worker/index.js';
 import { startChildModule } from './reliability-kit.js';
 import type { ChildModule } from './reliability-kit.js';
 

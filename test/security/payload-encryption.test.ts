@@ -8,7 +8,7 @@ import type { EncryptionOptions } from '../../src/security/encryption-keys.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
 import { defineTool } from '../../src/tool/define-tool.js';
-import { bundleRelayWorkflows, createWorker } from '../../src/worker/create-worker.js';
+import { bundleRelayWorkflows, createWorker } from '../../src/worker/index.js';
 import { waitForRun } from '../helpers/relay-test-kit.js';
 import { connectTemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal-test-env.js';
 import type { TemporalTestEnv } from '../helpers/temporal-test-env.js';

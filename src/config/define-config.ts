@@ -1,0 +1,39 @@
+import type { ModelProvider } from '../model/model-provider.js';
+import type { EncryptionOptions } from '../security/encryption-keys.js';
+import type { SecretSource } from '../security/resolve-secret-references.js';
+import type { ToolEntry } from '../tool/tool-source.js';
+import type { ToolExecutorOptions } from '../tool/tool-executor.js';
+
+/** A project's Relay-E setup, read by `relay-e dev`, `relay-e worker` and `relay-e serve` from `relay-e.config.ts`. */
+export interface RelayConfig {
+  /** The tools runs may call: `defineTool` tools and tool sources such as `mcpTools(…)`. */
+  tools: readonly ToolEntry[];
+  /**
+   * Model providers by the prefix of the model id, added to those the environment configures
+   * (`OPENAI_API_KEY`, `ANTHROPIC_API_KEY`, `RELAY_E_COMPATIBLE_BASE_URL`); a provider named here wins.
+   * @default {} (only the environment's providers)
+   */
+  models?: Record<string, ModelProvider>;
+  /** Guardrails, size limit and default timeout for every tool. */
+  executor?: ToolExecutorOptions;
+  /**
+   * What `{ "$secret": "NAME" }` in a run's config resolves to, inside the tool activity only.
+   * @default `RELAY_E_SECRET_<NAME>` environment variables
+   */
+  secrets?: SecretSource;
+  /**
+   * The task queue workers poll and clients start runs on; `--task-queue` and `RELAY_E_TASK_QUEUE` win over it.
+   * @default 'relay-e'
+   */
+  taskQueue?: string;
+  /**
+   * Payload encryption keys for workers and clients alike.
+   * @default keys from `RELAY_E_ENCRYPTION_KEYS`, else no encryption
+   */
+  encryption?: EncryptionOptions;
+}
+
+/** Types a `relay-e.config.ts` default export; returns the config unchanged. */
+export function defineConfig(config: RelayConfig): RelayConfig {
+  return config;
+}

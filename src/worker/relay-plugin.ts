@@ -1,0 +1,184 @@
+import { SimplePlugin } from '@temporalio/plugin';
+import type { DataConverter } from '@temporalio/common';
+import { Runtime } from '@temporalio/worker';
+import type { NativeConnection, Worker, WorkerOptions, WorkflowBundleOption } from '@temporalio/worker';
+import { createActivities } from '../../activities/index.js';
+import { ModelRegistry } from '../model/model-registry.js';
+import type { ModelProvider } from '../model/model-provider.js';
+import type { EncryptionOptions } from '../security/encryption-keys.js';
+import type { SecretSource } from '../security/resolve-secret-references.js';
+import { withEncryption } from '../security/with-encryption.js';
+import { RelayError } from '../shared/errors.js';
+import { relaySearchAttributeDefinitions } from '../shared/search-attributes.js';
+import { ToolExecutor } from '../tool/tool-executor.js';
+import type { ToolExecutorOptions } from '../tool/tool-executor.js';
+import { errorMessage } from '../tool/error-message.js';
+import { relaySharedWorkflowModules, relayWorkflowsPath } from './relay-workflows.js';
+import type { LoadedTools } from '../tool/tool-source.js';
+import type { ToolSourceOptions } from './resolve-tool-registry.js';
+import { resolveToolRegistry } from './resolve-tool-registry.js';
+import { startCatalogPublisher } from './worker-catalog-publisher.js';
+
+export interface RelayPluginOptions extends ToolSourceOptions {
+  /** Model providers by the prefix of the model id: `{ openai: …, scripted: scriptedModel(…) }`. */
+  models: Record<string, ModelProvider>;
+  /** Guardrails, size limit and default timeout for every tool. */
+  executor?: ToolExecutorOptions;
+  /**
+   * Encrypt every payload (run input, transcript, tool inputs and results, memo, summaries) with AES-256-GCM before
+   * it reaches Temporal; clients need the same keys (`RelayClient.connect({ encryption })`).
+   * @default undefined (payloads are stored as JSON)
+   */
+  encryption?: EncryptionOptions;
+  /**
+   * What `{ "$secret": "NAME" }` in a run's `config` resolves to, inside the tool activity only: history and events
+   * keep the reference, tools get the value, and a value a tool echoes is redacted from its result.
+   * @default undefined (a run that refers to a secret fails that tool call)
+   */
+  secrets?: SecretSource;
+  /**
+   * The largest model response, as JSON, a run accepts; a larger one fails the run with `payload_too_large`
+   * before Temporal sees it (its own limit is 2 MiB a payload, and the next model call carries the response again).
+   * @default 1_048_576 (1 MiB)
+   */
+  maxModelResponseBytes?: number;
+  /**
+   * A pre-built bundle of Relay-E's workflows (`bundleRelayWorkflows()`), used when the worker has no workflows of
+   * its own; without it the worker bundles them on start, which takes a few seconds.
+   * @default undefined
+   */
+  workflowBundle?: WorkflowBundleOption;
+  /**
+   * Check when the worker is created that the server knows Relay-E's search attributes, so a run cannot get stuck
+   * on a server where they were never registered.
+   * @default true
+   */
+  checkSearchAttributes?: boolean;
+  /**
+   * Announce the worker's tools and models on its task queue while it runs, so clients refuse a run that names an
+   * unknown tool or model before it starts.
+   * @default true
+   */
+  publishCatalog?: boolean;
+}
+
+/**
+ * Relay-E as a Temporal plugin: give it to your own `Worker.create({ plugins: [plugin] })` and it registers the
+ * agent-run workflows (unless the worker brings its own `workflowsPath` or bundle: re-export
+ * `@relay-e/engine/workflows` from it), the activities bound to your tools and models, and the encryption codec;
+ * `Client`s given the plugin get the codec too. One plugin serves one worker: its tools close when that worker stops.
+ */
+export class RelayPlugin extends SimplePlugin {
+  readonly #options: RelayPluginOptions;
+  readonly #tools: LoadedTools;
+  readonly #modelPrefixes: string[];
+  #dataConverter: DataConverter | undefined;
+
+  private constructor(options: RelayPluginOptions, tools: LoadedTools) {
+    const models = new ModelRegistry(options.models);
+    super({
+      name: 'relay-e',
+      activities: createActivities({
+        registry: tools.registry,
+        executor: new ToolExecutor(tools.registry, options.executor),
+        models,
+        ...(options.maxModelResponseBytes !== undefined
+          ? { maxModelResponseBytes: options.maxModelResponseBytes }
+          : {}),
+        ...(options.secrets ? { secrets: options.secrets } : {}),
+      }),
+      // A function, so the codec goes after the codecs the worker or client already has.
+      ...(options.encryption
+        ? { dataConverter: (existing: DataConverter | undefined) => withEncryption(existing, options.encryption) ?? {} }
+        : {}),
+    });
+    this.#options = options;
+    this.#tools = tools;
+    this.#modelPrefixes = Object.keys(options.models).sort();
+  }
+
+  /** Creates the plugin; tool sources that must connect first are connected here. */
+  static async create(options: RelayPluginOptions): Promise<RelayPlugin> {
+    return new RelayPlugin(options, await resolveToolRegistry(options));
+  }
+
+  /** The model id prefixes this plugin's worker serves. */
+  get modelPrefixes(): string[] {
+    return [...this.#modelPrefixes];
+  }
+
+  /** The tools this plugin's worker serves. */
+  get tools() {
+    return this.#tools.registry;
+  }
+
+  override configureWorker(options: WorkerOptions): WorkerOptions {
+    const configured = super.configureWorker(options);
+    this.#dataConverter = configured.dataConverter;
+    if (configured.workflowsPath !== undefined || configured.workflowBundle !== undefined) return configured;
+    if (this.#options.workflowBundle !== undefined)
+      return { ...configured, workflowBundle: this.#options.workflowBundle };
+    return {
+      ...configured,
+      workflowsPath: relayWorkflowsPath(),
+      bundlerOptions: {
+        ...configured.bundlerOptions,
+        preloadModules: [...(configured.bundlerOptions?.preloadModules ?? []), ...relaySharedWorkflowModules()],
+      },
+    };
+  }
+
+  override async runWorker(worker: Worker, next: (worker: Worker) => Promise<void>): Promise<void> {
+    const { connection } = worker;
+    try {
+      if (connection && (this.#options.checkSearchAttributes ?? true)) {
+        await checkSearchAttributes(connection, worker.options.namespace);
+      }
+      const publisher =
+        connection && (this.#options.publishCatalog ?? true)
+          ? startCatalogPublisher(
+              {
+                connection,
+                namespace: worker.options.namespace,
+                taskQueue: worker.options.taskQueue,
+                dataConverter: this.#dataConverter,
+              },
+              { tools: this.#tools.registry.catalog(), modelPrefixes: this.#modelPrefixes },
+              (message, error) => {
+                Runtime.instance().logger.warn(`${message}: ${errorMessage(error)}`);
+              },
+            )
+          : undefined;
+      try {
+        await super.runWorker(worker, next);
+      } finally {
+        await publisher?.stop();
+      }
+    } finally {
+      await this.#tools.close();
+    }
+  }
+}
+
+/** Creates a {@link RelayPlugin}: `Worker.create({ …, plugins: [await createRelayPlugin({ tools, models })] })`. */
+export function createRelayPlugin(options: RelayPluginOptions): Promise<RelayPlugin> {
+  return RelayPlugin.create(options);
+}
+
+/** Fails with the commands that fix it when the namespace lacks Relay-E's search attributes. */
+export async function checkSearchAttributes(connection: NativeConnection, namespace: string): Promise<void> {
+  const response = await connection.operatorService.listSearchAttributes({ namespace });
+  const known = new Set(Object.keys(response.customAttributes ?? {}));
+  const missing = relaySearchAttributeDefinitions.filter((attribute) => !known.has(attribute.name));
+  if (missing.length === 0) return;
+  const command = missing
+    .map(
+      (attribute) =>
+        `temporal operator search-attribute create --namespace ${namespace} --name ${attribute.name} --type ${attribute.type}`,
+    )
+    .join('\n  ');
+  throw new RelayError(
+    'invalid_input',
+    `The Temporal namespace '${namespace}' lacks Relay-E's search attributes (${missing.map((a) => a.name).join(', ')}). Register them:\n  ${command}`,
+  );
+}

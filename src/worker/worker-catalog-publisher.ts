@@ -1,0 +1,68 @@
+import { randomUUID } from 'node:crypto';
+import { Client } from '@temporalio/client';
+import type { DataConverter } from '@temporalio/common';
+import type { NativeConnection } from '@temporalio/worker';
+import type { WorkerCatalogPublication } from '../shared/worker-catalog.js';
+import { workerCatalogWorkflowId } from '../shared/worker-catalog.js';
+import type { relayWorkerCatalog } from '../../workflows/worker-catalog.js';
+import {
+  publishWorkerCatalogSignal,
+  withdrawWorkerCatalogSignal,
+  workerCatalogRefreshMs,
+} from '../../workflows/worker-catalog.js';
+
+/** Where a worker announces its catalog. */
+export interface CatalogPublisherTarget {
+  connection: NativeConnection;
+  namespace: string;
+  taskQueue: string;
+  dataConverter?: DataConverter | undefined;
+}
+
+/** A worker's running announcement; `stop` takes it back. */
+export interface CatalogPublisher {
+  stop(): Promise<void>;
+}
+
+/**
+ * Announces the worker's tools and model prefixes on its task queue's catalog workflow, refreshes the announcement
+ * while the worker runs, and withdraws it on `stop`. A failed announcement is a warning, not a reason to stop
+ * the worker: clients then know less and runs report what they lack themselves.
+ */
+export function startCatalogPublisher(
+  target: CatalogPublisherTarget,
+  catalog: Omit<WorkerCatalogPublication, 'workerId'>,
+  warn: (message: string, error: unknown) => void,
+): CatalogPublisher {
+  const client = new Client({
+    connection: target.connection,
+    namespace: target.namespace,
+    ...(target.dataConverter ? { dataConverter: target.dataConverter } : {}),
+  });
+  const workflowId = workerCatalogWorkflowId(target.taskQueue);
+  const publication: WorkerCatalogPublication = { workerId: randomUUID(), ...catalog };
+  const publish = () =>
+    client.workflow.signalWithStart<typeof relayWorkerCatalog, [WorkerCatalogPublication]>('relayWorkerCatalog', {
+      workflowId,
+      taskQueue: target.taskQueue,
+      args: [],
+      signal: publishWorkerCatalogSignal,
+      signalArgs: [publication],
+      staticSummary: `Tools and models the workers of task queue ${target.taskQueue} serve`,
+    });
+  const announce = () => publish().catch((error: unknown) => warn('Could not announce the worker catalog', error));
+  const first = announce();
+  const refresh = setInterval(() => void announce(), workerCatalogRefreshMs);
+  refresh.unref();
+  return {
+    async stop() {
+      clearInterval(refresh);
+      await first;
+      // Without a withdrawal the announcement still lapses after three refresh periods.
+      await client.workflow
+        .getHandle(workflowId)
+        .signal(withdrawWorkerCatalogSignal, publication.workerId)
+        .catch((error: unknown) => warn('Could not withdraw the worker catalog', error));
+    },
+  };
+}

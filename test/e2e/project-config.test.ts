@@ -1,0 +1,130 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import { createServer } from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { RelayClient } from '../../src/client/relay-client.js';
+import { relayECliArgs, spawnRelayE as spawnProcess } from '../helpers/relay-e-process.js';
+import { waitForWorkerCatalog } from '../helpers/relay-test-kit.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const project = path.join(root, 'examples/your-own-project');
+const configFile = path.join(project, 'relay-e.config.ts');
+
+function cliEnv(taskQueue: string, extra: Record<string, string> = {}): NodeJS.ProcessEnv {
+  const { RELAY_E_API_KEYS: _keys, TEMPORAL_PROFILE: _profile, ...env } = process.env;
+  return { ...env, TEMPORAL_ADDRESS: inject('temporalAddress'), RELAY_E_TASK_QUEUE: taskQueue, ...extra };
+}
+
+function spawnRelayE(args: string[], env: NodeJS.ProcessEnv, cwd = project) {
+  return spawnProcess(args, { env, cwd });
+}
+
+/** Runs `relay-e` to completion. */
+function relayE(args: string[], env: NodeJS.ProcessEnv, cwd = project) {
+  return new Promise<{ code: number; stdout: string; stderr: string }>((resolve) => {
+    execFile(process.execPath, [...relayECliArgs, ...args], { env, cwd }, (error, stdout, stderr) => {
+      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr });
+    });
+  });
+}
+
+describe('relay-e worker in a project with a relay-e.config.ts', () => {
+  const taskQueue = `config-worker-${randomUUID()}`;
+  let worker: ReturnType<typeof spawnRelayE>;
+  let client: RelayClient;
+
+  beforeAll(async () => {
+    worker = spawnRelayE(['worker', '--json'], cliEnv(taskQueue));
+    client = await RelayClient.connect({ address: inject('temporalAddress'), taskQueue });
+  });
+
+  afterAll(async () => {
+    await worker?.stop();
+    await client?.close();
+  });
+
+  it('serves the config’s tools and models instead of the demo’s', async () => {
+    const ready = JSON.parse(await worker.nextLine()) as Record<string, unknown>;
+
+    expect(ready).toMatchObject({ status: 'ready', taskQueue, tools: ['look_up_order'], source: configFile });
+    expect(ready['providers']).toContain('scripted');
+    expect((await waitForWorkerCatalog(client)).tools.map((tool) => tool.name)).toEqual(['look_up_order']);
+  });
+
+  it('runs the config’s tool in a run', async () => {
+    const { runId } = await client.startRun({ tenantId: 'shop', model: 'scripted:orders', prompt: 'where is it?' });
+    const result = await client.result(runId);
+    const events = await client.events(runId);
+
+    expect(result.output).toBe('Order ORD-1001 has shipped with DHL.');
+    expect(events.find((event) => event.type === 'tool_succeeded')).toMatchObject({
+      output: { order_id: 'ORD-1001', status: 'shipped' },
+    });
+  });
+});
+
+describe('relay-e serve and dev with a config', () => {
+  it('serve takes its task queue from the config named with --config', async () => {
+    const { RELAY_E_TASK_QUEUE: _queue, ...env } = cliEnv('unused', { RELAY_E_API_KEYS: 'k-serve:shop' });
+    const serve = spawnRelayE(
+      ['serve', '--json', '--port', '0', '--config', 'test/fixtures/project-config/relay-e.config.mjs'],
+      env,
+      root,
+    );
+    try {
+      expect(JSON.parse(await serve.nextLine())).toMatchObject({ status: 'ready', taskQueue: 'orders-from-config' });
+    } finally {
+      expect([await serve.stop(), serve.stderr()]).toEqual([0, '']);
+    }
+  });
+
+  it('dev runs the config’s tools, refuses a run naming another tool with 422, and says when it has stopped', async () => {
+    const taskQueue = `config-dev-${randomUUID()}`;
+    const dev = spawnRelayE(
+      ['dev', '--port', '0', '--temporal-address', inject('temporalAddress')],
+      cliEnv(taskQueue, { RELAY_E_API_KEYS: 'k-dev:shop' }),
+    );
+    let printed = '';
+    while (!printed.includes('Ctrl-C stops')) printed += `${await dev.nextLine()}\n`;
+    const apiUrl = /API\s+(http:\/\/\S+)/.exec(printed)?.[1];
+
+    expect(printed).toContain('Tools        look_up_order');
+    expect(printed).toContain(`from ${configFile}`);
+    expect(printed).not.toContain('transfer_funds');
+    const temporalCli = /Temporal CLI (\/\S+)/.exec(printed)?.[1];
+    expect(temporalCli && path.basename(temporalCli)).toBe('temporal');
+    expect(printed).toContain(`${temporalCli} workflow list --address ${inject('temporalAddress')}`);
+    await waitForWorkerCatalog(await RelayClient.connect({ address: inject('temporalAddress'), taskQueue }));
+    const refused = await fetch(`${apiUrl}/v1/runs`, {
+      method: 'POST',
+      headers: { authorization: 'Bearer k-dev', 'content-type': 'application/json' },
+      body: JSON.stringify({ model: 'scripted:orders', prompt: 'pay', tools: ['transfer_funds'] }),
+    });
+    expect([refused.status, ((await refused.json()) as { code: string }).code]).toEqual([422, 'unknown_tool']);
+
+    expect(await dev.stop()).toBe(0);
+    expect(dev.stderr()).toContain('Stopping Relay-E dev');
+    expect(dev.stderr()).toContain('Stopped.');
+  });
+
+  it('dev reports a busy API port with the flag that changes it', async () => {
+    const busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+    const port = (busy.address() as { port: number }).port;
+    try {
+      const { code, stderr } = await relayE(
+        ['dev', '--port', String(port), '--temporal-address', inject('temporalAddress')],
+        cliEnv(`busy-${randomUUID()}`, { RELAY_E_API_KEYS: 'k-busy:shop' }),
+      );
+
+      expect(code).toBe(2);
+      expect(stderr).toContain(`Port ${port} on 127.0.0.1 is already in use`);
+      expect(stderr).toContain('--port N');
+      expect(stderr).not.toContain('EADDRINUSE');
+    } finally {
+      busy.close();
+    }
+  });
+});

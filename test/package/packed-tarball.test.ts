@@ -1,0 +1,181 @@
+import { execFile } from 'node:child_process';
+import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+
+const repository = path.resolve(import.meta.dirname, '../..');
+const run = promisify(execFile);
+const minutes = 60_000;
+
+/** Runs a command in the user's project with the same Node as the tests (npm and npx come with it). */
+function inProject(project: string, command: string, args: string[], env: NodeJS.ProcessEnv = {}) {
+  return run(command, args, {
+    cwd: project,
+    env: { ...process.env, ...env },
+    maxBuffer: 16 * 1024 * 1024,
+    timeout: 5 * minutes,
+  });
+}
+
+// A project of its own, as a user would write it: only the documented public API, its own tool, plain JavaScript.
+const userRun = `
+import { RelayClient, defineTool } from '@relay-e/engine';
+import { createWorker } from '@relay-e/engine/worker';
+import { scriptedModel } from '@relay-e/engine/testing';
+import { z } from 'zod';
+
+const greenhouse = new Map([['tomatoes', 12]]);
+const waterPlants = defineTool({
+  name: 'water_plants',
+  description: 'Water one bed of the greenhouse with a number of litres.',
+  inputSchema: z.object({ bed: z.string(), litres: z.number().positive() }),
+  requiresApproval: true,
+  execute: async ({ bed, litres }) => {
+    greenhouse.set(bed, (greenhouse.get(bed) ?? 0) + litres);
+    return { bed, litres_now: greenhouse.get(bed) };
+  },
+});
+
+const [address, namespace, taskQueue] = process.argv.slice(2);
+const worker = await createWorker({
+  address,
+  namespace,
+  taskQueue,
+  tools: [waterPlants],
+  models: {
+    scripted: scriptedModel([
+      { toolCalls: [{ id: 'water', name: 'water_plants', input: { bed: 'tomatoes', litres: 3 } }] },
+      { text: 'Watered.' },
+    ]),
+  },
+});
+const running = worker.run();
+const client = await RelayClient.connect({ address, namespace, taskQueue });
+const { runId } = await client.startRun({ tenantId: 'garden', model: 'scripted:gardener', prompt: 'water the tomatoes' });
+let snapshot = await client.getRun(runId);
+while (snapshot.status !== 'awaiting_approval') {
+  await new Promise((resolve) => setTimeout(resolve, 100));
+  snapshot = await client.getRun(runId);
+}
+await client.approve(runId, snapshot.pendingApprovals[0].toolCallId, { approver: 'gardener' });
+const result = await client.result(runId);
+const events = await client.events(runId);
+worker.shutdown();
+await running;
+await client.close();
+process.stdout.write(JSON.stringify({ result, litres: greenhouse.get('tomatoes'), events: events.map((e) => e.type) }));
+`;
+
+// Every subpath, type-checked by the TypeScript the repository uses, as a consumer with NodeNext resolution. An
+// entry point whose types did not resolve fails under \`strict\` (implicit any); \`skipLibCheck\`, as Temporal's own
+// setup advises, skips only the checking inside dependencies' declaration files.
+const userTypes = `
+import { RelayClient, defineTool, defineConfig } from '@relay-e/engine';
+import type { ToolDefinition, RunSnapshot } from '@relay-e/engine';
+import { ToolRegistry } from '@relay-e/engine/tool';
+import type { RelayClientOptions } from '@relay-e/engine/client';
+import { RelayPlugin, createWorker } from '@relay-e/engine/worker';
+import { createApi, startApiServer } from '@relay-e/engine/http';
+import { agentRun } from '@relay-e/engine/workflows';
+import { scriptedModel } from '@relay-e/engine/testing';
+import { z } from 'zod';
+
+const tool: ToolDefinition<{ name: string }, string> = {
+  name: 'greet',
+  description: 'Greet someone.',
+  inputSchema: z.object({ name: z.string() }),
+  execute: async ({ name }) => \`hello \${name}\`,
+};
+export const config = defineConfig({ tools: [tool, defineTool({ ...tool, name: 'greet_too' })], models: { scripted: scriptedModel([]) } });
+export const used = [RelayClient, ToolRegistry, RelayPlugin, createWorker, createApi, startApiServer, agentRun];
+export type Used = [RunSnapshot, RelayClientOptions];
+`;
+
+const tsconfig = {
+  compilerOptions: {
+    module: 'NodeNext',
+    moduleResolution: 'NodeNext',
+    target: 'ES2023',
+    strict: true,
+    noEmit: true,
+    skipLibCheck: true,
+  },
+  include: ['check-types.ts'],
+};
+
+let project: string;
+
+beforeAll(async () => {
+  // Outside the repository, so nothing resolves through its node_modules by accident.
+  project = await mkdtemp(path.join(tmpdir(), 'relay-e-user-project-'));
+  const packed = path.join(project, 'packed');
+  await mkdir(packed);
+  await run('npm', ['pack', '--pack-destination', packed], { cwd: repository, timeout: 5 * minutes });
+  const [tarball] = await readdir(packed);
+  if (!tarball) throw new Error('npm pack wrote no tarball');
+  await writeFile(
+    path.join(project, 'package.json'),
+    JSON.stringify({ name: 'my-garden', private: true, type: 'module' }),
+  );
+  // The npm cache the repository's install filled serves every dependency; --prefer-offline keeps it off the network.
+  await inProject(project, 'npm', [
+    'install',
+    '--prefer-offline',
+    '--no-audit',
+    '--no-fund',
+    path.join(packed, tarball),
+    'zod@4.6.7',
+  ]);
+  await writeFile(path.join(project, 'run.mjs'), userRun);
+  await writeFile(path.join(project, 'check-types.ts'), userTypes);
+  await writeFile(path.join(project, 'tsconfig.json'), JSON.stringify(tsconfig));
+}, 10 * minutes);
+
+afterAll(async () => {
+  if (project) await rm(project, { recursive: true, force: true });
+});
+
+describe('the packed package, installed in a project of its own', () => {
+  it(
+    'runs the project’s own tool through a worker, a run, an approval and a result',
+    async () => {
+      const { stdout } = await inProject(project, process.execPath, [
+        'run.mjs',
+        inject('temporalAddress'),
+        inject('temporalNamespace'),
+        `user-project-${Date.now()}`,
+      ]);
+      const outcome = JSON.parse(stdout) as { result: { output: string }; litres: number; events: string[] };
+
+      expect(outcome.result.output).toBe('Watered.');
+      expect(outcome.litres).toBe(15);
+      expect(outcome.events).toEqual(
+        expect.arrayContaining(['tool_awaiting_approval', 'tool_approved', 'tool_succeeded']),
+      );
+    },
+    3 * minutes,
+  );
+
+  it(
+    'resolves the types of every subpath for a TypeScript project',
+    async () => {
+      const tsc = path.join(repository, 'node_modules/typescript/bin/tsc');
+      const checked = await inProject(project, process.execPath, [tsc, '-p', 'tsconfig.json']).then(
+        () => 'no errors',
+        (error: Error & { stdout?: string }) => error.stdout ?? error.message,
+      );
+
+      expect(checked).toBe('no errors');
+    },
+    3 * minutes,
+  );
+
+  it('runs the relay-e command with npx', async () => {
+    const { stdout } = await inProject(project, 'npx', ['--no-install', 'relay-e', '--help']);
+
+    expect(stdout).toContain('Usage: relay-e <command> [options]');
+    expect(stdout).toContain('dev');
+  });
+});

@@ -1,0 +1,108 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RelayError } from '../../src/shared/errors.js';
+import { createRelayTestKit, waitForWorkerCatalog } from '../helpers/relay-test-kit.js';
+import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { createTestTenants, startHttpTestApi } from '../http/http-test-kit.js';
+import type { HttpTestApi } from '../http/http-test-kit.js';
+
+const { tenantA, keys, apiKeys } = createTestTenants();
+let kit: RelayTestKit;
+let api: HttpTestApi;
+
+beforeAll(async () => {
+  kit = await createRelayTestKit();
+  api = await startHttpTestApi(kit, { apiKeys });
+  await waitForWorkerCatalog(api.worker.client);
+});
+
+afterAll(async () => {
+  await api?.close();
+  await kit?.close();
+});
+
+/** Whether Temporal has a workflow with this id at all. */
+async function runExists(runId: string): Promise<boolean> {
+  return kit.temporal.workflow
+    .getHandle(runId)
+    .describe()
+    .then(
+      () => true,
+      () => false,
+    );
+}
+
+async function refusal(start: Promise<unknown>): Promise<RelayError> {
+  const error = await start.then(
+    () => undefined,
+    (thrown: unknown) => thrown,
+  );
+  if (!RelayError.isInstance(error)) throw new Error(`Expected a RelayError, got ${String(error)}`);
+  return error;
+}
+
+describe('a run the workers cannot serve', () => {
+  it('is refused with unknown_tool when its allow-list names a tool no worker serves, and never starts', async () => {
+    const error = await refusal(
+      api.worker.client.startRun({
+        runId: 'refused-tool',
+        tenantId: tenantA,
+        model: 'scripted:test',
+        prompt: 'hi',
+        tools: ['add', 'launch_rocket'],
+      }),
+    );
+
+    expect(error.code).toBe('unknown_tool');
+    expect(error.message).toContain("'launch_rocket'");
+    expect(error.details).toEqual({ names: ['launch_rocket'] });
+    expect(await runExists('refused-tool')).toBe(false);
+  });
+
+  it('is refused with model_not_configured when no worker has the model’s provider, and never starts', async () => {
+    const error = await refusal(
+      api.worker.client.startRun({ runId: 'refused-model', tenantId: tenantA, model: 'openai:gpt-4.1', prompt: 'hi' }),
+    );
+
+    expect(error.code).toBe('model_not_configured');
+    expect(error.message).toContain('scripted:…');
+    expect(await runExists('refused-model')).toBe(false);
+  });
+
+  it('answers 422 over HTTP with the same codes', async () => {
+    const unknownTool = await api.request('/v1/runs', {
+      method: 'POST',
+      key: keys.alice,
+      json: { model: 'scripted:test', prompt: 'hi', tools: ['launch_rocket'] },
+    });
+    const unknownModel = await api.request('/v1/runs', {
+      method: 'POST',
+      key: keys.alice,
+      json: { model: 'anthropic:claude', prompt: 'hi' },
+    });
+
+    expect([unknownTool.status, ((await unknownTool.json()) as { code: string }).code]).toEqual([422, 'unknown_tool']);
+    expect([unknownModel.status, ((await unknownModel.json()) as { code: string }).code]).toEqual([
+      422,
+      'model_not_configured',
+    ]);
+  });
+
+  it('starts a run whose tools and model the workers serve', async () => {
+    const { runId } = await api.worker.client.startRun({
+      tenantId: tenantA,
+      model: 'scripted:test',
+      prompt: 'add',
+      tools: ['add'],
+    });
+
+    expect((await api.worker.client.result(runId)).output).toBe('done');
+  });
+
+  it('is let through when no worker has announced a catalog, since nothing can be told', async () => {
+    expect(await kit.client.getWorkerCatalog()).toBeUndefined();
+    const { runId } = await kit.client.startRun({ tenantId: tenantA, model: 'nobody:serves', prompt: 'hi' });
+
+    expect(await runExists(runId)).toBe(true);
+    await kit.client.cancel(runId);
+  });
+});

@@ -1,0 +1,110 @@
+import { randomBytes } from 'node:crypto';
+import { DefaultLogger, Worker } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { RelayClient } from '../../src/client/relay-client.js';
+import { encryptionKeyIdMetadataKey } from '../../src/security/aes-gcm-payload-codec.js';
+import { scriptedModel } from '../../src/testing/scripted-model.js';
+import { defineTool } from '../../src/tool/define-tool.js';
+import { RelayPlugin, bundleRelayWorkflows } from '../../src/worker/index.js';
+import type { RelayPluginOptions } from '../../src/worker/index.js';
+import { waitForRun, waitForWorkerCatalog } from '../helpers/relay-test-kit.js';
+import { connectTemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal-test-env.js';
+import type { TemporalTestEnv } from '../helpers/temporal-test-env.js';
+
+let env: TemporalTestEnv;
+
+beforeAll(async () => {
+  env = await connectTemporalTestEnv();
+});
+
+afterAll(async () => {
+  await env.close();
+});
+
+const shipped: string[] = [];
+const shipParcel = defineTool({
+  name: 'ship_parcel',
+  description: 'Ship a parcel to an address.',
+  inputSchema: z.object({ parcel: z.string(), address: z.string() }),
+  requiresApproval: true,
+  execute: async ({ parcel, address }) => {
+    shipped.push(parcel);
+    return { tracking: `TRACK-${parcel}`, address };
+  },
+});
+
+/** A plain `Worker.create` with the plugin, the way a team adds Relay-E to its own worker; it runs until `stop`. */
+async function startPlainWorker(taskQueue: string, options: Omit<RelayPluginOptions, 'tools' | 'workflowBundle'>) {
+  const plugin = await RelayPlugin.create({
+    ...options,
+    tools: [shipParcel],
+    workflowBundle: await bundleRelayWorkflows({ logger: new DefaultLogger('WARN') }),
+  });
+  const worker = await Worker.create({
+    connection: env.nativeConnection,
+    namespace: env.namespace,
+    taskQueue,
+    plugins: [plugin],
+  });
+  const running = worker.run();
+  return {
+    plugin,
+    stop: async () => {
+      worker.shutdown();
+      await running;
+    },
+  };
+}
+
+describe('RelayPlugin', () => {
+  it('adds agent runs, their activities and encryption to a plain Worker.create and Client', async () => {
+    const taskQueue = uniqueTaskQueue('plugin');
+    const { plugin, stop } = await startPlainWorker(taskQueue, {
+      models: {
+        scripted: scriptedModel([
+          { toolCalls: [{ id: 'ship', name: 'ship_parcel', input: { parcel: 'P-7', address: '1 Main St' } }] },
+          { text: 'Shipped.' },
+        ]),
+      },
+      encryption: { keys: { 'k-plugin': randomBytes(32).toString('base64') } },
+    });
+    const client = await RelayClient.connect({
+      connection: env.connection,
+      namespace: env.namespace,
+      taskQueue,
+      plugins: [plugin],
+    });
+    try {
+      const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'ship P-7' });
+      await waitForRun(client, runId, (snapshot) => snapshot.status === 'awaiting_approval');
+      expect(shipped).toEqual([]);
+      await client.approve(runId, 'ship', { approver: 'ops' });
+      const result = await client.result(runId);
+
+      expect(result.output).toBe('Shipped.');
+      expect(shipped).toEqual(['P-7']);
+      const history = JSON.stringify(await env.client.workflow.getHandle(runId).fetchHistory());
+      expect(history).not.toContain('1 Main St');
+      expect(history).toContain(encryptionKeyIdMetadataKey);
+    } finally {
+      await stop();
+      await client.close();
+    }
+  });
+
+  it('announces the worker’s tools and models on its task queue while it runs', async () => {
+    const taskQueue = uniqueTaskQueue('plugin-catalog');
+    const { stop } = await startPlainWorker(taskQueue, { models: { scripted: scriptedModel([{ text: 'ok' }]) } });
+    const client = await RelayClient.connect({ connection: env.connection, namespace: env.namespace, taskQueue });
+    try {
+      const catalog = await waitForWorkerCatalog(client);
+      expect(catalog.tools.map((tool) => tool.name)).toEqual(['ship_parcel']);
+      expect(catalog.modelPrefixes).toEqual(['scripted']);
+      expect(catalog.workers).toBe(1);
+    } finally {
+      await stop();
+      await client.close();
+    }
+  });
+});
