@@ -17,6 +17,7 @@ const lookUpOrder = defineTool({
   execute: async ({ order_id }) => ({ order_id, status: 'shipped' }),
 });
 
+// #region plugin
 const relay = await RelayPlugin.create({
   tools: [lookUpOrder],
   models: { openai: openaiProvider() },
@@ -28,6 +29,7 @@ const worker = await Worker.create({
   // Your own workflows and activities stay as they are; the plugin adds Relay-E's.
   plugins: [relay],
 });
+// #endregion plugin
 
 // A client given the plugin shares its data converter (and encryption keys, when the plugin has them).
 export const client = new Client({ connection: await Connection.connect(), plugins: [relay] });

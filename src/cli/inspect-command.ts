@@ -14,8 +14,8 @@ export const inspectCommand: Command = {
   summary: commandSummaries.inspect,
   help: `Usage: ${cli} inspect <runId> [--json]
 
-Shows the run's snapshot and its event timeline. Reads them with workflow queries, so a worker must be
-running for the task queue (for closed runs too: Temporal replays the history to answer).
+Shows the run's snapshot and its event timeline. An open run answers through workflow queries, so a worker
+must be running for the task queue; a closed run is read from the record it left in its memo, without one.
 With --json: {"snapshot": {...}, "events": [...]}.
 With --tenant (or RELAY_E_TENANT), a run of another tenant counts as not found.
 
