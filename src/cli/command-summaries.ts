@@ -3,7 +3,7 @@
  * the commands so the top-level help loads no command module.
  */
 export const commandSummaries = {
-  dev: 'everything on one machine: Temporal dev server with Web UI, a demo worker and the HTTP API',
+  dev: "everything on one machine: Temporal dev server with Web UI, a worker with the project's tools, the HTTP API",
   run: 'start a run and follow it live, asking for approvals on the terminal',
   approve: 'approve a pending tool call (optionally with edited input)',
   reject: 'reject a pending tool call; the model is told it did not run',

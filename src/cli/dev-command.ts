@@ -1,3 +1,5 @@
+import { cliInvocation } from './cli-invocation.js';
+import { commandSummaries } from './command-summaries.js';
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
@@ -38,9 +40,8 @@ const reachableTimeoutMs = 1_000;
 
 export const devCommand: Command = {
   name: 'dev',
-  summary:
-    "everything on one machine: Temporal dev server with Web UI, a worker with the project's tools, the HTTP API",
-  help: `Usage: relay-e dev [options]
+  summary: commandSummaries.dev,
+  help: `Usage: ${cliInvocation()} dev [options]
 
 Starts (or reuses) a Temporal dev server with the Web UI, a worker with the tools and models of the
 project's config file (relay-e.config.ts; the banking demo tools without one) and the HTTP API with a

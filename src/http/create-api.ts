@@ -1,10 +1,12 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { RelayClient } from '../client/relay-client.js';
+import { createApiKeyVerifier } from './api-keys.js';
 import type { ApiKeyTenants } from './api-keys.js';
 import { createApprovalsApi } from './approvals-api.js';
 import type { ApiEnv } from './create-resource-api.js';
 import { createErrorHandler, createNotFoundHandler } from './error-handlers.js';
 import { createHealthApi } from './health-api.js';
+import { createInbox } from './inbox/create-inbox.js';
 import { createOpenApiApi } from './openapi-api.js';
 import { readJsonBody } from './read-json-body.js';
 import { requireApiKey } from './require-api-key.js';
@@ -30,7 +32,8 @@ export interface CreateApiOptions {
 }
 
 /**
- * Builds the HTTP API over a `RelayClient`: every route but `/healthz`, the OpenAPI document and its reference page
+ * Builds the HTTP API over a `RelayClient`: every route but `/healthz`, the OpenAPI document, its reference page and
+ * the inbox (which signs people in with a key itself)
  * needs an API key and sees only its tenant's runs.
  */
 export function createApi(options: CreateApiOptions): OpenAPIHono<ApiEnv> {
@@ -40,6 +43,8 @@ export function createApi(options: CreateApiOptions): OpenAPIHono<ApiEnv> {
   app.notFound(createNotFoundHandler(app));
   app.route('/', createHealthApi());
   app.route('/', createOpenApiApi(app, options));
+  // The web inbox signs people in with a key itself and keeps them in a session cookie.
+  app.route('/', createInbox({ client: options.client, verifyApiKey: createApiKeyVerifier(options.apiKeys), logger }));
   app.use('/v1/*', requireApiKey(options.apiKeys));
   app.use('/v1/*', readJsonBody(options.maxBodyBytes ?? 1_048_576));
   app.route('/', createRunsApi(options));

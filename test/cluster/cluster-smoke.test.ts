@@ -102,8 +102,8 @@ describe('Relay-E on a two-node Temporal Server cluster on PostgreSQL', () => {
       });
       expect(waiting.pendingApprovals[0]?.toolCallId).toBe('call_1_0');
 
-      if (decision === 'approve') await decider.approve(runId, 'pay_1', { approver: 'ops' });
-      else await decider.reject(runId, 'pay_1', { approver: 'ops' });
+      if (decision === 'approve') await decider.approve(runId, 'call_1_0', { approver: 'ops' });
+      else await decider.reject(runId, 'call_1_0', { approver: 'ops' });
 
       expect(await starter.result(runId)).toMatchObject({ status: 'completed', output: 'done' });
       expect(payments.filter((payment) => payment.to === runId)).toHaveLength(decision === 'approve' ? 1 : 0);

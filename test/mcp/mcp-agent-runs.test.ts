@@ -96,7 +96,7 @@ describe('@modelcontextprotocol/server-everything in an agent run', () => {
     const events = await client.events(runId);
     expect(eventOf(events, 'tool_succeeded', 'call_1_0')?.output).toContain('42');
     expect(eventOf(events, 'tool_succeeded', 'call_1_1')?.output).toEqual(
-      expect.arrayContaining([expect.objectContaining({ type: 'call_1_1', mimeType: 'image/png' })]),
+      expect.arrayContaining([expect.objectContaining({ type: 'image', mimeType: 'image/png' })]),
     );
     await stop();
   });

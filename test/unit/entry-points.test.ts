@@ -25,7 +25,7 @@ const workerOrBundler = ['@temporalio/worker', '@temporalio/core-bridge', 'webpa
 
 // Each check starts a fresh Node with tsx, which takes seconds on a busy machine.
 describe('entry points', { timeout: 30_000 }, () => {
-  it.each(['src/index.ts', 'src/client/index.ts', 'src/http/index.ts'])(
+  it.each(['src/index.ts', 'src/client/index.ts'])(
     '%s loads the Temporal client but neither the worker nor a bundler',
     async (entry) => {
       const packages = await packagesLoadedBy(entry);
@@ -34,6 +34,13 @@ describe('entry points', { timeout: 30_000 }, () => {
       expect(packages.filter((name) => workerOrBundler.includes(name))).toEqual([]);
     },
   );
+
+  it('src/http/index.ts loads neither the worker nor a bundler', async () => {
+    const packages = await packagesLoadedBy('src/http/index.ts');
+
+    expect(packages).toContain('hono');
+    expect(packages.filter((name) => workerOrBundler.includes(name))).toEqual([]);
+  });
 
   it('the worker entry point does load the worker and the bundler, so the check above can see them', async () => {
     const packages = await packagesLoadedBy('src/worker/index.ts');
@@ -49,6 +56,7 @@ describe('entry points', { timeout: 30_000 }, () => {
       'bundleRelayWorkflows',
       'createRelayPlugin',
       'createWorker',
+      'mcpTools',
     ]);
   });
 

@@ -79,7 +79,7 @@ describe('RelayPlugin', () => {
       const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'ship P-7' });
       await waitForRun(client, runId, (snapshot) => snapshot.status === 'awaiting_approval');
       expect(shipped).toEqual([]);
-      await client.approve(runId, 'ship', { approver: 'ops' });
+      await client.approve(runId, 'call_1_0', { approver: 'ops' });
       const result = await client.result(runId);
 
       expect(result.output).toBe('Shipped.');

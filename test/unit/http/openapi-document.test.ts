@@ -54,8 +54,9 @@ describe('GET /v1/openapi.json', () => {
   it('documents every route the API serves, each with its own operationId', async () => {
     const document = await readDocument();
     const operations = operationsOf(document);
+    // The web inbox's pages and its form posts are for people, not for API clients: the document leaves them out.
     const served = api.routes
-      .filter((route) => route.method !== 'ALL')
+      .filter((route) => route.method !== 'ALL' && !route.path.startsWith('/inbox') && route.path !== '/')
       .map((route) => `${route.method} ${route.path.replace(/:(\w+)/g, '{$1}')}`);
     expect(operations.map(({ route }) => route).sort()).toEqual([...new Set(served)].sort());
     const withoutId = operations.filter(({ operation }) => !operation.operationId).map(({ route }) => route);
