@@ -73,8 +73,9 @@ async function startWorker(
   return { ...running, ledger };
 }
 
-async function workflowTaskFailures(runId: string): Promise<number> {
-  const history = await kit.temporal.workflow.getHandle(runId).fetchHistory();
+/** Failed workflow tasks in a run's history: of its newest execution, or of the one `executionRunId` names. */
+async function workflowTaskFailures(runId: string, executionRunId?: string): Promise<number> {
+  const history = await kit.temporal.workflow.getHandle(runId, executionRunId).fetchHistory();
   return (history.events ?? []).filter((event) => event.workflowTaskFailedEventAttributes).length;
 }
 
@@ -193,7 +194,7 @@ describe('byte limits', () => {
       const seqs = all.filter((event) => event.type !== 'events_dropped').map((event) => event.seq);
       expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
       for await (const execution of kit.temporal.workflow.list({ query: `WorkflowId = '${runId}'` })) {
-        expect(await workflowTaskFailuresOf(execution.workflowId, execution.runId)).toBe(0);
+        expect(await workflowTaskFailures(execution.workflowId, execution.runId)).toBe(0);
       }
     } finally {
       await stop();
@@ -399,8 +400,3 @@ describe('cancellation', () => {
     }
   });
 });
-
-async function workflowTaskFailuresOf(workflowId: string, runId: string): Promise<number> {
-  const history = await kit.temporal.workflow.getHandle(workflowId, runId).fetchHistory();
-  return (history.events ?? []).filter((event) => event.workflowTaskFailedEventAttributes).length;
-}
