@@ -8,7 +8,7 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { chromium } from 'playwright-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { RunSnapshot } from '../../src/shared/run-types.js';
 
 // The web inbox in real Chromium (Debian's `chromium`, driven by playwright-core) against the stack `npm start`
@@ -21,7 +21,7 @@ const screenshots = path.join(root, 'docs/images');
 const patience = { timeout: 15_000 };
 const keys = { acme: 'key-acme-e2e', globex: 'key-globex-e2e' } as const;
 
-let dev: { url: string; stop: () => Promise<void> };
+let dev: DevStack;
 let browser: Browser;
 let workdir: string;
 
@@ -36,14 +36,26 @@ beforeAll(async () => {
   browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
 });
 
+afterEach(() => {
+  const crash = dev?.crash();
+  if (crash !== undefined) throw new Error(`relay-e dev ended during this test:\n${crash}`);
+});
+
 afterAll(async () => {
   await browser?.close();
   await dev?.stop();
   if (workdir) await rm(workdir, { recursive: true, force: true });
 });
 
+interface DevStack {
+  url: string;
+  stop: () => Promise<void>;
+  /** What the stack printed to stderr if it ended before `stop`, so a crash fails the test that saw it. */
+  crash: () => string | undefined;
+}
+
 /** Starts `relay-e dev --json` with two tenants' keys and resolves with the API's URL once it is ready. */
-async function startDev(cwd: string): Promise<{ url: string; stop: () => Promise<void> }> {
+async function startDev(cwd: string): Promise<DevStack> {
   const child = spawn(
     process.execPath,
     ['--import', path.join(root, 'node_modules/tsx/dist/loader.mjs'), path.join(root, 'src/cli/main.ts')].concat([
@@ -65,16 +77,25 @@ async function startDev(cwd: string): Promise<{ url: string; stop: () => Promise
   );
   let stderr = '';
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  let stopping = false;
+  let crashed = false;
+  const exited = new Promise<void>((resolve) =>
+    child.once('exit', () => {
+      crashed = !stopping;
+      resolve();
+    }),
+  );
   for await (const line of createInterface({ input: child.stdout })) {
     const ready = JSON.parse(line) as { status?: string; apiUrl?: string };
     if (ready.status === 'ready' && ready.apiUrl) {
       return {
         url: ready.apiUrl,
         stop: async () => {
+          stopping = true;
           child.kill('SIGINT');
           await exited;
         },
+        crash: () => (crashed ? stderr : undefined),
       };
     }
   }
@@ -253,6 +274,8 @@ describe('the approvals inbox in Chromium', () => {
     try {
       const page = await context.newPage();
       await page.goto(dev.url);
+      // The key field takes focus on its own (autofocus); a keyboard user starts typing once it has.
+      await expect.poll(() => page.evaluate('document.activeElement?.id'), patience).toBe('api-key');
       await page.keyboard.type(keys.acme);
       await page.keyboard.press('Enter');
       await page.getByRole('link', { name: `transfer_funds in run ${runId}` }).waitFor();

@@ -15,6 +15,7 @@ import { inboxPage, runPage, signInPage } from './inbox-pages.js';
 import { InboxSessions } from './inbox-sessions.js';
 import type { InboxSession } from './inbox-sessions.js';
 import { inboxStyles } from './inbox-styles.js';
+import { streamChanges } from './stream-changes.js';
 
 export interface CreateInboxOptions {
   client: RelayClient;
@@ -137,11 +138,16 @@ export function createInbox(options: CreateInboxOptions): Hono<InboxEnv> {
   app.get('/inbox/approvals/stream', (c) => {
     const session = c.get('session');
     let last = '';
-    return streamChanges(c, options.approvalsPollIntervalMs ?? 1_000, async () => {
-      const approvals = JSON.stringify({ approvals: await listApprovals(session) });
-      if (approvals === last) return undefined;
-      last = approvals;
-      return approvals;
+    return streamChanges(c, {
+      intervalMs: options.approvalsPollIntervalMs ?? 1_000,
+      eventName: 'approvals',
+      logger: options.logger ?? console,
+      read: async () => {
+        const approvals = JSON.stringify({ approvals: await listApprovals(session) });
+        if (approvals === last) return undefined;
+        last = approvals;
+        return approvals;
+      },
     });
   });
 
@@ -256,31 +262,4 @@ async function readDecision(c: Context<InboxEnv>): Promise<z.infer<typeof decisi
 
 function decidedBy(session: InboxSession): { tenantId: string; approver: string } {
   return { tenantId: session.tenant.tenantId, approver: session.tenant.name ?? `tenant:${session.tenant.tenantId}` };
-}
-
-/** Server-sent events of whatever `read` returns that is new, polled every `intervalMs` until the caller leaves. */
-function streamChanges(c: Context, intervalMs: number, read: () => Promise<string | undefined>): Response {
-  const encoder = new TextEncoder();
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const body = new ReadableStream<Uint8Array>({
-    start(controller) {
-      const tick = async () => {
-        try {
-          const data = await read();
-          controller.enqueue(encoder.encode(data === undefined ? ': idle\n\n' : `event: approvals\ndata: ${data}\n\n`));
-        } catch {
-          controller.enqueue(encoder.encode(': retrying\n\n'));
-        }
-        timer = setTimeout(() => void tick(), intervalMs);
-      };
-      void tick();
-    },
-    cancel() {
-      clearTimeout(timer);
-    },
-  });
-  c.req.raw.signal.addEventListener('abort', () => clearTimeout(timer), { once: true });
-  return new Response(body, {
-    headers: { 'content-type': 'text/event-stream', 'cache-control': 'no-store', 'x-accel-buffering': 'no' },
-  });
 }

@@ -1,0 +1,79 @@
+import { Hono } from 'hono';
+import { describe, expect, it, vi } from 'vitest';
+import { streamChanges } from '../../../src/http/inbox/stream-changes.js';
+
+function appStreaming(read: () => Promise<string | undefined>, logger: Pick<Console, 'error'>): Hono {
+  const app = new Hono();
+  app.get('/changes', (c) => streamChanges(c, { intervalMs: 5, eventName: 'approvals', read, logger }));
+  return app;
+}
+
+async function readText(reader: ReadableStreamDefaultReader<Uint8Array>, until: RegExp): Promise<string> {
+  const decoder = new TextDecoder();
+  let text = '';
+  while (!until.test(text)) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
+  }
+  return text;
+}
+
+describe('streamChanges', () => {
+  it('sends what is new as named events and an idle comment when nothing changed', async () => {
+    const answers = ['{"n":1}', undefined, '{"n":2}'];
+    const logger = { error: vi.fn() };
+    const response = await appStreaming(async () => answers.shift(), logger).request('/changes');
+    expect(response.headers.get('content-type')).toContain('text/event-stream');
+    const reader = response.body!.getReader();
+    const text = await readText(reader, /n":2/);
+    await reader.cancel();
+    expect(text).toBe('event: approvals\ndata: {"n":1}\n\n: idle\n\nevent: approvals\ndata: {"n":2}\n\n');
+    expect(logger.error).not.toHaveBeenCalled();
+  });
+
+  it('ends quietly when the caller leaves while a read is under way', async () => {
+    const unhandled = vi.fn();
+    process.on('unhandledRejection', unhandled);
+    try {
+      let finishRead: (value: string) => void = () => undefined;
+      let reads = 0;
+      const read = () => {
+        reads += 1;
+        return reads === 1
+          ? Promise.resolve('{"first":true}')
+          : new Promise<string>((resolve) => (finishRead = resolve));
+      };
+      const logger = { error: vi.fn() };
+      const reader = (await appStreaming(read, logger).request('/changes')).body!.getReader();
+      await readText(reader, /first/);
+      await vi.waitFor(() => expect(reads).toBe(2));
+      await reader.cancel();
+      finishRead('{"late":true}');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+      expect(reads).toBe(2);
+      expect(unhandled).not.toHaveBeenCalled();
+      expect(logger.error).not.toHaveBeenCalled();
+    } finally {
+      process.off('unhandledRejection', unhandled);
+    }
+  });
+
+  it('logs a failed read and keeps the stream open for the next one', async () => {
+    const logger = { error: vi.fn() };
+    let reads = 0;
+    const read = async () => {
+      reads += 1;
+      if (reads === 1) throw new Error('Temporal is unreachable');
+      return '{"back":true}';
+    };
+    const reader = (await appStreaming(read, logger).request('/changes')).body!.getReader();
+    const text = await readText(reader, /back/);
+    await reader.cancel();
+    expect(text).toBe(': retrying\n\nevent: approvals\ndata: {"back":true}\n\n');
+    expect(logger.error).toHaveBeenCalledWith(
+      'Relay-E: reading the approvals stream failed; trying again',
+      expect.objectContaining({ message: 'Temporal is unreachable' }),
+    );
+  });
+});
