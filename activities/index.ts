@@ -35,10 +35,20 @@ export interface ExecuteToolInput {
   retryTimeouts?: boolean;
 }
 
-/** The catalog a run records, with the time the worker read it (the run stamps its first events with it). */
-export interface CatalogSnapshot {
-  entries: ToolCatalogEntry[];
-  at: string;
+/**
+ * The catalog a run records, with the time the worker read it (the run stamps its first events with it), or why
+ * this worker cannot serve the run at all: a tool or a model it lacks. A refusal travels as data so the run ends
+ * with one clear event instead of an activity failure logged with its stack.
+ */
+export type CatalogSnapshot =
+  | { entries: ToolCatalogEntry[]; at: string; refused?: undefined }
+  | { refused: RunRefusal; at: string; entries?: undefined };
+
+/** Why a worker cannot serve a run, with the `RelayError` code the client uses when it refuses one at the door. */
+export interface RunRefusal {
+  code: 'unknown_tool' | 'model_not_configured';
+  message: string;
+  details?: Record<string, unknown>;
 }
 
 /** A call's input checked against the tool's own schema, as the executor will check it. */
@@ -82,13 +92,20 @@ export function createActivities({ registry, executor, models, secrets, ...limit
      * Records the tools a run may use (names, descriptions, JSON Schemas, approval flags) in its history, each with
      * the time limit the executor will apply, so the activity's own timeout can agree with it.
      */
-    async snapshotToolCatalog(input: { tools?: string[] }): Promise<CatalogSnapshot> {
+    async snapshotToolCatalog(input: { tools?: string[]; model?: string }): Promise<CatalogSnapshot> {
+      const at = new Date().toISOString();
       try {
+        const refused = input.model === undefined ? undefined : refuseUnservedModel(models, input.model);
+        if (refused) return { refused, at };
         const entries = registry
           .catalog(input.tools)
           .map((entry) => ({ ...entry, timeoutMs: executor.timeoutFor(entry.name) }));
-        return { entries, at: new Date().toISOString() };
+        return { entries, at };
       } catch (error) {
+        if (RelayError.isInstance(error) && error.code === 'tool_not_found') {
+          const details = error.details ? { details: error.details } : {};
+          return { refused: { code: 'unknown_tool', message: error.message, ...details }, at };
+        }
         throw toNonRetryableFailure(error);
       }
     },
@@ -215,6 +232,18 @@ export type RelayActivities = ReturnType<typeof createActivities>;
 function hasAttemptsLeft(context: Context): boolean {
   const maximumAttempts = context.info.retryPolicy?.maximumAttempts ?? 0;
   return maximumAttempts === 0 || context.info.attempt < maximumAttempts;
+}
+
+function refuseUnservedModel(models: ModelRegistry, modelId: string): RunRefusal | undefined {
+  try {
+    models.resolve(modelId);
+    return undefined;
+  } catch (error) {
+    if (RelayError.isInstance(error) && error.code === 'model_not_configured') {
+      return { code: 'model_not_configured', message: error.message };
+    }
+    throw error;
+  }
 }
 
 function resolveModel(models: ModelRegistry, modelId: string) {

@@ -12,7 +12,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { msToNumber } from '@temporalio/common/lib/time.js';
-import type { CatalogSnapshot, RelayActivities } from '../activities/index.js';
+import type { CatalogSnapshot, RelayActivities, RunRefusal } from '../activities/index.js';
 import type { AgentRunInput, RunResult } from '../src/shared/run-types.js';
 import { agentRunInputSchema } from '../src/shared/run-input-schema.js';
 import { closedRunMemoKey, closedRunRecord } from '../src/shared/closed-run-record.js';
@@ -76,6 +76,7 @@ export async function agentRun(input: AgentRunInput, carried?: CarriedRunState):
     return await runSteps(context, firstEventsAt);
   } catch (error) {
     if (error instanceof ContinueAsNew) throw error;
+    if (error instanceof RunRefused) throw recordRefusal(context, error);
     if (isCancellation(error)) {
       recordCancellation(context);
       throw error;
@@ -100,12 +101,13 @@ function recordClosedRun(run: RunState): void {
 /** Snapshots the tool catalog and records the start; returns the time the first events carry. */
 async function startRun(context: RunContext): Promise<string | undefined> {
   const { run } = context;
-  const catalogRequest = { ...(run.input.tools ? { tools: run.input.tools } : {}) };
+  const catalogRequest = { ...(run.input.tools ? { tools: run.input.tools } : {}), model: run.input.model };
   const snapshot = readCatalogSnapshot(
     patched(catalogAsLocalActivityPatch)
       ? await snapshotToolCatalogLocally(catalogRequest)
       : await snapshotToolCatalog(catalogRequest),
   );
+  if (snapshot.refused) throw new RunRefused(snapshot.refused, snapshot.at);
   run.catalog = snapshot.entries;
   context.validator = new ToolCallValidator(run.catalog);
   const at = context.exact ? snapshot.at : undefined;
@@ -123,11 +125,34 @@ async function startRun(context: RunContext): Promise<string | undefined> {
 }
 
 /** Workers before the snapshot carried its time returned the bare list; their recorded results replay as such. */
-function readCatalogSnapshot(result: CatalogSnapshot | ToolCatalogEntry[]): {
-  entries: ToolCatalogEntry[];
-  at?: string;
-} {
+function readCatalogSnapshot(
+  result: CatalogSnapshot | ToolCatalogEntry[],
+): { entries: ToolCatalogEntry[]; at?: string; refused?: undefined } | { refused: RunRefusal; at: string } {
   return Array.isArray(result) ? { entries: result } : result;
+}
+
+/** The worker lacks a tool or the model the run names: the run ends before it starts, with one event. */
+class RunRefused extends Error {
+  constructor(
+    readonly refusal: RunRefusal,
+    readonly at: string,
+  ) {
+    super(refusal.message);
+  }
+}
+
+/** Records a refused run's end at the time the worker refused it, and returns the failure that ends the workflow. */
+function recordRefusal(context: RunContext, { refusal, at }: RunRefused): ApplicationFailure {
+  const { run } = context;
+  run.finish('failed', 'error', { error: refusal.message });
+  run.emit({ type: 'run_failed', error: refusal.message, code: refusal.code }, { at });
+  publishRunState(run);
+  return ApplicationFailure.create({
+    type: refusal.code,
+    message: refusal.message,
+    nonRetryable: true,
+    ...(refusal.details ? { details: [refusal.details] } : {}),
+  });
 }
 
 /** The loop: one step after another until the model answers, the budget is spent, or the run continues as new. */

@@ -63,8 +63,11 @@ export async function runCli(argv: string[]): Promise<number> {
   }
   if (workerCommands.has(name)) {
     const { DefaultLogger, Runtime } = await import('@temporalio/worker');
-    // Warnings and errors still show.
-    Runtime.install({ logger: new DefaultLogger('WARN') });
+    const { writeOneLineLog } = await import('./one-line-log.js');
+    const stacks = process.env['RELAY_E_LOG_STACKS'] === '1';
+    const write = (line: string) => process.stderr.write(line);
+    // Warnings and errors still show, each on one line.
+    Runtime.install({ logger: new DefaultLogger('WARN', (entry) => writeOneLineLog(entry, { stacks, write })) });
   }
   try {
     return await command.run(rest);

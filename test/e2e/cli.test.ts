@@ -6,6 +6,7 @@ import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { freePort } from '../helpers/free-port.js';
 import type { RunEvent, RunSnapshot } from '../../src/shared/run-types.js';
@@ -223,6 +224,43 @@ async function installInProject(): Promise<{ project: string; cliArgs: string[] 
   }
   return { project, cliArgs: [cliArgs[0] ?? '', cliArgs[1] ?? '', path.join(installed, 'src/cli/main.ts')] };
 }
+
+describe('relay-e worker and a run it cannot serve', () => {
+  // Started with the plain Temporal client, as a service may: nothing asks the workers' catalog at the door, so
+  // the worker is the one that refuses.
+  it('fails the run with one run_failed event and logs one line for it, with no stack trace', async () => {
+    const connection = await Connection.connect({ address: inject('temporalAddress') });
+    try {
+      const client = new Client({ connection });
+      const workflowId = `cannot-serve-${randomUUID()}`;
+      const handle = await client.workflow.start('agentRun', {
+        taskQueue,
+        workflowId,
+        args: [{ tenantId: 'default', model: 'nobody:serves', prompt: 'hi' }],
+      });
+      const failure = await handle.result().then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(failure).toBeInstanceOf(WorkflowFailedError);
+      expect((failure as WorkflowFailedError).cause).toMatchObject({ type: 'model_not_configured' });
+
+      const inspect = await relayE(['inspect', workflowId, '--json']);
+      const events = (JSON.parse(inspect.stdout) as { events: RunEvent[] }).events;
+      expect(events).toEqual([expect.objectContaining({ seq: 1, type: 'run_failed', code: 'model_not_configured' })]);
+      await expect.poll(() => worker.stderr().includes(workflowId), { timeout: 10_000 }).toBe(true);
+      const lines = worker.stderr().split('\n');
+      expect(lines.filter((line) => line.includes(workflowId))).toEqual([
+        expect.stringMatching(
+          /\[WARN\] Workflow failed workflowId=cannot-serve-\S+ workflowType=agentRun error=.*No model provider 'nobody'/,
+        ),
+      ]);
+      expect(lines.filter((line) => /^\s+at /.test(line))).toEqual([]);
+    } finally {
+      await connection.close();
+    }
+  });
+});
 
 describe('relay-e for a newcomer', () => {
   it('prints hints with `npm run relay-e --` in a clone of the repository, where plain relay-e is not on PATH', async () => {

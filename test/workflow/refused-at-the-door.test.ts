@@ -1,6 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RelayError } from '../../src/shared/errors.js';
+import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { createRelayTestKit, waitForWorkerCatalog } from '../helpers/relay-test-kit.js';
+import { createLedger, createTestTools } from '../helpers/test-tools.js';
 import type { RelayTestKit } from '../helpers/relay-test-kit.js';
 import { createTestTenants, startHttpTestApi } from '../http/http-test-kit.js';
 import type { HttpTestApi } from '../http/http-test-kit.js';
@@ -104,5 +106,39 @@ describe('a run the workers cannot serve', () => {
 
     expect(await runExists(runId)).toBe(true);
     await kit.client.cancel(runId);
+  });
+
+  it('fails, when let through, with one run_failed event naming what the worker lacks', async () => {
+    const silent = await kit.startWorker({
+      tools: createTestTools(createLedger()),
+      models: { scripted: scriptedModel([{ text: 'done' }]) },
+      publishCatalog: false,
+    });
+    try {
+      const unknownTool = await silent.client.startRun({
+        tenantId: tenantA,
+        model: 'scripted:test',
+        prompt: 'hi',
+        tools: ['add', 'launch_rocket'],
+      });
+      const unknownModel = await silent.client.startRun({ tenantId: tenantA, model: 'nobody:serves', prompt: 'hi' });
+
+      for (const [runId, code] of [
+        [unknownTool.runId, 'unknown_tool'],
+        [unknownModel.runId, 'model_not_configured'],
+      ] as const) {
+        await expect(silent.client.result(runId)).rejects.toThrow();
+        const events = await silent.client.events(runId, { tenantId: tenantA });
+        expect(events).toEqual([expect.objectContaining({ seq: 1, type: 'run_failed', code })]);
+        expect(await silent.client.getRun(runId, { tenantId: tenantA })).toMatchObject({
+          status: 'failed',
+          error: events[0]?.type === 'run_failed' ? events[0].error : 'no run_failed event',
+        });
+      }
+      const toolFailure = await silent.client.events(unknownTool.runId, { tenantId: tenantA });
+      expect(toolFailure[0]).toMatchObject({ error: "Unknown tool(s): 'launch_rocket'" });
+    } finally {
+      await silent.stop();
+    }
   });
 });
