@@ -1,7 +1,9 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import type { Readable } from 'node:stream';
 import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 
@@ -105,6 +107,34 @@ const tsconfig = {
   include: ['check-types.ts'],
 };
 
+// The README's start from an empty folder: a TypeScript config with one tool, loaded by \`npx relay-e dev\` with no
+// build step.
+const userConfig = `
+import { defineConfig, defineTool } from '@relay-e/engine';
+import type { ToolDefinition } from '@relay-e/engine';
+import { scriptedModel } from '@relay-e/engine/testing';
+import { z } from 'zod';
+
+const harvest: ToolDefinition<{ bed: string }, { bed: string; kilos: number }> = defineTool({
+  name: 'harvest',
+  description: 'Harvest one bed of the greenhouse.',
+  inputSchema: z.object({ bed: z.string() }),
+  requiresApproval: true,
+  execute: async ({ bed }) => ({ bed, kilos: 4 }),
+});
+
+export default defineConfig({
+  tools: [harvest],
+  models: {
+    scripted: scriptedModel((request) =>
+      request.step === 1
+        ? { toolCalls: [{ name: 'harvest', input: { bed: 'tomatoes' } }] }
+        : { text: 'Harvested the tomatoes.' },
+    ),
+  },
+});
+`;
+
 let project: string;
 
 beforeAll(async () => {
@@ -131,6 +161,7 @@ beforeAll(async () => {
   await writeFile(path.join(project, 'run.mjs'), userRun);
   await writeFile(path.join(project, 'check-types.ts'), userTypes);
   await writeFile(path.join(project, 'tsconfig.json'), JSON.stringify(tsconfig));
+  await writeFile(path.join(project, 'relay-e.config.ts'), userConfig);
 }, 10 * minutes);
 
 afterAll(async () => {
@@ -172,6 +203,58 @@ describe('the packed package, installed in a project of its own', () => {
     3 * minutes,
   );
 
+  it(
+    'runs relay-e dev with the project’s TypeScript config: its tool, approved over HTTP, gives the answer',
+    async () => {
+      // What `npx relay-e` runs, started directly so Ctrl-C's SIGINT reaches it; the first `node` on PATH is the tests'.
+      const dev = spawn(path.join(project, 'node_modules/.bin/relay-e'), ['dev', '--json', '--port', '0'], {
+        cwd: project,
+        env: {
+          ...process.env,
+          PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env['PATH'] ?? ''}`,
+          TEMPORAL_ADDRESS: inject('temporalAddress'),
+          RELAY_E_TASK_QUEUE: `user-project-dev-${Date.now()}`,
+          RELAY_E_API_KEYS: 'k-garden:garden',
+        },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      });
+      let stderr = '';
+      dev.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+      const exited = new Promise<number | null>((resolve) => dev.once('exit', resolve));
+      try {
+        const api = await readyApiUrl(dev, () => stderr);
+        const call = (route: string, body?: unknown) =>
+          fetch(`${api}${route}`, {
+            method: body === undefined ? 'GET' : 'POST',
+            headers: { authorization: 'Bearer k-garden', 'content-type': 'application/json' },
+            ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+          }).then(async (response) => ({ status: response.status, body: (await response.json()) as RunAnswer }));
+
+        const started = await call('/v1/runs', { model: 'scripted:gardener', prompt: 'harvest the tomatoes' });
+        expect(started.status).toBe(201);
+        const runId = started.body.runId;
+        const waiting = await waitFor(
+          () => call(`/v1/runs/${runId}`),
+          (run) => run.status === 'awaiting_approval',
+        );
+        expect(waiting.pendingApprovals?.[0]).toMatchObject({ toolName: 'harvest', input: { bed: 'tomatoes' } });
+        const approved = await call(`/v1/runs/${runId}/approve`, {
+          toolCallId: waiting.pendingApprovals?.[0]?.toolCallId,
+        });
+        expect(approved.status).toBe(200);
+        const done = await waitFor(
+          () => call(`/v1/runs/${runId}`),
+          (run) => run.status === 'completed',
+        );
+        expect(done.output).toBe('Harvested the tomatoes.');
+      } finally {
+        dev.kill('SIGINT');
+        expect(await exited).toBe(0);
+      }
+    },
+    3 * minutes,
+  );
+
   it('runs the relay-e command with npx', async () => {
     const { stdout } = await inProject(project, 'npx', ['--no-install', 'relay-e', '--help']);
 
@@ -180,3 +263,31 @@ describe('the packed package, installed in a project of its own', () => {
     expect(stdout).toContain('dev');
   });
 });
+
+interface RunAnswer {
+  runId: string;
+  status?: string;
+  output?: string;
+  pendingApprovals?: { toolCallId: string; toolName: string; input: unknown }[];
+}
+
+/** The API's URL from `relay-e dev --json`'s ready line. */
+async function readyApiUrl(child: { stdout: Readable }, stderr: () => string): Promise<string> {
+  for await (const line of createInterface({ input: child.stdout })) {
+    const ready = JSON.parse(line) as { status?: string; apiUrl?: string };
+    if (ready.status === 'ready' && ready.apiUrl) return ready.apiUrl;
+  }
+  throw new Error(`relay-e dev ended before it was ready:\n${stderr()}`);
+}
+
+async function waitFor(
+  read: () => Promise<{ body: RunAnswer }>,
+  done: (run: RunAnswer) => boolean,
+): Promise<RunAnswer> {
+  for (let attempt = 0; attempt < 200; attempt += 1) {
+    const { body } = await read();
+    if (done(body)) return body;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  throw new Error('The run did not reach the expected state within 20 s');
+}
