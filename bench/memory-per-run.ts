@@ -1,14 +1,17 @@
 /**
  * Worker memory per cached run. Runs parked on an approval stay in the worker's workflow cache; we park them
- * in batches and fit a line through the process RSS after a full GC: the slope is the cost of one more cached
- * run. The same is measured for the smallest parked Temporal workflow, so the table shows what Relay-E adds
- * over Temporal's own per-workflow cost. Each variant runs in a fresh process, one after the other.
+ * in batches and, after a full GC, read the V8 heap in use (and the process RSS): the slope of a line fitted
+ * through the heap is the cost of one more cached run. Workflows run in the worker's main thread here
+ * (`debugMode`), so their state is in the heap that `v8.getHeapStatistics()` reads; worker threads would hide it.
+ * The same is measured for the smallest parked Temporal workflow, so the table shows what Relay-E adds over
+ * Temporal's own per-workflow cost. Each variant runs in a fresh process, one after the other.
  *
  *   npm run bench:memory -- [--runs 600] [--batch 100]
  */
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
+import { getHeapStatistics } from 'node:v8';
 import { parseArgs } from 'node:util';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import { Client, Connection } from '@temporalio/client';
@@ -30,6 +33,7 @@ const batch = Number(values.batch);
 
 interface Sample {
   runs: number;
+  heapMiB: number;
   rssMiB: number;
 }
 
@@ -38,7 +42,7 @@ function measure(runs: number): Sample {
   if (!gc) throw new Error('Run with node --expose-gc');
   gc();
   gc();
-  return { runs, rssMiB: process.memoryUsage().rss / 2 ** 20 };
+  return { runs, heapMiB: getHeapStatistics().used_heap_size / 2 ** 20, rssMiB: process.memoryUsage().rss / 2 ** 20 };
 }
 
 /** Parks runs batch by batch, sampling RSS after each batch. */
@@ -71,15 +75,15 @@ async function measureRelay(): Promise<Sample[]> {
     models: {
       scripted: scriptedModel([{ toolCalls: [{ name: 'transfer_funds', input: { from: 'A', to: 'B', amount: 5 } }] }]),
     },
-    workerOptions: { maxCachedWorkflows: totalRuns + 100 },
+    workerOptions: { maxCachedWorkflows: totalRuns + 100, debugMode: true },
   });
   try {
     return await sampleWhileParking(async (ids) => {
-      await mapWithConcurrency(ids, 20, (runId) =>
+      const started = await mapWithConcurrency(ids, 20, (runId) =>
         stack.client.startRun({ runId, tenantId: 'bench', model: 'scripted:x', prompt: 'pay', approvalTimeout: '1h' }),
       );
-      for (const runId of ids) {
-        while ((await stack.client.getRun(runId)).status !== 'awaiting_approval') {
+      for (const { runId } of started) {
+        while ((await stack.client.getRun(runId, { tenantId: 'bench' })).status !== 'awaiting_approval') {
           await new Promise((resolve) => setTimeout(resolve, 20));
         }
       }
@@ -103,6 +107,7 @@ async function measureBareTemporal(): Promise<Sample[]> {
       logger: new DefaultLogger('ERROR'),
     }),
     maxCachedWorkflows: totalRuns + 100,
+    debugMode: true,
   });
   const running = worker.run();
   try {
@@ -126,7 +131,7 @@ if (values.variant) {
   const samples = values.variant === 'relay' ? await measureRelay() : await measureBareTemporal();
   process.stdout.write(`${JSON.stringify(samples)}\n`);
 } else {
-  const variants: Record<string, { samples: Sample[]; rssKiBPerRun: number }> = {};
+  const variants: Record<string, { samples: Sample[]; heapKiBPerRun: number; rssKiBPerRun: number }> = {};
   for (const variant of ['bare-temporal', 'relay']) {
     const output = execFileSync(
       process.execPath,
@@ -145,13 +150,18 @@ if (values.variant) {
       { encoding: 'utf8', stdio: ['ignore', 'pipe', 'inherit'], maxBuffer: 64 * 2 ** 20 },
     );
     const samples = JSON.parse(output.trim().split('\n').at(-1) ?? '[]') as Sample[];
-    const rssKiBPerRun = slope(samples.map((sample) => ({ x: sample.runs, y: sample.rssMiB * 1024 })));
-    variants[variant] = { samples, rssKiBPerRun };
-    console.log(`${variant}: ${rssKiBPerRun.toFixed(0)} KiB RSS per cached run (${totalRuns} runs)`);
+    const perRun = (megabytes: (sample: Sample) => number) =>
+      slope(samples.map((sample) => ({ x: sample.runs, y: megabytes(sample) * 1024 })));
+    const heapKiBPerRun = perRun((sample) => sample.heapMiB);
+    const rssKiBPerRun = perRun((sample) => sample.rssMiB);
+    variants[variant] = { samples, heapKiBPerRun, rssKiBPerRun };
+    console.log(
+      `${variant}: ${heapKiBPerRun.toFixed(0)} KiB heap, ${rssKiBPerRun.toFixed(0)} KiB RSS per cached run (${totalRuns} runs)`,
+    );
   }
   mkdirSync('bench/results', { recursive: true });
   const result = {
-    measure: 'worker RSS per cached run (runs parked on an approval)',
+    measure: 'worker V8 heap in use (and RSS) per cached run, runs parked on an approval, workflows in the main thread',
     machine: describeMachine(),
     totalRuns,
     batch,
