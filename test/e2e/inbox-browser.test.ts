@@ -1,21 +1,19 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
-import { chromium } from 'playwright-core';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { RunSnapshot } from '../../src/shared/run-types.js';
+import { launchChromium } from '../helpers/chromium.js';
 
 // The web inbox in real Chromium (Debian's `chromium`, driven by playwright-core) against the stack `npm start`
 // runs: `relay-e dev` with its demo worker and API, here on the test harness's Temporal and free ports.
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const chromiumPath = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 const screenshots = path.join(root, 'docs/images');
 /** How long a page may take to show what the run did, on a loaded machine. */
 const patience = { timeout: 15_000 };
@@ -26,14 +24,9 @@ let browser: Browser;
 let workdir: string;
 
 beforeAll(async () => {
-  if (!existsSync(chromiumPath)) {
-    throw new Error(
-      `No Chromium at ${chromiumPath}: run \`. scripts/env.sh && relay_e_ensure_chromium\` (or set CHROMIUM_PATH)`,
-    );
-  }
   workdir = await mkdtemp(path.join(tmpdir(), 'relay-e-inbox-'));
   dev = await startDev(workdir);
-  browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
+  browser = await launchChromium();
 });
 
 afterEach(() => {

@@ -1,7 +1,5 @@
-import { existsSync } from 'node:fs';
 import { Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection } from '@temporalio/worker';
-import { chromium } from 'playwright-core';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RelayClient } from '../../src/client/relay-client.js';
@@ -10,22 +8,17 @@ import type { TemporalDevServer } from '../../src/dev/temporal-dev-server.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { createWorker } from '../../src/worker/create-worker.js';
 import { bundleRelayWorkflows } from '../../src/worker/relay-workflows.js';
+import { launchChromium } from '../helpers/chromium.js';
 import { waitForRun } from '../helpers/relay-test-kit.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 
 // The Temporal Web UI that `start-dev` serves, in real Chromium: a run waiting for a human says so on its page.
-const chromiumPath = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 let server: TemporalDevServer;
 let browser: Browser;
 
 beforeAll(async () => {
-  if (!existsSync(chromiumPath)) {
-    throw new Error(
-      `No Chromium at ${chromiumPath}: run \`. scripts/env.sh && relay_e_ensure_chromium\` (or set CHROMIUM_PATH)`,
-    );
-  }
+  browser = await launchChromium();
   server = await startTemporalDevServer({ ui: true });
-  browser = await chromium.launch({ executablePath: chromiumPath, args: ['--no-sandbox'] });
 });
 
 afterAll(async () => {
