@@ -131,12 +131,22 @@ function startRunPage(root) {
     for (const approval of snapshot.pendingApprovals) {
       if (forms.has(approval.toolCallId)) continue;
       const schema = tools.find((tool) => tool.name === approval.toolName)?.inputSchema;
-      const form = decisionForm(runId, approval, schema, () => void refresh());
+      const form = decisionForm(runId, approval, schema, announceDecision);
       forms.set(approval.toolCallId, form);
       pending.append(form);
     }
     if (forms.size === 0) pending.replaceChildren(element('p', { class: 'muted' }, ['No tool call waits.']));
     else pending.querySelector(':scope > p.muted')?.remove();
+  }
+
+  // Outside the forms, which go away once decided: the outcome stays readable and keeps the keyboard focus.
+  const decided = element('p', { id: 'decision-status', role: 'status', tabindex: '-1' });
+  pending.before(decided);
+  /** @param {string} outcome */
+  function announceDecision(outcome) {
+    decided.textContent = outcome;
+    decided.focus();
+    void refresh();
   }
 
   const events = new EventSource(`${runPath(runId)}/events`);
@@ -276,7 +286,7 @@ function timelineItem(event) {
  * @param {string} runId
  * @param {PendingApproval} approval
  * @param {unknown} schema
- * @param {() => void} onDecided
+ * @param {(outcome: string) => void} onDecided told the outcome once the run took the decision; the form goes away
  */
 function decisionForm(runId, approval, schema, onDecided) {
   const id = `call-${approval.toolCallId.replace(/[^\w-]/g, '_')}`;
@@ -355,9 +365,7 @@ function decisionForm(runId, approval, schema, onDecided) {
     approve.disabled = reject.disabled = true;
     const answer = await post(`${runPath(runId)}/${decision}`, { toolCallId: approval.toolCallId, ...body });
     if (answer.ok) {
-      result.textContent = decision === 'approve' ? 'Approved.' : 'Rejected.';
-      result.focus();
-      onDecided();
+      onDecided(decision === 'approve' ? 'Approved.' : 'Rejected.');
       return;
     }
     if (Array.isArray(answer.data.issues)) showIssues(answer.data.issues);
