@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RelayClient } from '../../src/client/relay-client.js';
 import { startApiServer } from '../../src/http/start-api-server.js';
 import type { ApiServer } from '../../src/http/start-api-server.js';
 import { mcpTools } from '../../src/mcp/mcp-tools.js';
@@ -13,6 +14,7 @@ import { createTestTenants } from './http-test-kit.js';
 const { keys, apiKeys } = createTestTenants();
 let kit: RelayTestKit;
 let server: ApiServer;
+let client: RelayClient;
 
 beforeAll(async () => {
   kit = await createRelayTestKit();
@@ -21,8 +23,16 @@ beforeAll(async () => {
       ...createTestTools(createLedger()),
       mcpTools({ name: 'fixture', transport: fixtureStdioTransport(), tools: { slow_count: { timeoutMs: 20_000 } } }),
     ],
-    models: { scripted: scriptedModel([{ text: 'unused' }]) },
+    // A run that makes the fixture server add a tool, announcing a tool list change.
+    models: {
+      scripted: scriptedModel((call) =>
+        call.step === 1
+          ? { toolCalls: [{ name: 'fixture_change_tools', input: { action: 'add' } }] }
+          : { text: 'added' },
+      ),
+    },
   });
+  client = worker.client;
   await waitForWorkerCatalog(worker.client);
   server = await startApiServer({ client: worker.client, apiKeys });
 });
@@ -61,6 +71,22 @@ describe('GET /v1/tools', () => {
       retry: { maximumAttempts: 3 },
     });
     expect(byName.get('fixture_slow_count')).toMatchObject({ timeoutMs: 20_000 });
+  });
+
+  it('lists a tool an MCP server adds while the worker runs, without waiting for the periodic announcement', async () => {
+    const listedNames = async () =>
+      ((await (await getTools(keys.alice)).json()) as { tools: ToolListing[] }).tools.map((tool) => tool.name);
+    expect(await listedNames()).not.toContain('fixture_late_tool');
+
+    const { runId } = await client.startRun({ tenantId: 'http', model: 'scripted:change', prompt: 'add a tool' });
+    await expect(client.result(runId)).resolves.toMatchObject({ output: 'added' });
+
+    let names = await listedNames();
+    for (let attempt = 0; !names.includes('fixture_late_tool') && attempt < 50; attempt += 1) {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      names = await listedNames();
+    }
+    expect(names).toContain('fixture_late_tool');
   });
 
   it('needs an API key', async () => {
