@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { mcpTools } from '../../src/mcp/mcp-tools.js';
 import type { McpToolsOptions } from '../../src/mcp/mcp-tools.js';
 import type { SecretResolver } from '../../src/security/resolve-secret-references.js';
+import type { ToolContext } from '../../src/tool/tool-context.js';
 import { ToolExecutor } from '../../src/tool/tool-executor.js';
 import { loadToolSources } from '../../src/tool/tool-source.js';
 import type { LoadedTools } from '../../src/tool/tool-source.js';
@@ -34,15 +35,43 @@ async function openPerTenantServer(limits: Pick<McpToolsOptions, 'maxTenantConne
     { secrets, logger: quietLogger },
   );
   const executor = new ToolExecutor(loaded.registry, { logger: quietLogger });
-  const call = async (tool: string, tenantId: string, input: Record<string, unknown> = {}): Promise<string> => {
-    const result = await executor.execute(`pooled_${tool}`, input, { context: { tenantId } });
+  const execute = (
+    tool: string,
+    tenantId: string,
+    input = {},
+    options: Partial<Pick<ToolContext, 'reportProgress'>> & { signal?: AbortSignal } = {},
+  ) =>
+    executor.execute(`pooled_${tool}`, input, {
+      context: { tenantId, ...(options.reportProgress ? { reportProgress: options.reportProgress } : {}) },
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  const call = async (tool: string, tenantId: string): Promise<string> => {
+    const result = await execute(tool, tenantId);
     if (!result.success) throw new Error(`${tool} as ${tenantId} failed: ${result.error}`);
     return result.data as string;
   };
   return {
     whoami: (tenantId: string) => call('whoami', tenantId),
     pidOf: async (tenantId: string) => Number(await call('process_id', tenantId)),
-    slowCount: (tenantId: string) => call('slow_count', tenantId, { to: 4, stepMs: 250 }),
+    /** A long count on the tenant's connection, followed by its progress reports, until `stop` cancels it. */
+    startCounting: (tenantId: string) => {
+      let reports = 0;
+      const stopper = new AbortController();
+      const ended = execute(
+        'slow_count',
+        tenantId,
+        { to: 300, stepMs: 100 },
+        { reportProgress: () => (reports += 1), signal: stopper.signal },
+      );
+      return {
+        reports: () => reports,
+        reported: (count: number) => eventually(`${count} progress reports`, () => reports >= count, 20_000),
+        stop: async () => {
+          stopper.abort();
+          return ended;
+        },
+      };
+    },
   };
 }
 
@@ -87,12 +116,15 @@ describe('per-tenant connections of an MCP server whose settings hold secrets', 
   it('never closes a connection under a running call: the bound is kept by closing an idle one', async () => {
     const server = await openPerTenantServer({ maxTenantConnections: 1 });
     const acme = await server.pidOf('acme');
-    const counting = server.slowCount('acme');
+    const counting = server.startCounting('acme');
+    await counting.reported(1);
     const globex = await server.pidOf('globex');
 
     await eventually('globex’s server process, idle beside a busy one, has exited', () => !isRunning(globex));
-    await expect(counting).resolves.toBe('counted to 4');
+    // acme's call goes on over the connection the pool kept open for it.
+    await counting.reported(counting.reports() + 2);
     expect(isRunning(acme)).toBe(true);
+    await expect(counting.stop()).resolves.toMatchObject({ success: false, errorType: 'cancelled' });
     expect(await server.pidOf('acme')).toBe(acme);
   });
 
