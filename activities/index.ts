@@ -1,4 +1,5 @@
 import { ApplicationFailure, CancelledFailure, Context, log } from '@temporalio/activity';
+import type { ToolProgress } from '../src/tool/tool-context.js';
 import type { ToolExecutor } from '../src/tool/tool-executor.js';
 import type { ToolRegistry } from '../src/tool/tool-registry.js';
 import type { ModelRegistry } from '../src/model/model-registry.js';
@@ -169,7 +170,9 @@ export function createActivities({ registry, executor, models, secrets, ...limit
      * model.
      */
     async executeTool(call: ExecuteToolInput): Promise<ToolResult> {
-      return whileHeartbeating(async (context) => {
+      // The periodic heartbeat repeats the latest progress, so Temporal keeps the newest whichever heartbeat goes last.
+      let latestProgress: ToolProgress | undefined;
+      const runTool = async (context: Context): Promise<ToolResult> => {
         const { config, values } = await resolveSecretReferences(call.config, secrets, {
           tenantId: call.tenantId,
           toolName: call.toolName,
@@ -190,7 +193,10 @@ export function createActivities({ registry, executor, models, secrets, ...limit
               config,
               logger: log,
               // Progress from a long call (an MCP server's notifications) shows in the activity's heartbeat details.
-              reportProgress: (progress) => context.heartbeat(progress),
+              reportProgress: (progress) => {
+                latestProgress = progress;
+                context.heartbeat(progress);
+              },
             },
           },
         );
@@ -218,7 +224,8 @@ export function createActivities({ registry, executor, models, secrets, ...limit
           });
         }
         return result;
-      });
+      };
+      return whileHeartbeating(runTool, () => latestProgress);
     },
   };
 }

@@ -221,6 +221,55 @@ export const approvalsResponseSchema = z
   })
   .openapi('PendingApprovals');
 
+const toolSourceSchema = z
+  .discriminatedUnion('kind', [
+    z.object({ kind: z.literal('worker') }),
+    z.object({
+      kind: z.literal('mcp'),
+      server: z.string().openapi({ description: "The MCP server's name in the worker's configuration." }),
+      tool: z.string().openapi({ description: "The tool's own name on that server." }),
+    }),
+  ])
+  .openapi('ToolSource', { description: "The worker's own code, or an MCP server." });
+
+export const toolListingSchema = z
+  .object({
+    name: z.string().openapi({ description: 'The name runs call the tool by.' }),
+    description: z.string(),
+    source: toolSourceSchema,
+    requiresApproval: z.boolean().openapi({ description: 'A call waits for a human before it runs.' }),
+    timeoutMs: z.number().int().optional().openapi({ description: 'Per-attempt time limit, when one is set.' }),
+    retry: z
+      .object({
+        maximumAttempts: z.number().int().optional(),
+        initialInterval: z.string().optional(),
+        backoffCoefficient: z.number().optional(),
+        maximumInterval: z.string().optional(),
+      })
+      .optional(),
+    annotations: z
+      .object({
+        title: z.string().optional(),
+        readOnlyHint: z.boolean().optional(),
+        destructiveHint: z.boolean().optional(),
+        idempotentHint: z.boolean().optional(),
+        openWorldHint: z.boolean().optional(),
+      })
+      .optional()
+      .openapi({ description: "An MCP server's hints about the tool; the server's word, not checked." }),
+    inputSchema: z.record(z.string(), z.unknown()).openapi({ description: "The input's JSON Schema." }),
+  })
+  .openapi('ToolListing');
+
+export const toolsResponseSchema = z
+  .object({
+    tools: z.array(toolListingSchema),
+    workers: z.number().int().openapi({ description: 'How many running workers announced the tools.' }),
+  })
+  .openapi('Tools', {
+    description: 'What the workers on the API’s task queue announce, merged: a tool several serve appears once.',
+  });
+
 export const problemSchema = z
   .looseObject({
     type: z.string(),

@@ -12,6 +12,7 @@ import { readJsonBody } from './read-json-body.js';
 import { requireApiKey } from './require-api-key.js';
 import { createRunEventsApi } from './run-events-api.js';
 import { createRunsApi } from './runs-api.js';
+import { createToolsApi } from './tools-api.js';
 
 export type { ApiEnv } from './create-resource-api.js';
 
@@ -33,8 +34,7 @@ export interface CreateApiOptions {
 
 /**
  * Builds the HTTP API over a `RelayClient`: every route but `/healthz`, the OpenAPI document, its reference page and
- * the inbox (which signs people in with a key itself)
- * needs an API key and sees only its tenant's runs.
+ * the inbox (which signs people in with a key itself) needs an API key; run routes see only the key's tenant's runs.
  */
 export function createApi(options: CreateApiOptions): OpenAPIHono<ApiEnv> {
   const logger = options.logger ?? console;
@@ -50,5 +50,6 @@ export function createApi(options: CreateApiOptions): OpenAPIHono<ApiEnv> {
   app.route('/', createRunsApi(options));
   app.route('/', createRunEventsApi(options));
   app.route('/', createApprovalsApi(options));
+  app.route('/', createToolsApi(options));
   return app;
 }

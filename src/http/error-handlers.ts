@@ -5,8 +5,9 @@ import { HttpError, toHttpError } from './http-error.js';
 export function createErrorHandler(logger: Pick<Console, 'error'>): ErrorHandler {
   return (error, c) => {
     const httpError = toHttpError(error);
-    // A run waiting for a worker is an expected state, not a fault: one line, no stack.
-    const logged = httpError.code === 'run_unavailable' ? httpError.detail : error;
+    // Waiting for a worker (a run's, or any to announce its tools) is an expected state, not a fault: one line, no stack.
+    const awaitsWorker = httpError.code === 'run_unavailable' || httpError.code === 'catalog_unavailable';
+    const logged = awaitsWorker ? httpError.detail : error;
     if (httpError.status >= 500) logger.error(`Relay-E: ${c.req.method} ${c.req.path} failed`, logged);
     return httpError.getResponse();
   };

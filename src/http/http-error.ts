@@ -6,7 +6,13 @@ import type { ToolInputIssue } from '../shared/tool-input.js';
 
 /** Codes only the HTTP layer produces, beside the engine's `ErrorCode`s. */
 export type HttpOnlyErrorCode =
-  'invalid_json' | 'unauthorized' | 'forbidden' | 'not_found' | 'method_not_allowed' | 'internal_error';
+  | 'invalid_json'
+  | 'unauthorized'
+  | 'forbidden'
+  | 'not_found'
+  | 'method_not_allowed'
+  | 'catalog_unavailable'
+  | 'internal_error';
 
 export type HttpErrorCode = ErrorCode | HttpOnlyErrorCode;
 
@@ -74,6 +80,7 @@ const titles: Readonly<Record<HttpErrorCode, string>> = {
   not_found: 'Not found',
   method_not_allowed: 'Method not allowed',
   run_already_exists: 'Run already exists',
+  catalog_unavailable: 'No worker catalog',
   internal_error: 'Internal server error',
 };
 

@@ -31,6 +31,10 @@ const documentedProblems = {
     status: 503,
     detail: "Run 'run_5f0c…' cannot answer right now: no worker answered in time.",
   },
+  catalog_unavailable: {
+    status: 503,
+    detail: "No worker on task queue 'relay-e' has announced its tools: start one (relay-e worker, relay-e dev)",
+  },
 } satisfies Partial<Record<HttpErrorCode, ProblemExample>>;
 
 interface ProblemExample {

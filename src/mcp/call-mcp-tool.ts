@@ -1,3 +1,4 @@
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { RelayError } from '../shared/errors.js';
@@ -31,25 +32,18 @@ const noSdkTimeoutMs = 2_147_483_647;
  * own codes, retryable only when no request reached the server or the tool is safe to repeat.
  */
 export async function callMcpTool(connection: McpConnection, call: McpCall, ctx: ToolContext): Promise<unknown> {
-  const client = await connection.client(ctx.signal);
   let result: CallToolResult;
   try {
-    result = (await client.callTool(
-      {
-        name: call.toolName,
-        arguments: call.input as Record<string, unknown>,
-        ...(ctx.idempotencyKey !== undefined ? { _meta: { [idempotencyKeyMetaKey]: ctx.idempotencyKey } } : {}),
-      },
-      undefined,
-      {
-        signal: ctx.signal,
-        timeout: noSdkTimeoutMs,
-        onprogress: (progress) => ctx.reportProgress?.(progress),
-      },
-    )) as CallToolResult;
+    result = await requestToolCall(connection, call, ctx).catch(async (error: unknown) => {
+      if (!isSessionExpired(error) || ctx.signal.aborted) throw error;
+      // The server no longer knows the session (it restarted) and ran nothing: call again on a new session.
+      await connection.reset();
+      return requestToolCall(connection, call, ctx);
+    });
   } catch (error) {
     if (ctx.signal.aborted) throw error;
-    const failure = classifyFailure(call, error);
+    // A server that could not be reached at all is already told apart by the connection.
+    const failure = RelayError.isInstance(error) ? error : classifyFailure(call, error);
     if (failure.code === 'tool_transport_failed') await connection.reset();
     throw failure;
   }
@@ -57,6 +51,28 @@ export async function callMcpTool(connection: McpConnection, call: McpCall, ctx:
     throw new RelayError('tool_reported_error', textOf(result) || `MCP tool '${call.toolName}' reported an error`);
   }
   return toToolOutput(result);
+}
+
+async function requestToolCall(connection: McpConnection, call: McpCall, ctx: ToolContext): Promise<CallToolResult> {
+  const client = await connection.client(ctx.signal);
+  return (await client.callTool(
+    {
+      name: call.toolName,
+      arguments: call.input as Record<string, unknown>,
+      ...(ctx.idempotencyKey !== undefined ? { _meta: { [idempotencyKeyMetaKey]: ctx.idempotencyKey } } : {}),
+    },
+    undefined,
+    {
+      signal: ctx.signal,
+      timeout: noSdkTimeoutMs,
+      onprogress: (progress) => ctx.reportProgress?.(progress),
+    },
+  )) as CallToolResult;
+}
+
+/** HTTP 404 to a request in a session: the spec's word for a session the server has dropped, so a new one is due. */
+function isSessionExpired(error: unknown): boolean {
+  return error instanceof StreamableHTTPError && error.code === 404;
 }
 
 /**

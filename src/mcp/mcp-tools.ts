@@ -1,4 +1,3 @@
-import { createHash } from 'node:crypto';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { isSecretReference, resolveSecretReferences } from '../security/resolve-secret-references.js';
 import type { SecretReference, SecretSource } from '../security/resolve-secret-references.js';
@@ -13,6 +12,7 @@ import { callMcpTool } from './call-mcp-tool.js';
 import { McpConnection } from './mcp-connection.js';
 import type { ResolvedTransport } from './mcp-connection.js';
 import { mapToolNames } from './mcp-tool-name.js';
+import { TenantConnectionPool } from './tenant-connection-pool.js';
 import { resolveToolPolicy } from './mcp-tool-policy.js';
 import type { McpToolPolicy } from './mcp-tool-policy.js';
 
@@ -54,7 +54,21 @@ export interface McpToolsOptions extends McpToolPolicy {
    * @default 'default'
    */
   catalogTenantId?: string;
+  /**
+   * For a server whose settings hold secrets (one connection per tenant): how many tenants' connections stay open
+   * at once; beyond it the least recently used idle one is closed.
+   * @default 16
+   */
+  maxTenantConnections?: number;
+  /**
+   * For a server whose settings hold secrets: a tenant's connection is closed after this long without a call.
+   * @default 300_000 (5 minutes)
+   */
+  tenantConnectionIdleMs?: number;
 }
+
+const defaultMaxTenantConnections = 16;
+const defaultTenantConnectionIdleMs = 5 * 60_000;
 
 const serverNamePattern = /^[a-zA-Z0-9_-]{1,32}$/;
 const prefixPattern = /^[a-zA-Z0-9_-]{0,32}$/;
@@ -91,6 +105,12 @@ function checkOptions(options: McpToolsOptions): void {
   } else {
     invalid(`MCP server '${name}': transport.type must be 'stdio' or 'http'`);
   }
+  for (const field of ['maxTenantConnections', 'tenantConnectionIdleMs'] as const) {
+    const value = options[field];
+    if (value !== undefined && !(Number.isInteger(value) && value > 0)) {
+      invalid(`MCP server '${name}': ${field} must be a positive integer, got ${JSON.stringify(value)}`);
+    }
+  }
 }
 
 function checkSettingValues(server: string, field: string, values: Record<string, unknown> | undefined): void {
@@ -113,16 +133,22 @@ async function openMcpSource(options: McpToolsOptions, context: ToolSourceContex
     isSecretReference,
   );
   const catalogTenantId = options.catalogTenantId ?? 'default';
-  const pool = new ConnectionPool(server, logger);
+  const pool = new TenantConnectionPool(server, logger, {
+    maxConnections: options.maxTenantConnections ?? defaultMaxTenantConnections,
+    idleMs: options.tenantConnectionIdleMs ?? defaultTenantConnectionIdleMs,
+  });
   let refreshing = Promise.resolve();
 
-  const connectionFor = async (tenantId: string, toolName: string): Promise<McpConnection> => {
-    if (!usesSecrets) return catalog;
-    const resolved = await resolveTransport(transport, secrets, { tenantId, toolName });
-    return pool.get(tenantId, resolved);
+  const onConnection: ConnectionUser = async (tenantId, toolName, call) => {
+    if (!usesSecrets) return call(catalog);
+    const resolved = await resolveTransport(transport, secrets, { tenantId, toolName }).catch((error: unknown) => {
+      throw new RelayError('tool_transport_failed', `MCP server '${server}': ${errorMessage(error)}`, {
+        details: { retryable: false },
+      });
+    });
+    return pool.use(tenantId, resolved, call);
   };
-  const buildTools = (listed: readonly Tool[]) =>
-    toToolDefinitions(options, listed, logger, (tenantId, toolName) => connectionFor(tenantId, toolName));
+  const buildTools = (listed: readonly Tool[]) => toToolDefinitions(options, listed, logger, onConnection);
   const refresh = () => {
     refreshing = refreshing
       .then(async () => context.onToolsChanged(buildTools(await catalog.listTools())))
@@ -146,32 +172,6 @@ async function openMcpSource(options: McpToolsOptions, context: ToolSourceContex
   } catch (error) {
     await catalog.close();
     throw error;
-  }
-}
-
-/** Connections per tenant for servers whose settings hold secrets, so one tenant's token never serves another. */
-class ConnectionPool {
-  readonly #connections = new Map<string, { fingerprint: string; connection: McpConnection }>();
-
-  constructor(
-    readonly server: string,
-    readonly logger: Logger,
-  ) {}
-
-  get(tenantId: string, transport: ResolvedTransport): McpConnection {
-    // A hash, so the pool can tell a rotated secret without holding it in a key.
-    const fingerprint = createHash('sha256').update(JSON.stringify(transport)).digest('hex');
-    const pooled = this.#connections.get(tenantId);
-    if (pooled?.fingerprint === fingerprint) return pooled.connection;
-    if (pooled) void pooled.connection.close();
-    const connection = new McpConnection({ server: this.server, transport, logger: this.logger });
-    this.#connections.set(tenantId, { fingerprint, connection });
-    return connection;
-  }
-
-  async close(): Promise<void> {
-    await Promise.all([...this.#connections.values()].map((pooled) => pooled.connection.close()));
-    this.#connections.clear();
   }
 }
 
@@ -202,7 +202,7 @@ function toToolDefinitions(
   options: McpToolsOptions,
   listed: readonly Tool[],
   logger: Logger,
-  connectionFor: ConnectionLookup,
+  onConnection: ConnectionUser,
 ): ToolDefinition[] {
   const server = options.name;
   const names = mapToolNames(
@@ -213,7 +213,7 @@ function toToolDefinitions(
   const byName = new Map(listed.map((tool) => [tool.name, tool]));
   return [...names].flatMap(([modelName, toolName]) => {
     try {
-      return [toToolDefinition(options, byName.get(toolName) as Tool, modelName, connectionFor)];
+      return [toToolDefinition(options, byName.get(toolName) as Tool, modelName, onConnection)];
     } catch (error) {
       logger.error('Left out an MCP tool Relay-E cannot offer', { server, toolName, error });
       return [];
@@ -221,13 +221,18 @@ function toToolDefinitions(
   });
 }
 
-type ConnectionLookup = (tenantId: string, toolName: string) => Promise<McpConnection>;
+/** Runs a call on the connection that serves the tenant: the shared one, or the tenant's own when secrets differ. */
+type ConnectionUser = (
+  tenantId: string,
+  toolName: string,
+  call: (connection: McpConnection) => Promise<unknown>,
+) => Promise<unknown>;
 
 function toToolDefinition(
   options: McpToolsOptions,
   tool: Tool,
   modelName: string,
-  connectionFor: ConnectionLookup,
+  onConnection: ConnectionUser,
 ): ToolDefinition {
   const { name: server } = options;
   const toolName = tool.name;
@@ -244,14 +249,10 @@ function toToolDefinition(
     ...(policy.maxResultBytes !== undefined ? { maxResultBytes: policy.maxResultBytes } : {}),
     source: { kind: 'mcp', server, tool: toolName },
     ...(annotations ? { annotations } : {}),
-    execute: async (input, ctx) => {
-      const connection = await connectionFor(ctx.tenantId, modelName).catch((error: unknown) => {
-        throw new RelayError('tool_transport_failed', `MCP server '${server}': ${errorMessage(error)}`, {
-          details: { retryable: false },
-        });
-      });
-      return callMcpTool(connection, { server, toolName, input, safeToRepeat }, ctx);
-    },
+    execute: (input, ctx) =>
+      onConnection(ctx.tenantId, modelName, (connection) =>
+        callMcpTool(connection, { server, toolName, input, safeToRepeat }, ctx),
+      ),
   });
 }
 

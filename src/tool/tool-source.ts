@@ -42,6 +42,8 @@ export interface LoadToolSourcesOptions {
 /** The registry a worker runs with, kept current as sources' tool lists change, and what closes the sources. */
 export interface LoadedTools {
   registry: ToolRegistry;
+  /** Calls `listener` after a source's tools changed in the registry; returns what stops it. */
+  onChange(listener: () => void): () => void;
   close(): Promise<void>;
 }
 
@@ -63,6 +65,7 @@ export async function loadToolSources(
   const logger = options.logger ?? defaultLogger;
   const registry = new ToolRegistry(tools.filter((entry): entry is ToolDefinition => !isToolSource(entry)));
   const opened: OpenToolSource[] = [];
+  const listeners = new Set<() => void>();
   const close = async () => {
     await Promise.allSettled(opened.map((source) => source.close()));
   };
@@ -80,6 +83,7 @@ export async function loadToolSources(
           registry.replace(current, next);
           current = next.map((tool) => tool.name);
           logger.info('Tool source changed its tools', { source: source.name, tools: current });
+          for (const listener of listeners) listener();
         } catch (error) {
           logger.error('Kept the previous tools of a tool source: its new list clashes', {
             source: source.name,
@@ -103,5 +107,9 @@ export async function loadToolSources(
     await close();
     throw error;
   }
-  return { registry, close };
+  const onChange = (listener: () => void) => {
+    listeners.add(listener);
+    return () => listeners.delete(listener);
+  };
+  return { registry, onChange, close };
 }

@@ -143,15 +143,18 @@ export class RelayPlugin extends SimplePlugin {
                 taskQueue: worker.options.taskQueue,
                 dataConverter: this.#dataConverter,
               },
-              { tools: this.#tools.registry.catalog(), modelPrefixes: this.#modelPrefixes },
+              () => ({ tools: this.#tools.registry.catalog(), modelPrefixes: this.#modelPrefixes }),
               (message, error) => {
                 Runtime.instance().logger.warn(`${message}: ${errorMessage(error)}`);
               },
             )
           : undefined;
+      // An MCP server that adds or drops tools is announced at once, so clients check runs against what is served.
+      const stopFollowing = this.#tools.onChange(() => publisher?.announce());
       try {
         await super.runWorker(worker, next);
       } finally {
+        stopFollowing();
         await publisher?.stop();
       }
     } finally {

@@ -20,6 +20,8 @@ export interface ToolSourceOptions {
  * and the plugin alike, so a tool source that must connect first (and close after) is handled once.
  */
 export async function resolveToolRegistry(options: ToolSourceOptions): Promise<LoadedTools> {
-  if (options.registry) return { registry: options.registry, close: async () => undefined };
+  // A registry given whole has no sources that could change it.
+  if (options.registry)
+    return { registry: options.registry, onChange: () => () => undefined, close: async () => undefined };
   return loadToolSources(options.tools ?? [], options.secrets ? { secrets: options.secrets } : {});
 }

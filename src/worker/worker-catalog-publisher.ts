@@ -19,19 +19,21 @@ export interface CatalogPublisherTarget {
   dataConverter?: DataConverter | undefined;
 }
 
-/** A worker's running announcement; `stop` takes it back. */
+/** A worker's running announcement; `announce` sends it again now, `stop` takes it back. */
 export interface CatalogPublisher {
+  announce(): void;
   stop(): Promise<void>;
 }
 
 /**
- * Announces the worker's tools and model prefixes on its task queue's catalog workflow, refreshes the announcement
- * while the worker runs, and withdraws it on `stop`. A failed announcement is a warning, not a reason to stop
- * the worker: clients then know less and runs report what they lack themselves.
+ * Announces the worker's tools and model prefixes on its task queue's catalog workflow, as `catalog()` reads them
+ * at each announcement, refreshes the announcement while the worker runs, and withdraws it on `stop`. A failed
+ * announcement is a warning, not a reason to stop the worker: clients then know less and runs report what they
+ * lack themselves.
  */
 export function startCatalogPublisher(
   target: CatalogPublisherTarget,
-  catalog: Omit<WorkerCatalogPublication, 'workerId'>,
+  catalog: () => Omit<WorkerCatalogPublication, 'workerId'>,
   warn: (message: string, error: unknown) => void,
 ): CatalogPublisher {
   const client = new Client({
@@ -40,28 +42,38 @@ export function startCatalogPublisher(
     ...(target.dataConverter ? { dataConverter: target.dataConverter } : {}),
   });
   const workflowId = workerCatalogWorkflowId(target.taskQueue);
-  const publication: WorkerCatalogPublication = { workerId: randomUUID(), ...catalog };
+  const workerId = randomUUID();
   const publish = () =>
     client.workflow.signalWithStart<typeof relayWorkerCatalog, [WorkerCatalogPublication]>('relayWorkerCatalog', {
       workflowId,
       taskQueue: target.taskQueue,
       args: [],
       signal: publishWorkerCatalogSignal,
-      signalArgs: [publication],
+      signalArgs: [{ workerId, ...catalog() }],
       staticSummary: `Tools and models the workers of task queue ${target.taskQueue} serve`,
     });
-  const announce = () => publish().catch((error: unknown) => warn('Could not announce the worker catalog', error));
-  const first = announce();
-  const refresh = setInterval(() => void announce(), workerCatalogRefreshMs);
+  // One announcement at a time, so an older catalog never lands after a newer one.
+  let announced = Promise.resolve();
+  const announce = () => {
+    announced = announced.then(() =>
+      publish().then(
+        () => undefined,
+        (error: unknown) => warn('Could not announce the worker catalog', error),
+      ),
+    );
+  };
+  announce();
+  const refresh = setInterval(announce, workerCatalogRefreshMs);
   refresh.unref();
   return {
+    announce,
     async stop() {
       clearInterval(refresh);
-      await first;
+      await announced;
       // Without a withdrawal the announcement still lapses after three refresh periods.
       await client.workflow
         .getHandle(workflowId)
-        .signal(withdrawWorkerCatalogSignal, publication.workerId)
+        .signal(withdrawWorkerCatalogSignal, workerId)
         .catch((error: unknown) => warn('Could not withdraw the worker catalog', error));
     },
   };

@@ -372,6 +372,7 @@ describe('GET /v1/openapi.json', () => {
         '/v1/runs/{id}/reject': ['post'],
         '/v1/runs/{id}/cancel': ['post'],
         '/v1/approvals': ['get'],
+        '/v1/tools': ['get'],
       },
     );
     expect(Object.keys(document.components.securitySchemes).sort()).toEqual(['apiKeyHeader', 'bearerAuth']);

@@ -1,8 +1,10 @@
 import { existsSync, readFileSync } from 'node:fs';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mcpTools } from '../../src/mcp/mcp-tools.js';
 import type { RunEvent } from '../../src/shared/run-types.js';
+import type { ToolProgress } from '../../src/tool/tool-context.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { ToolExecutor } from '../../src/tool/tool-executor.js';
 import { loadToolSources } from '../../src/tool/tool-source.js';
@@ -148,6 +150,51 @@ describe('a run whose MCP tools change after it started', () => {
     expect(eventOf(events, 'tool_failed', 'call_1_1')).toMatchObject({ errorType: 'not_found' });
     await stop();
     await loaded.close();
+  });
+});
+
+describe('an MCP tool that reports progress in an agent run', () => {
+  /** The heartbeat details of the run's pending tool activity, or `'none'` when it has none (yet, or any more). */
+  async function toolHeartbeat(runId: string): Promise<ToolProgress | 'none' | undefined> {
+    const { raw } = await kit.temporal.workflow.getHandle(runId).describe();
+    const tool = raw.pendingActivities?.find((activity) => activity.activityType?.name === 'executeTool');
+    if (!tool) return undefined;
+    const payloads = tool.heartbeatDetails?.payloads;
+    if (!payloads?.length) return 'none';
+    return decodeFromPayloadsAtIndex<ToolProgress>(kit.temporal.options.loadedDataConverter, 0, payloads);
+  }
+
+  it('shows each progress notification as the tool activity’s heartbeat details, and keeps the latest', async () => {
+    const model = scriptedModel([
+      { toolCalls: [{ id: 'count', name: 'fixture_slow_count', input: { to: 8, stepMs: 600 } }] },
+      { text: 'counted' },
+    ]);
+    const fixture = mcpTools({ name: 'fixture', transport: fixtureStdioTransport() });
+    const { client, stop } = await kit.startWorker({ tools: [fixture], models: { scripted: model } });
+    const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:progress', prompt: 'count' });
+
+    // Sampled from Temporal's own record of the pending activity, as the Web UI and `temporal workflow describe` show it.
+    const seen: Array<ToolProgress | 'none'> = [];
+    const deadline = Date.now() + 20_000;
+    let finished = false;
+    while (!finished && Date.now() < deadline) {
+      const heartbeat = await toolHeartbeat(runId);
+      if (heartbeat !== undefined) seen.push(heartbeat);
+      finished = heartbeat === undefined && seen.length > 0;
+      await new Promise((resolve) => setTimeout(resolve, 150));
+    }
+    await expect(client.result(runId)).resolves.toMatchObject({ status: 'completed', output: 'counted' });
+
+    const progress = seen.filter((entry): entry is ToolProgress => entry !== 'none');
+    const steps = [...new Set(progress.map((entry) => entry.progress))];
+    expect(steps.length, JSON.stringify(seen)).toBeGreaterThanOrEqual(4);
+    expect(steps).toEqual([...steps].sort((a, b) => a - b));
+    expect(progress[0]).toEqual({ progress: steps[0], total: 8, message: `step ${steps[0]}` });
+    // Once the server has reported progress, the activity's periodic heartbeat carries it on rather than blanking it.
+    const firstProgress = seen.findIndex((entry) => entry !== 'none');
+    expect(seen.slice(firstProgress)).not.toContain('none');
+    expect(eventOf(await client.events(runId), 'tool_succeeded', 'call_1_0')).toMatchObject({ output: 'counted to 8' });
+    await stop();
   });
 });
 

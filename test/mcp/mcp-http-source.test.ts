@@ -75,6 +75,21 @@ describe('an MCP server over Streamable HTTP with a per-tenant token', () => {
   });
 });
 
+describe('an MCP server over HTTP that restarted between two calls', () => {
+  it('answers the next call on a new session instead of failing it: the old session answered 404, so nothing ran', async () => {
+    expect(await executor.execute('remote_whoami', {}, { context: { tenantId: 'globex' } })).toMatchObject({
+      success: true,
+      data: 'token-globex',
+    });
+    const { port } = server;
+    await server.close();
+    server = await startFixtureHttpServer({ tokens, port });
+
+    const after = await executor.execute('remote_whoami', {}, { context: { tenantId: 'globex' } });
+    expect(after).toMatchObject({ success: true, data: 'token-globex' });
+  });
+});
+
 describe('tool names from several servers', () => {
   it('refuses two servers whose tools map to the same name, naming both', async () => {
     const twin = (name: string) => mcpTools({ name, prefix: '', transport: fixtureStdioTransport() });

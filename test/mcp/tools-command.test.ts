@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import type { ToolCatalogEntry } from '../../src/shared/tool-catalog.js';
+import type { ToolListing } from '../../src/tool/tool-listing.js';
 import { fixtureStdioTransport } from './mcp-test-kit.js';
 
 const root = join(import.meta.dirname, '../..');
@@ -24,8 +24,11 @@ describe('relay-e tools', () => {
   it('lists worker tools and an MCP server’s tools with source, policy and schema as JSON', async () => {
     const { code, stdout } = await relayETools(['--json', '--mcp-stdio', fixtureFlag]);
     expect(code).toBe(0);
-    const catalog = JSON.parse(stdout) as ToolCatalogEntry[];
-    expect(catalog.find((entry) => entry.name === 'transfer_funds')).toMatchObject({ requiresApproval: true });
+    const catalog = JSON.parse(stdout) as ToolListing[];
+    expect(catalog.find((entry) => entry.name === 'transfer_funds')).toMatchObject({
+      source: { kind: 'worker' },
+      requiresApproval: true,
+    });
     expect(catalog.find((entry) => entry.name === 'fixture_write_note')).toMatchObject({
       source: { kind: 'mcp', server: 'fixture', tool: 'write_note' },
       requiresApproval: true,

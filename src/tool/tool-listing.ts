@@ -1,0 +1,55 @@
+import type {
+  JsonSchema,
+  ToolAnnotations,
+  ToolCatalogEntry,
+  ToolRetryPolicy,
+  ToolSourceInfo,
+} from '../shared/tool-catalog.js';
+
+/** Where a listed tool comes from: the worker's own `defineTool` code, or an MCP server. */
+export type ToolListingSource = { kind: 'worker' } | ToolSourceInfo;
+
+/**
+ * One tool as `relay-e tools` and `GET /v1/tools` list it: a catalog entry whose source is always named, so a
+ * reader never has to know that a missing `source` means the worker's own code.
+ */
+export interface ToolListing {
+  name: string;
+  description: string;
+  source: ToolListingSource;
+  requiresApproval: boolean;
+  /** Per-attempt time limit in milliseconds, when the tool or its server sets one. */
+  timeoutMs?: number;
+  retry?: ToolRetryPolicy;
+  /** The MCP server's hints (`readOnlyHint`, `destructiveHint`, …). */
+  annotations?: ToolAnnotations;
+  inputSchema: JsonSchema;
+}
+
+/** The listing of one catalog entry. */
+export function toToolListing(entry: ToolCatalogEntry): ToolListing {
+  const { source, ...rest } = entry;
+  return { ...rest, source: source ?? { kind: 'worker' } };
+}
+
+/** A listing as a block of text for people: name and source, first line of the description, policy, schema. */
+export function formatToolListing(listing: ToolListing): string {
+  const policy = [
+    listing.requiresApproval ? 'needs approval' : 'no approval',
+    listing.timeoutMs !== undefined ? `timeout ${listing.timeoutMs} ms` : undefined,
+    listing.retry?.maximumAttempts !== undefined ? `${listing.retry.maximumAttempts} attempt(s)` : undefined,
+  ].filter(Boolean);
+  const hints = Object.entries(listing.annotations ?? {})
+    .filter(([key, value]) => key !== 'title' && value === true)
+    .map(([key]) => key.replace(/Hint$/, ''));
+  return [
+    `${listing.name}  (${describeToolSource(listing.source)})`,
+    `  ${listing.description.split('\n')[0]}`,
+    `  policy: ${policy.join(', ')}${hints.length > 0 ? `; hints: ${hints.join(', ')}` : ''}`,
+    `  input: ${JSON.stringify(listing.inputSchema)}`,
+  ].join('\n');
+}
+
+function describeToolSource(source: ToolListingSource): string {
+  return source.kind === 'mcp' ? `MCP server ${source.server}, tool ${source.tool}` : 'worker';
+}

@@ -1,0 +1,156 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { mcpTools } from '../../src/mcp/mcp-tools.js';
+import type { McpToolsOptions } from '../../src/mcp/mcp-tools.js';
+import type { SecretResolver } from '../../src/security/resolve-secret-references.js';
+import type { ToolContext } from '../../src/tool/tool-context.js';
+import { ToolExecutor } from '../../src/tool/tool-executor.js';
+import { loadToolSources } from '../../src/tool/tool-source.js';
+import type { LoadedTools } from '../../src/tool/tool-source.js';
+import { eventually, fixtureStdioTransport, quietLogger } from './mcp-test-kit.js';
+
+// A stdio server whose TOKEN is a secret runs one process per tenant: a process that exits is a connection closed.
+
+/** Tenants whose token was rotated, and what it is now. */
+const rotated = new Map<string, string>();
+/** Each tenant's own token; the stdio fixture's `whoami` answers with the TOKEN it was started with. */
+const secrets: SecretResolver = (name, { tenantId }) =>
+  name === 'TOKEN' ? (rotated.get(tenantId) ?? `token-${tenantId}`) : undefined;
+
+let loaded: LoadedTools | undefined;
+
+afterEach(async () => {
+  await loaded?.close();
+  loaded = undefined;
+});
+
+async function openPerTenantServer(limits: Pick<McpToolsOptions, 'maxTenantConnections' | 'tenantConnectionIdleMs'>) {
+  loaded = await loadToolSources(
+    [
+      mcpTools({
+        name: 'pooled',
+        transport: { ...fixtureStdioTransport(), env: { TOKEN: { $secret: 'TOKEN' } } },
+        ...limits,
+      }),
+    ],
+    { secrets, logger: quietLogger },
+  );
+  const executor = new ToolExecutor(loaded.registry, { logger: quietLogger });
+  const execute = (
+    tool: string,
+    tenantId: string,
+    input = {},
+    options: Partial<Pick<ToolContext, 'reportProgress'>> & { signal?: AbortSignal } = {},
+  ) =>
+    executor.execute(`pooled_${tool}`, input, {
+      context: { tenantId, ...(options.reportProgress ? { reportProgress: options.reportProgress } : {}) },
+      ...(options.signal ? { signal: options.signal } : {}),
+    });
+  const call = async (tool: string, tenantId: string): Promise<string> => {
+    const result = await execute(tool, tenantId);
+    if (!result.success) throw new Error(`${tool} as ${tenantId} failed: ${result.error}`);
+    return result.data as string;
+  };
+  return {
+    whoami: (tenantId: string) => call('whoami', tenantId),
+    pidOf: async (tenantId: string) => Number(await call('process_id', tenantId)),
+    /** A long count on the tenant's connection, followed by its progress reports, until `stop` cancels it. */
+    startCounting: (tenantId: string) => {
+      let reports = 0;
+      const stopper = new AbortController();
+      const ended = execute(
+        'slow_count',
+        tenantId,
+        { to: 300, stepMs: 100 },
+        { reportProgress: () => (reports += 1), signal: stopper.signal },
+      );
+      return {
+        reports: () => reports,
+        reported: (count: number) => eventually(`${count} progress reports`, () => reports >= count, 20_000),
+        stop: async () => {
+          stopper.abort();
+          return ended;
+        },
+      };
+    },
+  };
+}
+
+function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+describe('per-tenant connections of an MCP server whose settings hold secrets', () => {
+  it('keeps one connection per tenant across calls, each with its own credentials', async () => {
+    const server = await openPerTenantServer({});
+    const acme = await server.pidOf('acme');
+    const globex = await server.pidOf('globex');
+
+    expect(globex).not.toBe(acme);
+    expect(await server.pidOf('acme')).toBe(acme);
+    expect([await server.whoami('acme'), await server.whoami('globex')]).toEqual(['token-acme', 'token-globex']);
+  });
+
+  it('closes the least recently used beyond the bound, and a tenant that comes back gets its own again', async () => {
+    const server = await openPerTenantServer({ maxTenantConnections: 2 });
+    const acme = await server.pidOf('acme');
+    const globex = await server.pidOf('globex');
+    await server.pidOf('acme');
+    const initech = await server.pidOf('initech');
+
+    await eventually('globex’s server process, the least recently used, has exited', () => !isRunning(globex));
+    expect([isRunning(acme), isRunning(initech)]).toEqual([true, true]);
+
+    // Back after eviction: a fresh connection with globex's own token, never one left open for another tenant.
+    expect(await server.whoami('globex')).toBe('token-globex');
+    const globexAgain = await server.pidOf('globex');
+    expect([acme, initech]).not.toContain(globexAgain);
+    await eventually('acme’s, now the least recently used, has exited', () => !isRunning(acme));
+    expect([await server.whoami('initech'), await server.whoami('acme')]).toEqual(['token-initech', 'token-acme']);
+  });
+
+  it('never closes a connection under a running call: the bound is kept by closing an idle one', async () => {
+    const server = await openPerTenantServer({ maxTenantConnections: 1 });
+    const acme = await server.pidOf('acme');
+    const counting = server.startCounting('acme');
+    await counting.reported(1);
+    const globex = await server.pidOf('globex');
+
+    await eventually('globex’s server process, idle beside a busy one, has exited', () => !isRunning(globex));
+    // acme's call goes on over the connection the pool kept open for it.
+    await counting.reported(counting.reports() + 2);
+    expect(isRunning(acme)).toBe(true);
+    await expect(counting.stop()).resolves.toMatchObject({ success: false, errorType: 'cancelled' });
+    expect(await server.pidOf('acme')).toBe(acme);
+  });
+
+  it('replaces a tenant’s connection when its secret is rotated, and closes the old one', async () => {
+    const server = await openPerTenantServer({});
+    const before = await server.pidOf('acme');
+    rotated.set('acme', 'token-acme-rotated');
+    try {
+      expect(await server.whoami('acme')).toBe('token-acme-rotated');
+      await eventually('the server process with the old token has exited', () => !isRunning(before));
+    } finally {
+      rotated.clear();
+    }
+  });
+
+  it('closes a tenant’s connection left idle', async () => {
+    const server = await openPerTenantServer({ tenantConnectionIdleMs: 300 });
+    const acme = await server.pidOf('acme');
+
+    await eventually('acme’s idle server process has exited', () => !isRunning(acme));
+    expect(await server.whoami('acme')).toBe('token-acme');
+  });
+
+  it('refuses a bound that is not a positive integer', () => {
+    expect(() => mcpTools({ name: 'bad', transport: fixtureStdioTransport(), maxTenantConnections: 0 })).toThrow(
+      "MCP server 'bad': maxTenantConnections must be a positive integer, got 0",
+    );
+  });
+});
