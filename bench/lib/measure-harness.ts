@@ -2,10 +2,9 @@ import { mkdirSync, writeFileSync } from 'node:fs';
 import { Client, Connection } from '@temporalio/client';
 import { benchServerOptions, benchSqlitePragmas, describeMachine, startBenchServer } from './bench-stack.js';
 import { dynamicConfigArgs } from '../../src/dev/temporal-dev-server.js';
-import type { RelayWorkerOptions } from './relay-variants.js';
 import type { VariantProcess } from './variant-protocol.js';
 import { peerPackage, startVariants, stopVariants } from './variants.js';
-import type { FailedVariant, VariantName } from './variants.js';
+import type { FailedVariant, VariantName, VariantOptions } from './variants.js';
 
 /** What a measure gets: the running variants, a client to read histories, and what failed to start. */
 export interface MeasureContext {
@@ -21,7 +20,7 @@ export interface MeasureContext {
 export async function withVariants<T>(
   names: readonly VariantName[],
   measure: (context: MeasureContext) => Promise<T>,
-  options: { relayWorkerOptions?: RelayWorkerOptions } = {},
+  options: VariantOptions = {},
 ): Promise<T> {
   console.log('machine', JSON.stringify(describeMachine()));
   const server = await startBenchServer();

@@ -26,7 +26,7 @@ export interface FailedVariant {
 export async function startVariants(
   address: string,
   names: readonly VariantName[],
-  options: { relayWorkerOptions?: RelayWorkerOptions } = {},
+  options: VariantOptions = {},
 ): Promise<{ running: Map<VariantName, VariantProcess>; failed: FailedVariant[] }> {
   const running = new Map<VariantName, VariantProcess>();
   const failed: FailedVariant[] = [];
@@ -49,20 +49,25 @@ export async function stopVariants(running: Map<VariantName, VariantProcess>): P
   await Promise.all([...running.values()].map((variant) => variant.stop()));
 }
 
-function spawnVariant(
-  name: VariantName,
-  address: string,
-  options: { relayWorkerOptions?: RelayWorkerOptions },
-): VariantProcess {
+/** How the variants' processes are started. */
+export interface VariantOptions {
+  relayWorkerOptions?: RelayWorkerOptions;
+  /** Write a V8 CPU profile of each variant process (every thread) into this folder. */
+  cpuProfileDir?: string;
+}
+
+function spawnVariant(name: VariantName, address: string, options: VariantOptions): VariantProcess {
+  const profile = options.cpuProfileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', options.cpuProfileDir];
   if (name === 'peer') {
     ensurePeerInstalled();
     return new VariantProcess(name, {
-      args: ['--import', 'tsx', 'peer-variant.ts', '--address', address],
+      args: [...profile, '--import', 'tsx', 'peer-variant.ts', '--address', address],
       cwd: peerDirectory,
     });
   }
   return new VariantProcess(name, {
     args: [
+      ...profile,
       '--import',
       'tsx',
       fileURLToPath(new URL('./relay-variants.ts', import.meta.url)),

@@ -1,0 +1,107 @@
+/**
+ * Where a worker's CPU goes: V8 CPU profiles of the Relay-E and the bare-Temporal worker processes (every thread,
+ * workflow threads included) while each runs the throughput benchmark's runs (three tool steps and an answer) at
+ * one concurrency. Self time is summed by where the code lives: Relay-E's own code, the Temporal SDK, Zod, other
+ * packages, Node itself, garbage collection, and idle. A profile is a sample, not a timing: read the shares, and
+ * compare Relay-E's with the floor's.
+ *
+ *   npm run bench:profile -- [--concurrency 10] [--runs 200]
+ */
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import { withVariants, writeResult } from './lib/measure-harness.js';
+import type { VariantName } from './lib/variants.js';
+
+const { values } = parseArgs({
+  options: { concurrency: { type: 'string', default: '10' }, runs: { type: 'string', default: '200' } },
+});
+const concurrency = Number(values.concurrency);
+const runs = Number(values.runs);
+const stepsPerRun = 3;
+
+interface ProfileNode {
+  id: number;
+  callFrame: { functionName: string; url: string; lineNumber: number };
+  children?: number[];
+}
+interface CpuProfile {
+  nodes: ProfileNode[];
+  samples: number[];
+  timeDeltas: number[];
+}
+
+const categories = ['relay-e', 'temporal-sdk', 'zod', 'other packages', 'node', 'gc', 'idle'] as const;
+type Category = (typeof categories)[number];
+
+function categoryOf({ functionName, url }: ProfileNode['callFrame']): Category {
+  if (functionName === '(idle)') return 'idle';
+  if (functionName === '(garbage collector)') return 'gc';
+  if (/node_modules\/zod\//.test(url)) return 'zod';
+  if (/node_modules\/@temporalio\/|@temporalio\//.test(url)) return 'temporal-sdk';
+  if (/node_modules\//.test(url)) return 'other packages';
+  if (/\/(src|workflows|activities)\/|\.\/(src|workflows|activities)\//.test(url)) return 'relay-e';
+  return 'node';
+}
+
+/** Self time per category and per function (top 15 outside idle), over every profile a variant wrote. */
+function summarize(directory: string) {
+  const byCategory = Object.fromEntries(categories.map((category) => [category, 0])) as Record<Category, number>;
+  const byFunction = new Map<string, number>();
+  for (const file of readdirSync(directory).filter((name) => name.endsWith('.cpuprofile'))) {
+    const profile = JSON.parse(readFileSync(path.join(directory, file), 'utf8')) as CpuProfile;
+    const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
+    profile.samples.forEach((id, index) => {
+      const frame = nodes.get(id)?.callFrame;
+      if (!frame) return;
+      const micros = profile.timeDeltas[index] ?? 0;
+      const category = categoryOf(frame);
+      byCategory[category] += micros;
+      if (category === 'idle') return;
+      const name = `${frame.functionName || '(anonymous)'} ${frame.url.replace(/^.*node_modules\//, '')}:${frame.lineNumber + 1} [${category}]`;
+      byFunction.set(name, (byFunction.get(name) ?? 0) + micros);
+    });
+  }
+  const busy = categories.filter((category) => category !== 'idle').reduce((sum, key) => sum + byCategory[key], 0);
+  const share = (micros: number) => Math.round((micros / busy) * 1000) / 10;
+  return {
+    busyCpuMs: Math.round(busy / 1000),
+    busyShareByCategoryPercent: Object.fromEntries(
+      categories.filter((category) => category !== 'idle').map((category) => [category, share(byCategory[category])]),
+    ),
+    topFunctionsBySelfTimePercent: [...byFunction]
+      .sort((a, b) => b[1] - a[1])
+      .slice(0, 15)
+      .map(([name, micros]) => ({ function: name, percent: share(micros) })),
+  };
+}
+
+const variantsProfiled: VariantName[] = ['bare-temporal', 'relay'];
+const profiles: Record<string, ReturnType<typeof summarize> & { runs: number; cpuMsPerRun: number }> = {};
+for (const name of variantsProfiled) {
+  const directory = mkdtempSync(path.join(tmpdir(), `relay-e-profile-${name}-`));
+  try {
+    await withVariants(
+      [name],
+      async ({ variants }) => {
+        await variants.get(name)?.run({ steps: stepsPerRun, runs, concurrency });
+      },
+      { cpuProfileDir: directory },
+    );
+    // Profiles are written when the variant's process (and each of its threads) exits.
+    const summary = summarize(directory);
+    profiles[name] = { ...summary, runs, cpuMsPerRun: Math.round((summary.busyCpuMs / runs) * 100) / 100 };
+    console.log(name, JSON.stringify(profiles[name], null, 2));
+  } finally {
+    rmSync(directory, { recursive: true, force: true });
+  }
+}
+
+writeResult('worker-profile', {
+  description:
+    `CPU self time of each worker process (all threads) over a warm-up and ${runs} runs of ${stepsPerRun} tool ` +
+    `steps at concurrency ${concurrency}, one measurement; busy time excludes idle`,
+  concurrency,
+  profiles,
+});
