@@ -3,6 +3,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { ModelCall } from '../../src/model/model-provider.js';
+import { readHistory } from '../../src/client/read-history.js';
 import { RelayError } from '../../src/shared/errors.js';
 import { relaySearchAttributes } from '../../src/shared/search-attributes.js';
 import type { RunEvent } from '../../src/shared/run-types.js';
@@ -75,7 +76,7 @@ async function startWorker(
 
 /** Failed workflow tasks in a run's history: of its newest execution, or of the one `executionRunId` names. */
 async function workflowTaskFailures(runId: string, executionRunId?: string): Promise<number> {
-  const history = await kit.temporal.workflow.getHandle(runId, executionRunId).fetchHistory();
+  const history = await readHistory(kit.temporal, runId, executionRunId ? { executionRunId } : {});
   return (history.events ?? []).filter((event) => event.workflowTaskFailedEventAttributes).length;
 }
 
@@ -228,8 +229,8 @@ describe('byte limits', () => {
 
 describe('runs at the limits', () => {
   it('completes with a large model text and a step of the largest tool outputs, with no workflow task failure', async () => {
-    // The executor cuts each output to 32 KiB; twenty of them make one step of about 640 KiB of results. The answer
-    // stays well under maxModelResponseBytes: reading a run whose text nears that limit is on the roadmap.
+    // The executor cuts each output to 32 KiB; twenty of them make one step of about 640 KiB of results. Answers at
+    // maxModelResponseBytes itself: model-text-limits.test.ts.
     const calls = Array.from({ length: 20 }, () => ({
       name: 'repeat_text',
       input: { text: 'o'.repeat(100), times: 1_000 },
