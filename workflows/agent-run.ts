@@ -88,13 +88,17 @@ export async function agentRun(input: AgentRunInput, carried?: CarriedRunState):
 
 const closedRunRecordPatch = 'closed-run-record';
 
+/** A long output stays in the run's result instead of the memo too; records written before this keep it. */
+const closedRunOutputInResultPatch = 'closed-run-output-in-result';
+
 /**
  * Leaves the final snapshot and the newest events in the run's memo when it closes, so a closed run reads without a
  * worker (queries need one). A run that continues as new has no stop reason yet and records nothing.
  */
 function recordClosedRun(run: RunState): void {
   if (run.stopReason === undefined || !patched(closedRunRecordPatch)) return;
-  upsertMemo({ [closedRunMemoKey]: closedRunRecord(run.snapshot(), run.keptEvents()) });
+  const outputInResult = patched(closedRunOutputInResultPatch);
+  upsertMemo({ [closedRunMemoKey]: closedRunRecord(run.snapshot(), run.keptEvents(), { outputInResult }) });
 }
 
 /** Snapshots the tool catalog and records the start; returns the time the first events carry. */
