@@ -35,6 +35,10 @@ afterAll(async () => {
 /** The scripted model's response is the text, usage and a finish reason: 512 bytes cover all but the text. */
 const longText = (letter: string) => letter.repeat(defaultMaxModelResponseBytes - 512);
 
+function fixture(name: string): string {
+  return path.join(import.meta.dirname, '../fixtures/histories/agent-run/exact', name);
+}
+
 /** gRPC's default message limit, which one page of history (and one query answer) must stay under. */
 const grpcMessageLimit = 4 * 1024 * 1024;
 
@@ -208,6 +212,23 @@ describe('a model text just under maxModelResponseBytes', () => {
     }
   }, 120_000);
 
+  it('is just under: 512 bytes more and the response is over the limit, refused with payload_too_large', async () => {
+    const worker = await startWorker(() => ({ text: `${longText('a')}${'a'.repeat(512)}` }));
+    try {
+      const { runId } = await worker.client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'too big' });
+      await expect(worker.client.result(runId)).rejects.toThrow();
+      expect((await worker.client.events(runId)).at(-1)).toMatchObject({
+        type: 'run_failed',
+        code: 'payload_too_large',
+      });
+      expect((await worker.client.getRun(runId)).error).toContain('(maxModelResponseBytes)');
+      expect(await workflowTaskFailures(runId)).toBe(0);
+      await recordHistoryIfRequested(kit.temporal.workflow.getHandle(runId), fixture('model-response-over-limit.json'));
+    } finally {
+      await worker.stop();
+    }
+  });
+
   it('leaves an answer longer than a closed run record holds to the run result, and reads it back from there', async () => {
     const answer = 'c'.repeat(maxRecordedOutputBytes + 1_000);
     const worker = await startWorker(() => ({ text: answer }));
@@ -232,9 +253,6 @@ describe('a model text just under maxModelResponseBytes', () => {
     } finally {
       await client.close();
     }
-    await recordHistoryIfRequested(
-      kit.temporal.workflow.getHandle(runId),
-      path.join(import.meta.dirname, '../fixtures/histories/agent-run/exact/long-output-in-result.json'),
-    );
+    await recordHistoryIfRequested(kit.temporal.workflow.getHandle(runId), fixture('long-output-in-result.json'));
   });
 });
