@@ -1,6 +1,6 @@
 import { isGrpcServiceError } from '@temporalio/client';
 import type { WorkflowService } from '@temporalio/client';
-import { temporal } from '@temporalio/proto';
+import type { temporal } from '@temporalio/proto';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
@@ -84,15 +84,15 @@ async function plannedPageSize(
   return Math.min(maxHistoryPageSize, Math.max(1, planned));
 }
 
-/** A run's whole history (as `handle.fetchHistory()` returns it), read with {@link readHistoryPages}. */
+/** A run's whole history (the events `handle.fetchHistory()` gives), read with {@link readHistoryPages}. */
 export async function readHistory(
   client: HistorySource,
   runId: string,
   options: ReadHistoryOptions = {},
-): Promise<temporal.api.history.v1.History> {
+): Promise<temporal.api.history.v1.IHistory> {
   const events: HistoryEvent[] = [];
   for await (const page of readHistoryPages(client, runId, options)) events.push(...page);
-  return temporal.api.history.v1.History.create({ events });
+  return { events };
 }
 
 /** True for gRPC's refusal of a message over its size limit (not for a server's rate limit, the same status). */

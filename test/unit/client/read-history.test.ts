@@ -16,14 +16,22 @@ function messageTooLarge(): Error {
  * A history of `count` events as a server would page it, refusing pages of more than `maxPerPage` events the way
  * gRPC refuses a message over its limit; it records the page sizes asked for.
  */
-function historySource(options: { count: number; bytes: number; maxPerPage: number; asked: number[] }): HistorySource {
-  const { count, bytes, maxPerPage, asked } = options;
+function historySource(options: {
+  count: number;
+  bytes: number;
+  maxPerPage: number;
+  asked: number[];
+  /** Thrown for every page instead. */
+  failure?: Error;
+}): HistorySource {
+  const { count, bytes, maxPerPage, asked, failure } = options;
   const service = {
     describeWorkflowExecution: async () => ({
       workflowExecutionInfo: { historySizeBytes: bytes, historyLength: count },
     }),
     getWorkflowExecutionHistory: async (request: { maximumPageSize: number; nextPageToken?: Uint8Array }) => {
       asked.push(request.maximumPageSize);
+      if (failure) throw failure;
       const first = request.nextPageToken ? Number(new TextDecoder().decode(request.nextPageToken)) : 0;
       if (Math.min(request.maximumPageSize, count - first) > maxPerPage) throw messageTooLarge();
       const last = Math.min(count, first + request.maximumPageSize);
@@ -69,14 +77,10 @@ describe('readHistory', () => {
 
   it('does not take a server rate limit, the same gRPC status, for a page too large', async () => {
     const asked: number[] = [];
-    const source = historySource({ count: 3, bytes: 100, maxPerPage: 3, asked });
     const throttled = Object.assign(messageTooLarge(), {
       message: '8 RESOURCE_EXHAUSTED: namespace rate limit exceeded',
     });
-    source.workflowService.getWorkflowExecutionHistory = async (request) => {
-      asked.push(Number(request.maximumPageSize));
-      throw throttled;
-    };
+    const source = historySource({ count: 3, bytes: 100, maxPerPage: 3, asked, failure: throttled });
     await expect(readHistory(source, 'r')).rejects.toBe(throttled);
     expect(asked).toEqual([1_000]);
   });
