@@ -1,4 +1,6 @@
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -12,6 +14,8 @@ import type { ClosedRunRecord } from '../../src/shared/closed-run-record.js';
 import { defaultMaxModelResponseBytes } from '../../src/shared/payload-limits.js';
 import type { RunEvent, RunSnapshot } from '../../src/shared/run-types.js';
 import type { TranscriptMessage } from '../../src/shared/transcript.js';
+import { relayWorkflowBundle } from '../../src/testing/relay-workflow-bundle.js';
+import { recordHistory, replayHistories } from '../../src/testing/replay-histories.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
 import { createRelayTestKit, eventTypes } from '../helpers/relay-test-kit.js';
@@ -157,6 +161,11 @@ describe('a model text just under maxModelResponseBytes', () => {
       expect(await workflowTaskFailures(runId)).toBe(0);
       // More than one gRPC message holds, which the server's default page would send at once; the reads page it.
       expect(await historyBytes(runId)).toBeGreaterThan(grpcMessageLimit);
+      // It records, and replays as it ran.
+      const directory = await mkdtemp(path.join(tmpdir(), 'relay-e-big-history-'));
+      await recordHistory(kit.temporal.workflow.getHandle(runId), path.join(directory, 'big.json'));
+      expect(await replayHistories(directory, { workflowBundle: await relayWorkflowBundle() })).toEqual(['big.json']);
+      await rm(directory, { recursive: true });
       expect((await worker.client.toolCatalog(runId)).map((tool) => tool.name)).toContain('add');
 
       // The closed run's record cannot hold the first text, so the worker answers with the whole log.
