@@ -8,7 +8,12 @@ import { ModelProviderError } from '../src/model/model-provider.js';
 import { RelayError } from '../src/shared/errors.js';
 import { redactSecrets, resolveSecretReferences } from '../src/security/resolve-secret-references.js';
 import type { SecretSource } from '../src/security/resolve-secret-references.js';
-import { defaultMaxModelResponseBytes, toJsonText, utf8ByteLength } from '../src/shared/payload-limits.js';
+import {
+  defaultMaxModelResponseBytes,
+  maxAllowedModelResponseBytes,
+  toJsonText,
+  utf8ByteLength,
+} from '../src/shared/payload-limits.js';
 import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
 import type { ModelRequest, ModelResponse } from '../src/shared/transcript.js';
 import type { ToolResult } from '../src/shared/tool-result.js';
@@ -61,7 +66,10 @@ export interface ActivityDependencies {
   registry: ToolRegistry;
   executor: ToolExecutor;
   models: ModelRegistry;
-  /** The largest model response (as JSON) returned to a run. @default defaultMaxModelResponseBytes (1 MiB) */
+  /**
+   * The largest model response (as JSON) returned to a run, at most `maxAllowedModelResponseBytes` (1.5 MiB).
+   * @default defaultMaxModelResponseBytes (1 MiB)
+   */
   maxModelResponseBytes?: number;
   /** What `{ "$secret": "NAME" }` in a run's config resolves to; the values exist only inside `executeTool`. */
   secrets?: SecretSource;
@@ -87,7 +95,7 @@ async function whileHeartbeating<T>(work: (context: Context) => Promise<T>, deta
 
 /** The activities of an agent run, bound to one worker's tools and model providers. */
 export function createActivities({ registry, executor, models, secrets, ...limits }: ActivityDependencies) {
-  const maxModelResponseBytes = limits.maxModelResponseBytes ?? defaultMaxModelResponseBytes;
+  const maxModelResponseBytes = checkMaxModelResponseBytes(limits.maxModelResponseBytes);
   return {
     /**
      * Records the tools a run may use (names, descriptions, JSON Schemas, approval flags) in its history, each with
@@ -259,6 +267,18 @@ function resolveModel(models: ModelRegistry, modelId: string) {
   } catch (error) {
     throw toNonRetryableFailure(error);
   }
+}
+
+/** The configured limit on model responses, refused when the worker is created if it is one no run could live with. */
+function checkMaxModelResponseBytes(configured: number | undefined): number {
+  const limit = configured ?? defaultMaxModelResponseBytes;
+  if (!Number.isInteger(limit) || limit < 1 || limit > maxAllowedModelResponseBytes) {
+    throw new RelayError(
+      'invalid_input',
+      `maxModelResponseBytes must be a whole number from 1 to ${maxAllowedModelResponseBytes}, not ${limit}`,
+    );
+  }
+  return limit;
 }
 
 /**

@@ -9,6 +9,7 @@ import {
   proxyActivities,
   upsertMemo,
   proxyLocalActivities,
+  TemporalFailure,
   workflowInfo,
 } from '@temporalio/workflow';
 import { msToNumber } from '@temporalio/common/lib/time.js';
@@ -89,13 +90,17 @@ export async function agentRun(input: AgentRunInput, carried?: CarriedRunState):
 
 const closedRunRecordPatch = 'closed-run-record';
 
+/** A long output stays in the run's result instead of the memo too; records written before this keep it. */
+const closedRunOutputInResultPatch = 'closed-run-output-in-result';
+
 /**
  * Leaves the final snapshot and the newest events in the run's memo when it closes, so a closed run reads without a
  * worker (queries need one). A run that continues as new has no stop reason yet and records nothing.
  */
 function recordClosedRun(run: RunState): void {
   if (run.stopReason === undefined || !patched(closedRunRecordPatch)) return;
-  upsertMemo({ [closedRunMemoKey]: closedRunRecord(run.snapshot(), run.keptEvents()) });
+  const outputInResult = patched(closedRunOutputInResultPatch);
+  upsertMemo({ [closedRunMemoKey]: closedRunRecord(run.snapshot(), run.keptEvents(), { outputInResult }) });
 }
 
 /** Snapshots the tool catalog and records the start; returns the time the first events carry. */
@@ -285,9 +290,9 @@ function recordCancellation(context: RunContext): void {
 function recordFailure(context: RunContext, error: unknown): ApplicationFailure {
   const { run } = context;
   const message = describeFailure(error);
-  const code = error instanceof ApplicationFailure && error.type ? error.type : undefined;
+  const code = context.exact ? runFailureCode(error) : undefined;
   run.finish('failed', 'error', { error: message });
-  run.emit({ type: 'run_failed', error: message, ...(context.exact && code ? { code } : {}) });
+  run.emit({ type: 'run_failed', error: message, ...(code ? { code } : {}) });
   publishRunState(run);
   return ApplicationFailure.create({
     type: 'run_failed',
@@ -295,6 +300,23 @@ function recordFailure(context: RunContext, error: unknown): ApplicationFailure 
     nonRetryable: true,
     cause: error instanceof Error ? error : undefined,
   });
+}
+
+/**
+ * A failure of an activity (the model's answer over maxModelResponseBytes, say) names its code on its cause: the
+ * `run_failed` event carries it too. Runs that failed before this replay with the code of the failure itself only.
+ */
+const failureCodeFromCausePatch = 'run-failed-code-from-cause';
+
+/** The type of the first application failure along the failure's causes (of the failure itself, before the patch). */
+function runFailureCode(error: unknown): string | undefined {
+  if (!patched(failureCodeFromCausePatch)) {
+    return error instanceof ApplicationFailure && error.type ? error.type : undefined;
+  }
+  for (let current: unknown = error; current instanceof TemporalFailure; current = current.cause) {
+    if (current instanceof ApplicationFailure && current.type) return current.type;
+  }
+  return undefined;
 }
 
 function modelTools(catalog: readonly ToolCatalogEntry[]) {

@@ -11,7 +11,10 @@ export const decideSignal = defineSignal<[ApprovalDecision]>('decide');
 /** The run's current snapshot: status, step, pending approvals, usage, output. */
 export const snapshotQuery = defineQuery<RunSnapshot>('snapshot');
 
-/** The run's events with a sequence number above `after` (all of them when absent). */
+/**
+ * The run's events with a sequence number above `after` (0 when absent), at most one page of them (see
+ * {@link eventPageQuery}): ask again after the last one's `seq` until none come back.
+ */
 export const eventsQuery = defineQuery<RunEvent[], [after?: number]>('events');
 
 /** One page of the run's events, bounded in count and bytes, with where to resume. */

@@ -22,8 +22,15 @@ export const eventsCarriedAcrossContinueAsNew = 1_000;
  */
 export const maxCarriedEventBytes = 262_144;
 
-/** The most bytes (as JSON) of events one page of the events query returns; gRPC refuses messages over 4 MiB. */
+/**
+ * The most bytes one page of the events query answers with, as JSON, its envelope included (a larger `maxBytes` is
+ * lowered to it): the answer is one payload, and Temporal refuses a payload over 2 MiB. An event larger than a page
+ * (a model text near `maxModelResponseBytes`) travels alone, in a page of its own.
+ */
 export const maxEventPageBytes = 1_048_576;
+
+/** The JSON around a page's events (`{"events":[],"nextAfter":…,"hasMore":false}`), counted into its bytes. */
+const eventPageEnvelopeBytes = 64;
 
 /** One page of the event log. */
 export interface EventPage {
@@ -39,7 +46,7 @@ export interface EventPageRequest {
   after?: number;
   /** @default no limit on the count */
   limit?: number;
-  /** @default maxEventPageBytes */
+  /** @default maxEventPageBytes, which is also the most */
   maxBytes?: number;
 }
 
@@ -130,25 +137,27 @@ export class RunState {
   }
 
   /**
-   * The kept events with a sequence number above `after`, at most {@link maxEventPageBytes} of them, led by an `events_dropped` marker when some of the events
-   * asked for are no longer kept; the marker's `seq` is the last dropped one, so resuming after it loses nothing more.
+   * The kept events with a sequence number above `after`, one page of them ({@link eventPage}), led by an
+   * `events_dropped` marker when some of the events asked for are no longer kept; the marker's `seq` is the last
+   * dropped one, so resuming after it loses nothing more.
    */
   eventsAfter(after = 0): RunEvent[] {
     return this.eventPage({ after }).events;
   }
 
   /**
-   * One page of {@link eventsAfter}: at most `limit` events and `maxBytes` of JSON, always at least one event when
-   * any is there, so a reader that resumes from `nextAfter` reads the whole log without a gap.
+   * One page of {@link eventsAfter}: at most `limit` events and `maxBytes` of JSON (envelope included), always at
+   * least one event when any is there, so a reader that resumes from `nextAfter` reads the whole log without a gap.
    */
   eventPage(request: EventPageRequest = {}): EventPage {
     const after = request.after ?? 0;
     const limit = request.limit ?? Infinity;
-    const maxBytes = request.maxBytes ?? maxEventPageBytes;
+    const maxBytes = Math.min(request.maxBytes ?? maxEventPageBytes, maxEventPageBytes);
     const events: RunEvent[] = [];
-    let bytes = 0;
+    let bytes = eventPageEnvelopeBytes;
     for (const event of this.eventsFrom(after)) {
-      const size = utf8ByteLength(toJsonText(event) ?? '');
+      // Each event's JSON and the comma before it.
+      const size = utf8ByteLength(toJsonText(event) ?? '') + 1;
       if (events.length > 0 && (events.length >= limit || bytes + size > maxBytes)) {
         return { events, nextAfter: events.at(-1)?.seq ?? after, hasMore: true };
       }

@@ -15,7 +15,9 @@ export const inspectCommand: Command = {
   help: `Usage: ${cli} inspect <runId> [--json]
 
 Shows the run's snapshot and its event timeline. An open run answers through workflow queries, so a worker
-must be running for the task queue; a closed run is read from the record it left in its memo, without one.
+must be running for the task queue; a closed run is read from the record it left in its memo, without one
+(events the record had to leave out are asked of a worker if one answers within 5 s, else a line says how
+many are missing).
 With --json: {"snapshot": {...}, "events": [...]}.
 With --tenant (or RELAY_E_TENANT), a run of another tenant counts as not found.
 

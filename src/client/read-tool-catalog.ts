@@ -2,6 +2,7 @@ import type { Client } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import type { temporal } from '@temporalio/proto';
 import type { ToolCatalogEntry } from '../shared/tool-catalog.js';
+import { readHistoryPages } from './read-history.js';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
@@ -18,15 +19,8 @@ const pageSize = 50;
 export async function readToolCatalog(client: Client, runId: string): Promise<ToolCatalogEntry[]> {
   const converter = client.options.loadedDataConverter;
   const catalogActivities = new Set<string>();
-  let nextPageToken: Uint8Array | undefined;
-  do {
-    const page = await client.workflowService.getWorkflowExecutionHistory({
-      namespace: client.options.namespace,
-      execution: { workflowId: runId },
-      maximumPageSize: pageSize,
-      ...(nextPageToken ? { nextPageToken } : {}),
-    });
-    for (const event of page.history?.events ?? []) {
+  for await (const page of readHistoryPages(client, runId, { maxPageSize: pageSize })) {
+    for (const event of page) {
       const payloads = catalogPayloads(event, catalogActivities) ?? (await localCatalogPayloads(client, event));
       if (payloads === undefined) continue;
       const decoded = await decodeFromPayloadsAtIndex<unknown>(converter, payloads.index, payloads.payloads);
@@ -35,8 +29,7 @@ export async function readToolCatalog(client: Client, runId: string): Promise<To
       const entries = Array.isArray(catalog) ? catalog : (catalog as { entries?: unknown } | undefined)?.entries;
       if (Array.isArray(entries)) return entries as ToolCatalogEntry[];
     }
-    nextPageToken = page.nextPageToken?.length ? page.nextPageToken : undefined;
-  } while (nextPageToken);
+  }
   return [];
 }
 

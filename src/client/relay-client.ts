@@ -19,7 +19,7 @@ import type { EncryptionOptions } from '../security/encryption-keys.js';
 import { readToolCatalog } from './read-tool-catalog.js';
 import { ModelDeltaTracker, readModelProgress } from './read-model-progress.js';
 import { withEncryption } from '../security/with-encryption.js';
-import { closedRunMemoKey, eventsAfter, isClosedRunRecord } from '../shared/closed-run-record.js';
+import { closedRunMemoKey, isClosedRunRecord, recordedEventsAfter, withOutput } from '../shared/closed-run-record.js';
 import type { ClosedRunRecord } from '../shared/closed-run-record.js';
 import { RelayError, errorCodes } from '../shared/errors.js';
 import type { ErrorCode } from '../shared/errors.js';
@@ -255,20 +255,33 @@ export class RelayClient {
   }
 
   /**
-   * The run's events with a sequence number above `after`, read page by page (each bounded in bytes); a closed run's
-   * come from its record, without a worker.
+   * The run's events with a sequence number above `after`, read page by page (each bounded in bytes). A closed run's
+   * come from its record, without a worker; when the record had to leave older events out, a worker is asked for
+   * the whole log (for at most {@link closedRunQueryTimeoutMs}), and without one the record's events come back led
+   * by an `events_dropped` marker that says how many are missing.
    */
   async events(runId: string, options: EventsOptions = {}): Promise<RunEvent[]> {
     const limit = options.limit ?? Infinity;
+    const after = options.after ?? 0;
     const closed = await this.closedRunRecord(runId, options);
-    if (closed) return eventsAfter(closed.events, options.after ?? 0).slice(0, limit);
+    if (!closed) return this.readEventPages(runId, after, limit, options);
+    const recorded = recordedEventsAfter(closed, after);
+    if (recorded[0]?.type !== 'events_dropped') return recorded.slice(0, limit);
+    const deadline = Date.now() + closedRunQueryTimeoutMs;
+    const whole = await this.temporal
+      .withDeadline(deadline, () => this.readEventPages(runId, after, limit, options))
+      .catch((error: unknown) => noWorkerAnswered(error, deadline));
+    return (whole ?? recorded).slice(0, limit);
+  }
+
+  /** Reads the events query page by page, from `after` on, until the log or `limit` is reached. */
+  private async readEventPages(runId: string, after: number, limit: number, scope: TenantScope): Promise<RunEvent[]> {
     const events: RunEvent[] = [];
-    let after = options.after ?? 0;
-    for (;;) {
-      const request = { after, ...(Number.isFinite(limit) ? { limit: limit - events.length } : {}) };
-      const page = await this.query(runId, () => this.handle(runId).query(eventPageQuery, request), options);
+    for (let next = after; ;) {
+      const request = { after: next, ...(Number.isFinite(limit) ? { limit: limit - events.length } : {}) };
+      const page = await this.query(runId, () => this.handle(runId).query(eventPageQuery, request), scope);
       events.push(...page.events);
-      after = page.nextAfter;
+      next = page.nextAfter;
       if (!page.hasMore || events.length >= limit) return events;
     }
   }
@@ -439,7 +452,11 @@ export class RelayClient {
     const description = await this.describeInScope(runId, scope);
     if (description.status.name === 'RUNNING') return undefined;
     const record = description.memo?.[closedRunMemoKey];
-    return isClosedRunRecord(record) ? record : undefined;
+    if (!isClosedRunRecord(record)) return undefined;
+    if (!record.outputInResult) return record;
+    // A long output was left to the run's result (the close event in its history), so the memo stays small.
+    const result = await this.query(runId, () => this.handle(runId).result());
+    return withOutput(record, result.output ?? '');
   }
 
   /** Refuses a run of another tenant as `run_not_found` (see {@link describeInScope}). */
@@ -475,6 +492,28 @@ export class RelayClient {
       throw error;
     }
   }
+}
+
+/**
+ * How long reading a closed run's whole event log waits for a worker, when its record had to leave events out: a
+ * query to a closed run is answered by a worker replaying its history, and with none running the server would
+ * hold the query for about half a minute.
+ */
+export const closedRunQueryTimeoutMs = 5_000;
+
+/** gRPC statuses CANCELLED and DEADLINE_EXCEEDED: how a call cut off by its deadline ends. */
+const grpcCutOff = new Set([1, 4]);
+
+/**
+ * Resolves to nothing when no worker answered a query before `deadline` (the run's record answers instead); any
+ * other failure is thrown.
+ */
+function noWorkerAnswered(error: unknown, deadline: number): undefined {
+  if (RelayError.isInstance(error) && error.code === 'run_unavailable') return undefined;
+  const cause = error instanceof Error && error.cause !== undefined ? error.cause : error;
+  const cutOff = [error, cause].some((each) => isGrpcServiceError(each) && grpcCutOff.has(Number(each.code)));
+  if (cutOff && Date.now() >= deadline) return undefined;
+  throw error;
 }
 
 /** How long a decision waits for a run whose workflow task is failing (a worker died mid-task) to recover. */

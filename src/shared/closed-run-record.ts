@@ -10,30 +10,112 @@ export const closedRunMemoKey = 'relayClosedRun';
  */
 export const maxClosedRunEventBytes = 256 * 1024;
 
+/**
+ * The longest output (its UTF-8 bytes) a closed run's record holds. A longer one stays where it already is, in the
+ * run's result in history: a memo travels with every visibility listing of the run, and a page of runs with
+ * answers near the model response limit (1 MiB) in their memos would not fit in one gRPC message.
+ */
+export const maxRecordedOutputBytes = 16 * 1024;
+
+/** An event field that held the run's output, left out of a record whose output is in the run's result. */
+export interface OutputField {
+  seq: number;
+  field: 'text' | 'output';
+}
+
 /** What a closed run leaves in its memo, so that it reads without a worker (decoded with the run's data converter). */
 export interface ClosedRunRecord {
   snapshot: RunSnapshot;
   /** The newest events, oldest first, within {@link maxClosedRunEventBytes}; never a marker. */
   events: RunEvent[];
+  /**
+   * Present when the run's output was longer than {@link maxRecordedOutputBytes}: the snapshot's `output` and the
+   * event fields listed here (a `model_responded` text, the `run_completed` output) are left out, as they hold that
+   * same text, and a reader puts the run's result's output back in them ({@link withOutput}).
+   */
+  outputInResult?: { bytes: number; fields: OutputField[] };
+}
+
+/** Options of {@link closedRunRecord}. */
+export interface ClosedRunRecordOptions {
+  /** @default maxClosedRunEventBytes */
+  maxEventBytes?: number;
+  /**
+   * Leave an output longer than {@link maxRecordedOutputBytes} to the run's result (see `outputInResult`).
+   * @default false (how runs recorded before this option wrote their records, which replay as they were)
+   */
+  outputInResult?: boolean;
 }
 
 /** Builds a closed run's record from its final snapshot and the events it still keeps, cut to the byte budget. */
 export function closedRunRecord(
   snapshot: RunSnapshot,
   events: readonly RunEvent[],
-  maxEventBytes = maxClosedRunEventBytes,
+  options: ClosedRunRecordOptions = {},
 ): ClosedRunRecord {
+  const maxEventBytes = options.maxEventBytes ?? maxClosedRunEventBytes;
+  const output = snapshot.output;
+  const outputBytes = output === undefined ? 0 : utf8ByteLength(output);
+  const moveOutput = options.outputInResult === true && outputBytes > maxRecordedOutputBytes;
   const recorded = events.filter((event) => event.type !== 'events_dropped');
   const kept: RunEvent[] = [];
+  const fields: OutputField[] = [];
   let bytes = 0;
   for (let index = recorded.length - 1; index >= 0; index -= 1) {
-    const event = recorded[index] as RunEvent;
+    const original = recorded[index] as RunEvent;
+    const field = moveOutput ? outputFieldOf(original, output) : undefined;
+    const event = field ? withoutField(original, field) : original;
     bytes += utf8ByteLength(JSON.stringify(event));
     // Strict even for the last event: the snapshot carries the output, and the memo must stay under 2 MiB.
     if (bytes > maxEventBytes) break;
     kept.push(event);
+    if (field) fields.push({ seq: event.seq, field });
   }
-  return { snapshot, events: kept.reverse() };
+  if (!moveOutput) return { snapshot, events: kept.reverse() };
+  const { output: _leftOut, ...rest } = snapshot;
+  return { snapshot: rest, events: kept.reverse(), outputInResult: { bytes: outputBytes, fields: fields.reverse() } };
+}
+
+/** The record as it would be with the output put back where {@link closedRunRecord} left it out. */
+export function withOutput(record: ClosedRunRecord, output: string): ClosedRunRecord {
+  const fields = new Map((record.outputInResult?.fields ?? []).map((entry) => [entry.seq, entry.field]));
+  const events = record.events.map((event) => {
+    const field = fields.get(event.seq);
+    return field ? { ...event, [field]: output } : event;
+  });
+  return { snapshot: { ...record.snapshot, output }, events };
+}
+
+/** Which field of `event` holds the run's output, if one does. */
+function outputFieldOf(event: RunEvent, output: string | undefined): OutputField['field'] | undefined {
+  if (event.type === 'model_responded' && event.text === output) return 'text';
+  if (event.type === 'run_completed' && event.output === output) return 'output';
+  return undefined;
+}
+
+function withoutField(event: RunEvent, field: OutputField['field']): RunEvent {
+  const { [field as keyof RunEvent]: _leftOut, ...rest } = event;
+  return rest as RunEvent;
+}
+
+/**
+ * The events of a closed run's record above `after`, led by an `events_dropped` marker when the record lost some of
+ * them; when not even the newest event fitted in the record, the marker covers everything up to the last one.
+ */
+export function recordedEventsAfter(record: ClosedRunRecord, after = 0): RunEvent[] {
+  if (record.events.length > 0) return eventsAfter(record.events, after);
+  const { lastEventSeq, updatedAt, step } = record.snapshot;
+  if (lastEventSeq <= after) return [];
+  return [
+    {
+      type: 'events_dropped',
+      seq: lastEventSeq,
+      at: updatedAt,
+      step,
+      dropped: lastEventSeq - after,
+      firstKeptSeq: lastEventSeq + 1,
+    },
+  ];
 }
 
 /**

@@ -7,6 +7,13 @@ import type { ToolInputIssue } from './tool-input.js';
  */
 export const defaultMaxModelResponseBytes = 1_048_576;
 
+/**
+ * The most `maxModelResponseBytes` may be set to: the largest `maxTranscriptBytes` a run may have, so a response
+ * can always travel on to the next model call, and every event or query answer that carries its text stays under
+ * Temporal's 2 MiB payload limit.
+ */
+export const maxAllowedModelResponseBytes = 1_572_864;
+
 /** How much of an invalid tool call's input a validation failure echoes back into events and the transcript. */
 export const maxEchoedInputBytes = 2_048;
 

@@ -3,6 +3,7 @@ import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import type { History, ReplayWorkerOptions, WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import { readHistory } from '../client/read-history.js';
 import { historyFromJson, historyToJson } from './history-json.js';
 import { relayWorkflowBundle } from './relay-workflow-bundle.js';
 
@@ -34,9 +35,16 @@ export class HistoryReplayError extends Error {
   }
 }
 
-/** Writes a workflow's history to `file` as indented proto JSON, the format {@link replayHistories} reads. */
-export async function recordHistory(handle: Pick<WorkflowHandle, 'fetchHistory'>, file: string): Promise<void> {
-  const history = await handle.fetchHistory();
+/**
+ * Writes a workflow's history to `file` as indented proto JSON, the format {@link replayHistories} reads: the
+ * execution the handle names, read in pages small enough for gRPC, so a history of any size records.
+ */
+export async function recordHistory(
+  handle: Pick<WorkflowHandle, 'client' | 'workflowId' | 'describe'>,
+  file: string,
+): Promise<void> {
+  const { runId } = await handle.describe();
+  const history = await readHistory(handle.client, handle.workflowId, { executionRunId: runId });
   await mkdir(path.dirname(file), { recursive: true });
   await writeFile(file, historyToJson(history));
 }

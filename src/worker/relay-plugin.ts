@@ -39,6 +39,7 @@ export interface RelayPluginOptions extends ToolSourceOptions {
   /**
    * The largest model response, as JSON, a run accepts; a larger one fails the run with `payload_too_large`
    * before Temporal sees it (its own limit is 2 MiB a payload, and the next model call carries the response again).
+   * At most 1_572_864 (1.5 MiB, the largest `maxTranscriptBytes`): a larger value is refused when the plugin is made.
    * @default 1_048_576 (1 MiB)
    */
   maxModelResponseBytes?: number;

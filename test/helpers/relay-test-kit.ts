@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
+import { readHistory } from '../../src/client/read-history.js';
 import { RelayClient } from '../../src/client/relay-client.js';
 import type { RunEvent } from '../../src/shared/run-types.js';
 import { relayWorkflowBundle } from '../../src/testing/relay-workflow-bundle.js';
@@ -95,7 +96,7 @@ export function eventTypes(events: readonly RunEvent[]): string[] {
 
 /** Counts the activities of one type that the run scheduled, read from its real history. */
 export async function countScheduledActivities(temporal: Client, runId: string, activityType: string): Promise<number> {
-  const history = await temporal.workflow.getHandle(runId).fetchHistory();
+  const history = await readHistory(temporal, runId);
   return (history.events ?? []).filter(
     (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === activityType,
   ).length;

@@ -8,7 +8,7 @@ export function isRecordingHistories(): boolean {
 
 /** Records the workflow's history into `file` only when {@link isRecordingHistories}; returns whether it did. */
 export async function recordHistoryIfRequested(
-  handle: Pick<WorkflowHandle, 'fetchHistory'>,
+  handle: Pick<WorkflowHandle, 'client' | 'workflowId' | 'describe'>,
   file: string,
 ): Promise<boolean> {
   if (!isRecordingHistories()) return false;

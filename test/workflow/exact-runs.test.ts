@@ -3,14 +3,13 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { ModelCall } from '../../src/model/model-provider.js';
+import { readHistory } from '../../src/client/read-history.js';
 import { RelayError } from '../../src/shared/errors.js';
 import { relaySearchAttributes } from '../../src/shared/search-attributes.js';
-import type { RunEvent } from '../../src/shared/run-types.js';
 import type { TranscriptMessage } from '../../src/shared/transcript.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
 import { defineTool } from '../../src/tool/define-tool.js';
-import { eventPageQuery } from '../../workflows/messages.js';
 import type { ToolDefinition } from '../../src/tool/define-tool.js';
 import { createRelayTestKit, eventTypes, waitForRun } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit } from '../helpers/relay-test-kit.js';
@@ -75,7 +74,7 @@ async function startWorker(
 
 /** Failed workflow tasks in a run's history: of its newest execution, or of the one `executionRunId` names. */
 async function workflowTaskFailures(runId: string, executionRunId?: string): Promise<number> {
-  const history = await kit.temporal.workflow.getHandle(runId, executionRunId).fetchHistory();
+  const history = await readHistory(kit.temporal, runId, executionRunId ? { executionRunId } : {});
   return (history.events ?? []).filter((event) => event.workflowTaskFailedEventAttributes).length;
 }
 
@@ -228,8 +227,8 @@ describe('byte limits', () => {
 
 describe('runs at the limits', () => {
   it('completes with a large model text and a step of the largest tool outputs, with no workflow task failure', async () => {
-    // The executor cuts each output to 32 KiB; twenty of them make one step of about 640 KiB of results. The answer
-    // stays well under maxModelResponseBytes: reading a run whose text nears that limit is on the roadmap.
+    // The executor cuts each output to 32 KiB; twenty of them make one step of about 640 KiB of results. Answers at
+    // maxModelResponseBytes itself: model-text-limits.test.ts.
     const calls = Array.from({ length: 20 }, () => ({
       name: 'repeat_text',
       input: { text: 'o'.repeat(100), times: 1_000 },
@@ -240,14 +239,9 @@ describe('runs at the limits', () => {
       const { runId } = await client.startRun({ ...base, prompt: 'big' });
       const result = await client.result(runId);
       expect(result.output).toHaveLength(answer.length);
-      // A closed run's record keeps only its newest events; the worker's events query has them all.
-      const handle = kit.temporal.workflow.getHandle(runId);
-      const events: RunEvent[] = [];
-      for (let page = await handle.query(eventPageQuery, { after: 0 }); ;) {
-        events.push(...page.events);
-        if (!page.hasMore) break;
-        page = await handle.query(eventPageQuery, { after: page.nextAfter });
-      }
+      // The closed run's record keeps only its newest 256 KiB of events; the client asks the worker for the rest.
+      const events = await client.events(runId);
+      expect(events[0]?.type).toBe('run_started');
       const succeeded = events.filter((event) => event.type === 'tool_succeeded');
       expect(succeeded).toHaveLength(20);
       expect(succeeded.every((event) => event.truncated === true)).toBe(true);

@@ -4,7 +4,8 @@ import { compactTranscript } from '../../../src/shared/transcript-budget.js';
 import type { TranscriptMessage } from '../../../src/shared/transcript.js';
 import { assignCallIds } from '../../../workflows/call-ids.js';
 import { boundCarriedState, maxContinueAsNewBytes } from '../../../workflows/carried-state.js';
-import { maxCarriedEventBytes, RunState } from '../../../workflows/run-state.js';
+import { maxCarriedEventBytes, maxEventPageBytes, RunState } from '../../../workflows/run-state.js';
+import type { EventPage } from '../../../workflows/run-state.js';
 
 const input: AgentRunInput = { tenantId: 'acme', model: 'scripted:test', prompt: 'hi' };
 
@@ -19,6 +20,11 @@ function runWithEvents(count: number, textLength: number): RunState {
   return run;
 }
 
+/** The JSON size of a page's only event, or 0 when it has more than one. */
+function eventJsonBytes(page: EventPage): number {
+  return page.events.length === 1 ? JSON.stringify(page.events[0]).length : 0;
+}
+
 describe('RunState event pages', () => {
   it('cuts a page at the byte limit but always returns at least one event, with where to resume', () => {
     const run = runWithEvents(10, 1_000);
@@ -28,6 +34,19 @@ describe('RunState event pages', () => {
     const tiny = run.eventPage({ after: 2, maxBytes: 1 });
     expect(tiny.events.map((event) => event.seq)).toEqual([3]);
     expect(run.eventPage({ after: 8, limit: 5 })).toMatchObject({ nextAfter: 10, hasMore: false });
+  });
+
+  it('counts the envelope into a page, never answers more than maxEventPageBytes, and sends a larger event alone', () => {
+    const run = runWithEvents(3, 600_000);
+    const pages = [0, 1, 2].map((after) => run.eventPage({ after, maxBytes: 10_000_000 }));
+    expect(pages.map((page) => page.events.map((event) => event.seq))).toEqual([[1], [2], [3]]);
+    const small = runWithEvents(4, 1_000);
+    const eventBytes = JSON.stringify(small.eventPage({ after: 0, limit: 1 }).events[0]).length;
+    // Two events and their envelope need more than twice one event's bytes: only one fits in exactly that.
+    expect(small.eventPage({ after: 0, maxBytes: eventBytes * 2 }).events).toHaveLength(1);
+    for (const page of [small.eventPage(), ...pages]) {
+      expect(JSON.stringify(page).length).toBeLessThanOrEqual(Math.max(maxEventPageBytes, eventJsonBytes(page) + 64));
+    }
   });
 
   it('never lets an event time go backwards along the sequence', () => {
