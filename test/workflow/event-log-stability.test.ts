@@ -1,8 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventPageQuery } from '../../workflows/messages.js';
-import type { RelayClient } from '../../src/client/relay-client.js';
+import { RelayClient } from '../../src/client/relay-client.js';
 import type { RunEvent, RunSnapshot } from '../../src/shared/run-types.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
@@ -175,6 +176,142 @@ describe('the event log under replay', () => {
       await client.result(runId);
       expectSameEvents(live, await replayedEvents(runId));
       expect(ledger.transfers).toHaveLength(2);
+    } finally {
+      await replaying.stop();
+    }
+  });
+});
+
+/** The results of a run's local activities of one type, as their markers recorded them, oldest first. */
+async function recordedLocalResults(runId: string, activityType: string): Promise<Array<{ at?: string }>> {
+  const converter = kit.temporal.options.loadedDataConverter;
+  const history = await kit.temporal.workflow.getHandle(runId).fetchHistory();
+  const results: Array<{ at?: string }> = [];
+  for (const event of history.events ?? []) {
+    const details = event.markerRecordedEventAttributes?.details;
+    const data = details?.['data']?.payloads;
+    if (!data?.length) continue;
+    const marker = await decodeFromPayloadsAtIndex<{ activity_type?: string }>(converter, 0, data);
+    if (marker?.activity_type !== activityType) continue;
+    results.push(await decodeFromPayloadsAtIndex<{ at?: string }>(converter, 0, details?.['result']?.payloads ?? []));
+  }
+  return results;
+}
+
+/** How many workflow tasks the run started before it scheduled its first model call. */
+async function tasksBeforeFirstModelCall(runId: string): Promise<number> {
+  const history = await kit.temporal.workflow.getHandle(runId).fetchHistory();
+  let tasks = 0;
+  for (const event of history.events ?? []) {
+    if (event.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel') return tasks;
+    if (event.workflowTaskStartedEventAttributes) tasks += 1;
+  }
+  throw new Error(`Run ${runId} never called its model`);
+}
+
+describe('the event log when a follower splits the first workflow task', () => {
+  // Step 1: a call that needs approval (its input is checked by a local activity first) beside two that do not.
+  const turns: ScriptedTurn[] = [
+    {
+      toolCalls: [
+        { name: 'transfer_funds', input: { from: 'A', to: 'B', amount: 1 } },
+        { name: 'add', input: { a: 1, b: 2 } },
+        { name: 'echo_after', input: { value: 'v', delayMs: 20 } },
+      ],
+    },
+    { text: 'done' },
+  ];
+  const runs: Array<{ input: Partial<StartRunOptions>; decideBy: 'update' | 'signal'; compacts?: true }> = [
+    { input: { prompt: 'pay' }, decideBy: 'update' },
+    {
+      input: {
+        maxTranscriptBytes: 4_096,
+        messages: [
+          { role: 'user', content: 'earlier' },
+          { role: 'assistant', content: '', toolCalls: [{ id: 'old', name: 'add', input: {} }] },
+          {
+            role: 'tool',
+            toolCallId: 'old',
+            toolName: 'add',
+            result: { success: true, toolName: 'add', data: { text: 'q'.repeat(6_000) } },
+          },
+          { role: 'assistant', content: 'Read it.' },
+          { role: 'user', content: 'now pay' },
+        ],
+      },
+      decideBy: 'signal',
+      compacts: true,
+    },
+    { input: { prompt: 'pay again' }, decideBy: 'update' },
+  ];
+
+  /** Follows every run from the start, decides each one's approval (by update or by signal), and returns what it saw. */
+  async function followAndDecide(client: RelayClient, runIds: string[]): Promise<Array<Map<number, RunEvent>>> {
+    const following = runIds.map((runId) => followLive(client, runId));
+    await Promise.all(
+      runIds.map(async (runId, index) => {
+        await waitForRun(client, runId, (run) => run.pendingApprovals.length === 1);
+        const decision = { toolCallId: 'call_1_0', approver: 'test' } as const;
+        if (runs[index]?.decideBy === 'signal') {
+          await client.signalDecision(runId, { ...decision, decision: 'approve' });
+        } else {
+          await client.approve(runId, decision.toolCallId, { approver: decision.approver });
+        }
+      }),
+    );
+    return Promise.all(following);
+  }
+
+  /**
+   * The runs start while no worker polls their task queue, and each already has a follower's query waiting: the query
+   * rides on the first workflow task, so the worker answers it while the catalog snapshot (a local activity) runs, and
+   * the catalog's result reaches the workflow in a later task than the one that asked for it. Before the fix, the first
+   * events took that later task's clock when live and the marker's completion time on replay.
+   */
+  it('stamps the events after a local activity with the time it recorded, so live and replayed reads agree', async () => {
+    const taskQueue = uniqueTaskQueue('split-first-task');
+    const client = RelayClient.fromClient(kit.temporal, { taskQueue });
+    const runIds = await Promise.all(
+      runs.map(async ({ input }) => (await client.startRun({ ...base, ...input })).runId),
+    );
+    const waitingAtTheDoor = runIds.map((runId) => kit.temporal.workflow.getHandle(runId).query(eventPageQuery, {}));
+    // The queries must reach the server before the worker takes the first task; nothing reports that they have.
+    await sleep(300);
+    const ledger = createLedger();
+    const live = await kit.startWorker({
+      taskQueue,
+      tools: createTestTools(ledger),
+      models: { scripted: scriptedModel(turns) },
+    });
+    const followed = await Promise.all(waitingAtTheDoor)
+      .then(() => followAndDecide(client, runIds))
+      .finally(() => live.stop());
+    expect(ledger.transfers).toHaveLength(runs.length);
+
+    const replaying = await kit.startWorker({
+      taskQueue,
+      tools: createTestTools(createLedger()),
+      models: { scripted: scriptedModel(turns) },
+      workerOptions: { maxCachedWorkflows: 0 },
+    });
+    try {
+      for (const [index, runId] of runIds.entries()) {
+        expect(await tasksBeforeFirstModelCall(runId)).toBeGreaterThan(1);
+        const again = await replayedEvents(runId);
+        expectSameEvents(followed[index] ?? new Map<number, RunEvent>(), again);
+        const [catalog] = await recordedLocalResults(runId, 'snapshotToolCatalog');
+        const [verdict] = await recordedLocalResults(runId, 'checkToolCallInput');
+        const firstEvents = again.filter(
+          (event) => event.type === 'run_started' || event.type === 'transcript_compacted',
+        );
+        expect(firstEvents.map((event) => event.type)).toEqual(
+          runs[index]?.compacts ? ['run_started', 'transcript_compacted'] : ['run_started'],
+        );
+        expect([catalog?.at, verdict?.at]).toEqual([expect.any(String), expect.any(String)]);
+        expect(firstEvents.map((event) => event.at)).toEqual(firstEvents.map(() => catalog?.at));
+        const awaiting = again.find((event) => event.type === 'tool_awaiting_approval');
+        expect(awaiting?.at).toBe(verdict?.at);
+      }
     } finally {
       await replaying.stop();
     }
