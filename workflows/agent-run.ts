@@ -28,6 +28,7 @@ import { boundCarriedState } from './carried-state.js';
 import { describeFailure, handleToolCalls } from './tool-calls.js';
 import type { RunContext } from './run-context.js';
 import { publishRunState, publishRunStateIfChanged } from './run-visibility.js';
+import { decideRunPatches } from './run-patches.js';
 import { ToolCallValidator } from './tool-call-validator.js';
 
 // Both activities are short or heartbeat, so a worker that dies holding one costs seconds, not the full timeout.
@@ -67,6 +68,7 @@ export async function agentRun(input: AgentRunInput, carried?: CarriedRunState):
   const context: RunContext = {
     run: new RunState(workflowInfo().workflowId, input, carried),
     exact: patched(exactRunPatch),
+    patches: decideRunPatches(),
     validator: new ToolCallValidator(carried?.catalog ?? []),
     approvalTimeoutMs: msToNumber(input.approvalTimeout ?? defaultApprovalTimeout),
   };
@@ -82,18 +84,16 @@ export async function agentRun(input: AgentRunInput, carried?: CarriedRunState):
     }
     throw recordFailure(context, error);
   } finally {
-    recordClosedRun(context.run);
+    recordClosedRun(context);
   }
 }
-
-const closedRunRecordPatch = 'closed-run-record';
 
 /**
  * Leaves the final snapshot and the newest events in the run's memo when it closes, so a closed run reads without a
  * worker (queries need one). A run that continues as new has no stop reason yet and records nothing.
  */
-function recordClosedRun(run: RunState): void {
-  if (run.stopReason === undefined || !patched(closedRunRecordPatch)) return;
+function recordClosedRun({ run, patches }: RunContext): void {
+  if (run.stopReason === undefined || !patches.closedRunRecord()) return;
   upsertMemo({ [closedRunMemoKey]: closedRunRecord(run.snapshot(), run.keptEvents()) });
 }
 
@@ -142,7 +142,7 @@ async function runSteps(context: RunContext, firstEventsAt: string | undefined):
     eventsAt = undefined;
     if ((response.toolCalls ?? []).length === 0) return finishRun(context, 'final_answer', response.text ?? '');
     await runToolCalls(context, response);
-    publishRunStateIfChanged(run);
+    publishRunStateIfChanged(run, context.patches.skipUnchangedSearchAttributes());
     if (shouldContinueAsNew(context, stepsAtStart)) {
       await condition(allHandlersFinished);
       return await continueAsNew<typeof agentRun>(run.input, carryState(context));

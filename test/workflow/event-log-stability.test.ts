@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
@@ -8,8 +9,9 @@ import type { RunEvent, RunSnapshot } from '../../src/shared/run-types.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
 import type { StartRunOptions } from '../../src/client/relay-client.js';
+import { recordHistoryIfRequested } from '../helpers/replay-histories.js';
 import { createRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import type { RelayTestKit, RunningWorker } from '../helpers/relay-test-kit.js';
 import { uniqueTaskQueue } from '../helpers/temporal-test-env.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 
@@ -24,6 +26,7 @@ afterAll(async () => {
 });
 
 const base = { tenantId: 'acme', model: 'scripted:test' } as const;
+const historiesDirectory = path.join(import.meta.dirname, '../fixtures/histories/agent-run/exact');
 
 /**
  * Holds the tool-catalog snapshot (a local activity) for a moment, so that the followers' queries land while the
@@ -209,6 +212,25 @@ async function tasksBeforeFirstModelCall(runId: string): Promise<number> {
   throw new Error(`Run ${runId} never called its model`);
 }
 
+/**
+ * Starts runs while no worker polls their task queue, each with a follower's query already waiting, then the worker:
+ * the query rides on the first workflow task, so the worker answers it while the catalog snapshot (a local activity)
+ * runs, and the catalog's result reaches the workflow in a later task than the one that asked for it.
+ */
+async function startWithFollowersWaiting(
+  client: RelayClient,
+  inputs: ReadonlyArray<Partial<StartRunOptions>>,
+  startWorker: () => Promise<RunningWorker>,
+): Promise<{ runIds: string[]; worker: RunningWorker }> {
+  const runIds = await Promise.all(inputs.map(async (input) => (await client.startRun({ ...base, ...input })).runId));
+  const waitingAtTheDoor = runIds.map((runId) => kit.temporal.workflow.getHandle(runId).query(eventPageQuery, {}));
+  // The queries must reach the server before the worker takes the first task; nothing reports that they have.
+  await sleep(300);
+  const worker = await startWorker();
+  await Promise.all(waitingAtTheDoor);
+  return { runIds, worker };
+}
+
 describe('the event log when a follower splits the first workflow task', () => {
   // Step 1: a call that needs approval (its input is checked by a local activity first) beside two that do not.
   const turns: ScriptedTurn[] = [
@@ -263,29 +285,19 @@ describe('the event log when a follower splits the first workflow task', () => {
   }
 
   /**
-   * The runs start while no worker polls their task queue, and each already has a follower's query waiting: the query
-   * rides on the first workflow task, so the worker answers it while the catalog snapshot (a local activity) runs, and
-   * the catalog's result reaches the workflow in a later task than the one that asked for it. Before the fix, the first
-   * events took that later task's clock when live and the marker's completion time on replay.
+   * Before the fix, the first events took the clock of the task that delivered the catalog when live, and the
+   * marker's completion time on replay (see startWithFollowersWaiting).
    */
   it('stamps the events after a local activity with the time it recorded, so live and replayed reads agree', async () => {
     const taskQueue = uniqueTaskQueue('split-first-task');
     const client = RelayClient.fromClient(kit.temporal, { taskQueue });
-    const runIds = await Promise.all(
-      runs.map(async ({ input }) => (await client.startRun({ ...base, ...input })).runId),
-    );
-    const waitingAtTheDoor = runIds.map((runId) => kit.temporal.workflow.getHandle(runId).query(eventPageQuery, {}));
-    // The queries must reach the server before the worker takes the first task; nothing reports that they have.
-    await sleep(300);
     const ledger = createLedger();
-    const live = await kit.startWorker({
-      taskQueue,
-      tools: createTestTools(ledger),
-      models: { scripted: scriptedModel(turns) },
-    });
-    const followed = await Promise.all(waitingAtTheDoor)
-      .then(() => followAndDecide(client, runIds))
-      .finally(() => live.stop());
+    const { runIds, worker: live } = await startWithFollowersWaiting(
+      client,
+      runs.map(({ input }) => input),
+      () => kit.startWorker({ taskQueue, tools: createTestTools(ledger), models: { scripted: scriptedModel(turns) } }),
+    );
+    const followed = await followAndDecide(client, runIds).finally(() => live.stop());
     expect(ledger.transfers).toHaveLength(runs.length);
 
     const replaying = await kit.startWorker({
@@ -315,5 +327,61 @@ describe('the event log when a follower splits the first workflow task', () => {
     } finally {
       await replaying.stop();
     }
+  });
+});
+
+describe('a run that ends in the task that delivers the catalog, when a follower split the first task', () => {
+  /**
+   * The run fails at once (its newest turn alone is over maxTranscriptBytes), in the continuation of the catalog
+   * snapshot. A patch first asked for there (the closed-run record's) was recorded in the second task, while replay
+   * resolves the snapshot in the first one: replay failed with a nondeterminism error until the run's patches were
+   * decided in its first task.
+   */
+  it('replays to the events the live run showed', async () => {
+    const taskQueue = uniqueTaskQueue('split-first-task-failed');
+    const client = RelayClient.fromClient(kit.temporal, { taskQueue });
+    const tooLarge: Partial<StartRunOptions> = {
+      maxTranscriptBytes: 4_096,
+      messages: [
+        { role: 'user', content: 'earlier' },
+        { role: 'assistant', content: '', toolCalls: [{ id: 'old', name: 'add', input: {} }] },
+        {
+          role: 'tool',
+          toolCallId: 'old',
+          toolName: 'add',
+          result: { success: true, toolName: 'add', data: { text: 'q'.repeat(6_000) } },
+        },
+        { role: 'user', content: 'now' },
+      ],
+    };
+    const start = () =>
+      kit.startWorker({
+        taskQueue,
+        tools: createTestTools(createLedger()),
+        models: { scripted: scriptedModel([{ text: 'never asked' }]) },
+      });
+    const { runIds, worker: live } = await startWithFollowersWaiting(client, [tooLarge], start);
+    const [runId = ''] = runIds;
+    const followed = await followLive(client, runId).finally(() => live.stop());
+    const handle = kit.temporal.workflow.getHandle(runId);
+    await recordHistoryIfRequested(handle, path.join(historiesDirectory, 'split-first-task-failed.json'));
+
+    const replaying = await kit.startWorker({
+      taskQueue,
+      tools: createTestTools(createLedger()),
+      models: {},
+      workerOptions: { maxCachedWorkflows: 0 },
+    });
+    try {
+      const again = await replayedEvents(runId);
+      expect(again.map((event) => event.type)).toEqual(['run_started', 'transcript_compacted', 'run_failed']);
+      expectSameEvents(followed, again);
+    } finally {
+      await replaying.stop();
+    }
+    const history = await handle.fetchHistory();
+    expect((history.events ?? []).filter((event) => event.workflowTaskStartedEventAttributes).length).toBeGreaterThan(
+      1,
+    );
   });
 });
