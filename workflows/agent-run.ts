@@ -74,8 +74,8 @@ export async function agentRun(input: AgentRunInput, carried?: CarriedRunState):
   };
   registerRunHandlers(context);
   try {
-    const firstEventsAt = carried ? undefined : await startRun(context);
-    return await runSteps(context, firstEventsAt);
+    if (!carried) await startRun(context);
+    return await runSteps(context);
   } catch (error) {
     if (error instanceof ContinueAsNew) throw error;
     if (isCancellation(error)) {
@@ -97,29 +97,27 @@ function recordClosedRun({ run, patches }: RunContext): void {
   upsertMemo({ [closedRunMemoKey]: closedRunRecord(run.snapshot(), run.keptEvents()) });
 }
 
-/** Snapshots the tool catalog and records the start; returns the time the first events carry. */
-async function startRun(context: RunContext): Promise<string | undefined> {
+/** Snapshots the tool catalog and records the start. */
+async function startRun(context: RunContext): Promise<void> {
   const { run } = context;
   const catalogRequest = { ...(run.input.tools ? { tools: run.input.tools } : {}) };
   const snapshot = readCatalogSnapshot(
-    patched(catalogAsLocalActivityPatch)
-      ? await snapshotToolCatalogLocally(catalogRequest)
-      : await snapshotToolCatalog(catalogRequest),
+    await run.waitOnHistory(
+      patched(catalogAsLocalActivityPatch)
+        ? snapshotToolCatalogLocally(catalogRequest)
+        : snapshotToolCatalog(catalogRequest),
+    ),
   );
   run.catalog = snapshot.entries;
   context.validator = new ToolCallValidator(run.catalog);
-  const at = context.exact ? snapshot.at : undefined;
-  run.emit(
-    {
-      type: 'run_started',
-      model: run.input.model,
-      maxSteps: run.maxSteps,
-      tools: run.catalog.map((tool) => tool.name),
-    },
-    at !== undefined ? { at } : {},
-  );
+  if (context.exact) run.stampWithLocalActivity(snapshot.at);
+  run.emit({
+    type: 'run_started',
+    model: run.input.model,
+    maxSteps: run.maxSteps,
+    tools: run.catalog.map((tool) => tool.name),
+  });
   publishRunState(run);
-  return at;
 }
 
 /** Workers before the snapshot carried its time returned the bare list; their recorded results replay as such. */
@@ -131,15 +129,13 @@ function readCatalogSnapshot(result: CatalogSnapshot | ToolCatalogEntry[]): {
 }
 
 /** The loop: one step after another until the model answers, the budget is spent, or the run continues as new. */
-async function runSteps(context: RunContext, firstEventsAt: string | undefined): Promise<RunResult> {
+async function runSteps(context: RunContext): Promise<RunResult> {
   const { run } = context;
   const stepsAtStart = run.step;
-  let eventsAt = firstEventsAt;
   for (;;) {
     if (run.step >= run.maxSteps) return finishRun(context, 'max_steps');
     run.step += 1;
-    const response = await askModel(context, eventsAt);
-    eventsAt = undefined;
+    const response = await askModel(context);
     if ((response.toolCalls ?? []).length === 0) return finishRun(context, 'final_answer', response.text ?? '');
     await runToolCalls(context, response);
     publishRunStateIfChanged(run, context.patches.skipUnchangedSearchAttributes());
@@ -151,12 +147,11 @@ async function runSteps(context: RunContext, firstEventsAt: string | undefined):
 }
 
 /** Keeps the transcript within budget, calls the model and records its answer. */
-async function askModel(context: RunContext, eventsAt: string | undefined): Promise<ModelResponse> {
+async function askModel(context: RunContext): Promise<ModelResponse> {
   const { run } = context;
   const maxBytes = run.input.maxTranscriptBytes ?? defaultMaxTranscriptBytes;
   const compaction = compactTranscript(run.transcript, maxBytes, { elideTexts: context.exact });
-  if (compaction)
-    run.emit({ type: 'transcript_compacted', ...compaction }, eventsAt !== undefined ? { at: eventsAt } : {});
+  if (compaction) run.emit({ type: 'transcript_compacted', ...compaction });
   if (context.exact && compaction && compaction.bytesAfter > maxBytes) {
     throw ApplicationFailure.create({
       type: 'payload_too_large',
@@ -164,17 +159,19 @@ async function askModel(context: RunContext, eventsAt: string | undefined): Prom
       nonRetryable: true,
     });
   }
-  const response = await callModel.executeWithOptions({ summary: `model ${run.input.model}, step ${run.step}` }, [
-    {
-      model: run.input.model,
-      messages: run.transcript,
-      tools: modelTools(run.catalog),
-      step: run.step,
-      runId: run.runId,
-      tenantId: run.input.tenantId,
-      ...(run.input.modelSettings ? { settings: run.input.modelSettings } : {}),
-    },
-  ]);
+  const response = await run.waitOnHistory(
+    callModel.executeWithOptions({ summary: `model ${run.input.model}, step ${run.step}` }, [
+      {
+        model: run.input.model,
+        messages: run.transcript,
+        tools: modelTools(run.catalog),
+        step: run.step,
+        runId: run.runId,
+        tenantId: run.input.tenantId,
+        ...(run.input.modelSettings ? { settings: run.input.modelSettings } : {}),
+      },
+    ]),
+  );
   run.addUsage(response.usage);
   run.emit({
     type: 'model_responded',

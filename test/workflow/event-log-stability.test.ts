@@ -376,6 +376,9 @@ describe('a run that ends in the task that delivers the catalog, when a follower
       const again = await replayedEvents(runId);
       expect(again.map((event) => event.type)).toEqual(['run_started', 'transcript_compacted', 'run_failed']);
       expectSameEvents(followed, again);
+      // Everything the run emitted before it next waited on history carries the catalog's own time.
+      const [catalog] = await recordedLocalResults(runId, 'snapshotToolCatalog');
+      expect(again.map((event) => event.at)).toEqual(again.map(() => catalog?.at));
     } finally {
       await replaying.stop();
     }
