@@ -14,6 +14,7 @@ const scripts: Array<{ file: string; nodeOptions?: string[]; args?: string[]; en
   { file: 'throughput.ts', args: ['--rounds', '2', '--runs-per-lane', '2'] },
   { file: 'history-size.ts' },
   { file: 'approval-latency.ts' },
+  { file: 'catalog-step.ts' },
   { file: 'memory-per-run.ts', nodeOptions: ['--expose-gc'], args: ['--runs', '300', '--batch', '100'] },
 ];
 

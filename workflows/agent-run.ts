@@ -29,6 +29,7 @@ import { boundCarriedState } from './carried-state.js';
 import { describeFailure, handleToolCalls } from './tool-calls.js';
 import type { RunContext } from './run-context.js';
 import { publishRunState, publishRunStateIfChanged } from './run-visibility.js';
+import { decideRunPatches } from './run-patches.js';
 import { ToolCallValidator } from './tool-call-validator.js';
 
 // Both activities are short or heartbeat, so a worker that dies holding one costs seconds, not the full timeout.
@@ -68,13 +69,14 @@ export async function agentRun(input: AgentRunInput, carried?: CarriedRunState):
   const context: RunContext = {
     run: new RunState(workflowInfo().workflowId, input, carried),
     exact: patched(exactRunPatch),
+    patches: decideRunPatches(),
     validator: new ToolCallValidator(carried?.catalog ?? []),
     approvalTimeoutMs: msToNumber(input.approvalTimeout ?? defaultApprovalTimeout),
   };
   registerRunHandlers(context);
   try {
-    const firstEventsAt = carried ? undefined : await startRun(context);
-    return await runSteps(context, firstEventsAt);
+    if (!carried) await startRun(context);
+    return await runSteps(context);
   } catch (error) {
     if (error instanceof ContinueAsNew) throw error;
     if (error instanceof RunRefused) throw recordRefusal(context, error);
@@ -84,49 +86,42 @@ export async function agentRun(input: AgentRunInput, carried?: CarriedRunState):
     }
     throw recordFailure(context, error);
   } finally {
-    recordClosedRun(context.run);
+    recordClosedRun(context);
   }
 }
-
-const closedRunRecordPatch = 'closed-run-record';
-
-/** A long output stays in the run's result instead of the memo too; records written before this keep it. */
-const closedRunOutputInResultPatch = 'closed-run-output-in-result';
 
 /**
  * Leaves the final snapshot and the newest events in the run's memo when it closes, so a closed run reads without a
  * worker (queries need one). A run that continues as new has no stop reason yet and records nothing.
  */
-function recordClosedRun(run: RunState): void {
-  if (run.stopReason === undefined || !patched(closedRunRecordPatch)) return;
-  const outputInResult = patched(closedRunOutputInResultPatch);
+function recordClosedRun({ run, patches }: RunContext): void {
+  if (run.stopReason === undefined || !patches.closedRunRecord()) return;
+  const outputInResult = patches.closedRunOutputInResult();
   upsertMemo({ [closedRunMemoKey]: closedRunRecord(run.snapshot(), run.keptEvents(), { outputInResult }) });
 }
 
-/** Snapshots the tool catalog and records the start; returns the time the first events carry. */
-async function startRun(context: RunContext): Promise<string | undefined> {
+/** Snapshots the tool catalog and records the start. */
+async function startRun(context: RunContext): Promise<void> {
   const { run } = context;
   const catalogRequest = { ...(run.input.tools ? { tools: run.input.tools } : {}), model: run.input.model };
   const snapshot = readCatalogSnapshot(
-    patched(catalogAsLocalActivityPatch)
-      ? await snapshotToolCatalogLocally(catalogRequest)
-      : await snapshotToolCatalog(catalogRequest),
+    await run.waitOnHistory(
+      patched(catalogAsLocalActivityPatch)
+        ? snapshotToolCatalogLocally(catalogRequest)
+        : snapshotToolCatalog(catalogRequest),
+    ),
   );
-  if (snapshot.refused) throw new RunRefused(snapshot.refused, snapshot.at);
+  if (context.exact) run.stampWithLocalActivity(snapshot.at);
+  if (snapshot.refused) throw new RunRefused(snapshot.refused);
   run.catalog = snapshot.entries;
   context.validator = new ToolCallValidator(run.catalog);
-  const at = context.exact ? snapshot.at : undefined;
-  run.emit(
-    {
-      type: 'run_started',
-      model: run.input.model,
-      maxSteps: run.maxSteps,
-      tools: run.catalog.map((tool) => tool.name),
-    },
-    at !== undefined ? { at } : {},
-  );
+  run.emit({
+    type: 'run_started',
+    model: run.input.model,
+    maxSteps: run.maxSteps,
+    tools: run.catalog.map((tool) => tool.name),
+  });
   publishRunState(run);
-  return at;
 }
 
 /** Workers before the snapshot carried its time returned the bare list; their recorded results replay as such. */
@@ -138,19 +133,16 @@ function readCatalogSnapshot(
 
 /** The worker lacks a tool or the model the run names: the run ends before it starts, with one event. */
 class RunRefused extends Error {
-  constructor(
-    readonly refusal: RunRefusal,
-    readonly at: string,
-  ) {
+  constructor(readonly refusal: RunRefusal) {
     super(refusal.message);
   }
 }
 
-/** Records a refused run's end at the time the worker refused it, and returns the failure that ends the workflow. */
-function recordRefusal(context: RunContext, { refusal, at }: RunRefused): ApplicationFailure {
+/** Records a refused run's end (at the time the worker refused it) and returns the failure that ends the workflow. */
+function recordRefusal(context: RunContext, { refusal }: RunRefused): ApplicationFailure {
   const { run } = context;
   run.finish('failed', 'error', { error: refusal.message });
-  run.emit({ type: 'run_failed', error: refusal.message, code: refusal.code }, { at });
+  run.emit({ type: 'run_failed', error: refusal.message, code: refusal.code });
   publishRunState(run);
   return ApplicationFailure.create({
     type: refusal.code,
@@ -161,18 +153,16 @@ function recordRefusal(context: RunContext, { refusal, at }: RunRefused): Applic
 }
 
 /** The loop: one step after another until the model answers, the budget is spent, or the run continues as new. */
-async function runSteps(context: RunContext, firstEventsAt: string | undefined): Promise<RunResult> {
+async function runSteps(context: RunContext): Promise<RunResult> {
   const { run } = context;
   const stepsAtStart = run.step;
-  let eventsAt = firstEventsAt;
   for (;;) {
     if (run.step >= run.maxSteps) return finishRun(context, 'max_steps');
     run.step += 1;
-    const response = await askModel(context, eventsAt);
-    eventsAt = undefined;
+    const response = await askModel(context);
     if ((response.toolCalls ?? []).length === 0) return finishRun(context, 'final_answer', response.text ?? '');
     await runToolCalls(context, response);
-    publishRunStateIfChanged(run);
+    publishRunStateIfChanged(run, context.patches.skipUnchangedSearchAttributes());
     if (shouldContinueAsNew(context, stepsAtStart)) {
       await condition(allHandlersFinished);
       return await continueAsNew<typeof agentRun>(run.input, carryState(context));
@@ -181,12 +171,11 @@ async function runSteps(context: RunContext, firstEventsAt: string | undefined):
 }
 
 /** Keeps the transcript within budget, calls the model and records its answer. */
-async function askModel(context: RunContext, eventsAt: string | undefined): Promise<ModelResponse> {
+async function askModel(context: RunContext): Promise<ModelResponse> {
   const { run } = context;
   const maxBytes = run.input.maxTranscriptBytes ?? defaultMaxTranscriptBytes;
   const compaction = compactTranscript(run.transcript, maxBytes, { elideTexts: context.exact });
-  if (compaction)
-    run.emit({ type: 'transcript_compacted', ...compaction }, eventsAt !== undefined ? { at: eventsAt } : {});
+  if (compaction) run.emit({ type: 'transcript_compacted', ...compaction });
   if (context.exact && compaction && compaction.bytesAfter > maxBytes) {
     throw ApplicationFailure.create({
       type: 'payload_too_large',
@@ -194,17 +183,19 @@ async function askModel(context: RunContext, eventsAt: string | undefined): Prom
       nonRetryable: true,
     });
   }
-  const response = await callModel.executeWithOptions({ summary: `model ${run.input.model}, step ${run.step}` }, [
-    {
-      model: run.input.model,
-      messages: run.transcript,
-      tools: modelTools(run.catalog),
-      step: run.step,
-      runId: run.runId,
-      tenantId: run.input.tenantId,
-      ...(run.input.modelSettings ? { settings: run.input.modelSettings } : {}),
-    },
-  ]);
+  const response = await run.waitOnHistory(
+    callModel.executeWithOptions({ summary: `model ${run.input.model}, step ${run.step}` }, [
+      {
+        model: run.input.model,
+        messages: run.transcript,
+        tools: modelTools(run.catalog),
+        step: run.step,
+        runId: run.runId,
+        tenantId: run.input.tenantId,
+        ...(run.input.modelSettings ? { settings: run.input.modelSettings } : {}),
+      },
+    ]),
+  );
   run.addUsage(response.usage);
   run.emit({
     type: 'model_responded',
@@ -290,7 +281,7 @@ function recordCancellation(context: RunContext): void {
 function recordFailure(context: RunContext, error: unknown): ApplicationFailure {
   const { run } = context;
   const message = describeFailure(error);
-  const code = context.exact ? runFailureCode(error) : undefined;
+  const code = context.exact ? runFailureCode(error, context.patches.runFailedCodeFromCause()) : undefined;
   run.finish('failed', 'error', { error: message });
   run.emit({ type: 'run_failed', error: message, ...(code ? { code } : {}) });
   publishRunState(run);
@@ -303,16 +294,12 @@ function recordFailure(context: RunContext, error: unknown): ApplicationFailure 
 }
 
 /**
- * A failure of an activity (the model's answer over maxModelResponseBytes, say) names its code on its cause: the
- * `run_failed` event carries it too. Runs that failed before this replay with the code of the failure itself only.
+ * The type of the first application failure along the failure's causes: a failure of an activity (the model's
+ * answer over maxModelResponseBytes, say) names its code on its cause. Runs that failed before the
+ * run-failed-code-from-cause patch replay with the code of the failure itself only.
  */
-const failureCodeFromCausePatch = 'run-failed-code-from-cause';
-
-/** The type of the first application failure along the failure's causes (of the failure itself, before the patch). */
-function runFailureCode(error: unknown): string | undefined {
-  if (!patched(failureCodeFromCausePatch)) {
-    return error instanceof ApplicationFailure && error.type ? error.type : undefined;
-  }
+function runFailureCode(error: unknown, fromCause: boolean): string | undefined {
+  if (!fromCause) return error instanceof ApplicationFailure && error.type ? error.type : undefined;
   for (let current: unknown = error; current instanceof TemporalFailure; current = current.cause) {
     if (current instanceof ApplicationFailure && current.type) return current.type;
   }

@@ -1,3 +1,4 @@
+import type { RunPatches } from './run-patches.js';
 import type { RunState } from './run-state.js';
 import type { ToolCallValidator } from './tool-call-validator.js';
 
@@ -6,6 +7,8 @@ export interface RunContext {
   run: RunState;
   /** False for runs started before the exact identity and limit rules: they replay with the old ones. */
   exact: boolean;
+  /** The patches the run asks about after it has started. */
+  patches: RunPatches;
   /** Checks calls against the catalog the run snapshotted (empty until it has). */
   validator: ToolCallValidator;
   approvalTimeoutMs: number;

@@ -51,6 +51,7 @@ function applyDecision(context: RunContext, decision: ApprovalDecision, accepted
   if (!pending) {
     throw ApplicationFailure.create({ type: 'approval_not_pending', message: 'Not pending', nonRetryable: true });
   }
+  run.resumedByHistory();
   run.approvals.accept(pending.toolCallId, accepted);
   const ids = { toolCallId: pending.toolCallId, toolName: pending.toolName };
   const who = {

@@ -101,6 +101,8 @@ export class RunState {
   private readonly maxEventsKept: number;
   readonly approvals: ApprovalBook;
   private readonly callsInFlight = new Map<string, UnfinishedCall>();
+  /** The time the last local activity recorded, while the run has not waited on history since (see emit). */
+  private localActivityAt: string | undefined;
 
   constructor(runId: string, input: AgentRunInput, carried?: CarriedRunState, options: RunStateOptions = {}) {
     this.runId = runId;
@@ -121,19 +123,47 @@ export class RunState {
   }
 
   /**
-   * Appends an event with the next sequence number. Its time is `at` when given, else the workflow clock, and never
-   * earlier than the event before it. Code that resumes after a local activity passes the activity's own recorded
-   * time: the clock read there depends on how the first execution's workflow tasks were split, which replay does not
-   * reproduce, so an event stamped with it would change when read again.
+   * Appends an event with the next sequence number. Its time is `at` when given, else {@link eventTime}, and never
+   * earlier than the event before it.
    */
   emit(init: RunEventInit, options: { at?: string } = {}): RunEvent {
-    const candidate = options.at ?? new Date().toISOString();
+    const candidate = options.at ?? this.eventTime();
     const at = candidate < this.updatedAt ? this.updatedAt : candidate;
     const event: RunEvent = { ...init, seq: ++this.lastEventSeq, at, step: this.step };
     this.events.push(event);
     if (this.events.length > this.maxEventsKept) this.events.splice(0, this.events.length - this.maxEventsKept);
     this.updatedAt = at;
     return event;
+  }
+
+  /**
+   * The time an event emitted now carries: the workflow clock, or, until the run next waits on history, the time
+   * the last local activity recorded. The clock read right after a local activity depends on how the first
+   * execution's workflow tasks were split (a follower's query can split them), which replay does not reproduce, so
+   * an event stamped with it would change when read again.
+   */
+  eventTime(): string {
+    return this.localActivityAt ?? new Date().toISOString();
+  }
+
+  /** Events emitted from now until the run next waits on history carry `at`, the local activity's own time. */
+  stampWithLocalActivity(at: string | undefined): void {
+    this.localActivityAt = at;
+  }
+
+  /** Awaits what history resolves (an activity, a timer, a decision); events emitted after it take the clock. */
+  async waitOnHistory<T>(wait: Promise<T>): Promise<T> {
+    this.resumedByHistory();
+    try {
+      return await wait;
+    } finally {
+      this.resumedByHistory();
+    }
+  }
+
+  /** Called where history resumes the run outside {@link waitOnHistory} (a signal or an update handler). */
+  resumedByHistory(): void {
+    this.localActivityAt = undefined;
   }
 
   /**

@@ -1,10 +1,8 @@
-import { patched, setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
 import { toJsonText } from '../src/shared/payload-limits.js';
 import type { PendingApproval } from '../src/shared/run-types.js';
 import { relaySearchAttributes } from '../src/shared/search-attributes.js';
 import type { RunState } from './run-state.js';
-
-const skipUnchangedSearchAttributesPatch = 'skip-unchanged-search-attributes';
 
 /** What each run last published (status and pending count; tenant and user never change within a run). */
 const publishedSearchAttributes = new WeakMap<RunState, string>();
@@ -23,11 +21,11 @@ export function publishRunState(run: RunState): void {
 
 /**
  * After a plain step status and pending count are what was last published; an upsert would only add a history
- * event a step (bench/history-size.ts). Patched so recorded runs replay as before.
+ * event a step (bench/history-size.ts). `skipUnchanged` is the run's patch: recorded runs replay as before.
  */
-export function publishRunStateIfChanged(run: RunState): void {
+export function publishRunStateIfChanged(run: RunState, skipUnchanged: boolean): void {
   const changed = publishedSearchAttributes.get(run) !== `${run.status}/${run.pendingCount}`;
-  if (!patched(skipUnchangedSearchAttributesPatch) || changed) publishRunState(run);
+  if (!skipUnchanged || changed) publishRunState(run);
 }
 
 /** The most characters of a call's input the current details show. */

@@ -37,15 +37,14 @@ async function handleToolCall(context: RunContext, call: ToolCall): Promise<Tool
   run.emit({ type: 'tool_call_validated', ...ids, input: check.input, requiresApproval: check.entry.requiresApproval });
   if (!check.entry.requiresApproval) return executeToolCall(context, check.entry, call, check.input);
 
-  let eventsAt: string | undefined;
   if (context.exact) {
     // The JSON Schema passed; the tool's own schema (refinements) may still refuse it. A human is never asked to
     // approve an input the tool would refuse.
-    const verdict = await checkToolCallInput({ toolName: call.name, input: check.input });
-    if (!verdict.valid) return refuseInput(context, call, verdict, verdict.at);
-    eventsAt = verdict.at;
+    const verdict = await run.waitOnHistory(checkToolCallInput({ toolName: call.name, input: check.input }));
+    run.stampWithLocalActivity(verdict.at);
+    if (!verdict.valid) return refuseInput(context, call, verdict);
   }
-  const approval = await awaitApproval(context, check.entry, call, check.input, eventsAt);
+  const approval = await awaitApproval(context, check.entry, call, check.input);
   if (!approval.approved) return approval.failure;
   return executeToolCall(context, check.entry, call, approval.input);
 }
@@ -55,13 +54,12 @@ function refuseInput(
   context: RunContext,
   call: ToolCall,
   refusal: { errorType: 'validation' | 'not_found'; error: string; issues: ToolFailure['issues'] & object },
-  at?: string,
 ): ToolFailure {
   const ids = { toolCallId: call.id, toolName: call.name };
   // The call itself is in the transcript already; an echo of a huge input would only double it.
   const input = boundEchoedInput(call.input);
   const { error, errorType, issues } = refusal;
-  context.run.emit({ type: 'tool_validation_failed', ...ids, error, issues, input }, at !== undefined ? { at } : {});
+  context.run.emit({ type: 'tool_validation_failed', ...ids, error, issues, input });
   return { success: false, ...ids, error, errorType, issues, input };
 }
 
@@ -72,13 +70,12 @@ async function awaitApproval(
   entry: ToolCatalogEntry,
   call: ToolCall,
   input: unknown,
-  eventsAt: string | undefined,
 ): Promise<ApprovalWait> {
   const { run } = context;
   const ids = { toolCallId: call.id, toolName: call.name };
   // Where the tool comes from and whether it may destroy data, shown to the approver (MCP tools).
   const hints = approvalHints(entry);
-  const requestedAt = eventsAt ?? new Date().toISOString();
+  const requestedAt = run.eventTime();
   const expiresAt = new Date(Date.parse(requestedAt) + context.approvalTimeoutMs).toISOString();
   run.awaitApproval({ ...ids, ...hints, input, step: run.step, requestedAt, expiresAt });
   run.callStarted(call, 'awaiting_approval');
@@ -86,9 +83,11 @@ async function awaitApproval(
   publishRunState(run);
 
   const decided = () => run.approvals.decisionFor(call.id) !== undefined;
-  const decidedInTime = context.exact
-    ? await condition(decided, context.approvalTimeoutMs, { summary: `approval of ${call.name} (${call.id})` })
-    : await condition(decided, context.approvalTimeoutMs);
+  const decidedInTime = await run.waitOnHistory(
+    context.exact
+      ? condition(decided, context.approvalTimeoutMs, { summary: `approval of ${call.name} (${call.id})` })
+      : condition(decided, context.approvalTimeoutMs),
+  );
   // A decision the update accepted is the one applied, even when the timeout fired in the same activation.
   const decision = context.exact || decidedInTime ? run.approvals.decisionFor(call.id) : undefined;
   run.settleApproval(call.id);
@@ -120,20 +119,22 @@ async function executeToolCall(
   let result: ToolResult;
   run.callStarted(call, 'executing');
   try {
-    result = await executeTool.executeWithOptions({ summary: toolActivitySummary(entry, call.id) }, [
-      {
-        toolName: call.name,
-        toolCallId: call.id,
-        input,
-        idempotencyKey: idempotencyKeyFor(context, call),
-        tenantId: run.input.tenantId,
-        ...(run.input.userId !== undefined ? { userId: run.input.userId } : {}),
-        ...(run.input.sessionId !== undefined ? { sessionId: run.input.sessionId } : {}),
-        runId: run.runId,
-        config: run.input.config ?? {},
-        ...(context.exact ? { retryTimeouts: entry.retry !== undefined } : {}),
-      },
-    ]);
+    result = await run.waitOnHistory(
+      executeTool.executeWithOptions({ summary: toolActivitySummary(entry, call.id) }, [
+        {
+          toolName: call.name,
+          toolCallId: call.id,
+          input,
+          idempotencyKey: idempotencyKeyFor(context, call),
+          tenantId: run.input.tenantId,
+          ...(run.input.userId !== undefined ? { userId: run.input.userId } : {}),
+          ...(run.input.sessionId !== undefined ? { sessionId: run.input.sessionId } : {}),
+          runId: run.runId,
+          config: run.input.config ?? {},
+          ...(context.exact ? { retryTimeouts: entry.retry !== undefined } : {}),
+        },
+      ]),
+    );
   } catch (error) {
     if (isCancellation(error)) throw error;
     result = { success: false, ...ids, error: describeFailure(error), errorType: 'execution' };

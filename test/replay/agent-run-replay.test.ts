@@ -48,6 +48,7 @@ const exact = [
   'rejected-with-reason',
   'rejected',
   'reused-provider-ids',
+  'split-first-task-failed',
   'unknown-tool',
   'valid-call',
 ].map((name) => `exact/${name}.json`);

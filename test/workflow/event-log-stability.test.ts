@@ -1,14 +1,17 @@
+import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventPageQuery } from '../../workflows/messages.js';
-import type { RelayClient } from '../../src/client/relay-client.js';
+import { RelayClient } from '../../src/client/relay-client.js';
 import type { RunEvent, RunSnapshot } from '../../src/shared/run-types.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
 import type { StartRunOptions } from '../../src/client/relay-client.js';
+import { recordHistoryIfRequested } from '../helpers/replay-histories.js';
 import { createRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import type { RelayTestKit, RunningWorker } from '../helpers/relay-test-kit.js';
 import { uniqueTaskQueue } from '../helpers/temporal-test-env.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 
@@ -23,6 +26,7 @@ afterAll(async () => {
 });
 
 const base = { tenantId: 'acme', model: 'scripted:test' } as const;
+const historiesDirectory = path.join(import.meta.dirname, '../fixtures/histories/agent-run/exact');
 
 /**
  * Holds the tool-catalog snapshot (a local activity) for a moment, so that the followers' queries land while the
@@ -178,5 +182,212 @@ describe('the event log under replay', () => {
     } finally {
       await replaying.stop();
     }
+  });
+});
+
+/** The results of a run's local activities of one type, as their markers recorded them, oldest first. */
+async function recordedLocalResults(runId: string, activityType: string): Promise<Array<{ at?: string }>> {
+  const converter = kit.temporal.options.loadedDataConverter;
+  const history = await kit.temporal.workflow.getHandle(runId).fetchHistory();
+  const results: Array<{ at?: string }> = [];
+  for (const event of history.events ?? []) {
+    const details = event.markerRecordedEventAttributes?.details;
+    const data = details?.['data']?.payloads;
+    if (!data?.length) continue;
+    const marker = await decodeFromPayloadsAtIndex<{ activity_type?: string }>(converter, 0, data);
+    if (marker?.activity_type !== activityType) continue;
+    results.push(await decodeFromPayloadsAtIndex<{ at?: string }>(converter, 0, details?.['result']?.payloads ?? []));
+  }
+  return results;
+}
+
+/** How many workflow tasks the run started before it scheduled its first model call. */
+async function tasksBeforeFirstModelCall(runId: string): Promise<number> {
+  const history = await kit.temporal.workflow.getHandle(runId).fetchHistory();
+  let tasks = 0;
+  for (const event of history.events ?? []) {
+    if (event.activityTaskScheduledEventAttributes?.activityType?.name === 'callModel') return tasks;
+    if (event.workflowTaskStartedEventAttributes) tasks += 1;
+  }
+  throw new Error(`Run ${runId} never called its model`);
+}
+
+/**
+ * Starts runs while no worker polls their task queue, each with a follower's query already waiting, then the worker:
+ * the query rides on the first workflow task, so the worker answers it while the catalog snapshot (a local activity)
+ * runs, and the catalog's result reaches the workflow in a later task than the one that asked for it.
+ */
+async function startWithFollowersWaiting(
+  client: RelayClient,
+  inputs: ReadonlyArray<Partial<StartRunOptions>>,
+  startWorker: () => Promise<RunningWorker>,
+): Promise<{ runIds: string[]; worker: RunningWorker }> {
+  const runIds = await Promise.all(inputs.map(async (input) => (await client.startRun({ ...base, ...input })).runId));
+  const waitingAtTheDoor = runIds.map((runId) => kit.temporal.workflow.getHandle(runId).query(eventPageQuery, {}));
+  // The queries must reach the server before the worker takes the first task; nothing reports that they have.
+  await sleep(300);
+  const worker = await startWorker();
+  await Promise.all(waitingAtTheDoor);
+  return { runIds, worker };
+}
+
+describe('the event log when a follower splits the first workflow task', () => {
+  // Step 1: a call that needs approval (its input is checked by a local activity first) beside two that do not.
+  const turns: ScriptedTurn[] = [
+    {
+      toolCalls: [
+        { name: 'transfer_funds', input: { from: 'A', to: 'B', amount: 1 } },
+        { name: 'add', input: { a: 1, b: 2 } },
+        { name: 'echo_after', input: { value: 'v', delayMs: 20 } },
+      ],
+    },
+    { text: 'done' },
+  ];
+  const runs: Array<{ input: Partial<StartRunOptions>; decideBy: 'update' | 'signal'; compacts?: true }> = [
+    { input: { prompt: 'pay' }, decideBy: 'update' },
+    {
+      input: {
+        maxTranscriptBytes: 4_096,
+        messages: [
+          { role: 'user', content: 'earlier' },
+          { role: 'assistant', content: '', toolCalls: [{ id: 'old', name: 'add', input: {} }] },
+          {
+            role: 'tool',
+            toolCallId: 'old',
+            toolName: 'add',
+            result: { success: true, toolName: 'add', data: { text: 'q'.repeat(6_000) } },
+          },
+          { role: 'assistant', content: 'Read it.' },
+          { role: 'user', content: 'now pay' },
+        ],
+      },
+      decideBy: 'signal',
+      compacts: true,
+    },
+    { input: { prompt: 'pay again' }, decideBy: 'update' },
+  ];
+
+  /** Follows every run from the start, decides each one's approval (by update or by signal), and returns what it saw. */
+  async function followAndDecide(client: RelayClient, runIds: string[]): Promise<Array<Map<number, RunEvent>>> {
+    const following = runIds.map((runId) => followLive(client, runId));
+    await Promise.all(
+      runIds.map(async (runId, index) => {
+        await waitForRun(client, runId, (run) => run.pendingApprovals.length === 1);
+        const decision = { toolCallId: 'call_1_0', approver: 'test' } as const;
+        if (runs[index]?.decideBy === 'signal') {
+          await client.signalDecision(runId, { ...decision, decision: 'approve' });
+        } else {
+          await client.approve(runId, decision.toolCallId, { approver: decision.approver });
+        }
+      }),
+    );
+    return Promise.all(following);
+  }
+
+  /**
+   * Before the fix, the first events took the clock of the task that delivered the catalog when live, and the
+   * marker's completion time on replay (see startWithFollowersWaiting).
+   */
+  it('stamps the events after a local activity with the time it recorded, so live and replayed reads agree', async () => {
+    const taskQueue = uniqueTaskQueue('split-first-task');
+    const client = RelayClient.fromClient(kit.temporal, { taskQueue });
+    const ledger = createLedger();
+    const { runIds, worker: live } = await startWithFollowersWaiting(
+      client,
+      runs.map(({ input }) => input),
+      () => kit.startWorker({ taskQueue, tools: createTestTools(ledger), models: { scripted: scriptedModel(turns) } }),
+    );
+    const followed = await followAndDecide(client, runIds).finally(() => live.stop());
+    expect(ledger.transfers).toHaveLength(runs.length);
+
+    const replaying = await kit.startWorker({
+      taskQueue,
+      tools: createTestTools(createLedger()),
+      models: { scripted: scriptedModel(turns) },
+      workerOptions: { maxCachedWorkflows: 0 },
+    });
+    try {
+      for (const [index, runId] of runIds.entries()) {
+        expect(await tasksBeforeFirstModelCall(runId)).toBeGreaterThan(1);
+        const again = await replayedEvents(runId);
+        expectSameEvents(followed[index] ?? new Map<number, RunEvent>(), again);
+        const [catalog] = await recordedLocalResults(runId, 'snapshotToolCatalog');
+        const [verdict] = await recordedLocalResults(runId, 'checkToolCallInput');
+        const firstEvents = again.filter(
+          (event) => event.type === 'run_started' || event.type === 'transcript_compacted',
+        );
+        expect(firstEvents.map((event) => event.type)).toEqual(
+          runs[index]?.compacts ? ['run_started', 'transcript_compacted'] : ['run_started'],
+        );
+        expect([catalog?.at, verdict?.at]).toEqual([expect.any(String), expect.any(String)]);
+        expect(firstEvents.map((event) => event.at)).toEqual(firstEvents.map(() => catalog?.at));
+        // The check's time, unless an event of a parallel call was recorded later before it (times never go back).
+        const awaiting = again.findIndex((event) => event.type === 'tool_awaiting_approval');
+        const before = again[awaiting - 1]?.at ?? '';
+        const checkedAt = verdict?.at ?? '';
+        expect(again[awaiting]?.at).toBe(checkedAt > before ? checkedAt : before);
+      }
+    } finally {
+      await replaying.stop();
+    }
+  });
+});
+
+describe('a run that ends in the task that delivers the catalog, when a follower split the first task', () => {
+  /**
+   * The run fails at once (its newest turn alone is over maxTranscriptBytes), in the continuation of the catalog
+   * snapshot. A patch first asked for there (the closed-run record's) was recorded in the second task, while replay
+   * resolves the snapshot in the first one: replay failed with a nondeterminism error until the run's patches were
+   * decided in its first task.
+   */
+  it('replays to the events the live run showed', async () => {
+    const taskQueue = uniqueTaskQueue('split-first-task-failed');
+    const client = RelayClient.fromClient(kit.temporal, { taskQueue });
+    const tooLarge: Partial<StartRunOptions> = {
+      maxTranscriptBytes: 4_096,
+      messages: [
+        { role: 'user', content: 'earlier' },
+        { role: 'assistant', content: '', toolCalls: [{ id: 'old', name: 'add', input: {} }] },
+        {
+          role: 'tool',
+          toolCallId: 'old',
+          toolName: 'add',
+          result: { success: true, toolName: 'add', data: { text: 'q'.repeat(6_000) } },
+        },
+        { role: 'user', content: 'now' },
+      ],
+    };
+    const start = () =>
+      kit.startWorker({
+        taskQueue,
+        tools: createTestTools(createLedger()),
+        models: { scripted: scriptedModel([{ text: 'never asked' }]) },
+      });
+    const { runIds, worker: live } = await startWithFollowersWaiting(client, [tooLarge], start);
+    const [runId = ''] = runIds;
+    const followed = await followLive(client, runId).finally(() => live.stop());
+    const handle = kit.temporal.workflow.getHandle(runId);
+    await recordHistoryIfRequested(handle, path.join(historiesDirectory, 'split-first-task-failed.json'));
+
+    const replaying = await kit.startWorker({
+      taskQueue,
+      tools: createTestTools(createLedger()),
+      models: {},
+      workerOptions: { maxCachedWorkflows: 0 },
+    });
+    try {
+      const again = await replayedEvents(runId);
+      expect(again.map((event) => event.type)).toEqual(['run_started', 'transcript_compacted', 'run_failed']);
+      expectSameEvents(followed, again);
+      // Everything the run emitted before it next waited on history carries the catalog's own time.
+      const [catalog] = await recordedLocalResults(runId, 'snapshotToolCatalog');
+      expect(again.map((event) => event.at)).toEqual(again.map(() => catalog?.at));
+    } finally {
+      await replaying.stop();
+    }
+    const history = await handle.fetchHistory();
+    expect((history.events ?? []).filter((event) => event.workflowTaskStartedEventAttributes).length).toBeGreaterThan(
+      1,
+    );
   });
 });

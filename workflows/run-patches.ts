@@ -1,0 +1,53 @@
+import { patched } from '@temporalio/workflow';
+
+/** Leaves the final snapshot and the newest events in the memo at close (see recordClosedRun). */
+const closedRunRecordPatch = 'closed-run-record';
+
+/** A long output stays in the run's result instead of the closed-run memo too; records written before keep it. */
+const closedRunOutputInResultPatch = 'closed-run-output-in-result';
+
+/** `run_failed` carries the code of the first application failure along the causes, not only the failure's own. */
+const runFailedCodeFromCausePatch = 'run-failed-code-from-cause';
+
+/** Skips the search-attribute upsert after a step that changed neither status nor pending count. */
+const skipUnchangedSearchAttributesPatch = 'skip-unchanged-search-attributes';
+
+/**
+ * Decides the run's other patches in its first workflow task, before any local activity. A patch first asked for in
+ * the continuation of a local activity can be asked in another task on replay than when it was recorded (a
+ * follower's query can split the task that delivers the activity's result), and replay then fails. Runs started
+ * before this ask each patch where they first did.
+ */
+const patchesAtStartPatch = 'patches-at-start';
+
+/** The answers to the patches a run asks about after it has started. */
+export interface RunPatches {
+  closedRunRecord(): boolean;
+  closedRunOutputInResult(): boolean;
+  runFailedCodeFromCause(): boolean;
+  skipUnchangedSearchAttributes(): boolean;
+}
+
+/** Asks every patch now when the run is under the patches-at-start rule, else where each is used. */
+export function decideRunPatches(): RunPatches {
+  if (!patched(patchesAtStartPatch)) {
+    return {
+      closedRunRecord: () => patched(closedRunRecordPatch),
+      closedRunOutputInResult: () => patched(closedRunOutputInResultPatch),
+      runFailedCodeFromCause: () => patched(runFailedCodeFromCausePatch),
+      skipUnchangedSearchAttributes: () => patched(skipUnchangedSearchAttributesPatch),
+    };
+  }
+  const answers = {
+    closedRunRecord: patched(closedRunRecordPatch),
+    closedRunOutputInResult: patched(closedRunOutputInResultPatch),
+    runFailedCodeFromCause: patched(runFailedCodeFromCausePatch),
+    skipUnchangedSearchAttributes: patched(skipUnchangedSearchAttributesPatch),
+  };
+  return {
+    closedRunRecord: () => answers.closedRunRecord,
+    closedRunOutputInResult: () => answers.closedRunOutputInResult,
+    runFailedCodeFromCause: () => answers.runFailedCodeFromCause,
+    skipUnchangedSearchAttributes: () => answers.skipUnchangedSearchAttributes,
+  };
+}
