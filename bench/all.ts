@@ -1,21 +1,22 @@
 /**
  * Every benchmark, one after the other, each in a fresh process so none inherits another's heap or JIT state:
- * `npm run bench`. Sizes are chosen to finish in about 15 minutes on two cores; each script takes its own
- * options when run alone.
+ * `npm run bench`. The options are those of the figures in docs/benchmarks.md, about 25 minutes on two cores;
+ * each script takes its own options when run alone.
  */
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 const scripts: Array<{ file: string; nodeOptions?: string[]; args?: string[]; env?: Record<string, string> }> = [
   { file: 'validation-cost.ts' },
-  { file: 'step-overhead.ts', args: ['--rounds', '3', '--runs', '6'] },
+  { file: 'step-overhead.ts', args: ['--rounds', '3', '--runs', '10'] },
   // The one server setting that moves the step most: measured beside the default rather than instead of it.
-  { file: 'step-overhead.ts', args: ['--rounds', '3', '--runs', '6'], env: { BENCH_EAGER_ACTIVITIES: '1' } },
-  { file: 'throughput.ts', args: ['--rounds', '2', '--runs-per-lane', '2'] },
+  { file: 'step-overhead.ts', args: ['--rounds', '3', '--runs', '10'], env: { BENCH_EAGER_ACTIVITIES: '1' } },
+  { file: 'throughput.ts', args: ['--rounds', '5', '--runs-per-lane', '3'] },
+  { file: 'worker-profile.ts', args: ['--concurrency', '10', '--runs', '200'] },
   { file: 'history-size.ts' },
   { file: 'approval-latency.ts' },
   { file: 'catalog-step.ts' },
-  { file: 'memory-per-run.ts', nodeOptions: ['--expose-gc'], args: ['--runs', '300', '--batch', '100'] },
+  { file: 'memory-per-run.ts', nodeOptions: ['--expose-gc'], args: ['--runs', '600', '--batch', '150'] },
 ];
 
 for (const script of scripts) {

@@ -140,6 +140,9 @@ export interface RunPendingApproval extends PendingApproval {
 /** gRPC status NOT_FOUND: what the server answers for a workflow id it does not know. */
 const grpcNotFound = 5;
 
+/** How long a catalog read serves startRun's check for runs it can serve (workers announce every 10 minutes). */
+const catalogReuseMs = 5_000;
+
 const terminalEventTypes = new Set<RunEvent['type']>(['run_completed', 'run_failed', 'run_cancelled']);
 
 /** Starts, inspects and steers agent runs from TypeScript. */
@@ -147,6 +150,8 @@ export class RelayClient {
   readonly temporal: Client;
   readonly taskQueue: string;
   private readonly ownedConnection?: Connection;
+  /** The last worker catalog read for startRun's check, and when. */
+  private recentCatalog: { catalog: WorkerCatalog; readAt: number } | undefined;
 
   private constructor(temporal: Client, taskQueue: string, ownedConnection?: Connection) {
     this.temporal = temporal;
@@ -190,7 +195,7 @@ export class RelayClient {
         details: { issues: check.issues },
       });
     }
-    refuseWhatNoWorkerServes(input, await this.getWorkerCatalog());
+    await this.refuseWhatNoWorkerServes(input);
     const runId = chosenId === undefined ? `run_${randomUUID()}` : scopedRunId(input.tenantId, chosenId);
     try {
       await this.startWorkflow(runId, input);
@@ -204,6 +209,21 @@ export class RelayClient {
       throw error;
     }
     return { runId };
+  }
+
+  /**
+   * Refuses a run no worker can serve. A catalog read in the last few seconds that serves the run answers without a
+   * round trip; anything it would refuse, or no catalog at all, is read afresh, so a stale read never refuses.
+   */
+  private async refuseWhatNoWorkerServes(input: AgentRunInput): Promise<void> {
+    const recent = this.recentCatalog;
+    if (recent && Date.now() - recent.readAt < catalogReuseMs && unservedBy(input, recent.catalog) === undefined) {
+      return;
+    }
+    const catalog = await this.getWorkerCatalog();
+    this.recentCatalog = catalog ? { catalog, readAt: Date.now() } : undefined;
+    const refusal = catalog && unservedBy(input, catalog);
+    if (refusal) throw refusal;
   }
 
   private async startWorkflow(runId: string, input: AgentRunInput): Promise<void> {
@@ -593,15 +613,14 @@ async function waitOutUnavailable(error: unknown): Promise<undefined> {
 }
 
 /**
- * Refuses, before the run starts, a tool allow-list naming a tool no worker serves and a model whose provider no
- * worker has; without a catalog nothing can be told, and the run itself reports what it lacks.
+ * Why no worker can serve the run: a tool in its allow-list that none serves, or a model whose provider none has.
+ * Without a catalog nothing can be told, and the run itself reports what it lacks.
  */
-function refuseWhatNoWorkerServes(input: AgentRunInput, catalog: WorkerCatalog | undefined): void {
-  if (catalog === undefined) return;
+function unservedBy(input: AgentRunInput, catalog: WorkerCatalog): RelayError | undefined {
   const served = new Set(catalog.tools.map((tool) => tool.name));
   const unknown = [...new Set(input.tools ?? [])].filter((name) => !served.has(name));
   if (unknown.length > 0) {
-    throw new RelayError(
+    return new RelayError(
       'unknown_tool',
       `No worker serves the tool(s) ${unknown.map((name) => `'${name}'`).join(', ')} (served: ${[...served].join(', ') || 'none'})`,
       { details: { names: unknown } },
@@ -609,12 +628,13 @@ function refuseWhatNoWorkerServes(input: AgentRunInput, catalog: WorkerCatalog |
   }
   const { provider } = parseModelId(input.model);
   if (!catalog.modelPrefixes.includes(provider)) {
-    throw new RelayError(
+    return new RelayError(
       'model_not_configured',
       `No worker serves models '${provider}:…' (served: ${catalog.modelPrefixes.map((prefix) => `${prefix}:…`).join(', ') || 'none'})`,
       { details: { model: input.model } },
     );
   }
+  return undefined;
 }
 
 function isNotFound(error: unknown): boolean {

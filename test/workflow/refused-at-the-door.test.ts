@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RelayError } from '../../src/shared/errors.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { createRelayTestKit, waitForWorkerCatalog } from '../helpers/relay-test-kit.js';
@@ -98,6 +98,34 @@ describe('a run the workers cannot serve', () => {
     });
 
     expect((await api.worker.client.result(runId)).output).toBe('done');
+  });
+
+  it('reuses a recent catalog for runs it serves, and reads it afresh before refusing anything', async () => {
+    const models = { scripted: scriptedModel([{ text: 'done' }]) };
+    const only = (name: string) => createTestTools(createLedger()).filter((tool) => tool.name === name);
+    const first = await kit.startWorker({ tools: only('add'), models });
+    const { client, taskQueue } = first;
+    await waitForWorkerCatalog(client);
+    const reads = vi.spyOn(client, 'getWorkerCatalog');
+    const start = (tools: string[]) => client.startRun({ tenantId: tenantA, model: 'scripted:t', prompt: 'hi', tools });
+    await start(['add']);
+    await start(['add']);
+    expect(reads).toHaveBeenCalledTimes(1);
+
+    // Another worker takes the queue with another tool: the recent catalog lacks it, so the check reads again.
+    await first.stop();
+    const second = await kit.startWorker({ taskQueue, tools: only('echo_after'), models });
+    try {
+      await expect
+        .poll(async () => (await second.client.getWorkerCatalog())?.tools.map((tool) => tool.name), { timeout: 10_000 })
+        .toContain('echo_after');
+      await start(['echo_after']);
+      expect(reads).toHaveBeenCalledTimes(2);
+      await expect(start(['launch_rocket'])).rejects.toMatchObject({ code: 'unknown_tool' });
+      expect(reads).toHaveBeenCalledTimes(3);
+    } finally {
+      await second.stop();
+    }
   });
 
   it('is let through when no worker has announced a catalog, since nothing can be told', async () => {
