@@ -26,6 +26,28 @@ afterAll(async () => {
 });
 
 const base = { tenantId: 'acme', model: 'scripted:test' } as const;
+/**
+ * A run input whose earlier turns outgrow its transcript budget, so a compaction precedes its first model call (or,
+ * with `reply: false`, the run fails before that call).
+ */
+function compactingInput(prompt: string, options: { reply?: boolean } = {}): Partial<StartRunOptions> {
+  return {
+    maxTranscriptBytes: 4_096,
+    messages: [
+      { role: 'user', content: 'earlier' },
+      { role: 'assistant', content: '', toolCalls: [{ id: 'old', name: 'add', input: {} }] },
+      {
+        role: 'tool',
+        toolCallId: 'old',
+        toolName: 'add',
+        result: { success: true, toolName: 'add', data: { text: 'q'.repeat(6_000) } },
+      },
+      ...(options.reply === false ? [] : [{ role: 'assistant' as const, content: 'Read it.' }]),
+      { role: 'user', content: prompt },
+    ],
+  };
+}
+
 const historiesDirectory = path.join(import.meta.dirname, '../fixtures/histories/agent-run/exact');
 
 /**
@@ -90,21 +112,7 @@ describe('the event log under replay', () => {
         },
         { text: 'done' },
       ],
-      input: {
-        maxTranscriptBytes: 4_096,
-        messages: [
-          { role: 'user', content: 'earlier' },
-          { role: 'assistant', content: '', toolCalls: [{ id: 'old', name: 'add', input: {} }] },
-          {
-            role: 'tool',
-            toolCallId: 'old',
-            toolName: 'add',
-            result: { success: true, toolName: 'add', data: { text: 'q'.repeat(6_000) } },
-          },
-          { role: 'assistant', content: 'Read it.' },
-          { role: 'user', content: 'now add' },
-        ],
-      },
+      input: compactingInput('now add'),
     },
     'continue-as-new': {
       turns: () => [
@@ -246,21 +254,7 @@ describe('the event log when a follower splits the first workflow task', () => {
   const runs: Array<{ input: Partial<StartRunOptions>; decideBy: 'update' | 'signal'; compacts?: true }> = [
     { input: { prompt: 'pay' }, decideBy: 'update' },
     {
-      input: {
-        maxTranscriptBytes: 4_096,
-        messages: [
-          { role: 'user', content: 'earlier' },
-          { role: 'assistant', content: '', toolCalls: [{ id: 'old', name: 'add', input: {} }] },
-          {
-            role: 'tool',
-            toolCallId: 'old',
-            toolName: 'add',
-            result: { success: true, toolName: 'add', data: { text: 'q'.repeat(6_000) } },
-          },
-          { role: 'assistant', content: 'Read it.' },
-          { role: 'user', content: 'now pay' },
-        ],
-      },
+      input: compactingInput('now pay'),
       decideBy: 'signal',
       compacts: true,
     },
@@ -343,20 +337,9 @@ describe('a run that ends in the task that delivers the catalog, when a follower
   it('replays to the events the live run showed', async () => {
     const taskQueue = uniqueTaskQueue('split-first-task-failed');
     const client = RelayClient.fromClient(kit.temporal, { taskQueue });
-    const tooLarge: Partial<StartRunOptions> = {
-      maxTranscriptBytes: 4_096,
-      messages: [
-        { role: 'user', content: 'earlier' },
-        { role: 'assistant', content: '', toolCalls: [{ id: 'old', name: 'add', input: {} }] },
-        {
-          role: 'tool',
-          toolCallId: 'old',
-          toolName: 'add',
-          result: { success: true, toolName: 'add', data: { text: 'q'.repeat(6_000) } },
-        },
-        { role: 'user', content: 'now' },
-      ],
-    };
+    // Without the assistant's reply the large output is part of the newest turn, which compaction keeps: the run
+    // fails before its first model call.
+    const tooLarge = compactingInput('now', { reply: false });
     const start = () =>
       kit.startWorker({
         taskQueue,
