@@ -214,6 +214,7 @@ export class RelayClient {
   /**
    * Refuses a run no worker can serve. A catalog read in the last few seconds that serves the run answers without a
    * round trip; anything it would refuse, or no catalog at all, is read afresh, so a stale read never refuses.
+   * Without a catalog nothing can be told, and the worker that picks the run up refuses what it lacks.
    */
   private async refuseWhatNoWorkerServes(input: AgentRunInput): Promise<void> {
     const recent = this.recentCatalog;
@@ -612,10 +613,7 @@ async function waitOutUnavailable(error: unknown): Promise<undefined> {
   return undefined;
 }
 
-/**
- * Why no worker can serve the run: a tool in its allow-list that none serves, or a model whose provider none has.
- * Without a catalog nothing can be told, and the run itself reports what it lacks.
- */
+/** Why no worker in the catalog can serve the run: a tool in its allow-list none serves, or a model none has. */
 function unservedBy(input: AgentRunInput, catalog: WorkerCatalog): RelayError | undefined {
   const served = new Set(catalog.tools.map((tool) => tool.name));
   const unknown = [...new Set(input.tools ?? [])].filter((name) => !served.has(name));
