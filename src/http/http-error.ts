@@ -45,6 +45,8 @@ export const relayErrorStatus: Readonly<Record<ErrorCode, ContentfulStatusCode>>
   payload_too_large: 413,
   // A key missing from this server's configuration: the caller can do nothing about it.
   decryption_failed: 500,
+  // A stored payload a run refers to is gone (expired or lost): an operator's matter.
+  payload_not_found: 500,
   model_error: 502,
   invalid_tool_definition: 500,
   duplicate_tool: 500,
@@ -67,6 +69,7 @@ const titles: Readonly<Record<HttpErrorCode, string>> = {
   run_failed: 'Run failed',
   payload_too_large: 'Payload too large',
   decryption_failed: 'Decryption failed',
+  payload_not_found: 'Stored payload missing',
   model_error: 'Model error',
   invalid_tool_definition: 'Internal server error',
   duplicate_tool: 'Internal server error',

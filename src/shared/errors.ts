@@ -20,6 +20,7 @@ export const errorCodes = [
   'run_failed',
   'payload_too_large',
   'decryption_failed',
+  'payload_not_found',
 ] as const;
 
 export type ErrorCode = (typeof errorCodes)[number];
