@@ -141,6 +141,14 @@ export function createActivities({ registry, executor, models, secrets, ...limit
       return { valid: false, errorType: 'validation', error: check.message, issues: boundIssues(check.issues), at };
     },
 
+    /**
+     * The worker's clock, read by a local activity so that the time lands in the run's history: an event stamped
+     * with it reads the same on every replay, however the first execution's workflow tasks were split.
+     */
+    async readClock(): Promise<{ at: string }> {
+      return { at: new Date().toISOString() };
+    },
+
     /** Asks the run's model for its next turn; transient provider failures are retried by Temporal. */
     async callModel(request: ModelRequest): Promise<ModelResponse> {
       const { provider, modelName } = resolveModel(models, request.model);

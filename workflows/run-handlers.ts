@@ -1,9 +1,13 @@
-import { ApplicationFailure, log, setHandler } from '@temporalio/workflow';
-import type { ApprovalDecision, ApprovalOutcome } from '../src/shared/run-types.js';
+import { ApplicationFailure, isCancellation, log, proxyLocalActivities, setHandler } from '@temporalio/workflow';
+import type { RelayActivities } from '../activities/index.js';
+import type { ApprovalDecision, ApprovalOutcome, PendingApproval } from '../src/shared/run-types.js';
 import type { AcceptedDecision } from './approvals.js';
 import { decideSignal, decideUpdate, eventPageQuery, eventsQuery, snapshotQuery } from './messages.js';
 import type { RunContext } from './run-context.js';
 import { describeFailure } from './tool-calls.js';
+
+// Retried until it answers: a decision held for its time must not be dropped by a worker's passing trouble.
+const { readClock } = proxyLocalActivities<RelayActivities>({ startToCloseTimeout: '10 seconds' });
 
 /** Registers the run's decision update and signal and its queries. */
 export function registerRunHandlers(context: RunContext): void {
@@ -11,14 +15,14 @@ export function registerRunHandlers(context: RunContext): void {
   const check = (decision: ApprovalDecision): AcceptedDecision =>
     run.approvals.check(decision, run.input.tenantId, (toolName, input) => context.validator.check(toolName, input));
 
-  setHandler(decideUpdate, (decision) => applyDecision(context, decision, check(decision)), {
+  setHandler(decideUpdate, (decision) => decide(context, decision, check(decision)), {
     validator: (decision: ApprovalDecision) => void check(decision),
     description:
       'Approve or reject a tool call awaiting approval: { toolCallId, decision: "approve"|"reject", approver, reason, input? }',
   });
   setHandler(
     decideSignal,
-    (decision) => {
+    async (decision) => {
       let accepted: AcceptedDecision;
       try {
         accepted = check(decision);
@@ -29,7 +33,12 @@ export function registerRunHandlers(context: RunContext): void {
         });
         return;
       }
-      applyDecision(context, decision, accepted);
+      try {
+        await decide(context, decision, accepted);
+      } catch (error) {
+        // The run was cancelled while the decision's time was read: the cancellation settles the call.
+        if (!isCancellation(error)) throw error;
+      }
     },
     { description: 'The approval decision as a signal (fire and forget): same payload as the "decide" update' },
   );
@@ -44,13 +53,39 @@ export function registerRunHandlers(context: RunContext): void {
   });
 }
 
-/** Records an accepted decision and its event; the waiting call acts on it at the run's next step. */
-function applyDecision(context: RunContext, decision: ApprovalDecision, accepted: AcceptedDecision): ApprovalOutcome {
-  const { run } = context;
+/**
+ * Applies a checked decision. Its event's time is read by a local activity, so it is recorded in history: the clock
+ * of the activation that runs a handler can differ on replay (a decision that arrives while another workflow task
+ * is in flight). The call is claimed meanwhile, so no other decision and no timeout can take it.
+ */
+async function decide(
+  context: RunContext,
+  decision: ApprovalDecision,
+  accepted: AcceptedDecision,
+): Promise<ApprovalOutcome> {
+  if (!context.patches.decisionTimeRecorded()) return applyDecision(context, decision, accepted);
+  context.run.approvals.claim(pendingCall(context, decision).toolCallId);
+  const { at } = await readClock();
+  return applyDecision(context, decision, accepted, at);
+}
+
+function pendingCall({ run }: RunContext, decision: ApprovalDecision): PendingApproval {
   const pending = run.approvals.get(decision.toolCallId);
   if (!pending) {
     throw ApplicationFailure.create({ type: 'approval_not_pending', message: 'Not pending', nonRetryable: true });
   }
+  return pending;
+}
+
+/** Records an accepted decision and its event; the waiting call acts on it at the run's next step. */
+function applyDecision(
+  context: RunContext,
+  decision: ApprovalDecision,
+  accepted: AcceptedDecision,
+  at?: string,
+): ApprovalOutcome {
+  const { run } = context;
+  const pending = pendingCall(context, decision);
   run.resumedByHistory();
   run.approvals.accept(pending.toolCallId, accepted);
   const ids = { toolCallId: pending.toolCallId, toolName: pending.toolName };
@@ -59,9 +94,9 @@ function applyDecision(context: RunContext, decision: ApprovalDecision, accepted
     ...(accepted.reason !== undefined ? { reason: accepted.reason } : {}),
   };
   if (!accepted.approved) {
-    run.emit({ type: 'tool_rejected', ...ids, ...who });
+    run.emit({ type: 'tool_rejected', ...ids, ...who }, { at });
     return { ...ids, decision: 'reject' };
   }
-  run.emit({ type: 'tool_approved', ...ids, ...who, input: accepted.input, edited: accepted.edited });
+  run.emit({ type: 'tool_approved', ...ids, ...who, input: accepted.input, edited: accepted.edited }, { at });
   return { ...ids, decision: 'approve', input: accepted.input };
 }

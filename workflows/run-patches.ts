@@ -13,6 +13,13 @@ const runFailedCodeFromCausePatch = 'run-failed-code-from-cause';
 const skipUnchangedSearchAttributesPatch = 'skip-unchanged-search-attributes';
 
 /**
+ * A decision's event carries a time the worker read in a local activity, recorded in history, instead of the clock
+ * of the activation that applied it: that clock can differ on replay when the decision arrived while another
+ * workflow task was in flight.
+ */
+const decisionTimeRecordedPatch = 'decision-time-recorded';
+
+/**
  * Decides the run's other patches in its first workflow task, before any local activity. A patch first asked for in
  * the continuation of a local activity can be asked in another task on replay than when it was recorded (a
  * follower's query can split the task that delivers the activity's result), and replay then fails. Runs started
@@ -26,6 +33,7 @@ export interface RunPatches {
   closedRunOutputInResult(): boolean;
   runFailedCodeFromCause(): boolean;
   skipUnchangedSearchAttributes(): boolean;
+  decisionTimeRecorded(): boolean;
 }
 
 /** Asks every patch now when the run is under the patches-at-start rule, else where each is used. */
@@ -36,6 +44,8 @@ export function decideRunPatches(): RunPatches {
       closedRunOutputInResult: () => patched(closedRunOutputInResultPatch),
       runFailedCodeFromCause: () => patched(runFailedCodeFromCausePatch),
       skipUnchangedSearchAttributes: () => patched(skipUnchangedSearchAttributesPatch),
+      // Asked only at the start: these runs replay with their decisions stamped as recorded.
+      decisionTimeRecorded: () => false,
     };
   }
   const answers = {
@@ -43,11 +53,13 @@ export function decideRunPatches(): RunPatches {
     closedRunOutputInResult: patched(closedRunOutputInResultPatch),
     runFailedCodeFromCause: patched(runFailedCodeFromCausePatch),
     skipUnchangedSearchAttributes: patched(skipUnchangedSearchAttributesPatch),
+    decisionTimeRecorded: patched(decisionTimeRecordedPatch),
   };
   return {
     closedRunRecord: () => answers.closedRunRecord,
     closedRunOutputInResult: () => answers.closedRunOutputInResult,
     runFailedCodeFromCause: () => answers.runFailedCodeFromCause,
     skipUnchangedSearchAttributes: () => answers.skipUnchangedSearchAttributes,
+    decisionTimeRecorded: () => answers.decisionTimeRecorded,
   };
 }

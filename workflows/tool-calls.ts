@@ -82,12 +82,16 @@ async function awaitApproval(
   run.emit({ type: 'tool_awaiting_approval', ...ids, ...hints, input, expiresAt }, { at: requestedAt });
   publishRunState(run);
 
-  const decided = () => run.approvals.decisionFor(call.id) !== undefined;
+  const decided = () => run.approvals.isDecided(call.id);
   const decidedInTime = await run.waitOnHistory(
     context.exact
       ? condition(decided, context.approvalTimeoutMs, { summary: `approval of ${call.name} (${call.id})` })
       : condition(decided, context.approvalTimeoutMs),
   );
+  // A decision claimed before the timeout is applied once its time is recorded.
+  if (decided() && run.approvals.decisionFor(call.id) === undefined) {
+    await run.waitOnHistory(condition(() => run.approvals.decisionFor(call.id) !== undefined));
+  }
   // A decision the update accepted is the one applied, even when the timeout fired in the same activation.
   const decision = context.exact || decidedInTime ? run.approvals.decisionFor(call.id) : undefined;
   run.settleApproval(call.id);

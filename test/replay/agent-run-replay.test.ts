@@ -37,6 +37,7 @@ const exact = [
   'cancelled',
   'continue-as-new-first-execution',
   'continue-as-new-last-execution',
+  'decided-by-update-and-signal',
   'invalid-input-retry',
   'long-output-in-result',
   'max-steps',

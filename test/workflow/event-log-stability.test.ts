@@ -181,28 +181,42 @@ describe('the event log under replay', () => {
       expectSameEvents(new Map(liveBeforeDecisions.map((event) => [event.seq, event])), await client.events(runId));
       expect(again.pendingApprovals).toEqual(waiting.pendingApprovals);
       expect(again.updatedAt).toBe(waiting.updatedAt);
+      // The signal follows the update at once, often while the update's workflow task is still in flight: the
+      // clock of the activation that applies it could then differ on replay, so decisions take a recorded time.
       await client.approve(runId, 'call_1_0', { approver: 'update' });
-      // The signal waits for the update's workflow task to be over. A decision that lands while another decision's
-      // task is in flight can read a different clock live than on replay (seen a few times in CI: the signal's
-      // tool_approved 60 ms apart); that is still open (README roadmap), and this test guards the rest.
-      await untilNoWorkflowTaskPending(runId);
       await client.signalDecision(runId, { toolCallId: 'call_1_1', decision: 'approve', approver: 'signal' });
       const live = await following;
       await client.result(runId);
-      expectSameEvents(live, await replayedEvents(runId));
+      const replayed = await replayedEvents(runId);
+      expectSameEvents(live, replayed);
       expect(ledger.transfers).toHaveLength(2);
+      expectDecisionsAtRecordedTimes(replayed, await recordedLocalResults(runId, 'readClock'));
+      await recordHistoryIfRequested(
+        kit.temporal.workflow.getHandle(runId),
+        path.join(historiesDirectory, 'decided-by-update-and-signal.json'),
+      );
     } finally {
       await replaying.stop();
     }
   });
 });
 
-/** Waits until the run has no workflow task scheduled or running. */
-async function untilNoWorkflowTaskPending(runId: string): Promise<void> {
-  const handle = kit.temporal.workflow.getHandle(runId);
-  await expect
-    .poll(async () => (await handle.describe()).raw.pendingWorkflowTask ?? null, { timeout: 10_000 })
-    .toBeNull();
+/**
+ * Each decision event carries the time its local activity recorded, in decision order, unless an event recorded
+ * later came before it (times never go back along seq).
+ */
+function expectDecisionsAtRecordedTimes(events: readonly RunEvent[], recorded: ReadonlyArray<{ at?: string }>): void {
+  const decisions = events.flatMap((event, index) =>
+    event.type === 'tool_approved' || event.type === 'tool_rejected'
+      ? [{ event, before: events[index - 1]?.at ?? '' }]
+      : [],
+  );
+  expect(recorded).toHaveLength(decisions.length);
+  expect(decisions.length).toBeGreaterThan(0);
+  for (const [index, { event, before }] of decisions.entries()) {
+    const at = recorded[index]?.at ?? '';
+    expect(event.at).toBe(at > before ? at : before);
+  }
 }
 
 /** The results of a run's local activities of one type, as their markers recorded them, oldest first. */
@@ -332,6 +346,7 @@ describe('the event log when a follower splits the first workflow task', () => {
         const before = again[awaiting - 1]?.at ?? '';
         const checkedAt = verdict?.at ?? '';
         expect(again[awaiting]?.at).toBe(checkedAt > before ? checkedAt : before);
+        expectDecisionsAtRecordedTimes(again, await recordedLocalResults(runId, 'readClock'));
       }
     } finally {
       await replaying.stop();
