@@ -160,10 +160,11 @@ async function runSteps(context: RunContext): Promise<RunResult> {
     if (run.step >= run.maxSteps) return finishRun(context, 'max_steps');
     run.step += 1;
     const response = await askModel(context);
+    const suggested = workflowInfo().continueAsNewSuggested;
     if ((response.toolCalls ?? []).length === 0) return finishRun(context, 'final_answer', response.text ?? '');
     await runToolCalls(context, response);
     publishRunStateIfChanged(run, context.patches.skipUnchangedSearchAttributes());
-    if (shouldContinueAsNew(context, stepsAtStart)) {
+    if (shouldContinueAsNew(context, stepsAtStart, suggested)) {
       await condition(allHandlersFinished);
       return await continueAsNew<typeof agentRun>(run.input, carryState(context));
     }
@@ -227,12 +228,14 @@ async function runToolCalls(context: RunContext, response: ModelResponse): Promi
   });
 }
 
-function shouldContinueAsNew(context: RunContext, stepsAtStart: number): boolean {
+/**
+ * `suggestedAtModelAnswer` is Temporal's suggestion as the model's answer found it: the activation that delivers an
+ * activity's result is the same live and on replay, unlike the one after the step's calls (see run-patches.ts).
+ */
+function shouldContinueAsNew(context: RunContext, stepsAtStart: number, suggestedAtModelAnswer: boolean): boolean {
   const stepsThisExecution = context.run.step - stepsAtStart;
-  return (
-    workflowInfo().continueAsNewSuggested ||
-    stepsThisExecution >= (context.run.input.continueAsNewAfterSteps ?? Infinity)
-  );
+  const suggested = context.patches.readsFromHistory() ? suggestedAtModelAnswer : workflowInfo().continueAsNewSuggested;
+  return suggested || stepsThisExecution >= (context.run.input.continueAsNewAfterSteps ?? Infinity);
 }
 
 /** What the next execution starts from, within Temporal's payload limit for runs under the exact rules. */

@@ -63,7 +63,7 @@ async function decide(
   decision: ApprovalDecision,
   accepted: AcceptedDecision,
 ): Promise<ApprovalOutcome> {
-  if (!context.patches.decisionTimeRecorded()) return applyDecision(context, decision, accepted);
+  if (!context.patches.readsFromHistory()) return applyDecision(context, decision, accepted);
   context.run.approvals.claim(pendingCall(context, decision).toolCallId);
   const { at } = await readClock();
   return applyDecision(context, decision, accepted, at);

@@ -13,11 +13,13 @@ const runFailedCodeFromCausePatch = 'run-failed-code-from-cause';
 const skipUnchangedSearchAttributesPatch = 'skip-unchanged-search-attributes';
 
 /**
- * A decision's event carries a time the worker read in a local activity, recorded in history, instead of the clock
- * of the activation that applied it: that clock can differ on replay when the decision arrived while another
- * workflow task was in flight.
+ * Values a run reads that replay must give back the same: a decision's event carries a time the worker read in a
+ * local activity (recorded in history), not the clock of the activation that applied it, which can differ on
+ * replay when the decision arrived while another workflow task was in flight; and the continue-as-new suggestion
+ * is read where the model's answer resumed the run, not after the step's calls, whose last one may have resumed it
+ * from a local activity (delivered in another task live than on replay).
  */
-const decisionTimeRecordedPatch = 'decision-time-recorded';
+const readsFromHistoryPatch = 'reads-from-history';
 
 /**
  * Decides the run's other patches in its first workflow task, before any local activity. A patch first asked for in
@@ -33,7 +35,7 @@ export interface RunPatches {
   closedRunOutputInResult(): boolean;
   runFailedCodeFromCause(): boolean;
   skipUnchangedSearchAttributes(): boolean;
-  decisionTimeRecorded(): boolean;
+  readsFromHistory(): boolean;
 }
 
 /** Asks every patch now when the run is under the patches-at-start rule, else where each is used. */
@@ -44,8 +46,8 @@ export function decideRunPatches(): RunPatches {
       closedRunOutputInResult: () => patched(closedRunOutputInResultPatch),
       runFailedCodeFromCause: () => patched(runFailedCodeFromCausePatch),
       skipUnchangedSearchAttributes: () => patched(skipUnchangedSearchAttributesPatch),
-      // Asked only at the start: these runs replay with their decisions stamped as recorded.
-      decisionTimeRecorded: () => false,
+      // Asked only at the start: these runs replay as they were recorded.
+      readsFromHistory: () => false,
     };
   }
   const answers = {
@@ -53,13 +55,13 @@ export function decideRunPatches(): RunPatches {
     closedRunOutputInResult: patched(closedRunOutputInResultPatch),
     runFailedCodeFromCause: patched(runFailedCodeFromCausePatch),
     skipUnchangedSearchAttributes: patched(skipUnchangedSearchAttributesPatch),
-    decisionTimeRecorded: patched(decisionTimeRecordedPatch),
+    readsFromHistory: patched(readsFromHistoryPatch),
   };
   return {
     closedRunRecord: () => answers.closedRunRecord,
     closedRunOutputInResult: () => answers.closedRunOutputInResult,
     runFailedCodeFromCause: () => answers.runFailedCodeFromCause,
     skipUnchangedSearchAttributes: () => answers.skipUnchangedSearchAttributes,
-    decisionTimeRecorded: () => answers.decisionTimeRecorded,
+    readsFromHistory: () => answers.readsFromHistory,
   };
 }
