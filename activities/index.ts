@@ -57,6 +57,12 @@ export interface RunRefusal {
   details?: Record<string, unknown>;
 }
 
+/**
+ * An activity's result with the time the worker finished it: the run stamps the events that follow with it, a time
+ * in history that every replay reads the same. Results recorded before it have no `at`.
+ */
+export type Recorded<T> = T & { at?: string };
+
 /** A call's input checked against the tool's own schema, as the executor will check it. */
 export type ToolInputVerdict =
   | { valid: true; at: string }
@@ -141,16 +147,13 @@ export function createActivities({ registry, executor, models, secrets, ...limit
       return { valid: false, errorType: 'validation', error: check.message, issues: boundIssues(check.issues), at };
     },
 
-    /**
-     * The worker's clock, read by a local activity so that the time lands in the run's history: an event stamped
-     * with it reads the same on every replay, however the first execution's workflow tasks were split.
-     */
+    /** The worker's clock, recorded in the run's history: an event stamped with it reads the same on every replay. */
     async readClock(): Promise<{ at: string }> {
       return { at: new Date().toISOString() };
     },
 
     /** Asks the run's model for its next turn; transient provider failures are retried by Temporal. */
-    async callModel(request: ModelRequest): Promise<ModelResponse> {
+    async callModel(request: ModelRequest): Promise<Recorded<ModelResponse>> {
       const { provider, modelName } = resolveModel(models, request.model);
       // Streamed text travels in heartbeat details, which Temporal keeps on the pending activity, not in history.
       const stream = createModelTextStream(Context.current(), request.step);
@@ -177,7 +180,7 @@ export function createActivities({ registry, executor, models, secrets, ...limit
       } finally {
         stream.stop();
       }
-      return checkModelResponseSize(response, maxModelResponseBytes);
+      return { ...checkModelResponseSize(response, maxModelResponseBytes), at: new Date().toISOString() };
     },
 
     /**
@@ -185,7 +188,7 @@ export function createActivities({ registry, executor, models, secrets, ...limit
      * it timed out and opted into retries) are thrown so the tool's retry policy applies; the rest are data for the
      * model.
      */
-    async executeTool(call: ExecuteToolInput): Promise<ToolResult> {
+    async executeTool(call: ExecuteToolInput): Promise<Recorded<ToolResult>> {
       // The periodic heartbeat repeats the latest progress, so Temporal keeps the newest whichever heartbeat goes last.
       let latestProgress: ToolProgress | undefined;
       const runTool = async (context: Context): Promise<ToolResult> => {
@@ -241,7 +244,7 @@ export function createActivities({ registry, executor, models, secrets, ...limit
         }
         return result;
       };
-      return whileHeartbeating(runTool, () => latestProgress);
+      return { ...(await whileHeartbeating(runTool, () => latestProgress)), at: new Date().toISOString() };
     },
   };
 }

@@ -13,7 +13,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { msToNumber } from '@temporalio/common/lib/time.js';
-import type { CatalogSnapshot, RelayActivities, RunRefusal } from '../activities/index.js';
+import type { CatalogSnapshot, Recorded, RelayActivities, RunRefusal } from '../activities/index.js';
 import type { AgentRunInput, RunResult } from '../src/shared/run-types.js';
 import { agentRunInputSchema } from '../src/shared/run-input-schema.js';
 import { closedRunMemoKey, closedRunRecord } from '../src/shared/closed-run-record.js';
@@ -22,6 +22,7 @@ import { compactTranscript, defaultMaxTranscriptBytes } from '../src/shared/tran
 import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
 import type { ModelResponse } from '../src/shared/transcript.js';
 import { assignCallIds, assignLegacyCallIds } from './call-ids.js';
+import { readRecordedTime, usesRecordedTime } from './recorded-clock.js';
 import { registerRunHandlers } from './run-handlers.js';
 import { RunState } from './run-state.js';
 import type { CarriedRunState } from './run-state.js';
@@ -81,10 +82,10 @@ export async function agentRun(input: AgentRunInput, carried?: CarriedRunState):
     if (error instanceof ContinueAsNew) throw error;
     if (error instanceof RunRefused) throw recordRefusal(context, error);
     if (isCancellation(error)) {
-      recordCancellation(context);
+      await recordCancellation(context);
       throw error;
     }
-    throw recordFailure(context, error);
+    throw await recordFailure(context, error);
   } finally {
     recordClosedRun(context);
   }
@@ -105,22 +106,15 @@ async function startRun(context: RunContext): Promise<void> {
   const { run } = context;
   const catalogRequest = { ...(run.input.tools ? { tools: run.input.tools } : {}), model: run.input.model };
   const snapshot = readCatalogSnapshot(
-    await run.waitOnHistory(
-      patched(catalogAsLocalActivityPatch)
-        ? snapshotToolCatalogLocally(catalogRequest)
-        : snapshotToolCatalog(catalogRequest),
-    ),
+    await (patched(catalogAsLocalActivityPatch)
+      ? snapshotToolCatalogLocally(catalogRequest)
+      : snapshotToolCatalog(catalogRequest)),
   );
-  if (context.exact) run.stampWithLocalActivity(snapshot.at);
-  if (snapshot.refused) throw new RunRefused(snapshot.refused);
+  if (snapshot.refused) throw new RunRefused(snapshot.refused, snapshot.at);
   run.catalog = snapshot.entries;
   context.validator = new ToolCallValidator(run.catalog);
-  run.emit({
-    type: 'run_started',
-    model: run.input.model,
-    maxSteps: run.maxSteps,
-    tools: run.catalog.map((tool) => tool.name),
-  });
+  const tools = run.catalog.map((tool) => tool.name);
+  run.emit({ type: 'run_started', model: run.input.model, maxSteps: run.maxSteps, tools }, { at: snapshot.at });
   publishRunState(run);
 }
 
@@ -133,16 +127,19 @@ function readCatalogSnapshot(
 
 /** The worker lacks a tool or the model the run names: the run ends before it starts, with one event. */
 class RunRefused extends Error {
-  constructor(readonly refusal: RunRefusal) {
+  constructor(
+    readonly refusal: RunRefusal,
+    readonly at: string,
+  ) {
     super(refusal.message);
   }
 }
 
 /** Records a refused run's end (at the time the worker refused it) and returns the failure that ends the workflow. */
-function recordRefusal(context: RunContext, { refusal }: RunRefused): ApplicationFailure {
+function recordRefusal(context: RunContext, { refusal, at }: RunRefused): ApplicationFailure {
   const { run } = context;
   run.finish('failed', 'error', { error: refusal.message });
-  run.emit({ type: 'run_failed', error: refusal.message, code: refusal.code });
+  run.emit({ type: 'run_failed', error: refusal.message, code: refusal.code }, { at });
   publishRunState(run);
   return ApplicationFailure.create({
     type: refusal.code,
@@ -157,11 +154,13 @@ async function runSteps(context: RunContext): Promise<RunResult> {
   const { run } = context;
   const stepsAtStart = run.step;
   for (;;) {
-    if (run.step >= run.maxSteps) return finishRun(context, 'max_steps');
+    if (run.step >= run.maxSteps) return finishRun(context, 'max_steps', { at: run.latestAt });
     run.step += 1;
     const response = await askModel(context);
     const suggested = workflowInfo().continueAsNewSuggested;
-    if ((response.toolCalls ?? []).length === 0) return finishRun(context, 'final_answer', response.text ?? '');
+    if ((response.toolCalls ?? []).length === 0) {
+      return finishRun(context, 'final_answer', { output: response.text ?? '', at: response.at });
+    }
     await runToolCalls(context, response);
     publishRunStateIfChanged(run, context.patches.skipUnchangedSearchAttributes());
     if (shouldContinueAsNew(context, stepsAtStart, suggested)) {
@@ -172,11 +171,12 @@ async function runSteps(context: RunContext): Promise<RunResult> {
 }
 
 /** Keeps the transcript within budget, calls the model and records its answer. */
-async function askModel(context: RunContext): Promise<ModelResponse> {
+async function askModel(context: RunContext): Promise<Recorded<ModelResponse>> {
   const { run } = context;
   const maxBytes = run.input.maxTranscriptBytes ?? defaultMaxTranscriptBytes;
   const compaction = compactTranscript(run.transcript, maxBytes, { elideTexts: context.exact });
-  if (compaction) run.emit({ type: 'transcript_compacted', ...compaction });
+  // It follows from the step's last result, not from a new fact of history: it takes that result's time.
+  if (compaction) run.emit({ type: 'transcript_compacted', ...compaction }, { at: run.latestAt });
   if (context.exact && compaction && compaction.bytesAfter > maxBytes) {
     throw ApplicationFailure.create({
       type: 'payload_too_large',
@@ -184,37 +184,38 @@ async function askModel(context: RunContext): Promise<ModelResponse> {
       nonRetryable: true,
     });
   }
-  const response = await run.waitOnHistory(
-    callModel.executeWithOptions({ summary: `model ${run.input.model}, step ${run.step}` }, [
-      {
-        model: run.input.model,
-        messages: run.transcript,
-        tools: modelTools(run.catalog),
-        step: run.step,
-        runId: run.runId,
-        tenantId: run.input.tenantId,
-        ...(run.input.modelSettings ? { settings: run.input.modelSettings } : {}),
-      },
-    ]),
-  );
+  const response = await callModel.executeWithOptions({ summary: `model ${run.input.model}, step ${run.step}` }, [
+    {
+      model: run.input.model,
+      messages: run.transcript,
+      tools: modelTools(run.catalog),
+      step: run.step,
+      runId: run.runId,
+      tenantId: run.input.tenantId,
+      ...(run.input.modelSettings ? { settings: run.input.modelSettings } : {}),
+    },
+  ]);
   run.addUsage(response.usage);
-  run.emit({
-    type: 'model_responded',
-    ...(response.text !== undefined ? { text: response.text } : {}),
-    toolCallCount: (response.toolCalls ?? []).length,
-    ...(response.usage ? { usage: response.usage } : {}),
-    ...(response.finishReason ? { finishReason: response.finishReason } : {}),
-  });
+  run.emit(
+    {
+      type: 'model_responded',
+      ...(response.text !== undefined ? { text: response.text } : {}),
+      toolCallCount: (response.toolCalls ?? []).length,
+      ...(response.usage ? { usage: response.usage } : {}),
+      ...(response.finishReason ? { finishReason: response.finishReason } : {}),
+    },
+    { at: response.at },
+  );
   return response;
 }
 
 /** Names the model's calls, handles each (in parallel) and puts the results in the transcript in call order. */
-async function runToolCalls(context: RunContext, response: ModelResponse): Promise<void> {
+async function runToolCalls(context: RunContext, response: Recorded<ModelResponse>): Promise<void> {
   const { run } = context;
   const proposed = response.toolCalls ?? [];
   const calls = context.exact ? assignCallIds(proposed, run.step) : assignLegacyCallIds(proposed, run.step);
   run.transcript.push({ role: 'assistant', content: response.text ?? '', toolCalls: calls });
-  const results = await handleToolCalls(context, calls);
+  const results = await handleToolCalls(context, calls, response.at);
   calls.forEach((call, index) => {
     const result = results[index];
     if (!result) return;
@@ -246,11 +247,15 @@ function carryState(context: RunContext): CarriedRunState {
   return boundCarriedState(context.run.input, carried, maxBytes);
 }
 
-function finishRun(context: RunContext, stopReason: 'final_answer' | 'max_steps', output?: string): RunResult {
+function finishRun(
+  context: RunContext,
+  stopReason: 'final_answer' | 'max_steps',
+  { output, at }: { output?: string; at: string | undefined },
+): RunResult {
   const { run } = context;
   run.finish('completed', stopReason, output !== undefined ? { output } : {});
   if (output !== undefined) run.transcript.push({ role: 'assistant', content: output });
-  run.emit({ type: 'run_completed', stopReason, ...(output !== undefined ? { output } : {}) });
+  run.emit({ type: 'run_completed', stopReason, ...(output !== undefined ? { output } : {}) }, { at });
   publishRunState(run);
   return {
     runId: run.runId,
@@ -264,29 +269,32 @@ function finishRun(context: RunContext, stopReason: 'final_answer' | 'max_steps'
 
 /**
  * Records a cancelled run's end. Under the exact rules every call still waiting for a human or still running gets a
- * `tool_cancelled` event and leaves the pending list, so the snapshot and the search attributes show none.
- * Nothing here awaits, so the cancelled scope cannot interrupt it.
+ * `tool_cancelled` event and leaves the pending list, so the snapshot and the search attributes show none. The
+ * time is read outside the cancelled scope (readRecordedTime), so the cancellation cannot interrupt it.
  */
-function recordCancellation(context: RunContext): void {
+async function recordCancellation(context: RunContext): Promise<void> {
   const { run } = context;
+  const at = usesRecordedTime(context) ? await readRecordedTime() : undefined;
   if (context.exact) {
     for (const call of run.unfinishedCalls()) {
-      run.emit({ type: 'tool_cancelled', toolCallId: call.toolCallId, toolName: call.toolName, stage: call.stage });
+      const { toolCallId, toolName, stage } = call;
+      run.emit({ type: 'tool_cancelled', toolCallId, toolName, stage }, { at });
     }
     run.approvals.settleAll();
   }
   run.finish('cancelled', 'cancelled');
-  run.emit({ type: 'run_cancelled' });
+  run.emit({ type: 'run_cancelled' }, { at });
   publishRunState(run);
 }
 
 /** Records a failed run's end and returns the failure that ends the workflow. */
-function recordFailure(context: RunContext, error: unknown): ApplicationFailure {
+async function recordFailure(context: RunContext, error: unknown): Promise<ApplicationFailure> {
   const { run } = context;
+  const at = usesRecordedTime(context) ? await readRecordedTime() : undefined;
   const message = describeFailure(error);
   const code = context.exact ? runFailureCode(error, context.patches.runFailedCodeFromCause()) : undefined;
   run.finish('failed', 'error', { error: message });
-  run.emit({ type: 'run_failed', error: message, ...(code ? { code } : {}) });
+  run.emit({ type: 'run_failed', error: message, ...(code ? { code } : {}) }, { at });
   publishRunState(run);
   return ApplicationFailure.create({
     type: 'run_failed',

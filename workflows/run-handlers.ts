@@ -1,13 +1,10 @@
-import { ApplicationFailure, isCancellation, log, proxyLocalActivities, setHandler } from '@temporalio/workflow';
-import type { RelayActivities } from '../activities/index.js';
+import { ApplicationFailure, log, setHandler } from '@temporalio/workflow';
 import type { ApprovalDecision, ApprovalOutcome, PendingApproval } from '../src/shared/run-types.js';
 import type { AcceptedDecision } from './approvals.js';
 import { decideSignal, decideUpdate, eventPageQuery, eventsQuery, snapshotQuery } from './messages.js';
 import type { RunContext } from './run-context.js';
+import { readRecordedTime, usesRecordedTime } from './recorded-clock.js';
 import { describeFailure } from './tool-calls.js';
-
-// Retried until it answers: a decision held for its time must not be dropped by a worker's passing trouble.
-const { readClock } = proxyLocalActivities<RelayActivities>({ startToCloseTimeout: '10 seconds' });
 
 /** Registers the run's decision update and signal and its queries. */
 export function registerRunHandlers(context: RunContext): void {
@@ -33,12 +30,7 @@ export function registerRunHandlers(context: RunContext): void {
         });
         return;
       }
-      try {
-        await decide(context, decision, accepted);
-      } catch (error) {
-        // The run was cancelled while the decision's time was read: the cancellation settles the call.
-        if (!isCancellation(error)) throw error;
-      }
+      await decide(context, decision, accepted);
     },
     { description: 'The approval decision as a signal (fire and forget): same payload as the "decide" update' },
   );
@@ -54,19 +46,17 @@ export function registerRunHandlers(context: RunContext): void {
 }
 
 /**
- * Applies a checked decision. Its event's time is read by a local activity, so it is recorded in history: the clock
- * of the activation that runs a handler can differ on replay (a decision that arrives while another workflow task
- * is in flight). The call is claimed meanwhile, so no other decision and no timeout can take it.
+ * Applies a checked decision at a time recorded in history (see readRecordedTime). The call is claimed while that time
+ * is read, so no other decision and no timeout can take it.
  */
 async function decide(
   context: RunContext,
   decision: ApprovalDecision,
   accepted: AcceptedDecision,
 ): Promise<ApprovalOutcome> {
-  if (!context.patches.readsFromHistory()) return applyDecision(context, decision, accepted);
+  if (!usesRecordedTime(context)) return applyDecision(context, decision, accepted);
   context.run.approvals.claim(pendingCall(context, decision).toolCallId);
-  const { at } = await readClock();
-  return applyDecision(context, decision, accepted, at);
+  return applyDecision(context, decision, accepted, await readRecordedTime());
 }
 
 function pendingCall({ run }: RunContext, decision: ApprovalDecision): PendingApproval {
@@ -86,7 +76,6 @@ function applyDecision(
 ): ApprovalOutcome {
   const { run } = context;
   const pending = pendingCall(context, decision);
-  run.resumedByHistory();
   run.approvals.accept(pending.toolCallId, accepted);
   const ids = { toolCallId: pending.toolCallId, toolName: pending.toolName };
   const who = {

@@ -13,11 +13,12 @@ const runFailedCodeFromCausePatch = 'run-failed-code-from-cause';
 const skipUnchangedSearchAttributesPatch = 'skip-unchanged-search-attributes';
 
 /**
- * Values a run reads that replay must give back the same: a decision's event carries a time the worker read in a
- * local activity (recorded in history), not the clock of the activation that applied it, which can differ on
- * replay when the decision arrived while another workflow task was in flight; and the continue-as-new suggestion
- * is read where the model's answer resumed the run, not after the step's calls, whose last one may have resumed it
- * from a local activity (delivered in another task live than on replay).
+ * Every event time comes from history: activities return the time they finished, and an event that follows from no
+ * activity's result (a decision, a failure, a cancellation) waits for a clock-reading activity; an approval's input
+ * check is a regular activity, so its result is ordered in history with the parallel calls' results; and the
+ * continue-as-new suggestion is read where the model's answer resumed the run. A local activity's result can reach
+ * the run in another workflow task live than on replay, and a query answered by replay can apply history no task
+ * has processed yet under the previous task's clock: either made an event read differently later.
  */
 const readsFromHistoryPatch = 'reads-from-history';
 

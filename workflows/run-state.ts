@@ -101,9 +101,6 @@ export class RunState {
   private readonly maxEventsKept: number;
   readonly approvals: ApprovalBook;
   private readonly callsInFlight = new Map<string, UnfinishedCall>();
-  /** The time the last local activity recorded, while the run has not waited on history since (see emit). */
-  private localActivityAt: string | undefined;
-
   constructor(runId: string, input: AgentRunInput, carried?: CarriedRunState, options: RunStateOptions = {}) {
     this.runId = runId;
     this.maxEventsKept = Math.max(1, options.maxEventsKept ?? defaultMaxEventsKept);
@@ -123,11 +120,14 @@ export class RunState {
   }
 
   /**
-   * Appends an event with the next sequence number. Its time is `at` when given, else {@link eventTime}, and never
-   * earlier than the event before it.
+   * Appends an event with the next sequence number, at `at` but never earlier than the event before it. `at` is a
+   * time recorded in history (an activity's result, a timer's deadline; see {@link recordedOrNow}), never the clock
+   * of the activation that emits the event: a query answered by replaying the run on a worker that does not have it
+   * in cache can apply history that no workflow task has processed yet under the previous task's clock, and a local
+   * activity's result can reach the run in another task live than on replay.
    */
   emit(init: RunEventInit, options: { at?: string } = {}): RunEvent {
-    const candidate = options.at ?? this.eventTime();
+    const candidate = recordedOrNow(options.at);
     const at = candidate < this.updatedAt ? this.updatedAt : candidate;
     const event: RunEvent = { ...init, seq: ++this.lastEventSeq, at, step: this.step };
     this.events.push(event);
@@ -136,34 +136,9 @@ export class RunState {
     return event;
   }
 
-  /**
-   * The time an event emitted now carries: the workflow clock, or, until the run next waits on history, the time
-   * the last local activity recorded. The clock read right after a local activity depends on how the first
-   * execution's workflow tasks were split (a follower's query can split them), which replay does not reproduce, so
-   * an event stamped with it would change when read again.
-   */
-  eventTime(): string {
-    return this.localActivityAt ?? new Date().toISOString();
-  }
-
-  /** Events emitted from now until the run next waits on history carry `at`, the local activity's own time. */
-  stampWithLocalActivity(at: string | undefined): void {
-    this.localActivityAt = at;
-  }
-
-  /** Awaits what history resolves (an activity, a timer, a decision); events emitted after it take the clock. */
-  async waitOnHistory<T>(wait: Promise<T>): Promise<T> {
-    this.resumedByHistory();
-    try {
-      return await wait;
-    } finally {
-      this.resumedByHistory();
-    }
-  }
-
-  /** Called where history resumes the run outside {@link waitOnHistory} (a signal or an update handler). */
-  resumedByHistory(): void {
-    this.localActivityAt = undefined;
+  /** The time of the newest event: what an event that follows from no new fact of history is stamped with. */
+  get latestAt(): string {
+    return this.updatedAt;
   }
 
   /**
@@ -285,6 +260,14 @@ export class RunState {
       startedAt: this.startedAt,
     };
   }
+}
+
+/**
+ * `at` as recorded in history, or the workflow clock for results recorded before activities returned their time
+ * (those runs keep the old stamping; times take no part in replay's checks).
+ */
+export function recordedOrNow(at: string | undefined): string {
+  return at ?? new Date().toISOString();
 }
 
 function initialTranscript(input: AgentRunInput): TranscriptMessage[] {

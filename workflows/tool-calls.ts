@@ -9,44 +9,60 @@ import {
 import type { ActivityOptions } from '@temporalio/workflow';
 import { msToNumber } from '@temporalio/common/lib/time.js';
 import type { Duration } from '@temporalio/common';
-import type { RelayActivities } from '../activities/index.js';
+import type { Recorded, RelayActivities, ToolInputVerdict } from '../activities/index.js';
 import { boundEchoedInput } from '../src/shared/payload-limits.js';
 import { approvalHints, toolActivitySummary } from '../src/shared/tool-catalog.js';
 import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
 import type { ToolFailure, ToolResult } from '../src/shared/tool-result.js';
 import type { ToolCall } from '../src/shared/transcript.js';
 import type { RunContext } from './run-context.js';
+import { readRecordedTime, usesRecordedTime } from './recorded-clock.js';
+import { recordedOrNow } from './run-state.js';
 import { publishRunState } from './run-visibility.js';
 
-const { checkToolCallInput } = proxyLocalActivities<RelayActivities>({
-  startToCloseTimeout: '10 seconds',
-  retry: { maximumAttempts: 3 },
-});
+const inputCheckOptions = { startToCloseTimeout: '10 seconds', retry: { maximumAttempts: 3 } } as const;
+const { checkToolCallInput: checkToolCallInputLocally } = proxyLocalActivities<RelayActivities>(inputCheckOptions);
+// A regular activity under the reads-from-history patch: its result lands in history in order with the other calls'
+// results, while a local activity's can be delivered in another workflow task live than on replay, which could
+// reorder a parallel call's events. A call that needs approval waits for a human anyway, so the round trip is cheap.
+const { checkToolCallInput } = proxyActivities<RelayActivities>(inputCheckOptions);
 
-/** Handles every call of one step at once; the results come back in call order. */
-export function handleToolCalls(context: RunContext, calls: readonly ToolCall[]): Promise<ToolResult[]> {
-  return Promise.all(calls.map((call) => handleToolCall(context, call)));
+/**
+ * Handles every call of one step at once; the results come back in call order. `at` is when the model's answer
+ * that proposed them was recorded.
+ */
+export function handleToolCalls(context: RunContext, calls: readonly ToolCall[], at?: string): Promise<ToolResult[]> {
+  return Promise.all(calls.map((call) => handleToolCall(context, call, at)));
 }
 
 /** Validate, wait for approval when the tool requires it, then execute: one call's whole path, as data. */
-async function handleToolCall(context: RunContext, call: ToolCall): Promise<ToolResult> {
+async function handleToolCall(context: RunContext, call: ToolCall, proposedAt?: string): Promise<ToolResult> {
   const { run } = context;
   const check = context.validator.check(call.name, call.input);
   const ids = { toolCallId: call.id, toolName: call.name };
-  if (!check.valid) return refuseInput(context, call, check);
-  run.emit({ type: 'tool_call_validated', ...ids, input: check.input, requiresApproval: check.entry.requiresApproval });
-  if (!check.entry.requiresApproval) return executeToolCall(context, check.entry, call, check.input);
+  if (!check.valid) return refuseInput(context, call, check, proposedAt);
+  const { requiresApproval } = check.entry;
+  run.emit({ type: 'tool_call_validated', ...ids, input: check.input, requiresApproval }, { at: proposedAt });
+  if (!requiresApproval) return executeToolCall(context, check.entry, call, check.input);
 
+  let checkedAt = proposedAt;
   if (context.exact) {
     // The JSON Schema passed; the tool's own schema (refinements) may still refuse it. A human is never asked to
     // approve an input the tool would refuse.
-    const verdict = await run.waitOnHistory(checkToolCallInput({ toolName: call.name, input: check.input }));
-    run.stampWithLocalActivity(verdict.at);
-    if (!verdict.valid) return refuseInput(context, call, verdict);
+    const verdict = await checkInputOfCall(context, call.name, check.input);
+    checkedAt = verdict.at;
+    if (!verdict.valid) return refuseInput(context, call, verdict, checkedAt);
   }
-  const approval = await awaitApproval(context, check.entry, call, check.input);
+  const approval = await awaitApproval(context, check.entry, call, check.input, checkedAt);
   if (!approval.approved) return approval.failure;
   return executeToolCall(context, check.entry, call, approval.input);
+}
+
+/** Checks a call's input with the tool's own schema (see checkToolCallInput for which kind of activity). */
+function checkInputOfCall(context: RunContext, toolName: string, input: unknown): Promise<ToolInputVerdict> {
+  return context.patches.readsFromHistory()
+    ? checkToolCallInput({ toolName, input })
+    : checkToolCallInputLocally({ toolName, input });
 }
 
 /** Tells the model the call's input was refused; no activity runs. */
@@ -54,12 +70,13 @@ function refuseInput(
   context: RunContext,
   call: ToolCall,
   refusal: { errorType: 'validation' | 'not_found'; error: string; issues: ToolFailure['issues'] & object },
+  at: string | undefined,
 ): ToolFailure {
   const ids = { toolCallId: call.id, toolName: call.name };
   // The call itself is in the transcript already; an echo of a huge input would only double it.
   const input = boundEchoedInput(call.input);
   const { error, errorType, issues } = refusal;
-  context.run.emit({ type: 'tool_validation_failed', ...ids, error, issues, input });
+  context.run.emit({ type: 'tool_validation_failed', ...ids, error, issues, input }, { at });
   return { success: false, ...ids, error, errorType, issues, input };
 }
 
@@ -70,12 +87,13 @@ async function awaitApproval(
   entry: ToolCatalogEntry,
   call: ToolCall,
   input: unknown,
+  checkedAt: string | undefined,
 ): Promise<ApprovalWait> {
   const { run } = context;
   const ids = { toolCallId: call.id, toolName: call.name };
   // Where the tool comes from and whether it may destroy data, shown to the approver (MCP tools).
   const hints = approvalHints(entry);
-  const requestedAt = run.eventTime();
+  const requestedAt = recordedOrNow(checkedAt);
   const expiresAt = new Date(Date.parse(requestedAt) + context.approvalTimeoutMs).toISOString();
   run.awaitApproval({ ...ids, ...hints, input, step: run.step, requestedAt, expiresAt });
   run.callStarted(call, 'awaiting_approval');
@@ -83,14 +101,12 @@ async function awaitApproval(
   publishRunState(run);
 
   const decided = () => run.approvals.isDecided(call.id);
-  const decidedInTime = await run.waitOnHistory(
-    context.exact
-      ? condition(decided, context.approvalTimeoutMs, { summary: `approval of ${call.name} (${call.id})` })
-      : condition(decided, context.approvalTimeoutMs),
-  );
+  const decidedInTime = await (context.exact
+    ? condition(decided, context.approvalTimeoutMs, { summary: `approval of ${call.name} (${call.id})` })
+    : condition(decided, context.approvalTimeoutMs));
   // A decision claimed before the timeout is applied once its time is recorded.
   if (decided() && run.approvals.decisionFor(call.id) === undefined) {
-    await run.waitOnHistory(condition(() => run.approvals.decisionFor(call.id) !== undefined));
+    await condition(() => run.approvals.decisionFor(call.id) !== undefined);
   }
   // A decision the update accepted is the one applied, even when the timeout fired in the same activation.
   const decision = context.exact || decidedInTime ? run.approvals.decisionFor(call.id) : undefined;
@@ -99,7 +115,8 @@ async function awaitApproval(
   publishRunState(run);
 
   if (!decision) {
-    run.emit({ type: 'tool_approval_timed_out', ...ids, expiresAt });
+    // The timer fired at expiresAt: the time its wait ended, whichever task delivered it.
+    run.emit({ type: 'tool_approval_timed_out', ...ids, expiresAt }, { at: expiresAt });
     const error = `No decision on this call before ${expiresAt}: it was not executed.`;
     return { approved: false, failure: { success: false, ...ids, error, errorType: 'approval_timeout' } };
   }
@@ -120,36 +137,37 @@ async function executeToolCall(
   const { run } = context;
   const ids = { toolCallId: call.id, toolName: call.name };
   const { executeTool } = proxyActivities<RelayActivities>(toolActivityOptions(entry));
-  let result: ToolResult;
+  let result: Recorded<ToolResult>;
   run.callStarted(call, 'executing');
   try {
-    result = await run.waitOnHistory(
-      executeTool.executeWithOptions({ summary: toolActivitySummary(entry, call.id) }, [
-        {
-          toolName: call.name,
-          toolCallId: call.id,
-          input,
-          idempotencyKey: idempotencyKeyFor(context, call),
-          tenantId: run.input.tenantId,
-          ...(run.input.userId !== undefined ? { userId: run.input.userId } : {}),
-          ...(run.input.sessionId !== undefined ? { sessionId: run.input.sessionId } : {}),
-          runId: run.runId,
-          config: run.input.config ?? {},
-          ...(context.exact ? { retryTimeouts: entry.retry !== undefined } : {}),
-        },
-      ]),
-    );
+    result = await executeTool.executeWithOptions({ summary: toolActivitySummary(entry, call.id) }, [
+      {
+        toolName: call.name,
+        toolCallId: call.id,
+        input,
+        idempotencyKey: idempotencyKeyFor(context, call),
+        tenantId: run.input.tenantId,
+        ...(run.input.userId !== undefined ? { userId: run.input.userId } : {}),
+        ...(run.input.sessionId !== undefined ? { sessionId: run.input.sessionId } : {}),
+        runId: run.runId,
+        config: run.input.config ?? {},
+        ...(context.exact ? { retryTimeouts: entry.retry !== undefined } : {}),
+      },
+    ]);
   } catch (error) {
     if (isCancellation(error)) throw error;
-    result = { success: false, ...ids, error: describeFailure(error), errorType: 'execution' };
+    const failure = { success: false as const, ...ids, error: describeFailure(error), errorType: 'execution' as const };
+    result = { ...failure, at: usesRecordedTime(context) ? await readRecordedTime() : undefined };
   }
   run.callEnded(call.id);
-  if (result.success) {
-    run.emit({ type: 'tool_succeeded', ...ids, output: result.data, ...(result.truncated ? { truncated: true } : {}) });
+  const { at, ...toolResult } = result;
+  if (toolResult.success) {
+    const truncated = toolResult.truncated ? { truncated: true } : {};
+    run.emit({ type: 'tool_succeeded', ...ids, output: toolResult.data, ...truncated }, { at });
   } else {
-    run.emit({ type: 'tool_failed', ...ids, error: result.error, errorType: result.errorType });
+    run.emit({ type: 'tool_failed', ...ids, error: toolResult.error, errorType: toolResult.errorType }, { at });
   }
-  return result;
+  return toolResult;
 }
 
 /**

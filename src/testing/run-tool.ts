@@ -2,7 +2,7 @@ import type { Logger as TemporalLogger } from '@temporalio/common';
 import { MockActivityEnvironment } from '@temporalio/testing';
 import { DefaultLogger } from '@temporalio/worker';
 import { createActivities } from '../../activities/index.js';
-import type { ExecuteToolInput } from '../../activities/index.js';
+import type { ExecuteToolInput, Recorded } from '../../activities/index.js';
 import { ModelRegistry } from '../model/model-registry.js';
 import type { SecretSource } from '../security/resolve-secret-references.js';
 import type { ToolResult } from '../shared/tool-result.js';
@@ -77,7 +77,9 @@ export function startTool(tool: ToolDefinition, input: unknown, options: ToolCal
   let heartbeats = 0;
   environment.on('heartbeat', () => (heartbeats += 1));
   return {
-    result: environment.run((toolCall: ExecuteToolInput) => activities.executeTool(toolCall), call),
+    result: environment
+      .run((toolCall: ExecuteToolInput) => activities.executeTool(toolCall), call)
+      .then((recorded) => toolResultOf(recorded as Recorded<ToolResult>)),
     get heartbeats() {
       return heartbeats;
     },
@@ -88,6 +90,12 @@ export function startTool(tool: ToolDefinition, input: unknown, options: ToolCal
 /** Runs one call of `tool` as a worker would and returns its result; see {@link ToolExecution.result}. */
 export function runTool(tool: ToolDefinition, input: unknown, options: ToolCallOptions = {}): Promise<ToolResult> {
   return startTool(tool, input, options).result;
+}
+
+/** The tool's result without the time the activity adds for the run's event log. */
+function toolResultOf({ at, ...result }: Recorded<ToolResult>): ToolResult {
+  void at;
+  return result;
 }
 
 function toolCallInput(toolName: string, input: unknown, options: ToolCallOptions): ExecuteToolInput {

@@ -190,7 +190,7 @@ describe('the event log under replay', () => {
       const replayed = await replayedEvents(runId);
       expectSameEvents(live, replayed);
       expect(ledger.transfers).toHaveLength(2);
-      expectDecisionsAtRecordedTimes(replayed, await recordedLocalResults(runId, 'readClock'));
+      expectDecisionsAtRecordedTimes(replayed, await recordedActivityResults(runId, 'readClock'));
       await recordHistoryIfRequested(
         kit.temporal.workflow.getHandle(runId),
         path.join(historiesDirectory, 'decided-by-update-and-signal.json'),
@@ -202,7 +202,7 @@ describe('the event log under replay', () => {
 });
 
 /**
- * Each decision event carries the time its local activity recorded, in decision order, unless an event recorded
+ * Each decision event carries the time its clock-reading activity recorded, in decision order, unless an event recorded
  * later came before it (times never go back along seq).
  */
 function expectDecisionsAtRecordedTimes(events: readonly RunEvent[], recorded: ReadonlyArray<{ at?: string }>): void {
@@ -231,6 +231,33 @@ async function recordedLocalResults(runId: string, activityType: string): Promis
     const marker = await decodeFromPayloadsAtIndex<{ activity_type?: string }>(converter, 0, data);
     if (marker?.activity_type !== activityType) continue;
     results.push(await decodeFromPayloadsAtIndex<{ at?: string }>(converter, 0, details?.['result']?.payloads ?? []));
+  }
+  return results;
+}
+
+/** The type of every activity the run scheduled (not local activities), in order. */
+async function scheduledActivityTypes(runId: string): Promise<string[]> {
+  const history = await kit.temporal.workflow.getHandle(runId).fetchHistory();
+  return (history.events ?? []).flatMap((event) => {
+    const name = event.activityTaskScheduledEventAttributes?.activityType?.name;
+    return name ? [name] : [];
+  });
+}
+
+/** The results of a run's activities of one type, as history recorded them, in the order they completed. */
+async function recordedActivityResults(runId: string, activityType: string): Promise<Array<{ at?: string }>> {
+  const converter = kit.temporal.options.loadedDataConverter;
+  const history = await kit.temporal.workflow.getHandle(runId).fetchHistory();
+  const ofType = new Set<string>();
+  const results: Array<{ at?: string }> = [];
+  for (const event of history.events ?? []) {
+    if (event.activityTaskScheduledEventAttributes?.activityType?.name === activityType) {
+      ofType.add(String(event.eventId));
+    }
+    const completed = event.activityTaskCompletedEventAttributes;
+    if (completed && ofType.has(String(completed.scheduledEventId))) {
+      results.push(await decodeFromPayloadsAtIndex<{ at?: string }>(converter, 0, completed.result?.payloads ?? []));
+    }
   }
   return results;
 }
@@ -266,7 +293,7 @@ async function startWithFollowersWaiting(
 }
 
 describe('the event log when a follower splits the first workflow task', () => {
-  // Step 1: a call that needs approval (its input is checked by a local activity first) beside two that do not.
+  // Step 1: a call that needs approval (its input is checked by an activity first) beside two that do not.
   const turns: ScriptedTurn[] = [
     {
       toolCalls: [
@@ -308,7 +335,7 @@ describe('the event log when a follower splits the first workflow task', () => {
    * Before the fix, the first events took the clock of the task that delivered the catalog when live, and the
    * marker's completion time on replay (see startWithFollowersWaiting).
    */
-  it('stamps the events after a local activity with the time it recorded, so live and replayed reads agree', async () => {
+  it('stamps every event with a time from history, so live and replayed reads agree', async () => {
     const taskQueue = uniqueTaskQueue('split-first-task');
     const client = RelayClient.fromClient(kit.temporal, { taskQueue });
     const ledger = createLedger();
@@ -332,21 +359,18 @@ describe('the event log when a follower splits the first workflow task', () => {
         const again = await replayedEvents(runId);
         expectSameEvents(followed[index] ?? new Map<number, RunEvent>(), again);
         const [catalog] = await recordedLocalResults(runId, 'snapshotToolCatalog');
-        const [verdict] = await recordedLocalResults(runId, 'checkToolCallInput');
         const firstEvents = again.filter(
           (event) => event.type === 'run_started' || event.type === 'transcript_compacted',
         );
         expect(firstEvents.map((event) => event.type)).toEqual(
           runs[index]?.compacts ? ['run_started', 'transcript_compacted'] : ['run_started'],
         );
-        expect([catalog?.at, verdict?.at]).toEqual([expect.any(String), expect.any(String)]);
+        expect(catalog?.at).toEqual(expect.any(String));
         expect(firstEvents.map((event) => event.at)).toEqual(firstEvents.map(() => catalog?.at));
-        // The check's time, unless an event of a parallel call was recorded later before it (times never go back).
-        const awaiting = again.findIndex((event) => event.type === 'tool_awaiting_approval');
-        const before = again[awaiting - 1]?.at ?? '';
-        const checkedAt = verdict?.at ?? '';
-        expect(again[awaiting]?.at).toBe(checkedAt > before ? checkedAt : before);
-        expectDecisionsAtRecordedTimes(again, await recordedLocalResults(runId, 'readClock'));
+        // The input check before approval is a regular activity, ordered in history with the parallel calls' results.
+        expect(await recordedLocalResults(runId, 'checkToolCallInput')).toEqual([]);
+        expect(await scheduledActivityTypes(runId)).toContain('checkToolCallInput');
+        expectDecisionsAtRecordedTimes(again, await recordedActivityResults(runId, 'readClock'));
       }
     } finally {
       await replaying.stop();
@@ -389,9 +413,10 @@ describe('a run that ends in the task that delivers the catalog, when a follower
       const again = await replayedEvents(runId);
       expect(again.map((event) => event.type)).toEqual(['run_started', 'transcript_compacted', 'run_failed']);
       expectSameEvents(followed, again);
-      // Everything the run emitted before it next waited on history carries the catalog's own time.
+      // The start and the compaction carry the catalog's own time; the failure the time its clock activity read.
       const [catalog] = await recordedLocalResults(runId, 'snapshotToolCatalog');
-      expect(again.map((event) => event.at)).toEqual(again.map(() => catalog?.at));
+      const [failedAt] = await recordedActivityResults(runId, 'readClock');
+      expect(again.map((event) => event.at)).toEqual([catalog?.at, catalog?.at, failedAt?.at]);
     } finally {
       await replaying.stop();
     }

@@ -15,39 +15,35 @@ afterEach(() => {
   vi.useRealTimers();
 });
 
-function emitOne(run: RunState): string {
-  return run.emit({ type: 'tool_call_validated', toolCallId: 'c', toolName: 't', input: {}, requiresApproval: false })
-    .at;
+function emitOne(run: RunState, at?: string): string {
+  const init = {
+    type: 'tool_call_validated',
+    toolCallId: 'c',
+    toolName: 't',
+    input: {},
+    requiresApproval: false,
+  } as const;
+  return run.emit(init, { at }).at;
 }
 
 describe('RunState event times', () => {
-  it('stamps events with the time a local activity recorded until the run waits on history, then with the clock', async () => {
+  it('stamps an event with the recorded time it is given, not the clock', () => {
     const run = new RunState('run_1', input);
-    run.stampWithLocalActivity(iso(1_000));
     vi.setSystemTime(start + 3_000);
-    expect([emitOne(run), emitOne(run), run.eventTime()]).toEqual([iso(1_000), iso(1_000), iso(1_000)]);
-    await run.waitOnHistory(Promise.resolve());
-    expect(emitOne(run)).toBe(iso(3_000));
+    expect([emitOne(run, iso(1_000)), emitOne(run, iso(2_000))]).toEqual([iso(1_000), iso(2_000)]);
+    expect(run.latestAt).toBe(iso(2_000));
   });
 
-  it('drops the local activity time when history resumes the run in a handler, or when the wait fails', async () => {
+  it('takes the clock only for a result recorded without a time (runs from before results carried one)', () => {
     const run = new RunState('run_1', input);
-    run.stampWithLocalActivity(iso(1_000));
-    vi.setSystemTime(start + 2_000);
-    run.resumedByHistory();
-    expect(emitOne(run)).toBe(iso(2_000));
-    run.stampWithLocalActivity(iso(2_500));
-    await expect(run.waitOnHistory(Promise.reject(new Error('cancelled')))).rejects.toThrow('cancelled');
     vi.setSystemTime(start + 4_000);
     expect(emitOne(run)).toBe(iso(4_000));
   });
 
-  it('never stamps an event earlier than the one before it, whatever the local activity recorded', () => {
+  it('never stamps an event earlier than the one before it, whatever time it is given', () => {
     const run = new RunState('run_1', input);
-    vi.setSystemTime(start + 5_000);
-    expect(emitOne(run)).toBe(iso(5_000));
-    run.stampWithLocalActivity(iso(1_000));
-    expect(emitOne(run)).toBe(iso(5_000));
+    expect(emitOne(run, iso(5_000))).toBe(iso(5_000));
+    expect(emitOne(run, iso(1_000))).toBe(iso(5_000));
     expect(run.snapshot().updatedAt).toBe(iso(5_000));
   });
 });
