@@ -64,7 +64,8 @@ export function createPayloadSealer(encryption?: EncryptionOptions): PayloadSeal
           { details: { ref } },
         );
       }
-      return data;
+      // A plain view whichever store read it (some hand out Buffers), so callers and tests see one type.
+      return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
     },
   };
 }
