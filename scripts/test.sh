@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The test command: installs what is missing (Node 24, dependencies, Temporal CLI, the time-skipping test server,
-# Chromium, PostgreSQL), then runs every suite against a real Temporal dev server that the test harness starts. Extra arguments
-# go to vitest.
+# Chromium, PostgreSQL), then runs every suite against a real Temporal dev server that the test harness starts. Extra
+# arguments go to vitest.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
