@@ -3,11 +3,9 @@ import { RelayError } from '../../../src/shared/errors.js';
 import { createMemoryPayloadStore } from '../../../src/store/memory-payload-store.js';
 import { describePayloadStoreBehaviour } from './payload-store-behaviour.js';
 
-describePayloadStoreBehaviour(
-  'memory store',
-  () => ({ open: (options) => createMemoryPayloadStore(options) }),
-  { persistent: false },
-);
+describePayloadStoreBehaviour('memory store', () => ({ open: (options) => createMemoryPayloadStore(options) }), {
+  persistent: false,
+});
 
 describe('memory store', () => {
   const scope = { tenantId: 'acme', runId: 'run-1' };

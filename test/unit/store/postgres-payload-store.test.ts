@@ -1,6 +1,7 @@
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresPayloadStore } from '../../../src/store/postgres-payload-store.js';
+import { createPayloadStore } from '../../../src/worker/index.js';
 import { startLocalPostgres } from '../../helpers/local-postgres.js';
 import type { LocalPostgres } from '../../helpers/local-postgres.js';
 import { describePayloadStoreBehaviour } from './payload-store-behaviour.js';
@@ -77,6 +78,14 @@ describe('PostgreSQL store', () => {
     expect((await pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
     expect((await pool.query('SELECT ref FROM given_pool')).rows).toEqual([{ ref }]);
     await pool.end();
+  });
+
+  it('is what createPayloadStore builds for { kind: "postgres" }, with the default table name', async () => {
+    const store = createPayloadStore({ kind: 'postgres', connectionString: server.connectionString });
+    const ref = await store.put(scope, new TextEncoder().encode('configured'));
+    await store.close();
+
+    expect((await admin.query('SELECT ref FROM relay_payloads')).rows).toEqual([{ ref }]);
   });
 
   it('refuses a table name that is not a plain lower-case identifier', () => {
