@@ -23,6 +23,7 @@ export interface MemoryPayloadStoreOptions {
 }
 
 interface MemoryPayload {
+  tenantId: string;
   sealed: SealedPayload;
   lastPutAt: Date;
   /** The runs that stored it and have not expired yet. */
@@ -65,7 +66,8 @@ export function createMemoryPayloadStore(options: MemoryPayloadStoreOptions = {}
       const ref = sealer.address(scope.tenantId, data);
       const key = payloadKey(scope.tenantId, ref);
       const existing = payloads.get(key);
-      const sealed = existing?.sealed ?? sealer.seal(scope.tenantId, ref, data);
+      // Copies in and out (below, in get): callers keep their arrays to change, and the store keeps its bytes.
+      const sealed = existing?.sealed ?? sealer.seal(scope.tenantId, ref, data.slice());
       if (sealed.body.length > maxBytes) {
         throw new RelayError(
           'payload_too_large',
@@ -74,6 +76,7 @@ export function createMemoryPayloadStore(options: MemoryPayloadStoreOptions = {}
       }
       if (existing) remove(key, existing);
       payloads.set(key, {
+        tenantId: scope.tenantId,
         sealed,
         lastPutAt: new Date(),
         runIds: new Set([...(existing?.runIds ?? []), scope.runId]),
@@ -89,7 +92,7 @@ export function createMemoryPayloadStore(options: MemoryPayloadStoreOptions = {}
       if (!payload) throw payloadNotFound(scope, ref);
       payloads.delete(key);
       payloads.set(key, payload);
-      return sealer.open(scope.tenantId, ref, payload.sealed);
+      return sealer.open(scope.tenantId, ref, payload.sealed).slice();
     },
     async markRunClosed(scope, closedAt = new Date()) {
       closedRuns.set(runKey(scope.tenantId, scope.runId), closedAt);
@@ -98,9 +101,8 @@ export function createMemoryPayloadStore(options: MemoryPayloadStoreOptions = {}
       const cutoff = sweepCutoff(sweepOptions, retentionMs);
       let deleted = 0;
       for (const [key, payload] of payloads) {
-        const { tenantId } = JSON.parse(key) as { tenantId: string };
         for (const runId of payload.runIds) {
-          if (!isOpenOrRecent(tenantId, runId, cutoff)) payload.runIds.delete(runId);
+          if (!isOpenOrRecent(payload.tenantId, runId, cutoff)) payload.runIds.delete(runId);
         }
         if (payload.runIds.size === 0 && payload.lastPutAt < cutoff) {
           remove(key, payload);

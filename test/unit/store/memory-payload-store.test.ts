@@ -24,6 +24,16 @@ describe('memory store', () => {
     expect(await store.get(scope, third)).toEqual(bytes(3));
   });
 
+  it('keeps its bytes when a caller changes the array it stored or the one it read', async () => {
+    const store = createMemoryPayloadStore();
+    const stored = bytes(7);
+    const ref = await store.put(scope, stored);
+    stored.fill(0);
+    (await store.get(scope, ref)).fill(0);
+
+    expect(await store.get(scope, ref)).toEqual(bytes(7));
+  });
+
   it('refuses a payload larger than maxBytes with payload_too_large instead of evicting everything for it', async () => {
     const store = createMemoryPayloadStore({ maxBytes: 100 });
     const kept = await store.put(scope, bytes(1));
