@@ -1,5 +1,5 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdir, open, readFile, readdir, rename, rm, stat, unlink, utimes } from 'node:fs/promises';
+import { mkdir, open, readFile, readdir, rename, rm, stat, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import type { EncryptionOptions } from '../security/encryption-keys.js';
 import { RelayError } from '../shared/errors.js';
@@ -56,7 +56,7 @@ export function createFilePayloadStore(options: FilePayloadStoreOptions): Payloa
     async put(scope, data) {
       const ref = sealer.address(scope.tenantId, data);
       const folders = tenantFolders(directory, scope.tenantId);
-      // The use is recorded before the payload is touched, so a sweep that still finds the payload old finds the use.
+      // The use is recorded before the payload is touched: a sweep that has not seen the use sees the fresh time.
       await recordUse(runFolder(folders, scope.runId), ref);
       const file = payloadFile(folders, ref);
       if (!(await touch(file))) {
@@ -122,7 +122,7 @@ async function touch(file: string): Promise<boolean> {
 }
 
 async function writeAtomically(file: string, bytes: Uint8Array): Promise<void> {
-  const temporary = path.join(path.dirname(file), `${temporaryPrefix}${path.basename(file)}-${randomUUID()}`);
+  const temporary = temporaryName(file);
   try {
     const handle = await open(temporary, 'wx', 0o600);
     try {
@@ -136,6 +136,11 @@ async function writeAtomically(file: string, bytes: Uint8Array): Promise<void> {
     await rm(temporary, { force: true });
     throw error;
   }
+}
+
+/** A name beside `file` that reads never look at and sweeps delete once it is older than the retention period. */
+function temporaryName(file: string): string {
+  return path.join(path.dirname(file), `${temporaryPrefix}${path.basename(file)}-${randomUUID()}`);
 }
 
 /** A payload file: a JSON header line naming the record version and key, then the sealed bytes. */
@@ -173,10 +178,11 @@ async function sweepTenant(tenant: string, cutoff: Date): Promise<number> {
   const inUse = new Set(runs.filter((run) => !(run.closedAt && run.closedAt < cutoff)).flatMap((run) => run.refs));
   let deleted = 0;
   for (const name of await listFolder(folders.payloads)) {
-    if (inUse.has(name)) continue;
-    // Read the time of the last put just before unlinking: a put in between would have touched it.
-    if (await deleteIfOlder(path.join(folders.payloads, name), cutoff)) {
-      if (!name.startsWith(temporaryPrefix)) deleted++;
+    const file = path.join(folders.payloads, name);
+    if (name.startsWith(temporaryPrefix)) {
+      if (await isOlder(file, cutoff)) await rm(file, { force: true });
+    } else if (!inUse.has(name) && (await deletePayloadIfOlder(file, cutoff))) {
+      deleted++;
     }
   }
   for (const run of runs) {
@@ -202,16 +208,35 @@ async function readRuns(runs: string): Promise<StoredRun[]> {
   );
 }
 
-async function deleteIfOlder(file: string, cutoff: Date): Promise<boolean> {
+/**
+ * Deletes a payload last put before the cutoff. It is renamed aside first and its time read again: a put that touched
+ * it before the rename shows in that time (and the payload goes back), and a put after the rename finds no payload
+ * and writes it anew, so a concurrent put never loses the payload it returns.
+ */
+async function deletePayloadIfOlder(file: string, cutoff: Date): Promise<boolean> {
+  if (!(await isOlder(file, cutoff))) return false;
+  const aside = temporaryName(file);
+  try {
+    await rename(file, aside);
+  } catch (error) {
+    if (isMissing(error)) return false;
+    throw error;
+  }
+  if (await isOlder(aside, cutoff)) {
+    await rm(aside, { force: true });
+    return true;
+  }
+  await rename(aside, file);
+  return false;
+}
+
+/** Whether a file was last modified (put or touched) before the cutoff; false when it is gone. */
+async function isOlder(file: string, cutoff: Date): Promise<boolean> {
   const info = await stat(file).catch((error: unknown) => {
     if (isMissing(error)) return undefined;
     throw error;
   });
-  if (!info || info.mtime >= cutoff) return false;
-  await unlink(file).catch((error: unknown) => {
-    if (!isMissing(error)) throw error;
-  });
-  return true;
+  return info !== undefined && info.mtime < cutoff;
 }
 
 async function listFolder(folder: string): Promise<string[]> {

@@ -140,8 +140,9 @@ async function createTables(pool: Pool, tables: Tables): Promise<void> {
 
 /**
  * Records the run and its use of the payload, and marks the payload as stored now, writing its bytes only when the
- * tenant has none at that address yet. Touching `last_put_at` locks the row, which is what keeps a concurrent sweep
- * from deleting a payload this put is about to return.
+ * tenant has none at that address yet. Touching `last_put_at` locks the row: a sweep that reaches it meanwhile waits
+ * for this put and then finds it stored within the retention period, so it keeps the payload this put returns (a
+ * put would have to take longer than the retention period to be missed).
  */
 async function storePayload(
   client: PoolClient,

@@ -194,6 +194,16 @@ export function describePayloadStoreBehaviour(
         expect(await store.sweep({ now: new Date(lastClosedAt.getTime() + day + 1), retentionMs: day })).toBe(1);
       });
 
+      it('keeps a payload stored within the retention period, even when every run that stored it closed long ago', async () => {
+        const store = open();
+        const ref = await store.put(acme(), text('stored just now'));
+        await store.markRunClosed(acme(), new Date(Date.now() - 2 * day));
+
+        expect(await store.sweep({ retentionMs: day })).toBe(0);
+        expect(await store.get(acme(), ref)).toEqual(text('stored just now'));
+        expect(await store.sweep({ now: new Date(Date.now() + 2 * day), retentionMs: day })).toBe(1);
+      });
+
       it("closes only the tenant's own run: another tenant's run of the same id keeps its payload", async () => {
         const store = open();
         await store.put(acme('run-1'), text('acme'));
