@@ -41,6 +41,12 @@ export function createMemoryPayloadStore(options: MemoryPayloadStoreOptions = {}
   const sealer = createPayloadSealer(options.encryption);
   const retentionMs = toRetentionMs(options.retentionMs);
   const maxBytes = options.maxBytes ?? defaultMaxBytes;
+  if (!Number.isSafeInteger(maxBytes) || maxBytes <= 0) {
+    throw new RelayError(
+      'invalid_input',
+      `The memory payload store's maxBytes must be a positive integer, not ${maxBytes}`,
+    );
+  }
   // A Map iterates in insertion order: re-inserting on every use keeps the least recently used first.
   const payloads = new Map<string, MemoryPayload>();
   const closedRuns = new Map<string, Date>();

@@ -26,11 +26,13 @@ export type PostgresPayloadStoreOptions = PostgresPayloadStoreConnection & {
   tableName?: string;
 };
 
-/** The quoted names of the store's tables. */
+/** The quoted names of the store's tables and indexes. */
 interface Tables {
   payloads: string;
   runs: string;
   uses: string;
+  runsByCloseIndex: string;
+  usesByRunIndex: string;
 }
 
 const tableNamePattern = /^[a-z_][a-z0-9_]{0,50}$/;
@@ -105,7 +107,13 @@ function quotedTables(tableName: string): Tables {
   if (!tableNamePattern.test(tableName)) {
     throw new RelayError('invalid_input', `Payload table name '${tableName}' must be lower-case letters, digits or _`);
   }
-  return { payloads: `"${tableName}"`, runs: `"${tableName}_runs"`, uses: `"${tableName}_uses"` };
+  return {
+    payloads: `"${tableName}"`,
+    runs: `"${tableName}_runs"`,
+    uses: `"${tableName}_uses"`,
+    runsByCloseIndex: `"${tableName}_runs_by_close"`,
+    usesByRunIndex: `"${tableName}_uses_by_run"`,
+  };
 }
 
 async function createTables(pool: Pool, tables: Tables): Promise<void> {
@@ -134,7 +142,10 @@ async function createTables(pool: Pool, tables: Tables): Promise<void> {
         PRIMARY KEY (tenant_id, ref, run_id),
         FOREIGN KEY (tenant_id, ref) REFERENCES ${tables.payloads} ON DELETE CASCADE,
         FOREIGN KEY (tenant_id, run_id) REFERENCES ${tables.runs} ON DELETE CASCADE
-      );`);
+      );
+      -- A sweep finds runs by when they closed, and deleting a run deletes its uses by run.
+      CREATE INDEX IF NOT EXISTS ${tables.runsByCloseIndex} ON ${tables.runs} (closed_at);
+      CREATE INDEX IF NOT EXISTS ${tables.usesByRunIndex} ON ${tables.uses} (tenant_id, run_id);`);
   });
 }
 

@@ -43,4 +43,12 @@ describe('memory store', () => {
     expect(RelayError.isInstance(error) && error.code).toBe('payload_too_large');
     expect(await store.get(scope, kept)).toEqual(bytes(1));
   });
+
+  it('refuses a maxBytes or retentionMs that is not a size or a period with invalid_input', () => {
+    for (const options of [{ maxBytes: 0 }, { maxBytes: 1.5 }, { retentionMs: -1 }, { retentionMs: Number.NaN }]) {
+      expect(() => createMemoryPayloadStore(options), JSON.stringify(options)).toThrow(
+        expect.objectContaining({ code: 'invalid_input' }),
+      );
+    }
+  });
 });

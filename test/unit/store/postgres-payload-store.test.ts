@@ -69,6 +69,18 @@ describe('PostgreSQL store', () => {
     await Promise.all(stores.map((store) => store.close()));
   });
 
+  it('indexes runs by close and uses by run, so a sweep and the deletes it cascades need no full scans', async () => {
+    const store = createPostgresPayloadStore({ connectionString: server.connectionString, tableName: 'indexed' });
+    await store.sweep();
+    await store.close();
+
+    const { rows } = await admin.query<{ indexdef: string }>(
+      "SELECT indexdef FROM pg_indexes WHERE tablename IN ('indexed_runs', 'indexed_uses') ORDER BY indexname",
+    );
+    const definitions = rows.map((row) => row.indexdef.replace(/^.* USING btree /, ''));
+    expect(definitions).toEqual(expect.arrayContaining(['(closed_at)', '(tenant_id, run_id)']));
+  });
+
   it('uses a pool it is given and leaves it open when it closes', async () => {
     const pool = new pg.Pool({ connectionString: server.connectionString });
     const store = createPostgresPayloadStore({ pool, tableName: 'given_pool' });
