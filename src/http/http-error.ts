@@ -47,6 +47,8 @@ export const relayErrorStatus: Readonly<Record<ErrorCode, ContentfulStatusCode>>
   decryption_failed: 500,
   // A stored payload a run refers to is gone (expired or lost): an operator's matter.
   payload_not_found: 500,
+  // A stored payload no longer matches its address: damaged or altered at rest, an operator's matter too.
+  payload_corrupt: 500,
   model_error: 502,
   invalid_tool_definition: 500,
   duplicate_tool: 500,
@@ -70,6 +72,7 @@ const titles: Readonly<Record<HttpErrorCode, string>> = {
   payload_too_large: 'Payload too large',
   decryption_failed: 'Decryption failed',
   payload_not_found: 'Stored payload missing',
+  payload_corrupt: 'Stored payload corrupt',
   model_error: 'Model error',
   invalid_tool_definition: 'Internal server error',
   duplicate_tool: 'Internal server error',

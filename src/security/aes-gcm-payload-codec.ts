@@ -1,8 +1,8 @@
-import { createCipheriv, createDecipheriv, randomBytes } from 'node:crypto';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { RelayError } from '../shared/errors.js';
-import { toEncryptionKeyRing } from './encryption-keys.js';
+import { aesGcmOverheadBytes, decryptAesGcm, encryptAesGcm } from './aes-gcm.js';
+import { decryptionKey, toEncryptionKeyRing } from './encryption-keys.js';
 import type { EncryptionKeyRing, EncryptionOptions } from './encryption-keys.js';
 
 /** The `encoding` metadata of an encrypted payload, as Temporal's encryption samples spell it. */
@@ -12,8 +12,6 @@ export const encryptedEncoding = 'binary/encrypted';
 export const encryptionKeyIdMetadataKey = 'encryption-key-id';
 
 const { Payload: PayloadMessage } = proto.temporal.api.common.v1;
-const ivBytes = 12;
-const tagBytes = 16;
 const textEncoder = new TextEncoder();
 const textDecoder = new TextDecoder();
 
@@ -37,18 +35,13 @@ export class AesGcmPayloadCodec implements PayloadCodec {
   async encode(payloads: Payload[]): Promise<Payload[]> {
     const { currentKeyId, keys } = this.#ring;
     const key = keys.get(currentKeyId) as Buffer;
-    return payloads.map((payload) => {
-      const iv = randomBytes(ivBytes);
-      const cipher = createCipheriv('aes-256-gcm', key, iv);
-      const plain = PayloadMessage.encode(payload).finish();
-      return {
-        metadata: {
-          encoding: textEncoder.encode(encryptedEncoding),
-          [encryptionKeyIdMetadataKey]: textEncoder.encode(currentKeyId),
-        },
-        data: Buffer.concat([iv, cipher.update(plain), cipher.final(), cipher.getAuthTag()]),
-      };
-    });
+    return payloads.map((payload) => ({
+      metadata: {
+        encoding: textEncoder.encode(encryptedEncoding),
+        [encryptionKeyIdMetadataKey]: textEncoder.encode(currentKeyId),
+      },
+      data: encryptAesGcm(key, PayloadMessage.encode(payload).finish()),
+    }));
   }
 
   async decode(payloads: Payload[]): Promise<Payload[]> {
@@ -59,26 +52,20 @@ export class AesGcmPayloadCodec implements PayloadCodec {
     const encoding = payload.metadata?.['encoding'];
     if (!encoding || textDecoder.decode(encoding) !== encryptedEncoding) return payload;
     const keyIdBytes = payload.metadata?.[encryptionKeyIdMetadataKey];
-    const keyId = keyIdBytes ? textDecoder.decode(keyIdBytes) : undefined;
-    const key = keyId === undefined ? undefined : this.#ring.keys.get(keyId);
-    if (keyId === undefined || key === undefined) {
+    if (!keyIdBytes) {
       throw new RelayError(
         'decryption_failed',
-        keyId === undefined
-          ? `An encrypted payload lacks its '${encryptionKeyIdMetadataKey}' metadata`
-          : `A payload is encrypted with key '${keyId}', which this process does not hold ` +
-              `(known: ${[...this.#ring.keys.keys()].join(', ')}); add it to the encryption keys`,
+        `An encrypted payload lacks its '${encryptionKeyIdMetadataKey}' metadata`,
       );
     }
+    const keyId = textDecoder.decode(keyIdBytes);
+    const key = decryptionKey(this.#ring, keyId, 'A payload');
     const data = payload.data ?? new Uint8Array();
-    if (data.length < ivBytes + tagBytes) {
+    if (data.length < aesGcmOverheadBytes) {
       throw new RelayError('decryption_failed', `An encrypted payload (key '${keyId}') is too short to be valid`);
     }
     try {
-      const decipher = createDecipheriv('aes-256-gcm', key, data.subarray(0, ivBytes));
-      decipher.setAuthTag(data.subarray(data.length - tagBytes));
-      const plain = Buffer.concat([decipher.update(data.subarray(ivBytes, data.length - tagBytes)), decipher.final()]);
-      const { metadata, data: innerData } = PayloadMessage.decode(plain);
+      const { metadata, data: innerData } = PayloadMessage.decode(decryptAesGcm(key, data));
       return { metadata, data: innerData };
     } catch (error) {
       throw new RelayError(

@@ -54,6 +54,20 @@ export function toEncryptionKeyRing(options: EncryptionOptions): EncryptionKeyRi
 }
 
 /**
+ * The key named `keyId`, which `subject` (say 'A payload') was encrypted with; throws `decryption_failed` naming the
+ * keys held here when it is not among them.
+ */
+export function decryptionKey(ring: EncryptionKeyRing, keyId: string, subject: string): Buffer {
+  const key = ring.keys.get(keyId);
+  if (key) return key;
+  throw new RelayError(
+    'decryption_failed',
+    `${subject} is encrypted with key '${keyId}', which this process does not hold ` +
+      `(known: ${[...ring.keys.keys()].join(', ')}); add it to the encryption keys`,
+  );
+}
+
+/**
  * Reads `RELAY_E_ENCRYPTION_KEYS` (`id1:base64key,id2:base64key`) and `RELAY_E_ENCRYPTION_KEY_ID` (the current key,
  * the first listed when unset); undefined when no keys are set, which leaves payloads unencrypted.
  */

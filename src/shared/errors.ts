@@ -21,6 +21,7 @@ export const errorCodes = [
   'payload_too_large',
   'decryption_failed',
   'payload_not_found',
+  'payload_corrupt',
 ] as const;
 
 export type ErrorCode = (typeof errorCodes)[number];

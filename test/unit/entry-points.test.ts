@@ -54,8 +54,13 @@ describe('entry points', { timeout: 30_000 }, () => {
     expect(Object.keys(worker).sort()).toEqual([
       'RelayPlugin',
       'bundleRelayWorkflows',
+      'createFilePayloadStore',
+      'createMemoryPayloadStore',
+      'createPayloadStore',
+      'createPostgresPayloadStore',
       'createRelayPlugin',
       'createWorker',
+      'defaultPayloadRetentionMs',
       'mcpTools',
     ]);
   });

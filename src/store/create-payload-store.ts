@@ -1,0 +1,35 @@
+import type { EncryptionOptions } from '../security/encryption-keys.js';
+import { createFilePayloadStore } from './file-payload-store.js';
+import { createMemoryPayloadStore } from './memory-payload-store.js';
+import type { PayloadStore } from './payload-store.js';
+import { createPostgresPayloadStore } from './postgres-payload-store.js';
+
+/** Which payload store to use, as plain data (a config file or environment can hold it). */
+export type PayloadStoreConfig = (
+  | { kind: 'memory'; maxBytes?: number }
+  | { kind: 'file'; directory: string }
+  | { kind: 'postgres'; connectionString: string; tableName?: string }
+) & {
+  /** Keys to encrypt payloads with, the same as the payload codec's. */
+  encryption?: EncryptionOptions;
+  /**
+   * How long a payload outlives the last run that used it, in milliseconds.
+   * @default defaultPayloadRetentionMs (7 days)
+   */
+  retentionMs?: number;
+};
+
+/**
+ * The payload store a config names: `memory` for tests and a single-process worker, `file` for the dev stack,
+ * `postgres` for workers on several machines.
+ */
+export function createPayloadStore(config: PayloadStoreConfig): PayloadStore {
+  switch (config.kind) {
+    case 'memory':
+      return createMemoryPayloadStore(config);
+    case 'file':
+      return createFilePayloadStore(config);
+    case 'postgres':
+      return createPostgresPayloadStore(config);
+  }
+}

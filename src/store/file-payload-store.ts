@@ -1,0 +1,255 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { mkdir, open, readFile, readdir, rename, rm, stat, utimes } from 'node:fs/promises';
+import path from 'node:path';
+import type { EncryptionOptions } from '../security/encryption-keys.js';
+import { RelayError } from '../shared/errors.js';
+import { sweepCutoff, toRetentionMs } from './payload-retention.js';
+import { assertPayloadRef, createPayloadSealer, payloadNotFound } from './payload-sealer.js';
+import type { SealedPayload } from './payload-sealer.js';
+import type { PayloadRef, PayloadStore } from './payload-store.js';
+
+/** Options of `createFilePayloadStore`. */
+export interface FilePayloadStoreOptions {
+  /** The folder the store keeps its files in; created when missing. */
+  directory: string;
+  /** Keys to encrypt payloads with; they also key the addresses (see `PayloadRef`). */
+  encryption?: EncryptionOptions;
+  /**
+   * How long a payload outlives the last run that used it, in milliseconds.
+   * @default defaultPayloadRetentionMs (7 days)
+   */
+  retentionMs?: number;
+}
+
+/** The folders of one tenant (named by the SHA-256 of the tenant id, so no tenant id can name a path). */
+interface TenantFolders {
+  payloads: string;
+  runs: string;
+}
+
+/** A run folder as a sweep sees it. */
+interface StoredRun {
+  folder: string;
+  closedAt: Date | undefined;
+  refs: string[];
+}
+
+const recordVersion = 1;
+const temporaryPrefix = '.partial-';
+const closedFileName = 'closed';
+
+/**
+ * A payload store in a local folder, for the dev stack: one file per payload under a folder per tenant, beside a
+ * folder per run that records which payloads the run stored and when it closed. Every file is written to a temporary
+ * name, flushed and then renamed into place, so a crash mid-write leaves a stray temporary file, never a torn payload.
+ *
+ *     <directory>/<sha256 of tenant id>/payloads/<address hex>
+ *     <directory>/<sha256 of tenant id>/runs/<sha256 of run id>/uses/<address hex>   (empty)
+ *     <directory>/<sha256 of tenant id>/runs/<sha256 of run id>/closed                (ISO time)
+ */
+export function createFilePayloadStore(options: FilePayloadStoreOptions): PayloadStore {
+  const sealer = createPayloadSealer(options.encryption);
+  const retentionMs = toRetentionMs(options.retentionMs);
+  const directory = path.resolve(options.directory);
+
+  return {
+    async put(scope, data) {
+      const ref = sealer.address(scope.tenantId, data);
+      const folders = tenantFolders(directory, scope.tenantId);
+      // The use is recorded before the payload is touched: a sweep that has not seen the use sees the fresh time.
+      await recordUse(runFolder(folders, scope.runId), ref);
+      const file = payloadFile(folders, ref);
+      if (!(await touch(file))) {
+        await mkdir(folders.payloads, { recursive: true, mode: 0o700 });
+        await writeAtomically(file, encodeRecord(sealer.seal(scope.tenantId, ref, data)));
+      }
+      return ref;
+    },
+    async get(scope, ref) {
+      assertPayloadRef(ref);
+      const file = payloadFile(tenantFolders(directory, scope.tenantId), ref);
+      const record = await readFile(file).catch((error: unknown) => {
+        throw isMissing(error) ? payloadNotFound(scope, ref) : error;
+      });
+      return sealer.open(scope.tenantId, ref, decodeRecord(record, ref));
+    },
+    async markRunClosed(scope, closedAt = new Date()) {
+      const folder = runFolder(tenantFolders(directory, scope.tenantId), scope.runId);
+      await mkdir(folder, { recursive: true, mode: 0o700 });
+      await writeAtomically(path.join(folder, closedFileName), Buffer.from(closedAt.toISOString()));
+    },
+    async sweep(sweepOptions = {}) {
+      const cutoff = sweepCutoff(sweepOptions, retentionMs);
+      let deleted = 0;
+      for (const tenant of await listFolder(directory)) {
+        deleted += await sweepTenant(path.join(directory, tenant), cutoff);
+      }
+      return deleted;
+    },
+    async close() {},
+  };
+}
+
+function tenantFolders(directory: string, tenantId: string): TenantFolders {
+  const tenant = path.join(directory, sha256Hex(tenantId));
+  return { payloads: path.join(tenant, 'payloads'), runs: path.join(tenant, 'runs') };
+}
+
+function runFolder(folders: TenantFolders, runId: string): string {
+  return path.join(folders.runs, sha256Hex(runId));
+}
+
+function payloadFile(folders: TenantFolders, ref: PayloadRef): string {
+  return path.join(folders.payloads, ref.slice('sha256:'.length));
+}
+
+async function recordUse(run: string, ref: PayloadRef): Promise<void> {
+  const uses = path.join(run, 'uses');
+  await mkdir(uses, { recursive: true, mode: 0o700 });
+  await (await open(path.join(uses, ref.slice('sha256:'.length)), 'a', 0o600)).close();
+}
+
+/** Marks a stored payload as put now; false when there is none. */
+async function touch(file: string): Promise<boolean> {
+  const now = new Date();
+  return utimes(file, now, now).then(
+    () => true,
+    (error: unknown) => {
+      if (isMissing(error)) return false;
+      throw error;
+    },
+  );
+}
+
+async function writeAtomically(file: string, bytes: Uint8Array): Promise<void> {
+  const temporary = temporaryName(file);
+  try {
+    const handle = await open(temporary, 'wx', 0o600);
+    try {
+      await handle.writeFile(bytes);
+      await handle.sync();
+    } finally {
+      await handle.close();
+    }
+    await rename(temporary, file);
+  } catch (error) {
+    await rm(temporary, { force: true });
+    throw error;
+  }
+}
+
+/** A name beside `file` that reads never look at and sweeps delete once it is older than the retention period. */
+function temporaryName(file: string): string {
+  return path.join(path.dirname(file), `${temporaryPrefix}${path.basename(file)}-${randomUUID()}`);
+}
+
+/** A payload file: a JSON header line naming the record version and key, then the sealed bytes. */
+function encodeRecord(sealed: SealedPayload): Buffer {
+  const header = JSON.stringify({
+    version: recordVersion,
+    ...(sealed.keyId === undefined ? {} : { keyId: sealed.keyId }),
+  });
+  return Buffer.concat([Buffer.from(`${header}\n`), sealed.body]);
+}
+
+function decodeRecord(record: Buffer, ref: PayloadRef): SealedPayload {
+  const newline = record.indexOf(0x0a);
+  let header: { version?: unknown; keyId?: unknown } | undefined;
+  try {
+    header = newline < 0 ? undefined : (JSON.parse(record.subarray(0, newline).toString()) as typeof header);
+  } catch {
+    header = undefined;
+  }
+  if (header?.version !== recordVersion || !(header.keyId === undefined || typeof header.keyId === 'string')) {
+    throw new RelayError('payload_corrupt', `The stored payload ${ref} has no readable header: the file was damaged`, {
+      details: { ref },
+    });
+  }
+  return { keyId: header.keyId, body: record.subarray(newline + 1) };
+}
+
+/**
+ * Deletes a tenant's expired payloads, stray temporary files older than the cutoff, and the folders of runs closed
+ * before it. A payload is kept while a run that stored it is open or closed after the cutoff.
+ */
+async function sweepTenant(tenant: string, cutoff: Date): Promise<number> {
+  const folders: TenantFolders = { payloads: path.join(tenant, 'payloads'), runs: path.join(tenant, 'runs') };
+  const runs = await readRuns(folders.runs);
+  const inUse = new Set(runs.filter((run) => !(run.closedAt && run.closedAt < cutoff)).flatMap((run) => run.refs));
+  let deleted = 0;
+  for (const name of await listFolder(folders.payloads)) {
+    const file = path.join(folders.payloads, name);
+    if (name.startsWith(temporaryPrefix)) {
+      if (await isOlder(file, cutoff)) await rm(file, { force: true });
+    } else if (!inUse.has(name) && (await deletePayloadIfOlder(file, cutoff))) {
+      deleted++;
+    }
+  }
+  for (const run of runs) {
+    if (run.closedAt && run.closedAt < cutoff) await rm(run.folder, { recursive: true, force: true });
+  }
+  return deleted;
+}
+
+async function readRuns(runs: string): Promise<StoredRun[]> {
+  return Promise.all(
+    (await listFolder(runs)).map(async (name) => {
+      const folder = path.join(runs, name);
+      const closed = await readFile(path.join(folder, closedFileName), 'utf8').catch((error: unknown) => {
+        if (isMissing(error)) return undefined;
+        throw error;
+      });
+      return {
+        folder,
+        closedAt: closed === undefined ? undefined : new Date(closed),
+        refs: await listFolder(path.join(folder, 'uses')),
+      };
+    }),
+  );
+}
+
+/**
+ * Deletes a payload last put before the cutoff. It is renamed aside first and its time read again: a put that touched
+ * it before the rename shows in that time (and the payload goes back), and a put after the rename finds no payload
+ * and writes it anew, so a concurrent put never loses the payload it returns.
+ */
+async function deletePayloadIfOlder(file: string, cutoff: Date): Promise<boolean> {
+  if (!(await isOlder(file, cutoff))) return false;
+  const aside = temporaryName(file);
+  try {
+    await rename(file, aside);
+  } catch (error) {
+    if (isMissing(error)) return false;
+    throw error;
+  }
+  if (await isOlder(aside, cutoff)) {
+    await rm(aside, { force: true });
+    return true;
+  }
+  await rename(aside, file);
+  return false;
+}
+
+/** Whether a file was last modified (put or touched) before the cutoff; false when it is gone. */
+async function isOlder(file: string, cutoff: Date): Promise<boolean> {
+  const info = await stat(file).catch((error: unknown) => {
+    if (isMissing(error)) return undefined;
+    throw error;
+  });
+  return info !== undefined && info.mtime < cutoff;
+}
+
+async function listFolder(folder: string): Promise<string[]> {
+  return readdir(folder).catch((error: unknown) => {
+    if (isMissing(error)) return [];
+    throw error;
+  });
+}
+
+function sha256Hex(text: string): string {
+  return createHash('sha256').update(text).digest('hex');
+}
+
+function isMissing(error: unknown): boolean {
+  return (error as NodeJS.ErrnoException | undefined)?.code === 'ENOENT';
+}

@@ -1,0 +1,229 @@
+import pg from 'pg';
+import type { Pool, PoolClient } from 'pg';
+import type { EncryptionOptions } from '../security/encryption-keys.js';
+import { RelayError } from '../shared/errors.js';
+import { sweepCutoff, toRetentionMs } from './payload-retention.js';
+import { assertPayloadRef, createPayloadSealer, payloadNotFound } from './payload-sealer.js';
+import type { PayloadRef, PayloadScope, PayloadStore } from './payload-store.js';
+
+/** Where `createPostgresPayloadStore` connects: a connection string, or a pool the caller owns. */
+export type PostgresPayloadStoreConnection =
+  { connectionString: string; pool?: never } | { pool: Pool; connectionString?: never };
+
+/** Options of `createPostgresPayloadStore`. */
+export type PostgresPayloadStoreOptions = PostgresPayloadStoreConnection & {
+  /** Keys to encrypt payloads with; they also key the addresses (see `PayloadRef`). */
+  encryption?: EncryptionOptions;
+  /**
+   * How long a payload outlives the last run that used it, in milliseconds.
+   * @default defaultPayloadRetentionMs (7 days)
+   */
+  retentionMs?: number;
+  /**
+   * The payload table's name; the store also keeps `<name>_runs` and `<name>_uses`. Lower-case letters, digits and _.
+   * @default 'relay_payloads'
+   */
+  tableName?: string;
+};
+
+/** The quoted names of the store's tables and indexes. */
+interface Tables {
+  payloads: string;
+  runs: string;
+  uses: string;
+  runsByCloseIndex: string;
+  usesByRunIndex: string;
+}
+
+const tableNamePattern = /^[a-z_][a-z0-9_]{0,50}$/;
+
+/**
+ * A payload store in PostgreSQL, for a cluster: workers on every machine share it and a worker crash loses nothing.
+ * It creates its tables when they are missing. Rows are keyed by (tenant, address); a payload row remembers when it
+ * was last stored, and beside it the store records which runs stored it and when each closed.
+ */
+export function createPostgresPayloadStore(options: PostgresPayloadStoreOptions): PayloadStore {
+  const sealer = createPayloadSealer(options.encryption);
+  const retentionMs = toRetentionMs(options.retentionMs);
+  const tables = quotedTables(options.tableName ?? 'relay_payloads');
+  const ownsPool = options.pool === undefined;
+  const pool = options.pool ?? createPool(options.connectionString);
+  let schema: Promise<void> | undefined;
+  // Created at the first call, not at construction, so constructing a store needs no database yet.
+  const ready = () =>
+    (schema ??= createTables(pool, tables).catch((error: unknown) => {
+      schema = undefined;
+      throw error;
+    }));
+
+  return {
+    async put(scope, data) {
+      await ready();
+      const ref = sealer.address(scope.tenantId, data);
+      await inTransaction(pool, (client) =>
+        storePayload(client, tables, scope, ref, () => sealer.seal(scope.tenantId, ref, data)),
+      );
+      return ref;
+    },
+    async get(scope, ref) {
+      assertPayloadRef(ref);
+      await ready();
+      const { rows } = await pool.query<{ key_id: string | null; data: Buffer }>(
+        `SELECT key_id, data FROM ${tables.payloads} WHERE tenant_id = $1 AND ref = $2`,
+        [scope.tenantId, ref],
+      );
+      const row = rows[0];
+      if (!row) throw payloadNotFound(scope, ref);
+      return sealer.open(scope.tenantId, ref, { keyId: row.key_id ?? undefined, body: row.data });
+    },
+    async markRunClosed(scope, closedAt = new Date()) {
+      await ready();
+      await pool.query(
+        `INSERT INTO ${tables.runs} (tenant_id, run_id, closed_at) VALUES ($1, $2, $3)
+         ON CONFLICT (tenant_id, run_id) DO UPDATE SET closed_at = EXCLUDED.closed_at`,
+        [scope.tenantId, scope.runId, closedAt],
+      );
+    },
+    async sweep(sweepOptions = {}) {
+      await ready();
+      return sweepExpired(pool, tables, sweepCutoff(sweepOptions, retentionMs));
+    },
+    async close() {
+      if (ownsPool) await pool.end();
+    },
+  };
+}
+
+function createPool(connectionString: string): Pool {
+  const pool = new pg.Pool({ connectionString });
+  // An idle connection that breaks (the server restarted) needs nothing from us: the pool drops it and the next query
+  // connects again. Without a listener its 'error' event would end the process.
+  pool.on('error', () => {});
+  return pool;
+}
+
+function quotedTables(tableName: string): Tables {
+  // Identifiers cannot be query parameters: the name is checked, then quoted.
+  if (!tableNamePattern.test(tableName)) {
+    throw new RelayError('invalid_input', `Payload table name '${tableName}' must be lower-case letters, digits or _`);
+  }
+  return {
+    payloads: `"${tableName}"`,
+    runs: `"${tableName}_runs"`,
+    uses: `"${tableName}_uses"`,
+    runsByCloseIndex: `"${tableName}_runs_by_close"`,
+    usesByRunIndex: `"${tableName}_uses_by_run"`,
+  };
+}
+
+async function createTables(pool: Pool, tables: Tables): Promise<void> {
+  await inTransaction(pool, async (client) => {
+    // Two workers starting together would race to create the same tables; the lock makes the second wait.
+    await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [tables.payloads]);
+    await client.query(`
+      CREATE TABLE IF NOT EXISTS ${tables.payloads} (
+        tenant_id text NOT NULL,
+        ref text NOT NULL,
+        key_id text,
+        data bytea NOT NULL,
+        last_put_at timestamptz NOT NULL,
+        PRIMARY KEY (tenant_id, ref)
+      );
+      CREATE TABLE IF NOT EXISTS ${tables.runs} (
+        tenant_id text NOT NULL,
+        run_id text NOT NULL,
+        closed_at timestamptz,
+        PRIMARY KEY (tenant_id, run_id)
+      );
+      CREATE TABLE IF NOT EXISTS ${tables.uses} (
+        tenant_id text NOT NULL,
+        ref text NOT NULL,
+        run_id text NOT NULL,
+        PRIMARY KEY (tenant_id, ref, run_id),
+        FOREIGN KEY (tenant_id, ref) REFERENCES ${tables.payloads} ON DELETE CASCADE,
+        FOREIGN KEY (tenant_id, run_id) REFERENCES ${tables.runs} ON DELETE CASCADE
+      );
+      -- A sweep finds runs by when they closed, and deleting a run deletes its uses by run.
+      CREATE INDEX IF NOT EXISTS ${tables.runsByCloseIndex} ON ${tables.runs} (closed_at);
+      CREATE INDEX IF NOT EXISTS ${tables.usesByRunIndex} ON ${tables.uses} (tenant_id, run_id);`);
+  });
+}
+
+/**
+ * Records the run and its use of the payload, and marks the payload as stored now, writing its bytes only when the
+ * tenant has none at that address yet. Touching `last_put_at` locks the row: a sweep that reaches it meanwhile waits
+ * for this put and then finds it stored within the retention period, so it keeps the payload this put returns (a
+ * put would have to take longer than the retention period to be missed).
+ */
+async function storePayload(
+  client: PoolClient,
+  tables: Tables,
+  scope: PayloadScope,
+  ref: PayloadRef,
+  seal: () => { keyId: string | undefined; body: Uint8Array },
+): Promise<void> {
+  const now = new Date();
+  await client.query(`INSERT INTO ${tables.runs} (tenant_id, run_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [
+    scope.tenantId,
+    scope.runId,
+  ]);
+  const touched = await client.query(
+    `UPDATE ${tables.payloads} SET last_put_at = $3 WHERE tenant_id = $1 AND ref = $2`,
+    [scope.tenantId, ref, now],
+  );
+  if (touched.rowCount === 0) {
+    const sealed = seal();
+    await client.query(
+      `INSERT INTO ${tables.payloads} (tenant_id, ref, key_id, data, last_put_at) VALUES ($1, $2, $3, $4, $5)
+       ON CONFLICT (tenant_id, ref) DO UPDATE SET last_put_at = EXCLUDED.last_put_at`,
+      [
+        scope.tenantId,
+        ref,
+        sealed.keyId ?? null,
+        Buffer.from(sealed.body.buffer, sealed.body.byteOffset, sealed.body.length),
+        now,
+      ],
+    );
+  }
+  await client.query(`INSERT INTO ${tables.uses} (tenant_id, ref, run_id) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`, [
+    scope.tenantId,
+    ref,
+    scope.runId,
+  ]);
+}
+
+/**
+ * Forgets the runs closed before the cutoff (and with them their uses), then deletes the payloads no remaining run
+ * uses and nobody stored since the cutoff; returns how many payloads it deleted.
+ */
+async function sweepExpired(pool: Pool, tables: Tables, cutoff: Date): Promise<number> {
+  return inTransaction(pool, async (client) => {
+    await client.query(`DELETE FROM ${tables.runs} WHERE closed_at < $1`, [cutoff]);
+    const deleted = await client.query(
+      `DELETE FROM ${tables.payloads} p WHERE p.last_put_at < $1
+       AND NOT EXISTS (SELECT 1 FROM ${tables.uses} u WHERE u.tenant_id = p.tenant_id AND u.ref = p.ref)`,
+      [cutoff],
+    );
+    return deleted.rowCount ?? 0;
+  });
+}
+
+async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {
+  const client = await pool.connect();
+  let broken: Error | true | undefined;
+  try {
+    await client.query('BEGIN');
+    const result = await work(client);
+    await client.query('COMMIT');
+    return result;
+  } catch (error) {
+    // A connection that cannot even roll back is broken: the pool discards it instead of lending it out again.
+    broken = await client.query('ROLLBACK').then(
+      () => undefined,
+      (rollbackError: unknown) => (rollbackError instanceof Error ? rollbackError : true),
+    );
+    throw error;
+  } finally {
+    client.release(broken);
+  }
+}

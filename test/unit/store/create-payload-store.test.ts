@@ -1,0 +1,40 @@
+import { createHash, randomBytes } from 'node:crypto';
+import { mkdtemp, readdir, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createPayloadStore } from '../../../src/worker/index.js';
+
+const scope = { tenantId: 'acme', runId: 'run-1' };
+const data = new TextEncoder().encode('a model call context');
+const plainRef = `sha256:${createHash('sha256').update(data).digest('hex')}`;
+
+describe('createPayloadStore', () => {
+  const folders: string[] = [];
+  afterEach(async () => {
+    await Promise.all(folders.splice(0).map((folder) => rm(folder, { recursive: true, force: true })));
+  });
+
+  it('builds a memory store that encrypts and sweeps with the retention the config names', async () => {
+    const store = createPayloadStore({ kind: 'memory', encryption: { keys: { k: randomBytes(32) } }, retentionMs: 10 });
+    const ref = await store.put(scope, data);
+    const closedAt = new Date();
+    await store.markRunClosed(scope, closedAt);
+
+    expect(ref).not.toBe(plainRef);
+    expect(await store.get(scope, ref)).toEqual(data);
+    expect(await store.sweep({ now: new Date(closedAt.getTime() + 11) })).toBe(1);
+  });
+
+  it('builds a file store in the folder the config names', async () => {
+    const directory = await mkdtemp(path.join(tmpdir(), 'relay-store-config-'));
+    folders.push(directory);
+    const store = createPayloadStore({ kind: 'file', directory });
+
+    expect(await store.put(scope, data)).toBe(plainRef);
+    expect(await readdir(directory)).toHaveLength(1);
+    expect(await createPayloadStore({ kind: 'file', directory }).get(scope, plainRef as `sha256:${string}`)).toEqual(
+      data,
+    );
+  });
+});

@@ -1,0 +1,128 @@
+import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createFilePayloadStore } from '../../../src/store/file-payload-store.js';
+import type { PayloadRef } from '../../../src/store/payload-store.js';
+import { describePayloadStoreBehaviour } from './payload-store-behaviour.js';
+
+const sha256Hex = (text: string) => createHash('sha256').update(text).digest('hex');
+const payloadsFolder = (directory: string, tenantId: string) => path.join(directory, sha256Hex(tenantId), 'payloads');
+const payloadPath = (directory: string, tenantId: string, ref: PayloadRef) =>
+  path.join(payloadsFolder(directory, tenantId), ref.slice('sha256:'.length));
+const writerScript = path.join(import.meta.dirname, '../../helpers/file-store-writer.ts');
+
+describePayloadStoreBehaviour(
+  'file store',
+  async () => {
+    const directory = await mkdtemp(path.join(tmpdir(), 'relay-file-store-'));
+    return {
+      open: (options) => createFilePayloadStore({ directory, ...options }),
+      atRest: {
+        read: (tenantId, ref) => readFile(payloadPath(directory, tenantId, ref)),
+        write: (tenantId, ref, bytes) => writeFile(payloadPath(directory, tenantId, ref), bytes),
+      },
+      remove: () => rm(directory, { recursive: true, force: true }),
+    };
+  },
+  { persistent: true },
+);
+
+describe('file store', () => {
+  const scope = { tenantId: 'acme', runId: 'run-1' };
+  let directory: string;
+
+  beforeEach(async () => {
+    directory = await mkdtemp(path.join(tmpdir(), 'relay-file-store-'));
+  });
+
+  afterEach(async () => {
+    await rm(directory, { recursive: true, force: true });
+  });
+
+  it('keeps a tenant id that looks like a path inside its own hashed folder', async () => {
+    const store = createFilePayloadStore({ directory: path.join(directory, 'store') });
+    const tenantId = '../../escaped';
+
+    const ref = await store.put({ tenantId, runId: '../run' }, new TextEncoder().encode('contained'));
+
+    expect(await readdir(directory)).toEqual(['store']);
+    expect(await readdir(path.join(directory, 'store'))).toEqual([sha256Hex(tenantId)]);
+    expect(new TextDecoder().decode(await store.get({ tenantId, runId: 'other' }, ref))).toBe('contained');
+  });
+
+  it('never reads the temporary file of an interrupted put, and a later put of the same bytes completes it', async () => {
+    const store = createFilePayloadStore({ directory });
+    const data = new TextEncoder().encode('a payload whose first write was cut short '.repeat(100));
+    const ref = await store.put(scope, data);
+    const file = payloadPath(directory, 'acme', ref);
+    const record = await readFile(file);
+    await rm(file);
+    await writeFile(path.join(path.dirname(file), `.partial-${path.basename(file)}-crashed`), record.subarray(0, 100));
+
+    await expect(store.get(scope, ref)).rejects.toMatchObject({ code: 'payload_not_found' });
+    expect(await store.put(scope, data)).toBe(ref);
+    expect(await store.get(scope, ref)).toEqual(data);
+  });
+
+  it('reports a payload file cut short as payload_corrupt, never as fewer bytes', async () => {
+    const store = createFilePayloadStore({ directory });
+    const ref = await store.put(scope, new TextEncoder().encode('whole'));
+    const file = payloadPath(directory, 'acme', ref);
+    const record = await readFile(file);
+
+    for (const length of [0, 5, record.length - 1]) {
+      await writeFile(file, record.subarray(0, length));
+      await expect(store.get(scope, ref)).rejects.toMatchObject({ code: 'payload_corrupt' });
+    }
+  });
+
+  it('leaves only whole payloads behind a writer killed mid-put', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', writerScript, directory], {
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const returned: string[] = [];
+    child.stdout.on('data', (chunk: Buffer) => returned.push(...chunk.toString().split('\n').filter(Boolean)));
+    child.once('exit', (code) => expect.fail(`the writer exited by itself with ${code}`));
+    // Killed once some puts have returned and, as far as polling can tell, while the next one writes its temporary file.
+    await expect.poll(() => returned.length, { timeout: 20_000, interval: 5 }).toBeGreaterThanOrEqual(3);
+    await expect
+      .poll(
+        async () => (await readdir(payloadsFolder(directory, 'acme'))).some((name) => name.startsWith('.partial-')),
+        {
+          timeout: 5_000,
+          interval: 1,
+        },
+      )
+      .toBe(true);
+    child.removeAllListeners('exit');
+    const exited = new Promise((resolve) => child.once('exit', resolve));
+    child.kill('SIGKILL');
+    await exited;
+
+    const store = createFilePayloadStore({ directory });
+    const names = await readdir(payloadsFolder(directory, 'acme'));
+    const whole = names.filter((name) => !name.startsWith('.partial-'));
+    for (const ref of returned) expect(whole).toContain(ref.slice('sha256:'.length));
+    for (const name of whole) {
+      const data = await store.get(scope, `sha256:${name}`);
+      expect(createHash('sha256').update(data).digest('hex')).toBe(name);
+    }
+  });
+
+  it('deletes temporary files older than the retention period when it sweeps, and counts only payloads', async () => {
+    const store = createFilePayloadStore({ directory, retentionMs: 1_000 });
+    await store.put(scope, new TextEncoder().encode('kept while the run is open'));
+    const folder = payloadsFolder(directory, 'acme');
+    await mkdir(folder, { recursive: true });
+    await writeFile(path.join(folder, '.partial-stale'), 'left by a crash');
+
+    expect(await store.sweep({ now: new Date(Date.now() + 999) })).toBe(0);
+    expect(await readdir(folder)).toContain('.partial-stale');
+    expect(await store.sweep({ now: new Date(Date.now() + 2_000) })).toBe(0);
+    expect(await readdir(folder)).not.toContain('.partial-stale');
+    expect(await readdir(folder)).toHaveLength(1);
+  });
+});

@@ -1,0 +1,108 @@
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createPostgresPayloadStore } from '../../../src/store/postgres-payload-store.js';
+import { createPayloadStore } from '../../../src/worker/index.js';
+import { startLocalPostgres } from '../../helpers/local-postgres.js';
+import type { LocalPostgres } from '../../helpers/local-postgres.js';
+import { describePayloadStoreBehaviour } from './payload-store-behaviour.js';
+
+// A real PostgreSQL for this file (initdb and pg_ctl in a temporary folder); without its binaries the file fails
+// and says what to install.
+let server: LocalPostgres;
+let admin: pg.Pool;
+let tables = 0;
+
+beforeAll(async () => {
+  server = await startLocalPostgres();
+  admin = new pg.Pool({ connectionString: server.connectionString });
+}, 60_000);
+
+afterAll(async () => {
+  await admin?.end();
+  await server?.stop();
+});
+
+describePayloadStoreBehaviour(
+  'PostgreSQL store',
+  () => {
+    // Each test gets tables of its own, so tests never see each other's rows.
+    const tableName = `payloads_${++tables}`;
+    return {
+      open: (options) =>
+        createPostgresPayloadStore({ connectionString: server.connectionString, tableName, ...options }),
+      atRest: {
+        read: async (tenantId, ref) => {
+          const { rows } = await admin.query<{ data: Buffer }>(
+            `SELECT data FROM ${tableName} WHERE tenant_id = $1 AND ref = $2`,
+            [tenantId, ref],
+          );
+          if (!rows[0]) throw new Error(`no row for ${tenantId} ${ref}`);
+          return rows[0].data;
+        },
+        write: async (tenantId, ref, bytes) => {
+          await admin.query(`UPDATE ${tableName} SET data = $3 WHERE tenant_id = $1 AND ref = $2`, [
+            tenantId,
+            ref,
+            bytes,
+          ]);
+        },
+      },
+    };
+  },
+  { persistent: true },
+);
+
+describe('PostgreSQL store', () => {
+  const scope = { tenantId: 'acme', runId: 'run-1' };
+
+  it('creates its tables once when several stores start on an empty database at the same time', async () => {
+    const stores = Array.from({ length: 4 }, () =>
+      createPostgresPayloadStore({ connectionString: server.connectionString, tableName: 'racing_start' }),
+    );
+    const data = new TextEncoder().encode('first payload of the day');
+
+    const refs = await Promise.all(stores.map((store, index) => store.put({ ...scope, runId: `run-${index}` }, data)));
+
+    expect(new Set(refs).size).toBe(1);
+    const { rows } = await admin.query<{ count: string }>('SELECT count(*) FROM racing_start');
+    expect(rows[0]?.count).toBe('1');
+    await Promise.all(stores.map((store) => store.close()));
+  });
+
+  it('indexes runs by close and uses by run, so a sweep and the deletes it cascades need no full scans', async () => {
+    const store = createPostgresPayloadStore({ connectionString: server.connectionString, tableName: 'indexed' });
+    await store.sweep();
+    await store.close();
+
+    const { rows } = await admin.query<{ indexdef: string }>(
+      "SELECT indexdef FROM pg_indexes WHERE tablename IN ('indexed_runs', 'indexed_uses') ORDER BY indexname",
+    );
+    const definitions = rows.map((row) => row.indexdef.replace(/^.* USING btree /, ''));
+    expect(definitions).toEqual(expect.arrayContaining(['(closed_at)', '(tenant_id, run_id)']));
+  });
+
+  it('uses a pool it is given and leaves it open when it closes', async () => {
+    const pool = new pg.Pool({ connectionString: server.connectionString });
+    const store = createPostgresPayloadStore({ pool, tableName: 'given_pool' });
+    const ref = await store.put(scope, new TextEncoder().encode('pooled'));
+    await store.close();
+
+    expect((await pool.query('SELECT 1 AS one')).rows).toEqual([{ one: 1 }]);
+    expect((await pool.query('SELECT ref FROM given_pool')).rows).toEqual([{ ref }]);
+    await pool.end();
+  });
+
+  it('is what createPayloadStore builds for { kind: "postgres" }, with the default table name', async () => {
+    const store = createPayloadStore({ kind: 'postgres', connectionString: server.connectionString });
+    const ref = await store.put(scope, new TextEncoder().encode('configured'));
+    await store.close();
+
+    expect((await admin.query('SELECT ref FROM relay_payloads')).rows).toEqual([{ ref }]);
+  });
+
+  it('refuses a table name that is not a plain lower-case identifier', () => {
+    expect(() =>
+      createPostgresPayloadStore({ connectionString: server.connectionString, tableName: 'payloads; DROP TABLE x' }),
+    ).toThrow(expect.objectContaining({ code: 'invalid_input' }));
+  });
+});
