@@ -12,6 +12,9 @@ const runFailedCodeFromCausePatch = 'run-failed-code-from-cause';
 /** Skips the search-attribute upsert after a step that changed neither status nor pending count. */
 const skipUnchangedSearchAttributesPatch = 'skip-unchanged-search-attributes';
 
+/** Model calls send what is new since the context the worker stored, and the tools by reference (model-context.ts). */
+const modelContextByReferencePatch = 'model-context-by-reference';
+
 /**
  * Decides the run's other patches in its first workflow task, before any local activity. A patch first asked for in
  * the continuation of a local activity can be asked in another task on replay than when it was recorded (a
@@ -26,6 +29,7 @@ export interface RunPatches {
   closedRunOutputInResult(): boolean;
   runFailedCodeFromCause(): boolean;
   skipUnchangedSearchAttributes(): boolean;
+  modelContextByReference(): boolean;
 }
 
 /** Asks every patch now when the run is under the patches-at-start rule, else where each is used. */
@@ -36,6 +40,8 @@ export function decideRunPatches(): RunPatches {
       closedRunOutputInResult: () => patched(closedRunOutputInResultPatch),
       runFailedCodeFromCause: () => patched(runFailedCodeFromCausePatch),
       skipUnchangedSearchAttributes: () => patched(skipUnchangedSearchAttributesPatch),
+      // Decided in the first task only: these runs started before this patch, so they keep sending everything.
+      modelContextByReference: () => false,
     };
   }
   const answers = {
@@ -43,11 +49,13 @@ export function decideRunPatches(): RunPatches {
     closedRunOutputInResult: patched(closedRunOutputInResultPatch),
     runFailedCodeFromCause: patched(runFailedCodeFromCausePatch),
     skipUnchangedSearchAttributes: patched(skipUnchangedSearchAttributesPatch),
+    modelContextByReference: patched(modelContextByReferencePatch),
   };
   return {
     closedRunRecord: () => answers.closedRunRecord,
     closedRunOutputInResult: () => answers.closedRunOutputInResult,
     runFailedCodeFromCause: () => answers.runFailedCodeFromCause,
     skipUnchangedSearchAttributes: () => answers.skipUnchangedSearchAttributes,
+    modelContextByReference: () => answers.modelContextByReference,
   };
 }

@@ -137,6 +137,11 @@ export type RunEvent =
       bytesAfter: number;
     })
   /**
+   * The worker that took a model call no longer held the context the run stored at its last call (another worker
+   * process with a store of its own, or it expired), so the call went again with the whole transcript and tools.
+   */
+  | (RunEventBase & { type: 'model_context_resent'; error: string })
+  /**
    * Not recorded: text the model streamed since the follower's last delta (`offset` is where it starts in the step's
    * text; 0 again when a retried attempt starts over). `seq` is the last durable event's, so resuming is unaffected.
    */

@@ -1,5 +1,6 @@
 import type { ToolResult } from './tool-result.js';
 import type { JsonSchema } from './tool-catalog.js';
+import type { PayloadRef } from '../store/payload-store.js';
 
 /** A tool call as proposed by the model; `input` may be an object or a JSON string, and is unchecked. */
 export interface ProposedToolCall {
@@ -63,6 +64,27 @@ export interface ModelRequest {
   /** The run's `modelSettings`, when it has any. */
   settings?: ModelSettings;
 }
+
+/**
+ * What the run sends to the model activity when the worker's payload store holds the context: the transcript as the
+ * stored transcript of an earlier call plus what is new since, and the tools by reference once stored, so a call's
+ * input in history grows with one step, not with the whole run.
+ */
+export interface ModelContextRequest extends Omit<ModelRequest, 'messages' | 'tools'> {
+  /** The transcript: the one stored at `base` followed by `append`, or `append` alone when there is no base. */
+  context: { base?: PayloadRef; append: TranscriptMessage[] };
+  /** The tools: the list stored at `ref`, or the list itself. */
+  tools: { ref: PayloadRef } | { specs: ModelToolSpec[] };
+}
+
+/** Where the worker stored one call's transcript and tools, for the next call to refer to. */
+export interface StoredModelContext {
+  context: PayloadRef;
+  tools: PayloadRef;
+}
+
+/** What the model activity returns: the model's answer and, for a {@link ModelContextRequest}, what it stored. */
+export type ModelCallResult = ModelResponse & { stored?: StoredModelContext };
 
 /** What a model answered: text, tool calls, or both. */
 export interface ModelResponse {

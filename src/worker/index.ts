@@ -12,3 +12,6 @@ export { RelayPlugin, createRelayPlugin } from './relay-plugin.js';
 export type { RelayPluginOptions } from './relay-plugin.js';
 export { bundleRelayWorkflows } from './relay-workflows.js';
 export type { ToolSourceOptions } from './resolve-tool-registry.js';
+export { createMemoryPayloadStore } from '../store/memory-payload-store.js';
+export type { MemoryPayloadStoreOptions } from '../store/memory-payload-store.js';
+export type { PayloadRef, PayloadScope, PayloadStore } from '../store/payload-store.js';

@@ -7,6 +7,7 @@ import { ModelRegistry } from '../model/model-registry.js';
 import type { ModelProvider } from '../model/model-provider.js';
 import type { EncryptionOptions } from '../security/encryption-keys.js';
 import type { SecretSource } from '../security/resolve-secret-references.js';
+import type { PayloadStore } from '../store/payload-store.js';
 import { withEncryption } from '../security/with-encryption.js';
 import { RelayError } from '../shared/errors.js';
 import { relaySearchAttributeDefinitions } from '../shared/search-attributes.js';
@@ -43,6 +44,14 @@ export interface RelayPluginOptions extends ToolSourceOptions {
    * @default 1_048_576 (1 MiB)
    */
   maxModelResponseBytes?: number;
+  /**
+   * Where model calls keep a run's transcript and tools, so each call's input in history carries only what is new
+   * since the last call. A store the worker does not share with the other workers of its task queue (its own
+   * memory, say) works: a call that lands on a worker lacking the stored context fails fast and the run sends the
+   * whole context again (a `model_context_resent` event says so). The caller closes a store it gives.
+   * @default a store in this worker's memory, bounded to 256 MiB
+   */
+  payloadStore?: PayloadStore;
   /**
    * A pre-built bundle of Relay-E's workflows (`bundleRelayWorkflows()`), used when the worker has no workflows of
    * its own; without it the worker bundles them on start, which takes a few seconds.
@@ -87,6 +96,7 @@ export class RelayPlugin extends SimplePlugin {
           ? { maxModelResponseBytes: options.maxModelResponseBytes }
           : {}),
         ...(options.secrets ? { secrets: options.secrets } : {}),
+        ...(options.payloadStore ? { payloadStore: options.payloadStore } : {}),
       }),
       // A function, so the codec goes after the codecs the worker or client already has.
       ...(options.encryption
