@@ -69,10 +69,12 @@ const defaultApprovalTimeout = '24h';
  */
 export async function agentRun(input: AgentRunInput, carried?: CarriedRunState): Promise<RunResult> {
   checkRunInput(input);
+  // Patches are asked in the order the recorded histories hold their markers.
+  const exact = patched(exactRunPatch);
   const patches = decideRunPatches();
   const context: RunContext = {
     run: new RunState(workflowInfo().workflowId, input, carried),
-    exact: patched(exactRunPatch),
+    exact,
     patches,
     validator: new ToolCallValidator(carried?.catalog ?? []),
     approvalTimeoutMs: msToNumber(input.approvalTimeout ?? defaultApprovalTimeout),
