@@ -54,6 +54,7 @@ describe('entry points', { timeout: 30_000 }, () => {
     expect(Object.keys(worker).sort()).toEqual([
       'RelayPlugin',
       'bundleRelayWorkflows',
+      'createMemoryPayloadStore',
       'createRelayPlugin',
       'createWorker',
       'mcpTools',
