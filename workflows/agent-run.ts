@@ -234,13 +234,13 @@ async function requestModelTurn(context: RunContext): Promise<ModelResponse> {
 async function callModelByReference(
   run: RunState,
   modelContext: ModelContextTracker,
-  callFacts: Omit<ModelContextRequest, 'model' | 'context' | 'tools'>,
+  callFacts: Omit<ModelContextRequest, 'model' | 'context'>,
 ): Promise<ModelResponse> {
   const sent = [...run.transcript];
   const { stored, ...response } = await callModelActivity(run, {
     model: run.input.model,
     ...callFacts,
-    ...modelContext.next(sent, () => modelTools(run.catalog)),
+    context: modelContext.next(sent, () => modelTools(run.catalog)),
   });
   modelContext.remember(sent, stored);
   return response;

@@ -50,8 +50,8 @@ export interface AgentRunInput {
   continueAsNewAfterSteps?: number;
   /**
    * The most bytes (as JSON) of transcript the run keeps and sends to its model; past it the oldest tool outputs
-   * are elided (a `transcript_compacted` event says how many). Every model call carries the whole transcript, and
-   * Temporal refuses payloads over 2 MiB.
+   * are elided (a `transcript_compacted` event says how many). A model call may carry the whole transcript (the
+   * first of an execution, one after compaction), and Temporal refuses payloads over 2 MiB.
    * @default 1 MiB
    */
   maxTranscriptBytes?: number;

@@ -67,20 +67,25 @@ export interface ModelRequest {
 
 /**
  * What the run sends to the model activity when the worker's payload store holds the context: the transcript as the
- * stored transcript of an earlier call plus what is new since, and the tools by reference once stored, so a call's
- * input in history grows with one step, not with the whole run.
+ * stored context of an earlier call (its messages and its tools) plus what is new since, so a call's input in
+ * history grows with one step, not with the whole run.
  */
 export interface ModelContextRequest extends Omit<ModelRequest, 'messages' | 'tools'> {
-  /** The transcript: the one stored at `base` followed by `append`, or `append` alone when there is no base. */
-  context: { base?: PayloadRef; append: TranscriptMessage[] };
-  /** The tools: the list stored at `ref`, or the list itself. */
-  tools: { ref: PayloadRef } | { specs: ModelToolSpec[] };
+  context: ModelContext;
 }
 
-/** Where the worker stored one call's transcript and tools, for the next call to refer to. */
+/**
+ * A call's transcript and tools: the context stored at `base` (its messages followed by `append`, its tools), or
+ * the whole transcript in `append` with the tools, by reference once stored.
+ */
+export type ModelContext =
+  | { base: PayloadRef; append: TranscriptMessage[] }
+  | { append: TranscriptMessage[]; tools: { ref: PayloadRef } | { specs: ModelToolSpec[] } };
+
+/** What the worker stored for one call: its context, and its tools when the call sent them whole. */
 export interface StoredModelContext {
   context: PayloadRef;
-  tools: PayloadRef;
+  tools?: PayloadRef;
 }
 
 /** What the model activity returns: the model's answer and, for a {@link ModelContextRequest}, what it stored. */

@@ -1,8 +1,9 @@
 import { describe, expect, it } from 'vitest';
 import { assembleModelRequest } from '../../../activities/model-context.js';
 import { RelayError } from '../../../src/shared/errors.js';
-import type { ModelContextRequest, ModelToolSpec, TranscriptMessage } from '../../../src/shared/transcript.js';
+import type { ModelContext, ModelToolSpec, TranscriptMessage } from '../../../src/shared/transcript.js';
 import { createMemoryPayloadStore } from '../../../src/store/memory-payload-store.js';
+import type { PayloadStore } from '../../../src/store/payload-store.js';
 
 const tools: ModelToolSpec[] = [{ name: 'add', description: 'Add two numbers.', inputSchema: { type: 'object' } }];
 const prompt: TranscriptMessage = { role: 'user', content: 'What is 2 + 3?' };
@@ -18,17 +19,23 @@ const result: TranscriptMessage = {
   result: { success: true, toolName: 'add', toolCallId: 'call_1_0', data: { result: 5 } },
 };
 
-function request(step: number, parts: Pick<ModelContextRequest, 'context' | 'tools'>): ModelContextRequest {
-  return { model: 'scripted:test', step, runId: 'run-1', tenantId: 'acme', settings: { temperature: 0 }, ...parts };
+function assemble(store: PayloadStore, step: number, context: ModelContext, tenantId = 'acme') {
+  return assembleModelRequest(store, {
+    model: 'scripted:test',
+    step,
+    runId: 'run-1',
+    tenantId,
+    settings: { temperature: 0 },
+    context,
+  });
 }
 
+const isNotFound = (error: unknown) => RelayError.isInstance(error) && error.code === 'payload_not_found';
+
 describe('assembleModelRequest', () => {
-  it('hands the model the stored transcript followed by what is new, with the stored tools', async () => {
+  it('hands the model the stored messages followed by what is new, with the tools stored with them', async () => {
     const store = createMemoryPayloadStore();
-    const first = await assembleModelRequest(
-      store,
-      request(1, { context: { append: [prompt] }, tools: { specs: tools } }),
-    );
+    const first = await assemble(store, 1, { append: [prompt], tools: { specs: tools } });
     expect(first.request).toEqual({
       model: 'scripted:test',
       messages: [prompt],
@@ -38,65 +45,50 @@ describe('assembleModelRequest', () => {
       tenantId: 'acme',
       settings: { temperature: 0 },
     });
-    const second = await assembleModelRequest(
-      store,
-      request(2, {
-        context: { base: first.stored.context, append: [call, result] },
-        tools: { ref: first.stored.tools },
-      }),
-    );
+    expect(first.stored.tools).toMatch(/^sha256:[0-9a-f]{64}$/);
+    const second = await assemble(store, 2, { base: first.stored.context, append: [call, result] });
     expect(second.request.messages).toEqual([prompt, call, result]);
     expect(second.request.tools).toEqual(tools);
-    expect(second.stored.tools).toBe(first.stored.tools);
+    // The tools travel inside the stored context: no ref to keep after the first call.
+    expect(second.stored).toEqual({ context: expect.stringMatching(/^sha256:/) });
     expect(second.stored.context).not.toBe(first.stored.context);
   });
 
-  it('stores the same context under the same ref when a call is retried, and the whole transcript sent anew too', async () => {
+  it('takes the whole transcript with the tools by reference, as a run sends it after compaction', async () => {
     const store = createMemoryPayloadStore();
-    const first = await assembleModelRequest(
-      store,
-      request(1, { context: { append: [prompt] }, tools: { specs: tools } }),
-    );
-    const byReference = request(2, {
-      context: { base: first.stored.context, append: [call, result] },
-      tools: { ref: first.stored.tools },
+    const first = await assemble(store, 1, { append: [prompt], tools: { specs: tools } });
+    const whole = await assemble(store, 2, {
+      append: [prompt, call, result],
+      tools: { ref: first.stored.tools ?? 'sha256:' },
     });
-    const attempt = await assembleModelRequest(store, byReference);
-    const retry = await assembleModelRequest(store, byReference);
-    const whole = await assembleModelRequest(
-      store,
-      request(2, { context: { append: [prompt, call, result] }, tools: { specs: tools } }),
-    );
-    expect(retry.stored).toEqual(attempt.stored);
-    expect(whole.stored).toEqual(attempt.stored);
+    expect(whole.request.messages).toEqual([prompt, call, result]);
+    expect(whole.request.tools).toEqual(tools);
   });
 
-  it('fails with payload_not_found when the store no longer holds the base', async () => {
+  it('stores the same context under the same ref when a call is retried, or sent whole instead', async () => {
     const store = createMemoryPayloadStore();
-    const first = await assembleModelRequest(
-      store,
-      request(1, { context: { append: [prompt] }, tools: { specs: tools } }),
-    );
+    const first = await assemble(store, 1, { append: [prompt], tools: { specs: tools } });
+    const attempt = await assemble(store, 2, { base: first.stored.context, append: [call, result] });
+    const retry = await assemble(store, 2, { base: first.stored.context, append: [call, result] });
+    const whole = await assemble(store, 2, { append: [prompt, call, result], tools: { specs: tools } });
+    expect(retry.stored).toEqual(attempt.stored);
+    expect(whole.stored.context).toBe(attempt.stored.context);
+  });
+
+  it('fails with payload_not_found when the store no longer holds the base or the tools', async () => {
+    const first = await assemble(createMemoryPayloadStore(), 1, { append: [prompt], tools: { specs: tools } });
     const fresh = createMemoryPayloadStore();
-    const lost = assembleModelRequest(
-      fresh,
-      request(2, { context: { base: first.stored.context, append: [call] }, tools: { ref: first.stored.tools } }),
+    await expect(assemble(fresh, 2, { base: first.stored.context, append: [call] })).rejects.toSatisfy(isNotFound);
+    const toolsRef = first.stored.tools ?? 'sha256:';
+    await expect(assemble(fresh, 2, { append: [prompt, call], tools: { ref: toolsRef } })).rejects.toSatisfy(
+      isNotFound,
     );
-    await expect(lost).rejects.toSatisfy((error) => RelayError.isInstance(error) && error.code === 'payload_not_found');
   });
 
   it("never reads another tenant's stored context", async () => {
     const store = createMemoryPayloadStore();
-    const first = await assembleModelRequest(
-      store,
-      request(1, { context: { append: [prompt] }, tools: { specs: tools } }),
-    );
-    const otherTenant = assembleModelRequest(store, {
-      ...request(2, { context: { base: first.stored.context, append: [] }, tools: { specs: tools } }),
-      tenantId: 'globex',
-    });
-    await expect(otherTenant).rejects.toSatisfy(
-      (error) => RelayError.isInstance(error) && error.code === 'payload_not_found',
-    );
+    const first = await assemble(store, 1, { append: [prompt], tools: { specs: tools } });
+    const otherTenant = assemble(store, 2, { base: first.stored.context, append: [] }, 'globex');
+    await expect(otherTenant).rejects.toSatisfy(isNotFound);
   });
 });
