@@ -81,15 +81,13 @@ describe('model calls by reference', () => {
       expect(inputs).toHaveLength(13);
       // The first call carries the prompt and the tools; each later one a reference and the newest step only, the
       // tools riding in the stored context.
-      expect(inputs[0]?.input).toMatchObject({
-        context: { append: [{ role: 'user' }], tools: { specs: expect.any(Array) } },
-      });
+      const first = inputs[0]?.input.context;
+      expect(first && !('base' in first) && first.append.length === 1 && 'specs' in first.tools).toBe(true);
       const later = inputs.slice(1);
       for (const { input } of later) {
-        expect(input.context).toEqual({
-          base: expect.stringMatching(/^sha256:[0-9a-f]{64}$/),
-          append: [{}, {}].map(() => expect.anything()),
-        });
+        expect(Object.keys(input.context)).toEqual(['base', 'append']);
+        expect('base' in input.context && input.context.base).toMatch(/^sha256:[0-9a-f]{64}$/);
+        expect(input.context.append).toHaveLength(2);
       }
       const sizes = later.map(({ bytes }) => bytes);
       // Only the digits of the step and the call id grow.
@@ -172,10 +170,9 @@ describe('model calls by reference', () => {
         'model_responded',
         'run_completed',
       ]);
-      expect(events.find((event) => event.type === 'model_context_resent')).toMatchObject({
-        step: 2,
-        error: expect.stringContaining('payload'),
-      });
+      const resent = events.find((event) => event.type === 'model_context_resent');
+      expect(resent?.step).toBe(2);
+      expect(resent && 'error' in resent && resent.error).toMatch(/No payload sha256:[0-9a-f]{64} for tenant 'acme'/);
       const inputs = (await modelCallInputs(runId)).map(({ input }) => input);
       expect(inputs.map(({ step, context }) => ({ step, base: 'base' in context }))).toEqual([
         { step: 1, base: false },
@@ -186,27 +183,17 @@ describe('model calls by reference', () => {
       expect(inputs[2]?.context).toHaveProperty('tools.specs');
       const seen = second.model.requestsOf(runId);
       expect(seen).toHaveLength(1);
-      expect(seen[0]?.messages).toEqual(
-        first.model.requestsOf(runId)[0]?.messages.concat(
-          {
-            role: 'assistant',
-            content: '',
-            toolCalls: [
-              {
-                id: 'call_1_0',
-                name: 'transfer_funds',
-                input: { from: 'a', to: 'b', amount: 5 },
-                providerCallId: 'c1',
-              },
-            ],
-          },
-          expect.objectContaining({
-            role: 'tool',
-            toolCallId: 'call_1_0',
-            result: expect.objectContaining({ success: true }),
-          }),
-        ),
-      );
+      const [prompt, assistant, toolMessage, ...rest] = seen[0]?.messages ?? [];
+      expect(prompt).toEqual(first.model.requestsOf(runId)[0]?.messages[0]);
+      expect(assistant).toEqual({
+        role: 'assistant',
+        content: '',
+        toolCalls: [
+          { id: 'call_1_0', name: 'transfer_funds', input: { from: 'a', to: 'b', amount: 5 }, providerCallId: 'c1' },
+        ],
+      });
+      expect(toolMessage).toMatchObject({ role: 'tool', toolCallId: 'call_1_0', result: { success: true } });
+      expect(rest).toEqual([]);
       expect(seen[0]?.tools.map((tool) => tool.name)).toContain('transfer_funds');
       await recordHistoryIfRequested(
         kit.temporal.workflow.getHandle(runId),
