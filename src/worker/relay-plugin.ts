@@ -46,9 +46,10 @@ export interface RelayPluginOptions extends ToolSourceOptions {
   maxModelResponseBytes?: number;
   /**
    * Where model calls keep a run's transcript and tools, so each call's input in history carries only what is new
-   * since the last call. A store the worker does not share with the other workers of its task queue (its own
-   * memory, say) works: a call that lands on a worker lacking the stored context fails fast and the run sends the
-   * whole context again (a `model_context_resent` event says so). The caller closes a store it gives.
+   * since the last call. Workers that share a task queue should share a store: a call that lands on a worker
+   * lacking the stored context fails fast and the run sends it again with the whole context (a
+   * `model_context_resent` event says so), which is safe after a restart but costs a second call each time when
+   * every worker keeps its own. The caller closes a store it gives.
    * @default a store in this worker's memory, bounded to 256 MiB
    */
   payloadStore?: PayloadStore;
