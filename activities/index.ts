@@ -4,6 +4,7 @@ import type { ToolExecutor } from '../src/tool/tool-executor.js';
 import type { ToolRegistry } from '../src/tool/tool-registry.js';
 import type { ModelRegistry } from '../src/model/model-registry.js';
 import { createModelTextStream } from './model-text-stream.js';
+import type { ModelTextStream } from './model-text-stream.js';
 import { ModelProviderError } from '../src/model/model-provider.js';
 import type { ModelCall, ModelProvider } from '../src/model/model-provider.js';
 import { RelayError } from '../src/shared/errors.js';
@@ -158,15 +159,25 @@ export function createActivities({ registry, executor, models, secrets, ...optio
      */
     async callModel(request: ModelRequest | ModelContextRequest): Promise<ModelCallResult> {
       const { provider, modelName } = resolveModel(models, request.model);
-      const assembled =
-        'context' in request
-          ? await assembleModelRequest(payloadStore, request).catch((error: unknown) => {
-              throw toNonRetryableFailure(error);
-            })
-          : { request, stored: undefined };
-      const response = await generateModelTurn(provider, { ...assembled.request, modelName });
-      checkModelResponseSize(response, maxModelResponseBytes);
-      return assembled.stored ? { ...response, stored: assembled.stored } : response;
+      // Streamed text travels in heartbeat details, which Temporal keeps on the pending activity, not in history.
+      const stream = createModelTextStream(Context.current(), request.step);
+      // Reading the stored context heartbeats too, so a slow store is not taken for a dead worker.
+      const callWithContext = async (context: Context): Promise<ModelCallResult> => {
+        const assembled =
+          'context' in request
+            ? await assembleModelRequest(payloadStore, request).catch((error: unknown) => {
+                throw toNonRetryableFailure(error);
+              })
+            : { request, stored: undefined };
+        const response = await generateModelTurn(provider, { ...assembled.request, modelName }, context, stream);
+        checkModelResponseSize(response, maxModelResponseBytes);
+        return assembled.stored ? { ...response, stored: assembled.stored } : response;
+      };
+      try {
+        return await whileHeartbeating(callWithContext, () => stream.progress());
+      } finally {
+        stream.stop();
+      }
     },
 
     /**
@@ -237,16 +248,18 @@ export function createActivities({ registry, executor, models, secrets, ...optio
 
 export type RelayActivities = ReturnType<typeof createActivities>;
 
-/** Calls the provider while the activity heartbeats, its streamed text riding on the heartbeats. */
-async function generateModelTurn(provider: ModelProvider, call: ModelCall): Promise<ModelResponse> {
-  // Streamed text travels in heartbeat details, which Temporal keeps on the pending activity, not in history.
-  const stream = createModelTextStream(Context.current(), call.step);
+/** Calls the provider, its streamed text going to `stream`; a provider's failure becomes a `model_error`. */
+async function generateModelTurn(
+  provider: ModelProvider,
+  call: ModelCall,
+  context: Context,
+  stream: ModelTextStream,
+): Promise<ModelResponse> {
   try {
-    return await whileHeartbeating(
-      (context) =>
-        provider.generate(call, { signal: context.cancellationSignal, onTextDelta: (delta) => stream.push(delta) }),
-      () => stream.progress(),
-    );
+    return await provider.generate(call, {
+      signal: context.cancellationSignal,
+      onTextDelta: (delta) => stream.push(delta),
+    });
   } catch (error) {
     if (error instanceof ModelProviderError) {
       throw ApplicationFailure.create({
@@ -257,8 +270,6 @@ async function generateModelTurn(provider: ModelProvider, call: ModelCall): Prom
       });
     }
     throw error;
-  } finally {
-    stream.stop();
   }
 }
 
