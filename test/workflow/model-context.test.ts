@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readHistory } from '../../src/client/read-history.js';
+import { ModelProviderError } from '../../src/model/model-provider.js';
 import type { ModelCall } from '../../src/model/model-provider.js';
 import type { ModelContextRequest, ModelRequest, TranscriptMessage } from '../../src/shared/transcript.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
@@ -100,6 +101,32 @@ describe('model calls by reference', () => {
         kit.temporal.workflow.getHandle(runId),
         path.join(historiesDirectory, 'model-context-by-reference.json'),
       );
+    } finally {
+      await stop();
+    }
+  });
+
+  it('gives a retried model call the same context, and the next call refers to what the retry stored', async () => {
+    let failedOnce = false;
+    const { client, model, stop } = await startWorker((call) => {
+      if (call.step === 2 && !failedOnce) {
+        failedOnce = true;
+        throw new ModelProviderError('overloaded', { retryable: true, retryAfterMs: 10 });
+      }
+      return adding(2)(call);
+    });
+    try {
+      const { runId } = await client.startRun({ ...base, prompt: 'count' });
+      expect(await client.result(runId)).toMatchObject({ status: 'completed', steps: 3 });
+      const attempts = model.requestsOf(runId).filter((call) => call.step === 2);
+      expect(attempts).toHaveLength(2);
+      expect(attempts[1]?.messages).toEqual(attempts[0]?.messages);
+      expect(attempts[1]?.messages).toEqual(addingTranscript('count', 2));
+      // One scheduled call a step: the retry was Temporal's, and step 3 refers to what step 2 stored.
+      const inputs = (await modelCallInputs(runId)).map(({ input }) => input);
+      expect(inputs.map(({ step }) => step)).toEqual([1, 2, 3]);
+      expect(inputs[2]?.context).toHaveProperty('base');
+      expect(model.requestsOf(runId).at(-1)?.messages).toEqual(addingTranscript('count', 3));
     } finally {
       await stop();
     }
