@@ -4,7 +4,9 @@ import type { ToolExecutor } from '../src/tool/tool-executor.js';
 import type { ToolRegistry } from '../src/tool/tool-registry.js';
 import type { ModelRegistry } from '../src/model/model-registry.js';
 import { createModelTextStream } from './model-text-stream.js';
+import type { ModelTextStream } from './model-text-stream.js';
 import { ModelProviderError } from '../src/model/model-provider.js';
+import type { ModelCall, ModelProvider } from '../src/model/model-provider.js';
 import { RelayError } from '../src/shared/errors.js';
 import { redactSecrets, resolveSecretReferences } from '../src/security/resolve-secret-references.js';
 import type { SecretSource } from '../src/security/resolve-secret-references.js';
@@ -15,7 +17,10 @@ import {
   utf8ByteLength,
 } from '../src/shared/payload-limits.js';
 import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
-import type { ModelRequest, ModelResponse } from '../src/shared/transcript.js';
+import type { ModelCallResult, ModelContextRequest, ModelRequest, ModelResponse } from '../src/shared/transcript.js';
+import type { PayloadStore } from '../src/store/payload-store.js';
+import { createMemoryPayloadStore } from '../src/store/memory-payload-store.js';
+import { assembleModelRequest } from './model-context.js';
 import type { ToolResult } from '../src/shared/tool-result.js';
 import { boundIssues } from '../src/shared/payload-limits.js';
 import { checkToolInputAsync } from '../src/shared/tool-input.js';
@@ -79,6 +84,11 @@ export interface ActivityDependencies {
   maxModelResponseBytes?: number;
   /** What `{ "$secret": "NAME" }` in a run's config resolves to; the values exist only inside `executeTool`. */
   secrets?: SecretSource;
+  /**
+   * Where model calls store the transcript and tools they refer to instead of carrying them.
+   * @default a store in this process's memory (see `createMemoryPayloadStore`)
+   */
+  payloadStore?: PayloadStore;
 }
 
 /**
@@ -100,8 +110,9 @@ async function whileHeartbeating<T>(work: (context: Context) => Promise<T>, deta
 }
 
 /** The activities of an agent run, bound to one worker's tools and model providers. */
-export function createActivities({ registry, executor, models, secrets, ...limits }: ActivityDependencies) {
-  const maxModelResponseBytes = checkMaxModelResponseBytes(limits.maxModelResponseBytes);
+export function createActivities({ registry, executor, models, secrets, ...options }: ActivityDependencies) {
+  const maxModelResponseBytes = checkMaxModelResponseBytes(options.maxModelResponseBytes);
+  const payloadStore = options.payloadStore ?? createMemoryPayloadStore();
   return {
     /**
      * Records the tools a run may use (names, descriptions, JSON Schemas, approval flags) in its history, each with
@@ -152,35 +163,33 @@ export function createActivities({ registry, executor, models, secrets, ...limit
       return { at: new Date().toISOString() };
     },
 
-    /** Asks the run's model for its next turn; transient provider failures are retried by Temporal. */
-    async callModel(request: ModelRequest): Promise<Recorded<ModelResponse>> {
+    /**
+     * Asks the run's model for its next turn; transient provider failures are retried by Temporal. A call that
+     * refers to stored context fails with `payload_not_found`, not retried, when this worker's store lost it: the
+     * run then sends the whole context.
+     */
+    async callModel(request: ModelRequest | ModelContextRequest): Promise<Recorded<ModelCallResult>> {
       const { provider, modelName } = resolveModel(models, request.model);
       // Streamed text travels in heartbeat details, which Temporal keeps on the pending activity, not in history.
       const stream = createModelTextStream(Context.current(), request.step);
-      let response: ModelResponse;
+      // Reading the stored context heartbeats too, so a slow store is not taken for a dead worker.
+      const callWithContext = async (context: Context): Promise<ModelCallResult> => {
+        const assembled =
+          'context' in request
+            ? await assembleModelRequest(payloadStore, request).catch((error: unknown) => {
+                throw toNonRetryableFailure(error);
+              })
+            : { request, stored: undefined };
+        const response = await generateModelTurn(provider, { ...assembled.request, modelName }, context, stream);
+        checkModelResponseSize(response, maxModelResponseBytes);
+        return assembled.stored ? { ...response, stored: assembled.stored } : response;
+      };
       try {
-        response = await whileHeartbeating(
-          (context) =>
-            provider.generate(
-              { ...request, modelName },
-              { signal: context.cancellationSignal, onTextDelta: (delta) => stream.push(delta) },
-            ),
-          () => stream.progress(),
-        );
-      } catch (error) {
-        if (error instanceof ModelProviderError) {
-          throw ApplicationFailure.create({
-            type: 'model_error',
-            message: error.message,
-            nonRetryable: !error.retryable,
-            ...(error.retryAfterMs !== undefined ? { nextRetryDelay: error.retryAfterMs } : {}),
-          });
-        }
-        throw error;
+        const result = await whileHeartbeating(callWithContext, () => stream.progress());
+        return { ...result, at: new Date().toISOString() };
       } finally {
         stream.stop();
       }
-      return { ...checkModelResponseSize(response, maxModelResponseBytes), at: new Date().toISOString() };
     },
 
     /**
@@ -250,6 +259,31 @@ export function createActivities({ registry, executor, models, secrets, ...limit
 }
 
 export type RelayActivities = ReturnType<typeof createActivities>;
+
+/** Calls the provider, its streamed text going to `stream`; a provider's failure becomes a `model_error`. */
+async function generateModelTurn(
+  provider: ModelProvider,
+  call: ModelCall,
+  context: Context,
+  stream: ModelTextStream,
+): Promise<ModelResponse> {
+  try {
+    return await provider.generate(call, {
+      signal: context.cancellationSignal,
+      onTextDelta: (delta) => stream.push(delta),
+    });
+  } catch (error) {
+    if (error instanceof ModelProviderError) {
+      throw ApplicationFailure.create({
+        type: 'model_error',
+        message: error.message,
+        nonRetryable: !error.retryable,
+        ...(error.retryAfterMs !== undefined ? { nextRetryDelay: error.retryAfterMs } : {}),
+      });
+    }
+    throw error;
+  }
+}
 
 /**
  * Whether Temporal will attempt this activity again after a retryable failure. On the last attempt a remote tool's

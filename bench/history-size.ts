@@ -2,18 +2,32 @@
  * History per step: events and bytes of a run's history at 5, 20 and 50 tool steps, fetched from the server
  * after the run ends. Sizes are deterministic for a given script, so one run per size and variant suffices.
  * Events per step and bytes per step are the slope between sizes; the model-call input bytes at each step show
- * how the transcript resent on every call makes total bytes grow with the square of the steps.
+ * whether a call carries the whole transcript (growing with the steps) or only what is new.
+ * Then one long Relay-E run alone (500 steps): every execution of it, when it continues as new, against Temporal's
+ * default limits.
  *
- *   npm run bench:history -- [--steps 5,20,50]
+ *   npm run bench:history -- [--steps 5,20,50] [--long-steps 500]
  */
 import { parseArgs } from 'node:util';
+import type { Client } from '@temporalio/client';
 import { slope } from './lib/bench-stack.js';
-import { readHistoryFacts } from './lib/history-facts.js';
+import { readExecutionChainFacts, readHistoryFacts } from './lib/history-facts.js';
 import type { HistoryFacts } from './lib/history-facts.js';
 import { numberList, withVariants, writeResult } from './lib/measure-harness.js';
+import type { VariantProcess } from './lib/variant-protocol.js';
 
-const { values } = parseArgs({ options: { steps: { type: 'string', default: '5,20,50' } } });
+const { values } = parseArgs({
+  options: { steps: { type: 'string', default: '5,20,50' }, 'long-steps': { type: 'string', default: '500' } },
+});
 const sizes = numberList(values.steps);
+const longSteps = Number(values['long-steps']);
+
+/**
+ * Temporal's default limits on one execution (dynamic config `limit.historySize.error`, `limit.historyCount.error`,
+ * `limit.blobSize.error`): past the first two the server terminates the execution; a payload past the third fails
+ * the command that carries it.
+ */
+const temporalLimits = { historyBytes: 50 * 1024 * 1024, historyEvents: 51_200, payloadBytes: 2 * 1024 * 1024 };
 
 const result = await withVariants(['bare-temporal', 'relay', 'peer'], async ({ variants, failed, client }) => {
   const table: Record<string, unknown> = {};
@@ -53,7 +67,44 @@ const result = await withVariants(['bare-temporal', 'relay', 'peer'], async ({ v
     }
     console.log(`${name.padEnd(14)} ${eventsPerStep.toFixed(2)} events/step ${JSON.stringify(typesPerStep)}`);
   }
-  return { history: table, failed };
+  const relay = variants.get('relay');
+  const long = relay ? await measureLongRun(relay, client) : undefined;
+  return { history: table, ...(long ? { long } : {}), failed };
 });
+
+/** One Relay-E run of `longSteps` steps, execution by execution, with the limits it is measured against. */
+async function measureLongRun(relay: VariantProcess, client: Client) {
+  const answer = await relay.run({ steps: longSteps, runs: 1, concurrency: 1 });
+  const chain = await readExecutionChainFacts(client, answer.ids[0] ?? '');
+  const bytes = chain.reduce((sum, facts) => sum + facts.bytes, 0);
+  const largest = {
+    executionBytes: Math.max(...chain.map((facts) => facts.bytes)),
+    executionEvents: Math.max(...chain.map((facts) => facts.events)),
+    eventBytes: Math.max(...chain.map((facts) => facts.largestEventBytes)),
+  };
+  const modelInputBytes = chain.flatMap((facts) => facts.modelInputBytes);
+  console.log(
+    `relay long     ${longSteps} steps: ${chain.length} execution(s), ${(bytes / 1024).toFixed(1)} KiB in all ` +
+      `(${(bytes / longSteps / 1024).toFixed(2)} KiB/step), largest execution ${(largest.executionBytes / 1024).toFixed(1)} KiB ` +
+      `/ ${largest.executionEvents} events, largest event ${largest.eventBytes} B`,
+  );
+  return {
+    steps: longSteps,
+    executions: chain.map((facts) => ({
+      events: facts.events,
+      bytes: facts.bytes,
+      largestEventBytes: facts.largestEventBytes,
+    })),
+    bytes,
+    bytesPerStep: Math.round(bytes / longSteps),
+    largest,
+    modelInputBytesMax: Math.max(...modelInputBytes),
+    temporalLimits,
+    withinLimits:
+      largest.executionBytes < temporalLimits.historyBytes &&
+      largest.executionEvents < temporalLimits.historyEvents &&
+      largest.eventBytes < temporalLimits.payloadBytes,
+  };
+}
 
 writeResult('history-size', { description: 'history events and bytes per run, by number of tool steps', ...result });

@@ -1,10 +1,12 @@
 import {
+  ActivityFailure,
   ApplicationFailure,
   condition,
   ContinueAsNew,
   continueAsNew,
   allHandlersFinished,
   isCancellation,
+  log,
   patched,
   proxyActivities,
   upsertMemo,
@@ -20,7 +22,8 @@ import { closedRunMemoKey, closedRunRecord } from '../src/shared/closed-run-reco
 import { checkToolInput } from '../src/shared/tool-input.js';
 import { compactTranscript, defaultMaxTranscriptBytes } from '../src/shared/transcript-budget.js';
 import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
-import type { ModelResponse } from '../src/shared/transcript.js';
+import type { ModelCallResult, ModelContextRequest, ModelRequest, ModelResponse } from '../src/shared/transcript.js';
+import { ModelContextTracker } from './model-context.js';
 import { assignCallIds, assignLegacyCallIds } from './call-ids.js';
 import { readRecordedTime, usesRecordedTime } from './recorded-clock.js';
 import { registerRunHandlers } from './run-handlers.js';
@@ -67,12 +70,16 @@ const defaultApprovalTimeout = '24h';
  */
 export async function agentRun(input: AgentRunInput, carried?: CarriedRunState): Promise<RunResult> {
   checkRunInput(input);
+  // Patches are asked in the order the recorded histories hold their markers.
+  const exact = patched(exactRunPatch);
+  const patches = decideRunPatches();
   const context: RunContext = {
     run: new RunState(workflowInfo().workflowId, input, carried),
-    exact: patched(exactRunPatch),
-    patches: decideRunPatches(),
+    exact,
+    patches,
     validator: new ToolCallValidator(carried?.catalog ?? []),
     approvalTimeoutMs: msToNumber(input.approvalTimeout ?? defaultApprovalTimeout),
+    ...(patches.modelContextByReference() ? { modelContext: new ModelContextTracker() } : {}),
   };
   registerRunHandlers(context);
   try {
@@ -184,17 +191,7 @@ async function askModel(context: RunContext): Promise<Recorded<ModelResponse>> {
       nonRetryable: true,
     });
   }
-  const response = await callModel.executeWithOptions({ summary: `model ${run.input.model}, step ${run.step}` }, [
-    {
-      model: run.input.model,
-      messages: run.transcript,
-      tools: modelTools(run.catalog),
-      step: run.step,
-      runId: run.runId,
-      tenantId: run.input.tenantId,
-      ...(run.input.modelSettings ? { settings: run.input.modelSettings } : {}),
-    },
-  ]);
+  const response = await requestModelTurn(context);
   run.addUsage(response.usage);
   run.emit(
     {
@@ -207,6 +204,67 @@ async function askModel(context: RunContext): Promise<Recorded<ModelResponse>> {
     { at: response.at },
   );
   return response;
+}
+
+/** Calls the model with the run's transcript and tools: by reference where the run can, else whole. */
+async function requestModelTurn(context: RunContext): Promise<Recorded<ModelResponse>> {
+  const { run, modelContext } = context;
+  const callFacts = {
+    step: run.step,
+    runId: run.runId,
+    tenantId: run.input.tenantId,
+    ...(run.input.modelSettings ? { settings: run.input.modelSettings } : {}),
+  };
+  if (!modelContext) {
+    const tools = modelTools(run.catalog);
+    return await callModelActivity(run, { model: run.input.model, messages: run.transcript, tools, ...callFacts });
+  }
+  try {
+    return await callModelByReference(run, modelContext, callFacts);
+  } catch (error) {
+    if (!isStoredContextLost(error)) throw error;
+    const message = describeFailure(error);
+    log.warn('The worker lost the stored model context; sending the whole transcript again', {
+      step: run.step,
+      error: message,
+    });
+    const at = usesRecordedTime(context) ? await readRecordedTime() : undefined;
+    run.emit({ type: 'model_context_resent', error: message }, { at });
+    modelContext.forget();
+    return await callModelByReference(run, modelContext, callFacts);
+  }
+}
+
+/** Sends what is new since the stored context and keeps what the worker stored for the next call. */
+async function callModelByReference(
+  run: RunState,
+  modelContext: ModelContextTracker,
+  callFacts: Omit<ModelContextRequest, 'model' | 'context'>,
+): Promise<Recorded<ModelResponse>> {
+  const sent = [...run.transcript];
+  const { stored, ...response } = await callModelActivity(run, {
+    model: run.input.model,
+    ...callFacts,
+    context: modelContext.next(sent, () => modelTools(run.catalog)),
+  });
+  modelContext.remember(sent, stored);
+  return response;
+}
+
+function callModelActivity(
+  run: RunState,
+  request: ModelRequest | ModelContextRequest,
+): Promise<Recorded<ModelCallResult>> {
+  return callModel.executeWithOptions({ summary: `model ${run.input.model}, step ${run.step}` }, [request]);
+}
+
+/** The model activity's store no longer holds the context the call referred to (another worker, or it expired). */
+function isStoredContextLost(error: unknown): boolean {
+  return (
+    error instanceof ActivityFailure &&
+    error.cause instanceof ApplicationFailure &&
+    error.cause.type === 'payload_not_found'
+  );
 }
 
 /** Names the model's calls, handles each (in parallel) and puts the results in the transcript in call order. */

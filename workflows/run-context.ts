@@ -1,3 +1,4 @@
+import type { ModelContextTracker } from './model-context.js';
 import type { RunPatches } from './run-patches.js';
 import type { RunState } from './run-state.js';
 import type { ToolCallValidator } from './tool-call-validator.js';
@@ -12,4 +13,6 @@ export interface RunContext {
   /** Checks calls against the catalog the run snapshotted (empty until it has). */
   validator: ToolCallValidator;
   approvalTimeoutMs: number;
+  /** What the model calls send by reference; absent for runs started before they did, which send everything. */
+  modelContext?: ModelContextTracker;
 }

@@ -12,6 +12,9 @@ const runFailedCodeFromCausePatch = 'run-failed-code-from-cause';
 /** Skips the search-attribute upsert after a step that changed neither status nor pending count. */
 const skipUnchangedSearchAttributesPatch = 'skip-unchanged-search-attributes';
 
+/** Model calls send what is new since the context the worker stored, and the tools by reference (model-context.ts). */
+const modelContextByReferencePatch = 'model-context-by-reference';
+
 /**
  * Every event time comes from history: activities return the time they finished, and an event that follows from no
  * activity's result (a decision, a failure, a cancellation) waits for a clock-reading activity; an approval's input
@@ -37,6 +40,7 @@ export interface RunPatches {
   runFailedCodeFromCause(): boolean;
   skipUnchangedSearchAttributes(): boolean;
   readsFromHistory(): boolean;
+  modelContextByReference(): boolean;
 }
 
 /** Asks every patch now when the run is under the patches-at-start rule, else where each is used. */
@@ -49,6 +53,8 @@ export function decideRunPatches(): RunPatches {
       skipUnchangedSearchAttributes: () => patched(skipUnchangedSearchAttributesPatch),
       // Asked only at the start: these runs replay as they were recorded.
       readsFromHistory: () => false,
+      // Decided in the first task only: these runs started before this patch, so they keep sending everything.
+      modelContextByReference: () => false,
     };
   }
   const answers = {
@@ -57,6 +63,7 @@ export function decideRunPatches(): RunPatches {
     runFailedCodeFromCause: patched(runFailedCodeFromCausePatch),
     skipUnchangedSearchAttributes: patched(skipUnchangedSearchAttributesPatch),
     readsFromHistory: patched(readsFromHistoryPatch),
+    modelContextByReference: patched(modelContextByReferencePatch),
   };
   return {
     closedRunRecord: () => answers.closedRunRecord,
@@ -64,5 +71,6 @@ export function decideRunPatches(): RunPatches {
     runFailedCodeFromCause: () => answers.runFailedCodeFromCause,
     skipUnchangedSearchAttributes: () => answers.skipUnchangedSearchAttributes,
     readsFromHistory: () => answers.readsFromHistory,
+    modelContextByReference: () => answers.modelContextByReference,
   };
 }

@@ -24,11 +24,15 @@ export interface HistoryFacts {
   workflowTaskMs: number[];
   /** When each tool activity started, server time in ms since the epoch. */
   toolStartedAtMs: number[];
+  /** The largest single event, encoded: a bound on the largest payload the execution recorded. */
+  largestEventBytes: number;
+  /** The execution this one continued as, when it continued as new. */
+  continuedAsRunId?: string;
 }
 
-/** Fetches a workflow's history and measures it. */
-export async function readHistoryFacts(client: Client, workflowId: string): Promise<HistoryFacts> {
-  const history = await client.workflow.getHandle(workflowId).fetchHistory();
+/** Fetches a workflow's history (its newest execution, or `runId`'s) and measures it. */
+export async function readHistoryFacts(client: Client, workflowId: string, runId?: string): Promise<HistoryFacts> {
+  const history = await client.workflow.getHandle(workflowId, runId).fetchHistory();
   const events = history.events ?? [];
   const eventTypes: Record<string, number> = {};
   const scheduledTypes = new Map<string, string>();
@@ -37,7 +41,11 @@ export async function readHistoryFacts(client: Client, workflowId: string): Prom
   const workflowTaskMs: number[] = [];
   const toolStartedAtMs: number[] = [];
   let workflowTaskStartedAt: number | undefined;
+  let largestEventBytes = 0;
+  let continuedAsRunId: string | undefined;
   for (const event of events) {
+    largestEventBytes = Math.max(largestEventBytes, temporal.api.history.v1.HistoryEvent.encode(event).finish().length);
+    continuedAsRunId ??= event.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
     const type = (EventType[event.eventType ?? 0] ?? 'UNKNOWN').replace(/^EVENT_TYPE_/, '');
     eventTypes[type] = (eventTypes[type] ?? 0) + 1;
     const time = tsToMs(event.eventTime);
@@ -70,5 +78,20 @@ export async function readHistoryFacts(client: Client, workflowId: string): Prom
     stepMs: modelScheduledAt.slice(1).map((time, index) => time - (modelScheduledAt[index] ?? time)),
     workflowTaskMs,
     toolStartedAtMs,
+    largestEventBytes,
+    ...(continuedAsRunId ? { continuedAsRunId } : {}),
   };
+}
+
+/** Measures every execution of a workflow, first to last, following its continue-as-new chain. */
+export async function readExecutionChainFacts(client: Client, workflowId: string): Promise<HistoryFacts[]> {
+  const description = await client.workflow.getHandle(workflowId).describe();
+  const chain: HistoryFacts[] = [];
+  let runId: string | undefined = description.raw.workflowExecutionInfo?.firstRunId ?? description.runId;
+  while (runId !== undefined) {
+    const facts = await readHistoryFacts(client, workflowId, runId);
+    chain.push(facts);
+    runId = facts.continuedAsRunId;
+  }
+  return chain;
 }

@@ -44,6 +44,8 @@ function describeEvent(event: RunEvent): string {
       return '';
     case 'transcript_compacted':
       return `${event.elidedResults} old tool outputs${event.elidedTexts ? ` and ${event.elidedTexts} texts` : ''} elided: ${event.bytesBefore} -> ${event.bytesAfter} bytes`;
+    case 'model_context_resent':
+      return `the worker lacked the stored model context, so the whole transcript was sent again (${event.error})`;
     case 'events_dropped':
       return `${event.dropped} older events no longer kept; the log goes on at #${event.firstKeptSeq}`;
   }

@@ -147,6 +147,7 @@ export const runEventSchema = z
       'run_failed',
       'run_cancelled',
       'transcript_compacted',
+      'model_context_resent',
       'events_dropped',
     ]),
     toolCallId: z.string().optional(),

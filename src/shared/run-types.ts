@@ -50,8 +50,8 @@ export interface AgentRunInput {
   continueAsNewAfterSteps?: number;
   /**
    * The most bytes (as JSON) of transcript the run keeps and sends to its model; past it the oldest tool outputs
-   * are elided (a `transcript_compacted` event says how many). Every model call carries the whole transcript, and
-   * Temporal refuses payloads over 2 MiB.
+   * are elided (a `transcript_compacted` event says how many). A model call may carry the whole transcript (the
+   * first of an execution, one after compaction), and Temporal refuses payloads over 2 MiB.
    * @default 1 MiB
    */
   maxTranscriptBytes?: number;
@@ -136,6 +136,11 @@ export type RunEvent =
       bytesBefore: number;
       bytesAfter: number;
     })
+  /**
+   * The worker that took a model call no longer held the context the run stored at its last call (another worker
+   * process with a store of its own, or it expired), so the call went again with the whole transcript and tools.
+   */
+  | (RunEventBase & { type: 'model_context_resent'; error: string })
   /**
    * Not recorded: text the model streamed since the follower's last delta (`offset` is where it starts in the step's
    * text; 0 again when a retried attempt starts over). `seq` is the last durable event's, so resuming is unaffected.

@@ -3,8 +3,9 @@ import type { ToolResult } from './tool-result.js';
 import type { TranscriptMessage } from './transcript.js';
 
 /**
- * The most bytes (as JSON) of transcript a run keeps and sends to its model. Every model call carries the whole
- * transcript, and Temporal refuses a payload over 2 MiB, so a run that outgrew that could not call its model
+ * The most bytes (as JSON) of transcript a run keeps and sends to its model. A model call can carry the whole
+ * transcript (the first of an execution, one after compaction, and every call of runs started before calls went by
+ * reference), and Temporal refuses a payload over 2 MiB, so a run that outgrew that could not call its model
  * again; half of it leaves room for the tool schemas and the rest of the request.
  */
 export const defaultMaxTranscriptBytes = 1_048_576;

@@ -1,5 +1,6 @@
 import type { ToolResult } from './tool-result.js';
 import type { JsonSchema } from './tool-catalog.js';
+import type { PayloadRef } from '../store/payload-store.js';
 
 /** A tool call as proposed by the model; `input` may be an object or a JSON string, and is unchecked. */
 export interface ProposedToolCall {
@@ -63,6 +64,32 @@ export interface ModelRequest {
   /** The run's `modelSettings`, when it has any. */
   settings?: ModelSettings;
 }
+
+/**
+ * What the run sends to the model activity when the worker's payload store holds the context: the transcript as the
+ * stored context of an earlier call (its messages and its tools) plus what is new since, so a call's input in
+ * history grows with one step, not with the whole run.
+ */
+export interface ModelContextRequest extends Omit<ModelRequest, 'messages' | 'tools'> {
+  context: ModelContext;
+}
+
+/**
+ * A call's transcript and tools: the context stored at `base` (its messages followed by `append`, its tools), or
+ * the whole transcript in `append` with the tools, by reference once stored.
+ */
+export type ModelContext =
+  | { base: PayloadRef; append: TranscriptMessage[] }
+  | { append: TranscriptMessage[]; tools: { ref: PayloadRef } | { specs: ModelToolSpec[] } };
+
+/** What the worker stored for one call: its context, and its tools when the call sent them whole. */
+export interface StoredModelContext {
+  context: PayloadRef;
+  tools?: PayloadRef;
+}
+
+/** What the model activity returns: the model's answer and, for a {@link ModelContextRequest}, what it stored. */
+export type ModelCallResult = ModelResponse & { stored?: StoredModelContext };
 
 /** What a model answered: text, tool calls, or both. */
 export interface ModelResponse {

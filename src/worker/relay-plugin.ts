@@ -7,6 +7,7 @@ import { ModelRegistry } from '../model/model-registry.js';
 import type { ModelProvider } from '../model/model-provider.js';
 import type { EncryptionOptions } from '../security/encryption-keys.js';
 import type { SecretSource } from '../security/resolve-secret-references.js';
+import type { PayloadStore } from '../store/payload-store.js';
 import { withEncryption } from '../security/with-encryption.js';
 import { RelayError } from '../shared/errors.js';
 import { relaySearchAttributeDefinitions } from '../shared/search-attributes.js';
@@ -43,6 +44,15 @@ export interface RelayPluginOptions extends ToolSourceOptions {
    * @default 1_048_576 (1 MiB)
    */
   maxModelResponseBytes?: number;
+  /**
+   * Where model calls keep a run's transcript and tools, so each call's input in history carries only what is new
+   * since the last call. Workers that share a task queue should share a store: a call that lands on a worker
+   * lacking the stored context fails fast and the run sends it again with the whole context (a
+   * `model_context_resent` event says so), which is safe after a restart but costs a second call each time when
+   * every worker keeps its own. The caller closes a store it gives.
+   * @default a store in this worker's memory, bounded to 256 MiB
+   */
+  payloadStore?: PayloadStore;
   /**
    * A pre-built bundle of Relay-E's workflows (`bundleRelayWorkflows()`), used when the worker has no workflows of
    * its own; without it the worker bundles them on start, which takes a few seconds.
@@ -87,6 +97,7 @@ export class RelayPlugin extends SimplePlugin {
           ? { maxModelResponseBytes: options.maxModelResponseBytes }
           : {}),
         ...(options.secrets ? { secrets: options.secrets } : {}),
+        ...(options.payloadStore ? { payloadStore: options.payloadStore } : {}),
       }),
       // A function, so the codec goes after the codecs the worker or client already has.
       ...(options.encryption

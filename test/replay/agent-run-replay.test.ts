@@ -41,6 +41,8 @@ const exact = [
   'invalid-input-retry',
   'long-output-in-result',
   'max-steps',
+  'model-context-by-reference',
+  'model-context-resent',
   'model-response-over-limit',
   'parallel-approvals',
   'parallel-calls',

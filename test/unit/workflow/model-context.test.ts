@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import type { ModelToolSpec, TranscriptMessage } from '../../../src/shared/transcript.js';
+import { compactTranscript } from '../../../src/shared/transcript-budget.js';
+import { ModelContextTracker } from '../../../workflows/model-context.js';
+
+const tools: ModelToolSpec[] = [{ name: 'add', description: 'Add two numbers.', inputSchema: { type: 'object' } }];
+const firstStored = { context: 'sha256:c1', tools: 'sha256:t1' } as const;
+const laterStored = { context: 'sha256:c2' } as const;
+const toolsNotRebuilt = () => {
+  throw new Error('the tools are stored: the list is not built again');
+};
+
+function toolTurn(step: number, output: string): TranscriptMessage[] {
+  const id = `call_${step}_0`;
+  return [
+    { role: 'assistant', content: '', toolCalls: [{ id, name: 'read', input: {} }] },
+    { role: 'tool', toolCallId: id, toolName: 'read', result: { success: true, toolName: 'read', data: output } },
+  ];
+}
+
+describe('ModelContextTracker', () => {
+  it('sends the whole transcript and the tools when nothing is stored yet', () => {
+    const transcript: TranscriptMessage[] = [{ role: 'user', content: 'hi' }];
+    expect(new ModelContextTracker().next(transcript, () => tools)).toEqual({
+      append: transcript,
+      tools: { specs: tools },
+    });
+  });
+
+  it('sends only the messages added since the stored context, which holds the tools', () => {
+    const tracker = new ModelContextTracker();
+    const transcript: TranscriptMessage[] = [{ role: 'user', content: 'hi' }];
+    tracker.remember([...transcript], firstStored);
+    transcript.push(...toolTurn(1, 'one'));
+    expect(tracker.next(transcript, toolsNotRebuilt)).toEqual({ base: 'sha256:c1', append: transcript.slice(1) });
+    tracker.remember([...transcript], laterStored);
+    transcript.push(...toolTurn(2, 'two'));
+    expect(tracker.next(transcript, toolsNotRebuilt)).toEqual({ base: 'sha256:c2', append: transcript.slice(3) });
+  });
+
+  it('sends the whole transcript once compaction replaced a message the stored context holds, the tools by reference', () => {
+    const tracker = new ModelContextTracker();
+    const transcript: TranscriptMessage[] = [{ role: 'user', content: 'read' }, ...toolTurn(1, 'x'.repeat(2_000))];
+    tracker.remember([...transcript], firstStored);
+    transcript.push(...toolTurn(2, 'y'.repeat(2_000)));
+    tracker.remember([...transcript], laterStored);
+    expect(compactTranscript(transcript, 3_000)).toBeDefined();
+    expect(tracker.next(transcript, toolsNotRebuilt)).toEqual({ append: transcript, tools: { ref: 'sha256:t1' } });
+  });
+
+  it('sends everything again after forget, and after a call that stored nothing', () => {
+    const tracker = new ModelContextTracker();
+    const transcript: TranscriptMessage[] = [{ role: 'user', content: 'hi' }];
+    tracker.remember([...transcript], firstStored);
+    tracker.forget();
+    expect(tracker.next(transcript, () => tools)).toEqual({ append: transcript, tools: { specs: tools } });
+    tracker.remember([...transcript], firstStored);
+    tracker.remember([...transcript], undefined);
+    expect(tracker.next(transcript, () => tools)).toEqual({ append: transcript, tools: { specs: tools } });
+  });
+});

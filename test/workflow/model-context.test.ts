@@ -1,0 +1,289 @@
+import { readFile } from 'node:fs/promises';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { readHistory } from '../../src/client/read-history.js';
+import { ModelProviderError } from '../../src/model/model-provider.js';
+import type { ModelCall } from '../../src/model/model-provider.js';
+import type { ModelContextRequest, ModelRequest, TranscriptMessage } from '../../src/shared/transcript.js';
+import { scriptedModel } from '../../src/testing/scripted-model.js';
+import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
+import { createRelayTestKit, eventTypes, waitForRun } from '../helpers/relay-test-kit.js';
+import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { recordHistoryIfRequested } from '../helpers/replay-histories.js';
+import { createLedger, createTestTools } from '../helpers/test-tools.js';
+
+let kit: RelayTestKit;
+
+beforeAll(async () => {
+  kit = await createRelayTestKit();
+});
+
+afterAll(async () => {
+  await kit.close();
+});
+
+const base = { tenantId: 'acme', userId: 'u1', model: 'scripted:test' } as const;
+const historiesDirectory = path.join(import.meta.dirname, '../fixtures/histories/agent-run/exact');
+
+function startWorker(script: readonly ScriptedTurn[] | ((call: ModelCall) => ScriptedTurn), taskQueue?: string) {
+  const model = scriptedModel(script);
+  return kit
+    .startWorker({
+      tools: createTestTools(createLedger()),
+      models: { scripted: model },
+      ...(taskQueue ? { taskQueue } : {}),
+    })
+    .then((running) => ({ ...running, model }));
+}
+
+/** Each model call's input as the run's history records it (one execution), with its size in bytes. */
+async function modelCallInputs(
+  runId: string,
+  executionRunId?: string,
+): Promise<Array<{ bytes: number; input: ModelContextRequest }>> {
+  const events = await readHistory(kit.temporal, runId, executionRunId ? { executionRunId } : {});
+  return (events.events ?? []).flatMap((event) => {
+    const scheduled = event.activityTaskScheduledEventAttributes;
+    const payload = scheduled?.activityType?.name === 'callModel' ? scheduled.input?.payloads?.[0] : undefined;
+    if (!payload?.data) return [];
+    const input = JSON.parse(Buffer.from(payload.data).toString('utf8')) as ModelContextRequest;
+    return [{ bytes: payload.data.length, input }];
+  });
+}
+
+/** The transcript of a run whose model called `add({ a: k, b: 1 })` at each step k before `step`. */
+function addingTranscript(prompt: string, step: number): TranscriptMessage[] {
+  const transcript: TranscriptMessage[] = [{ role: 'user', content: prompt }];
+  for (let k = 1; k < step; k++) {
+    const id = `call_${k}_0`;
+    transcript.push(
+      { role: 'assistant', content: '', toolCalls: [{ id, name: 'add', input: { a: k, b: 1 } }] },
+      {
+        role: 'tool',
+        toolCallId: id,
+        toolName: 'add',
+        result: { success: true, toolName: 'add', toolCallId: id, data: { result: k + 1 } },
+      },
+    );
+  }
+  return transcript;
+}
+
+const adding = (steps: number) => (call: ModelCall) =>
+  call.step <= steps ? { toolCalls: [{ name: 'add', input: { a: call.step, b: 1 } }] } : { text: 'done' };
+
+describe('model calls by reference', () => {
+  it('records model-call inputs that stay the same size however long the transcript grows', async () => {
+    const { client, model, stop } = await startWorker(adding(12));
+    try {
+      const { runId } = await client.startRun({ ...base, prompt: 'count', maxSteps: 13 });
+      expect(await client.result(runId)).toMatchObject({ status: 'completed', steps: 13 });
+      const inputs = await modelCallInputs(runId);
+      expect(inputs).toHaveLength(13);
+      // The first call carries the prompt and the tools; each later one a reference and the newest step only, the
+      // tools riding in the stored context.
+      const first = inputs[0]?.input.context;
+      expect(first && !('base' in first) && first.append.length === 1 && 'specs' in first.tools).toBe(true);
+      const later = inputs.slice(1);
+      for (const { input } of later) {
+        expect(Object.keys(input.context)).toEqual(['base', 'append']);
+        expect('base' in input.context && input.context.base).toMatch(/^sha256:[0-9a-f]{64}$/);
+        expect(input.context.append).toHaveLength(2);
+      }
+      const sizes = later.map(({ bytes }) => bytes);
+      // Only the digits of the step and the call id grow.
+      expect(Math.max(...sizes) - Math.min(...sizes)).toBeLessThanOrEqual(8);
+      const lastTranscriptBytes = Buffer.byteLength(JSON.stringify(addingTranscript('count', 13)));
+      expect(sizes.at(-1)).toBeLessThan(lastTranscriptBytes / 4);
+      // The model still saw the whole transcript at every step.
+      model.requestsOf(runId).forEach((call) => expect(call.messages).toEqual(addingTranscript('count', call.step)));
+      await recordHistoryIfRequested(
+        kit.temporal.workflow.getHandle(runId),
+        path.join(historiesDirectory, 'model-context-by-reference.json'),
+      );
+    } finally {
+      await stop();
+    }
+  });
+
+  it('gives a retried model call the same context, and the next call refers to what the retry stored', async () => {
+    let failedOnce = false;
+    const { client, model, stop } = await startWorker((call) => {
+      if (call.step === 2 && !failedOnce) {
+        failedOnce = true;
+        throw new ModelProviderError('overloaded', { retryable: true, retryAfterMs: 10 });
+      }
+      return adding(2)(call);
+    });
+    try {
+      const { runId } = await client.startRun({ ...base, prompt: 'count' });
+      expect(await client.result(runId)).toMatchObject({ status: 'completed', steps: 3 });
+      const attempts = model.requestsOf(runId).filter((call) => call.step === 2);
+      expect(attempts).toHaveLength(2);
+      expect(attempts[1]?.messages).toEqual(attempts[0]?.messages);
+      expect(attempts[1]?.messages).toEqual(addingTranscript('count', 2));
+      // One scheduled call a step: the retry was Temporal's, and step 3 refers to what step 2 stored.
+      const inputs = (await modelCallInputs(runId)).map(({ input }) => input);
+      expect(inputs.map(({ step }) => step)).toEqual([1, 2, 3]);
+      expect(inputs[2]?.context).toHaveProperty('base');
+      expect(model.requestsOf(runId).at(-1)?.messages).toEqual(addingTranscript('count', 3));
+    } finally {
+      await stop();
+    }
+  });
+
+  it('hands the model the same messages and tools the run sent whole before (exact/valid-call.json)', async () => {
+    const recorded = JSON.parse(await readFile(path.join(historiesDirectory, 'valid-call.json'), 'utf8')) as {
+      events: Array<{
+        activityTaskScheduledEventAttributes?: {
+          activityType: { name: string };
+          input: { payloads: Array<{ data: string }> };
+        };
+      }>;
+    };
+    const sentWhole = recorded.events.flatMap(({ activityTaskScheduledEventAttributes: scheduled }) =>
+      scheduled?.activityType.name === 'callModel'
+        ? [JSON.parse(Buffer.from(scheduled.input.payloads[0]?.data ?? '', 'base64').toString('utf8')) as ModelRequest]
+        : [],
+    );
+    const { client, model, stop } = await startWorker([
+      { toolCalls: [{ id: 'c1', name: 'add', input: { a: 2, b: 3 } }] },
+      { text: 'The sum is 5.' },
+    ]);
+    try {
+      const { runId } = await client.startRun({ ...base, prompt: 'What is 2 + 3?' });
+      await client.result(runId);
+      const seen = model
+        .requestsOf(runId)
+        .map(({ messages, tools, step, model: id, tenantId }) => ({ messages, tools, step, model: id, tenantId }));
+      expect(sentWhole).toHaveLength(2);
+      expect(seen).toEqual(
+        sentWhole.map(({ messages, tools, step, model: id, tenantId }) => ({
+          messages,
+          tools,
+          step,
+          model: id,
+          tenantId,
+        })),
+      );
+    } finally {
+      await stop();
+    }
+  });
+
+  it('sends the whole transcript again, and says so, when the worker taking the call lacks the stored context', async () => {
+    const script: ScriptedTurn[] = [
+      { toolCalls: [{ id: 'c1', name: 'transfer_funds', input: { from: 'a', to: 'b', amount: 5 } }] },
+      { text: 'Moved.' },
+    ];
+    const first = await startWorker(script);
+    const { runId } = await first.client.startRun({ ...base, prompt: 'Move 5 from a to b.' });
+    await waitForRun(first.client, runId, (snapshot) => snapshot.status === 'awaiting_approval');
+    await first.stop();
+    // A fresh worker on the same task queue: its own memory store has never seen this run.
+    const second = await startWorker(script, first.taskQueue);
+    try {
+      await second.client.approve(runId, 'call_1_0');
+      expect(await second.client.result(runId)).toMatchObject({ status: 'completed', output: 'Moved.' });
+      const events = await second.client.events(runId);
+      expect(eventTypes(events)).toEqual([
+        'run_started',
+        'model_responded',
+        'tool_call_validated',
+        'tool_awaiting_approval',
+        'tool_approved',
+        'tool_succeeded',
+        'model_context_resent',
+        'model_responded',
+        'run_completed',
+      ]);
+      const resent = events.find((event) => event.type === 'model_context_resent');
+      expect(resent?.step).toBe(2);
+      expect(resent && 'error' in resent && resent.error).toMatch(
+        /No payload sha256:[0-9a-f]{64} is stored for tenant 'acme'/,
+      );
+      const inputs = (await modelCallInputs(runId)).map(({ input }) => input);
+      expect(inputs.map(({ step, context }) => ({ step, base: 'base' in context }))).toEqual([
+        { step: 1, base: false },
+        { step: 2, base: true },
+        { step: 2, base: false },
+      ]);
+      // The new worker lacks the tools too: they go whole again.
+      expect(inputs[2]?.context).toHaveProperty('tools.specs');
+      const seen = second.model.requestsOf(runId);
+      expect(seen).toHaveLength(1);
+      const [prompt, assistant, toolMessage, ...rest] = seen[0]?.messages ?? [];
+      expect(prompt).toEqual(first.model.requestsOf(runId)[0]?.messages[0]);
+      expect(assistant).toEqual({
+        role: 'assistant',
+        content: '',
+        toolCalls: [
+          { id: 'call_1_0', name: 'transfer_funds', input: { from: 'a', to: 'b', amount: 5 }, providerCallId: 'c1' },
+        ],
+      });
+      expect(toolMessage).toMatchObject({ role: 'tool', toolCallId: 'call_1_0', result: { success: true } });
+      expect(rest).toEqual([]);
+      expect(seen[0]?.tools.map((tool) => tool.name)).toContain('transfer_funds');
+      await recordHistoryIfRequested(
+        kit.temporal.workflow.getHandle(runId),
+        path.join(historiesDirectory, 'model-context-resent.json'),
+      );
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('sends the whole transcript, tools still by reference, at each step where compaction changed it', async () => {
+    const { client, model, stop } = await startWorker((call) =>
+      call.step <= 5
+        ? { toolCalls: [{ name: 'repeat_text', input: { text: 'x', times: 3_000 } }] }
+        : { text: 'read them all' },
+    );
+    try {
+      const { runId } = await client.startRun({ ...base, prompt: 'read', maxTranscriptBytes: 8_192 });
+      expect(await client.result(runId)).toMatchObject({ status: 'completed', output: 'read them all' });
+      const compactedAt = new Set(
+        (await client.events(runId))
+          .filter((event) => event.type === 'transcript_compacted')
+          .map((event) => event.step),
+      );
+      expect(compactedAt.size).toBeGreaterThan(0);
+      const inputs = (await modelCallInputs(runId)).map(({ input }) => input);
+      for (const { step, context } of inputs) {
+        expect({ step, base: 'base' in context }).toEqual({ step, base: step > 1 && !compactedAt.has(step) });
+      }
+      const wholeAfterTheFirst = inputs.filter(({ step, context }) => step > 1 && !('base' in context));
+      expect(wholeAfterTheFirst.length).toBeGreaterThan(0);
+      for (const { context } of wholeAfterTheFirst) expect(context).toHaveProperty('tools.ref');
+      // What the model saw is the compacted transcript: within the budget, the oldest output elided.
+      for (const call of model.requestsOf(runId)) {
+        expect(Buffer.byteLength(JSON.stringify(call.messages))).toBeLessThanOrEqual(8_192);
+      }
+      const last = model.requestsOf(runId).at(-1)?.messages ?? [];
+      expect(last.find((message) => message.role === 'tool')).toMatchObject({ result: { data: { elided: true } } });
+    } finally {
+      await stop();
+    }
+  });
+
+  it('starts each execution of a continued run with the whole transcript, then refers to it again', async () => {
+    const { client, model, stop } = await startWorker(adding(5));
+    try {
+      const { runId } = await client.startRun({ ...base, prompt: 'count', continueAsNewAfterSteps: 2 });
+      expect(await client.result(runId)).toMatchObject({ status: 'completed', steps: 6 });
+      model.requestsOf(runId).forEach((call) => expect(call.messages).toEqual(addingTranscript('count', call.step)));
+      const description = await kit.temporal.workflow.getHandle(runId).describe();
+      expect(description.runId).not.toBe(description.raw.workflowExecutionInfo?.firstRunId);
+      const last = (await modelCallInputs(runId)).map(({ input }) => input);
+      // The last execution starts at step 5 from the carried transcript (9 messages), sent whole.
+      expect(last.map(({ step, context }) => ({ step, base: 'base' in context, sent: context.append.length }))).toEqual(
+        [
+          { step: 5, base: false, sent: 9 },
+          { step: 6, base: true, sent: 2 },
+        ],
+      );
+    } finally {
+      await stop();
+    }
+  });
+});

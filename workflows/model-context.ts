@@ -1,0 +1,43 @@
+import type { ModelContext, ModelToolSpec, StoredModelContext, TranscriptMessage } from '../src/shared/transcript.js';
+import type { PayloadRef } from '../src/store/payload-store.js';
+
+/**
+ * What a run's model calls send: the messages added since the context the worker stored at the last call (its
+ * tools go with it), or the whole transcript with the tools by the reference stored at the execution's first call.
+ * The run keeps the whole transcript itself (compaction and continue-as-new need it); when the stored context is no
+ * longer a prefix of it (compaction replaced a message), or there is none yet, the call carries everything.
+ */
+export class ModelContextTracker {
+  /** The messages the stored context holds, as the objects the transcript held when they were sent. */
+  private sent: readonly TranscriptMessage[] = [];
+  private context: PayloadRef | undefined;
+  private tools: PayloadRef | undefined;
+
+  /** The context of the next call for this transcript. */
+  next(transcript: readonly TranscriptMessage[], tools: () => ModelToolSpec[]): ModelContext {
+    if (this.context !== undefined && this.isPrefixOf(transcript)) {
+      return { base: this.context, append: transcript.slice(this.sent.length) };
+    }
+    return { append: [...transcript], tools: this.tools !== undefined ? { ref: this.tools } : { specs: tools() } };
+  }
+
+  /** Records what the worker stored for a call that sent `transcript` (nothing when it stored nothing). */
+  remember(transcript: readonly TranscriptMessage[], stored: StoredModelContext | undefined): void {
+    if (!stored) return this.forget();
+    this.sent = [...transcript];
+    this.context = stored.context;
+    this.tools = stored.tools ?? this.tools;
+  }
+
+  /** Drops what the worker stored, so the next call carries everything: the worker no longer holds it. */
+  forget(): void {
+    this.sent = [];
+    this.context = undefined;
+    this.tools = undefined;
+  }
+
+  /** Compaction puts a new message object in place of one it elides, so identity tells what changed. */
+  private isPrefixOf(transcript: readonly TranscriptMessage[]): boolean {
+    return this.sent.length <= transcript.length && this.sent.every((message, index) => transcript[index] === message);
+  }
+}
