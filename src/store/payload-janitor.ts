@@ -104,7 +104,7 @@ export function startPayloadJanitor(options: PayloadJanitorOptions): PayloadJani
     const runs = await store.listUnclosedRuns({ limit: batchSize, ...(after ? { after } : {}) });
     // A short batch ends the round: the next pass starts again from the oldest run.
     after = runs.length < batchSize ? undefined : runs.at(-1);
-    const { failures, ...checked } = await closeClosedRuns(store, client, runs);
+    const { failures, ...checked } = await markClosedRuns(store, client, runs);
     const report = { ...checked, swept: await store.sweep(sweepOptions) };
     logReport(logger, report, failures);
     return report;
@@ -143,7 +143,7 @@ export function startPayloadJanitor(options: PayloadJanitorOptions): PayloadJani
 }
 
 /** Marks closed the runs Temporal reports closed or no longer knows, one after another. */
-async function closeClosedRuns(
+async function markClosedRuns(
   store: PayloadStore,
   client: Client,
   runs: readonly UnclosedRun[],
