@@ -6,7 +6,6 @@ import {
   WorkflowExecutionAlreadyStartedError,
   WorkflowIdConflictPolicy,
   WorkflowIdReusePolicy,
-  WorkflowNotFoundError,
   WorkflowUpdateFailedError,
   isGrpcServiceError,
 } from '@temporalio/client';
@@ -16,6 +15,7 @@ import type { DataConverter } from '@temporalio/common';
 import type { agentRun } from '../../workflows/agent-run.js';
 import { decideSignal, decideUpdate, eventPageQuery, snapshotQuery } from '../../workflows/messages.js';
 import type { EncryptionOptions } from '../security/encryption-keys.js';
+import { isWorkflowNotFound } from './is-workflow-not-found.js';
 import { readToolCatalog } from './read-tool-catalog.js';
 import { ModelDeltaTracker, readModelProgress } from './read-model-progress.js';
 import { withEncryption } from '../security/with-encryption.js';
@@ -137,9 +137,6 @@ export interface RunPendingApproval extends PendingApproval {
   sessionId?: string;
 }
 
-/** gRPC status NOT_FOUND: what the server answers for a workflow id it does not know. */
-const grpcNotFound = 5;
-
 /** How long a catalog read serves startRun's check for runs it can serve (workers announce every 10 minutes). */
 const catalogReuseMs = 5_000;
 
@@ -256,7 +253,7 @@ export class RelayClient {
     try {
       description = await this.temporal.workflow.getHandle(workerCatalogWorkflowId(this.taskQueue)).describe();
     } catch (error) {
-      if (isNotFound(error)) return undefined;
+      if (isWorkflowNotFound(error)) return undefined;
       throw error;
     }
     const catalog = description.memo?.[workerCatalogMemoKey] as WorkerCatalog | undefined;
@@ -504,7 +501,7 @@ export class RelayClient {
     try {
       return await call();
     } catch (error) {
-      if (isNotFound(error)) throw runNotFound(runId, error);
+      if (isWorkflowNotFound(error)) throw runNotFound(runId, error);
       const why = whyRunCannotAnswer(error, this.taskQueue);
       if (why !== undefined) {
         await this.checkTenant(runId, scope);
@@ -633,10 +630,6 @@ function unservedBy(input: AgentRunInput, catalog: WorkerCatalog): RelayError | 
     );
   }
   return undefined;
-}
-
-function isNotFound(error: unknown): boolean {
-  return error instanceof WorkflowNotFoundError || (isGrpcServiceError(error) && Number(error.code) === grpcNotFound);
 }
 
 function runNotFound(runId: string, cause?: unknown): RelayError {

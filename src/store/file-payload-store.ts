@@ -6,7 +6,8 @@ import { RelayError } from '../shared/errors.js';
 import { sweepCutoff, toRetentionMs } from './payload-retention.js';
 import { assertPayloadRef, createPayloadSealer, payloadNotFound } from './payload-sealer.js';
 import type { SealedPayload } from './payload-sealer.js';
-import type { PayloadRef, PayloadStore } from './payload-store.js';
+import type { PayloadRef, PayloadScope, PayloadStore, UnclosedRun } from './payload-store.js';
+import { pageOfUnclosedRuns } from './unclosed-runs.js';
 
 /** Options of `createFilePayloadStore`. */
 export interface FilePayloadStoreOptions {
@@ -37,13 +38,16 @@ interface StoredRun {
 const recordVersion = 1;
 const temporaryPrefix = '.partial-';
 const closedFileName = 'closed';
+const runFileName = 'run.json';
 
 /**
  * A payload store in a local folder, for the dev stack: one file per payload under a folder per tenant, beside a
- * folder per run that records which payloads the run stored and when it closed. Every file is written to a temporary
- * name, flushed and then renamed into place, so a crash mid-write leaves a stray temporary file, never a torn payload.
+ * folder per run that records which run it is, which payloads the run stored and when it closed. Every file is written
+ * to a temporary name, flushed and then renamed into place, so a crash mid-write leaves a stray temporary file, never a
+ * torn payload. Listing unclosed runs reads every run folder: fine for the dev stack it is made for.
  *
  *     <directory>/<sha256 of tenant id>/payloads/<address hex>
+ *     <directory>/<sha256 of tenant id>/runs/<sha256 of run id>/run.json            (tenant, run, first stored at)
  *     <directory>/<sha256 of tenant id>/runs/<sha256 of run id>/uses/<address hex>   (empty)
  *     <directory>/<sha256 of tenant id>/runs/<sha256 of run id>/closed                (ISO time)
  */
@@ -56,8 +60,11 @@ export function createFilePayloadStore(options: FilePayloadStoreOptions): Payloa
     async put(scope, data) {
       const ref = sealer.address(scope.tenantId, data);
       const folders = tenantFolders(directory, scope.tenantId);
+      const run = runFolder(folders, scope.runId);
+      // The run is recorded before its use, so a run that used a payload can always be listed as unclosed.
+      await recordRun(run, scope);
       // The use is recorded before the payload is touched: a sweep that has not seen the use sees the fresh time.
-      await recordUse(runFolder(folders, scope.runId), ref);
+      await recordUse(run, ref);
       const file = payloadFile(folders, ref);
       if (!(await touch(file))) {
         await mkdir(folders.payloads, { recursive: true, mode: 0o700 });
@@ -86,6 +93,12 @@ export function createFilePayloadStore(options: FilePayloadStoreOptions): Payloa
       }
       return deleted;
     },
+    async listUnclosedRuns(query) {
+      const runs: UnclosedRun[] = [];
+      for (const tenant of await listFolder(directory))
+        runs.push(...(await readUnclosedRuns(path.join(directory, tenant))));
+      return pageOfUnclosedRuns(runs, query);
+    },
     async close() {},
   };
 }
@@ -101,6 +114,15 @@ function runFolder(folders: TenantFolders, runId: string): string {
 
 function payloadFile(folders: TenantFolders, ref: PayloadRef): string {
   return path.join(folders.payloads, ref.slice('sha256:'.length));
+}
+
+/** Writes the run's record (who it is, when it first stored) unless it has one. */
+async function recordRun(run: string, scope: PayloadScope): Promise<void> {
+  const file = path.join(run, runFileName);
+  if (await isPresent(file)) return;
+  await mkdir(run, { recursive: true, mode: 0o700 });
+  const record = { version: recordVersion, tenantId: scope.tenantId, runId: scope.runId, firstStoredAt: new Date() };
+  await writeAtomically(file, Buffer.from(JSON.stringify(record)));
 }
 
 async function recordUse(run: string, ref: PayloadRef): Promise<void> {
@@ -195,10 +217,7 @@ async function readRuns(runs: string): Promise<StoredRun[]> {
   return Promise.all(
     (await listFolder(runs)).map(async (name) => {
       const folder = path.join(runs, name);
-      const closed = await readFile(path.join(folder, closedFileName), 'utf8').catch((error: unknown) => {
-        if (isMissing(error)) return undefined;
-        throw error;
-      });
+      const closed = await readTextIfPresent(path.join(folder, closedFileName));
       return {
         folder,
         closedAt: closed === undefined ? undefined : new Date(closed),
@@ -206,6 +225,44 @@ async function readRuns(runs: string): Promise<StoredRun[]> {
       };
     }),
   );
+}
+
+/** A tenant's runs that have a record and no close. */
+async function readUnclosedRuns(tenant: string): Promise<UnclosedRun[]> {
+  const runs = path.join(tenant, 'runs');
+  const found = await Promise.all(
+    (await listFolder(runs)).map(async (name) => {
+      const folder = path.join(runs, name);
+      if ((await readTextIfPresent(path.join(folder, closedFileName))) !== undefined) return undefined;
+      // A folder without a record is one a put began and never got to record a use in, or a close of a run that
+      // stored nothing: neither holds a payload to expire.
+      const record = await readTextIfPresent(path.join(folder, runFileName));
+      return record === undefined ? undefined : decodeRunRecord(record, folder);
+    }),
+  );
+  return found.filter((run) => run !== undefined);
+}
+
+function decodeRunRecord(text: string, folder: string): UnclosedRun {
+  let record: { version?: unknown; tenantId?: unknown; runId?: unknown; firstStoredAt?: unknown } | undefined;
+  try {
+    record = JSON.parse(text) as typeof record;
+  } catch {
+    record = undefined;
+  }
+  const firstStoredAt = typeof record?.firstStoredAt === 'string' ? new Date(record.firstStoredAt) : undefined;
+  if (
+    record?.version !== recordVersion ||
+    typeof record.tenantId !== 'string' ||
+    typeof record.runId !== 'string' ||
+    firstStoredAt === undefined ||
+    Number.isNaN(firstStoredAt.getTime())
+  ) {
+    throw new RelayError('payload_corrupt', `The run record in ${folder} is not readable: the file was damaged`, {
+      details: { folder },
+    });
+  }
+  return { tenantId: record.tenantId, runId: record.runId, firstStoredAt };
 }
 
 /**
@@ -230,6 +287,16 @@ async function deletePayloadIfOlder(file: string, cutoff: Date): Promise<boolean
   return false;
 }
 
+async function isPresent(file: string): Promise<boolean> {
+  return stat(file).then(
+    () => true,
+    (error: unknown) => {
+      if (isMissing(error)) return false;
+      throw error;
+    },
+  );
+}
+
 /** Whether a file was last modified (put or touched) before the cutoff; false when it is gone. */
 async function isOlder(file: string, cutoff: Date): Promise<boolean> {
   const info = await stat(file).catch((error: unknown) => {
@@ -237,6 +304,13 @@ async function isOlder(file: string, cutoff: Date): Promise<boolean> {
     throw error;
   });
   return info !== undefined && info.mtime < cutoff;
+}
+
+async function readTextIfPresent(file: string): Promise<string | undefined> {
+  return readFile(file, 'utf8').catch((error: unknown) => {
+    if (isMissing(error)) return undefined;
+    throw error;
+  });
 }
 
 async function listFolder(folder: string): Promise<string[]> {

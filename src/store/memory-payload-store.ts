@@ -3,7 +3,8 @@ import { RelayError } from '../shared/errors.js';
 import { sweepCutoff, toRetentionMs } from './payload-retention.js';
 import { assertPayloadRef, createPayloadSealer, payloadNotFound } from './payload-sealer.js';
 import type { SealedPayload } from './payload-sealer.js';
-import type { PayloadStore } from './payload-store.js';
+import type { PayloadScope, PayloadStore, UnclosedRun } from './payload-store.js';
+import { pageOfUnclosedRuns } from './unclosed-runs.js';
 
 /** Options of `createMemoryPayloadStore`. */
 export interface MemoryPayloadStoreOptions {
@@ -50,6 +51,7 @@ export function createMemoryPayloadStore(options: MemoryPayloadStoreOptions = {}
   // A Map iterates in insertion order: re-inserting on every use keeps the least recently used first.
   const payloads = new Map<string, MemoryPayload>();
   const closedRuns = new Map<string, Date>();
+  const unclosedRuns = new Map<string, UnclosedRun>();
   let heldBytes = 0;
 
   const remove = (key: string, payload: MemoryPayload) => {
@@ -65,6 +67,11 @@ export function createMemoryPayloadStore(options: MemoryPayloadStoreOptions = {}
   const isOpenOrRecent = (tenantId: string, runId: string, cutoff: Date) => {
     const closedAt = closedRuns.get(runKey(tenantId, runId));
     return closedAt === undefined || closedAt >= cutoff;
+  };
+  const recordRun = (scope: PayloadScope) => {
+    const key = runKey(scope.tenantId, scope.runId);
+    if (closedRuns.has(key) || unclosedRuns.has(key)) return;
+    unclosedRuns.set(key, { tenantId: scope.tenantId, runId: scope.runId, firstStoredAt: new Date() });
   };
 
   return {
@@ -88,6 +95,7 @@ export function createMemoryPayloadStore(options: MemoryPayloadStoreOptions = {}
         runIds: new Set([...(existing?.runIds ?? []), scope.runId]),
       });
       heldBytes += sealed.body.length;
+      recordRun(scope);
       evictBeyondLimit();
       return ref;
     },
@@ -101,7 +109,9 @@ export function createMemoryPayloadStore(options: MemoryPayloadStoreOptions = {}
       return sealer.open(scope.tenantId, ref, payload.sealed).slice();
     },
     async markRunClosed(scope, closedAt = new Date()) {
-      closedRuns.set(runKey(scope.tenantId, scope.runId), closedAt);
+      const key = runKey(scope.tenantId, scope.runId);
+      closedRuns.set(key, closedAt);
+      unclosedRuns.delete(key);
     },
     async sweep(sweepOptions = {}) {
       const cutoff = sweepCutoff(sweepOptions, retentionMs);
@@ -118,9 +128,13 @@ export function createMemoryPayloadStore(options: MemoryPayloadStoreOptions = {}
       for (const [key, closedAt] of closedRuns) if (closedAt < cutoff) closedRuns.delete(key);
       return deleted;
     },
+    async listUnclosedRuns(query) {
+      return pageOfUnclosedRuns(unclosedRuns.values(), query);
+    },
     async close() {
       payloads.clear();
       closedRuns.clear();
+      unclosedRuns.clear();
       heldBytes = 0;
     },
   };

@@ -24,6 +24,12 @@ export interface PayloadStore {
    * `now`; returns how many it deleted. A payload an open run stored is never deleted.
    */
   sweep(options?: PayloadSweepOptions): Promise<number>;
+  /**
+   * The runs that stored payloads here and were not marked closed, oldest first (by first store, then tenant and run
+   * id), at most `limit` of them: the runs a janitor asks Temporal about (see `startPayloadJanitor`), since nothing
+   * else tells a store that a run closed.
+   */
+  listUnclosedRuns(query: UnclosedRunsQuery): Promise<UnclosedRun[]>;
   /** Releases connections and files; the store is not used after it. */
   close(): Promise<void>;
 }
@@ -39,6 +45,23 @@ export interface PayloadScope {
  * an HMAC-SHA-256 of the tenant id and them under a key derived from the encryption key).
  */
 export type PayloadRef = `sha256:${string}`;
+
+/** A run that stored payloads and was not marked closed. */
+export interface UnclosedRun extends PayloadScope {
+  /** When the run first stored a payload here. */
+  firstStoredAt: Date;
+}
+
+/** Which runs `listUnclosedRuns` returns. */
+export interface UnclosedRunsQuery {
+  /** The most runs to return: a positive integer. */
+  limit: number;
+  /**
+   * Only the runs listed after this one, typically the last of the previous page; it need not be unclosed any more.
+   * @default from the oldest
+   */
+  after?: UnclosedRun;
+}
 
 /** What `sweep` counts as expired. */
 export interface PayloadSweepOptions {

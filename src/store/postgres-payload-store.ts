@@ -4,7 +4,8 @@ import type { EncryptionOptions } from '../security/encryption-keys.js';
 import { RelayError } from '../shared/errors.js';
 import { sweepCutoff, toRetentionMs } from './payload-retention.js';
 import { assertPayloadRef, createPayloadSealer, payloadNotFound } from './payload-sealer.js';
-import type { PayloadRef, PayloadScope, PayloadStore } from './payload-store.js';
+import type { PayloadRef, PayloadScope, PayloadStore, UnclosedRun, UnclosedRunsQuery } from './payload-store.js';
+import { checkedUnclosedRunsLimit } from './unclosed-runs.js';
 
 /** Where `createPostgresPayloadStore` connects: a connection string, or a pool the caller owns. */
 export type PostgresPayloadStoreConnection =
@@ -32,6 +33,7 @@ interface Tables {
   runs: string;
   uses: string;
   runsByCloseIndex: string;
+  unclosedRunsIndex: string;
   usesByRunIndex: string;
 }
 
@@ -88,6 +90,11 @@ export function createPostgresPayloadStore(options: PostgresPayloadStoreOptions)
       await ready();
       return sweepExpired(pool, tables, sweepCutoff(sweepOptions, retentionMs));
     },
+    async listUnclosedRuns(query) {
+      const limit = checkedUnclosedRunsLimit(query);
+      await ready();
+      return selectUnclosedRuns(pool, tables, limit, query.after);
+    },
     async close() {
       if (ownsPool) await pool.end();
     },
@@ -112,6 +119,7 @@ function quotedTables(tableName: string): Tables {
     runs: `"${tableName}_runs"`,
     uses: `"${tableName}_uses"`,
     runsByCloseIndex: `"${tableName}_runs_by_close"`,
+    unclosedRunsIndex: `"${tableName}_runs_unclosed"`,
     usesByRunIndex: `"${tableName}_uses_by_run"`,
   };
 }
@@ -132,6 +140,7 @@ async function createTables(pool: Pool, tables: Tables): Promise<void> {
       CREATE TABLE IF NOT EXISTS ${tables.runs} (
         tenant_id text NOT NULL,
         run_id text NOT NULL,
+        first_stored_at timestamptz NOT NULL DEFAULT now(),
         closed_at timestamptz,
         PRIMARY KEY (tenant_id, run_id)
       );
@@ -143,8 +152,11 @@ async function createTables(pool: Pool, tables: Tables): Promise<void> {
         FOREIGN KEY (tenant_id, ref) REFERENCES ${tables.payloads} ON DELETE CASCADE,
         FOREIGN KEY (tenant_id, run_id) REFERENCES ${tables.runs} ON DELETE CASCADE
       );
-      -- A sweep finds runs by when they closed, and deleting a run deletes its uses by run.
+      -- A sweep finds runs by when they closed, a janitor the unclosed ones in listing order, and deleting a run
+      -- deletes its uses by run.
       CREATE INDEX IF NOT EXISTS ${tables.runsByCloseIndex} ON ${tables.runs} (closed_at);
+      CREATE INDEX IF NOT EXISTS ${tables.unclosedRunsIndex} ON ${tables.runs} (first_stored_at, tenant_id, run_id)
+        WHERE closed_at IS NULL;
       CREATE INDEX IF NOT EXISTS ${tables.usesByRunIndex} ON ${tables.uses} (tenant_id, run_id);`);
   });
 }
@@ -163,10 +175,11 @@ async function storePayload(
   seal: () => { keyId: string | undefined; body: Uint8Array },
 ): Promise<void> {
   const now = new Date();
-  await client.query(`INSERT INTO ${tables.runs} (tenant_id, run_id) VALUES ($1, $2) ON CONFLICT DO NOTHING`, [
-    scope.tenantId,
-    scope.runId,
-  ]);
+  // The time comes from here, in milliseconds, so a listed run read back as a cursor names its row exactly.
+  await client.query(
+    `INSERT INTO ${tables.runs} (tenant_id, run_id, first_stored_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
+    [scope.tenantId, scope.runId, now],
+  );
   const touched = await client.query(
     `UPDATE ${tables.payloads} SET last_put_at = $3 WHERE tenant_id = $1 AND ref = $2`,
     [scope.tenantId, ref, now],
@@ -206,6 +219,22 @@ async function sweepExpired(pool: Pool, tables: Tables, cutoff: Date): Promise<n
     );
     return deleted.rowCount ?? 0;
   });
+}
+
+/** A page of unclosed runs in the order of the index that serves it. */
+async function selectUnclosedRuns(
+  pool: Pool,
+  tables: Tables,
+  limit: number,
+  after: UnclosedRunsQuery['after'],
+): Promise<UnclosedRun[]> {
+  const afterCondition = after ? 'AND (first_stored_at, tenant_id, run_id) > ($2, $3, $4)' : '';
+  const { rows } = await pool.query<{ tenant_id: string; run_id: string; first_stored_at: Date }>(
+    `SELECT tenant_id, run_id, first_stored_at FROM ${tables.runs} WHERE closed_at IS NULL ${afterCondition}
+     ORDER BY first_stored_at, tenant_id, run_id LIMIT $1`,
+    after ? [limit, after.firstStoredAt, after.tenantId, after.runId] : [limit],
+  );
+  return rows.map((row) => ({ tenantId: row.tenant_id, runId: row.run_id, firstStoredAt: row.first_stored_at }));
 }
 
 async function inTransaction<T>(pool: Pool, work: (client: PoolClient) => Promise<T>): Promise<T> {

@@ -18,7 +18,16 @@ export { createFilePayloadStore } from '../store/file-payload-store.js';
 export type { FilePayloadStoreOptions } from '../store/file-payload-store.js';
 export { createMemoryPayloadStore } from '../store/memory-payload-store.js';
 export type { MemoryPayloadStoreOptions } from '../store/memory-payload-store.js';
+export { startPayloadJanitor } from '../store/payload-janitor.js';
+export type { PayloadJanitor, PayloadJanitorOptions, PayloadJanitorReport } from '../store/payload-janitor.js';
 export { defaultPayloadRetentionMs } from '../store/payload-retention.js';
-export type { PayloadRef, PayloadScope, PayloadStore, PayloadSweepOptions } from '../store/payload-store.js';
+export type {
+  PayloadRef,
+  PayloadScope,
+  PayloadStore,
+  PayloadSweepOptions,
+  UnclosedRun,
+  UnclosedRunsQuery,
+} from '../store/payload-store.js';
 export { createPostgresPayloadStore } from '../store/postgres-payload-store.js';
 export type { PostgresPayloadStoreConnection, PostgresPayloadStoreOptions } from '../store/postgres-payload-store.js';

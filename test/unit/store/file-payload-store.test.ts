@@ -112,6 +112,17 @@ describe('file store', () => {
     }
   });
 
+  it('reports a damaged run record as payload_corrupt when it lists unclosed runs, instead of leaving the run out', async () => {
+    const store = createFilePayloadStore({ directory });
+    await store.put(scope, new TextEncoder().encode('stored'));
+    const record = path.join(directory, sha256Hex('acme'), 'runs', sha256Hex('run-1'), 'run.json');
+    expect(JSON.parse(await readFile(record, 'utf8'))).toMatchObject({ tenantId: 'acme', runId: 'run-1' });
+
+    await writeFile(record, '{"version": 1, "tenantId": "acme"');
+
+    await expect(store.listUnclosedRuns({ limit: 10 })).rejects.toMatchObject({ code: 'payload_corrupt' });
+  });
+
   it('deletes temporary files older than the retention period when it sweeps, and counts only payloads', async () => {
     const store = createFilePayloadStore({ directory, retentionMs: 1_000 });
     await store.put(scope, new TextEncoder().encode('kept while the run is open'));

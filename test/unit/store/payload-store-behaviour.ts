@@ -32,6 +32,12 @@ const globex = (runId = 'run-1'): PayloadScope => ({ tenantId: 'globex', runId }
 const text = (value: string) => new TextEncoder().encode(value);
 const plainSha256 = (data: Uint8Array) => `sha256:${createHash('sha256').update(data).digest('hex')}`;
 
+/** Waits until the clock has moved to another millisecond, so two stores are not at the same time. */
+async function nextMillisecond(): Promise<void> {
+  const start = Date.now();
+  while (Date.now() === start) await new Promise((resolve) => setTimeout(resolve, 1));
+}
+
 /** The error code a promise rejects with, or 'resolved'. */
 async function failureCode(promise: Promise<unknown>): Promise<ErrorCode | 'resolved' | 'not a RelayError'> {
   return promise.then(
@@ -212,6 +218,72 @@ export function describePayloadStoreBehaviour(
 
         expect(await store.sweep({ now: new Date(Date.now() + 2 * day), retentionMs: day })).toBe(1);
         expect(await store.get(globex('run-1'), globexRef)).toEqual(text('globex'));
+      });
+    });
+
+    describe('unclosed runs', () => {
+      it('lists the runs that stored payloads and were not marked closed, oldest first, with when each first stored', async () => {
+        const store = open();
+        const before = new Date();
+        await store.put(acme('run-1'), text('first'));
+        await nextMillisecond();
+        await store.put(globex('run-2'), text('second'));
+        await nextMillisecond();
+        await store.put(acme('run-3'), text('third'));
+        await store.put(acme('run-1'), text('first run again, not first any more'));
+        await store.markRunClosed(acme('run-3'));
+        const after = new Date();
+
+        const runs = await store.listUnclosedRuns({ limit: 10 });
+
+        expect(runs.map(({ tenantId, runId }) => ({ tenantId, runId }))).toEqual([acme('run-1'), globex('run-2')]);
+        for (const run of runs) {
+          expect(run.firstStoredAt.getTime()).toBeGreaterThanOrEqual(before.getTime());
+          expect(run.firstStoredAt.getTime()).toBeLessThanOrEqual(after.getTime());
+        }
+        expect(runs[0]?.firstStoredAt.getTime()).toBeLessThan(runs[1]?.firstStoredAt.getTime() ?? 0);
+      });
+
+      it('pages with limit and after, listing every run once even when the run it pages after has closed since', async () => {
+        const store = open();
+        const scopes = Array.from({ length: 5 }, (_, index) => acme(`run-${index}`));
+        for (const scope of scopes) await store.put(scope, text(scope.runId));
+
+        const first = await store.listUnclosedRuns({ limit: 2 });
+        await store.markRunClosed(first[1] ?? acme('missing'));
+        const second = await store.listUnclosedRuns({ limit: 2, after: first[1] });
+        const third = await store.listUnclosedRuns({ limit: 2, after: second[1] });
+
+        expect([first, second, third].map((page) => page.map((run) => run.runId))).toEqual([
+          ['run-0', 'run-1'],
+          ['run-2', 'run-3'],
+          ['run-4'],
+        ]);
+        expect((await store.listUnclosedRuns({ limit: 10 })).map((run) => run.runId)).toEqual([
+          'run-0',
+          'run-2',
+          'run-3',
+          'run-4',
+        ]);
+      });
+
+      it('lists no run that was marked closed before it stored, nor one whose every close the sweep has forgotten', async () => {
+        const store = open({ retentionMs: 0 });
+        await store.markRunClosed(acme('closed-first'));
+        await store.put(acme('closed-first'), text('stored after its close'));
+        await store.put(acme('swept'), text('swept'));
+        await store.markRunClosed(acme('swept'));
+        await store.sweep({ now: new Date(Date.now() + day) });
+
+        expect(await store.listUnclosedRuns({ limit: 10 })).toEqual([]);
+      });
+
+      it('refuses a limit that is not a positive integer with invalid_input', async () => {
+        const store = open();
+
+        for (const limit of [0, -1, 1.5, Number.NaN]) {
+          expect(await failureCode(store.listUnclosedRuns({ limit })), String(limit)).toBe('invalid_input');
+        }
       });
     });
 

@@ -69,7 +69,7 @@ describe('PostgreSQL store', () => {
     await Promise.all(stores.map((store) => store.close()));
   });
 
-  it('indexes runs by close and uses by run, so a sweep and the deletes it cascades need no full scans', async () => {
+  it('indexes runs by close, unclosed runs in listing order and uses by run, so a sweep, the deletes it cascades and a janitor need no full scans', async () => {
     const store = createPostgresPayloadStore({ connectionString: server.connectionString, tableName: 'indexed' });
     await store.sweep();
     await store.close();
@@ -78,7 +78,13 @@ describe('PostgreSQL store', () => {
       "SELECT indexdef FROM pg_indexes WHERE tablename IN ('indexed_runs', 'indexed_uses') ORDER BY indexname",
     );
     const definitions = rows.map((row) => row.indexdef.replace(/^.* USING btree /, ''));
-    expect(definitions).toEqual(expect.arrayContaining(['(closed_at)', '(tenant_id, run_id)']));
+    expect(definitions).toEqual(
+      expect.arrayContaining([
+        '(closed_at)',
+        '(first_stored_at, tenant_id, run_id) WHERE (closed_at IS NULL)',
+        '(tenant_id, run_id)',
+      ]),
+    );
   });
 
   it('uses a pool it is given and leaves it open when it closes', async () => {
