@@ -10,6 +10,7 @@ import { createWorker } from '../worker/create-worker.js';
 import { exitCodes } from './cli-error.js';
 import type { Command } from './command.js';
 import { connectionOptions, connectionOptionsHelp, parseCommandArgs } from './command.js';
+import { defaultPayloadDirectory, openCliPayloadStore } from './cli-payload-store.js';
 import { waitForShutdownSignal } from './shutdown-signal.js';
 import { connectWorkerConnection, readTemporalSettings } from './temporal-settings.js';
 import type { TemporalSettings } from './temporal-settings.js';
@@ -45,6 +46,7 @@ export async function startCliWorker(
   bankFile: string = demoBankFile,
 ): Promise<CliWorker> {
   const ownConnection = connection ?? (await connectWorkerConnection(settings));
+  const payloads = await openCliPayloadStore(settings, project);
   const tools = project ? project.config.tools : createDemoTools(new DemoBankFile(bankFile));
   const models = {
     ...providersFromEnv(process.env),
@@ -59,6 +61,10 @@ export async function startCliWorker(
     secrets: project?.config.secrets ?? secretsFromEnv(process.env),
     ...(project?.config.executor ? { executor: project.config.executor } : {}),
     ...(settings.encryption ? { encryption: settings.encryption } : {}),
+    payloadStore: payloads.store,
+  }).catch(async (error: unknown) => {
+    await payloads.close();
+    throw error;
   });
   const running = worker.run();
   let stopping: Promise<void> | undefined;
@@ -78,6 +84,7 @@ export async function startCliWorker(
       (stopping ??= (async () => {
         if (worker.getState() === 'RUNNING') worker.shutdown();
         await running;
+        await payloads.close();
         if (connection === undefined) await ownConnection.close();
       })()),
   };
@@ -97,6 +104,8 @@ RELAY_E_COMPATIBLE_BASE_URL configure is added. Stops cleanly on Ctrl-C or SIGTE
 Payloads are encrypted when RELAY_E_ENCRYPTION_KEYS="id:base64key,..." is set (current key:
 RELAY_E_ENCRYPTION_KEY_ID, default the first); { "$secret": "NAME" } in a run's config resolves to
 RELAY_E_SECRET_NAME inside the tool activity (unless the config gives its own secrets).
+Model-call contexts are kept in the config's payloadStore, else in files under ${defaultPayloadDirectory}
+(share one store between the workers of a task queue; a janitor expires closed runs' contexts).
 Without a config, the demo bank's balances and transfers are kept in ${demoBankFile} under the working
 folder (beside the runs of relay-e dev), so a transfer approved after a restart moves the right balances;
 delete the file to start the bank over.

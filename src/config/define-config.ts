@@ -1,6 +1,7 @@
 import type { ModelProvider } from '../model/model-provider.js';
 import type { EncryptionOptions } from '../security/encryption-keys.js';
 import type { SecretSource } from '../security/resolve-secret-references.js';
+import type { PayloadStoreConfig } from '../store/create-payload-store.js';
 import type { ToolEntry } from '../tool/tool-source.js';
 import type { ToolExecutorOptions } from '../tool/tool-executor.js';
 
@@ -31,6 +32,13 @@ export interface RelayConfig {
    * @default keys from `RELAY_E_ENCRYPTION_KEYS`, else no encryption
    */
   encryption?: EncryptionOptions;
+  /**
+   * Where workers keep model-call contexts, so a run's history holds only what is new in each step
+   * (docs/configuration.md, "Payload store"). Workers of one task queue should share one: a call that lands on a
+   * worker without the context it refers to is sent again whole. Encrypted with `encryption` unless given its own.
+   * @default `{ kind: 'file', directory: '.relay-e/payloads' }` under the working folder
+   */
+  payloadStore?: PayloadStoreConfig;
 }
 
 /** Types a `relay-e.config.ts` default export; returns the config unchanged. */

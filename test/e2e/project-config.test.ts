@@ -5,6 +5,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { RelayClient } from '../../src/client/relay-client.js';
+import { defaultPayloadDirectory } from '../../src/cli/cli-payload-store.js';
+import { createFilePayloadStore } from '../../src/store/file-payload-store.js';
 import { relayECliArgs, spawnRelayE as spawnProcess } from '../helpers/relay-e-process.js';
 import { waitForWorkerCatalog } from '../helpers/relay-test-kit.js';
 
@@ -62,6 +64,17 @@ describe('relay-e worker in a project with a relay-e.config.ts', () => {
     expect(events.find((event) => event.type === 'tool_succeeded')).toMatchObject({
       output: { order_id: 'ORD-1001', status: 'shipped' },
     });
+    // Without a payloadStore in the config, the worker keeps model-call contexts in files under the project.
+    const store = createFilePayloadStore({ directory: path.join(project, defaultPayloadDirectory) });
+    try {
+      const runs = await store.listUnclosedRuns({ limit: 1_000 });
+      expect(runs.map(({ tenantId, runId: id }) => ({ tenantId, runId: id }))).toContainEqual({
+        tenantId: 'shop',
+        runId,
+      });
+    } finally {
+      await store.close();
+    }
   });
 });
 

@@ -1,0 +1,53 @@
+import path from 'node:path';
+import { createPayloadStore } from '../store/create-payload-store.js';
+import type { PayloadStoreConfig } from '../store/create-payload-store.js';
+import { startPayloadJanitor } from '../store/payload-janitor.js';
+import type { PayloadStore } from '../store/payload-store.js';
+import type { ProjectConfig } from './project-config.js';
+import { connectRelayClient } from './temporal-settings.js';
+import type { TemporalSettings } from './temporal-settings.js';
+
+/**
+ * Where `relay-e dev` and `relay-e worker` keep model-call contexts without a `payloadStore` in the project's
+ * config: a folder beside the dev stack's runs, which every worker on this machine shares.
+ */
+export const defaultPayloadDirectory = path.join('.relay-e', 'payloads');
+
+/** The store a CLI worker uses, with the janitor that expires closed runs' payloads; `close` stops both. */
+export interface CliPayloadStore {
+  readonly store: PayloadStore;
+  /** What the store is, for the worker's ready line. */
+  readonly description: string;
+  close(): Promise<void>;
+}
+
+/**
+ * Opens the project's payload store (or the default folder), encrypted with the settings' keys like every payload
+ * unless the store's config names its own, and starts its janitor on the same Temporal settings.
+ */
+export async function openCliPayloadStore(
+  settings: TemporalSettings,
+  project: ProjectConfig | undefined,
+): Promise<CliPayloadStore> {
+  const config: PayloadStoreConfig = project?.config.payloadStore ?? {
+    kind: 'file',
+    directory: defaultPayloadDirectory,
+  };
+  const store = createPayloadStore({ ...(settings.encryption ? { encryption: settings.encryption } : {}), ...config });
+  const client = await connectRelayClient(settings);
+  const janitor = startPayloadJanitor({ store, client: client.temporal });
+  return {
+    store,
+    description: describeStore(config),
+    async close() {
+      await janitor.stop();
+      await Promise.all([store.close(), client.close()]);
+    },
+  };
+}
+
+function describeStore(config: PayloadStoreConfig): string {
+  if (config.kind === 'file') return `files in ${config.directory}`;
+  if (config.kind === 'postgres') return 'PostgreSQL';
+  return 'this process (memory)';
+}
