@@ -13,6 +13,9 @@ FROM node:24-slim
 ENV NODE_ENV=production
 WORKDIR /app
 COPY --from=build /app ./
+# The worker keeps its state under .relay-e (the payload store's files, the demo bank), and runs as node: the folder
+# must be node's, and compose mounts a volume on it so the state outlives the container.
+RUN mkdir -p .relay-e && chown node:node .relay-e
 USER node
 # npx finds relay-e in node_modules/.bin of a project, and this repository's own bin here.
 ENTRYPOINT ["npx", "--no-install", "relay-e"]
