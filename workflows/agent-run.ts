@@ -22,7 +22,14 @@ import { closedRunMemoKey, closedRunRecord } from '../src/shared/closed-run-reco
 import { checkToolInput } from '../src/shared/tool-input.js';
 import { compactTranscript, defaultMaxTranscriptBytes } from '../src/shared/transcript-budget.js';
 import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
-import type { ModelCallResult, ModelContextRequest, ModelRequest, ModelResponse } from '../src/shared/transcript.js';
+import type { ToolResult } from '../src/shared/tool-result.js';
+import type {
+  ModelCallResult,
+  ModelContextRequest,
+  ModelRequest,
+  ModelResponse,
+  ToolCall,
+} from '../src/shared/transcript.js';
 import { ModelContextTracker } from './model-context.js';
 import { assignCallIds, assignLegacyCallIds } from './call-ids.js';
 import { readRecordedTime, usesRecordedTime } from './recorded-clock.js';
@@ -163,12 +170,16 @@ async function runSteps(context: RunContext): Promise<RunResult> {
   for (;;) {
     if (run.step >= run.maxSteps) return finishRun(context, 'max_steps', { at: run.latestAt });
     run.step += 1;
-    const response = await askModel(context);
+    // Each step awaits in this loop only: the SDK records a stack trace for every promise a workflow makes, so
+    // async layers between the loop and the activities would cost CPU on every step for nothing.
+    prepareModelCall(context);
+    const response = recordModelResponse(context, await requestModelTurn(context));
     const suggested = workflowInfo().continueAsNewSuggested;
     if ((response.toolCalls ?? []).length === 0) {
       return finishRun(context, 'final_answer', { output: response.text ?? '', at: response.at });
     }
-    await runToolCalls(context, response);
+    const calls = proposeToolCalls(context, response);
+    recordToolResults(run, calls, await handleToolCalls(context, calls, response.at));
     publishRunStateIfChanged(run, context.patches.skipUnchangedSearchAttributes());
     if (shouldContinueAsNew(context, stepsAtStart, suggested)) {
       await condition(allHandlersFinished);
@@ -177,8 +188,8 @@ async function runSteps(context: RunContext): Promise<RunResult> {
   }
 }
 
-/** Keeps the transcript within budget, calls the model and records its answer. */
-async function askModel(context: RunContext): Promise<Recorded<ModelResponse>> {
+/** Keeps the transcript within budget before the model is called. */
+function prepareModelCall(context: RunContext): void {
   const { run } = context;
   const maxBytes = run.input.maxTranscriptBytes ?? defaultMaxTranscriptBytes;
   const compaction = compactTranscript(run.transcript, maxBytes, { elideTexts: context.exact });
@@ -191,7 +202,11 @@ async function askModel(context: RunContext): Promise<Recorded<ModelResponse>> {
       nonRetryable: true,
     });
   }
-  const response = await requestModelTurn(context);
+}
+
+/** Records the model's answer. */
+function recordModelResponse(context: RunContext, response: Recorded<ModelResponse>): Recorded<ModelResponse> {
+  const { run } = context;
   run.addUsage(response.usage);
   run.emit(
     {
@@ -207,7 +222,7 @@ async function askModel(context: RunContext): Promise<Recorded<ModelResponse>> {
 }
 
 /** Calls the model with the run's transcript and tools: by reference where the run can, else whole. */
-async function requestModelTurn(context: RunContext): Promise<Recorded<ModelResponse>> {
+function requestModelTurn(context: RunContext): Promise<Recorded<ModelResponse>> {
   const { run, modelContext } = context;
   const callFacts = {
     step: run.step,
@@ -217,8 +232,18 @@ async function requestModelTurn(context: RunContext): Promise<Recorded<ModelResp
   };
   if (!modelContext) {
     const tools = modelTools(run.catalog);
-    return await callModelActivity(run, { model: run.input.model, messages: run.transcript, tools, ...callFacts });
+    return callModelActivity(run, { model: run.input.model, messages: run.transcript, tools, ...callFacts });
   }
+  return callModelResendingLostContext(context, modelContext, callFacts);
+}
+
+/** Calls the model by reference; when the worker lost the stored context, sends the whole transcript again. */
+async function callModelResendingLostContext(
+  context: RunContext,
+  modelContext: ModelContextTracker,
+  callFacts: Omit<ModelContextRequest, 'model' | 'context'>,
+): Promise<Recorded<ModelResponse>> {
+  const { run } = context;
   try {
     return await callModelByReference(run, modelContext, callFacts);
   } catch (error) {
@@ -235,20 +260,25 @@ async function requestModelTurn(context: RunContext): Promise<Recorded<ModelResp
   }
 }
 
-/** Sends what is new since the stored context and keeps what the worker stored for the next call. */
-async function callModelByReference(
+/**
+ * Sends what is new since the stored context and keeps what the worker stored for the next call. Not async: one
+ * `then` makes fewer promises than an async function's own and its await's.
+ */
+function callModelByReference(
   run: RunState,
   modelContext: ModelContextTracker,
   callFacts: Omit<ModelContextRequest, 'model' | 'context'>,
 ): Promise<Recorded<ModelResponse>> {
   const sent = [...run.transcript];
-  const { stored, ...response } = await callModelActivity(run, {
+  const request = {
     model: run.input.model,
     ...callFacts,
     context: modelContext.next(sent, () => modelTools(run.catalog)),
+  };
+  return callModelActivity(run, request).then(({ stored, ...response }) => {
+    modelContext.remember(sent, stored);
+    return response;
   });
-  modelContext.remember(sent, stored);
-  return response;
 }
 
 function callModelActivity(
@@ -267,13 +297,17 @@ function isStoredContextLost(error: unknown): boolean {
   );
 }
 
-/** Names the model's calls, handles each (in parallel) and puts the results in the transcript in call order. */
-async function runToolCalls(context: RunContext, response: Recorded<ModelResponse>): Promise<void> {
+/** Names the model's calls and puts them in the transcript; the caller handles each (in parallel). */
+function proposeToolCalls(context: RunContext, response: Recorded<ModelResponse>): ToolCall[] {
   const { run } = context;
   const proposed = response.toolCalls ?? [];
   const calls = context.exact ? assignCallIds(proposed, run.step) : assignLegacyCallIds(proposed, run.step);
   run.transcript.push({ role: 'assistant', content: response.text ?? '', toolCalls: calls });
-  const results = await handleToolCalls(context, calls, response.at);
+  return calls;
+}
+
+/** Puts the calls' results in the transcript in call order. */
+function recordToolResults(run: RunState, calls: readonly ToolCall[], results: readonly ToolResult[]): void {
   calls.forEach((call, index) => {
     const result = results[index];
     if (!result) return;

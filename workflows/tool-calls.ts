@@ -16,6 +16,7 @@ import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
 import type { ToolFailure, ToolResult } from '../src/shared/tool-result.js';
 import type { ToolCall } from '../src/shared/transcript.js';
 import type { RunContext } from './run-context.js';
+import type { ToolCallCheck } from './tool-call-validator.js';
 import { readRecordedTime, usesRecordedTime } from './recorded-clock.js';
 import { recordedOrNow } from './run-state.js';
 import { publishRunState } from './run-visibility.js';
@@ -35,27 +36,47 @@ export function handleToolCalls(context: RunContext, calls: readonly ToolCall[],
   return Promise.all(calls.map((call) => handleToolCall(context, call, at)));
 }
 
-/** Validate, wait for approval when the tool requires it, then execute: one call's whole path, as data. */
-async function handleToolCall(context: RunContext, call: ToolCall, proposedAt?: string): Promise<ToolResult> {
+/**
+ * Validate, wait for approval when the tool requires it, then execute: one call's whole path, as data. Not async
+ * where no human is asked: the SDK records a stack trace for every promise a workflow makes, and an async layer here
+ * would add two a call. A check that throws rejects, as an async function would, so the other calls still run.
+ */
+function handleToolCall(context: RunContext, call: ToolCall, proposedAt?: string): Promise<ToolResult> {
   const { run } = context;
-  const check = context.validator.check(call.name, call.input);
+  let check: ToolCallCheck;
+  try {
+    check = context.validator.check(call.name, call.input);
+  } catch (error) {
+    // The validator throws Errors only (a recorded schema that does not compile, a fault in checking).
+    return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+  }
   const ids = { toolCallId: call.id, toolName: call.name };
-  if (!check.valid) return refuseInput(context, call, check, proposedAt);
+  if (!check.valid) return Promise.resolve(refuseInput(context, call, check, proposedAt));
   const { requiresApproval } = check.entry;
   run.emit({ type: 'tool_call_validated', ...ids, input: check.input, requiresApproval }, { at: proposedAt });
   if (!requiresApproval) return executeToolCall(context, check.entry, call, check.input);
+  return executeAfterApproval(context, check.entry, call, check.input, proposedAt);
+}
 
+/** A call whose tool requires approval: its input checked by the tool's own schema, then a human's decision. */
+async function executeAfterApproval(
+  context: RunContext,
+  entry: ToolCatalogEntry,
+  call: ToolCall,
+  input: unknown,
+  proposedAt: string | undefined,
+): Promise<ToolResult> {
   let checkedAt = proposedAt;
   if (context.exact) {
     // The JSON Schema passed; the tool's own schema (refinements) may still refuse it. A human is never asked to
     // approve an input the tool would refuse.
-    const verdict = await checkInputOfCall(context, call.name, check.input);
+    const verdict = await checkInputOfCall(context, call.name, input);
     checkedAt = verdict.at;
     if (!verdict.valid) return refuseInput(context, call, verdict, checkedAt);
   }
-  const approval = await awaitApproval(context, check.entry, call, check.input, checkedAt);
+  const approval = await awaitApproval(context, entry, call, input, checkedAt);
   if (!approval.approved) return approval.failure;
-  return executeToolCall(context, check.entry, call, approval.input);
+  return executeToolCall(context, entry, call, approval.input);
 }
 
 /** Checks a call's input with the tool's own schema (see checkToolCallInput for which kind of activity). */
