@@ -234,30 +234,29 @@ function requestModelTurn(context: RunContext): Promise<Recorded<ModelResponse>>
     const tools = modelTools(run.catalog);
     return callModelActivity(run, { model: run.input.model, messages: run.transcript, tools, ...callFacts });
   }
-  return callModelResendingLostContext(context, modelContext, callFacts);
+  return callModelByReference(run, modelContext, callFacts).catch((error: unknown) =>
+    resendLostContext(context, modelContext, callFacts, error),
+  );
 }
 
-/** Calls the model by reference; when the worker lost the stored context, sends the whole transcript again. */
-async function callModelResendingLostContext(
+/** When the worker lost the stored context the call referred to, sends the whole transcript again, once. */
+async function resendLostContext(
   context: RunContext,
   modelContext: ModelContextTracker,
   callFacts: Omit<ModelContextRequest, 'model' | 'context'>,
+  error: unknown,
 ): Promise<Recorded<ModelResponse>> {
   const { run } = context;
-  try {
-    return await callModelByReference(run, modelContext, callFacts);
-  } catch (error) {
-    if (!isStoredContextLost(error)) throw error;
-    const message = describeFailure(error);
-    log.warn('The worker lost the stored model context; sending the whole transcript again', {
-      step: run.step,
-      error: message,
-    });
-    const at = usesRecordedTime(context) ? await readRecordedTime() : undefined;
-    run.emit({ type: 'model_context_resent', error: message }, { at });
-    modelContext.forget();
-    return await callModelByReference(run, modelContext, callFacts);
-  }
+  if (!isStoredContextLost(error)) throw error;
+  const message = describeFailure(error);
+  log.warn('The worker lost the stored model context; sending the whole transcript again', {
+    step: run.step,
+    error: message,
+  });
+  const at = usesRecordedTime(context) ? await readRecordedTime() : undefined;
+  run.emit({ type: 'model_context_resent', error: message }, { at });
+  modelContext.forget();
+  return await callModelByReference(run, modelContext, callFacts);
 }
 
 /**
