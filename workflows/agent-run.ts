@@ -170,8 +170,8 @@ async function runSteps(context: RunContext): Promise<RunResult> {
   for (;;) {
     if (run.step >= run.maxSteps) return finishRun(context, 'max_steps', { at: run.latestAt });
     run.step += 1;
-    // Each step awaits in this loop only: the SDK records a stack trace for every promise a workflow makes, so
-    // async layers between the loop and the activities would cost CPU on every step for nothing.
+    // Plain functions around the loop's own awaits: the SDK records a stack trace for every promise a workflow
+    // makes, so async layers between the loop and the activities would cost CPU on every step for nothing.
     prepareModelCall(context);
     const response = recordModelResponse(context, await requestModelTurn(context));
     const suggested = workflowInfo().continueAsNewSuggested;
