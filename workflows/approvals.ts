@@ -29,8 +29,6 @@ export const maxDecisionReasonLength = 1_000;
 export class ApprovalBook {
   private readonly pending = new Map<string, PendingApproval>();
   private readonly accepted = new Map<string, AcceptedDecision>();
-  /** Calls whose decision is being recorded: checked, but waiting for its time to land in history. */
-  private readonly claimed = new Set<string>();
   private readonly settled = new Set<string>();
 
   constructor(carried: readonly PendingApproval[] = []) {
@@ -72,9 +70,11 @@ export class ApprovalBook {
       throw refusal('tenant_mismatch', 'This run belongs to another tenant');
     }
     const pending = this.pending.get(decision.toolCallId);
-    const decided = this.settled.has(decision.toolCallId) || this.isDecided(decision.toolCallId);
-    if (!pending || decided) {
-      const state = decided ? 'was already decided or has expired' : 'is not awaiting approval';
+    if (!pending || this.settled.has(decision.toolCallId) || this.accepted.has(decision.toolCallId)) {
+      const state =
+        this.settled.has(decision.toolCallId) || this.accepted.has(decision.toolCallId)
+          ? 'was already decided or has expired'
+          : 'is not awaiting approval';
       throw refusal('approval_not_pending', `Tool call '${decision.toolCallId}' ${state}`);
     }
     if (decision.decision !== 'approve' && decision.decision !== 'reject') {
@@ -98,19 +98,6 @@ export class ApprovalBook {
     return { approved: true, input: check.input, edited: true, ...who };
   }
 
-  /**
-   * Holds a call for a checked decision while its time is read into history: from now on another decision is
-   * refused and the timeout no longer ends the wait; {@link accept} follows.
-   */
-  claim(toolCallId: string): void {
-    this.claimed.add(toolCallId);
-  }
-
-  /** True once a decision is accepted or being recorded for the call: its wait is over, whatever the timeout. */
-  isDecided(toolCallId: string): boolean {
-    return this.accepted.has(toolCallId) || this.claimed.has(toolCallId);
-  }
-
   /** Records a checked decision; the run acts on it at its next activation. */
   accept(toolCallId: string, decision: AcceptedDecision): void {
     this.accepted.set(toolCallId, decision);
@@ -120,7 +107,6 @@ export class ApprovalBook {
   settle(toolCallId: string): void {
     this.pending.delete(toolCallId);
     this.accepted.delete(toolCallId);
-    this.claimed.delete(toolCallId);
     this.settled.add(toolCallId);
   }
 

@@ -1,9 +1,9 @@
 import { ApplicationFailure, log, setHandler } from '@temporalio/workflow';
-import type { ApprovalDecision, ApprovalOutcome, PendingApproval } from '../src/shared/run-types.js';
+import type { ApprovalDecision, ApprovalOutcome } from '../src/shared/run-types.js';
 import type { AcceptedDecision } from './approvals.js';
 import { decideSignal, decideUpdate, eventPageQuery, eventsQuery, snapshotQuery } from './messages.js';
 import type { RunContext } from './run-context.js';
-import { readRecordedTime, usesRecordedTime } from './recorded-clock.js';
+import { emitDecision } from './decision-events.js';
 import { describeFailure } from './tool-calls.js';
 
 /** Registers the run's decision update and signal and its queries. */
@@ -12,14 +12,14 @@ export function registerRunHandlers(context: RunContext): void {
   const check = (decision: ApprovalDecision): AcceptedDecision =>
     run.approvals.check(decision, run.input.tenantId, (toolName, input) => context.validator.check(toolName, input));
 
-  setHandler(decideUpdate, (decision) => decide(context, decision, check(decision)), {
+  setHandler(decideUpdate, (decision) => applyDecision(context, decision, check(decision)), {
     validator: (decision: ApprovalDecision) => void check(decision),
     description:
       'Approve or reject a tool call awaiting approval: { toolCallId, decision: "approve"|"reject", approver, reason, input? }',
   });
   setHandler(
     decideSignal,
-    async (decision) => {
+    (decision) => {
       let accepted: AcceptedDecision;
       try {
         accepted = check(decision);
@@ -30,7 +30,7 @@ export function registerRunHandlers(context: RunContext): void {
         });
         return;
       }
-      await decide(context, decision, accepted);
+      applyDecision(context, decision, accepted);
     },
     { description: 'The approval decision as a signal (fire and forget): same payload as the "decide" update' },
   );
@@ -46,46 +46,18 @@ export function registerRunHandlers(context: RunContext): void {
 }
 
 /**
- * Applies a checked decision at a time recorded in history (see readRecordedTime). The call is claimed while that time
- * is read, so no other decision and no timeout can take it.
+ * Records an accepted decision; the waiting call acts on it at the run's next step. Handlers never wait: under the
+ * reads-from-history patch the waiting call records the decision's event once its time is read (see awaitApproval),
+ * runs from before record it here, with the clock.
  */
-async function decide(
-  context: RunContext,
-  decision: ApprovalDecision,
-  accepted: AcceptedDecision,
-): Promise<ApprovalOutcome> {
-  if (!usesRecordedTime(context)) return applyDecision(context, decision, accepted);
-  context.run.approvals.claim(pendingCall(context, decision).toolCallId);
-  return applyDecision(context, decision, accepted, await readRecordedTime());
-}
-
-function pendingCall({ run }: RunContext, decision: ApprovalDecision): PendingApproval {
+function applyDecision(context: RunContext, decision: ApprovalDecision, accepted: AcceptedDecision): ApprovalOutcome {
+  const { run } = context;
   const pending = run.approvals.get(decision.toolCallId);
   if (!pending) {
     throw ApplicationFailure.create({ type: 'approval_not_pending', message: 'Not pending', nonRetryable: true });
   }
-  return pending;
-}
-
-/** Records an accepted decision and its event; the waiting call acts on it at the run's next step. */
-function applyDecision(
-  context: RunContext,
-  decision: ApprovalDecision,
-  accepted: AcceptedDecision,
-  at?: string,
-): ApprovalOutcome {
-  const { run } = context;
-  const pending = pendingCall(context, decision);
   run.approvals.accept(pending.toolCallId, accepted);
   const ids = { toolCallId: pending.toolCallId, toolName: pending.toolName };
-  const who = {
-    ...(accepted.approver !== undefined ? { approver: accepted.approver } : {}),
-    ...(accepted.reason !== undefined ? { reason: accepted.reason } : {}),
-  };
-  if (!accepted.approved) {
-    run.emit({ type: 'tool_rejected', ...ids, ...who }, { at });
-    return { ...ids, decision: 'reject' };
-  }
-  run.emit({ type: 'tool_approved', ...ids, ...who, input: accepted.input, edited: accepted.edited }, { at });
-  return { ...ids, decision: 'approve', input: accepted.input };
+  if (!context.patches.readsFromHistory()) emitDecision(run, ids, accepted);
+  return accepted.approved ? { ...ids, decision: 'approve', input: accepted.input } : { ...ids, decision: 'reject' };
 }

@@ -17,6 +17,7 @@ import type { ToolFailure, ToolResult } from '../src/shared/tool-result.js';
 import type { ToolCall } from '../src/shared/transcript.js';
 import type { RunContext } from './run-context.js';
 import type { ToolCallCheck } from './tool-call-validator.js';
+import { emitDecision } from './decision-events.js';
 import { readRecordedTime, usesRecordedTime } from './recorded-clock.js';
 import { recordedOrNow } from './run-state.js';
 import { publishRunState } from './run-visibility.js';
@@ -121,19 +122,17 @@ async function awaitApproval(
   run.emit({ type: 'tool_awaiting_approval', ...ids, ...hints, input, expiresAt }, { at: requestedAt });
   publishRunState(run);
 
-  const decided = () => run.approvals.isDecided(call.id);
+  const decided = () => run.approvals.decisionFor(call.id) !== undefined;
   const decidedInTime = await (context.exact
     ? condition(decided, context.approvalTimeoutMs, { summary: `approval of ${call.name} (${call.id})` })
     : condition(decided, context.approvalTimeoutMs));
-  // A decision claimed before the timeout is applied once its time is recorded.
-  if (decided() && run.approvals.decisionFor(call.id) === undefined) {
-    await condition(() => run.approvals.decisionFor(call.id) !== undefined);
-  }
   // A decision the update accepted is the one applied, even when the timeout fired in the same activation.
   const decision = context.exact || decidedInTime ? run.approvals.decisionFor(call.id) : undefined;
   run.settleApproval(call.id);
   run.callEnded(call.id);
   publishRunState(run);
+  // The decision's event, at a time history records (the handler that accepted it does not wait).
+  if (decision && usesRecordedTime(context)) emitDecision(run, ids, decision, await readRecordedTime());
 
   if (!decision) {
     // The timer fired at expiresAt: the time its wait ended, whichever task delivered it.
