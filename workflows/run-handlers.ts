@@ -4,6 +4,7 @@ import type { AcceptedDecision } from './approvals.js';
 import { decideSignal, decideUpdate, eventPageQuery, eventsQuery, snapshotQuery } from './messages.js';
 import type { RunContext } from './run-context.js';
 import { emitDecision } from './decision-events.js';
+import { usesRecordedTime } from './recorded-clock.js';
 import { describeFailure } from './tool-calls.js';
 
 /** Registers the run's decision update and signal and its queries. */
@@ -58,6 +59,7 @@ function applyDecision(context: RunContext, decision: ApprovalDecision, accepted
   }
   run.approvals.accept(pending.toolCallId, accepted);
   const ids = { toolCallId: pending.toolCallId, toolName: pending.toolName };
-  if (!context.patches.readsFromHistory()) emitDecision(run, ids, accepted);
+  // The same test as the waiting call's, so exactly one of the two records the event.
+  if (!usesRecordedTime(context)) emitDecision(run, ids, accepted);
   return accepted.approved ? { ...ids, decision: 'approve', input: accepted.input } : { ...ids, decision: 'reject' };
 }
