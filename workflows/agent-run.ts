@@ -7,7 +7,6 @@ import {
   allHandlersFinished,
   isCancellation,
   log,
-  patched,
   proxyActivities,
   upsertMemo,
   proxyLocalActivities,
@@ -46,20 +45,10 @@ import { ToolCallValidator } from './tool-call-validator.js';
 // Both activities are short or heartbeat, so a worker that dies holding one costs seconds, not the full timeout.
 const catalogActivityOptions = { startToCloseTimeout: '10 seconds', retry: { maximumAttempts: 5 } } as const;
 const { snapshotToolCatalog } = proxyActivities<RelayActivities>(catalogActivityOptions);
-
-// The catalog is read from the worker's own registry, so a local activity on the worker running the workflow does
-// the same job without a round trip through the task queue (bench/throughput.ts). Patched so that runs which
-// snapshotted it as a regular activity replay as they were.
-const catalogAsLocalActivityPatch = 'catalog-as-local-activity';
+// The worker's own registry answers, so a local activity on the worker running the workflow does the job without a
+// round trip through the task queue.
 const { snapshotToolCatalog: snapshotToolCatalogLocally } =
   proxyLocalActivities<RelayActivities>(catalogActivityOptions);
-
-/**
- * Run-wide ids unique across steps, idempotency keys unique across executions, byte limits, the tool's own schema
- * checked before approval, decisions that win over a simultaneous timeout, and a true record of a cancellation.
- * Runs started before these rules replay with the old ones.
- */
-const exactRunPatch = 'exact-identities-and-limits';
 
 const { callModel } = proxyActivities<RelayActivities>({
   startToCloseTimeout: '5 minutes',
@@ -77,12 +66,10 @@ const defaultApprovalTimeout = '24h';
  */
 export async function agentRun(input: AgentRunInput, carried?: CarriedRunState): Promise<RunResult> {
   checkRunInput(input);
-  // Patches are asked in the order the recorded histories hold their markers.
-  const exact = patched(exactRunPatch);
   const patches = decideRunPatches();
   const context: RunContext = {
     run: new RunState(workflowInfo().workflowId, input, carried),
-    exact,
+    exact: patches.exact,
     patches,
     validator: new ToolCallValidator(carried?.catalog ?? []),
     approvalTimeoutMs: msToNumber(input.approvalTimeout ?? defaultApprovalTimeout),
@@ -120,7 +107,7 @@ async function startRun(context: RunContext): Promise<void> {
   const { run } = context;
   const catalogRequest = { ...(run.input.tools ? { tools: run.input.tools } : {}), model: run.input.model };
   const snapshot = readCatalogSnapshot(
-    await (patched(catalogAsLocalActivityPatch)
+    await (context.patches.catalogAsLocalActivity()
       ? snapshotToolCatalogLocally(catalogRequest)
       : snapshotToolCatalog(catalogRequest)),
   );

@@ -1,5 +1,25 @@
 import { patched } from '@temporalio/workflow';
 
+/**
+ * Stands for every patch below at once. Each `patched()` that a new run asks records a marker and an upsert of
+ * Temporal's change-version search attribute, two events and two commands in the first task; a run that records
+ * this one follows all the rules below with one of each. Runs recorded before it ask each patch as they did. A patch
+ * added after it is asked on its own, after it.
+ */
+const everyRuleToModelContextPatch = 'every-rule-to-model-context-by-reference';
+
+/**
+ * Run-wide ids unique across steps, idempotency keys unique across executions, byte limits, the tool's own schema
+ * checked before approval, decisions that win over a simultaneous timeout, and a true record of a cancellation.
+ * Runs started before these rules replay with the old ones.
+ */
+const exactRunPatch = 'exact-identities-and-limits';
+
+// The catalog is read from the worker's own registry, so a local activity on the worker running the workflow does
+// the same job without a round trip through the task queue (bench/throughput.ts). Runs which snapshotted it as a
+// regular activity replay as they were.
+const catalogAsLocalActivityPatch = 'catalog-as-local-activity';
+
 /** Leaves the final snapshot and the newest events in the memo at close (see recordClosedRun). */
 const closedRunRecordPatch = 'closed-run-record';
 
@@ -33,8 +53,11 @@ const readsFromHistoryPatch = 'reads-from-history';
  */
 const patchesAtStartPatch = 'patches-at-start';
 
-/** The answers to the patches a run asks about after it has started. */
+/** The answers to the patches a run follows. */
 export interface RunPatches {
+  /** False for runs started before the exact identity and limit rules: they replay with the old ones. */
+  exact: boolean;
+  catalogAsLocalActivity(): boolean;
   closedRunRecord(): boolean;
   closedRunOutputInResult(): boolean;
   runFailedCodeFromCause(): boolean;
@@ -43,10 +66,29 @@ export interface RunPatches {
   modelContextByReference(): boolean;
 }
 
-/** Asks every patch now when the run is under the patches-at-start rule, else where each is used. */
+const everyRule: RunPatches = {
+  exact: true,
+  catalogAsLocalActivity: () => true,
+  closedRunRecord: () => true,
+  closedRunOutputInResult: () => true,
+  runFailedCodeFromCause: () => true,
+  skipUnchangedSearchAttributes: () => true,
+  readsFromHistory: () => true,
+  modelContextByReference: () => true,
+};
+
+/**
+ * Asks the patches in the order the recorded histories hold their markers: the one that stands for all; else the
+ * exact rules' and then every other now when the run is under the patches-at-start rule, else where each is used.
+ */
 export function decideRunPatches(): RunPatches {
+  if (patched(everyRuleToModelContextPatch)) return everyRule;
+  const exact = patched(exactRunPatch);
+  const catalogAsLocalActivity = () => patched(catalogAsLocalActivityPatch);
   if (!patched(patchesAtStartPatch)) {
     return {
+      exact,
+      catalogAsLocalActivity,
       closedRunRecord: () => patched(closedRunRecordPatch),
       closedRunOutputInResult: () => patched(closedRunOutputInResultPatch),
       runFailedCodeFromCause: () => patched(runFailedCodeFromCausePatch),
@@ -66,6 +108,8 @@ export function decideRunPatches(): RunPatches {
     modelContextByReference: patched(modelContextByReferencePatch),
   };
   return {
+    exact,
+    catalogAsLocalActivity,
     closedRunRecord: () => answers.closedRunRecord,
     closedRunOutputInResult: () => answers.closedRunOutputInResult,
     runFailedCodeFromCause: () => answers.runFailedCodeFromCause,

@@ -56,9 +56,40 @@ const exact = [
   'valid-call',
 ].map((name) => `exact/${name}.json`);
 
+/**
+ * Paths recorded under `every-rule-to-model-context-by-reference`, the one marker that stands for all the patches
+ * before it: the new side of that patch, whose old side is every history above.
+ */
+const oneMarker = [
+  'approved',
+  'approved-by-signal',
+  'approved-with-edit',
+  'cancelled',
+  'cancelled-while-waiting-and-running',
+  'continue-as-new-first-execution',
+  'continue-as-new-last-execution',
+  'decided-by-update-and-signal',
+  'invalid-input-retry',
+  'long-output-in-result',
+  'max-steps',
+  'model-context-by-reference',
+  'model-context-resent',
+  'model-response-over-limit',
+  'parallel-approvals',
+  'parallel-calls',
+  'payload-too-large',
+  'refined-input-refused-before-approval',
+  'rejected',
+  'rejected-with-reason',
+  'reused-provider-ids',
+  'split-first-task-failed',
+  'unknown-tool',
+  'valid-call',
+].map((name) => `one-marker/${name}.json`);
+
 describe('replaying recorded agent runs', () => {
   it('reproduces every recorded path with the workflow code bundled as workers bundle it, so a nondeterministic change fails the build', async () => {
     const replayed = await replayHistories(histories);
-    expect(replayed).toEqual(expect.arrayContaining([...beforeExactIds, ...exact]));
+    expect(replayed).toEqual(expect.arrayContaining([...beforeExactIds, ...exact, ...oneMarker]));
   });
 });

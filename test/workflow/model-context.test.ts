@@ -23,7 +23,7 @@ afterAll(async () => {
 });
 
 const base = { tenantId: 'acme', userId: 'u1', model: 'scripted:test' } as const;
-const historiesDirectory = path.join(import.meta.dirname, '../fixtures/histories/agent-run/exact');
+const historiesDirectory = path.join(import.meta.dirname, '../fixtures/histories/agent-run/one-marker');
 
 function startWorker(script: readonly ScriptedTurn[] | ((call: ModelCall) => ScriptedTurn), taskQueue?: string) {
   const model = scriptedModel(script);
@@ -133,7 +133,7 @@ describe('model calls by reference', () => {
   });
 
   it('hands the model the same messages and tools the run sent whole before (exact/valid-call.json)', async () => {
-    const recorded = JSON.parse(await readFile(path.join(historiesDirectory, 'valid-call.json'), 'utf8')) as {
+    const recorded = JSON.parse(await readFile(path.join(historiesDirectory, '../exact/valid-call.json'), 'utf8')) as {
       events: Array<{
         activityTaskScheduledEventAttributes?: {
           activityType: { name: string };
