@@ -1,10 +1,11 @@
 import path from 'node:path';
+import { Client } from '@temporalio/client';
+import type { NativeConnection } from '@temporalio/worker';
 import { createPayloadStore } from '../store/create-payload-store.js';
 import type { PayloadStoreConfig } from '../store/create-payload-store.js';
 import { startPayloadJanitor } from '../store/payload-janitor.js';
 import type { PayloadStore } from '../store/payload-store.js';
 import type { ProjectConfig } from './project-config.js';
-import { connectRelayClient } from './temporal-settings.js';
 import type { TemporalSettings } from './temporal-settings.js';
 
 /**
@@ -23,25 +24,27 @@ export interface CliPayloadStore {
 
 /**
  * Opens the project's payload store (or the default folder), encrypted with the settings' keys like every payload
- * unless the store's config names its own, and starts its janitor on the same Temporal settings.
+ * unless the store's config names its own, and starts its janitor on the worker's own connection (it only
+ * describes runs, so it needs no keys and no connection of its own).
  */
-export async function openCliPayloadStore(
+export function openCliPayloadStore(
   settings: TemporalSettings,
   project: ProjectConfig | undefined,
-): Promise<CliPayloadStore> {
+  connection: NativeConnection,
+): CliPayloadStore {
   const config: PayloadStoreConfig = project?.config.payloadStore ?? {
     kind: 'file',
     directory: defaultPayloadDirectory,
   };
   const store = createPayloadStore({ ...(settings.encryption ? { encryption: settings.encryption } : {}), ...config });
-  const client = await connectRelayClient(settings);
-  const janitor = startPayloadJanitor({ store, client: client.temporal });
+  const client = new Client({ connection, namespace: settings.namespace });
+  const janitor = startPayloadJanitor({ store, client });
   return {
     store,
     description: describeStore(config),
     async close() {
       await janitor.stop();
-      await Promise.all([store.close(), client.close()]);
+      await store.close();
     },
   };
 }

@@ -46,7 +46,7 @@ export async function startCliWorker(
   bankFile: string = demoBankFile,
 ): Promise<CliWorker> {
   const ownConnection = connection ?? (await connectWorkerConnection(settings));
-  const payloads = await openCliPayloadStore(settings, project);
+  const payloads = openCliPayloadStore(settings, project, ownConnection);
   const tools = project ? project.config.tools : createDemoTools(new DemoBankFile(bankFile));
   const models = {
     ...providersFromEnv(process.env),

@@ -1,4 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { Client } from '@temporalio/client';
+import { NativeConnection } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RelayClient } from '../../src/client/relay-client.js';
 import type { EncryptionOptions } from '../../src/security/encryption-keys.js';
@@ -101,7 +103,7 @@ describe('payload janitor on a real Temporal server', () => {
     }
   });
 
-  it('reads a run whose memo is encrypted with a client that holds no keys, and marks it closed', async () => {
+  it('reads a run whose memo is encrypted with a client that holds no keys, on a worker connection as relay-e worker runs it, and marks it closed', async () => {
     const encryption: EncryptionOptions = { keys: { k1: randomBytes(32).toString('base64') } };
     const { taskQueue, stop } = await kit.startWorker({
       tools: createTestTools(createLedger()),
@@ -119,13 +121,16 @@ describe('payload janitor on a real Temporal server', () => {
       await client.result(runId);
       const store = createMemoryPayloadStore();
       await store.put(scope(runId), text('context of an encrypted run'));
-      const janitor = startPayloadJanitor({ store, client: kit.temporal, logger: { info: () => {}, warn: () => {} } });
+      const workerConnection = await NativeConnection.connect({ address: kit.address });
+      const keyless = new Client({ connection: workerConnection, namespace: kit.namespace });
+      const janitor = startPayloadJanitor({ store, client: keyless, logger: { info: () => {}, warn: () => {} } });
 
       try {
         expect(await janitor.runOnce()).toMatchObject({ checked: 1, markedClosed: 1, notFound: 0, failed: 0 });
         expect(await store.listUnclosedRuns({ limit: 10 })).toEqual([]);
       } finally {
         await janitor.stop();
+        await workerConnection.close();
       }
     } finally {
       await Promise.all([client.close(), stop()]);
