@@ -38,7 +38,7 @@ import type { CarriedRunState } from './run-state.js';
 import { boundCarriedState } from './carried-state.js';
 import { describeFailure, handleToolCalls } from './tool-calls.js';
 import type { RunContext } from './run-context.js';
-import { publishRunState, publishRunStateIfChanged } from './run-visibility.js';
+import { publishRunState, publishRunStateIfChanged, publishStartedRunState } from './run-visibility.js';
 import { decideRunPatches } from './run-patches.js';
 import { ToolCallValidator } from './tool-call-validator.js';
 
@@ -116,7 +116,7 @@ async function startRun(context: RunContext): Promise<void> {
   context.validator = new ToolCallValidator(run.catalog);
   const tools = run.catalog.map((tool) => tool.name);
   run.emit({ type: 'run_started', model: run.input.model, maxSteps: run.maxSteps, tools }, { at: snapshot.at });
-  publishRunState(run);
+  publishStartedRunState(run, context.patches.startSearchAttributesFromStarter());
 }
 
 /** Workers before the snapshot carried its time returned the bare list; their recorded results replay as such. */

@@ -1,12 +1,13 @@
 import { patched } from '@temporalio/workflow';
 
 /**
- * Stands for every patch below at once. Each `patched()` that a new run asks records a marker and an upsert of
- * Temporal's change-version search attribute, two events and two commands in the first task; a run that records
- * this one follows all the rules below with one of each. Runs recorded before it ask each patch as they did. A patch
- * added after it is asked on its own, after it.
+ * Stands for every patch below at once, and brings one rule of its own: a start whose search attributes the starter
+ * already set (as `RelayClient` does) is not upserted again. Each `patched()` that a new run asks records a marker
+ * and an upsert of Temporal's change-version search attribute, two events and two commands in the first task; a run
+ * that records this one follows all the rules below with one of each. Runs recorded before it ask each patch as they
+ * did. A patch added after it is asked on its own, after it.
  */
-const everyRuleToModelContextPatch = 'every-rule-to-model-context-by-reference';
+const oneMarkerPatch = 'one-marker-for-every-rule';
 
 /**
  * Run-wide ids unique across steps, idempotency keys unique across executions, byte limits, the tool's own schema
@@ -64,6 +65,7 @@ export interface RunPatches {
   skipUnchangedSearchAttributes(): boolean;
   readsFromHistory(): boolean;
   modelContextByReference(): boolean;
+  startSearchAttributesFromStarter(): boolean;
 }
 
 const everyRule: RunPatches = {
@@ -75,6 +77,7 @@ const everyRule: RunPatches = {
   skipUnchangedSearchAttributes: () => true,
   readsFromHistory: () => true,
   modelContextByReference: () => true,
+  startSearchAttributesFromStarter: () => true,
 };
 
 /**
@@ -82,7 +85,7 @@ const everyRule: RunPatches = {
  * exact rules' and then every other now when the run is under the patches-at-start rule, else where each is used.
  */
 export function decideRunPatches(): RunPatches {
-  if (patched(everyRuleToModelContextPatch)) return everyRule;
+  if (patched(oneMarkerPatch)) return everyRule;
   const exact = patched(exactRunPatch);
   const catalogAsLocalActivity = () => patched(catalogAsLocalActivityPatch);
   if (!patched(patchesAtStartPatch)) {
@@ -97,6 +100,7 @@ export function decideRunPatches(): RunPatches {
       readsFromHistory: () => false,
       // Decided in the first task only: these runs started before this patch, so they keep sending everything.
       modelContextByReference: () => false,
+      startSearchAttributesFromStarter: () => false,
     };
   }
   const answers = {
@@ -116,5 +120,6 @@ export function decideRunPatches(): RunPatches {
     skipUnchangedSearchAttributes: () => answers.skipUnchangedSearchAttributes,
     readsFromHistory: () => answers.readsFromHistory,
     modelContextByReference: () => answers.modelContextByReference,
+    startSearchAttributesFromStarter: () => false,
   };
 }

@@ -1,4 +1,4 @@
-import { setCurrentDetails, upsertSearchAttributes } from '@temporalio/workflow';
+import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { toJsonText } from '../src/shared/payload-limits.js';
 import type { PendingApproval } from '../src/shared/run-types.js';
 import { relaySearchAttributes } from '../src/shared/search-attributes.js';
@@ -17,6 +17,28 @@ export function publishRunState(run: RunState): void {
     { key: relaySearchAttributes.pendingApprovals, value: run.pendingCount },
   ]);
   setCurrentDetails(describeCurrentState(run));
+}
+
+/**
+ * Publishes a started run's state, unless the start already carries exactly these search attributes: `RelayClient`
+ * sets them when it starts a run, and upserting the same values would only add a history event and a visibility
+ * update. A run started another way gets them here. `skipWhenCarried` is the run's patch: recorded runs replay as
+ * before.
+ */
+export function publishStartedRunState(run: RunState, skipWhenCarried: boolean): void {
+  if (!skipWhenCarried || !startCarriesRunState(run)) return publishRunState(run);
+  publishedSearchAttributes.set(run, `${run.status}/${run.pendingCount}`);
+  setCurrentDetails(describeCurrentState(run));
+}
+
+function startCarriesRunState(run: RunState): boolean {
+  const started = workflowInfo().typedSearchAttributes;
+  return (
+    started.get(relaySearchAttributes.tenant) === run.input.tenantId &&
+    started.get(relaySearchAttributes.user) === run.input.userId &&
+    started.get(relaySearchAttributes.status) === run.status &&
+    started.get(relaySearchAttributes.pendingApprovals) === run.pendingCount
+  );
 }
 
 /**

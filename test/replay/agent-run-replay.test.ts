@@ -57,7 +57,7 @@ const exact = [
 ].map((name) => `exact/${name}.json`);
 
 /**
- * Paths recorded under `every-rule-to-model-context-by-reference`, the one marker that stands for all the patches
+ * Paths recorded under `one-marker-for-every-rule`, the one marker that stands for all the patches
  * before it: the new side of that patch, whose old side is every history above.
  */
 const oneMarker = [
