@@ -27,8 +27,8 @@ const beforeExactIds = [
   'valid-call-local-catalog',
 ].map((name) => `before-exact-ids/${name}.json`);
 
-/** Paths recorded under the exact rules: the patch's new side. */
-const exact = [
+/** The paths recorded under the exact rules, each patch with its own marker, and again under the one marker. */
+const recordedPaths = [
   'approval-timeout',
   'approved-by-signal',
   'approved-with-edit',
@@ -54,38 +54,16 @@ const exact = [
   'split-first-task-failed',
   'unknown-tool',
   'valid-call',
-].map((name) => `exact/${name}.json`);
+];
+
+/** The exact rules' new side, each patch asked with its own marker. */
+const exact = recordedPaths.map((name) => `exact/${name}.json`);
 
 /**
- * Paths recorded under `one-marker-for-every-rule`, the one marker that stands for all the patches
- * before it: the new side of that patch, whose old side is every history above.
+ * Recorded under `one-marker-for-every-rule`, the one marker that stands for all the patches before it: that
+ * patch's new side, whose old side is every history above.
  */
-const oneMarker = [
-  'approved',
-  'approved-by-signal',
-  'approved-with-edit',
-  'cancelled',
-  'cancelled-while-waiting-and-running',
-  'continue-as-new-first-execution',
-  'continue-as-new-last-execution',
-  'decided-by-update-and-signal',
-  'invalid-input-retry',
-  'long-output-in-result',
-  'max-steps',
-  'model-context-by-reference',
-  'model-context-resent',
-  'model-response-over-limit',
-  'parallel-approvals',
-  'parallel-calls',
-  'payload-too-large',
-  'refined-input-refused-before-approval',
-  'rejected',
-  'rejected-with-reason',
-  'reused-provider-ids',
-  'split-first-task-failed',
-  'unknown-tool',
-  'valid-call',
-].map((name) => `one-marker/${name}.json`);
+const oneMarker = recordedPaths.map((name) => `one-marker/${name}.json`);
 
 describe('replaying recorded agent runs', () => {
   it('reproduces every recorded path with the workflow code bundled as workers bundle it, so a nondeterministic change fails the build', async () => {
