@@ -1,7 +1,8 @@
 /**
- * Every benchmark, one after the other, each in a fresh process so none inherits another's heap or JIT state:
- * `npm run bench`. The options are those of the figures in docs/benchmarks.md, about 25 minutes on two cores;
- * each script takes its own options when run alone.
+ * Every benchmark whose figures docs/benchmarks.md shows for today's code, one after the other, each in a fresh
+ * process so none inherits another's heap or JIT state: `npm run bench`. The options are those of the figures in
+ * the docs, about 45 minutes on two cores (the cluster's first build adds its own); each script takes its own
+ * options when run alone. The "before" rows of the docs were measured on earlier code and are kept as files.
  */
 import { execFileSync } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
@@ -17,6 +18,12 @@ const scripts: Array<{ file: string; nodeOptions?: string[]; args?: string[]; en
   { file: 'approval-latency.ts' },
   { file: 'catalog-step.ts' },
   { file: 'memory-per-run.ts', nodeOptions: ['--expose-gc'], args: ['--runs', '600', '--batch', '150'] },
+  { file: 'watchers.ts', args: ['--followers', '100', '--label', 'after'] },
+  { file: 'watchers.ts', args: ['--followers', '10', '--label', 'after-one-per-run'] },
+  { file: 'streaming-history.ts' },
+  // The commit before the CLI's lazy imports: the docs' "before" column.
+  { file: 'cli-startup.ts', args: ['--before', 'ab268ab'] },
+  { file: 'cluster-throughput.ts' },
 ];
 
 for (const script of scripts) {
