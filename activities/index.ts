@@ -20,7 +20,7 @@ import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
 import type { ModelCallResult, ModelContextRequest, ModelRequest, ModelResponse } from '../src/shared/transcript.js';
 import type { PayloadStore } from '../src/store/payload-store.js';
 import { createMemoryPayloadStore } from '../src/store/memory-payload-store.js';
-import { assembleModelRequest } from './model-context.js';
+import { assembleModelCall, ModelContextCache } from './model-context.js';
 import type { ToolResult } from '../src/shared/tool-result.js';
 import { boundIssues } from '../src/shared/payload-limits.js';
 import { checkToolInputAsync } from '../src/shared/tool-input.js';
@@ -113,6 +113,7 @@ async function whileHeartbeating<T>(work: (context: Context) => Promise<T>, deta
 export function createActivities({ registry, executor, models, secrets, ...options }: ActivityDependencies) {
   const maxModelResponseBytes = checkMaxModelResponseBytes(options.maxModelResponseBytes);
   const payloadStore = options.payloadStore ?? createMemoryPayloadStore();
+  const modelContexts = new ModelContextCache();
   return {
     /**
      * Records the tools a run may use (names, descriptions, JSON Schemas, approval flags) in its history, each with
@@ -176,13 +177,14 @@ export function createActivities({ registry, executor, models, secrets, ...optio
       const callWithContext = async (context: Context): Promise<ModelCallResult> => {
         const assembled =
           'context' in request
-            ? await assembleModelRequest(payloadStore, request).catch((error: unknown) => {
+            ? await assembleModelCall(payloadStore, modelContexts, request).catch((error: unknown) => {
                 throw toNonRetryableFailure(error);
               })
-            : { request, stored: undefined };
+            : { request, store: () => Promise.resolve(undefined) };
         const response = await generateModelTurn(provider, { ...assembled.request, modelName }, context, stream);
         checkModelResponseSize(response, maxModelResponseBytes);
-        return assembled.stored ? { ...response, stored: assembled.stored } : response;
+        const stored = await assembled.store(response);
+        return stored ? { ...response, stored } : response;
       };
       try {
         const result = await whileHeartbeating(callWithContext, () => stream.progress());

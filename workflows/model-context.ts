@@ -6,6 +6,8 @@ import type { PayloadRef } from '../src/store/payload-store.js';
  * tools go with it), or the whole transcript with the tools by the reference stored at the execution's first call.
  * The run keeps the whole transcript itself (compaction and continue-as-new need it); when the stored context is no
  * longer a prefix of it (compaction replaced a message), or there is none yet, the call carries everything.
+ * With `withAnswer` (the `model-context-with-answer` patch) the stored context ends with the model's answer, which
+ * the run puts in its transcript with {@link answered}: the next call sends only what followed it.
  */
 export class ModelContextTracker {
   /** The messages the stored context holds, as the objects the transcript held when they were sent. */
@@ -13,12 +15,16 @@ export class ModelContextTracker {
   private context: PayloadRef | undefined;
   private tools: PayloadRef | undefined;
 
+  constructor(private readonly withAnswer = false) {}
+
   /** The context of the next call for this transcript. */
   next(transcript: readonly TranscriptMessage[], tools: () => ModelToolSpec[]): ModelContext {
     if (this.context !== undefined && this.isPrefixOf(transcript)) {
-      return { base: this.context, append: transcript.slice(this.sent.length) };
+      const append = transcript.slice(this.sent.length);
+      return this.withAnswer ? { parent: this.context, append } : { base: this.context, append };
     }
-    return { append: [...transcript], tools: this.tools !== undefined ? { ref: this.tools } : { specs: tools() } };
+    const toolsContext = this.tools !== undefined ? { ref: this.tools } : { specs: tools() };
+    return { append: [...transcript], tools: toolsContext, ...(this.withAnswer ? { withAnswer: true as const } : {}) };
   }
 
   /** Records what the worker stored for a call that sent `transcript` (nothing when it stored nothing). */
@@ -27,6 +33,11 @@ export class ModelContextTracker {
     this.sent = [...transcript];
     this.context = stored.context;
     this.tools = stored.tools ?? this.tools;
+  }
+
+  /** Records the model's answer as the run put it in its transcript: the stored context ends with it. */
+  answered(message: TranscriptMessage): void {
+    if (this.withAnswer && this.context !== undefined) this.sent = [...this.sent, message];
   }
 
   /** Drops what the worker stored, so the next call carries everything: the worker no longer holds it. */

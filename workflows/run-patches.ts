@@ -16,6 +16,12 @@ const skipUnchangedSearchAttributesPatch = 'skip-unchanged-search-attributes';
 const modelContextByReferencePatch = 'model-context-by-reference';
 
 /**
+ * The context the worker stores for a model call ends with the model's answer, as a delta after the context before
+ * it, so the next call sends only the tool results (model-context.ts).
+ */
+const modelContextWithAnswerPatch = 'model-context-with-answer';
+
+/**
  * Every event time comes from history: activities return the time they finished, and an event that follows from no
  * activity's result (a decision, a failure, a cancellation) waits for a clock-reading activity; an approval's input
  * check is a regular activity, so its result is ordered in history with the parallel calls' results; and the
@@ -41,6 +47,7 @@ export interface RunPatches {
   skipUnchangedSearchAttributes(): boolean;
   readsFromHistory(): boolean;
   modelContextByReference(): boolean;
+  modelContextWithAnswer(): boolean;
 }
 
 /** Asks every patch now when the run is under the patches-at-start rule, else where each is used. */
@@ -55,6 +62,7 @@ export function decideRunPatches(): RunPatches {
       readsFromHistory: () => false,
       // Decided in the first task only: these runs started before this patch, so they keep sending everything.
       modelContextByReference: () => false,
+      modelContextWithAnswer: () => false,
     };
   }
   const answers = {
@@ -64,6 +72,7 @@ export function decideRunPatches(): RunPatches {
     skipUnchangedSearchAttributes: patched(skipUnchangedSearchAttributesPatch),
     readsFromHistory: patched(readsFromHistoryPatch),
     modelContextByReference: patched(modelContextByReferencePatch),
+    modelContextWithAnswer: patched(modelContextWithAnswerPatch),
   };
   return {
     closedRunRecord: () => answers.closedRunRecord,
@@ -72,5 +81,6 @@ export function decideRunPatches(): RunPatches {
     skipUnchangedSearchAttributes: () => answers.skipUnchangedSearchAttributes,
     readsFromHistory: () => answers.readsFromHistory,
     modelContextByReference: () => answers.modelContextByReference,
+    modelContextWithAnswer: () => answers.modelContextWithAnswer,
   };
 }

@@ -43,6 +43,7 @@ const exact = [
   'max-steps',
   'model-context-by-reference',
   'model-context-resent',
+  'model-context-with-answer',
   'model-response-over-limit',
   'parallel-approvals',
   'parallel-calls',

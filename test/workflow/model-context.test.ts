@@ -80,15 +80,16 @@ describe('model calls by reference', () => {
       expect(await client.result(runId)).toMatchObject({ status: 'completed', steps: 13 });
       const inputs = await modelCallInputs(runId);
       expect(inputs).toHaveLength(13);
-      // The first call carries the prompt and the tools; each later one a reference and the newest step only, the
-      // tools riding in the stored context.
+      // The first call carries the prompt and the tools; each later one a reference to the context the worker stored
+      // with the model's answer, and the tool result that followed it only, the tools riding in the stored context.
       const first = inputs[0]?.input.context;
-      expect(first && !('base' in first) && first.append.length === 1 && 'specs' in first.tools).toBe(true);
+      expect(first && 'tools' in first && first.append.length === 1 && 'specs' in first.tools).toBe(true);
+      expect(first).toHaveProperty('withAnswer', true);
       const later = inputs.slice(1);
       for (const { input } of later) {
-        expect(Object.keys(input.context)).toEqual(['base', 'append']);
-        expect('base' in input.context && input.context.base).toMatch(/^sha256:[0-9a-f]{64}$/);
-        expect(input.context.append).toHaveLength(2);
+        expect(Object.keys(input.context)).toEqual(['parent', 'append']);
+        expect('parent' in input.context && input.context.parent).toMatch(/^sha256:[0-9a-f]{64}$/);
+        expect(input.context.append).toEqual([expect.objectContaining({ role: 'tool' })]);
       }
       const sizes = later.map(({ bytes }) => bytes);
       // Only the digits of the step and the call id grow.
@@ -99,7 +100,7 @@ describe('model calls by reference', () => {
       model.requestsOf(runId).forEach((call) => expect(call.messages).toEqual(addingTranscript('count', call.step)));
       await recordHistoryIfRequested(
         kit.temporal.workflow.getHandle(runId),
-        path.join(historiesDirectory, 'model-context-by-reference.json'),
+        path.join(historiesDirectory, 'model-context-with-answer.json'),
       );
     } finally {
       await stop();
@@ -125,7 +126,7 @@ describe('model calls by reference', () => {
       // One scheduled call a step: the retry was Temporal's, and step 3 refers to what step 2 stored.
       const inputs = (await modelCallInputs(runId)).map(({ input }) => input);
       expect(inputs.map(({ step }) => step)).toEqual([1, 2, 3]);
-      expect(inputs[2]?.context).toHaveProperty('base');
+      expect(inputs[2]?.context).toHaveProperty('parent');
       expect(model.requestsOf(runId).at(-1)?.messages).toEqual(addingTranscript('count', 3));
     } finally {
       await stop();
@@ -203,7 +204,7 @@ describe('model calls by reference', () => {
         /No payload sha256:[0-9a-f]{64} is stored for tenant 'acme'/,
       );
       const inputs = (await modelCallInputs(runId)).map(({ input }) => input);
-      expect(inputs.map(({ step, context }) => ({ step, base: 'base' in context }))).toEqual([
+      expect(inputs.map(({ step, context }) => ({ step, base: 'parent' in context }))).toEqual([
         { step: 1, base: false },
         { step: 2, base: true },
         { step: 2, base: false },
@@ -250,9 +251,9 @@ describe('model calls by reference', () => {
       expect(compactedAt.size).toBeGreaterThan(0);
       const inputs = (await modelCallInputs(runId)).map(({ input }) => input);
       for (const { step, context } of inputs) {
-        expect({ step, base: 'base' in context }).toEqual({ step, base: step > 1 && !compactedAt.has(step) });
+        expect({ step, base: 'parent' in context }).toEqual({ step, base: step > 1 && !compactedAt.has(step) });
       }
-      const wholeAfterTheFirst = inputs.filter(({ step, context }) => step > 1 && !('base' in context));
+      const wholeAfterTheFirst = inputs.filter(({ step, context }) => step > 1 && !('parent' in context));
       expect(wholeAfterTheFirst.length).toBeGreaterThan(0);
       for (const { context } of wholeAfterTheFirst) expect(context).toHaveProperty('tools.ref');
       // What the model saw is the compacted transcript: within the budget, the oldest output elided.
@@ -276,12 +277,12 @@ describe('model calls by reference', () => {
       expect(description.runId).not.toBe(description.raw.workflowExecutionInfo?.firstRunId);
       const last = (await modelCallInputs(runId)).map(({ input }) => input);
       // The last execution starts at step 5 from the carried transcript (9 messages), sent whole.
-      expect(last.map(({ step, context }) => ({ step, base: 'base' in context, sent: context.append.length }))).toEqual(
-        [
-          { step: 5, base: false, sent: 9 },
-          { step: 6, base: true, sent: 2 },
-        ],
-      );
+      expect(
+        last.map(({ step, context }) => ({ step, base: 'parent' in context, sent: context.append.length })),
+      ).toEqual([
+        { step: 5, base: false, sent: 9 },
+        { step: 6, base: true, sent: 1 },
+      ]);
     } finally {
       await stop();
     }
