@@ -37,7 +37,11 @@ export interface ExecuteToolInput {
   userId?: string;
   sessionId?: string;
   runId: string;
-  config: Record<string, unknown>;
+  /**
+   * The run's config, for the tool's context.
+   * @default {} (runs under `lean-history` leave an empty one out)
+   */
+  config?: Record<string, unknown>;
   /**
    * Retry a call that ran past its timeout. Only tools that set their own retry policy opt in: the attempt that
    * timed out may still be running, so a blind retry could run the effect twice at once.
@@ -203,7 +207,7 @@ export function createActivities({ registry, executor, models, secrets, ...optio
       // The periodic heartbeat repeats the latest progress, so Temporal keeps the newest whichever heartbeat goes last.
       let latestProgress: ToolProgress | undefined;
       const runTool = async (context: Context): Promise<ToolResult> => {
-        const { config, values } = await resolveSecretReferences(call.config, secrets, {
+        const { config, values } = await resolveSecretReferences(call.config ?? {}, secrets, {
           tenantId: call.tenantId,
           toolName: call.toolName,
         }).catch((error: unknown) => {

@@ -13,7 +13,7 @@ import type {
 /**
  * One call's context as the store holds it: the tools by their ref, and the messages. A context with a `parent`
  * holds only the messages added after the parent's (a delta); one without holds them all (a whole context, written
- * by every call of runs before `model-context-with-answer` and every `wholeContextEvery` contexts after it).
+ * by every call of runs before `lean-history` and every `wholeContextEvery` contexts after it).
  */
 interface StoredContextBody {
   tools: PayloadRef;
@@ -95,7 +95,7 @@ export interface AssembledModelCall {
 
 /**
  * Turns a call that refers to stored context into the request the model gets (the stored messages followed by
- * what is new, and the tools). Runs before `model-context-with-answer` store the context before the model answers;
+ * what is new, and the tools). Runs before `lean-history` store the context before the model answers;
  * later ones store it with the answer, as a delta after the parent's. Storing is content-addressed, so a retried
  * call stores the same bytes under the same refs. Throws the store's `payload_not_found` when it no longer holds
  * what the call refers to.

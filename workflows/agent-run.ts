@@ -86,9 +86,7 @@ export async function agentRun(input: AgentRunInput, carried?: CarriedRunState):
     patches,
     validator: new ToolCallValidator(carried?.catalog ?? []),
     approvalTimeoutMs: msToNumber(input.approvalTimeout ?? defaultApprovalTimeout),
-    ...(patches.modelContextByReference()
-      ? { modelContext: new ModelContextTracker(patches.modelContextWithAnswer()) }
-      : {}),
+    ...(patches.modelContextByReference() ? { modelContext: new ModelContextTracker(patches.leanHistory()) } : {}),
   };
   registerRunHandlers(context);
   try {

@@ -16,10 +16,11 @@ const skipUnchangedSearchAttributesPatch = 'skip-unchanged-search-attributes';
 const modelContextByReferencePatch = 'model-context-by-reference';
 
 /**
- * The context the worker stores for a model call ends with the model's answer, as a delta after the context before
- * it, so the next call sends only the tool results (model-context.ts).
+ * History holds each step's facts once: the context the worker stores for a model call ends with the model's answer
+ * (a delta after the context before it), so the next call sends only the tool results (model-context.ts); a tool
+ * call's input leaves out an empty config and the default `retryTimeouts: false`.
  */
-const modelContextWithAnswerPatch = 'model-context-with-answer';
+const leanHistoryPatch = 'lean-history';
 
 /**
  * Every event time comes from history: activities return the time they finished, and an event that follows from no
@@ -47,7 +48,7 @@ export interface RunPatches {
   skipUnchangedSearchAttributes(): boolean;
   readsFromHistory(): boolean;
   modelContextByReference(): boolean;
-  modelContextWithAnswer(): boolean;
+  leanHistory(): boolean;
 }
 
 /** Asks every patch now when the run is under the patches-at-start rule, else where each is used. */
@@ -62,7 +63,7 @@ export function decideRunPatches(): RunPatches {
       readsFromHistory: () => false,
       // Decided in the first task only: these runs started before this patch, so they keep sending everything.
       modelContextByReference: () => false,
-      modelContextWithAnswer: () => false,
+      leanHistory: () => false,
     };
   }
   const answers = {
@@ -72,7 +73,7 @@ export function decideRunPatches(): RunPatches {
     skipUnchangedSearchAttributes: patched(skipUnchangedSearchAttributesPatch),
     readsFromHistory: patched(readsFromHistoryPatch),
     modelContextByReference: patched(modelContextByReferencePatch),
-    modelContextWithAnswer: patched(modelContextWithAnswerPatch),
+    leanHistory: patched(leanHistoryPatch),
   };
   return {
     closedRunRecord: () => answers.closedRunRecord,
@@ -81,6 +82,6 @@ export function decideRunPatches(): RunPatches {
     skipUnchangedSearchAttributes: () => answers.skipUnchangedSearchAttributes,
     readsFromHistory: () => answers.readsFromHistory,
     modelContextByReference: () => answers.modelContextByReference,
-    modelContextWithAnswer: () => answers.modelContextWithAnswer,
+    leanHistory: () => answers.leanHistory,
   };
 }

@@ -77,7 +77,7 @@ export interface ModelContextRequest extends Omit<ModelRequest, 'messages' | 'to
 /**
  * A call's transcript and tools: the context stored at `base` (its messages followed by `append`, its tools), or
  * the whole transcript in `append` with the tools, by reference once stored. Runs under the
- * `model-context-with-answer` patch send `parent` instead of `base`, or `withAnswer` with a whole transcript: the
+ * `lean-history` patch send `parent` instead of `base`, or `withAnswer` with a whole transcript: the
  * context the worker stores then ends with the model's own answer, so the next call appends only the tool results.
  */
 export type ModelContext =

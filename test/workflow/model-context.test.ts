@@ -1,10 +1,13 @@
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readHistory } from '../../src/client/read-history.js';
 import { ModelProviderError } from '../../src/model/model-provider.js';
 import type { ModelCall } from '../../src/model/model-provider.js';
 import type { ModelContextRequest, ModelRequest, TranscriptMessage } from '../../src/shared/transcript.js';
+import { createFilePayloadStore } from '../../src/store/file-payload-store.js';
+import type { PayloadStore } from '../../src/store/payload-store.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
 import { createRelayTestKit, eventTypes, waitForRun } from '../helpers/relay-test-kit.js';
@@ -25,13 +28,18 @@ afterAll(async () => {
 const base = { tenantId: 'acme', userId: 'u1', model: 'scripted:test' } as const;
 const historiesDirectory = path.join(import.meta.dirname, '../fixtures/histories/agent-run/exact');
 
-function startWorker(script: readonly ScriptedTurn[] | ((call: ModelCall) => ScriptedTurn), taskQueue?: string) {
+function startWorker(
+  script: readonly ScriptedTurn[] | ((call: ModelCall) => ScriptedTurn),
+  taskQueue?: string,
+  payloadStore?: PayloadStore,
+) {
   const model = scriptedModel(script);
   return kit
     .startWorker({
       tools: createTestTools(createLedger()),
       models: { scripted: model },
       ...(taskQueue ? { taskQueue } : {}),
+      ...(payloadStore ? { payloadStore } : {}),
     })
     .then((running) => ({ ...running, model }));
 }
@@ -100,7 +108,7 @@ describe('model calls by reference', () => {
       model.requestsOf(runId).forEach((call) => expect(call.messages).toEqual(addingTranscript('count', call.step)));
       await recordHistoryIfRequested(
         kit.temporal.workflow.getHandle(runId),
-        path.join(historiesDirectory, 'model-context-with-answer.json'),
+        path.join(historiesDirectory, 'lean-history.json'),
       );
     } finally {
       await stop();
@@ -231,6 +239,48 @@ describe('model calls by reference', () => {
       );
     } finally {
       await second.stop();
+    }
+  });
+
+  it('continues by reference on a restarted worker that shares the file store, reading the stored chain back', async () => {
+    const directory = await mkdtemp(path.join(tmpdir(), 'relay-model-context-restart-'));
+    // Five steps of adding, then a call that waits for approval, then the answer.
+    const script = (call: ModelCall): ScriptedTurn =>
+      call.step <= 5
+        ? adding(5)(call)
+        : call.step === 6
+          ? { toolCalls: [{ id: 'c6', name: 'transfer_funds', input: { from: 'a', to: 'b', amount: 5 } }] }
+          : { text: 'Moved.' };
+    const first = await startWorker(script, undefined, createFilePayloadStore({ directory }));
+    const { runId } = await first.client.startRun({ ...base, prompt: 'count', maxSteps: 8 });
+    await waitForRun(first.client, runId, (snapshot) => snapshot.status === 'awaiting_approval');
+    await first.stop();
+    // A new worker process in all but name: its own store object and an empty context cache, the same directory.
+    const second = await startWorker(script, first.taskQueue, createFilePayloadStore({ directory }));
+    try {
+      await second.client.approve(runId, 'call_6_0');
+      expect(await second.client.result(runId)).toMatchObject({ status: 'completed', output: 'Moved.', steps: 7 });
+      expect(eventTypes(await second.client.events(runId))).not.toContain('model_context_resent');
+      const inputs = (await modelCallInputs(runId)).map(({ input }) => input);
+      expect(inputs.map(({ step, context }) => ({ step, parent: 'parent' in context }))).toEqual(
+        [1, 2, 3, 4, 5, 6, 7].map((step) => ({ step, parent: step > 1 })),
+      );
+      // The restarted worker rebuilt the whole transcript from the chain the first one stored.
+      const [seen] = second.model.requestsOf(runId);
+      const before = first.model.requestsOf(runId).at(-1)?.messages ?? [];
+      expect(seen?.step).toBe(7);
+      expect(seen?.messages.slice(0, before.length)).toEqual(before);
+      expect(seen?.messages.slice(before.length)).toEqual([
+        expect.objectContaining({ role: 'assistant', toolCalls: [expect.objectContaining({ id: 'call_6_0' })] }),
+        expect.objectContaining({
+          role: 'tool',
+          toolCallId: 'call_6_0',
+          result: expect.objectContaining({ success: true }),
+        }),
+      ]);
+    } finally {
+      await second.stop();
+      await rm(directory, { recursive: true, force: true });
     }
   });
 

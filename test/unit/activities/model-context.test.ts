@@ -40,7 +40,7 @@ function call(
   });
 }
 
-/** A call of a run before `model-context-with-answer`: the context is stored before the model answers. */
+/** A call of a run before `lean-history`: the context is stored before the model answers. */
 async function assemble(store: PayloadStore, step: number, context: ModelContext, tenantId = 'acme') {
   const assembled = await call(store, step, context, tenantId);
   const stored = await assembled.store({ text: 'ignored' });
@@ -50,7 +50,7 @@ async function assemble(store: PayloadStore, step: number, context: ModelContext
 
 const isNotFound = (error: unknown) => RelayError.isInstance(error) && error.code === 'payload_not_found';
 
-describe('assembleModelCall before model-context-with-answer', () => {
+describe('assembleModelCall before lean-history', () => {
   it('hands the model the stored messages followed by what is new, with the tools stored with them', async () => {
     const store = createMemoryPayloadStore();
     const first = await assemble(store, 1, { append: [prompt], tools: { specs: tools } });
@@ -131,7 +131,7 @@ async function readBody(store: PayloadStore, ref: PayloadRef): Promise<{ parent?
 }
 
 /**
- * Runs `steps` calls as a run under `model-context-with-answer` sends them (the first whole, each later one the tool
+ * Runs `steps` calls as a run under `lean-history` sends them (the first whole, each later one the tool
  * result after the stored answer), checking what the model saw; returns each stored ref.
  */
 async function runAnsweredSteps(store: PayloadStore, steps: number, cache = new ModelContextCache()) {
