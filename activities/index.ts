@@ -21,7 +21,9 @@ import type { ModelCallResult, ModelContextRequest, ModelRequest, ModelResponse 
 import type { PayloadStore } from '../src/store/payload-store.js';
 import { createMemoryPayloadStore } from '../src/store/memory-payload-store.js';
 import { assembleModelCall, ModelContextCache } from './model-context.js';
-import type { ToolResult } from '../src/shared/tool-result.js';
+import type { ToolResult, ToolSuccess } from '../src/shared/tool-result.js';
+import { outputByReferenceBytes, storedOutputPreviewLength } from '../src/shared/stored-output.js';
+import type { StoredToolOutput } from '../src/shared/stored-output.js';
 import { boundIssues } from '../src/shared/payload-limits.js';
 import { checkToolInputAsync } from '../src/shared/tool-input.js';
 import type { ToolInputIssue } from '../src/shared/tool-input.js';
@@ -48,6 +50,12 @@ export interface ExecuteToolInput {
    * @default false
    */
   retryTimeouts?: boolean;
+  /**
+   * Keep an output over `outputByReferenceBytes` in the payload store and return a `StoredToolOutput` in its place
+   * (runs under the `lean-history` patch ask for it).
+   * @default false
+   */
+  outputByReference?: boolean;
 }
 
 /**
@@ -235,7 +243,7 @@ export function createActivities({ registry, executor, models, secrets, ...optio
           },
         );
         const result = redactSecrets(executed, values);
-        if (result.success) return result;
+        if (result.success) return call.outputByReference ? await storeLargeOutput(payloadStore, call, result) : result;
         if (result.errorType === 'cancelled') throw new CancelledFailure(result.error);
         if (result.errorType === 'timeout' && !call.retryTimeouts) {
           return {
@@ -265,6 +273,21 @@ export function createActivities({ registry, executor, models, secrets, ...optio
 }
 
 export type RelayActivities = ReturnType<typeof createActivities>;
+
+/** The result with an output over `outputByReferenceBytes` put in the payload store, its ref and preview in its place. */
+async function storeLargeOutput(
+  store: PayloadStore,
+  call: ExecuteToolInput,
+  result: ToolSuccess,
+): Promise<ToolSuccess> {
+  const json = toJsonText(result.data);
+  if (json === undefined) return result;
+  const bytes = utf8ByteLength(json);
+  if (bytes <= outputByReferenceBytes) return result;
+  const ref = await store.put({ tenantId: call.tenantId, runId: call.runId }, new TextEncoder().encode(json));
+  const stored: StoredToolOutput = { storedOutput: ref, bytes, preview: json.slice(0, storedOutputPreviewLength) };
+  return { ...result, data: stored };
+}
 
 /** Calls the provider, its streamed text going to `stream`; a provider's failure becomes a `model_error`. */
 async function generateModelTurn(

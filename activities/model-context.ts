@@ -1,5 +1,6 @@
 import type { PayloadRef, PayloadScope, PayloadStore } from '../src/store/payload-store.js';
 import { answerMessage } from '../src/shared/call-ids.js';
+import { isStoredToolOutput } from '../src/shared/stored-output.js';
 import type {
   ModelContext,
   ModelContextRequest,
@@ -159,7 +160,7 @@ async function readContext(
 ): Promise<ReadContext> {
   if ('base' in context || 'parent' in context) {
     const parent = await readStoredContext(store, cache, scope, 'base' in context ? context.base : context.parent);
-    const messages = [...parent.messages, ...context.append];
+    const messages = [...parent.messages, ...(await withStoredOutputs(store, scope, context.append))];
     return {
       messages,
       tools: parent.tools,
@@ -172,7 +173,7 @@ async function readContext(
   if ('ref' in context.tools) {
     const tools = await readJson<ModelToolSpec[]>(store, scope, context.tools.ref);
     return {
-      messages: context.append,
+      messages: await withStoredOutputs(store, scope, context.append),
       tools,
       toolsRef: context.tools.ref,
       toolsStored: false,
@@ -181,7 +182,13 @@ async function readContext(
   }
   const toolsRef = await store.put(scope, encodeJson(context.tools.specs));
   const tools = context.tools.specs;
-  return { messages: context.append, tools, toolsRef, toolsStored: true, appended: context.append };
+  return {
+    messages: await withStoredOutputs(store, scope, context.append),
+    tools,
+    toolsRef,
+    toolsStored: true,
+    appended: context.append,
+  };
 }
 
 /** A stored context with all its messages: from the cache, else read back along its chain to a whole context. */
@@ -203,7 +210,11 @@ async function readStoredContext(
     next = body.parent;
   }
   const newest = chain[0] as StoredContextBody;
-  const messages = chain.reverse().flatMap((link) => link.messages);
+  const messages = await withStoredOutputs(
+    store,
+    scope,
+    chain.reverse().flatMap((link) => link.messages),
+  );
   const tools = await readJson<ModelToolSpec[]>(store, scope, newest.tools);
   return { ref, messages, toolsRef: newest.tools, tools, depth: newest.depth ?? 0, bytes };
 }
@@ -228,6 +239,26 @@ async function storeAnswered(
   const bytes = (delta ? parent.bytes : 0) + data.byteLength;
   cache.set(scope, { ref, messages, toolsRef: read.toolsRef, tools: read.tools, depth: delta ? depth : 0, bytes });
   return ref;
+}
+
+/**
+ * The messages with every tool output kept by reference read back from the store: the model sees the whole output,
+ * while the run's history and the stored deltas hold its ref.
+ */
+async function withStoredOutputs(
+  store: PayloadStore,
+  scope: PayloadScope,
+  messages: readonly TranscriptMessage[],
+): Promise<TranscriptMessage[]> {
+  return Promise.all(
+    messages.map(async (message) => {
+      if (message.role !== 'tool' || !message.result.success || !isStoredToolOutput(message.result.data)) {
+        return message;
+      }
+      const data = await readJson<unknown>(store, scope, message.result.data.storedOutput);
+      return { ...message, result: { ...message.result, data } };
+    }),
+  );
 }
 
 async function readJson<T>(store: PayloadStore, scope: PayloadScope, ref: PayloadRef): Promise<T> {

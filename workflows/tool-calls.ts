@@ -193,17 +193,24 @@ async function executeToolCall(
  * Unique to one call of one run: the run id alone repeats when a workflow id is used again, so the first
  * execution's Temporal run id (the same across continue-as-new) is part of it.
  */
-/** The run's config and the tool's timeout rule; under `lean-history`, only what differs from the defaults. */
+/**
+ * The run's config and the tool's timeout rule; under `lean-history`, only what differs from the defaults, and a
+ * large output kept by reference.
+ */
 function toolCallOptions(
   context: RunContext,
   entry: ToolCatalogEntry,
-): Pick<ExecuteToolInput, 'config' | 'retryTimeouts'> {
+): Pick<ExecuteToolInput, 'config' | 'retryTimeouts' | 'outputByReference'> {
   const config = context.run.input.config ?? {};
   const retryTimeouts = entry.retry !== undefined;
   if (!context.patches.leanHistory()) {
     return { config, ...(context.exact ? { retryTimeouts } : {}) };
   }
-  return { ...(Object.keys(config).length > 0 ? { config } : {}), ...(retryTimeouts ? { retryTimeouts } : {}) };
+  return {
+    ...(Object.keys(config).length > 0 ? { config } : {}),
+    ...(retryTimeouts ? { retryTimeouts } : {}),
+    outputByReference: true,
+  };
 }
 
 function idempotencyKeyFor(context: RunContext, call: ToolCall): string {

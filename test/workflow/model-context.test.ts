@@ -280,6 +280,44 @@ describe('model calls by reference', () => {
     }
   });
 
+  it('keeps a tool output over 4 KiB out of history: the step records its ref, the model still reads it whole', async () => {
+    const { client, model, stop } = await startWorker((call) =>
+      call.step === 1 ? { toolCalls: [{ name: 'repeat_text', input: { text: 'x', times: 6_000 } }] } : { text: 'read' },
+    );
+    try {
+      const { runId } = await client.startRun({ ...base, prompt: 'read' });
+      expect(await client.result(runId)).toMatchObject({ status: 'completed', output: 'read' });
+      const output = { text: 'x'.repeat(6_000) };
+      const outputJson = JSON.stringify(output);
+      const stored = {
+        storedOutput: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) as unknown,
+        bytes: outputJson.length,
+        preview: outputJson.slice(0, 256),
+      };
+      // Events and reads show the reference, plainly.
+      const succeeded = (await client.events(runId)).find((event) => event.type === 'tool_succeeded');
+      expect(succeeded).toMatchObject({ output: stored });
+      // The tool's result in history and the next model call's input hold the ref, not the output.
+      const history = await readHistory(kit.temporal, runId);
+      const toolResults = (history.events ?? []).flatMap((event) => {
+        const data = event.activityTaskCompletedEventAttributes?.result?.payloads?.[0]?.data;
+        return data ? [Buffer.from(data).toString('utf8')] : [];
+      });
+      expect(toolResults.some((text) => text.includes('storedOutput'))).toBe(true);
+      expect(toolResults.every((text) => !text.includes(outputJson))).toBe(true);
+      const inputs = await modelCallInputs(runId);
+      expect(inputs[1]?.bytes).toBeLessThan(1_024);
+      // The model read the whole output.
+      const seen = model
+        .requestsOf(runId)
+        .at(-1)
+        ?.messages.find((message) => message.role === 'tool');
+      expect(seen).toMatchObject({ role: 'tool', result: { success: true, data: output } });
+    } finally {
+      await stop();
+    }
+  });
+
   it('sends the whole transcript, tools still by reference, at each step where compaction changed it', async () => {
     const { client, model, stop } = await startWorker((call) =>
       call.step <= 5

@@ -219,6 +219,30 @@ describe.each(stores)('assembleModelCall with the answer stored (%s)', (_name, o
       expect(reread.request.messages).toEqual([...transcript, addResult(wholeContextEvery + 2)]);
     }));
 
+  it('puts a tool output kept by reference back before the model sees it, and stores only its ref', () =>
+    withStore(async (open) => {
+      const store = open();
+      const output = { text: 'x'.repeat(5_000) };
+      const json = JSON.stringify(output);
+      const ref = await store.put(scope, new TextEncoder().encode(json));
+      const marker = { storedOutput: ref, bytes: json.length, preview: json.slice(0, 256) };
+      const byReference: TranscriptMessage = {
+        role: 'tool',
+        toolCallId: 'call_1_0',
+        toolName: 'repeat_text',
+        result: { success: true, toolName: 'repeat_text', toolCallId: 'call_1_0', data: marker },
+      };
+      const { refs } = await runAnsweredSteps(store, 1);
+      const next = await call(store, 2, { parent: refs[0] ?? 'sha256:', append: [byReference] });
+      expect(next.request.messages.at(-1)).toEqual({ ...byReference, result: { ...byReference.result, data: output } });
+      const stored = await next.store(addAnswer(2));
+      const body = await readBody(store, stored?.context ?? 'sha256:');
+      expect(body.messages[0]).toEqual(byReference);
+      // A worker reading the chain back gets the output too.
+      const reread = await call(open(), 3, { parent: stored?.context ?? 'sha256:', append: [addResult(2)] });
+      expect(reread.request.messages[2]).toEqual(next.request.messages.at(-1));
+    }));
+
   it('stores nothing after a final answer: no call will refer to it', () =>
     withStore(async (open) => {
       const assembled = await call(open(), 1, { append: [prompt], tools: { specs: tools }, withAnswer: true });
