@@ -1,7 +1,9 @@
 import type { PayloadRef, PayloadScope, PayloadStore } from '../src/store/payload-store.js';
 import { answerMessage } from '../src/shared/call-ids.js';
+import { RelayError } from '../src/shared/errors.js';
 import { isStoredToolOutput } from '../src/shared/stored-output.js';
 import type {
+  MessageReplacement,
   ModelContext,
   ModelContextRequest,
   ModelRequest,
@@ -20,6 +22,8 @@ interface StoredContextBody {
   tools: PayloadRef;
   messages: TranscriptMessage[];
   parent?: PayloadRef;
+  /** Messages of the parent's that compaction replaced, applied before `messages` follow. */
+  replace?: MessageReplacement[];
   /** How many deltas lead back to the last whole context; absent in a whole one. */
   depth?: number;
 }
@@ -147,8 +151,9 @@ interface ReadContext {
   toolsStored: boolean;
   /** The stored context this call continues, when it sent only what is new. */
   parent?: DecodedContext;
-  /** What this call adds to its parent's messages. */
+  /** What this call adds to its parent's messages, and what it replaces in them, as the run sent them. */
   appended: TranscriptMessage[];
+  replace: MessageReplacement[];
 }
 
 /** The call's whole transcript and its tools, storing the tools when the call sent them whole. */
@@ -160,7 +165,19 @@ async function readContext(
 ): Promise<ReadContext> {
   if ('base' in context || 'parent' in context) {
     const parent = await readStoredContext(store, cache, scope, 'base' in context ? context.base : context.parent);
-    const messages = [...parent.messages, ...(await withStoredOutputs(store, scope, context.append))];
+    const replace = 'parent' in context ? (context.replace ?? []) : [];
+    const replacements = await withStoredOutputs(
+      store,
+      scope,
+      replace.map(({ message }) => message),
+    );
+    const messages = [
+      ...withReplacements(
+        parent.messages,
+        replace.map(({ index }, at) => ({ index, message: replacements[at] as TranscriptMessage })),
+      ),
+      ...(await withStoredOutputs(store, scope, context.append)),
+    ];
     return {
       messages,
       tools: parent.tools,
@@ -168,6 +185,7 @@ async function readContext(
       toolsStored: false,
       parent,
       appended: context.append,
+      replace,
     };
   }
   if ('ref' in context.tools) {
@@ -178,6 +196,7 @@ async function readContext(
       toolsRef: context.tools.ref,
       toolsStored: false,
       appended: context.append,
+      replace: [],
     };
   }
   const toolsRef = await store.put(scope, encodeJson(context.tools.specs));
@@ -188,6 +207,7 @@ async function readContext(
     toolsRef,
     toolsStored: true,
     appended: context.append,
+    replace: [],
   };
 }
 
@@ -213,7 +233,12 @@ async function readStoredContext(
   const messages = await withStoredOutputs(
     store,
     scope,
-    chain.reverse().flatMap((link) => link.messages),
+    chain
+      .reverse()
+      .reduce<TranscriptMessage[]>(
+        (messages, link) => [...withReplacements(messages, link.replace ?? []), ...link.messages],
+        [],
+      ),
   );
   const tools = await readJson<ModelToolSpec[]>(store, scope, newest.tools);
   return { ref, messages, toolsRef: newest.tools, tools, depth: newest.depth ?? 0, bytes };
@@ -232,13 +257,37 @@ async function storeAnswered(
   const depth = parent ? parent.depth + 1 : 0;
   const delta = parent !== undefined && depth < wholeContextEvery;
   const body: StoredContextBody = delta
-    ? { tools: read.toolsRef, messages: [...read.appended, answer], parent: parent.ref, depth }
+    ? {
+        tools: read.toolsRef,
+        parent: parent.ref,
+        depth,
+        ...(read.replace.length > 0 ? { replace: read.replace } : {}),
+        messages: [...read.appended, answer],
+      }
     : { tools: read.toolsRef, messages };
   const data = encodeJson(body);
   const ref = await store.put(scope, data);
   const bytes = (delta ? parent.bytes : 0) + data.byteLength;
   cache.set(scope, { ref, messages, toolsRef: read.toolsRef, tools: read.tools, depth: delta ? depth : 0, bytes });
   return ref;
+}
+
+/** `messages` with each replacement in place; an index outside them is a run's mistake, not the store's. */
+function withReplacements(
+  messages: readonly TranscriptMessage[],
+  replace: readonly MessageReplacement[],
+): TranscriptMessage[] {
+  const replaced = [...messages];
+  for (const { index, message } of replace) {
+    if (!Number.isInteger(index) || index < 0 || index >= replaced.length) {
+      throw new RelayError(
+        'invalid_input',
+        `A model call replaces message ${index} of a stored context of ${replaced.length} messages`,
+      );
+    }
+    replaced[index] = message;
+  }
+  return replaced;
 }
 
 /**

@@ -1,4 +1,10 @@
-import type { ModelContext, ModelToolSpec, StoredModelContext, TranscriptMessage } from '../src/shared/transcript.js';
+import type {
+  MessageReplacement,
+  ModelContext,
+  ModelToolSpec,
+  StoredModelContext,
+  TranscriptMessage,
+} from '../src/shared/transcript.js';
 import type { PayloadRef } from '../src/store/payload-store.js';
 
 /**
@@ -7,7 +13,8 @@ import type { PayloadRef } from '../src/store/payload-store.js';
  * The run keeps the whole transcript itself (compaction and continue-as-new need it); when the stored context is no
  * longer a prefix of it (compaction replaced a message), or there is none yet, the call carries everything.
  * With `withAnswer` (the `lean-history` patch) the stored context ends with the model's answer, which
- * the run puts in its transcript with {@link answered}: the next call sends only what followed it.
+ * the run puts in its transcript with {@link answered}: the next call sends only what followed it, and after a
+ * compaction the messages it replaced, so no call but an execution's first carries the whole transcript.
  */
 export class ModelContextTracker {
   /** The messages the stored context holds, as the objects the transcript held when they were sent. */
@@ -19,9 +26,13 @@ export class ModelContextTracker {
 
   /** The context of the next call for this transcript. */
   next(transcript: readonly TranscriptMessage[], tools: () => ModelToolSpec[]): ModelContext {
-    if (this.context !== undefined && this.isPrefixOf(transcript)) {
+    if (this.context !== undefined && this.withAnswer && this.sent.length <= transcript.length) {
+      const replace = this.replacedIn(transcript);
       const append = transcript.slice(this.sent.length);
-      return this.withAnswer ? { parent: this.context, append } : { base: this.context, append };
+      return { parent: this.context, ...(replace.length > 0 ? { replace } : {}), append };
+    }
+    if (this.context !== undefined && this.isPrefixOf(transcript)) {
+      return { base: this.context, append: transcript.slice(this.sent.length) };
     }
     const toolsContext = this.tools !== undefined ? { ref: this.tools } : { specs: tools() };
     return { append: [...transcript], tools: toolsContext, ...(this.withAnswer ? { withAnswer: true as const } : {}) };
@@ -45,6 +56,16 @@ export class ModelContextTracker {
     this.sent = [];
     this.context = undefined;
     this.tools = undefined;
+  }
+
+  /** The messages compaction put in place of sent ones, by index (identity tells, as for {@link isPrefixOf}). */
+  private replacedIn(transcript: readonly TranscriptMessage[]): MessageReplacement[] {
+    const replaced: MessageReplacement[] = [];
+    this.sent.forEach((message, index) => {
+      const now = transcript[index];
+      if (now !== undefined && now !== message) replaced.push({ index, message: now });
+    });
+    return replaced;
   }
 
   /** Compaction puts a new message object in place of one it elides, so identity tells what changed. */

@@ -318,7 +318,7 @@ describe('model calls by reference', () => {
     }
   });
 
-  it('sends the whole transcript, tools still by reference, at each step where compaction changed it', async () => {
+  it('sends only the messages compaction replaced, never the whole transcript again, at steps it changed', async () => {
     const { client, model, stop } = await startWorker((call) =>
       call.step <= 5
         ? { toolCalls: [{ name: 'repeat_text', input: { text: 'x', times: 3_000 } }] }
@@ -333,13 +333,20 @@ describe('model calls by reference', () => {
           .map((event) => event.step),
       );
       expect(compactedAt.size).toBeGreaterThan(0);
-      const inputs = (await modelCallInputs(runId)).map(({ input }) => input);
-      for (const { step, context } of inputs) {
-        expect({ step, base: 'parent' in context }).toEqual({ step, base: step > 1 && !compactedAt.has(step) });
+      const inputs = await modelCallInputs(runId);
+      for (const { input } of inputs) {
+        const { step, context } = input;
+        const replaced = 'parent' in context ? (context.replace ?? []) : [];
+        expect({ step, parent: 'parent' in context, replaced: replaced.length > 0 }).toEqual({
+          step,
+          parent: step > 1,
+          replaced: compactedAt.has(step),
+        });
+        // A replacement is the elided result in place of a stored one, never an output again.
+        for (const { message } of replaced) expect(message).toMatchObject({ result: { data: { elided: true } } });
       }
-      const wholeAfterTheFirst = inputs.filter(({ step, context }) => step > 1 && !('parent' in context));
-      expect(wholeAfterTheFirst.length).toBeGreaterThan(0);
-      for (const { context } of wholeAfterTheFirst) expect(context).toHaveProperty('tools.ref');
+      // Each later call carries the newest output (3 KB) and what it replaced, not the transcript (8 KB).
+      for (const { bytes } of inputs.slice(1)) expect(bytes).toBeLessThan(4_096);
       // What the model saw is the compacted transcript: within the budget, the oldest output elided.
       for (const call of model.requestsOf(runId)) {
         expect(Buffer.byteLength(JSON.stringify(call.messages))).toBeLessThanOrEqual(8_192);

@@ -243,6 +243,34 @@ describe.each(stores)('assembleModelCall with the answer stored (%s)', (_name, o
       expect(reread.request.messages[2]).toEqual(next.request.messages.at(-1));
     }));
 
+  it('applies the messages compaction replaced, keeps them in the delta, and applies them again along the chain', () =>
+    withStore(async (open) => {
+      const store = open();
+      const { refs, transcript } = await runAnsweredSteps(store, 3);
+      const elided: TranscriptMessage = {
+        role: 'tool',
+        toolCallId: 'call_1_0',
+        toolName: 'add',
+        result: { success: true, toolName: 'add', toolCallId: 'call_1_0', data: { elided: true } },
+      };
+      const replace = [{ index: 2, message: elided }];
+      const next = await call(store, 4, { parent: refs[2] ?? 'sha256:', replace, append: [addResult(3)] });
+      const expected = [...transcript.slice(0, 2), elided, ...transcript.slice(3), addResult(3)];
+      expect(next.request.messages).toEqual(expected);
+      const stored = await next.store(addAnswer(4));
+      expect(await readBody(store, stored?.context ?? 'sha256:')).toMatchObject({ replace, parent: refs[2] });
+      const reread = await call(open(), 5, { parent: stored?.context ?? 'sha256:', append: [addResult(4)] });
+      expect(reread.request.messages).toEqual([...expected, addAnswerMessage(4), addResult(4)]);
+      const outside = call(store, 4, {
+        parent: refs[2] ?? 'sha256:',
+        replace: [{ index: 99, message: elided }],
+        append: [],
+      });
+      await expect(outside).rejects.toSatisfy(
+        (error) => RelayError.isInstance(error) && error.code === 'invalid_input',
+      );
+    }));
+
   it('stores nothing after a final answer: no call will refer to it', () =>
     withStore(async (open) => {
       const assembled = await call(open(), 1, { append: [prompt], tools: { specs: tools }, withAnswer: true });
