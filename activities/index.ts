@@ -97,8 +97,10 @@ export interface ActivityDependencies {
   /** What `{ "$secret": "NAME" }` in a run's config resolves to; the values exist only inside `executeTool`. */
   secrets?: SecretSource;
   /**
-   * Where model calls store the transcript and tools they refer to instead of carrying them.
-   * @default a store in this process's memory (see `createMemoryPayloadStore`)
+   * Where model calls store the transcript and tools they refer to instead of carrying them, and, when given, where
+   * tools keep outputs over `outputByReferenceBytes` for runs that ask (`lean-history`). A store given here must
+   * be the one every worker of the task queue uses: a stored output has no copy elsewhere to resend.
+   * @default a store in this process's memory (see `createMemoryPayloadStore`), which keeps no tool output
    */
   payloadStore?: PayloadStore;
 }
@@ -125,6 +127,9 @@ async function whileHeartbeating<T>(work: (context: Context) => Promise<T>, deta
 export function createActivities({ registry, executor, models, secrets, ...options }: ActivityDependencies) {
   const maxModelResponseBytes = checkMaxModelResponseBytes(options.maxModelResponseBytes);
   const payloadStore = options.payloadStore ?? createMemoryPayloadStore();
+  // Only a store the deployment chose can hold an output: a model context lost with a private store is sent again,
+  // a tool output would be lost.
+  const keepsOutputs = options.payloadStore !== undefined;
   const modelContexts = new ModelContextCache();
   return {
     /**
@@ -243,7 +248,9 @@ export function createActivities({ registry, executor, models, secrets, ...optio
           },
         );
         const result = redactSecrets(executed, values);
-        if (result.success) return call.outputByReference ? await storeLargeOutput(payloadStore, call, result) : result;
+        if (result.success) {
+          return call.outputByReference && keepsOutputs ? await storeLargeOutput(payloadStore, call, result) : result;
+        }
         if (result.errorType === 'cancelled') throw new CancelledFailure(result.error);
         if (result.errorType === 'timeout' && !call.retryTimeouts) {
           return {

@@ -7,6 +7,7 @@ import { ModelProviderError } from '../../src/model/model-provider.js';
 import type { ModelCall } from '../../src/model/model-provider.js';
 import type { ModelContextRequest, ModelRequest, TranscriptMessage } from '../../src/shared/transcript.js';
 import { createFilePayloadStore } from '../../src/store/file-payload-store.js';
+import { createMemoryPayloadStore } from '../../src/store/memory-payload-store.js';
 import type { PayloadStore } from '../../src/store/payload-store.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
@@ -281,8 +282,13 @@ describe('model calls by reference', () => {
   });
 
   it('keeps a tool output over 4 KiB out of history: the step records its ref, the model still reads it whole', async () => {
-    const { client, model, stop } = await startWorker((call) =>
-      call.step === 1 ? { toolCalls: [{ name: 'repeat_text', input: { text: 'x', times: 6_000 } }] } : { text: 'read' },
+    const { client, model, stop } = await startWorker(
+      (call) =>
+        call.step === 1
+          ? { toolCalls: [{ name: 'repeat_text', input: { text: 'x', times: 6_000 } }] }
+          : { text: 'read' },
+      undefined,
+      createMemoryPayloadStore(),
     );
     try {
       const { runId } = await client.startRun({ ...base, prompt: 'read' });
@@ -313,6 +319,26 @@ describe('model calls by reference', () => {
         .at(-1)
         ?.messages.find((message) => message.role === 'tool');
       expect(seen).toMatchObject({ role: 'tool', result: { success: true, data: output } });
+    } finally {
+      await stop();
+    }
+  });
+
+  it('keeps every output in history on a worker with no store of its own choosing: nothing to resend it from', async () => {
+    const { client, model, stop } = await startWorker((call) =>
+      call.step === 1 ? { toolCalls: [{ name: 'repeat_text', input: { text: 'x', times: 6_000 } }] } : { text: 'read' },
+    );
+    try {
+      const { runId } = await client.startRun({ ...base, prompt: 'read' });
+      expect(await client.result(runId)).toMatchObject({ status: 'completed', output: 'read' });
+      const output = { text: 'x'.repeat(6_000) };
+      const succeeded = (await client.events(runId)).find((event) => event.type === 'tool_succeeded');
+      expect(succeeded).toMatchObject({ output });
+      const seen = model
+        .requestsOf(runId)
+        .at(-1)
+        ?.messages.find((message) => message.role === 'tool');
+      expect(seen).toMatchObject({ result: { data: output } });
     } finally {
       await stop();
     }
