@@ -40,6 +40,7 @@ const exact = [
   'decided-by-update-and-signal',
   'invalid-input-retry',
   'lean-history',
+  'lean-history-compacted',
   'long-output-in-result',
   'max-steps',
   'model-context-by-reference',

@@ -324,6 +324,31 @@ describe('model calls by reference', () => {
     }
   });
 
+  it('fails the run with payload_not_found when a stored tool output is in no store the next worker reads', async () => {
+    const script = (call: ModelCall): ScriptedTurn =>
+      call.step === 1
+        ? { toolCalls: [{ name: 'repeat_text', input: { text: 'x', times: 6_000 } }] }
+        : call.step === 2
+          ? { toolCalls: [{ id: 'c2', name: 'transfer_funds', input: { from: 'a', to: 'b', amount: 5 } }] }
+          : { text: 'Moved.' };
+    const first = await startWorker(script, undefined, createMemoryPayloadStore());
+    const { runId } = await first.client.startRun({ ...base, prompt: 'read, then move' });
+    await waitForRun(first.client, runId, (snapshot) => snapshot.status === 'awaiting_approval');
+    await first.stop();
+    // Another store: neither the context nor the output is in it, and only the context can be sent again.
+    const second = await startWorker(script, first.taskQueue, createMemoryPayloadStore());
+    try {
+      await second.client.approve(runId, 'call_2_0');
+      await expect(second.client.result(runId)).rejects.toThrow();
+      const events = await second.client.events(runId);
+      expect(eventTypes(events).slice(-2)).toEqual(['model_context_resent', 'run_failed']);
+      expect(events.at(-1)).toMatchObject({ code: 'payload_not_found' });
+      expect(second.model.requestsOf(runId)).toEqual([]);
+    } finally {
+      await second.stop();
+    }
+  });
+
   it('keeps every output in history on a worker with no store of its own choosing: nothing to resend it from', async () => {
     const { client, model, stop } = await startWorker((call) =>
       call.step === 1 ? { toolCalls: [{ name: 'repeat_text', input: { text: 'x', times: 6_000 } }] } : { text: 'read' },
@@ -379,6 +404,10 @@ describe('model calls by reference', () => {
       }
       const last = model.requestsOf(runId).at(-1)?.messages ?? [];
       expect(last.find((message) => message.role === 'tool')).toMatchObject({ result: { data: { elided: true } } });
+      await recordHistoryIfRequested(
+        kit.temporal.workflow.getHandle(runId),
+        path.join(historiesDirectory, 'lean-history-compacted.json'),
+      );
     } finally {
       await stop();
     }
