@@ -20,8 +20,10 @@ import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
 import type { ModelCallResult, ModelContextRequest, ModelRequest, ModelResponse } from '../src/shared/transcript.js';
 import type { PayloadStore } from '../src/store/payload-store.js';
 import { createMemoryPayloadStore } from '../src/store/memory-payload-store.js';
-import { assembleModelRequest } from './model-context.js';
-import type { ToolResult } from '../src/shared/tool-result.js';
+import { assembleModelCall, ModelContextCache } from './model-context.js';
+import type { ToolResult, ToolSuccess } from '../src/shared/tool-result.js';
+import { outputByReferenceBytes, storedOutputPreviewLength } from '../src/shared/stored-output.js';
+import type { StoredToolOutput } from '../src/shared/stored-output.js';
 import { boundIssues } from '../src/shared/payload-limits.js';
 import { checkToolInputAsync } from '../src/shared/tool-input.js';
 import type { ToolInputIssue } from '../src/shared/tool-input.js';
@@ -37,13 +39,23 @@ export interface ExecuteToolInput {
   userId?: string;
   sessionId?: string;
   runId: string;
-  config: Record<string, unknown>;
+  /**
+   * The run's config, for the tool's context.
+   * @default {} (runs under the lean-history rules leave an empty one out)
+   */
+  config?: Record<string, unknown>;
   /**
    * Retry a call that ran past its timeout. Only tools that set their own retry policy opt in: the attempt that
    * timed out may still be running, so a blind retry could run the effect twice at once.
    * @default false
    */
   retryTimeouts?: boolean;
+  /**
+   * Keep an output over `outputByReferenceBytes` in the payload store and return a `StoredToolOutput` in its place
+   * (runs under the lean-history rules ask for it).
+   * @default false
+   */
+  outputByReference?: boolean;
 }
 
 /**
@@ -85,8 +97,10 @@ export interface ActivityDependencies {
   /** What `{ "$secret": "NAME" }` in a run's config resolves to; the values exist only inside `executeTool`. */
   secrets?: SecretSource;
   /**
-   * Where model calls store the transcript and tools they refer to instead of carrying them.
-   * @default a store in this process's memory (see `createMemoryPayloadStore`)
+   * Where model calls store the transcript and tools they refer to instead of carrying them, and, when given, where
+   * tools keep outputs over `outputByReferenceBytes` for runs that ask (the lean-history rules). A store given here must
+   * be the one every worker of the task queue uses: a stored output has no copy elsewhere to resend.
+   * @default a store in this process's memory (see `createMemoryPayloadStore`), which keeps no tool output
    */
   payloadStore?: PayloadStore;
 }
@@ -113,6 +127,10 @@ async function whileHeartbeating<T>(work: (context: Context) => Promise<T>, deta
 export function createActivities({ registry, executor, models, secrets, ...options }: ActivityDependencies) {
   const maxModelResponseBytes = checkMaxModelResponseBytes(options.maxModelResponseBytes);
   const payloadStore = options.payloadStore ?? createMemoryPayloadStore();
+  // Only a store the deployment chose can hold an output: a model context lost with a private store is sent again,
+  // a tool output would be lost.
+  const keepsOutputs = options.payloadStore !== undefined;
+  const modelContexts = new ModelContextCache();
   return {
     /**
      * Records the tools a run may use (names, descriptions, JSON Schemas, approval flags) in its history, each with
@@ -176,13 +194,14 @@ export function createActivities({ registry, executor, models, secrets, ...optio
       const callWithContext = async (context: Context): Promise<ModelCallResult> => {
         const assembled =
           'context' in request
-            ? await assembleModelRequest(payloadStore, request).catch((error: unknown) => {
+            ? await assembleModelCall(payloadStore, modelContexts, request).catch((error: unknown) => {
                 throw toNonRetryableFailure(error);
               })
-            : { request, stored: undefined };
+            : { request, store: () => Promise.resolve(undefined) };
         const response = await generateModelTurn(provider, { ...assembled.request, modelName }, context, stream);
         checkModelResponseSize(response, maxModelResponseBytes);
-        return assembled.stored ? { ...response, stored: assembled.stored } : response;
+        const stored = await assembled.store(response);
+        return stored ? { ...response, stored } : response;
       };
       try {
         const result = await whileHeartbeating(callWithContext, () => stream.progress());
@@ -201,7 +220,7 @@ export function createActivities({ registry, executor, models, secrets, ...optio
       // The periodic heartbeat repeats the latest progress, so Temporal keeps the newest whichever heartbeat goes last.
       let latestProgress: ToolProgress | undefined;
       const runTool = async (context: Context): Promise<ToolResult> => {
-        const { config, values } = await resolveSecretReferences(call.config, secrets, {
+        const { config, values } = await resolveSecretReferences(call.config ?? {}, secrets, {
           tenantId: call.tenantId,
           toolName: call.toolName,
         }).catch((error: unknown) => {
@@ -229,7 +248,9 @@ export function createActivities({ registry, executor, models, secrets, ...optio
           },
         );
         const result = redactSecrets(executed, values);
-        if (result.success) return result;
+        if (result.success) {
+          return call.outputByReference && keepsOutputs ? await storeLargeOutput(payloadStore, call, result) : result;
+        }
         if (result.errorType === 'cancelled') throw new CancelledFailure(result.error);
         if (result.errorType === 'timeout' && !call.retryTimeouts) {
           return {
@@ -259,6 +280,21 @@ export function createActivities({ registry, executor, models, secrets, ...optio
 }
 
 export type RelayActivities = ReturnType<typeof createActivities>;
+
+/** The result with an output over `outputByReferenceBytes` put in the payload store, its ref and preview in its place. */
+async function storeLargeOutput(
+  store: PayloadStore,
+  call: ExecuteToolInput,
+  result: ToolSuccess,
+): Promise<ToolSuccess> {
+  const json = toJsonText(result.data);
+  if (json === undefined) return result;
+  const bytes = utf8ByteLength(json);
+  if (bytes <= outputByReferenceBytes) return result;
+  const ref = await store.put({ tenantId: call.tenantId, runId: call.runId }, new TextEncoder().encode(json));
+  const stored: StoredToolOutput = { storedOutput: ref, bytes, preview: json.slice(0, storedOutputPreviewLength) };
+  return { ...result, data: stored };
+}
 
 /** Calls the provider, its streamed text going to `stream`; a provider's failure becomes a `model_error`. */
 async function generateModelTurn(

@@ -2,7 +2,8 @@
  * History per step: events and bytes of a run's history at 5, 20 and 50 tool steps, fetched from the server
  * after the run ends. Sizes are deterministic for a given script, so one run per size and variant suffices.
  * Events per step and bytes per step are the slope between sizes; the model-call input bytes at each step show
- * whether a call carries the whole transcript (growing with the steps) or only what is new.
+ * whether a call carries the whole transcript (growing with the steps) or only what is new, and `bytesByPart` where
+ * the largest run's bytes are.
  * Then one long Relay-E run alone (500 steps): every execution of it, when it continues as new, against Temporal's
  * default limits.
  *
@@ -58,6 +59,8 @@ const result = await withVariants(['bare-temporal', 'relay', 'peer'], async ({ v
         modelInputBytesFirstStep: facts.modelInputBytes[0] ?? 0,
         modelInputBytesLastStep: facts.modelInputBytes.at(-1) ?? 0,
       })),
+      // Where the largest run's bytes are: by event type and activity type, and the payloads inside them.
+      ...(last ? { bytesByPart: { steps: last.steps, ...sortedByBytes(last.facts.bytesByPart) } } : {}),
     };
     for (const { steps, facts } of bySize) {
       console.log(
@@ -71,6 +74,10 @@ const result = await withVariants(['bare-temporal', 'relay', 'peer'], async ({ v
   const long = relay ? await measureLongRun(relay, client) : undefined;
   return { history: table, ...(long ? { long } : {}), failed };
 });
+
+function sortedByBytes(parts: Record<string, number>): Record<string, number> {
+  return Object.fromEntries(Object.entries(parts).sort(([, a], [, b]) => b - a));
+}
 
 /** One Relay-E run of `longSteps` steps, execution by execution, with the limits it is measured against. */
 async function measureLongRun(relay: VariantProcess, client: Client) {

@@ -30,7 +30,7 @@ import type {
   ToolCall,
 } from '../src/shared/transcript.js';
 import { ModelContextTracker } from './model-context.js';
-import { assignCallIds, assignLegacyCallIds } from './call-ids.js';
+import { answerMessage, assignLegacyCallIds } from '../src/shared/call-ids.js';
 import { readRecordedTime, usesRecordedTime } from './recorded-clock.js';
 import { registerRunHandlers } from './run-handlers.js';
 import { RunState } from './run-state.js';
@@ -73,7 +73,7 @@ export async function agentRun(input: AgentRunInput, carried?: CarriedRunState):
     patches,
     validator: new ToolCallValidator(carried?.catalog ?? []),
     approvalTimeoutMs: msToNumber(input.approvalTimeout ?? defaultApprovalTimeout),
-    ...(patches.modelContextByReference() ? { modelContext: new ModelContextTracker() } : {}),
+    ...(patches.modelContextByReference() ? { modelContext: new ModelContextTracker(patches.leanHistory()) } : {}),
   };
   registerRunHandlers(context);
   try {
@@ -286,10 +286,12 @@ function isStoredContextLost(error: unknown): boolean {
 /** Names the model's calls and puts them in the transcript; the caller handles each (in parallel). */
 function proposeToolCalls(context: RunContext, response: Recorded<ModelResponse>): ToolCall[] {
   const { run } = context;
-  const proposed = response.toolCalls ?? [];
-  const calls = context.exact ? assignCallIds(proposed, run.step) : assignLegacyCallIds(proposed, run.step);
-  run.transcript.push({ role: 'assistant', content: response.text ?? '', toolCalls: calls });
-  return calls;
+  const message = context.exact
+    ? answerMessage(response, run.step)
+    : answerMessage(response, run.step, assignLegacyCallIds);
+  run.transcript.push(message);
+  context.modelContext?.answered(message);
+  return message.toolCalls;
 }
 
 /** Puts the calls' results in the transcript in call order. */

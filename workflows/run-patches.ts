@@ -1,11 +1,15 @@
 import { patched } from '@temporalio/workflow';
 
 /**
- * Stands for every patch below at once, and brings one rule of its own: a start whose search attributes the starter
- * already set (as `RelayClient` does) is not upserted again. Each `patched()` that a new run asks records a marker
- * and an upsert of Temporal's change-version search attribute, two events and two commands in the first task; a run
- * that records this one follows all the rules below with one of each. Runs recorded before it ask each patch as they
- * did. A patch added after it is asked on its own, after it.
+ * Stands for every patch below at once. Each `patched()` that a new run asks records a marker and an upsert of
+ * Temporal's change-version search attribute, two events and two commands in the first task; a run that records
+ * this one follows all the rules below with one of each. Runs recorded before it ask each patch as they did. A patch
+ * added after it is asked on its own, after it. It brings rules of its own too:
+ * - a start whose search attributes the starter already set (as `RelayClient` does) is not upserted again;
+ * - lean history: history holds each step's facts once. The context the worker stores for a model call ends with
+ *   the model's answer (a delta after the context before it), so the next call sends only the tool results; after a
+ *   compaction it sends only the replaced messages (model-context.ts); a tool output over 4 KiB stays in a shared
+ *   payload store; a tool call's input leaves out an empty config and the default `retryTimeouts: false`.
  */
 const oneMarkerPatch = 'one-marker-for-every-rule';
 
@@ -65,7 +69,9 @@ export interface RunPatches {
   skipUnchangedSearchAttributes(): boolean;
   readsFromHistory(): boolean;
   modelContextByReference(): boolean;
+  /** Rules the one marker brings of its own (see oneMarkerPatch). */
   startSearchAttributesFromStarter(): boolean;
+  leanHistory(): boolean;
 }
 
 const everyRule: RunPatches = {
@@ -78,6 +84,7 @@ const everyRule: RunPatches = {
   readsFromHistory: () => true,
   modelContextByReference: () => true,
   startSearchAttributesFromStarter: () => true,
+  leanHistory: () => true,
 };
 
 /**
@@ -101,6 +108,7 @@ export function decideRunPatches(): RunPatches {
       // Decided in the first task only: these runs started before this patch, so they keep sending everything.
       modelContextByReference: () => false,
       startSearchAttributesFromStarter: () => false,
+      leanHistory: () => false,
     };
   }
   const answers = {
@@ -121,5 +129,6 @@ export function decideRunPatches(): RunPatches {
     readsFromHistory: () => answers.readsFromHistory,
     modelContextByReference: () => answers.modelContextByReference,
     startSearchAttributesFromStarter: () => false,
+    leanHistory: () => false,
   };
 }

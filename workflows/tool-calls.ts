@@ -9,7 +9,7 @@ import {
 import type { ActivityOptions } from '@temporalio/workflow';
 import { msToNumber } from '@temporalio/common/lib/time.js';
 import type { Duration } from '@temporalio/common';
-import type { Recorded, RelayActivities, ToolInputVerdict } from '../activities/index.js';
+import type { ExecuteToolInput, Recorded, RelayActivities, ToolInputVerdict } from '../activities/index.js';
 import { boundEchoedInput } from '../src/shared/payload-limits.js';
 import { approvalHints, toolActivitySummary } from '../src/shared/tool-catalog.js';
 import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
@@ -170,8 +170,7 @@ async function executeToolCall(
         ...(run.input.userId !== undefined ? { userId: run.input.userId } : {}),
         ...(run.input.sessionId !== undefined ? { sessionId: run.input.sessionId } : {}),
         runId: run.runId,
-        config: run.input.config ?? {},
-        ...(context.exact ? { retryTimeouts: entry.retry !== undefined } : {}),
+        ...toolCallOptions(context, entry),
       },
     ]);
   } catch (error) {
@@ -194,6 +193,26 @@ async function executeToolCall(
  * Unique to one call of one run: the run id alone repeats when a workflow id is used again, so the first
  * execution's Temporal run id (the same across continue-as-new) is part of it.
  */
+/**
+ * The run's config and the tool's timeout rule; under the lean-history rules, only what differs from the defaults, and a
+ * large output kept by reference.
+ */
+function toolCallOptions(
+  context: RunContext,
+  entry: ToolCatalogEntry,
+): Pick<ExecuteToolInput, 'config' | 'retryTimeouts' | 'outputByReference'> {
+  const config = context.run.input.config ?? {};
+  const retryTimeouts = entry.retry !== undefined;
+  if (!context.patches.leanHistory()) {
+    return { config, ...(context.exact ? { retryTimeouts } : {}) };
+  }
+  return {
+    ...(Object.keys(config).length > 0 ? { config } : {}),
+    ...(retryTimeouts ? { retryTimeouts } : {}),
+    outputByReference: true,
+  };
+}
+
 function idempotencyKeyFor(context: RunContext, call: ToolCall): string {
   const { run } = context;
   return context.exact ? `${run.runId}/${workflowInfo().firstExecutionRunId}/${call.id}` : `${run.runId}/${call.id}`;

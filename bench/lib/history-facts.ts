@@ -28,6 +28,12 @@ export interface HistoryFacts {
   largestEventBytes: number;
   /** The execution this one continued as, when it continued as new. */
   continuedAsRunId?: string;
+  /**
+   * Encoded bytes by event type, activity events by activity type too (`ACTIVITY_TASK_SCHEDULED:callModel`), with
+   * the payloads inside them apart (`callModel.input`, `callModel.result`, `callModel.summary`): where a run's bytes
+   * are.
+   */
+  bytesByPart: Record<string, number>;
 }
 
 /** Fetches a workflow's history (its newest execution, or `runId`'s) and measures it. */
@@ -43,8 +49,14 @@ export async function readHistoryFacts(client: Client, workflowId: string, runId
   let workflowTaskStartedAt: number | undefined;
   let largestEventBytes = 0;
   let continuedAsRunId: string | undefined;
+  const bytesByPart: Record<string, number> = {};
+  const count = (part: string, bytes: number) => {
+    if (bytes > 0) bytesByPart[part] = (bytesByPart[part] ?? 0) + bytes;
+  };
   for (const event of events) {
-    largestEventBytes = Math.max(largestEventBytes, temporal.api.history.v1.HistoryEvent.encode(event).finish().length);
+    const eventBytes = temporal.api.history.v1.HistoryEvent.encode(event).finish().length;
+    largestEventBytes = Math.max(largestEventBytes, eventBytes);
+    countParts(event, scheduledTypes, eventBytes, count);
     continuedAsRunId ??= event.workflowExecutionContinuedAsNewEventAttributes?.newExecutionRunId ?? undefined;
     const type = (EventType[event.eventType ?? 0] ?? 'UNKNOWN').replace(/^EVENT_TYPE_/, '');
     eventTypes[type] = (eventTypes[type] ?? 0) + 1;
@@ -80,7 +92,40 @@ export async function readHistoryFacts(client: Client, workflowId: string, runId
     toolStartedAtMs,
     largestEventBytes,
     ...(continuedAsRunId ? { continuedAsRunId } : {}),
+    bytesByPart,
   };
+}
+
+type HistoryEvent = proto.temporal.api.history.v1.IHistoryEvent;
+
+/** Counts an event's bytes under its type (and activity type), and its input, result and summary apart. */
+function countParts(
+  event: HistoryEvent,
+  scheduledTypes: ReadonlyMap<string, string>,
+  eventBytes: number,
+  count: (part: string, bytes: number) => void,
+): void {
+  const type = (EventType[event.eventType ?? 0] ?? 'UNKNOWN').replace(/^EVENT_TYPE_/, '');
+  const scheduled = event.activityTaskScheduledEventAttributes;
+  const scheduledId =
+    event.activityTaskStartedEventAttributes?.scheduledEventId ??
+    event.activityTaskCompletedEventAttributes?.scheduledEventId;
+  const activityType = scheduled
+    ? (scheduled.activityType?.name ?? '')
+    : scheduledId !== undefined && scheduledId !== null
+      ? scheduledTypes.get(String(scheduledId))
+      : undefined;
+  count(activityType !== undefined ? `${type}:${activityType}` : type, eventBytes);
+  if (activityType === undefined) return;
+  const payloads = (list: proto.temporal.api.common.v1.IPayloads | null | undefined) =>
+    (list?.payloads ?? []).reduce(
+      (sum, payload) => sum + temporal.api.common.v1.Payload.encode(payload).finish().length,
+      0,
+    );
+  count(`${activityType}.input`, payloads(scheduled?.input));
+  count(`${activityType}.result`, payloads(event.activityTaskCompletedEventAttributes?.result));
+  const summary = scheduled ? event.userMetadata?.summary : undefined;
+  if (summary) count(`${activityType}.summary`, temporal.api.common.v1.Payload.encode(summary).finish().length);
 }
 
 /** Measures every execution of a workflow, first to last, following its continue-as-new chain. */

@@ -1,4 +1,5 @@
 import { toJsonText, utf8ByteLength } from './payload-limits.js';
+import { isStoredToolOutput } from './stored-output.js';
 import type { ToolResult } from './tool-result.js';
 import type { TranscriptMessage } from './transcript.js';
 
@@ -138,7 +139,7 @@ function elideResult(result: ToolResult): ToolResult {
   if (!result.success) return { success: false, ...ids, error: result.error, errorType: result.errorType };
   const note: ElidedToolResult = {
     elided: true,
-    bytes: utf8ByteLength(toJsonText(result.data) ?? ''),
+    bytes: isStoredToolOutput(result.data) ? result.data.bytes : utf8ByteLength(toJsonText(result.data) ?? ''),
     note: 'Output removed to keep the conversation within its size budget; call the tool again if you need it.',
   };
   return { success: true, ...ids, data: note };
@@ -152,14 +153,21 @@ function isElided(result: ToolResult): boolean {
 /**
  * Each message's JSON size, measured once: the run checks its budget before every model call, and a message never
  * changes once it is in the transcript (compaction puts a new one in its place), so only new messages cost a pass.
+ * A tool output kept by reference counts at its own size: the model gets it whole.
  */
 const measuredBytes = new WeakMap<TranscriptMessage, number>();
 
 function messageBytes(message: TranscriptMessage): number {
   let bytes = measuredBytes.get(message);
   if (bytes === undefined) {
-    bytes = utf8ByteLength(toJsonText(message) ?? '');
+    bytes = utf8ByteLength(toJsonText(message) ?? '') + storedOutputBytes(message);
     measuredBytes.set(message, bytes);
   }
   return bytes;
+}
+
+/** What a tool output kept by reference adds to its message's size beyond the reference itself. */
+function storedOutputBytes(message: TranscriptMessage): number {
+  if (message.role !== 'tool' || !message.result.success || !isStoredToolOutput(message.result.data)) return 0;
+  return message.result.data.bytes - utf8ByteLength(toJsonText(message.result.data) ?? '');
 }

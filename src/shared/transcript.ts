@@ -76,11 +76,25 @@ export interface ModelContextRequest extends Omit<ModelRequest, 'messages' | 'to
 
 /**
  * A call's transcript and tools: the context stored at `base` (its messages followed by `append`, its tools), or
- * the whole transcript in `append` with the tools, by reference once stored.
+ * the whole transcript in `append` with the tools, by reference once stored. Runs under
+ * the lean-history rules send `parent` instead of `base`, or `withAnswer` with a whole transcript: the
+ * context the worker stores then ends with the model's own answer, so the next call appends only the tool results,
+ * and after a compaction sends the messages it put in place of stored ones (`replace`) instead of everything.
  */
 export type ModelContext =
   | { base: PayloadRef; append: TranscriptMessage[] }
-  | { append: TranscriptMessage[]; tools: { ref: PayloadRef } | { specs: ModelToolSpec[] } };
+  | { parent: PayloadRef; replace?: MessageReplacement[]; append: TranscriptMessage[] }
+  | {
+      append: TranscriptMessage[];
+      tools: { ref: PayloadRef } | { specs: ModelToolSpec[] };
+      withAnswer?: true;
+    };
+
+/** A message compaction put in place of the one at `index` of the stored context. */
+export interface MessageReplacement {
+  index: number;
+  message: TranscriptMessage;
+}
 
 /** What the worker stored for one call: its context, and its tools when the call sent them whole. */
 export interface StoredModelContext {

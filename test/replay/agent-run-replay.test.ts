@@ -28,7 +28,7 @@ const beforeExactIds = [
 ].map((name) => `before-exact-ids/${name}.json`);
 
 /** The paths recorded under the exact rules, each patch with its own marker, and again under the one marker. */
-const recordedPaths = [
+const pathsOfBoth = [
   'approval-timeout',
   'approved-by-signal',
   'approved-with-edit',
@@ -41,7 +41,6 @@ const recordedPaths = [
   'invalid-input-retry',
   'long-output-in-result',
   'max-steps',
-  'model-context-by-reference',
   'model-context-resent',
   'model-response-over-limit',
   'parallel-approvals',
@@ -57,13 +56,13 @@ const recordedPaths = [
 ];
 
 /** The exact rules' new side, each patch asked with its own marker. */
-const exact = recordedPaths.map((name) => `exact/${name}.json`);
+const exact = [...pathsOfBoth, 'model-context-by-reference'].map((name) => `exact/${name}.json`);
 
 /**
  * Recorded under `one-marker-for-every-rule`, the one marker that stands for all the patches before it: that
  * patch's new side, whose old side is every history above.
  */
-const oneMarker = recordedPaths.map((name) => `one-marker/${name}.json`);
+const oneMarker = [...pathsOfBoth, 'lean-history', 'lean-history-compacted'].map((name) => `one-marker/${name}.json`);
 
 describe('replaying recorded agent runs', () => {
   it('reproduces every recorded path with the workflow code bundled as workers bundle it, so a nondeterministic change fails the build', async () => {

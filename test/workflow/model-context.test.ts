@@ -1,10 +1,14 @@
-import { readFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readHistory } from '../../src/client/read-history.js';
 import { ModelProviderError } from '../../src/model/model-provider.js';
 import type { ModelCall } from '../../src/model/model-provider.js';
 import type { ModelContextRequest, ModelRequest, TranscriptMessage } from '../../src/shared/transcript.js';
+import { createFilePayloadStore } from '../../src/store/file-payload-store.js';
+import { createMemoryPayloadStore } from '../../src/store/memory-payload-store.js';
+import type { PayloadStore } from '../../src/store/payload-store.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
 import { createRelayTestKit, eventTypes, waitForRun } from '../helpers/relay-test-kit.js';
@@ -25,13 +29,18 @@ afterAll(async () => {
 const base = { tenantId: 'acme', userId: 'u1', model: 'scripted:test' } as const;
 const historiesDirectory = path.join(import.meta.dirname, '../fixtures/histories/agent-run/one-marker');
 
-function startWorker(script: readonly ScriptedTurn[] | ((call: ModelCall) => ScriptedTurn), taskQueue?: string) {
+function startWorker(
+  script: readonly ScriptedTurn[] | ((call: ModelCall) => ScriptedTurn),
+  taskQueue?: string,
+  payloadStore?: PayloadStore,
+) {
   const model = scriptedModel(script);
   return kit
     .startWorker({
       tools: createTestTools(createLedger()),
       models: { scripted: model },
       ...(taskQueue ? { taskQueue } : {}),
+      ...(payloadStore ? { payloadStore } : {}),
     })
     .then((running) => ({ ...running, model }));
 }
@@ -80,15 +89,16 @@ describe('model calls by reference', () => {
       expect(await client.result(runId)).toMatchObject({ status: 'completed', steps: 13 });
       const inputs = await modelCallInputs(runId);
       expect(inputs).toHaveLength(13);
-      // The first call carries the prompt and the tools; each later one a reference and the newest step only, the
-      // tools riding in the stored context.
+      // The first call carries the prompt and the tools; each later one a reference to the context the worker stored
+      // with the model's answer, and the tool result that followed it only, the tools riding in the stored context.
       const first = inputs[0]?.input.context;
-      expect(first && !('base' in first) && first.append.length === 1 && 'specs' in first.tools).toBe(true);
+      expect(first && 'tools' in first && first.append.length === 1 && 'specs' in first.tools).toBe(true);
+      expect(first).toHaveProperty('withAnswer', true);
       const later = inputs.slice(1);
       for (const { input } of later) {
-        expect(Object.keys(input.context)).toEqual(['base', 'append']);
-        expect('base' in input.context && input.context.base).toMatch(/^sha256:[0-9a-f]{64}$/);
-        expect(input.context.append).toHaveLength(2);
+        expect(Object.keys(input.context)).toEqual(['parent', 'append']);
+        expect('parent' in input.context && input.context.parent).toMatch(/^sha256:[0-9a-f]{64}$/);
+        expect(input.context.append).toEqual([expect.objectContaining({ role: 'tool' })]);
       }
       const sizes = later.map(({ bytes }) => bytes);
       // Only the digits of the step and the call id grow.
@@ -99,7 +109,7 @@ describe('model calls by reference', () => {
       model.requestsOf(runId).forEach((call) => expect(call.messages).toEqual(addingTranscript('count', call.step)));
       await recordHistoryIfRequested(
         kit.temporal.workflow.getHandle(runId),
-        path.join(historiesDirectory, 'model-context-by-reference.json'),
+        path.join(historiesDirectory, 'lean-history.json'),
       );
     } finally {
       await stop();
@@ -125,7 +135,7 @@ describe('model calls by reference', () => {
       // One scheduled call a step: the retry was Temporal's, and step 3 refers to what step 2 stored.
       const inputs = (await modelCallInputs(runId)).map(({ input }) => input);
       expect(inputs.map(({ step }) => step)).toEqual([1, 2, 3]);
-      expect(inputs[2]?.context).toHaveProperty('base');
+      expect(inputs[2]?.context).toHaveProperty('parent');
       expect(model.requestsOf(runId).at(-1)?.messages).toEqual(addingTranscript('count', 3));
     } finally {
       await stop();
@@ -203,7 +213,7 @@ describe('model calls by reference', () => {
         /No payload sha256:[0-9a-f]{64} is stored for tenant 'acme'/,
       );
       const inputs = (await modelCallInputs(runId)).map(({ input }) => input);
-      expect(inputs.map(({ step, context }) => ({ step, base: 'base' in context }))).toEqual([
+      expect(inputs.map(({ step, context }) => ({ step, base: 'parent' in context }))).toEqual([
         { step: 1, base: false },
         { step: 2, base: true },
         { step: 2, base: false },
@@ -233,7 +243,133 @@ describe('model calls by reference', () => {
     }
   });
 
-  it('sends the whole transcript, tools still by reference, at each step where compaction changed it', async () => {
+  it('continues by reference on a restarted worker that shares the file store, reading the stored chain back', async () => {
+    const directory = await mkdtemp(path.join(tmpdir(), 'relay-model-context-restart-'));
+    // Five steps of adding, then a call that waits for approval, then the answer.
+    const script = (call: ModelCall): ScriptedTurn =>
+      call.step <= 5
+        ? adding(5)(call)
+        : call.step === 6
+          ? { toolCalls: [{ id: 'c6', name: 'transfer_funds', input: { from: 'a', to: 'b', amount: 5 } }] }
+          : { text: 'Moved.' };
+    const first = await startWorker(script, undefined, createFilePayloadStore({ directory }));
+    const { runId } = await first.client.startRun({ ...base, prompt: 'count', maxSteps: 8 });
+    await waitForRun(first.client, runId, (snapshot) => snapshot.status === 'awaiting_approval');
+    await first.stop();
+    // A new worker process in all but name: its own store object and an empty context cache, the same directory.
+    const second = await startWorker(script, first.taskQueue, createFilePayloadStore({ directory }));
+    try {
+      await second.client.approve(runId, 'call_6_0');
+      expect(await second.client.result(runId)).toMatchObject({ status: 'completed', output: 'Moved.', steps: 7 });
+      expect(eventTypes(await second.client.events(runId))).not.toContain('model_context_resent');
+      const inputs = (await modelCallInputs(runId)).map(({ input }) => input);
+      expect(inputs.map(({ step, context }) => ({ step, parent: 'parent' in context }))).toEqual(
+        [1, 2, 3, 4, 5, 6, 7].map((step) => ({ step, parent: step > 1 })),
+      );
+      // The restarted worker rebuilt the whole transcript from the chain the first one stored.
+      const [seen] = second.model.requestsOf(runId);
+      const before = first.model.requestsOf(runId).at(-1)?.messages ?? [];
+      expect(seen?.step).toBe(7);
+      expect(seen?.messages.slice(0, before.length)).toEqual(before);
+      const [answer, toolMessage, ...rest] = seen?.messages.slice(before.length) ?? [];
+      expect(answer).toMatchObject({ role: 'assistant', toolCalls: [{ id: 'call_6_0', name: 'transfer_funds' }] });
+      expect(toolMessage).toMatchObject({ role: 'tool', toolCallId: 'call_6_0', result: { success: true } });
+      expect(rest).toEqual([]);
+    } finally {
+      await second.stop();
+      await rm(directory, { recursive: true, force: true });
+    }
+  });
+
+  it('keeps a tool output over 4 KiB out of history: the step records its ref, the model still reads it whole', async () => {
+    const { client, model, stop } = await startWorker(
+      (call) =>
+        call.step === 1
+          ? { toolCalls: [{ name: 'repeat_text', input: { text: 'x', times: 6_000 } }] }
+          : { text: 'read' },
+      undefined,
+      createMemoryPayloadStore(),
+    );
+    try {
+      const { runId } = await client.startRun({ ...base, prompt: 'read' });
+      expect(await client.result(runId)).toMatchObject({ status: 'completed', output: 'read' });
+      const output = { text: 'x'.repeat(6_000) };
+      const outputJson = JSON.stringify(output);
+      const stored = {
+        storedOutput: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) as unknown,
+        bytes: outputJson.length,
+        preview: outputJson.slice(0, 256),
+      };
+      // Events and reads show the reference, plainly.
+      const succeeded = (await client.events(runId)).find((event) => event.type === 'tool_succeeded');
+      expect(succeeded).toMatchObject({ output: stored });
+      // The tool's result in history and the next model call's input hold the ref, not the output.
+      const history = await readHistory(kit.temporal, runId);
+      const toolResults = (history.events ?? []).flatMap((event) => {
+        const data = event.activityTaskCompletedEventAttributes?.result?.payloads?.[0]?.data;
+        return data ? [Buffer.from(data).toString('utf8')] : [];
+      });
+      expect(toolResults.some((text) => text.includes('storedOutput'))).toBe(true);
+      expect(toolResults.every((text) => !text.includes(outputJson))).toBe(true);
+      const inputs = await modelCallInputs(runId);
+      expect(inputs[1]?.bytes).toBeLessThan(1_024);
+      // The model read the whole output.
+      const seen = model
+        .requestsOf(runId)
+        .at(-1)
+        ?.messages.find((message) => message.role === 'tool');
+      expect(seen).toMatchObject({ role: 'tool', result: { success: true, data: output } });
+    } finally {
+      await stop();
+    }
+  });
+
+  it('fails the run with payload_not_found when a stored tool output is in no store the next worker reads', async () => {
+    const script = (call: ModelCall): ScriptedTurn =>
+      call.step === 1
+        ? { toolCalls: [{ name: 'repeat_text', input: { text: 'x', times: 6_000 } }] }
+        : call.step === 2
+          ? { toolCalls: [{ id: 'c2', name: 'transfer_funds', input: { from: 'a', to: 'b', amount: 5 } }] }
+          : { text: 'Moved.' };
+    const first = await startWorker(script, undefined, createMemoryPayloadStore());
+    const { runId } = await first.client.startRun({ ...base, prompt: 'read, then move' });
+    await waitForRun(first.client, runId, (snapshot) => snapshot.status === 'awaiting_approval');
+    await first.stop();
+    // Another store: neither the context nor the output is in it, and only the context can be sent again.
+    const second = await startWorker(script, first.taskQueue, createMemoryPayloadStore());
+    try {
+      await second.client.approve(runId, 'call_2_0');
+      await expect(second.client.result(runId)).rejects.toThrow();
+      const events = await second.client.events(runId);
+      expect(eventTypes(events).slice(-2)).toEqual(['model_context_resent', 'run_failed']);
+      expect(events.at(-1)).toMatchObject({ code: 'payload_not_found' });
+      expect(second.model.requestsOf(runId)).toEqual([]);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('keeps every output in history on a worker with no store of its own choosing: nothing to resend it from', async () => {
+    const { client, model, stop } = await startWorker((call) =>
+      call.step === 1 ? { toolCalls: [{ name: 'repeat_text', input: { text: 'x', times: 6_000 } }] } : { text: 'read' },
+    );
+    try {
+      const { runId } = await client.startRun({ ...base, prompt: 'read' });
+      expect(await client.result(runId)).toMatchObject({ status: 'completed', output: 'read' });
+      const output = { text: 'x'.repeat(6_000) };
+      const succeeded = (await client.events(runId)).find((event) => event.type === 'tool_succeeded');
+      expect(succeeded).toMatchObject({ output });
+      const seen = model
+        .requestsOf(runId)
+        .at(-1)
+        ?.messages.find((message) => message.role === 'tool');
+      expect(seen).toMatchObject({ result: { data: output } });
+    } finally {
+      await stop();
+    }
+  });
+
+  it('sends only the messages compaction replaced, never the whole transcript again, at steps it changed', async () => {
     const { client, model, stop } = await startWorker((call) =>
       call.step <= 5
         ? { toolCalls: [{ name: 'repeat_text', input: { text: 'x', times: 3_000 } }] }
@@ -248,19 +384,30 @@ describe('model calls by reference', () => {
           .map((event) => event.step),
       );
       expect(compactedAt.size).toBeGreaterThan(0);
-      const inputs = (await modelCallInputs(runId)).map(({ input }) => input);
-      for (const { step, context } of inputs) {
-        expect({ step, base: 'base' in context }).toEqual({ step, base: step > 1 && !compactedAt.has(step) });
+      const inputs = await modelCallInputs(runId);
+      for (const { input } of inputs) {
+        const { step, context } = input;
+        const replaced = 'parent' in context ? (context.replace ?? []) : [];
+        expect({ step, parent: 'parent' in context, replaced: replaced.length > 0 }).toEqual({
+          step,
+          parent: step > 1,
+          replaced: compactedAt.has(step),
+        });
+        // A replacement is the elided result in place of a stored one, never an output again.
+        for (const { message } of replaced) expect(message).toMatchObject({ result: { data: { elided: true } } });
       }
-      const wholeAfterTheFirst = inputs.filter(({ step, context }) => step > 1 && !('base' in context));
-      expect(wholeAfterTheFirst.length).toBeGreaterThan(0);
-      for (const { context } of wholeAfterTheFirst) expect(context).toHaveProperty('tools.ref');
+      // Each later call carries the newest output (3 KB) and what it replaced, not the transcript (8 KB).
+      for (const { bytes } of inputs.slice(1)) expect(bytes).toBeLessThan(4_096);
       // What the model saw is the compacted transcript: within the budget, the oldest output elided.
       for (const call of model.requestsOf(runId)) {
         expect(Buffer.byteLength(JSON.stringify(call.messages))).toBeLessThanOrEqual(8_192);
       }
       const last = model.requestsOf(runId).at(-1)?.messages ?? [];
       expect(last.find((message) => message.role === 'tool')).toMatchObject({ result: { data: { elided: true } } });
+      await recordHistoryIfRequested(
+        kit.temporal.workflow.getHandle(runId),
+        path.join(historiesDirectory, 'lean-history-compacted.json'),
+      );
     } finally {
       await stop();
     }
@@ -276,12 +423,12 @@ describe('model calls by reference', () => {
       expect(description.runId).not.toBe(description.raw.workflowExecutionInfo?.firstRunId);
       const last = (await modelCallInputs(runId)).map(({ input }) => input);
       // The last execution starts at step 5 from the carried transcript (9 messages), sent whole.
-      expect(last.map(({ step, context }) => ({ step, base: 'base' in context, sent: context.append.length }))).toEqual(
-        [
-          { step: 5, base: false, sent: 9 },
-          { step: 6, base: true, sent: 2 },
-        ],
-      );
+      expect(
+        last.map(({ step, context }) => ({ step, base: 'parent' in context, sent: context.append.length })),
+      ).toEqual([
+        { step: 5, base: false, sent: 9 },
+        { step: 6, base: true, sent: 1 },
+      ]);
     } finally {
       await stop();
     }

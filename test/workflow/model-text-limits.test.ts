@@ -144,20 +144,29 @@ describe('a model text just under maxModelResponseBytes', () => {
     }
   }, 120_000);
 
-  it('travels in the next model call when a tool step follows, and the run completes with a history over 4 MiB', async () => {
+  it('reaches the next model call when a tool step follows, and the run completes with a history over 4 MiB', async () => {
     const tenantId = 'acme';
     const first = longText('a');
+    // A second long text with a call: each model call refers to the context stored with the answer before it, so
+    // each text is in history once. 4 KiB shorter, so that it fits the transcript budget beside the elided first.
+    const second = 'c'.repeat(first.length - 4096);
     const answer = longText('b');
     const seenByModel: TranscriptMessage[][] = [];
     const worker = await startWorker((call) => {
       seenByModel.push(call.messages);
       if (call.step === 1) return { text: first, toolCalls: [{ name: 'add', input: { a: 1, b: 2 } }] };
+      if (call.step === 2) return { text: second, toolCalls: [{ name: 'add', input: { a: 3, b: 4 } }] };
       return { text: answer };
     });
     const { runId } = await worker.client.startRun({ tenantId, model: 'scripted:test', prompt: 'big, then a tool' });
     try {
       expect((await worker.client.result(runId)).output).toBe(answer);
       expect(seenByModel[1]?.find((message) => message.role === 'assistant')).toMatchObject({ content: first });
+      // Compaction elided the first text once the second joined it.
+      expect(seenByModel[2]?.filter((message) => message.role === 'assistant')).toMatchObject([
+        { content: expect.stringMatching(/^a{256}… \[Text removed/) as unknown },
+        { content: second },
+      ]);
       expect(await workflowTaskFailures(runId)).toBe(0);
       // More than one gRPC message holds, which the server's default page would send at once; the reads page it.
       expect(await historyBytes(runId)).toBeGreaterThan(grpcMessageLimit);
@@ -177,11 +186,16 @@ describe('a model text just under maxModelResponseBytes', () => {
         'tool_call_validated',
         'tool_succeeded',
         'model_responded',
+        'tool_call_validated',
+        'tool_succeeded',
+        'transcript_compacted',
+        'model_responded',
         'run_completed',
       ]);
-      expect(events.map((event) => event.seq)).toEqual([1, 2, 3, 4, 5, 6]);
+      expect(events.map((event) => event.seq)).toEqual([1, 2, 3, 4, 5, 6, 7, 8, 9, 10]);
       expect(events[1]).toMatchObject({ text: first });
-      expect(events[4]).toMatchObject({ text: answer });
+      expect(events[4]).toMatchObject({ text: second });
+      expect(events[8]).toMatchObject({ text: answer });
     } finally {
       await worker.stop();
     }
@@ -189,10 +203,11 @@ describe('a model text just under maxModelResponseBytes', () => {
     const client = await connectClient(worker.taskQueue);
     try {
       const events = await client.events(runId);
-      expect(events[0]).toMatchObject({ type: 'events_dropped', dropped: 2, firstKeptSeq: 3 });
+      expect(events[0]).toMatchObject({ type: 'events_dropped', dropped: 5, firstKeptSeq: 6 });
       expect(eventTypes(events.slice(1))).toEqual([
         'tool_call_validated',
         'tool_succeeded',
+        'transcript_compacted',
         'model_responded',
         'run_completed',
       ]);

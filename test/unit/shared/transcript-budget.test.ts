@@ -70,6 +70,26 @@ describe('compactTranscript', () => {
     expect(compactTranscript(transcript, bytesBefore - 35_000)).toBeUndefined();
   });
 
+  it('counts a tool output kept by reference at its own size, as the model reads it, and elides it as such', () => {
+    const marker = { storedOutput: `sha256:${'0'.repeat(64)}`, bytes: 50_000, preview: '{"text":"xxx' };
+    const transcript: TranscriptMessage[] = [
+      { role: 'user', content: 'read' },
+      { role: 'assistant', content: '', toolCalls: [{ id: 'call_1', name: 'read_file', input: {} }] },
+      {
+        role: 'tool',
+        toolCallId: 'call_1',
+        toolName: 'read_file',
+        result: { success: true, toolName: 'read_file', toolCallId: 'call_1', data: marker },
+      },
+      { role: 'assistant', content: '', toolCalls: [{ id: 'call_2', name: 'read_file', input: {} }] },
+    ];
+    expect(bytesOf(transcript)).toBeLessThan(1_000);
+    const compaction = compactTranscript(transcript, 10_000);
+    expect(compaction?.bytesBefore).toBeGreaterThan(50_000);
+    expect(compaction?.bytesAfter).toBeLessThan(10_000);
+    expect(transcript[2]).toMatchObject({ result: { data: { elided: true, bytes: 50_000 } } });
+  });
+
   it('never elides the outputs of the newest step, even when the budget cannot be met', () => {
     const transcript = transcriptOf(3, 10_000);
     const compaction = compactTranscript(transcript, 1_000);

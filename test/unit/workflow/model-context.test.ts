@@ -58,4 +58,52 @@ describe('ModelContextTracker', () => {
     tracker.remember([...transcript], undefined);
     expect(tracker.next(transcript, () => tools)).toEqual({ append: transcript, tools: { specs: tools } });
   });
+
+  describe('with the answer stored (the lean-history rules)', () => {
+    it('sends the tool results after the answer the run put in its transcript, and says it wants the answer kept', () => {
+      const tracker = new ModelContextTracker(true);
+      const transcript: TranscriptMessage[] = [{ role: 'user', content: 'hi' }];
+      expect(tracker.next(transcript, () => tools)).toEqual({
+        append: transcript,
+        tools: { specs: tools },
+        withAnswer: true,
+      });
+      tracker.remember([...transcript], firstStored);
+      const [answer, result] = toolTurn(1, 'one') as [TranscriptMessage, TranscriptMessage];
+      transcript.push(answer);
+      tracker.answered(answer);
+      transcript.push(result);
+      expect(tracker.next(transcript, toolsNotRebuilt)).toEqual({ parent: 'sha256:c1', append: [result] });
+    });
+
+    it('sends the messages compaction replaced, by index, instead of the whole transcript', () => {
+      const tracker = new ModelContextTracker(true);
+      const transcript: TranscriptMessage[] = [{ role: 'user', content: 'read' }, ...toolTurn(1, 'x'.repeat(2_000))];
+      tracker.remember([...transcript], firstStored);
+      const newest = toolTurn(2, 'y'.repeat(2_000)) as [TranscriptMessage, TranscriptMessage];
+      transcript.push(newest[0]);
+      tracker.answered(newest[0]);
+      transcript.push(newest[1]);
+      expect(compactTranscript(transcript, 3_000)).toBeDefined();
+      expect(tracker.next(transcript, toolsNotRebuilt)).toEqual({
+        parent: 'sha256:c1',
+        replace: [{ index: 2, message: transcript[2] }],
+        append: [newest[1]],
+      });
+    });
+
+    it('keeps no answer when nothing is stored: the next call sends everything', () => {
+      const tracker = new ModelContextTracker(true);
+      const transcript: TranscriptMessage[] = [{ role: 'user', content: 'hi' }];
+      tracker.remember([...transcript], undefined);
+      const [answer] = toolTurn(1, 'one') as [TranscriptMessage];
+      transcript.push(answer);
+      tracker.answered(answer);
+      expect(tracker.next(transcript, () => tools)).toEqual({
+        append: transcript,
+        tools: { specs: tools },
+        withAnswer: true,
+      });
+    });
+  });
 });

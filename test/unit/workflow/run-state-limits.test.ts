@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import type { AgentRunInput } from '../../../src/shared/run-types.js';
 import { compactTranscript } from '../../../src/shared/transcript-budget.js';
 import type { TranscriptMessage } from '../../../src/shared/transcript.js';
-import { assignCallIds } from '../../../workflows/call-ids.js';
+import { assignCallIds } from '../../../src/shared/call-ids.js';
 import { boundCarriedState, maxContinueAsNewBytes } from '../../../workflows/carried-state.js';
 import { maxCarriedEventBytes, maxEventPageBytes, RunState } from '../../../workflows/run-state.js';
 import type { EventPage } from '../../../workflows/run-state.js';

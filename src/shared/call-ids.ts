@@ -1,4 +1,4 @@
-import type { ProposedToolCall, ToolCall } from '../src/shared/transcript.js';
+import type { ModelResponse, ProposedToolCall, ToolCall, TranscriptMessage } from './transcript.js';
 
 /** Tool names longer than this are cut before they reach events, ids and the transcript. */
 const maxToolNameEchoed = 128;
@@ -21,6 +21,20 @@ export function assignCallIds(proposed: readonly ProposedToolCall[], step: numbe
     if (providerId !== undefined) providerIds.add(providerId);
     return { id, name: boundToolName(call.name), input: call.input, ...(keep ? { providerCallId: providerId } : {}) };
   });
+}
+
+/**
+ * The transcript message a model's answer with tool calls becomes at `step` (ids by `assignIds`, the run's own
+ * rule unless it replays an older one). The run and, for a context that keeps
+ * the model's answer (`withAnswer`), the model activity both build it here, so what the worker stores is what the run
+ * holds.
+ */
+export function answerMessage(
+  response: ModelResponse,
+  step: number,
+  assignIds: typeof assignCallIds = assignCallIds,
+): TranscriptMessage & { toolCalls: ToolCall[] } {
+  return { role: 'assistant', content: response.text ?? '', toolCalls: assignIds(response.toolCalls ?? [], step) };
 }
 
 /**

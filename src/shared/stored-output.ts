@@ -1,0 +1,35 @@
+import type { PayloadRef } from '../store/payload-store.js';
+
+/**
+ * A tool output over this many bytes of JSON is kept in the worker's payload store, and the run's history holds a
+ * {@link StoredToolOutput} in its place (runs under the lean-history rules, which came with patch `one-marker-for-every-rule`). Small enough that a step's history
+ * stays small, large enough that an ordinary output (a record, a short page of rows) stays inline.
+ */
+export const outputByReferenceBytes = 4 * 1024;
+
+/** The longest preview (in characters of the output's JSON) a {@link StoredToolOutput} carries. */
+export const storedOutputPreviewLength = 256;
+
+/**
+ * What a tool result's `data` holds when the output itself is in the payload store: its ref (read it with
+ * `PayloadStore.get({ tenantId, runId }, ref)` on a store opened like the worker's), its size, and its first
+ * characters. The model activity puts the output back before the model sees it; events and reads show this.
+ */
+export interface StoredToolOutput {
+  storedOutput: PayloadRef;
+  /** The size of the output's JSON. */
+  bytes: number;
+  /** The start of the output's JSON. */
+  preview: string;
+}
+
+export function isStoredToolOutput(data: unknown): data is StoredToolOutput {
+  if (typeof data !== 'object' || data === null) return false;
+  const { storedOutput, bytes, preview } = data as Partial<Record<keyof StoredToolOutput, unknown>>;
+  return (
+    typeof storedOutput === 'string' &&
+    storedOutput.startsWith('sha256:') &&
+    typeof bytes === 'number' &&
+    typeof preview === 'string'
+  );
+}
