@@ -97,12 +97,17 @@ export interface ActivityDependencies {
   /** What `{ "$secret": "NAME" }` in a run's config resolves to; the values exist only inside `executeTool`. */
   secrets?: SecretSource;
   /**
-   * Where model calls store the transcript and tools they refer to instead of carrying them, and, when given, where
-   * tools keep outputs over `outputByReferenceBytes` for runs that ask (the lean-history rules). A store given here must
-   * be the one every worker of the task queue uses: a stored output has no copy elsewhere to resend.
-   * @default a store in this process's memory (see `createMemoryPayloadStore`), which keeps no tool output
+   * Where model calls store the transcript and tools they refer to instead of carrying them.
+   * @default a store in this process's memory (see `createMemoryPayloadStore`)
    */
   payloadStore?: PayloadStore;
+  /**
+   * Whether tools keep outputs over `outputByReferenceBytes` in `payloadStore` for runs that ask (the lean-history
+   * rules), with only a ref in history. Only for a store every worker of the task queue reads: a stored output has
+   * no copy elsewhere to send again, so a worker that cannot read it fails the run.
+   * @default true when `payloadStore` is given (a store the deployment chose), false for the private default
+   */
+  keepToolOutputsInStore?: boolean;
 }
 
 /**
@@ -127,9 +132,8 @@ async function whileHeartbeating<T>(work: (context: Context) => Promise<T>, deta
 export function createActivities({ registry, executor, models, secrets, ...options }: ActivityDependencies) {
   const maxModelResponseBytes = checkMaxModelResponseBytes(options.maxModelResponseBytes);
   const payloadStore = options.payloadStore ?? createMemoryPayloadStore();
-  // Only a store the deployment chose can hold an output: a model context lost with a private store is sent again,
-  // a tool output would be lost.
-  const keepsOutputs = options.payloadStore !== undefined;
+  // A model context lost with a private store is sent again; a tool output would be lost.
+  const keepsOutputs = options.keepToolOutputsInStore ?? options.payloadStore !== undefined;
   const modelContexts = new ModelContextCache();
   return {
     /**

@@ -19,6 +19,8 @@ export interface CliPayloadStore {
   readonly store: PayloadStore;
   /** What the store is, for the worker's ready line. */
   readonly description: string;
+  /** Whether every worker of the task queue reads this store, so tools may keep their large outputs in it. */
+  readonly sharedByEveryWorker: boolean;
   close(): Promise<void>;
 }
 
@@ -31,17 +33,19 @@ export function openCliPayloadStore(
   settings: TemporalSettings,
   project: ProjectConfig | undefined,
   connection: NativeConnection,
+  { defaultFolderShared }: { defaultFolderShared: boolean },
 ): CliPayloadStore {
-  const config: PayloadStoreConfig = project?.config.payloadStore ?? {
-    kind: 'file',
-    directory: defaultPayloadDirectory,
-  };
+  const configured = project?.config.payloadStore;
+  const config: PayloadStoreConfig = configured ?? { kind: 'file', directory: defaultPayloadDirectory };
   const store = createPayloadStore({ ...(settings.encryption ? { encryption: settings.encryption } : {}), ...config });
   const client = new Client({ connection, namespace: settings.namespace });
   const janitor = startPayloadJanitor({ store, client });
   return {
     store,
     description: describeStore(config),
+    // A store the config names is the deployment's choice, so taken as every worker's; the default folder is this
+    // machine's, which only a single-machine stack can count on.
+    sharedByEveryWorker: configured !== undefined || defaultFolderShared,
     async close() {
       await janitor.stop();
       await store.close();

@@ -80,7 +80,8 @@ ${connectionOptionsHelp}`,
       });
       const serverSettings = { ...settings, address: temporal.server.address };
       stack.spinner.start('starting the worker (bundling the workflows takes a few seconds)');
-      const worker = await startCliWorker(serverSettings, project);
+      // A dev stack runs on one machine: its worker and any started beside it share the default folder.
+      const worker = await startCliWorker(serverSettings, project, { defaultFolderShared: true });
       stack.add(() => worker.stop());
       const api = await startDevApi(stack, serverSettings, {
         port: readPort(values.port),

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { DemoBankFile } from '../demo/demo-bank-file.js';
 import { isToolSource } from '../tool/tool-source.js';
-import type { NativeConnection, Worker } from '@temporalio/worker';
+import type { Worker } from '@temporalio/worker';
 import { createDemoModel } from '../demo/demo-model.js';
 import { createDemoTools } from '../demo/demo-tools.js';
 import { providersFromEnv } from '../model/providers/index.js';
@@ -38,16 +38,17 @@ export const demoBankFile = path.join('.relay-e', 'demo-bank.json');
 /**
  * Starts a worker with the project's config (tools, models, executor options, secrets), or with the banking demo
  * tools and the scripted demo model when there is none; the providers the environment configures are added either way.
+ * `defaultFolderShared`: whether every worker of the task queue reads the default payload folder, as the workers
+ * of a stack on one machine do.
  */
 export async function startCliWorker(
   settings: TemporalSettings,
   project: ProjectConfig | undefined,
-  connection?: NativeConnection,
-  bankFile: string = demoBankFile,
+  { defaultFolderShared }: { defaultFolderShared: boolean },
 ): Promise<CliWorker> {
-  const ownConnection = connection ?? (await connectWorkerConnection(settings));
-  const payloads = openCliPayloadStore(settings, project, ownConnection);
-  const tools = project ? project.config.tools : createDemoTools(new DemoBankFile(bankFile));
+  const connection = await connectWorkerConnection(settings);
+  const payloads = openCliPayloadStore(settings, project, connection, { defaultFolderShared });
+  const tools = project ? project.config.tools : createDemoTools(new DemoBankFile(demoBankFile));
   const models = {
     ...providersFromEnv(process.env),
     ...(project ? project.config.models : { scripted: createDemoModel() }),
@@ -57,13 +58,15 @@ export async function startCliWorker(
     models,
     taskQueue: settings.taskQueue,
     namespace: settings.namespace,
-    connection: ownConnection,
+    connection,
     secrets: project?.config.secrets ?? secretsFromEnv(process.env),
     ...(project?.config.executor ? { executor: project.config.executor } : {}),
     ...(settings.encryption ? { encryption: settings.encryption } : {}),
     payloadStore: payloads.store,
+    keepToolOutputsInStore: payloads.sharedByEveryWorker,
   }).catch(async (error: unknown) => {
     await payloads.close();
+    await connection.close();
     throw error;
   });
   const running = worker.run();
@@ -85,7 +88,7 @@ export async function startCliWorker(
         if (worker.getState() === 'RUNNING') worker.shutdown();
         await running;
         await payloads.close();
-        if (connection === undefined) await ownConnection.close();
+        await connection.close();
       })()),
   };
 }
@@ -118,7 +121,8 @@ ${connectionOptionsHelp}`,
     const { values } = parseCommandArgs('worker', argv, { ...connectionOptions, ...configOption });
     const project = await loadProjectConfig(values.config);
     const settings = await readTemporalSettings(values, process.env, project?.config);
-    const demo = await startCliWorker(settings, project);
+    // Workers started one by one may run on several machines, each with its own default folder.
+    const demo = await startCliWorker(settings, project, { defaultFolderShared: false });
     const line = {
       status: 'ready',
       address: settings.address,

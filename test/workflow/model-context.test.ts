@@ -33,6 +33,7 @@ function startWorker(
   script: readonly ScriptedTurn[] | ((call: ModelCall) => ScriptedTurn),
   taskQueue?: string,
   payloadStore?: PayloadStore,
+  keepToolOutputsInStore?: boolean,
 ) {
   const model = scriptedModel(script);
   return kit
@@ -41,6 +42,7 @@ function startWorker(
       models: { scripted: model },
       ...(taskQueue ? { taskQueue } : {}),
       ...(payloadStore ? { payloadStore } : {}),
+      ...(keepToolOutputsInStore !== undefined ? { keepToolOutputsInStore } : {}),
     })
     .then((running) => ({ ...running, model }));
 }
@@ -349,9 +351,18 @@ describe('model calls by reference', () => {
     }
   });
 
-  it('keeps every output in history on a worker with no store of its own choosing: nothing to resend it from', async () => {
-    const { client, model, stop } = await startWorker((call) =>
-      call.step === 1 ? { toolCalls: [{ name: 'repeat_text', input: { text: 'x', times: 6_000 } }] } : { text: 'read' },
+  it.each([
+    { worker: 'with no store of its own choosing', store: undefined, keep: undefined },
+    { worker: 'told its store is not every worker’s', store: createMemoryPayloadStore(), keep: false },
+  ])('keeps every output in history on a worker $worker: nothing to resend it from', async ({ store, keep }) => {
+    const { client, model, stop } = await startWorker(
+      (call) =>
+        call.step === 1
+          ? { toolCalls: [{ name: 'repeat_text', input: { text: 'x', times: 6_000 } }] }
+          : { text: 'read' },
+      undefined,
+      store,
+      keep,
     );
     try {
       const { runId } = await client.startRun({ ...base, prompt: 'read' });

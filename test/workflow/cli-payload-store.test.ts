@@ -1,0 +1,53 @@
+import { NativeConnection } from '@temporalio/worker';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { defaultPayloadDirectory, openCliPayloadStore } from '../../src/cli/cli-payload-store.js';
+import type { TemporalSettings } from '../../src/cli/temporal-settings.js';
+import { createRelayTestKit } from '../helpers/relay-test-kit.js';
+import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+
+// Which store a CLI worker keeps tool outputs in: only one every worker of the task queue reads. The janitor it
+// starts connects over a real worker connection to the dev server.
+
+let kit: RelayTestKit;
+let connection: NativeConnection;
+
+beforeAll(async () => {
+  kit = await createRelayTestKit();
+  connection = await NativeConnection.connect({ address: kit.address });
+});
+
+afterAll(async () => {
+  await connection.close();
+  await kit.close();
+});
+
+function settings(): TemporalSettings {
+  return {
+    address: kit.address,
+    namespace: kit.namespace,
+    taskQueue: 'cli-store',
+    tenantId: 'default',
+    tenantGiven: false,
+  };
+}
+
+const project = {
+  file: 'relay-e.config.ts',
+  config: { tools: [], payloadStore: { kind: 'memory' as const } },
+};
+
+describe('the CLI worker’s payload store', () => {
+  it.each([
+    { command: 'relay-e worker, default folder', project: undefined, defaultFolderShared: false, shared: false },
+    { command: 'relay-e dev, default folder', project: undefined, defaultFolderShared: true, shared: true },
+    { command: 'relay-e worker, the config’s store', project, defaultFolderShared: false, shared: true },
+  ])('$command: shared by every worker is $shared', async ({ project: config, defaultFolderShared, shared }) => {
+    const payloads = openCliPayloadStore(settings(), config, connection, { defaultFolderShared });
+    try {
+      expect(payloads.sharedByEveryWorker).toBe(shared);
+      expect(payloads.description).toBe(config ? 'this process (memory)' : `files in ${defaultPayloadDirectory}`);
+    } finally {
+      await payloads.close();
+    }
+  });
+});
