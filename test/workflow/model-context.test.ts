@@ -47,6 +47,13 @@ function startWorker(
     .then((running) => ({ ...running, model }));
 }
 
+/** A model that asks for one output over 4 KiB (6,000 characters), then answers 'read'. */
+function readsOneLargeOutput(call: ModelCall): ScriptedTurn {
+  return call.step === 1
+    ? { toolCalls: [{ name: 'repeat_text', input: { text: 'x', times: 6_000 } }] }
+    : { text: 'read' };
+}
+
 /** Each model call's input as the run's history records it (one execution), with its size in bytes. */
 async function modelCallInputs(
   runId: string,
@@ -284,14 +291,7 @@ describe('model calls by reference', () => {
   });
 
   it('keeps a tool output over 4 KiB out of history: the step records its ref, the model still reads it whole', async () => {
-    const { client, model, stop } = await startWorker(
-      (call) =>
-        call.step === 1
-          ? { toolCalls: [{ name: 'repeat_text', input: { text: 'x', times: 6_000 } }] }
-          : { text: 'read' },
-      undefined,
-      createMemoryPayloadStore(),
-    );
+    const { client, model, stop } = await startWorker(readsOneLargeOutput, undefined, createMemoryPayloadStore());
     try {
       const { runId } = await client.startRun({ ...base, prompt: 'read' });
       expect(await client.result(runId)).toMatchObject({ status: 'completed', output: 'read' });
@@ -355,15 +355,7 @@ describe('model calls by reference', () => {
     { worker: 'with no store of its own choosing', store: undefined, keep: undefined },
     { worker: 'told its store is not every worker’s', store: createMemoryPayloadStore(), keep: false },
   ])('keeps every output in history on a worker $worker: nothing to resend it from', async ({ store, keep }) => {
-    const { client, model, stop } = await startWorker(
-      (call) =>
-        call.step === 1
-          ? { toolCalls: [{ name: 'repeat_text', input: { text: 'x', times: 6_000 } }] }
-          : { text: 'read' },
-      undefined,
-      store,
-      keep,
-    );
+    const { client, model, stop } = await startWorker(readsOneLargeOutput, undefined, store, keep);
     try {
       const { runId } = await client.startRun({ ...base, prompt: 'read' });
       expect(await client.result(runId)).toMatchObject({ status: 'completed', output: 'read' });
