@@ -12,9 +12,10 @@ import type { PayloadRef } from '../src/store/payload-store.js';
  * tools go with it), or the whole transcript with the tools by the reference stored at the execution's first call.
  * The run keeps the whole transcript itself (compaction and continue-as-new need it); when the stored context is no
  * longer a prefix of it (compaction replaced a message), or there is none yet, the call carries everything.
- * With `withAnswer` (the lean-history rules, patch `one-marker-for-every-rule`) the stored context ends with the model's answer, which
- * the run puts in its transcript with {@link answered}: the next call sends only what followed it, and after a
- * compaction the messages it replaced, so no call but an execution's first carries the whole transcript.
+ * With `withAnswer` (the lean-history rules, patch `one-marker-for-every-rule`) the stored context ends with the
+ * model's answer, which the run puts in its transcript with {@link answered}: the next call sends only what followed
+ * it, and after a compaction the messages it replaced, so no call but an execution's first carries the whole
+ * transcript.
  */
 export class ModelContextTracker {
   /** The messages the stored context holds, as the objects the transcript held when they were sent. */

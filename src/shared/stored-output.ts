@@ -2,8 +2,9 @@ import type { PayloadRef } from '../store/payload-store.js';
 
 /**
  * A tool output over this many bytes of JSON is kept in the worker's payload store, and the run's history holds a
- * {@link StoredToolOutput} in its place (runs under the lean-history rules, which came with patch `one-marker-for-every-rule`). Small enough that a step's history
- * stays small, large enough that an ordinary output (a record, a short page of rows) stays inline.
+ * {@link StoredToolOutput} in its place (runs under the lean-history rules, which came with the patch
+ * `one-marker-for-every-rule`). Small enough that a step's history stays small, large enough that an ordinary output
+ * (a record, a short page of rows) stays inline.
  */
 export const outputByReferenceBytes = 4 * 1024;
 
