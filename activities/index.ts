@@ -20,10 +20,10 @@ import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
 import type { ModelCallResult, ModelContextRequest, ModelRequest, ModelResponse } from '../src/shared/transcript.js';
 import type { PayloadStore } from '../src/store/payload-store.js';
 import { createMemoryPayloadStore } from '../src/store/memory-payload-store.js';
-import { assembleModelCall, ModelContextCache } from './model-context.js';
+import { assembleModelCall, ModelContextCache, withAnswer } from './model-context.js';
 import type { ToolResult, ToolSuccess } from '../src/shared/tool-result.js';
 import { outputByReferenceBytes, storedOutputPreviewLength } from '../src/shared/stored-output.js';
-import type { StoredToolOutput } from '../src/shared/stored-output.js';
+import type { StoredModelText, StoredToolOutput } from '../src/shared/stored-output.js';
 import { boundIssues } from '../src/shared/payload-limits.js';
 import { checkToolInputAsync } from '../src/shared/tool-input.js';
 import type { ToolInputIssue } from '../src/shared/tool-input.js';
@@ -102,8 +102,8 @@ export interface ActivityDependencies {
    */
   payloadStore?: PayloadStore;
   /**
-   * Whether tools keep outputs over `outputByReferenceBytes` in `payloadStore` for runs that ask (the lean-history
-   * rules), with only a ref in history. Only for a store every worker of the task queue reads: a stored output has
+   * Whether tools keep outputs, and the model activity texts beside tool calls, over `outputByReferenceBytes` in
+   * `payloadStore` for runs that ask (the lean-history rules), with only a ref in history. Only for a store every worker of the task queue reads: a stored output has
    * no copy elsewhere to send again, so a worker that cannot read it fails the run.
    * @default true when `payloadStore` is given (a store the deployment chose), false for the private default
    */
@@ -205,7 +205,10 @@ export function createActivities({ registry, executor, models, secrets, ...optio
         const response = await generateModelTurn(provider, { ...assembled.request, modelName }, context, stream);
         checkModelResponseSize(response, maxModelResponseBytes);
         const stored = await assembled.store(response);
-        return stored ? { ...response, stored } : response;
+        // Only a run that stores its answers with its context (the lean-history rules) knows a stored text.
+        const textByReference = keepsOutputs && 'context' in request && withAnswer(request.context);
+        const returned = textByReference ? await storeLongText(payloadStore, request, response) : response;
+        return stored ? { ...returned, stored } : returned;
       };
       try {
         const result = await whileHeartbeating(callWithContext, () => stream.progress());
@@ -284,6 +287,24 @@ export function createActivities({ registry, executor, models, secrets, ...optio
 }
 
 export type RelayActivities = ReturnType<typeof createActivities>;
+
+/**
+ * The answer with a text over `outputByReferenceBytes` beside tool calls put in the payload store, its ref and preview
+ * in its place. A final answer keeps its text: it is the run's output.
+ */
+async function storeLongText(
+  store: PayloadStore,
+  request: ModelContextRequest,
+  response: ModelResponse,
+): Promise<ModelResponse> {
+  const { text, ...rest } = response;
+  if (text === undefined || (response.toolCalls ?? []).length === 0) return response;
+  const bytes = utf8ByteLength(text);
+  if (bytes <= outputByReferenceBytes) return response;
+  const ref = await store.put({ tenantId: request.tenantId, runId: request.runId }, new TextEncoder().encode(text));
+  const storedText: StoredModelText = { storedText: ref, bytes, preview: text.slice(0, storedOutputPreviewLength) };
+  return { ...rest, storedText };
+}
 
 /** The result with an output over `outputByReferenceBytes` put in the payload store, its ref and preview in its place. */
 async function storeLargeOutput(

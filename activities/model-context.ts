@@ -140,7 +140,7 @@ export async function assembleModelCall(
 }
 
 /** Whether the call asked for the context stored after it to end with the model's answer. */
-function withAnswer(context: ModelContext): boolean {
+export function withAnswer(context: ModelContext): boolean {
   return 'parent' in context || ('tools' in context && context.withAnswer === true);
 }
 
@@ -291,8 +291,8 @@ function withReplacements(
 }
 
 /**
- * The messages with every tool output kept by reference read back from the store: the model sees the whole output,
- * while the run's history and the stored deltas hold its ref.
+ * The messages with every tool output and model text kept by reference read back from the store: the model sees the
+ * whole output or text, while the run's history and the stored deltas hold its ref.
  */
 async function withStoredOutputs(
   store: PayloadStore,
@@ -301,6 +301,11 @@ async function withStoredOutputs(
 ): Promise<TranscriptMessage[]> {
   return Promise.all(
     messages.map(async (message) => {
+      if (message.role === 'assistant' && message.storedContent) {
+        const { storedContent, ...rest } = message;
+        const content = new TextDecoder().decode(await store.get(scope, storedContent.storedText));
+        return { ...rest, content };
+      }
       if (message.role !== 'tool' || !message.result.success || !isStoredToolOutput(message.result.data)) {
         return message;
       }

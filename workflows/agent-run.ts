@@ -199,6 +199,7 @@ function recordModelResponse(context: RunContext, response: Recorded<ModelRespon
     {
       type: 'model_responded',
       ...(response.text !== undefined ? { text: response.text } : {}),
+      ...(response.storedText ? { storedText: response.storedText } : {}),
       toolCallCount: (response.toolCalls ?? []).length,
       ...(response.usage ? { usage: response.usage } : {}),
       ...(response.finishReason ? { finishReason: response.finishReason } : {}),

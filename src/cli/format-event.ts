@@ -16,6 +16,8 @@ function describeEvent(event: RunEvent): string {
       return `step ${event.step} streams ${quote(event.text)}`;
     case 'model_responded': {
       const calls = event.toolCallCount === 1 ? '1 tool call' : `${event.toolCallCount} tool calls`;
+      if (event.storedText)
+        return `${calls}; ${quote(event.storedText.preview)} (${event.storedText.bytes} bytes, stored)`;
       return event.text ? `${calls}; ${quote(event.text)}` : calls;
     }
     case 'tool_call_validated':

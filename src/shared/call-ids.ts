@@ -34,7 +34,12 @@ export function answerMessage(
   step: number,
   assignIds: typeof assignCallIds = assignCallIds,
 ): TranscriptMessage & { toolCalls: ToolCall[] } {
-  return { role: 'assistant', content: response.text ?? '', toolCalls: assignIds(response.toolCalls ?? [], step) };
+  return {
+    role: 'assistant',
+    content: response.text ?? '',
+    toolCalls: assignIds(response.toolCalls ?? [], step),
+    ...(response.storedText ? { storedContent: response.storedText } : {}),
+  };
 }
 
 /**

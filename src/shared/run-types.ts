@@ -2,6 +2,7 @@ import type { ModelSettings, TokenUsage, TranscriptMessage } from './transcript.
 import type { ApprovalHints } from './tool-catalog.js';
 import type { ToolErrorType } from './tool-result.js';
 import type { ToolInputIssue } from './tool-input.js';
+import type { StoredModelText } from './stored-output.js';
 
 export type RunStatus = 'running' | 'awaiting_approval' | 'completed' | 'failed' | 'cancelled';
 
@@ -110,6 +111,8 @@ export type RunEvent =
   | (RunEventBase & {
       type: 'model_responded';
       text?: string;
+      /** In place of `text`: a text beside tool calls over 4 KiB, kept in the worker's payload store. */
+      storedText?: StoredModelText;
       toolCallCount: number;
       usage?: TokenUsage;
       finishReason?: string;

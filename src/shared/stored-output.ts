@@ -1,10 +1,11 @@
 import type { PayloadRef } from '../store/payload-store.js';
 
 /**
- * A tool output over this many bytes of JSON is kept in the worker's payload store, and the run's history holds a
- * {@link StoredToolOutput} in its place (runs under the lean-history rules, which came with the patch
- * `one-marker-for-every-rule`). Small enough that a step's history stays small, large enough that an ordinary output
- * (a record, a short page of rows) stays inline.
+ * A tool output over this many bytes of JSON, or a model's text over this many bytes beside its tool calls, is kept in
+ * the worker's payload store, and the run's history holds a {@link StoredToolOutput} or {@link StoredModelText} in
+ * its place (runs under the lean-history rules, which came with the patch `one-marker-for-every-rule`). Small enough
+ * that a step's history stays small, large enough that an ordinary output (a record, a short page of rows) or a
+ * sentence before a call stays inline.
  */
 export const outputByReferenceBytes = 4 * 1024;
 
@@ -30,6 +31,29 @@ export function isStoredToolOutput(data: unknown): data is StoredToolOutput {
   return (
     typeof storedOutput === 'string' &&
     storedOutput.startsWith('sha256:') &&
+    typeof bytes === 'number' &&
+    typeof preview === 'string'
+  );
+}
+
+/**
+ * What a model's answer holds in place of its text, when the answer also calls tools and the text is over
+ * `outputByReferenceBytes`: the ref of the text in the payload store, its size in UTF-8 bytes, and its first
+ * characters. A final answer (no tool calls) is the run's output and always stays whole. The model activity puts the
+ * text back whenever it sends the transcript; the `model_responded` event and reads show this.
+ */
+export interface StoredModelText {
+  storedText: PayloadRef;
+  bytes: number;
+  preview: string;
+}
+
+export function isStoredModelText(value: unknown): value is StoredModelText {
+  if (typeof value !== 'object' || value === null) return false;
+  const { storedText, bytes, preview } = value as Partial<Record<keyof StoredModelText, unknown>>;
+  return (
+    typeof storedText === 'string' &&
+    storedText.startsWith('sha256:') &&
     typeof bytes === 'number' &&
     typeof preview === 'string'
   );

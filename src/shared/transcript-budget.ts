@@ -1,5 +1,5 @@
 import { toJsonText, utf8ByteLength } from './payload-limits.js';
-import { isStoredToolOutput } from './stored-output.js';
+import { isStoredModelText, isStoredToolOutput } from './stored-output.js';
 import type { ToolResult } from './tool-result.js';
 import type { TranscriptMessage } from './transcript.js';
 
@@ -105,6 +105,10 @@ function elideToolOutput(message: TranscriptMessage): TranscriptMessage | undefi
 const elidedTextNote = '[Text removed to keep the conversation within its size budget.]';
 
 function elideTextAndDetails(message: TranscriptMessage): TranscriptMessage | undefined {
+  if (message.role === 'assistant' && message.storedContent) {
+    const { storedContent, ...rest } = message;
+    return { ...rest, content: `${storedContent.preview.slice(0, maxKeptTextLength)}… ${elidedTextNote}` };
+  }
   if (message.role === 'assistant' && message.content.length > maxKeptTextLength) {
     return { ...message, content: `${message.content.slice(0, maxKeptTextLength)}… ${elidedTextNote}` };
   }
@@ -153,7 +157,7 @@ function isElided(result: ToolResult): boolean {
 /**
  * Each message's JSON size, measured once: the run checks its budget before every model call, and a message never
  * changes once it is in the transcript (compaction puts a new one in its place), so only new messages cost a pass.
- * A tool output kept by reference counts at its own size: the model gets it whole.
+ * A tool output or model text kept by reference counts at its own size: the model gets it whole.
  */
 const measuredBytes = new WeakMap<TranscriptMessage, number>();
 
@@ -166,8 +170,11 @@ function messageBytes(message: TranscriptMessage): number {
   return bytes;
 }
 
-/** What a tool output kept by reference adds to its message's size beyond the reference itself. */
+/** What a tool output or model text kept by reference adds to its message's size beyond the reference itself. */
 function storedOutputBytes(message: TranscriptMessage): number {
+  if (message.role === 'assistant' && isStoredModelText(message.storedContent)) {
+    return message.storedContent.bytes - utf8ByteLength(toJsonText(message.storedContent) ?? '');
+  }
   if (message.role !== 'tool' || !message.result.success || !isStoredToolOutput(message.result.data)) return 0;
   return message.result.data.bytes - utf8ByteLength(toJsonText(message.result.data) ?? '');
 }

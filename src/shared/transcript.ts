@@ -1,6 +1,7 @@
 import type { ToolResult } from './tool-result.js';
 import type { JsonSchema } from './tool-catalog.js';
 import type { PayloadRef } from '../store/payload-store.js';
+import type { StoredModelText } from './stored-output.js';
 
 /** A tool call as proposed by the model; `input` may be an object or a JSON string, and is unchecked. */
 export interface ProposedToolCall {
@@ -22,7 +23,13 @@ export interface ToolCall {
 export type TranscriptMessage =
   | { role: 'system'; content: string }
   | { role: 'user'; content: string }
-  | { role: 'assistant'; content: string; toolCalls?: ToolCall[] }
+  | {
+      role: 'assistant';
+      content: string;
+      toolCalls?: ToolCall[];
+      /** The text itself, when it is kept in the payload store (`content` is then empty). */
+      storedContent?: StoredModelText;
+    }
   | { role: 'tool'; toolCallId: string; toolName: string; result: ToolResult; providerCallId?: string };
 
 /** A tool as the model sees it. */
@@ -108,6 +115,8 @@ export type ModelCallResult = ModelResponse & { stored?: StoredModelContext };
 /** What a model answered: text, tool calls, or both. */
 export interface ModelResponse {
   text?: string;
+  /** In place of `text`, when the model activity kept it in the payload store (see `StoredModelText`). */
+  storedText?: StoredModelText;
   toolCalls?: ProposedToolCall[];
   usage?: TokenUsage;
   finishReason?: string;

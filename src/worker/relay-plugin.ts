@@ -54,8 +54,8 @@ export interface RelayPluginOptions extends ToolSourceOptions {
    */
   payloadStore?: PayloadStore;
   /**
-   * Whether tools keep outputs over 4 KiB in `payloadStore`, with only a ref in history (runs started under the
-   * lean-history rules). Only for a store every worker of the task queue reads: a stored output has no copy elsewhere
+   * Whether tools keep outputs, and the model activity texts beside tool calls, over 4 KiB in `payloadStore`, with
+   * only a ref in history (runs started under the lean-history rules). Only for a store every worker of the task queue reads: a stored output has no copy elsewhere
    * to send again, so a run whose next model call lands on a worker that cannot read it fails.
    * @default true when `payloadStore` is given, false for the default memory store
    */

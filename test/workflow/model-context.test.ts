@@ -47,6 +47,13 @@ function startWorker(
     .then((running) => ({ ...running, model }));
 }
 
+/** Every payload's data in a history, as text, wherever it sits in an event. */
+function payloadTexts(value: unknown): string[] {
+  if (value instanceof Uint8Array) return [Buffer.from(value).toString('utf8')];
+  if (typeof value !== 'object' || value === null) return [];
+  return Object.values(value).flatMap((child) => payloadTexts(child));
+}
+
 /** A model that asks for one output over 4 KiB (6,000 characters), then answers 'read'. */
 function readsOneLargeOutput(call: ModelCall): ScriptedTurn {
   return call.step === 1
@@ -321,6 +328,53 @@ describe('model calls by reference', () => {
         .at(-1)
         ?.messages.find((message) => message.role === 'tool');
       expect(seen).toMatchObject({ role: 'tool', result: { success: true, data: output } });
+    } finally {
+      await stop();
+    }
+  });
+
+  it('keeps a text over 4 KiB beside a tool call out of history, and hands it whole to the model when resent', async () => {
+    const thought = 'Thinking it through before I call the tool. '.repeat(150);
+    const { client, model, stop } = await startWorker(
+      (call) =>
+        call.step === 1
+          ? { text: thought, toolCalls: [{ name: 'add', input: { a: 1, b: 2 } }] }
+          : { text: thought.slice(0, 5) === 'Think' ? 'done' : 'lost' },
+      undefined,
+      createMemoryPayloadStore(),
+    );
+    try {
+      // A continue-as-new after the step: the next execution's first call sends the whole transcript again.
+      const { runId } = await client.startRun({ ...base, prompt: 'think', continueAsNewAfterSteps: 1 });
+      expect(await client.result(runId)).toMatchObject({ status: 'completed', output: 'done' });
+      const responded = (await client.events(runId)).find((event) => event.type === 'model_responded');
+      expect(responded).toMatchObject({
+        storedText: {
+          storedText: expect.stringMatching(/^sha256:[0-9a-f]{64}$/) as unknown,
+          bytes: thought.length,
+          preview: thought.slice(0, 256),
+        },
+      });
+      expect(responded).not.toHaveProperty('text');
+      // Neither execution's history holds the text: not the model call's result, not the carried transcript.
+      const first = (await kit.temporal.workflow.getHandle(runId).describe()).raw.workflowExecutionInfo?.firstRunId;
+      for (const executionRunId of [first, undefined]) {
+        const history = await readHistory(kit.temporal, runId, executionRunId ? { executionRunId } : {});
+        const texts = payloadTexts(history);
+        // The preview (its first 256 characters) is there, so the search does read the payloads.
+        expect(texts.some((text) => text.includes(thought.slice(0, 200)))).toBe(true);
+        expect(texts.some((text) => text.includes(thought.slice(0, 400)))).toBe(false);
+      }
+      // The model read it whole in the call that sent the transcript again.
+      const resent = model
+        .requestsOf(runId)
+        .at(-1)
+        ?.messages.find((message) => message.role === 'assistant');
+      expect(resent).toEqual({
+        role: 'assistant',
+        content: thought,
+        toolCalls: [expect.objectContaining({ name: 'add' })],
+      });
     } finally {
       await stop();
     }

@@ -90,6 +90,30 @@ describe('compactTranscript', () => {
     expect(transcript[2]).toMatchObject({ result: { data: { elided: true, bytes: 50_000 } } });
   });
 
+  it('counts a model text kept by reference at its own size, and elides it to the start of its preview', () => {
+    const preview = 'I will read every file. '.repeat(20);
+    const storedContent = { storedText: `sha256:${'1'.repeat(64)}` as const, bytes: 50_000, preview };
+    const transcript: TranscriptMessage[] = [
+      { role: 'user', content: 'read' },
+      { role: 'assistant', content: '', storedContent, toolCalls: [{ id: 'call_1', name: 'read_file', input: {} }] },
+      {
+        role: 'tool',
+        toolCallId: 'call_1',
+        toolName: 'read_file',
+        result: { success: true, toolName: 'read_file', toolCallId: 'call_1', data: { n: 1 } },
+      },
+      { role: 'assistant', content: '', toolCalls: [{ id: 'call_2', name: 'read_file', input: {} }] },
+    ];
+    expect(bytesOf(transcript)).toBeLessThan(2_000);
+    const compaction = compactTranscript(transcript, 10_000, { elideTexts: true });
+    expect(compaction?.bytesBefore).toBeGreaterThan(50_000);
+    expect(compaction?.bytesAfter).toBeLessThan(10_000);
+    expect(compaction?.elidedTexts).toBe(1);
+    expect(transcript[1]).not.toHaveProperty('storedContent');
+    const elided = transcript[1];
+    expect(elided?.role === 'assistant' ? elided.content : '').toMatch(/^I will read every file\./);
+  });
+
   it('never elides the outputs of the newest step, even when the budget cannot be met', () => {
     const transcript = transcriptOf(3, 10_000);
     const compaction = compactTranscript(transcript, 1_000);
