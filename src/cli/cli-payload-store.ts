@@ -36,8 +36,8 @@ export function openCliPayloadStore(
   { defaultFolderShared }: { defaultFolderShared: boolean },
 ): CliPayloadStore {
   const configured = project?.config.payloadStore;
-  const config: PayloadStoreConfig = configured ?? { kind: 'file', directory: defaultPayloadDirectory };
-  const store = createPayloadStore({ ...(settings.encryption ? { encryption: settings.encryption } : {}), ...config });
+  const config = projectPayloadStoreConfig(settings, project);
+  const store = createPayloadStore(config);
   const client = new Client({ connection, namespace: settings.namespace });
   const janitor = startPayloadJanitor({ store, client });
   return {
@@ -51,6 +51,18 @@ export function openCliPayloadStore(
       await store.close();
     },
   };
+}
+
+/**
+ * The project's payload store config (or the default folder's), encrypted with the settings' keys like every payload
+ * unless the store's config names its own: what the workers open, and what `relay-e serve` reads stored payloads from.
+ */
+export function projectPayloadStoreConfig(
+  settings: TemporalSettings,
+  project: ProjectConfig | undefined,
+): PayloadStoreConfig {
+  const config = project?.config.payloadStore ?? { kind: 'file', directory: defaultPayloadDirectory };
+  return { ...(settings.encryption ? { encryption: settings.encryption } : {}), ...config };
 }
 
 function describeStore(config: PayloadStoreConfig): string {

@@ -20,6 +20,7 @@ import { createSpinner } from './spinner.js';
 import type { Spinner } from './spinner.js';
 import { connectRelayClient, readTemporalSettings } from './temporal-settings.js';
 import type { TemporalSettings } from './temporal-settings.js';
+import type { PayloadStore } from '../store/payload-store.js';
 import { startCliWorker } from './worker-command.js';
 import type { CliWorker } from './worker-command.js';
 import { configOption, configOptionHelp, loadProjectConfig } from './project-config.js';
@@ -86,6 +87,8 @@ ${connectionOptionsHelp}`,
       const api = await startDevApi(stack, serverSettings, {
         port: readPort(values.port),
         host: values.host ?? process.env['RELAY_E_HOST'] ?? '127.0.0.1',
+        // The API reads stored outputs and texts from the store its worker keeps them in.
+        payloadStore: worker.payloadStore,
       });
       stack.spinner.stop();
       printReady({ json, temporal, worker, api, settings, isDemo: project === undefined });
@@ -190,14 +193,16 @@ interface DevApi {
 async function startDevApi(
   stack: DevStack,
   settings: TemporalSettings,
-  listen: { port: number; host: string },
+  { payloadStore, ...listen }: { port: number; host: string; payloadStore: PayloadStore },
 ): Promise<DevApi> {
   const keys = await readDevApiKeys(settings.tenantId);
   const client = await connectRelayClient(settings);
   stack.add(() => client.close());
-  const api = await startApiServer({ client, apiKeys: keys.apiKeys, ...listen }).catch((error: unknown) => {
-    throw explainBusyPort(error, listen.port, listen.host);
-  });
+  const api = await startApiServer({ client, apiKeys: keys.apiKeys, payloadStore, ...listen }).catch(
+    (error: unknown) => {
+      throw explainBusyPort(error, listen.port, listen.host);
+    },
+  );
   stack.add(() => api.close());
   return { url: api.url, keys };
 }

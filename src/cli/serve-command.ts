@@ -1,5 +1,7 @@
 import { loadApiKeys } from '../http/api-keys.js';
 import { startApiServer } from '../http/start-api-server.js';
+import { createPayloadStore } from '../store/create-payload-store.js';
+import { projectPayloadStoreConfig } from './cli-payload-store.js';
 import { exitCodes, usageError } from './cli-error.js';
 import { cliInvocation } from './cli-invocation.js';
 import type { Command } from './command.js';
@@ -66,9 +68,12 @@ ${connectionOptionsHelp}`,
     const project = await loadProjectConfig(values.config);
     const settings = await readTemporalSettings(values, process.env, project?.config);
     const client = await connectRelayClient(settings);
+    // Where the workers keep outputs and texts out of history, for GET /v1/runs/{id}/stored/{ref}.
+    const payloadStore = createPayloadStore(projectPayloadStoreConfig(settings, project));
     const port = readPort(values.port);
     const host = values.host ?? process.env['RELAY_E_HOST'] ?? '127.0.0.1';
-    const api = await startApiServer({ client, apiKeys, port, host }).catch((error: unknown) => {
+    const api = await startApiServer({ client, apiKeys, payloadStore, port, host }).catch(async (error: unknown) => {
+      await Promise.all([payloadStore.close(), client.close()]);
       throw explainBusyPort(error, port, host);
     });
     const tenants = [...new Set([...apiKeys.values()].map((entry) => entry.tenantId))];
@@ -79,7 +84,7 @@ ${connectionOptionsHelp}`,
     );
     await shutdown;
     await api.close();
-    await client.close();
+    await Promise.all([payloadStore.close(), client.close()]);
     return exitCodes.ok;
   },
 };

@@ -6,6 +6,7 @@ import { createDemoModel } from '../demo/demo-model.js';
 import { createDemoTools } from '../demo/demo-tools.js';
 import { providersFromEnv } from '../model/providers/index.js';
 import { secretsFromEnv } from '../security/resolve-secret-references.js';
+import type { PayloadStore } from '../store/payload-store.js';
 import { createWorker } from '../worker/create-worker.js';
 import { exitCodes } from './cli-error.js';
 import type { Command } from './command.js';
@@ -27,6 +28,8 @@ export interface CliWorker {
   readonly toolNames: string[];
   /** Where the tools come from: the config file, or the banking demo. */
   readonly source: string;
+  /** Where the worker keeps model contexts and, when shared, large outputs and texts (closed by `stop`). */
+  readonly payloadStore: PayloadStore;
   /** Settles when the worker stops; rejects when it fails. */
   readonly finished: Promise<void>;
   stop(): Promise<void>;
@@ -73,6 +76,7 @@ export async function startCliWorker(
   let stopping: Promise<void> | undefined;
   return {
     worker,
+    payloadStore: payloads.store,
     finished: running,
     providers: Object.keys(models),
     toolNames: tools.map((tool) =>

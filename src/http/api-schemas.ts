@@ -31,6 +31,13 @@ export const runIdParamsSchema = z.object({
     .openapi({ param: { name: 'id', in: 'path' }, example: 'run_5f0c…' }),
 });
 
+export const storedPayloadParamsSchema = runIdParamsSchema.extend({
+  ref: z
+    .string()
+    .regex(/^sha256:[0-9a-f]{64}$/, { message: "Expected a stored payload's ref, 'sha256:' and 64 hex digits" })
+    .openapi({ param: { name: 'ref', in: 'path' }, example: 'sha256:9f86d081…' }),
+});
+
 const runStatusSchema = z.enum(['running', 'awaiting_approval', 'completed', 'failed', 'cancelled']);
 
 const tokenUsageSchema = z.object({ inputTokens: z.number().int(), outputTokens: z.number().int() });

@@ -1,5 +1,6 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { RelayClient } from '../client/relay-client.js';
+import type { PayloadStore } from '../store/payload-store.js';
 import { createApiKeyVerifier } from './api-keys.js';
 import type { ApiKeyTenants } from './api-keys.js';
 import { createApprovalsApi } from './approvals-api.js';
@@ -12,6 +13,7 @@ import { readJsonBody } from './read-json-body.js';
 import { requireApiKey } from './require-api-key.js';
 import { createRunEventsApi } from './run-events-api.js';
 import { createRunsApi } from './runs-api.js';
+import { createStoredPayloadsApi } from './stored-payloads-api.js';
 import { createToolsApi } from './tools-api.js';
 
 export type { ApiEnv } from './create-resource-api.js';
@@ -28,6 +30,12 @@ export interface CreateApiOptions {
   sseHeartbeatIntervalMs?: number;
   /** Where unexpected errors are logged; callers only ever see a bare 500. @default console */
   logger?: Pick<Console, 'error'>;
+  /**
+   * The workers' payload store, for `GET /v1/runs/{id}/stored/{ref}` (tool outputs and model texts kept out of
+   * history); without it that route answers 501 `payload_store_unavailable`. The caller closes it.
+   * @default undefined
+   */
+  payloadStore?: PayloadStore;
   /** The URL callers reach this API at, as the OpenAPI document's `servers` names it. @default '/' (where the document is served) */
   publicUrl?: string;
 }
@@ -51,5 +59,6 @@ export function createApi(options: CreateApiOptions): OpenAPIHono<ApiEnv> {
   app.route('/', createRunEventsApi(options));
   app.route('/', createApprovalsApi(options));
   app.route('/', createToolsApi(options));
+  app.route('/', createStoredPayloadsApi(options));
   return app;
 }

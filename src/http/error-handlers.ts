@@ -1,13 +1,16 @@
 import type { ErrorHandler, Hono, NotFoundHandler } from 'hono';
 import { HttpError, toHttpError } from './http-error.js';
 
+const expectedStates = ['run_unavailable', 'catalog_unavailable', 'payload_store_unavailable'] as const;
+
 /** Answers anything thrown as problem+json, logging server faults; callers only ever see a bare 500. */
 export function createErrorHandler(logger: Pick<Console, 'error'>): ErrorHandler {
   return (error, c) => {
     const httpError = toHttpError(error);
-    // Waiting for a worker (a run's, or any to announce its tools) is an expected state, not a fault: one line, no stack.
-    const awaitsWorker = httpError.code === 'run_unavailable' || httpError.code === 'catalog_unavailable';
-    const logged = awaitsWorker ? httpError.detail : error;
+    // Waiting for a worker (a run's, or any to announce its tools) or an API started without the workers' store is
+    // an expected state, not a fault: one line, no stack.
+    const expectedState = (expectedStates as readonly string[]).includes(httpError.code);
+    const logged = expectedState ? httpError.detail : error;
     if (httpError.status >= 500) logger.error(`Relay-E: ${c.req.method} ${c.req.path} failed`, logged);
     return httpError.getResponse();
   };

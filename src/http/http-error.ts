@@ -12,6 +12,7 @@ export type HttpOnlyErrorCode =
   | 'not_found'
   | 'method_not_allowed'
   | 'catalog_unavailable'
+  | 'payload_store_unavailable'
   | 'internal_error';
 
 export type HttpErrorCode = ErrorCode | HttpOnlyErrorCode;
@@ -87,6 +88,7 @@ const titles: Readonly<Record<HttpErrorCode, string>> = {
   method_not_allowed: 'Method not allowed',
   run_already_exists: 'Run already exists',
   catalog_unavailable: 'No worker catalog',
+  payload_store_unavailable: 'No payload store',
   internal_error: 'Internal server error',
 };
 

@@ -31,6 +31,11 @@ const documentedProblems = {
     status: 503,
     detail: "Run 'run_5f0c…' cannot answer right now: no worker answered in time.",
   },
+  payload_not_found: { status: 404, detail: "Run 'run_5f0c…' has no stored payload 'sha256:9f86…'" },
+  payload_store_unavailable: {
+    status: 501,
+    detail: "This API has no payload store: give it the workers' (createApi's payloadStore, or the config's)",
+  },
   catalog_unavailable: {
     status: 503,
     detail: "No worker on task queue 'relay-e' has announced its tools: start one (relay-e worker, relay-e dev)",

@@ -373,6 +373,7 @@ describe('GET /v1/openapi.json', () => {
         '/v1/runs/{id}/cancel': ['post'],
         '/v1/approvals': ['get'],
         '/v1/tools': ['get'],
+        '/v1/runs/{id}/stored/{ref}': ['get'],
       },
     );
     expect(Object.keys(document.components.securitySchemes).sort()).toEqual(['apiKeyHeader', 'bearerAuth']);
@@ -391,7 +392,7 @@ describe('GET /v1/openapi.json', () => {
     const withPathParameters = operations.filter(({ operation }) =>
       (operation.parameters ?? []).some((parameter) => parameter.in === 'path'),
     );
-    expect(withPathParameters).toHaveLength(5);
+    expect(withPathParameters).toHaveLength(6);
     for (const { route, operation } of withPathParameters)
       expect(Object.keys(operation.responses), route).toContain('422');
     const longId = 'x'.repeat(257);

@@ -1,0 +1,96 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RelayClient } from '../../src/client/relay-client.js';
+import { startApiServer } from '../../src/http/start-api-server.js';
+import type { ApiServer } from '../../src/http/start-api-server.js';
+import type { StoredToolOutput } from '../../src/shared/stored-output.js';
+import { createMemoryPayloadStore } from '../../src/store/memory-payload-store.js';
+import { scriptedModel } from '../../src/testing/scripted-model.js';
+import { createRelayTestKit } from '../helpers/relay-test-kit.js';
+import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { createLedger, createTestTools } from '../helpers/test-tools.js';
+import { createTestTenants } from './http-test-kit.js';
+
+// A tool output kept out of history, read back through the API from the store the worker kept it in: a real worker
+// on the dev server, an API over it sharing the worker's (memory) store.
+
+const { tenantA, keys, apiKeys } = createTestTenants();
+const store = createMemoryPayloadStore();
+let kit: RelayTestKit;
+let withStore: ApiServer;
+let withoutStore: ApiServer;
+let client: RelayClient;
+
+beforeAll(async () => {
+  kit = await createRelayTestKit();
+  const worker = await kit.startWorker({
+    tools: createTestTools(createLedger()),
+    models: {
+      scripted: scriptedModel((call) =>
+        call.step === 1
+          ? { toolCalls: [{ name: 'repeat_text', input: { text: 'y', times: 6_000 } }] }
+          : { text: 'read' },
+      ),
+    },
+    payloadStore: store,
+  });
+  client = worker.client;
+  withStore = await startApiServer({ client, apiKeys, payloadStore: store });
+  withoutStore = await startApiServer({ client, apiKeys });
+});
+
+afterAll(async () => {
+  await Promise.all([withStore?.close(), withoutStore?.close()]);
+  await kit.close();
+  await store.close();
+});
+
+/** Runs the model above for tenant A and returns the run and the ref its `tool_succeeded` event shows. */
+async function runWithStoredOutput(): Promise<{ runId: string; ref: string }> {
+  const { runId } = await client.startRun({ tenantId: tenantA, model: 'scripted:test', prompt: 'read' });
+  await client.result(runId);
+  const succeeded = (await client.events(runId)).find((event) => event.type === 'tool_succeeded');
+  const output = (succeeded as { output?: StoredToolOutput } | undefined)?.output;
+  if (!output?.storedOutput) throw new Error(`The output was not stored: ${JSON.stringify(succeeded)}`);
+  return { runId, ref: output.storedOutput };
+}
+
+function read(server: ApiServer, path: string, key: string): Promise<Response> {
+  return fetch(`${server.url}${path}`, { headers: { authorization: `Bearer ${key}` } });
+}
+
+describe('GET /v1/runs/{id}/stored/{ref}', () => {
+  it("answers the stored output's JSON to its tenant's key", async () => {
+    const { runId, ref } = await runWithStoredOutput();
+    const response = await read(withStore, `/v1/runs/${runId}/stored/${ref}`, keys.alice);
+
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toMatch(/^text\/plain/);
+    expect(JSON.parse(await response.text())).toEqual({ text: 'y'.repeat(6_000) });
+  });
+
+  it("answers another tenant's key 404 payload_not_found, as for a ref that is not there", async () => {
+    const { runId, ref } = await runWithStoredOutput();
+    const otherTenant = await read(withStore, `/v1/runs/${runId}/stored/${ref}`, keys.bob);
+    const unknownRef = await read(withStore, `/v1/runs/${runId}/stored/sha256:${'0'.repeat(64)}`, keys.alice);
+
+    for (const response of [otherTenant, unknownRef]) {
+      expect(response.status).toBe(404);
+      expect(await response.json()).toMatchObject({ code: 'payload_not_found' });
+    }
+  });
+
+  it('refuses a ref that is not one with 422, and answers 501 on an API given no store', async () => {
+    const malformed = await read(withStore, '/v1/runs/run_1/stored/not-a-ref', keys.alice);
+    expect(malformed.status).toBe(422);
+    expect(await malformed.json()).toMatchObject({ code: 'invalid_input' });
+
+    const noStore = await read(withoutStore, `/v1/runs/run_1/stored/sha256:${'0'.repeat(64)}`, keys.alice);
+    expect(noStore.status).toBe(501);
+    expect(await noStore.json()).toMatchObject({ code: 'payload_store_unavailable' });
+  });
+
+  it('needs an API key', async () => {
+    const response = await fetch(`${withStore.url}/v1/runs/run_1/stored/sha256:${'0'.repeat(64)}`);
+    expect(response.status).toBe(401);
+  });
+});
