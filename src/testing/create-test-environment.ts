@@ -74,6 +74,30 @@ export interface RelayTestEnvironment {
   teardown(): Promise<void>;
 }
 
+/** How many times a server that does not answer within the SDK's start-up deadline is started, in all. */
+const serverStartAttempts = 3;
+
+/**
+ * Starts the server, again when it did not answer within the SDK's fixed start-up deadline (5 s): on a loaded CI
+ * machine the test server's JVM can take longer than that to listen. Any other failure is thrown at once, and the
+ * last attempt's timeout too.
+ */
+export async function startServerPatiently(
+  start: () => Promise<TestWorkflowEnvironment>,
+): Promise<TestWorkflowEnvironment> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await start();
+    } catch (error) {
+      const timedOut = error instanceof Error && error.message.includes('did not start within');
+      if (!timedOut || attempt >= serverStartAttempts) throw error;
+      console.warn(
+        `Relay-E test environment: the Temporal server did not start in time; starting it again (${error.message})`,
+      );
+    }
+  }
+}
+
 /**
  * Starts a Temporal server (a dev server, or the time-skipping test server), registers Relay-E's search attributes,
  * and runs a Relay-E worker with the given tools and models against it. Call `teardown()` when done. Worker logs
@@ -84,7 +108,7 @@ export async function createTestEnvironment(options: TestEnvironmentOptions): Pr
   const { mode = 'local', serverExecutable, taskQueue = `relay-e-test-${randomUUID()}`, ...workerOptions } = options;
   const dataConverter = withEncryption(options.dataConverter, options.encryption);
   const clientOptions = dataConverter ? { client: { dataConverter } } : {};
-  const testEnvironment =
+  const testEnvironment = await startServerPatiently(async () =>
     mode === 'time-skipping'
       ? await TestWorkflowEnvironment.createTimeSkipping({
           server: { executable: serverExecutable ?? { type: 'existing-path', path: await findTestServerExecutable() } },
@@ -97,7 +121,8 @@ export async function createTestEnvironment(options: TestEnvironmentOptions): Pr
             extraArgs: dynamicConfigArgs({}),
           },
           ...clientOptions,
-        });
+        }),
+  );
   try {
     // The test server takes search attributes only through its operator service and cannot list them back.
     if (mode === 'time-skipping') await registerSearchAttributes(testEnvironment);
