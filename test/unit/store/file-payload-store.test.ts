@@ -1,6 +1,6 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -128,11 +128,14 @@ describe('file store', () => {
     await store.put(scope, new TextEncoder().encode('kept while the run is open'));
     const folder = payloadsFolder(directory, 'acme');
     await mkdir(folder, { recursive: true });
-    await writeFile(path.join(folder, '.partial-stale'), 'left by a crash');
+    const stale = path.join(folder, '.partial-stale');
+    await writeFile(stale, 'left by a crash');
+    // Times from the file's own mtime, not from the clock after writing it: a loaded machine can take milliseconds.
+    const { mtimeMs } = await stat(stale);
 
-    expect(await store.sweep({ now: new Date(Date.now() + 999) })).toBe(0);
+    expect(await store.sweep({ now: new Date(mtimeMs + 500) })).toBe(0);
     expect(await readdir(folder)).toContain('.partial-stale');
-    expect(await store.sweep({ now: new Date(Date.now() + 2_000) })).toBe(0);
+    expect(await store.sweep({ now: new Date(mtimeMs + 2_000) })).toBe(0);
     expect(await readdir(folder)).not.toContain('.partial-stale');
     expect(await readdir(folder)).toHaveLength(1);
   });
