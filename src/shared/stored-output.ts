@@ -26,14 +26,7 @@ export interface StoredToolOutput {
 }
 
 export function isStoredToolOutput(data: unknown): data is StoredToolOutput {
-  if (typeof data !== 'object' || data === null) return false;
-  const { storedOutput, bytes, preview } = data as Partial<Record<keyof StoredToolOutput, unknown>>;
-  return (
-    typeof storedOutput === 'string' &&
-    storedOutput.startsWith('sha256:') &&
-    typeof bytes === 'number' &&
-    typeof preview === 'string'
-  );
+  return isStoredByReference(data, 'storedOutput');
 }
 
 /**
@@ -49,12 +42,14 @@ export interface StoredModelText {
 }
 
 export function isStoredModelText(value: unknown): value is StoredModelText {
+  return isStoredByReference(value, 'storedText');
+}
+
+/** Whether `value` is a payload kept by reference: a ref under `refKey`, its size and its preview. */
+function isStoredByReference(value: unknown, refKey: 'storedOutput' | 'storedText'): boolean {
   if (typeof value !== 'object' || value === null) return false;
-  const { storedText, bytes, preview } = value as Partial<Record<keyof StoredModelText, unknown>>;
+  const { [refKey]: ref, bytes, preview } = value as Record<string, unknown>;
   return (
-    typeof storedText === 'string' &&
-    storedText.startsWith('sha256:') &&
-    typeof bytes === 'number' &&
-    typeof preview === 'string'
+    typeof ref === 'string' && ref.startsWith('sha256:') && typeof bytes === 'number' && typeof preview === 'string'
   );
 }
