@@ -3,8 +3,8 @@ import { patched } from '@temporalio/workflow';
 /**
  * Stands for every patch below at once. Each `patched()` that a new run asks records a marker and an upsert of
  * Temporal's change-version search attribute, two events and two commands in the first task; a run that records
- * this one follows all the rules below with one of each. Runs recorded before it ask each patch as they did. A patch
- * added after it is asked on its own, after it. It brings rules of its own too:
+ * this one follows all the rules below with one of each. Runs recorded before it ask each patch as they did; runs
+ * recorded after it ask the marker that stands for it and more ({@link compactStartPatch}). Its own rules:
  * - a start whose search attributes the starter already set (as `RelayClient` does) is not upserted again;
  * - lean history: history holds each step's facts once. The context the worker stores for a model call ends with
  *   the model's answer (a delta after the context before it), so the next call sends only the tool results; after a
@@ -12,6 +12,13 @@ import { patched } from '@temporalio/workflow';
  *   payload store; a tool call's input leaves out an empty config and the default `retryTimeouts: false`.
  */
 const oneMarkerPatch = 'one-marker-for-every-rule';
+
+/**
+ * Stands for every rule of {@link oneMarkerPatch} and brings its own: the first model call's activity snapshots the
+ * tool catalog (no activity, local or regular, of its own: one workflow activation less a run), and a closed run's
+ * record is kept deflated in its memo when its JSON is long. Runs recorded under the one marker ask it as they did.
+ */
+const compactStartPatch = 'catalog-in-first-model-call';
 
 /**
  * Run-wide ids unique across steps, idempotency keys unique across executions, byte limits, the tool's own schema
@@ -72,6 +79,9 @@ export interface RunPatches {
   /** Rules the one marker brings of its own (see oneMarkerPatch). */
   startSearchAttributesFromStarter(): boolean;
   leanHistory(): boolean;
+  /** Rules {@link compactStartPatch} brings of its own. */
+  catalogInFirstModelCall(): boolean;
+  deflatedClosedRunRecord(): boolean;
 }
 
 const everyRule: RunPatches = {
@@ -85,14 +95,24 @@ const everyRule: RunPatches = {
   modelContextByReference: () => true,
   startSearchAttributesFromStarter: () => true,
   leanHistory: () => true,
+  catalogInFirstModelCall: () => true,
+  deflatedClosedRunRecord: () => true,
+};
+
+const oneMarkerRules: RunPatches = {
+  ...everyRule,
+  catalogInFirstModelCall: () => false,
+  deflatedClosedRunRecord: () => false,
 };
 
 /**
- * Asks the patches in the order the recorded histories hold their markers: the one that stands for all; else the
- * exact rules' and then every other now when the run is under the patches-at-start rule, else where each is used.
+ * Asks the patches in the order the recorded histories hold their markers: the newest that stands for all, then the
+ * one before it; else the exact rules' and then every other now when the run is under the patches-at-start rule,
+ * else where each is used.
  */
 export function decideRunPatches(): RunPatches {
-  if (patched(oneMarkerPatch)) return everyRule;
+  if (patched(compactStartPatch)) return everyRule;
+  if (patched(oneMarkerPatch)) return oneMarkerRules;
   const exact = patched(exactRunPatch);
   const catalogAsLocalActivity = () => patched(catalogAsLocalActivityPatch);
   if (!patched(patchesAtStartPatch)) {
@@ -109,6 +129,8 @@ export function decideRunPatches(): RunPatches {
       modelContextByReference: () => false,
       startSearchAttributesFromStarter: () => false,
       leanHistory: () => false,
+      catalogInFirstModelCall: () => false,
+      deflatedClosedRunRecord: () => false,
     };
   }
   const answers = {
@@ -130,5 +152,7 @@ export function decideRunPatches(): RunPatches {
     modelContextByReference: () => answers.modelContextByReference,
     startSearchAttributesFromStarter: () => false,
     leanHistory: () => false,
+    catalogInFirstModelCall: () => false,
+    deflatedClosedRunRecord: () => false,
   };
 }
