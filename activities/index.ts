@@ -16,7 +16,8 @@ import {
   toJsonText,
   utf8ByteLength,
 } from '../src/shared/payload-limits.js';
-import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
+import { modelToolSpecs } from '../src/shared/tool-catalog.js';
+import type { CatalogRequest, CatalogSnapshot, RunRefusal, ToolCatalogEntry } from '../src/shared/tool-catalog.js';
 import type { ModelCallResult, ModelContextRequest, ModelRequest, ModelResponse } from '../src/shared/transcript.js';
 import type { PayloadStore } from '../src/store/payload-store.js';
 import { createMemoryPayloadStore } from '../src/store/memory-payload-store.js';
@@ -56,22 +57,6 @@ export interface ExecuteToolInput {
    * @default false
    */
   outputByReference?: boolean;
-}
-
-/**
- * The catalog a run records, with the time the worker read it (the run stamps its first events with it), or why
- * this worker cannot serve the run at all: a tool or a model it lacks. A refusal travels as data so the run ends
- * with one clear event instead of an activity failure logged with its stack.
- */
-export type CatalogSnapshot =
-  | { entries: ToolCatalogEntry[]; at: string; refused?: undefined }
-  | { refused: RunRefusal; at: string; entries?: undefined };
-
-/** Why a worker cannot serve a run, with the `RelayError` code the client uses when it refuses one at the door. */
-export interface RunRefusal {
-  code: 'unknown_tool' | 'model_not_configured';
-  message: string;
-  details?: Record<string, unknown>;
 }
 
 /**
@@ -137,25 +122,11 @@ export function createActivities({ registry, executor, models, secrets, ...optio
   const modelContexts = new ModelContextCache();
   return {
     /**
-     * Records the tools a run may use (names, descriptions, JSON Schemas, approval flags) in its history, each with
-     * the time limit the executor will apply, so the activity's own timeout can agree with it.
+     * Records the run's tool catalog ({@link snapshotCatalog}) in its history. Runs recorded before the rule
+     * `catalog-in-first-model-call` ask it in an activity of their own; later runs get it with their first model call.
      */
-    async snapshotToolCatalog(input: { tools?: string[]; model?: string }): Promise<CatalogSnapshot> {
-      const at = new Date().toISOString();
-      try {
-        const refused = input.model === undefined ? undefined : refuseUnservedModel(models, input.model);
-        if (refused) return { refused, at };
-        const entries = registry
-          .catalog(input.tools)
-          .map((entry) => ({ ...entry, timeoutMs: executor.timeoutFor(entry.name) }));
-        return { entries, at };
-      } catch (error) {
-        if (RelayError.isInstance(error) && error.code === 'tool_not_found') {
-          const details = error.details ? { details: error.details } : {};
-          return { refused: { code: 'unknown_tool', message: error.message, ...details }, at };
-        }
-        throw toNonRetryableFailure(error);
-      }
+    async snapshotToolCatalog(input: CatalogRequest & { model?: string }): Promise<CatalogSnapshot> {
+      return snapshotCatalog({ registry, executor, models }, input);
     },
 
     /**
@@ -191,24 +162,28 @@ export function createActivities({ registry, executor, models, secrets, ...optio
      * run then sends the whole context.
      */
     async callModel(request: ModelRequest | ModelContextRequest): Promise<Recorded<ModelCallResult>> {
+      const asked = catalogAskedBy(request);
+      const catalog = asked ? snapshotCatalog({ registry, executor, models }, asked) : undefined;
+      if (catalog?.refused) return { catalog, at: catalog.at };
+      const withTools = catalog ? withCatalogTools(request as ModelContextRequest, catalog.entries) : request;
       const { provider, modelName } = resolveModel(models, request.model);
       // Streamed text travels in heartbeat details, which Temporal keeps on the pending activity, not in history.
       const stream = createModelTextStream(Context.current(), request.step);
       // Reading the stored context heartbeats too, so a slow store is not taken for a dead worker.
       const callWithContext = async (context: Context): Promise<ModelCallResult> => {
         const assembled =
-          'context' in request
-            ? await assembleModelCall(payloadStore, modelContexts, request).catch((error: unknown) => {
+          'context' in withTools
+            ? await assembleModelCall(payloadStore, modelContexts, withTools).catch((error: unknown) => {
                 throw toNonRetryableFailure(error);
               })
-            : { request, store: () => Promise.resolve(undefined) };
+            : { request: withTools, store: () => Promise.resolve(undefined) };
         const response = await generateModelTurn(provider, { ...assembled.request, modelName }, context, stream);
         checkModelResponseSize(response, maxModelResponseBytes);
         const stored = await assembled.store(response);
         // Only a run that stores its answers with its context (the lean-history rules) knows a stored text.
-        const textByReference = keepsOutputs && 'context' in request && withAnswer(request.context);
-        const returned = textByReference ? await storeLongText(payloadStore, request, response) : response;
-        return stored ? { ...returned, stored } : returned;
+        const textByReference = keepsOutputs && 'context' in withTools && withAnswer(withTools.context);
+        const returned = textByReference ? await storeLongText(payloadStore, withTools, response) : response;
+        return { ...returned, ...(stored ? { stored } : {}), ...(catalog ? { catalog } : {}) };
       };
       try {
         const result = await whileHeartbeating(callWithContext, () => stream.progress());
@@ -353,6 +328,44 @@ async function generateModelTurn(
 function hasAttemptsLeft(context: Context): boolean {
   const maximumAttempts = context.info.retryPolicy?.maximumAttempts ?? 0;
   return maximumAttempts === 0 || context.info.attempt < maximumAttempts;
+}
+
+/**
+ * Reads the tools a run may use from this worker's registry (names, descriptions, JSON Schemas, approval flags), each
+ * with the time limit the executor will apply, so the activity's own timeout can agree with it; or refuses a run
+ * naming a tool or a model the worker lacks.
+ */
+function snapshotCatalog(
+  { registry, executor, models }: Pick<ActivityDependencies, 'registry' | 'executor' | 'models'>,
+  input: CatalogRequest & { model?: string },
+): CatalogSnapshot {
+  const at = new Date().toISOString();
+  try {
+    const refused = input.model === undefined ? undefined : refuseUnservedModel(models, input.model);
+    if (refused) return { refused, at };
+    const entries = registry
+      .catalog(input.tools)
+      .map((entry) => ({ ...entry, timeoutMs: executor.timeoutFor(entry.name) }));
+    return { entries, at };
+  } catch (error) {
+    if (RelayError.isInstance(error) && error.code === 'tool_not_found') {
+      const details = error.details ? { details: error.details } : {};
+      return { refused: { code: 'unknown_tool', message: error.message, ...details }, at };
+    }
+    throw toNonRetryableFailure(error);
+  }
+}
+
+/** What a run's first model call asks of the catalog (rule `catalog-in-first-model-call`), with its model to check. */
+function catalogAskedBy(request: ModelRequest | ModelContextRequest): (CatalogRequest & { model: string }) | undefined {
+  if (!('context' in request) || !('tools' in request.context) || !('catalog' in request.context.tools))
+    return undefined;
+  return { ...request.context.tools.catalog, model: request.model };
+}
+
+/** The request with the catalog's tools in place of the question, as if the run had sent them whole. */
+function withCatalogTools(request: ModelContextRequest, entries: readonly ToolCatalogEntry[]): ModelContextRequest {
+  return { ...request, context: { ...request.context, tools: { specs: modelToolSpecs(entries) } } };
 }
 
 function refuseUnservedModel(models: ModelRegistry, modelId: string): RunRefusal | undefined {

@@ -199,6 +199,10 @@ async function readContext(
       replace: [],
     };
   }
+  if ('catalog' in context.tools) {
+    // callModel answers a catalog request with the worker's own catalog before it assembles the call.
+    throw new Error('A model call reached its context still asking for the catalog');
+  }
   const toolsRef = await store.put(scope, encodeJson(context.tools.specs));
   const tools = context.tools.specs;
   return {

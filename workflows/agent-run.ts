@@ -9,18 +9,18 @@ import {
   log,
   proxyActivities,
   upsertMemo,
-  proxyLocalActivities,
   TemporalFailure,
   workflowInfo,
 } from '@temporalio/workflow';
 import { msToNumber } from '@temporalio/common/lib/time.js';
-import type { CatalogSnapshot, Recorded, RelayActivities, RunRefusal } from '../activities/index.js';
+import type { Recorded, RelayActivities } from '../activities/index.js';
 import type { AgentRunInput, RunResult } from '../src/shared/run-types.js';
 import { agentRunInputSchema } from '../src/shared/run-input-schema.js';
 import { closedRunMemoKey, closedRunRecord } from '../src/shared/closed-run-record.js';
 import { checkToolInput } from '../src/shared/tool-input.js';
 import { compactTranscript, defaultMaxTranscriptBytes } from '../src/shared/transcript-budget.js';
-import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
+import { modelToolSpecs } from '../src/shared/tool-catalog.js';
+import type { CatalogSnapshot } from '../src/shared/tool-catalog.js';
 import type { ToolResult } from '../src/shared/tool-result.js';
 import type {
   ModelCallResult,
@@ -38,17 +38,10 @@ import type { CarriedRunState } from './run-state.js';
 import { boundCarriedState } from './carried-state.js';
 import { describeFailure, handleToolCalls } from './tool-calls.js';
 import type { RunContext } from './run-context.js';
-import { publishRunState, publishRunStateIfChanged, publishStartedRunState } from './run-visibility.js';
+import { publishRunState, publishRunStateIfChanged } from './run-visibility.js';
+import { modelContextTools, receiveCatalog, recordRefusal, RunRefused, startRun } from './run-start.js';
 import { decideRunPatches } from './run-patches.js';
 import { ToolCallValidator } from './tool-call-validator.js';
-
-// Both activities are short or heartbeat, so a worker that dies holding one costs seconds, not the full timeout.
-const catalogActivityOptions = { startToCloseTimeout: '10 seconds', retry: { maximumAttempts: 5 } } as const;
-const { snapshotToolCatalog } = proxyActivities<RelayActivities>(catalogActivityOptions);
-// The worker's own registry answers, so a local activity on the worker running the workflow does the job without a
-// round trip through the task queue.
-const { snapshotToolCatalog: snapshotToolCatalogLocally } =
-  proxyLocalActivities<RelayActivities>(catalogActivityOptions);
 
 const { callModel } = proxyActivities<RelayActivities>({
   startToCloseTimeout: '5 minutes',
@@ -102,54 +95,6 @@ function recordClosedRun({ run, patches }: RunContext): void {
   upsertMemo({ [closedRunMemoKey]: closedRunRecord(run.snapshot(), run.keptEvents(), { outputInResult }) });
 }
 
-/** Snapshots the tool catalog and records the start. */
-async function startRun(context: RunContext): Promise<void> {
-  const { run } = context;
-  const catalogRequest = { ...(run.input.tools ? { tools: run.input.tools } : {}), model: run.input.model };
-  const snapshot = readCatalogSnapshot(
-    await (context.patches.catalogAsLocalActivity()
-      ? snapshotToolCatalogLocally(catalogRequest)
-      : snapshotToolCatalog(catalogRequest)),
-  );
-  if (snapshot.refused) throw new RunRefused(snapshot.refused, snapshot.at);
-  run.catalog = snapshot.entries;
-  context.validator = new ToolCallValidator(run.catalog);
-  const tools = run.catalog.map((tool) => tool.name);
-  run.emit({ type: 'run_started', model: run.input.model, maxSteps: run.maxSteps, tools }, { at: snapshot.at });
-  publishStartedRunState(run, context.patches.startSearchAttributesFromStarter());
-}
-
-/** Workers before the snapshot carried its time returned the bare list; their recorded results replay as such. */
-function readCatalogSnapshot(
-  result: CatalogSnapshot | ToolCatalogEntry[],
-): { entries: ToolCatalogEntry[]; at?: string; refused?: undefined } | { refused: RunRefusal; at: string } {
-  return Array.isArray(result) ? { entries: result } : result;
-}
-
-/** The worker lacks a tool or the model the run names: the run ends before it starts, with one event. */
-class RunRefused extends Error {
-  constructor(
-    readonly refusal: RunRefusal,
-    readonly at: string,
-  ) {
-    super(refusal.message);
-  }
-}
-
-/** Records a refused run's end (at the time the worker refused it) and returns the failure that ends the workflow. */
-function recordRefusal(context: RunContext, { refusal, at }: RunRefused): ApplicationFailure {
-  const { run } = context;
-  run.finish('failed', 'error', { error: refusal.message });
-  run.emit({ type: 'run_failed', error: refusal.message, code: refusal.code }, { at });
-  publishRunState(run);
-  return ApplicationFailure.create({
-    type: refusal.code,
-    message: refusal.message,
-    nonRetryable: true,
-    ...(refusal.details ? { details: [refusal.details] } : {}),
-  });
-}
-
 /** The loop: one step after another until the model answers, the budget is spent, or the run continues as new. */
 async function runSteps(context: RunContext): Promise<RunResult> {
   const { run } = context;
@@ -160,7 +105,7 @@ async function runSteps(context: RunContext): Promise<RunResult> {
     // Plain functions around the loop's own awaits: the SDK records a stack trace for every promise a workflow
     // makes, so async layers between the loop and the activities would cost CPU on every step for nothing.
     prepareModelCall(context);
-    const response = recordModelResponse(context, await requestModelTurn(context));
+    const response = recordModelResponse(context, receiveCatalog(context, await requestModelTurn(context)));
     const suggested = workflowInfo().continueAsNewSuggested;
     if ((response.toolCalls ?? []).length === 0) {
       return finishRun(context, 'final_answer', { output: response.text ?? '', at: response.at });
@@ -209,8 +154,11 @@ function recordModelResponse(context: RunContext, response: Recorded<ModelRespon
   return response;
 }
 
+/** A model call's answer as the loop gets it: with the catalog on a run's first call (see receiveCatalog). */
+type ModelTurn = Recorded<ModelResponse & { catalog?: CatalogSnapshot }>;
+
 /** Calls the model with the run's transcript and tools: by reference where the run can, else whole. */
-function requestModelTurn(context: RunContext): Promise<Recorded<ModelResponse>> {
+function requestModelTurn(context: RunContext): Promise<ModelTurn> {
   const { run, modelContext } = context;
   const callFacts = {
     step: run.step,
@@ -219,10 +167,10 @@ function requestModelTurn(context: RunContext): Promise<Recorded<ModelResponse>>
     ...(run.input.modelSettings ? { settings: run.input.modelSettings } : {}),
   };
   if (!modelContext) {
-    const tools = modelTools(run.catalog);
+    const tools = modelToolSpecs(run.catalog);
     return callModelActivity(run, { model: run.input.model, messages: run.transcript, tools, ...callFacts });
   }
-  return callModelByReference(run, modelContext, callFacts).catch((error: unknown) =>
+  return callModelByReference(context, modelContext, callFacts).catch((error: unknown) =>
     resendLostContext(context, modelContext, callFacts, error),
   );
 }
@@ -233,7 +181,7 @@ async function resendLostContext(
   modelContext: ModelContextTracker,
   callFacts: Omit<ModelContextRequest, 'model' | 'context'>,
   error: unknown,
-): Promise<Recorded<ModelResponse>> {
+): Promise<ModelTurn> {
   const { run } = context;
   if (!isStoredContextLost(error)) throw error;
   const message = describeFailure(error);
@@ -244,7 +192,7 @@ async function resendLostContext(
   const at = usesRecordedTime(context) ? await readRecordedTime() : undefined;
   run.emit({ type: 'model_context_resent', error: message }, { at });
   modelContext.forget();
-  return await callModelByReference(run, modelContext, callFacts);
+  return await callModelByReference(context, modelContext, callFacts);
 }
 
 /**
@@ -252,15 +200,16 @@ async function resendLostContext(
  * `then` makes fewer promises than an async function's own and its await's.
  */
 function callModelByReference(
-  run: RunState,
+  context: RunContext,
   modelContext: ModelContextTracker,
   callFacts: Omit<ModelContextRequest, 'model' | 'context'>,
-): Promise<Recorded<ModelResponse>> {
+): Promise<ModelTurn> {
+  const { run } = context;
   const sent = [...run.transcript];
   const request = {
     model: run.input.model,
     ...callFacts,
-    context: modelContext.next(sent, () => modelTools(run.catalog)),
+    context: modelContext.next(sent, () => modelContextTools(context)),
   };
   return callModelActivity(run, request).then(({ stored, ...response }) => {
     modelContext.remember(sent, stored);
@@ -396,10 +345,6 @@ function runFailureCode(error: unknown, fromCause: boolean): string | undefined 
     if (current instanceof ApplicationFailure && current.type) return current.type;
   }
   return undefined;
-}
-
-function modelTools(catalog: readonly ToolCatalogEntry[]) {
-  return catalog.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
 }
 
 function checkRunInput(input: AgentRunInput): void {

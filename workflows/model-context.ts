@@ -1,7 +1,7 @@
 import type {
   MessageReplacement,
   ModelContext,
-  ModelToolSpec,
+  ModelContextTools,
   StoredModelContext,
   TranscriptMessage,
 } from '../src/shared/transcript.js';
@@ -26,7 +26,7 @@ export class ModelContextTracker {
   constructor(private readonly withAnswer = false) {}
 
   /** The context of the next call for this transcript. */
-  next(transcript: readonly TranscriptMessage[], tools: () => ModelToolSpec[]): ModelContext {
+  next(transcript: readonly TranscriptMessage[], tools: () => ModelContextTools): ModelContext {
     if (this.context !== undefined && this.withAnswer && this.sent.length <= transcript.length) {
       const replace = this.replacedIn(transcript);
       const append = transcript.slice(this.sent.length);
@@ -35,7 +35,7 @@ export class ModelContextTracker {
     if (this.context !== undefined && this.isPrefixOf(transcript)) {
       return { base: this.context, append: transcript.slice(this.sent.length) };
     }
-    const toolsContext = this.tools !== undefined ? { ref: this.tools } : { specs: tools() };
+    const toolsContext = this.tools !== undefined ? { ref: this.tools } : tools();
     return { append: [...transcript], tools: toolsContext, ...(this.withAnswer ? { withAnswer: true as const } : {}) };
   }
 

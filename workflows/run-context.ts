@@ -15,4 +15,6 @@ export interface RunContext {
   approvalTimeoutMs: number;
   /** What the model calls send by reference; absent for runs started before they did, which send everything. */
   modelContext?: ModelContextTracker;
+  /** True until the run's first model call brings its catalog (rule `catalog-in-first-model-call`). */
+  awaitsCatalog?: boolean;
 }

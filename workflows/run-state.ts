@@ -124,12 +124,13 @@ export class RunState {
    * time recorded in history (an activity's result, a timer's deadline; see {@link recordedOrNow}), never the clock
    * of the activation that emits the event: a query answered by replaying the run on a worker that does not have it
    * in cache can apply history that no workflow task has processed yet under the previous task's clock, and a local
-   * activity's result can reach the run in another task live than on replay.
+   * activity's result can reach the run in another task live than on replay. `step` is for an event recorded after
+   * the step it belongs to began: `run_started`, step 0, once the first model call brought the catalog.
    */
-  emit(init: RunEventInit, options: { at?: string } = {}): RunEvent {
+  emit(init: RunEventInit, options: { at?: string | undefined; step?: number } = {}): RunEvent {
     const candidate = recordedOrNow(options.at);
     const at = candidate < this.updatedAt ? this.updatedAt : candidate;
-    const event: RunEvent = { ...init, seq: ++this.lastEventSeq, at, step: this.step };
+    const event: RunEvent = { ...init, seq: ++this.lastEventSeq, at, step: options.step ?? this.step };
     this.events.push(event);
     if (this.events.length > this.maxEventsKept) this.events.splice(0, this.events.length - this.maxEventsKept);
     this.updatedAt = at;

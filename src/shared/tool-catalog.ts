@@ -1,3 +1,5 @@
+import type { ModelToolSpec } from './transcript.js';
+
 /** A JSON Schema document, as produced by `z.toJSONSchema` or served by an MCP server. */
 export type JsonSchema = Record<string, unknown>;
 
@@ -49,6 +51,32 @@ export interface ToolCatalogEntry {
   /** Absent for the worker's own `defineTool` tools. */
   source?: ToolSourceInfo;
   annotations?: ToolAnnotations;
+}
+
+/**
+ * The catalog a run records, with the time the worker read it (the run stamps `run_started` with it), or why this
+ * worker cannot serve the run at all: a tool or a model it lacks. A refusal travels as data so the run ends with one
+ * clear event instead of an activity failure logged with its stack.
+ */
+export type CatalogSnapshot =
+  | { entries: ToolCatalogEntry[]; at: string; refused?: undefined }
+  | { refused: RunRefusal; at: string; entries?: undefined };
+
+/** Why a worker cannot serve a run, with the `RelayError` code the client uses when it refuses one at the door. */
+export interface RunRefusal {
+  code: 'unknown_tool' | 'model_not_configured';
+  message: string;
+  details?: Record<string, unknown>;
+}
+
+/** What a run asks the worker's catalog for: the tools it names, or all of them. */
+export interface CatalogRequest {
+  tools?: string[];
+}
+
+/** What the model is told of each tool: the catalog less what only the run uses (approval, limits, source). */
+export function modelToolSpecs(catalog: readonly ToolCatalogEntry[]): ModelToolSpec[] {
+  return catalog.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
 }
 
 /** What an approver is shown about a tool besides the call: where it comes from, and whether it may destroy data. */

@@ -56,8 +56,7 @@ export function compactTranscript(
   maxBytes: number,
   options: CompactTranscriptOptions = {},
 ): TranscriptCompaction | undefined {
-  // The transcript's JSON is its messages' JSON, a comma between each two, and the brackets.
-  const bytesBefore = transcript.reduce((sum, message) => sum + messageBytes(message), 0) + transcript.length + 1;
+  const bytesBefore = transcriptBytes(transcript);
   if (bytesBefore <= maxBytes) return undefined;
 
   const newestAssistant = transcript.findLastIndex((message) => message.role === 'assistant');
@@ -72,6 +71,12 @@ export function compactTranscript(
     bytesBefore,
     bytesAfter: texts.bytes,
   };
+}
+
+/** The bytes the budget counts for a transcript: its JSON, a stored output or text at its stored size. */
+export function transcriptBytes(transcript: readonly TranscriptMessage[]): number {
+  // The transcript's JSON is its messages' JSON, a comma between each two, and the brackets.
+  return transcript.reduce((sum, message) => sum + messageBytes(message), 0) + transcript.length + 1;
 }
 
 /** Replaces messages before `end`, oldest first, with what `elide` makes of them, until the transcript fits. */

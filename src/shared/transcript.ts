@@ -1,5 +1,5 @@
 import type { ToolResult } from './tool-result.js';
-import type { JsonSchema } from './tool-catalog.js';
+import type { CatalogRequest, CatalogSnapshot, JsonSchema } from './tool-catalog.js';
 import type { PayloadRef } from '../store/payload-store.js';
 import type { StoredModelText } from './stored-output.js';
 
@@ -93,9 +93,15 @@ export type ModelContext =
   | { parent: PayloadRef; replace?: MessageReplacement[]; append: TranscriptMessage[] }
   | {
       append: TranscriptMessage[];
-      tools: { ref: PayloadRef } | { specs: ModelToolSpec[] };
+      tools: ModelContextTools;
       withAnswer?: true;
     };
+
+/**
+ * A whole context's tools: by the ref stored at an earlier call, whole, or (a run's first call under the rule
+ * `catalog-in-first-model-call`) to be read from the worker's catalog by the model activity, which returns it.
+ */
+export type ModelContextTools = { ref: PayloadRef } | { specs: ModelToolSpec[] } | { catalog: CatalogRequest };
 
 /** A message compaction put in place of the one at `index` of the stored context. */
 export interface MessageReplacement {
@@ -109,8 +115,11 @@ export interface StoredModelContext {
   tools?: PayloadRef;
 }
 
-/** What the model activity returns: the model's answer and, for a {@link ModelContextRequest}, what it stored. */
-export type ModelCallResult = ModelResponse & { stored?: StoredModelContext };
+/**
+ * What the model activity returns: the model's answer and, for a {@link ModelContextRequest}, what it stored; for a
+ * call that asked the catalog, the catalog too, or only the refusal (the model was not called).
+ */
+export type ModelCallResult = ModelResponse & { stored?: StoredModelContext; catalog?: CatalogSnapshot };
 
 /** What a model answered: text, tool calls, or both. */
 export interface ModelResponse {

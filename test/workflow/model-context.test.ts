@@ -105,10 +105,12 @@ describe('model calls by reference', () => {
       expect(await client.result(runId)).toMatchObject({ status: 'completed', steps: 13 });
       const inputs = await modelCallInputs(runId);
       expect(inputs).toHaveLength(13);
-      // The first call carries the prompt and the tools; each later one a reference to the context the worker stored
-      // with the model's answer, and the tool result that followed it only, the tools riding in the stored context.
+      // The first call carries the prompt and asks the worker for the catalog (whose tools the model gets); each later
+      // one a reference to the context the worker stored with the model's answer, and the tool result that followed
+      // it only, the tools riding in the stored context.
       const first = inputs[0]?.input.context;
-      expect(first && 'tools' in first && first.append.length === 1 && 'specs' in first.tools).toBe(true);
+      expect(first && 'tools' in first && first.append.length === 1 && first.tools).toEqual({ catalog: {} });
+      expect(model.requestsOf(runId)[0]?.tools.map((tool) => tool.name)).toContain('add');
       expect(first).toHaveProperty('withAnswer', true);
       const later = inputs.slice(1);
       for (const { input } of later) {

@@ -137,9 +137,10 @@ describe('a run the workers cannot serve', () => {
   });
 
   it('fails, when let through, with one run_failed event naming what the worker lacks', async () => {
+    const model = scriptedModel([{ text: 'done' }]);
     const silent = await kit.startWorker({
       tools: createTestTools(createLedger()),
-      models: { scripted: scriptedModel([{ text: 'done' }]) },
+      models: { scripted: model },
       publishCatalog: false,
     });
     try {
@@ -165,6 +166,8 @@ describe('a run the workers cannot serve', () => {
       }
       const toolFailure = await silent.client.events(unknownTool.runId, { tenantId: tenantA });
       expect(toolFailure[0]).toMatchObject({ error: "Unknown tool(s): 'launch_rocket'" });
+      // The first model call's activity read the catalog and refused before it called the model.
+      expect(model.requestsOf(unknownTool.runId)).toEqual([]);
     } finally {
       await silent.stop();
     }

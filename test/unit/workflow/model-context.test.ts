@@ -21,7 +21,7 @@ function toolTurn(step: number, output: string): TranscriptMessage[] {
 describe('ModelContextTracker', () => {
   it('sends the whole transcript and the tools when nothing is stored yet', () => {
     const transcript: TranscriptMessage[] = [{ role: 'user', content: 'hi' }];
-    expect(new ModelContextTracker().next(transcript, () => tools)).toEqual({
+    expect(new ModelContextTracker().next(transcript, () => ({ specs: tools }))).toEqual({
       append: transcript,
       tools: { specs: tools },
     });
@@ -53,17 +53,17 @@ describe('ModelContextTracker', () => {
     const transcript: TranscriptMessage[] = [{ role: 'user', content: 'hi' }];
     tracker.remember([...transcript], firstStored);
     tracker.forget();
-    expect(tracker.next(transcript, () => tools)).toEqual({ append: transcript, tools: { specs: tools } });
+    expect(tracker.next(transcript, () => ({ specs: tools }))).toEqual({ append: transcript, tools: { specs: tools } });
     tracker.remember([...transcript], firstStored);
     tracker.remember([...transcript], undefined);
-    expect(tracker.next(transcript, () => tools)).toEqual({ append: transcript, tools: { specs: tools } });
+    expect(tracker.next(transcript, () => ({ specs: tools }))).toEqual({ append: transcript, tools: { specs: tools } });
   });
 
   describe('with the answer stored (the lean-history rules)', () => {
     it('sends the tool results after the answer the run put in its transcript, and says it wants the answer kept', () => {
       const tracker = new ModelContextTracker(true);
       const transcript: TranscriptMessage[] = [{ role: 'user', content: 'hi' }];
-      expect(tracker.next(transcript, () => tools)).toEqual({
+      expect(tracker.next(transcript, () => ({ specs: tools }))).toEqual({
         append: transcript,
         tools: { specs: tools },
         withAnswer: true,
@@ -99,7 +99,7 @@ describe('ModelContextTracker', () => {
       const [answer] = toolTurn(1, 'one') as [TranscriptMessage];
       transcript.push(answer);
       tracker.answered(answer);
-      expect(tracker.next(transcript, () => tools)).toEqual({
+      expect(tracker.next(transcript, () => ({ specs: tools }))).toEqual({
         append: transcript,
         tools: { specs: tools },
         withAnswer: true,
