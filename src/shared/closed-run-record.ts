@@ -154,7 +154,8 @@ export const maxPlainClosedRunRecordBytes = 4 * 1024;
  */
 export type ClosedRunMemo = ClosedRunRecord | Uint8Array;
 
-// Level 6 is zlib's own default: on event logs the levels above it shrink the bytes by little more and cost more time.
+// Level 6, zlib's own default: on event logs the levels above it shrink the bytes by next to nothing more, and the
+// levels below it shrink them less in no less time.
 const deflateLevel = 6;
 
 /**
