@@ -155,7 +155,7 @@ export const maxPlainClosedRunRecordBytes = 4 * 1024;
 export type ClosedRunMemo = ClosedRunRecord | Uint8Array;
 
 // Level 6, zlib's own default: on event logs the levels above it shrink the bytes by next to nothing more, and the
-// levels below it shrink them less in no less time.
+// levels below it leave a long log far larger for little time saved.
 const deflateLevel = 6;
 
 /**
