@@ -16,7 +16,7 @@ import { msToNumber } from '@temporalio/common/lib/time.js';
 import type { Recorded, RelayActivities } from '../activities/index.js';
 import type { AgentRunInput, RunResult } from '../src/shared/run-types.js';
 import { agentRunInputSchema } from '../src/shared/run-input-schema.js';
-import { closedRunMemoKey, closedRunRecord } from '../src/shared/closed-run-record.js';
+import { closedRunMemo, closedRunMemoKey, closedRunRecord } from '../src/shared/closed-run-record.js';
 import { checkToolInput } from '../src/shared/tool-input.js';
 import { compactTranscript, defaultMaxTranscriptBytes } from '../src/shared/transcript-budget.js';
 import { modelToolSpecs } from '../src/shared/tool-catalog.js';
@@ -87,12 +87,14 @@ export async function agentRun(input: AgentRunInput, carried?: CarriedRunState):
 
 /**
  * Leaves the final snapshot and the newest events in the run's memo when it closes, so a closed run reads without a
- * worker (queries need one). A run that continues as new has no stop reason yet and records nothing.
+ * worker (queries need one); deflated when long (see closedRunMemo). A run that continues as new has no stop reason
+ * yet and records nothing.
  */
 function recordClosedRun({ run, patches }: RunContext): void {
   if (run.stopReason === undefined || !patches.closedRunRecord()) return;
   const outputInResult = patches.closedRunOutputInResult();
-  upsertMemo({ [closedRunMemoKey]: closedRunRecord(run.snapshot(), run.keptEvents(), { outputInResult }) });
+  const record = closedRunRecord(run.snapshot(), run.keptEvents(), { outputInResult });
+  upsertMemo({ [closedRunMemoKey]: patches.deflatedClosedRunRecord() ? closedRunMemo(record) : record });
 }
 
 /** The loop: one step after another until the model answers, the budget is spent, or the run continues as new. */

@@ -19,7 +19,7 @@ import { isWorkflowNotFound } from './is-workflow-not-found.js';
 import { readToolCatalog } from './read-tool-catalog.js';
 import { ModelDeltaTracker, readModelProgress } from './read-model-progress.js';
 import { withEncryption } from '../security/with-encryption.js';
-import { closedRunMemoKey, isClosedRunRecord, recordedEventsAfter, withOutput } from '../shared/closed-run-record.js';
+import { closedRunMemoKey, readClosedRunMemo, recordedEventsAfter, withOutput } from '../shared/closed-run-record.js';
 import type { ClosedRunRecord } from '../shared/closed-run-record.js';
 import { RelayError, errorCodes } from '../shared/errors.js';
 import type { ErrorCode } from '../shared/errors.js';
@@ -463,14 +463,14 @@ export class RelayClient {
   }
 
   /**
-   * The record a closed run left in its memo (decoded with this client's data converter), after the tenant check;
-   * undefined while the run is open, or for a run that closed before runs left records.
+   * The record a closed run left in its memo (decoded with this client's data converter, inflated when deflated), after
+   * the tenant check; undefined while the run is open, or for a run that closed before runs left records.
    */
   private async closedRunRecord(runId: string, scope: TenantScope): Promise<ClosedRunRecord | undefined> {
     const description = await this.describeInScope(runId, scope);
     if (description.status.name === 'RUNNING') return undefined;
-    const record = description.memo?.[closedRunMemoKey];
-    if (!isClosedRunRecord(record)) return undefined;
+    const record = readClosedRunMemo(description.memo?.[closedRunMemoKey], runId);
+    if (!record) return undefined;
     if (!record.outputInResult) return record;
     // A long output was left to the run's result (the close event in its history), so the memo stays small.
     const result = await this.query(runId, () => this.handle(runId).result());

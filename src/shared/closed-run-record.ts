@@ -1,3 +1,5 @@
+import { strFromU8, strToU8, unzlibSync, zlibSync } from 'fflate';
+import { RelayError } from './errors.js';
 import { utf8ByteLength } from './payload-limits.js';
 import type { RunEvent, RunSnapshot } from './run-types.js';
 
@@ -136,6 +138,80 @@ export function eventsAfter(kept: readonly RunEvent[], after = 0): RunEvent[] {
     firstKeptSeq: oldest.seq,
   };
   return [marker, ...newer];
+}
+
+/**
+ * The longest record (its JSON's UTF-8 bytes) a memo holds as it is, readable in the Temporal UI. A longer one is
+ * deflated ({@link closedRunMemo}): the memo is written into the run's history and sent with every visibility
+ * listing of the run, and an event log's repetitive JSON deflates to a fraction of its bytes.
+ */
+export const maxPlainClosedRunRecordBytes = 4 * 1024;
+
+/**
+ * What a closed run's memo holds: the record as it is, or its JSON deflated into zlib bytes. Temporal's default
+ * payload converter stores bytes as a `binary/plain` payload and gives them back as a `Uint8Array`, which is how a
+ * reader tells the forms apart.
+ */
+export type ClosedRunMemo = ClosedRunRecord | Uint8Array;
+
+// Level 6, zlib's own default: on event logs the levels above it shrink the bytes by next to nothing more, and the
+// levels below it leave a long log far larger for little time saved.
+const deflateLevel = 6;
+
+/**
+ * The memo value for a record: itself up to {@link maxPlainClosedRunRecordBytes}, its JSON deflated above that.
+ * Deterministic (it runs in workflow code): the same record gives the same bytes.
+ */
+export function closedRunMemo(record: ClosedRunRecord): ClosedRunMemo {
+  const json = strToU8(JSON.stringify(record));
+  return json.byteLength <= maxPlainClosedRunRecordBytes ? record : zlibSync(json, { level: deflateLevel });
+}
+
+/**
+ * The record a closed run's memo value holds, in either form {@link closedRunMemo} writes (runs recorded before
+ * deflating wrote the plain one); undefined for a value that is no record at all. Deflated bytes that do not inflate
+ * to a record throw `payload_corrupt`: they were written as one, so reading them as "no record" would hide damage.
+ */
+export function readClosedRunMemo(value: unknown, runId: string): ClosedRunRecord | undefined {
+  if (!(value instanceof Uint8Array)) return isClosedRunRecord(value) ? value : undefined;
+  let record: unknown;
+  try {
+    record = JSON.parse(strFromU8(inflateChecked(value)));
+  } catch (error) {
+    throw corruptMemo(runId, value, error instanceof Error ? error.message : String(error), error);
+  }
+  if (!isClosedRunRecord(record)) throw corruptMemo(runId, value, 'the inflated JSON is not a closed run record');
+  return record;
+}
+
+/** Inflates zlib bytes and checks their Adler-32 trailer, which fflate leaves unchecked. */
+function inflateChecked(bytes: Uint8Array): Uint8Array {
+  const inflated = unzlibSync(bytes);
+  const trailer = new DataView(bytes.buffer, bytes.byteOffset + bytes.byteLength - 4, 4);
+  if (adler32(inflated) !== trailer.getUint32(0)) throw new Error('its Adler-32 checksum does not match');
+  return inflated;
+}
+
+/** RFC 1950's checksum of the uncompressed bytes. */
+function adler32(bytes: Uint8Array): number {
+  let a = 1;
+  let b = 0;
+  for (const byte of bytes) {
+    a = (a + byte) % 65521;
+    b = (b + a) % 65521;
+  }
+  return b * 65536 + a;
+}
+
+function corruptMemo(runId: string, bytes: Uint8Array, reason: string, cause?: unknown): RelayError {
+  return new RelayError(
+    'payload_corrupt',
+    `The closed run record in the memo of run ${runId} (${closedRunMemoKey}) does not inflate to a record: ${reason}`,
+    {
+      ...(cause === undefined ? {} : { cause }),
+      details: { runId, memoKey: closedRunMemoKey, bytes: bytes.byteLength },
+    },
+  );
 }
 
 /** True for a value shaped like a {@link ClosedRunRecord} (a memo is data from the server, so it is checked). */

@@ -17,11 +17,16 @@ export function bundleRelayWorkflows(
 
 /**
  * Pure modules loaded once per workflow thread and shared by every cached run, instead of once per run: the tool
- * call validator and Zod beneath it cost about 1.2 MiB per cached run otherwise (bench/memory-per-run.ts). None
- * holds per-run state, so sharing cannot change a run's behaviour.
+ * call validator and Zod beneath it cost about 1.2 MiB per cached run otherwise (bench/memory-per-run.ts), and the
+ * closed-run record brings fflate, whose tables every run would build again. None holds per-run state, so sharing
+ * cannot change a run's behaviour.
  */
 export function relaySharedWorkflowModules(): string[] {
-  return [resolveRelayModule('workflows/tool-call-validator'), resolveRelayModule('src/shared/run-input-schema')];
+  return [
+    resolveRelayModule('workflows/tool-call-validator'),
+    resolveRelayModule('src/shared/run-input-schema'),
+    resolveRelayModule('src/shared/closed-run-record'),
+  ];
 }
 
 /** The file that holds Relay-E's workflows, next to this module whether it runs from source or from `dist`. */

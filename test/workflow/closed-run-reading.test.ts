@@ -3,12 +3,19 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RelayClient } from '../../src/client/relay-client.js';
 import { startApiServer } from '../../src/http/start-api-server.js';
 import type { EncryptionOptions } from '../../src/security/encryption-keys.js';
+import {
+  closedRunMemoKey,
+  maxPlainClosedRunRecordBytes,
+  readClosedRunMemo,
+} from '../../src/shared/closed-run-record.js';
 import { RelayError } from '../../src/shared/errors.js';
+import type { RunEvent } from '../../src/shared/run-types.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
 import { createRelayTestKit, eventTypes, waitForRun } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit, RunningWorker } from '../helpers/relay-test-kit.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
+import { eventPageQuery, snapshotQuery } from '../../workflows/messages.js';
 import { rawRunRecord } from '../security/security-test-kit.js';
 
 // Every read below happens after the run's only worker has stopped: a closed run answers from the record it left
@@ -68,6 +75,24 @@ async function completedRunWithoutWorker(
     return { runId, taskQueue: worker.taskQueue };
   } finally {
     await Promise.all([worker.stop(), client.close()]);
+  }
+}
+
+/** Thirty additions, one a step, then the answer: a record well over the 4 KiB a memo keeps plain. */
+const thirtyToolSteps = (call: { step: number }): ScriptedTurn =>
+  call.step <= 30
+    ? { toolCalls: [{ name: 'add', input: { a: call.step, b: 1_000 } }] }
+    : { text: 'Added thirty times.' };
+
+/** The run's whole event log as the workflow itself holds it, asked of a worker page by page. */
+async function queriedEvents(runId: string): Promise<RunEvent[]> {
+  const handle = kit.temporal.workflow.getHandle(runId);
+  const events: RunEvent[] = [];
+  for (let after = 0; ;) {
+    const page = await handle.query(eventPageQuery, { after });
+    events.push(...page.events);
+    after = page.nextAfter;
+    if (!page.hasMore) return events;
   }
 }
 
@@ -160,6 +185,64 @@ describe('reading a closed run with every worker stopped', () => {
       expect(await errorOf(keyless.getRun(runId))).toBeInstanceOf(Error);
     } finally {
       await Promise.all([client.close(), keyless.close()]);
+    }
+  });
+
+  it('reads a long run from its deflated record, equal to what the run itself held', async () => {
+    const worker = await kit.startWorker({
+      tools: createTestTools(createLedger()),
+      models: { scripted: scriptedModel(thirtyToolSteps) },
+    });
+    const { runId } = await worker.client.startRun({
+      tenantId: 'acme',
+      model: 'scripted:test',
+      prompt: 'add',
+      maxSteps: 31,
+    });
+    await worker.client.result(runId);
+    const handle = kit.temporal.workflow.getHandle(runId);
+    const [heldEvents, heldSnapshot] = await Promise.all([queriedEvents(runId), handle.query(snapshotQuery)]);
+    await worker.stop();
+    const memo = (await handle.describe()).memo?.[closedRunMemoKey];
+    expect(memo).toBeInstanceOf(Uint8Array);
+    const record = readClosedRunMemo(memo, runId);
+    const plainBytes = Buffer.byteLength(JSON.stringify(record));
+    expect(plainBytes).toBeGreaterThan(maxPlainClosedRunRecordBytes);
+    expect((memo as Uint8Array).byteLength).toBeLessThan(plainBytes / 4);
+    const client = await connectClient(worker.taskQueue);
+    try {
+      expect(heldEvents.filter((event) => event.type === 'tool_succeeded')).toHaveLength(30);
+      expect(await client.events(runId, { tenantId: 'acme' })).toEqual(heldEvents);
+      expect(await client.getRun(runId, { tenantId: 'acme' })).toEqual(heldSnapshot);
+    } finally {
+      await client.close();
+    }
+  });
+
+  it('reads a long encrypted run from its deflated record with the keys, and shows nothing of it without them', async () => {
+    const encryption: EncryptionOptions = { keys: { k1: randomBytes(32).toString('base64') } };
+    const worker = await kit.startWorker({
+      tools: createTestTools(createLedger()),
+      models: { scripted: scriptedModel(thirtyToolSteps) },
+      encryption,
+    });
+    const client = await connectClient(worker.taskQueue, encryption);
+    try {
+      const { runId } = await client.startRun({
+        tenantId: 'acme',
+        model: 'scripted:test',
+        prompt: 'add',
+        maxSteps: 31,
+      });
+      await client.result(runId);
+      await worker.stop();
+      expect(await client.getRun(runId)).toMatchObject({ status: 'completed', output: 'Added thirty times.' });
+      const events = eventTypes(await client.events(runId));
+      expect(events.filter((type) => type === 'tool_succeeded')).toHaveLength(30);
+      expect(events.slice(-3)).toEqual(['tool_succeeded', 'model_responded', 'run_completed']);
+      expect(await rawRunRecord(kit.temporal, runId)).not.toContain('Added thirty times');
+    } finally {
+      await client.close();
     }
   });
 
