@@ -36,7 +36,7 @@ function toolMessages(messages: readonly TranscriptMessage[]) {
   return messages.filter((message) => message.role === 'tool');
 }
 
-const historiesDirectory = path.join(import.meta.dirname, '../fixtures/histories/agent-run/one-marker');
+const historiesDirectory = path.join(import.meta.dirname, '../fixtures/histories/agent-run/catalog-in-first-call');
 
 /** With RELAY_E_RECORD_HISTORIES=1, keeps the run's history as a replay fixture (test/replay replays them all). */
 async function recordHistory(runId: string, name: string, firstExecution = false): Promise<void> {

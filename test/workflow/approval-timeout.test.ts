@@ -30,7 +30,10 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-const historyFile = path.join(import.meta.dirname, '../fixtures/histories/agent-run/one-marker/approval-timeout.json');
+const historyFile = path.join(
+  import.meta.dirname,
+  '../fixtures/histories/agent-run/catalog-in-first-call/approval-timeout.json',
+);
 
 function eventOf<T extends RunEvent['type']>(events: readonly RunEvent[], type: T) {
   return events.find((event): event is Extract<RunEvent, { type: T }> => event.type === type);

@@ -48,7 +48,7 @@ function compactingInput(prompt: string, options: { reply?: boolean } = {}): Par
   };
 }
 
-const historiesDirectory = path.join(import.meta.dirname, '../fixtures/histories/agent-run/one-marker');
+const historiesDirectory = path.join(import.meta.dirname, '../fixtures/histories/agent-run/catalog-in-first-call');
 
 /**
  * Holds the tool-catalog snapshot (a local activity) for a moment, so that the followers' queries land while the

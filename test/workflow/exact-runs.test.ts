@@ -27,7 +27,7 @@ afterAll(async () => {
 });
 
 const base = { tenantId: 'acme', userId: 'u1', model: 'scripted:test' } as const;
-const historiesDirectory = path.join(import.meta.dirname, '../fixtures/histories/agent-run/one-marker');
+const historiesDirectory = path.join(import.meta.dirname, '../fixtures/histories/agent-run/catalog-in-first-call');
 
 /** A money mover whose Zod schema refines what its JSON Schema allows: no transfer to the same account. */
 function refinedTransferTool(executed: unknown[]) {

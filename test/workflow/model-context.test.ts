@@ -27,7 +27,7 @@ afterAll(async () => {
 });
 
 const base = { tenantId: 'acme', userId: 'u1', model: 'scripted:test' } as const;
-const historiesDirectory = path.join(import.meta.dirname, '../fixtures/histories/agent-run/one-marker');
+const historiesDirectory = path.join(import.meta.dirname, '../fixtures/histories/agent-run/catalog-in-first-call');
 
 function startWorker(
   script: readonly ScriptedTurn[] | ((call: ModelCall) => ScriptedTurn),

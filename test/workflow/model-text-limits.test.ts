@@ -39,7 +39,7 @@ afterAll(async () => {
 const longText = (letter: string) => letter.repeat(defaultMaxModelResponseBytes - 512);
 
 function fixture(name: string): string {
-  return path.join(import.meta.dirname, '../fixtures/histories/agent-run/one-marker', name);
+  return path.join(import.meta.dirname, '../fixtures/histories/agent-run/catalog-in-first-call', name);
 }
 
 /** gRPC's default message limit, which one page of history (and one query answer) must stay under. */
