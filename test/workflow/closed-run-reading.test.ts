@@ -9,13 +9,13 @@ import {
   readClosedRunMemo,
 } from '../../src/shared/closed-run-record.js';
 import { RelayError } from '../../src/shared/errors.js';
-import type { RunEvent } from '../../src/shared/run-types.js';
+import { queriedEvents } from '../helpers/queried-events.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
 import { createRelayTestKit, eventTypes, waitForRun } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit, RunningWorker } from '../helpers/relay-test-kit.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
-import { eventPageQuery, snapshotQuery } from '../../workflows/messages.js';
+import { snapshotQuery } from '../../workflows/messages.js';
 import { rawRunRecord } from '../security/security-test-kit.js';
 
 // Every read below happens after the run's only worker has stopped: a closed run answers from the record it left
@@ -83,18 +83,6 @@ const thirtyToolSteps = (call: { step: number }): ScriptedTurn =>
   call.step <= 30
     ? { toolCalls: [{ name: 'add', input: { a: call.step, b: 1_000 } }] }
     : { text: 'Added thirty times.' };
-
-/** The run's whole event log as the workflow itself holds it, asked of a worker page by page. */
-async function queriedEvents(runId: string): Promise<RunEvent[]> {
-  const handle = kit.temporal.workflow.getHandle(runId);
-  const events: RunEvent[] = [];
-  for (let after = 0; ;) {
-    const page = await handle.query(eventPageQuery, { after });
-    events.push(...page.events);
-    after = page.nextAfter;
-    if (!page.hasMore) return events;
-  }
-}
 
 describe('reading a closed run with every worker stopped', () => {
   it('gives the same snapshot and event log as the open run did', async () => {
@@ -201,7 +189,10 @@ describe('reading a closed run with every worker stopped', () => {
     });
     await worker.client.result(runId);
     const handle = kit.temporal.workflow.getHandle(runId);
-    const [heldEvents, heldSnapshot] = await Promise.all([queriedEvents(runId), handle.query(snapshotQuery)]);
+    const [heldEvents, heldSnapshot] = await Promise.all([
+      queriedEvents(kit.temporal, runId),
+      handle.query(snapshotQuery),
+    ]);
     await worker.stop();
     const memo = (await handle.describe()).memo?.[closedRunMemoKey];
     expect(memo).toBeInstanceOf(Uint8Array);

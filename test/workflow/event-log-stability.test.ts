@@ -5,6 +5,7 @@ import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { eventPageQuery } from '../../workflows/messages.js';
 import { RelayClient } from '../../src/client/relay-client.js';
+import { queriedEvents } from '../helpers/queried-events.js';
 import type { RunEvent, RunSnapshot } from '../../src/shared/run-types.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
@@ -63,18 +64,6 @@ const slowCatalog: ActivityInterceptorsFactory = (context) => ({
     },
   },
 });
-
-/** The run's whole event log as a worker reads it through the events query; on a closed run that is a replay. */
-async function replayedEvents(runId: string): Promise<RunEvent[]> {
-  const handle = kit.temporal.workflow.getHandle(runId);
-  const events: RunEvent[] = [];
-  for (let after = 0; ;) {
-    const page = await handle.query(eventPageQuery, { after });
-    events.push(...page.events);
-    after = page.nextAfter;
-    if (!page.hasMore) return events;
-  }
-}
 
 /**
  * Reads a run's events as a follower does, from the instant it starts until it ends: a query can arrive while the
@@ -187,7 +176,7 @@ describe('the event log under replay', () => {
       await client.signalDecision(runId, { toolCallId: 'call_1_1', decision: 'approve', approver: 'signal' });
       const live = await following;
       await client.result(runId);
-      const replayed = await replayedEvents(runId);
+      const replayed = await queriedEvents(kit.temporal, runId);
       expectSameEvents(live, replayed);
       expect(ledger.transfers).toHaveLength(2);
       expectDecisionsAtRecordedTimes(replayed, await recordedActivityResults(runId, 'readClock'));
@@ -368,7 +357,7 @@ describe('the event log when a follower splits the first workflow task', () => {
         // Only a run that compacts before its first model call snapshots the catalog in a (local) activity of its
         // own, which the follower's query splits from the first task; the others get it with the first model call.
         if (compacts) expect(await tasksBeforeFirstModelCall(runId)).toBeGreaterThan(1);
-        const again = await replayedEvents(runId);
+        const again = await queriedEvents(kit.temporal, runId);
         expectSameEvents(followed[index] ?? new Map<number, RunEvent>(), again);
         const [catalog] = compacts
           ? await recordedLocalResults(runId, 'snapshotToolCatalog')
@@ -426,7 +415,7 @@ describe('a run that ends in the task that delivers the catalog, when a follower
       workerOptions: { maxCachedWorkflows: 0 },
     });
     try {
-      const again = await replayedEvents(runId);
+      const again = await queriedEvents(kit.temporal, runId);
       expect(again.map((event) => event.type)).toEqual(['run_started', 'transcript_compacted', 'run_failed']);
       expectSameEvents(followed, again);
       // The start and the compaction carry the catalog's own time; the failure the time its clock activity read.
