@@ -159,13 +159,14 @@ export function createActivities({ registry, executor, models, secrets, ...optio
     /**
      * Asks the run's model for its next turn; transient provider failures are retried by Temporal. A call that
      * refers to stored context fails with `payload_not_found`, not retried, when this worker's store lost it: the
-     * run then sends the whole context.
+     * run then sends the whole context. A run's first call asks for the catalog too: it is read here and returned with
+     * the answer, or alone when the worker refuses the run (the model is not called).
      */
     async callModel(request: ModelRequest | ModelContextRequest): Promise<Recorded<ModelCallResult>> {
       const asked = catalogAskedBy(request);
-      const catalog = asked ? snapshotCatalog({ registry, executor, models }, asked) : undefined;
+      const catalog = asked ? snapshotCatalog({ registry, executor, models }, asked.catalog) : undefined;
       if (catalog?.refused) return { catalog, at: catalog.at };
-      const withTools = catalog ? withCatalogTools(request as ModelContextRequest, catalog.entries) : request;
+      const withTools = asked && catalog ? withCatalogTools(asked.request, catalog.entries) : request;
       const { provider, modelName } = resolveModel(models, request.model);
       // Streamed text travels in heartbeat details, which Temporal keeps on the pending activity, not in history.
       const stream = createModelTextStream(Context.current(), request.step);
@@ -356,11 +357,16 @@ function snapshotCatalog(
   }
 }
 
-/** What a run's first model call asks of the catalog (rule `catalog-in-first-model-call`), with its model to check. */
-function catalogAskedBy(request: ModelRequest | ModelContextRequest): (CatalogRequest & { model: string }) | undefined {
+/**
+ * What a run's first model call asks of the catalog (rule `catalog-in-first-model-call`), with its model to check,
+ * and the request it came in.
+ */
+function catalogAskedBy(
+  request: ModelRequest | ModelContextRequest,
+): { catalog: CatalogRequest & { model: string }; request: ModelContextRequest } | undefined {
   if (!('context' in request) || !('tools' in request.context) || !('catalog' in request.context.tools))
     return undefined;
-  return { ...request.context.tools.catalog, model: request.model };
+  return { catalog: { ...request.context.tools.catalog, model: request.model }, request };
 }
 
 /** The request with the catalog's tools in place of the question, as if the run had sent them whole. */
