@@ -19,7 +19,7 @@ import {
 import { modelToolSpecs } from '../src/shared/tool-catalog.js';
 import type { CatalogRequest, CatalogSnapshot, RunRefusal, ToolCatalogEntry } from '../src/shared/tool-catalog.js';
 import type { ModelCallResult, ModelContextRequest, ModelRequest, ModelResponse } from '../src/shared/transcript.js';
-import type { PayloadStore } from '../src/store/payload-store.js';
+import type { PayloadRef, PayloadStore } from '../src/store/payload-store.js';
 import { createMemoryPayloadStore } from '../src/store/memory-payload-store.js';
 import { assembleModelCall, ModelContextCache, withAnswer } from './model-context.js';
 import type { ToolResult, ToolSuccess } from '../src/shared/tool-result.js';
@@ -275,11 +275,9 @@ async function storeLongText(
 ): Promise<ModelResponse> {
   const { text, ...rest } = response;
   if (text === undefined || (response.toolCalls ?? []).length === 0) return response;
-  const bytes = utf8ByteLength(text);
-  if (bytes <= outputByReferenceBytes) return response;
-  const ref = await store.put({ tenantId: request.tenantId, runId: request.runId }, new TextEncoder().encode(text));
-  const storedText: StoredModelText = { storedText: ref, bytes, preview: text.slice(0, storedOutputPreviewLength) };
-  return { ...rest, storedText };
+  const stored = await storeIfLarge(store, request, text);
+  if (!stored) return response;
+  return { ...rest, storedText: { storedText: stored.ref, ...stored.summary } satisfies StoredModelText };
 }
 
 /** The result with an output over `outputByReferenceBytes` put in the payload store, its ref and preview in its place. */
@@ -289,12 +287,24 @@ async function storeLargeOutput(
   result: ToolSuccess,
 ): Promise<ToolSuccess> {
   const json = toJsonText(result.data);
-  if (json === undefined) return result;
-  const bytes = utf8ByteLength(json);
-  if (bytes <= outputByReferenceBytes) return result;
-  const ref = await store.put({ tenantId: call.tenantId, runId: call.runId }, new TextEncoder().encode(json));
-  const stored: StoredToolOutput = { storedOutput: ref, bytes, preview: json.slice(0, storedOutputPreviewLength) };
-  return { ...result, data: stored };
+  const stored = json === undefined ? undefined : await storeIfLarge(store, call, json);
+  if (!stored) return result;
+  return { ...result, data: { storedOutput: stored.ref, ...stored.summary } satisfies StoredToolOutput };
+}
+
+/**
+ * Puts a text over `outputByReferenceBytes` in the run's scope of the store: its ref, with the size and preview that
+ * history keeps in its place. Undefined for a shorter text, which stays where it is.
+ */
+async function storeIfLarge(
+  store: PayloadStore,
+  { tenantId, runId }: { tenantId: string; runId: string },
+  text: string,
+): Promise<{ ref: PayloadRef; summary: Omit<StoredModelText, 'storedText'> } | undefined> {
+  const bytes = utf8ByteLength(text);
+  if (bytes <= outputByReferenceBytes) return undefined;
+  const ref = await store.put({ tenantId, runId }, new TextEncoder().encode(text));
+  return { ref, summary: { bytes, preview: text.slice(0, storedOutputPreviewLength) } };
 }
 
 /** Calls the provider, its streamed text going to `stream`; a provider's failure becomes a `model_error`. */

@@ -105,6 +105,14 @@ const oneMarkerRules: RunPatches = {
   deflatedClosedRunRecord: () => false,
 };
 
+/** The rules that came with the markers standing for all the patches: runs recorded before them follow none. */
+const noMarkerRules = {
+  startSearchAttributesFromStarter: () => false,
+  leanHistory: () => false,
+  catalogInFirstModelCall: () => false,
+  deflatedClosedRunRecord: () => false,
+};
+
 /**
  * Asks the patches in the order the recorded histories hold their markers: the newest that stands for all, then the
  * one before it; else the exact rules' and then every other now when the run is under the patches-at-start rule,
@@ -127,10 +135,7 @@ export function decideRunPatches(): RunPatches {
       readsFromHistory: () => false,
       // Decided in the first task only: these runs started before this patch, so they keep sending everything.
       modelContextByReference: () => false,
-      startSearchAttributesFromStarter: () => false,
-      leanHistory: () => false,
-      catalogInFirstModelCall: () => false,
-      deflatedClosedRunRecord: () => false,
+      ...noMarkerRules,
     };
   }
   const answers = {
@@ -150,9 +155,6 @@ export function decideRunPatches(): RunPatches {
     skipUnchangedSearchAttributes: () => answers.skipUnchangedSearchAttributes,
     readsFromHistory: () => answers.readsFromHistory,
     modelContextByReference: () => answers.modelContextByReference,
-    startSearchAttributesFromStarter: () => false,
-    leanHistory: () => false,
-    catalogInFirstModelCall: () => false,
-    deflatedClosedRunRecord: () => false,
+    ...noMarkerRules,
   };
 }

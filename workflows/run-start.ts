@@ -61,9 +61,11 @@ export function modelContextTools(context: RunContext): ModelContextTools {
  */
 export function receiveCatalog<T extends { catalog?: CatalogSnapshot }>(
   context: RunContext,
-  { catalog, ...response }: T,
+  turn: T,
 ): Omit<T, 'catalog'> {
-  if (!catalog) return response;
+  // Every step passes here: only the first answer carries a catalog, so the others are not copied.
+  if (!turn.catalog) return turn;
+  const { catalog, ...response } = turn;
   if (catalog.refused) throw new RunRefused(catalog.refused, catalog.at);
   context.awaitsCatalog = false;
   recordStart(context, catalog.entries, catalog.at);
