@@ -13,7 +13,7 @@ const scripts: Array<{ file: string; nodeOptions?: string[]; args?: string[]; en
   // The one server setting that moves the step most: measured beside the default rather than instead of it.
   { file: 'step-overhead.ts', args: ['--rounds', '3', '--runs', '10'], env: { BENCH_EAGER_ACTIVITIES: '1' } },
   { file: 'throughput.ts', args: ['--rounds', '5', '--runs-per-lane', '3'] },
-  { file: 'worker-profile.ts', args: ['--concurrency', '10', '--runs', '200'] },
+  { file: 'worker-profile.ts', args: ['--rounds', '5', '--concurrency', '1,10,50', '--runs', '100'] },
   { file: 'history-size.ts' },
   { file: 'approval-latency.ts' },
   { file: 'catalog-step.ts' },

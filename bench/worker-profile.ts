@@ -1,23 +1,36 @@
 /**
  * Where a worker's CPU goes: V8 CPU profiles of the Relay-E and the bare-Temporal worker processes (every thread,
- * workflow threads included) while each runs the throughput benchmark's runs (three tool steps and an answer) at
- * one concurrency. Self time is summed by where the code lives: Relay-E's own code, the Temporal SDK, Zod, other
- * packages, Node itself, garbage collection, and idle. A profile is a sample, not a timing: read the shares, and
- * compare Relay-E's with the floor's.
+ * workflow threads included, each process with its client) while each runs the throughput benchmark's runs (three
+ * tool steps and an answer). Both run against one dev server, in interleaved rounds, the order rotating; only the
+ * samples taken while a round's runs were in flight count (each command's window on the monotonic clock V8 stamps
+ * samples with), so process start-up and the warm-up do not. Busy CPU a run is the median over rounds, with min and
+ * max; self time is summed by where the code lives (Relay-E, the workflow bundle, the Temporal SDK, Zod, other
+ * packages, Node, garbage collection) and by function, and the functions of Relay-E and of the workflow bundle are
+ * also ranked by total time (with all they call).
  *
- *   npm run bench:profile -- [--concurrency 10] [--runs 200]
+ *   npm run bench:profile -- [--rounds 5] [--concurrency 1,10,50] [--runs 100] [--keep-profiles <folder>]
+ *
+ * `--keep-profiles` keeps the .cpuprofile files (one folder a variant) to open in Chrome's DevTools.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
-import { withVariants, writeResult } from './lib/measure-harness.js';
+import { interleave, numberList, withVariants, writeResult } from './lib/measure-harness.js';
+import { summarize as summarizeSample } from './lib/stats.js';
+import type { CommandWindow } from './lib/variant-protocol.js';
 import type { VariantName } from './lib/variants.js';
 
 const { values } = parseArgs({
-  options: { concurrency: { type: 'string', default: '10' }, runs: { type: 'string', default: '200' } },
+  options: {
+    rounds: { type: 'string', default: '5' },
+    concurrency: { type: 'string', default: '1,10,50' },
+    runs: { type: 'string', default: '100' },
+    'keep-profiles': { type: 'string' },
+  },
 });
-const concurrency = Number(values.concurrency);
+const rounds = Number(values.rounds);
+const levels = numberList(values.concurrency);
 const runs = Number(values.runs);
 const stepsPerRun = 3;
 
@@ -28,16 +41,28 @@ interface ProfileNode {
 }
 interface CpuProfile {
   nodes: ProfileNode[];
+  startTime: number;
   samples: number[];
   timeDeltas: number[];
 }
 
-const categories = ['relay-e', 'temporal-sdk', 'zod', 'other packages', 'node', 'gc', 'idle'] as const;
+const categories = [
+  'relay-e',
+  'workflow bundle',
+  'temporal-sdk',
+  'zod',
+  'other packages',
+  'node',
+  'gc',
+  'idle',
+] as const;
 type Category = (typeof categories)[number];
 
 function categoryOf({ functionName, url }: ProfileNode['callFrame']): Category {
   if (functionName === '(idle)') return 'idle';
   if (functionName === '(garbage collector)') return 'gc';
+  // Workflow code runs from the bundle: the workflow's own code with the SDK's workflow runtime and what it imports.
+  if (/\/workflow-bundle-[0-9a-f]+\.js$/.test(url)) return 'workflow bundle';
   if (/node_modules\/zod\//.test(url)) return 'zod';
   if (/node_modules\/@temporalio\/|@temporalio\//.test(url)) return 'temporal-sdk';
   if (/node_modules\//.test(url)) return 'other packages';
@@ -53,89 +78,170 @@ function isPromiseHook({ functionName, url }: ProfileNode['callFrame']): boolean
   return functionName === 'init' && url.endsWith('@temporalio/worker/lib/workflow/vm-shared.js');
 }
 
-/** Whether the sample's stack, from its node up to the root, passes through the promise hook. */
-function inPromiseHook(id: number, nodes: Map<number, ProfileNode>, parents: Map<number, number>): boolean {
-  for (let current: number | undefined = id; current !== undefined; current = parents.get(current)) {
-    const frame = nodes.get(current)?.callFrame;
-    if (frame && isPromiseHook(frame)) return true;
-  }
-  return false;
+/** One variant's profiles (one a thread), each sample with its time on the monotonic clock. */
+interface LoadedProfile {
+  nodes: Map<number, ProfileNode>;
+  parents: Map<number, number>;
+  samples: Array<{ node: number; atMicros: number; micros: number }>;
 }
 
-/**
- * Self time per category and per function (top 15 outside idle), and the promise hook's time with what it calls,
- * over every profile a variant wrote.
- */
-function summarize(directory: string) {
-  const byCategory = Object.fromEntries(categories.map((category) => [category, 0])) as Record<Category, number>;
-  const byFunction = new Map<string, number>();
-  let promiseHookMicros = 0;
-  for (const file of readdirSync(directory).filter((name) => name.endsWith('.cpuprofile'))) {
-    const profile = JSON.parse(readFileSync(path.join(directory, file), 'utf8')) as CpuProfile;
-    const nodes = new Map(profile.nodes.map((node) => [node.id, node]));
-    const parents = new Map(profile.nodes.flatMap((node) => (node.children ?? []).map((child) => [child, node.id])));
-    profile.samples.forEach((id, index) => {
-      const frame = nodes.get(id)?.callFrame;
-      if (!frame) return;
-      const micros = profile.timeDeltas[index] ?? 0;
-      const category = categoryOf(frame);
-      byCategory[category] += micros;
-      if (inPromiseHook(id, nodes, parents)) promiseHookMicros += micros;
-      if (category === 'idle') return;
-      const name = `${frame.functionName || '(anonymous)'} ${frame.url.replace(/^.*node_modules\//, '')}:${frame.lineNumber + 1} [${category}]`;
-      byFunction.set(name, (byFunction.get(name) ?? 0) + micros);
+function loadProfiles(directory: string): LoadedProfile[] {
+  return readdirSync(directory)
+    .filter((name) => name.endsWith('.cpuprofile'))
+    .map((file) => {
+      const profile = JSON.parse(readFileSync(path.join(directory, file), 'utf8')) as CpuProfile;
+      let atMicros = profile.startTime;
+      const samples = profile.samples.map((node, index) => {
+        const micros = profile.timeDeltas[index] ?? 0;
+        atMicros += micros;
+        return { node, atMicros, micros };
+      });
+      return {
+        nodes: new Map(profile.nodes.map((node) => [node.id, node])),
+        parents: new Map(profile.nodes.flatMap((node) => (node.children ?? []).map((child) => [child, node.id]))),
+        samples,
+      };
     });
+}
+
+/** The frames of a sample's stack, from its node up to the root. */
+function* stackOf(id: number, profile: LoadedProfile): Generator<ProfileNode['callFrame']> {
+  for (let current: number | undefined = id; current !== undefined; current = profile.parents.get(current)) {
+    const frame = profile.nodes.get(current)?.callFrame;
+    if (frame) yield frame;
   }
-  const busy = categories.filter((category) => category !== 'idle').reduce((sum, key) => sum + byCategory[key], 0);
-  const share = (micros: number) => Math.round((micros / busy) * 1000) / 10;
-  return {
-    busyCpuMs: Math.round(busy / 1000),
-    promiseHookCpuMs: Math.round(promiseHookMicros / 1000),
-    busyShareByCategoryPercent: Object.fromEntries(
-      categories.filter((category) => category !== 'idle').map((category) => [category, share(byCategory[category])]),
-    ),
-    topFunctionsBySelfTimePercent: [...byFunction]
+}
+
+const frameName = (frame: ProfileNode['callFrame'], category: Category) =>
+  `${frame.functionName || '(anonymous)'} ${frame.url.replace(/^.*node_modules\//, '').replace(/^.*\/relay-e[^/]*\//, '')}:${frame.lineNumber + 1} [${category}]`;
+
+const inWindow = (atMicros: number, windows: readonly CommandWindow[]) =>
+  windows.some((window) => atMicros >= window.startMicros && atMicros <= window.endMicros);
+
+/**
+ * Busy time inside the windows: by category and by function (self time), the functions of Relay-E and of the
+ * workflow bundle by total time, and the promise hook's time with what it calls.
+ */
+function tally(profiles: readonly LoadedProfile[], windows: readonly CommandWindow[]) {
+  const byCategory = Object.fromEntries(categories.map((category) => [category, 0])) as Record<Category, number>;
+  const bySelf = new Map<string, number>();
+  const ownByTotal = new Map<string, number>();
+  let promiseHookMicros = 0;
+  for (const profile of profiles) {
+    for (const sample of profile.samples) {
+      if (!inWindow(sample.atMicros, windows)) continue;
+      const frame = profile.nodes.get(sample.node)?.callFrame;
+      if (!frame) continue;
+      const category = categoryOf(frame);
+      byCategory[category] += sample.micros;
+      if (category === 'idle') continue;
+      const name = frameName(frame, category);
+      bySelf.set(name, (bySelf.get(name) ?? 0) + sample.micros);
+      const ownFrames = new Set<string>();
+      let inHook = false;
+      for (const caller of stackOf(sample.node, profile)) {
+        if (isPromiseHook(caller)) inHook = true;
+        const callerCategory = categoryOf(caller);
+        if (callerCategory === 'relay-e' || callerCategory === 'workflow bundle') {
+          ownFrames.add(frameName(caller, callerCategory));
+        }
+      }
+      if (inHook) promiseHookMicros += sample.micros;
+      for (const ownFrame of ownFrames) ownByTotal.set(ownFrame, (ownByTotal.get(ownFrame) ?? 0) + sample.micros);
+    }
+  }
+  const busyMicros = categories
+    .filter((category) => category !== 'idle')
+    .reduce((sum, key) => sum + byCategory[key], 0);
+  return { busyMicros, promiseHookMicros, byCategory, bySelf, ownByTotal };
+}
+
+/** Shares of the busy time, rounded to a tenth of a percent, and each top function's milliseconds a run. */
+function shares(tallied: ReturnType<typeof tally>, runsTallied: number) {
+  const share = (micros: number) => Math.round((micros / tallied.busyMicros) * 1000) / 10;
+  const top = (byName: Map<string, number>) =>
+    [...byName]
       .sort((a, b) => b[1] - a[1])
-      .slice(0, 15)
-      .map(([name, micros]) => ({ function: name, percent: share(micros) })),
+      .slice(0, 20)
+      .map(([name, micros]) => ({
+        function: name,
+        percent: share(micros),
+        msPerRun: Math.round((micros / 1000 / runsTallied) * 100) / 100,
+      }));
+  return {
+    busyShareByCategoryPercent: Object.fromEntries(
+      categories
+        .filter((category) => category !== 'idle')
+        .map((category) => [category, share(tallied.byCategory[category])]),
+    ),
+    topFunctionsBySelfTimePercent: top(tallied.bySelf),
+    ownFunctionsByTotalTimePercent: top(tallied.ownByTotal),
   };
 }
 
 const variantsProfiled: VariantName[] = ['bare-temporal', 'relay'];
-const profiles: Record<
-  string,
-  ReturnType<typeof summarize> & { runs: number; cpuMsPerRun: number; promiseHookCpuMsPerRun: number }
-> = {};
-for (const name of variantsProfiled) {
-  const directory = mkdtempSync(path.join(tmpdir(), `relay-e-profile-${name}-`));
-  try {
-    await withVariants(
-      [name],
-      async ({ variants }) => {
-        await variants.get(name)?.run({ steps: stepsPerRun, runs, concurrency });
-      },
-      { cpuProfileDir: directory },
-    );
-    // Profiles are written when the variant's process (and each of its threads) exits.
-    const summary = summarize(directory);
-    const perRun = (cpuMs: number) => Math.round((cpuMs / runs) * 100) / 100;
-    profiles[name] = {
-      ...summary,
-      runs,
-      cpuMsPerRun: perRun(summary.busyCpuMs),
-      promiseHookCpuMsPerRun: perRun(summary.promiseHookCpuMs),
-    };
-    console.log(name, JSON.stringify(profiles[name], null, 2));
-  } finally {
-    rmSync(directory, { recursive: true, force: true });
+const kept = values['keep-profiles'];
+const directory = kept ?? mkdtempSync(path.join(tmpdir(), 'relay-e-profile-'));
+const windows = new Map<string, CommandWindow[]>();
+const windowsOf = (name: string, level: number) => windows.get(`${name}@${level}`) ?? [];
+try {
+  await withVariants(
+    variantsProfiled,
+    async ({ variants, failed }) => {
+      if (failed.length > 0) throw new Error(`A profiled variant could not run: ${JSON.stringify(failed)}`);
+      for (const variant of variants.values()) await variant.run({ steps: stepsPerRun, runs: 10, concurrency: 10 });
+      for (let round = 0; round < rounds; round++) {
+        for (const level of levels) {
+          for (const [name, variant] of interleave([...variants], round)) {
+            const { window } = await variant.run({ steps: stepsPerRun, runs, concurrency: level });
+            if (!window) throw new Error(`Variant ${name} answered without its command window`);
+            windows.set(`${name}@${level}`, [...windowsOf(name, level), window]);
+          }
+        }
+        console.log(`round ${round + 1}/${rounds} done`);
+      }
+    },
+    // Profiles are written when each variant's process (and each of its threads) exits, at the end of withVariants.
+    { cpuProfileDir: directory },
+  );
+  const profiles: Record<string, Record<string, unknown>> = {};
+  const medians: Record<string, Record<string, number>> = {};
+  for (const name of variantsProfiled) {
+    const loaded = loadProfiles(path.join(directory, name));
+    for (const level of levels) {
+      const perRound = windowsOf(name, level).map((window) => tally(loaded, [window]));
+      const perRun = (micros: number) => micros / 1000 / runs;
+      const cpuMsPerRun = summarizeSample(perRound.map((round) => perRun(round.busyMicros)));
+      const promiseHookCpuMsPerRun = summarizeSample(perRound.map((round) => perRun(round.promiseHookMicros)));
+      (medians[name] ??= {})[level] = cpuMsPerRun.p50;
+      (profiles[name] ??= {})[level] = {
+        cpuMsPerRun,
+        promiseHookCpuMsPerRun,
+        ...shares(tally(loaded, windowsOf(name, level)), runs * windowsOf(name, level).length),
+      };
+      console.log(
+        `${name.padEnd(14)} c=${String(level).padStart(2)}  ${cpuMsPerRun.p50.toFixed(1)} ms a run (min ${cpuMsPerRun.min.toFixed(1)}, max ${cpuMsPerRun.max.toFixed(1)})`,
+      );
+    }
   }
+  const relayOverFloor = Object.fromEntries(
+    levels.map((level) => [
+      level,
+      Math.round(((medians['relay']?.[level] ?? NaN) / (medians['bare-temporal']?.[level] ?? NaN)) * 100) / 100,
+    ]),
+  );
+  console.log('relay ÷ floor (medians)', JSON.stringify(relayOverFloor));
+  writeResult('worker-profile', {
+    description:
+      `busy CPU time of each worker process (all threads, its client included) while ${runs} runs of ${stepsPerRun} ` +
+      `tool steps were in flight, per concurrency, ${rounds} interleaved rounds; cpuMsPerRun is per round (p50 the ` +
+      `median over rounds); promiseHookCpuMsPerRun is the time inside the SDK's promise hook (init in vm-shared.js) ` +
+      `with all it calls; shares and top functions are over all rounds of a concurrency`,
+    rounds,
+    runsPerRound: runs,
+    relayOverFloorOfMedians: relayOverFloor,
+    profiles,
+  });
+} finally {
+  if (kept === undefined) rmSync(directory, { recursive: true, force: true });
 }
-
-writeResult('worker-profile', {
-  description:
-    `CPU self time of each worker process (all threads) over a warm-up and ${runs} runs of ${stepsPerRun} tool ` +
-    `steps at concurrency ${concurrency}, one measurement; busy time excludes idle; promiseHookCpuMs is the time ` +
-    `inside the SDK's promise hook (init in vm-shared.js) with all it calls`,
-  concurrency,
-  profiles,
-});

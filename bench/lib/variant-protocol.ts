@@ -33,7 +33,20 @@ export interface RunAnswer {
   runMs: number[];
   /** Each step, measured in the process (the in-process loop only; the others are read from history). */
   stepMs?: number[];
+  /** When the variant process served the command, set by {@link serveVariant}. */
+  window?: CommandWindow;
 }
+
+/**
+ * A command's span in microseconds on the process's monotonic clock, the clock V8 stamps CPU-profile samples with
+ * (both read CLOCK_MONOTONIC), so a profile's samples can be cut to the commands that were measured.
+ */
+export interface CommandWindow {
+  startMicros: number;
+  endMicros: number;
+}
+
+const monotonicMicros = () => Number(process.hrtime.bigint() / 1000n);
 
 export interface ApprovalSample {
   id: string;
@@ -53,8 +66,10 @@ export async function serveVariant(handle: (command: VariantCommand) => Promise<
   for await (const line of lines) {
     if (line.trim() === '') continue;
     try {
+      const startMicros = monotonicMicros();
       const answer = await handle(JSON.parse(line) as VariantCommand);
-      process.stdout.write(`${JSON.stringify({ ok: true, answer })}\n`);
+      const window: CommandWindow = { startMicros, endMicros: monotonicMicros() };
+      process.stdout.write(`${JSON.stringify({ ok: true, answer: { ...(answer as object), window } })}\n`);
     } catch (error) {
       const message = error instanceof Error ? (error.stack ?? error.message) : String(error);
       process.stdout.write(`${JSON.stringify({ ok: false, error: message })}\n`);

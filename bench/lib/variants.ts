@@ -1,5 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import type { RelayWorkerOptions } from './relay-variants.js';
 import { VariantProcess } from './variant-protocol.js';
@@ -52,12 +53,13 @@ export async function stopVariants(running: Map<VariantName, VariantProcess>): P
 /** How the variants' processes are started. */
 export interface VariantOptions {
   relayWorkerOptions?: RelayWorkerOptions;
-  /** Write a V8 CPU profile of each variant process (every thread) into this folder. */
+  /** Write a V8 CPU profile of each variant process (every thread) into a folder of this one named after it. */
   cpuProfileDir?: string;
 }
 
 function spawnVariant(name: VariantName, address: string, options: VariantOptions): VariantProcess {
-  const profile = options.cpuProfileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', options.cpuProfileDir];
+  const profile =
+    options.cpuProfileDir === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', join(options.cpuProfileDir, name)];
   if (name === 'peer') {
     ensurePeerInstalled();
     return new VariantProcess(name, {
