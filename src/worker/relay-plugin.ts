@@ -14,7 +14,7 @@ import { relaySearchAttributeDefinitions } from '../shared/search-attributes.js'
 import { ToolExecutor } from '../tool/tool-executor.js';
 import type { ToolExecutorOptions } from '../tool/tool-executor.js';
 import { errorMessage } from '../tool/error-message.js';
-import { relaySharedWorkflowModules, relayWorkflowsPath } from './relay-workflows.js';
+import { compileWorkflowSourceAsBuilt, relaySharedWorkflowModules, relayWorkflowsPath } from './relay-workflows.js';
 import type { LoadedTools } from '../tool/tool-source.js';
 import type { ToolSourceOptions } from './resolve-tool-registry.js';
 import { resolveToolRegistry } from './resolve-tool-registry.js';
@@ -146,6 +146,11 @@ export class RelayPlugin extends SimplePlugin {
       bundlerOptions: {
         ...configured.bundlerOptions,
         preloadModules: [...(configured.bundlerOptions?.preloadModules ?? []), ...relaySharedWorkflowModules()],
+        // The worker's own hook, if any, sees Relay-E's compile settings and has the last word.
+        webpackConfigHook: (config) => {
+          const compiled = compileWorkflowSourceAsBuilt(config);
+          return configured.bundlerOptions?.webpackConfigHook?.(compiled) ?? compiled;
+        },
       },
     };
   }

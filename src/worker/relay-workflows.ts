@@ -12,7 +12,25 @@ export function bundleRelayWorkflows(
     ...options,
     workflowsPath: relayWorkflowsPath(),
     preloadModules: relaySharedWorkflowModules(),
+    webpackConfigHook: compileWorkflowSourceAsBuilt,
   });
+}
+
+type WebpackConfiguration = Parameters<NonNullable<BundleOptions['webpackConfigHook']>>[0];
+
+/**
+ * The SDK's bundler compiles TypeScript workflow files with swc for ES2017, which turns object spreads, class fields
+ * and optional chaining into helper calls; the package's own build (tsconfig.json, ES2023) keeps them native. Compiled
+ * for ES2022 (the last target swc names, and ES2023 added no syntax to lower), workflows run from source (tests,
+ * benchmarks, `tsx`) are the same code as from `dist`.
+ */
+export function compileWorkflowSourceAsBuilt(config: WebpackConfiguration): WebpackConfiguration {
+  for (const rule of config.module?.rules ?? []) {
+    if (!rule || typeof rule !== 'object' || typeof rule.use !== 'object' || Array.isArray(rule.use)) continue;
+    const use = rule.use as { loader?: string; options?: { jsc?: { target?: string } } };
+    if (use.loader?.includes('swc-loader') && use.options?.jsc) use.options.jsc.target = 'es2022';
+  }
+  return config;
 }
 
 /**

@@ -1,0 +1,59 @@
+import { DefaultLogger } from '@temporalio/worker';
+import { describe, expect, it } from 'vitest';
+import { scriptedModel } from '../../../src/testing/scripted-model.js';
+import { RelayPlugin, bundleRelayWorkflows } from '../../../src/worker/index.js';
+import { compileWorkflowSourceAsBuilt } from '../../../src/worker/relay-workflows.js';
+
+type WebpackConfiguration = Parameters<typeof compileWorkflowSourceAsBuilt>[0];
+
+/** The shape of the SDK bundler's TypeScript rule: swc-loader compiling for ES2017. */
+function sdkLikeConfig(): WebpackConfiguration {
+  return {
+    module: {
+      rules: [
+        { test: /\.js$/, enforce: 'pre', use: ['source-map-loader'] },
+        {
+          test: /\.ts$/,
+          use: { loader: '/x/node_modules/swc-loader/index.js', options: { jsc: { target: 'es2017' } } },
+        },
+      ],
+    },
+  };
+}
+
+const swcTarget = (config: WebpackConfiguration) =>
+  (config.module?.rules?.[1] as { use: { options: { jsc: { target: string } } } }).use.options.jsc.target;
+
+describe('the workflow bundle', () => {
+  it('compiles TypeScript workflow source for ES2022, as the package build does, and leaves other rules alone', () => {
+    const config = compileWorkflowSourceAsBuilt(sdkLikeConfig());
+    expect(swcTarget(config)).toBe('es2022');
+    expect(config.module?.rules?.[0]).toEqual(sdkLikeConfig().module?.rules?.[0]);
+  });
+
+  it('keeps object spreads and class fields native in the bundled Relay-E workflows', async () => {
+    const { code } = await bundleRelayWorkflows({ logger: new DefaultLogger('WARN') });
+    // swc's helpers for ES2017 and below; their absence means the syntax stayed native.
+    expect(code).not.toMatch(/function _object_spread\(/);
+    expect(code).not.toMatch(/function _define_property\(/);
+    expect(code).toMatch(/export async function agentRun\(|async function agentRun\(/);
+  }, 60_000);
+
+  it("applies when the plugin bundles, and the worker's own webpack hook runs after it", async () => {
+    const plugin = await RelayPlugin.create({ tools: [], models: { scripted: scriptedModel([]) } });
+    const targetsSeen: string[] = [];
+    const configured = plugin.configureWorker({
+      taskQueue: 'bundle-settings',
+      bundlerOptions: {
+        webpackConfigHook: (config) => {
+          targetsSeen.push(swcTarget(config));
+          return config;
+        },
+      },
+    });
+    const hook = configured.bundlerOptions?.webpackConfigHook;
+    expect(hook).toBeDefined();
+    expect(swcTarget(hook?.(sdkLikeConfig()) ?? {})).toBe('es2022');
+    expect(targetsSeen).toEqual(['es2022']);
+  });
+});
