@@ -23,12 +23,35 @@ export function toJsonSchema(schema: z.ZodType, toolName?: string): JsonSchema {
   }
 }
 
+/**
+ * Zod's conversion is most of what a catalog entry costs, and every run's first model call asks for the catalog, so
+ * each input schema is converted once. The result is frozen, as it is shared by every entry made from it.
+ */
+const convertedSchemas = new WeakMap<z.ZodType, JsonSchema>();
+
+function convertedInputSchema(tool: ToolDefinition): JsonSchema {
+  let converted = convertedSchemas.get(tool.inputSchema);
+  if (converted === undefined) {
+    converted = deepFreeze(toJsonSchema(tool.inputSchema, tool.name));
+    convertedSchemas.set(tool.inputSchema, converted);
+  }
+  return converted;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
+}
+
 /** Describes a tool the way a run records it in history and shows it to the model. */
 export function toCatalogEntry(tool: ToolDefinition): ToolCatalogEntry {
   const entry: ToolCatalogEntry = {
     name: tool.name,
     description: tool.description,
-    inputSchema: tool.inputJsonSchema ?? toJsonSchema(tool.inputSchema, tool.name),
+    inputSchema: tool.inputJsonSchema ?? convertedInputSchema(tool),
     requiresApproval: tool.requiresApproval ?? false,
   };
   if (tool.timeoutMs !== undefined) entry.timeoutMs = tool.timeoutMs;

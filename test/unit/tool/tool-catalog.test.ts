@@ -42,6 +42,24 @@ describe('toJsonSchema', () => {
 });
 
 describe('toCatalogEntry', () => {
+  it("converts a tool's input schema once and shares it, frozen, between entries", () => {
+    const tool = defineTool({
+      name: 'lookup',
+      description: 'Look a record up.',
+      inputSchema: z.object({ id: z.string(), fields: z.array(z.string()).optional() }),
+      execute: async () => ({}),
+    });
+    const first = toCatalogEntry(tool);
+    const second = toCatalogEntry(tool);
+    expect(second).not.toBe(first);
+    expect(second.inputSchema).toBe(first.inputSchema);
+    expect(Object.isFrozen(first.inputSchema)).toBe(true);
+    expect(() => {
+      (first.inputSchema['properties'] as Record<string, unknown>)['id'] = {};
+    }).toThrow(TypeError);
+    expect(toCatalogEntry(tool).inputSchema).toEqual(toJsonSchema(tool.inputSchema));
+  });
+
   const schema = z.object({ to: z.string() });
 
   it('leaves out the limits a tool does not set', () => {
