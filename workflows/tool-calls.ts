@@ -148,36 +148,48 @@ async function awaitApproval(
   return { approved: true, input: decision.input };
 }
 
-async function executeToolCall(
+/**
+ * Runs the tool's activity and records its result. Not async, for the reason handleToolCall gives: one `then` makes
+ * one promise where an async function and its await make two.
+ */
+function executeToolCall(
   context: RunContext,
   entry: ToolCatalogEntry,
   call: ToolCall,
   input: unknown,
 ): Promise<ToolResult> {
   const { run } = context;
-  const ids = { toolCallId: call.id, toolName: call.name };
   const { executeTool } = proxyActivities<RelayActivities>(toolActivityOptions(entry));
-  let result: Recorded<ToolResult>;
   run.callStarted(call, 'executing');
-  try {
-    result = await executeTool.executeWithOptions({ summary: toolActivitySummary(entry, call.id) }, [
-      {
-        toolName: call.name,
-        toolCallId: call.id,
-        input,
-        idempotencyKey: idempotencyKeyFor(context, call),
-        tenantId: run.input.tenantId,
-        ...(run.input.userId !== undefined ? { userId: run.input.userId } : {}),
-        ...(run.input.sessionId !== undefined ? { sessionId: run.input.sessionId } : {}),
-        runId: run.runId,
-        ...toolCallOptions(context, entry),
-      },
-    ]);
-  } catch (error) {
-    if (isCancellation(error)) throw error;
-    const failure = { success: false as const, ...ids, error: describeFailure(error), errorType: 'execution' as const };
-    result = { ...failure, at: usesRecordedTime(context) ? await readRecordedTime() : undefined };
-  }
+  const request: ExecuteToolInput = {
+    toolName: call.name,
+    toolCallId: call.id,
+    input,
+    idempotencyKey: idempotencyKeyFor(context, call),
+    tenantId: run.input.tenantId,
+    ...(run.input.userId !== undefined ? { userId: run.input.userId } : {}),
+    ...(run.input.sessionId !== undefined ? { sessionId: run.input.sessionId } : {}),
+    runId: run.runId,
+    ...toolCallOptions(context, entry),
+  };
+  return executeTool.executeWithOptions({ summary: toolActivitySummary(entry, call.id) }, [request]).then(
+    (result) => recordToolResult(context, call, result),
+    (error: unknown) => recordToolActivityFailure(context, call, error),
+  );
+}
+
+/** A tool activity that failed for good: the failure is the call's result, at the recorded time where the run uses it. */
+async function recordToolActivityFailure(context: RunContext, call: ToolCall, error: unknown): Promise<ToolResult> {
+  if (isCancellation(error)) throw error;
+  const ids = { toolCallId: call.id, toolName: call.name };
+  const failure = { success: false as const, ...ids, error: describeFailure(error), errorType: 'execution' as const };
+  const at = usesRecordedTime(context) ? await readRecordedTime() : undefined;
+  return recordToolResult(context, call, { ...failure, at });
+}
+
+function recordToolResult(context: RunContext, call: ToolCall, result: Recorded<ToolResult>): ToolResult {
+  const { run } = context;
+  const ids = { toolCallId: call.id, toolName: call.name };
   run.callEnded(call.id);
   const { at, ...toolResult } = result;
   if (toolResult.success) {
@@ -189,10 +201,6 @@ async function executeToolCall(
   return toolResult;
 }
 
-/**
- * Unique to one call of one run: the run id alone repeats when a workflow id is used again, so the first
- * execution's Temporal run id (the same across continue-as-new) is part of it.
- */
 /**
  * The run's config and the tool's timeout rule; under the lean-history rules, only what differs from the defaults, and a
  * large output kept by reference.
@@ -213,6 +221,10 @@ function toolCallOptions(
   };
 }
 
+/**
+ * Unique to one call of one run: the run id alone repeats when a workflow id is used again, so the first
+ * execution's Temporal run id (the same across continue-as-new) is part of it.
+ */
 function idempotencyKeyFor(context: RunContext, call: ToolCall): string {
   const { run } = context;
   return context.exact ? `${run.runId}/${workflowInfo().firstExecutionRunId}/${call.id}` : `${run.runId}/${call.id}`;
