@@ -113,7 +113,7 @@ function* stackOf(id: number, profile: LoadedProfile): Generator<ProfileNode['ca
 }
 
 const frameName = (frame: ProfileNode['callFrame'], category: Category) =>
-  `${frame.functionName || '(anonymous)'} ${frame.url.replace(/^.*node_modules\//, '').replace(/^.*\/relay-e[^/]*\//, '')}:${frame.lineNumber + 1} [${category}]`;
+  `${frame.functionName || '(anonymous)'} ${frame.url.replace(/^.*node_modules\//, '').replace(`file://${process.cwd()}/`, '')}:${frame.lineNumber + 1} [${category}]`;
 
 const inWindow = (atMicros: number, windows: readonly CommandWindow[]) =>
   windows.some((window) => atMicros >= window.startMicros && atMicros <= window.endMicros);
@@ -180,11 +180,13 @@ function shares(tallied: ReturnType<typeof tally>, runsTallied: number) {
 }
 
 const variantsProfiled: VariantName[] = ['bare-temporal', 'relay'];
-const kept = values['keep-profiles'];
-const directory = kept ?? mkdtempSync(path.join(tmpdir(), 'relay-e-profile-'));
-const windows = new Map<string, CommandWindow[]>();
-const windowsOf = (name: string, level: number) => windows.get(`${name}@${level}`) ?? [];
-try {
+/** Each variant's command windows at each concurrency, one a round, keyed `variant@concurrency`. */
+type Windows = Map<string, CommandWindow[]>;
+const windowsOf = (windows: Windows, name: string, level: number) => windows.get(`${name}@${level}`) ?? [];
+
+/** Runs the rounds with every variant's process profiled into `directory`; the profiles exist once it returns. */
+async function profileRounds(directory: string): Promise<Windows> {
+  const windows: Windows = new Map();
   await withVariants(
     variantsProfiled,
     async ({ variants, failed }) => {
@@ -195,7 +197,7 @@ try {
           for (const [name, variant] of interleave([...variants], round)) {
             const { window } = await variant.run({ steps: stepsPerRun, runs, concurrency: level });
             if (!window) throw new Error(`Variant ${name} answered without its command window`);
-            windows.set(`${name}@${level}`, [...windowsOf(name, level), window]);
+            windows.set(`${name}@${level}`, [...windowsOf(windows, name, level), window]);
           }
         }
         console.log(`round ${round + 1}/${rounds} done`);
@@ -204,31 +206,40 @@ try {
     // Profiles are written when each variant's process (and each of its threads) exits, at the end of withVariants.
     { cpuProfileDir: directory },
   );
-  const profiles: Record<string, Record<string, unknown>> = {};
-  const medians: Record<string, Record<string, number>> = {};
+  return windows;
+}
+
+/** One variant at one concurrency: CPU a run per round (summarized over rounds), and shares over all its rounds. */
+function summarizeLevel(profiles: readonly LoadedProfile[], windows: readonly CommandWindow[]) {
+  const perRun = (micros: number) => micros / 1000 / runs;
+  const perRound = windows.map((window) => tally(profiles, [window]));
+  return {
+    cpuMsPerRun: summarizeSample(perRound.map((round) => perRun(round.busyMicros))),
+    promiseHookCpuMsPerRun: summarizeSample(perRound.map((round) => perRun(round.promiseHookMicros))),
+    ...shares(tally(profiles, windows), runs * windows.length),
+  };
+}
+
+const kept = values['keep-profiles'];
+const directory = kept ?? mkdtempSync(path.join(tmpdir(), 'relay-e-profile-'));
+try {
+  const windows = await profileRounds(directory);
+  const profiles: Record<string, Record<string, ReturnType<typeof summarizeLevel>>> = {};
   for (const name of variantsProfiled) {
     const loaded = loadProfiles(path.join(directory, name));
     for (const level of levels) {
-      const perRound = windowsOf(name, level).map((window) => tally(loaded, [window]));
-      const perRun = (micros: number) => micros / 1000 / runs;
-      const cpuMsPerRun = summarizeSample(perRound.map((round) => perRun(round.busyMicros)));
-      const promiseHookCpuMsPerRun = summarizeSample(perRound.map((round) => perRun(round.promiseHookMicros)));
-      (medians[name] ??= {})[level] = cpuMsPerRun.p50;
-      (profiles[name] ??= {})[level] = {
-        cpuMsPerRun,
-        promiseHookCpuMsPerRun,
-        ...shares(tally(loaded, windowsOf(name, level)), runs * windowsOf(name, level).length),
-      };
+      const { cpuMsPerRun } = ((profiles[name] ??= {})[level] = summarizeLevel(
+        loaded,
+        windowsOf(windows, name, level),
+      ));
       console.log(
         `${name.padEnd(14)} c=${String(level).padStart(2)}  ${cpuMsPerRun.p50.toFixed(1)} ms a run (min ${cpuMsPerRun.min.toFixed(1)}, max ${cpuMsPerRun.max.toFixed(1)})`,
       );
     }
   }
+  const median = (name: string, level: number) => profiles[name]?.[level]?.cpuMsPerRun.p50 ?? NaN;
   const relayOverFloor = Object.fromEntries(
-    levels.map((level) => [
-      level,
-      Math.round(((medians['relay']?.[level] ?? NaN) / (medians['bare-temporal']?.[level] ?? NaN)) * 100) / 100,
-    ]),
+    levels.map((level) => [level, Math.round((median('relay', level) / median('bare-temporal', level)) * 100) / 100]),
   );
   console.log('relay ÷ floor (medians)', JSON.stringify(relayOverFloor));
   writeResult('worker-profile', {
