@@ -115,26 +115,30 @@ function* stackOf(id: number, profile: LoadedProfile): Generator<ProfileNode['ca
 const frameName = (frame: ProfileNode['callFrame'], category: Category) =>
   `${frame.functionName || '(anonymous)'} ${frame.url.replace(/^.*node_modules\//, '').replace(`file://${process.cwd()}/`, '')}:${frame.lineNumber + 1} [${category}]`;
 
-const inWindow = (atMicros: number, windows: readonly CommandWindow[]) =>
-  windows.some((window) => atMicros >= window.startMicros && atMicros <= window.endMicros);
+const windowOf = (atMicros: number, windows: readonly CommandWindow[]) =>
+  windows.findIndex((window) => atMicros >= window.startMicros && atMicros <= window.endMicros);
 
 /**
- * Busy time inside the windows: by category and by function (self time), the functions of Relay-E and of the
- * workflow bundle by total time, and the promise hook's time with what it calls.
+ * Busy time inside the windows, in one pass over the samples: busy and promise-hook time per window (the hook's
+ * time with what it calls), and over all windows by category and by function (self time), with the functions of
+ * Relay-E and of the workflow bundle by total time.
  */
 function tally(profiles: readonly LoadedProfile[], windows: readonly CommandWindow[]) {
   const byCategory = Object.fromEntries(categories.map((category) => [category, 0])) as Record<Category, number>;
   const bySelf = new Map<string, number>();
   const ownByTotal = new Map<string, number>();
-  let promiseHookMicros = 0;
+  const busyMicrosByWindow = windows.map(() => 0);
+  const promiseHookMicrosByWindow = windows.map(() => 0);
   for (const profile of profiles) {
     for (const sample of profile.samples) {
-      if (!inWindow(sample.atMicros, windows)) continue;
+      const window = windowOf(sample.atMicros, windows);
+      if (window < 0) continue;
       const frame = profile.nodes.get(sample.node)?.callFrame;
       if (!frame) continue;
       const category = categoryOf(frame);
       byCategory[category] += sample.micros;
       if (category === 'idle') continue;
+      busyMicrosByWindow[window] = (busyMicrosByWindow[window] ?? 0) + sample.micros;
       const name = frameName(frame, category);
       bySelf.set(name, (bySelf.get(name) ?? 0) + sample.micros);
       const ownFrames = new Set<string>();
@@ -146,14 +150,12 @@ function tally(profiles: readonly LoadedProfile[], windows: readonly CommandWind
           ownFrames.add(frameName(caller, callerCategory));
         }
       }
-      if (inHook) promiseHookMicros += sample.micros;
+      if (inHook) promiseHookMicrosByWindow[window] = (promiseHookMicrosByWindow[window] ?? 0) + sample.micros;
       for (const ownFrame of ownFrames) ownByTotal.set(ownFrame, (ownByTotal.get(ownFrame) ?? 0) + sample.micros);
     }
   }
-  const busyMicros = categories
-    .filter((category) => category !== 'idle')
-    .reduce((sum, key) => sum + byCategory[key], 0);
-  return { busyMicros, promiseHookMicros, byCategory, bySelf, ownByTotal };
+  const busyMicros = busyMicrosByWindow.reduce((sum, micros) => sum + micros, 0);
+  return { busyMicros, busyMicrosByWindow, promiseHookMicrosByWindow, byCategory, bySelf, ownByTotal };
 }
 
 /** Shares of the busy time, rounded to a tenth of a percent, and each top function's milliseconds a run. */
@@ -212,11 +214,11 @@ async function profileRounds(directory: string): Promise<Windows> {
 /** One variant at one concurrency: CPU a run per round (summarized over rounds), and shares over all its rounds. */
 function summarizeLevel(profiles: readonly LoadedProfile[], windows: readonly CommandWindow[]) {
   const perRun = (micros: number) => micros / 1000 / runs;
-  const perRound = windows.map((window) => tally(profiles, [window]));
+  const tallied = tally(profiles, windows);
   return {
-    cpuMsPerRun: summarizeSample(perRound.map((round) => perRun(round.busyMicros))),
-    promiseHookCpuMsPerRun: summarizeSample(perRound.map((round) => perRun(round.promiseHookMicros))),
-    ...shares(tally(profiles, windows), runs * windows.length),
+    cpuMsPerRun: summarizeSample(tallied.busyMicrosByWindow.map(perRun)),
+    promiseHookCpuMsPerRun: summarizeSample(tallied.promiseHookMicrosByWindow.map(perRun)),
+    ...shares(tallied, runs * windows.length),
   };
 }
 
