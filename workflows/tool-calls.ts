@@ -51,7 +51,7 @@ function handleToolCall(context: RunContext, call: ToolCall, proposedAt?: string
     // The validator throws Errors only (a recorded schema that does not compile, a fault in checking).
     return Promise.reject(error instanceof Error ? error : new Error(String(error)));
   }
-  const ids = { toolCallId: call.id, toolName: call.name };
+  const ids = callIds(call);
   if (!check.valid) return Promise.resolve(refuseInput(context, call, check, proposedAt));
   const { requiresApproval } = check.entry;
   run.emit({ type: 'tool_call_validated', ...ids, input: check.input, requiresApproval }, { at: proposedAt });
@@ -94,7 +94,7 @@ function refuseInput(
   refusal: { errorType: 'validation' | 'not_found'; error: string; issues: ToolFailure['issues'] & object },
   at: string | undefined,
 ): ToolFailure {
-  const ids = { toolCallId: call.id, toolName: call.name };
+  const ids = callIds(call);
   // The call itself is in the transcript already; an echo of a huge input would only double it.
   const input = boundEchoedInput(call.input);
   const { error, errorType, issues } = refusal;
@@ -112,7 +112,7 @@ async function awaitApproval(
   checkedAt: string | undefined,
 ): Promise<ApprovalWait> {
   const { run } = context;
-  const ids = { toolCallId: call.id, toolName: call.name };
+  const ids = callIds(call);
   // Where the tool comes from and whether it may destroy data, shown to the approver (MCP tools).
   const hints = approvalHints(entry);
   const requestedAt = recordedOrNow(checkedAt);
@@ -181,7 +181,7 @@ function executeToolCall(
 /** A tool activity that failed for good: the failure is the call's result, at the recorded time where the run uses it. */
 async function recordToolActivityFailure(context: RunContext, call: ToolCall, error: unknown): Promise<ToolResult> {
   if (isCancellation(error)) throw error;
-  const ids = { toolCallId: call.id, toolName: call.name };
+  const ids = callIds(call);
   const failure = { success: false as const, ...ids, error: describeFailure(error), errorType: 'execution' as const };
   const at = usesRecordedTime(context) ? await readRecordedTime() : undefined;
   return recordToolResult(context, call, { ...failure, at });
@@ -189,7 +189,7 @@ async function recordToolActivityFailure(context: RunContext, call: ToolCall, er
 
 function recordToolResult(context: RunContext, call: ToolCall, result: Recorded<ToolResult>): ToolResult {
   const { run } = context;
-  const ids = { toolCallId: call.id, toolName: call.name };
+  const ids = callIds(call);
   run.callEnded(call.id);
   const { at, ...toolResult } = result;
   if (toolResult.success) {
@@ -219,6 +219,11 @@ function toolCallOptions(
     ...(retryTimeouts ? { retryTimeouts } : {}),
     outputByReference: true,
   };
+}
+
+/** The ids every event and result of a call carries. */
+function callIds(call: ToolCall): { toolCallId: string; toolName: string } {
+  return { toolCallId: call.id, toolName: call.name };
 }
 
 /**
