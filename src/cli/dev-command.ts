@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
 import path from 'node:path';
-import { findTemporalExecutable, startTemporalDevServer } from '../dev/temporal-dev-server.js';
+import { DevServerPortClashError, findTemporalExecutable, startTemporalDevServer } from '../dev/temporal-dev-server.js';
 import type { TemporalDevServer } from '../dev/temporal-dev-server.js';
 import type { ApiKeyTenants } from '../http/api-keys.js';
 import { loadApiKeys } from '../http/api-keys.js';
@@ -168,19 +168,28 @@ async function startTemporal(
     dynamicConfig: { 'system.enableActivityEagerExecution': true },
     extraArgs: codec ? ['--ui-codec-endpoint', codec.url] : [],
   }).catch((error: unknown) => {
-    throw explainDevServerPortClash(error, uiPort);
+    throw explainDevServerPortClash(error, { gRPC: port, ui: uiPort });
   });
   stack.add(() => server.stop());
   return { server, reused, host, uiPort, dbFilename, codec, cliPath };
 }
 
-/** A dev server that cannot bind names the flags that move its ports, instead of the server's own log. */
-function explainDevServerPortClash(error: unknown, uiPort: number): unknown {
-  if (!(error instanceof Error) || !/address already in use/i.test(error.message)) return error;
+/**
+ * A dev server that cannot bind one of the ports given to it names that port and the flag that moves it, instead of
+ * the server's log. A clash on a port the server picked for itself (retried before it gets here) keeps its log.
+ */
+function explainDevServerPortClash(error: unknown, ports: { gRPC: number; ui: number }): unknown {
+  if (!(error instanceof DevServerPortClashError)) return error;
+  const flag =
+    error.port === ports.ui
+      ? `the Web UI port ${ports.ui}: change it with --ui-port N`
+      : error.port === ports.gRPC
+        ? `the gRPC port ${ports.gRPC}: change it with --temporal-address 127.0.0.1:N`
+        : undefined;
+  if (flag === undefined) return error;
   return usageError(
     `The Temporal dev server could not start: a port it needs is in use (is another relay-e dev or Temporal ` +
-      `running?). The Web UI port is ${uiPort}: change it with --ui-port N; change the gRPC port with ` +
-      `--temporal-address 127.0.0.1:N.`,
+      `running?), ${flag}.`,
   );
 }
 

@@ -162,19 +162,35 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions =
   }
 
   const executablePath = await findTemporalExecutable(options.executablePath);
-  // A port we picked can be taken by someone else before the server binds it; try again with new ports.
-  const attempts =
-    options.port === undefined || (options.ui === true && options.uiPort === undefined) ? startAttemptsOnPortClash : 1;
+  // A port picked at start (here, or by the CLI for its HTTP, metrics and internal services) can be taken by
+  // someone else before the server binds it; try again, with new picks. A port the caller chose is theirs to move.
+  const callerPorts = [options.port, options.ui === true ? options.uiPort : undefined].filter((port) => port);
   for (let attempt = 1; ; attempt++) {
     try {
       return await spawnDevServer(executablePath, namespace, startTimeoutMs, options);
     } catch (error) {
-      if (attempt >= attempts || !(error instanceof PortClashError)) throw error;
+      if (!(error instanceof DevServerPortClashError)) throw error;
+      const callersPort = error.port !== undefined && callerPorts.includes(error.port);
+      if (attempt >= startAttemptsOnPortClash || callersPort) throw error;
     }
   }
 }
 
-class PortClashError extends TemporalDevServerError {}
+/** The dev server could not bind a port; `port` is the one its log names (undefined when the log names none). */
+export class DevServerPortClashError extends TemporalDevServerError {
+  constructor(
+    message: string,
+    readonly port: number | undefined,
+  ) {
+    super(message);
+  }
+}
+
+/** The port of the first `listen tcp HOST:PORT: bind: address already in use` in a server log. */
+export function portInUse(log: string): number | undefined {
+  const match = /listen tcp \S*:(\d+): bind: address already in use/i.exec(log);
+  return match ? Number(match[1]) : undefined;
+}
 
 async function spawnDevServer(
   executablePath: string,
@@ -215,7 +231,9 @@ async function spawnDevServer(
     const message =
       `temporal server start-dev exited before it accepted connections (${signal ?? `code ${code}`}).\n` +
       `Command: ${executablePath} ${args.join(' ')}\n${tail}`;
-    throw /address already in use/i.test(tail) ? new PortClashError(message) : new TemporalDevServerError(message);
+    throw /address already in use/i.test(tail)
+      ? new DevServerPortClashError(message, portInUse(tail))
+      : new TemporalDevServerError(message);
   });
   earlyExit.catch(() => {});
 

@@ -2,6 +2,8 @@ import { execFile, execFileSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { cp, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -459,6 +461,24 @@ describe('relay-e dev', () => {
       expect(temporalProcessesIn(workdir)).toEqual([]);
     } finally {
       await stopChild(dev.child, dev.exited);
+      await rm(workdir, { recursive: true, force: true });
+    }
+  });
+
+  it('names the busy Web UI port and the flag that moves it, and exits 2', async () => {
+    const workdir = await mkdtemp(path.join(tmpdir(), 'relay-e-dev-busy-'));
+    const held = createServer();
+    await new Promise<void>((resolve) => held.listen(0, '127.0.0.1', resolve));
+    const uiPort = (held.address() as AddressInfo).port;
+    const { TEMPORAL_ADDRESS: _address, RELAY_E_API_KEYS: _keys, ...env } = process.env;
+    try {
+      const args = ['dev', '--temporal-address', `127.0.0.1:${await freePort()}`, '--ui-port', String(uiPort)];
+      const { code, stderr } = await relayE([...args, '--port', '0'], { cwd: workdir, env });
+      expect(stderr).toContain(`the Web UI port ${uiPort}: change it with --ui-port N`);
+      expect(code).toBe(2);
+      expect(temporalProcessesIn(workdir)).toEqual([]);
+    } finally {
+      held.close();
       await rm(workdir, { recursive: true, force: true });
     }
   });

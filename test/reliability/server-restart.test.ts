@@ -1,4 +1,4 @@
-import { createServer } from 'node:net';
+import { freePort } from '../helpers/free-port.js';
 import path from 'node:path';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { RelayClient } from '../../src/client/relay-client.js';
@@ -25,18 +25,6 @@ let ledger: TransferLedger;
 let settings: LedgerWorkerSettings;
 const restarts = { sigterm: 0, sigkill: 0 };
 let workerRestarts = 0;
-
-/** A port free now, kept for every start of the server so clients and workers reconnect to the same address. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer().listen(0, '127.0.0.1', () => {
-      const address = probe.address();
-      probe.close(() =>
-        typeof address === 'object' && address ? resolve(address.port) : reject(new Error('no port')),
-      );
-    });
-  });
-}
 
 function startServer(): Promise<TemporalDevServer> {
   return startTemporalDevServer({ dbFilename, port });
