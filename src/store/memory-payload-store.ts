@@ -88,12 +88,10 @@ export function createMemoryPayloadStore(options: MemoryPayloadStoreOptions = {}
         );
       }
       if (existing) remove(key, existing);
-      payloads.set(key, {
-        tenantId: scope.tenantId,
-        sealed,
-        lastPutAt: new Date(),
-        runIds: new Set([...(existing?.runIds ?? []), scope.runId]),
-      });
+      // Added to in place: a payload many runs share (a fixed prompt, a common answer) would be copied on every put.
+      const runIds = existing?.runIds ?? new Set<string>();
+      runIds.add(scope.runId);
+      payloads.set(key, { tenantId: scope.tenantId, sealed, lastPutAt: new Date(), runIds });
       heldBytes += sealed.body.length;
       recordRun(scope);
       evictBeyondLimit();
