@@ -347,7 +347,8 @@ describe('agentRun', () => {
         const twice = await client.approve(runId, 'call_1_0').catch((error: unknown) => error);
         expect(RelayError.isInstance(twice) && twice.code).toBe('approval_not_pending');
         await waitForRun(client, runId, (run) => run.pendingApprovals.length === 1);
-        expect(ledger.transfers.map((transfer) => transfer.to)).toEqual(['B']);
+        // The approved transfer runs as an activity after the decision is recorded: wait for it, not for the decision.
+        await expect.poll(() => ledger.transfers.map((transfer) => transfer.to)).toEqual(['B']);
 
         await client.reject(runId, 'call_1_1');
         await client.result(runId);
