@@ -172,7 +172,7 @@ function requestModelTurn(context: RunContext): Promise<ModelTurn> {
     const tools = modelToolSpecs(run.catalog);
     return callModelActivity(run, { model: run.input.model, messages: run.transcript, tools, ...callFacts });
   }
-  return callModelByReference(context, modelContext, callFacts).catch((error: unknown) =>
+  return callModelByReference(context, modelContext, callFacts, (error) =>
     resendLostContext(context, modelContext, callFacts, error),
   );
 }
@@ -198,13 +198,15 @@ async function resendLostContext(
 }
 
 /**
- * Sends what is new since the stored context and keeps what the worker stored for the next call. Not async: one
- * `then` makes fewer promises than an async function's own and its await's.
+ * Sends what is new since the stored context and keeps what the worker stored for the next call; a failed call goes
+ * to `onFailure` when given. Not async, and one `then` for both outcomes: the SDK records a stack trace for every
+ * promise a workflow makes, and an async function's own promise, its await's and a separate `catch` add three.
  */
 function callModelByReference(
   context: RunContext,
   modelContext: ModelContextTracker,
   callFacts: Omit<ModelContextRequest, 'model' | 'context'>,
+  onFailure?: (error: unknown) => Promise<ModelTurn>,
 ): Promise<ModelTurn> {
   const { run } = context;
   const sent = [...run.transcript];
@@ -216,7 +218,7 @@ function callModelByReference(
   return callModelActivity(run, request).then(({ stored, ...response }) => {
     modelContext.remember(sent, stored);
     return response;
-  });
+  }, onFailure);
 }
 
 function callModelActivity(

@@ -34,6 +34,9 @@ const { checkToolCallInput } = proxyActivities<RelayActivities>(inputCheckOption
  * that proposed them was recorded.
  */
 export function handleToolCalls(context: RunContext, calls: readonly ToolCall[], at?: string): Promise<ToolResult[]> {
+  // One call, the common case, in one promise rather than Promise.all's two (see handleToolCall on why it counts).
+  const [only] = calls;
+  if (only && calls.length === 1) return handleToolCall(context, only, at).then((result) => [result]);
   return Promise.all(calls.map((call) => handleToolCall(context, call, at)));
 }
 
