@@ -14,6 +14,7 @@ const scripts: Array<{ file: string; nodeOptions?: string[]; args?: string[]; en
   { file: 'step-overhead.ts', args: ['--rounds', '3', '--runs', '10'], env: { BENCH_EAGER_ACTIVITIES: '1' } },
   { file: 'throughput.ts', args: ['--rounds', '5', '--runs-per-lane', '3'] },
   { file: 'worker-profile.ts', args: ['--rounds', '5', '--concurrency', '1,10,50', '--runs', '100'] },
+  { file: 'run-latency.ts', args: ['--rounds', '5', '--runs', '30'] },
   { file: 'history-size.ts' },
   { file: 'approval-latency.ts' },
   { file: 'catalog-step.ts' },

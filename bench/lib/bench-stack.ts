@@ -27,8 +27,10 @@ export async function startBenchStack(options: {
   serverAddress?: string;
   /** @default 'bench' */
   taskQueue?: string;
+  /** Where the worker serves the SDK's Prometheus metrics (see installBenchRuntime); none without it. */
+  metricsAddress?: string;
 }): Promise<BenchStack> {
-  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  installBenchRuntime(options.metricsAddress);
   const directory = mkdtempSync(join(tmpdir(), 'relay-bench-'));
   // A file, not memory: durability is what is being measured, so the server writes as it would for real.
   const server = await startTemporalDevServer(
@@ -62,6 +64,21 @@ export async function startBenchStack(options: {
       rmSync(directory, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Installs the worker runtime of a benchmark process: errors only in the log and, given an address, the SDK's own
+ * metrics (workflow task and activity latencies, in seconds) served for Prometheus there.
+ */
+export function installBenchRuntime(metricsAddress?: string): void {
+  Runtime.install({
+    logger: new DefaultLogger('ERROR'),
+    ...(metricsAddress === undefined
+      ? {}
+      : {
+          telemetryOptions: { metrics: { prometheus: { bindAddress: metricsAddress, useSecondsForDurations: true } } },
+        }),
+  });
 }
 
 /**

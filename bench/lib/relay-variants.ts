@@ -6,7 +6,7 @@
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
-import { DefaultLogger, NativeConnection, Runtime, Worker } from '@temporalio/worker';
+import { NativeConnection, Worker } from '@temporalio/worker';
 import type { WorkerOptions } from '@temporalio/worker';
 import { z } from 'zod';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
@@ -20,7 +20,7 @@ import { addToolDescription, agentPrompt, agentTurn, stepsInPrompt } from './age
 import { bareAgentActivities } from './bare-agent-activities.js';
 import { approveUpdate, awaitingApprovalQuery } from './bare-agent.js';
 import type { bareAgent } from './bare-agent.js';
-import { mapWithConcurrency, startBenchStack } from './bench-stack.js';
+import { installBenchRuntime, mapWithConcurrency, startBenchStack } from './bench-stack.js';
 import { serveVariant } from './variant-protocol.js';
 import type { ApprovalSample, ApproveAnswer, RunAnswer, VariantCommand } from './variant-protocol.js';
 
@@ -34,6 +34,7 @@ const { values } = parseArgs({
     variant: { type: 'string' },
     address: { type: 'string' },
     'worker-options': { type: 'string', default: '{}' },
+    'metrics-address': { type: 'string' },
   },
 });
 
@@ -101,6 +102,7 @@ async function serveRelay(address: string): Promise<void> {
     serverAddress: address,
     taskQueue: 'bench-relay',
     workerOptions,
+    ...(values['metrics-address'] ? { metricsAddress: values['metrics-address'] } : {}),
   });
   const { client } = stack;
   await serveVariant(async (command) => {
@@ -179,7 +181,7 @@ async function serveInProcess(): Promise<void> {
 }
 
 async function serveBareTemporal(address: string): Promise<void> {
-  Runtime.install({ logger: new DefaultLogger('ERROR') });
+  installBenchRuntime(values['metrics-address']);
   const nativeConnection = await NativeConnection.connect({ address });
   const connection = await Connection.connect({ address });
   const client = new Client({ connection });

@@ -55,6 +55,8 @@ export interface VariantOptions {
   relayWorkerOptions?: RelayWorkerOptions;
   /** Write a V8 CPU profile of each variant process (every thread) into a folder of this one named after it. */
   cpuProfileDir?: string;
+  /** Where each variant of this package serves the SDK's Prometheus metrics (`host:port`); none when absent. */
+  metricsAddresses?: Partial<Record<VariantName, string>>;
 }
 
 function spawnVariant(name: VariantName, address: string, options: VariantOptions): VariantProcess {
@@ -79,6 +81,7 @@ function spawnVariant(name: VariantName, address: string, options: VariantOption
       address,
       '--worker-options',
       JSON.stringify(options.relayWorkerOptions ?? {}),
+      ...(options.metricsAddresses?.[name] ? ['--metrics-address', options.metricsAddresses[name]] : []),
     ],
   });
 }
