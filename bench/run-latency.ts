@@ -7,9 +7,8 @@
  *
  *   npm run bench:latency -- [--rounds 5] [--runs 30]
  */
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { parseArgs } from 'node:util';
+import { findFreePort } from '../src/dev/temporal-dev-server.js';
 import { interleave, withVariants, writeResult } from './lib/measure-harness.js';
 import { summarize } from './lib/stats.js';
 import type { VariantName } from './lib/variants.js';
@@ -38,7 +37,7 @@ type Part = keyof typeof metrics;
 type Totals = Record<Part, { seconds: number; count: number }>;
 
 const addresses = Object.fromEntries(
-  await Promise.all(variantNames.map(async (name) => [name, `127.0.0.1:${await freePort()}`] as const)),
+  await Promise.all(variantNames.map(async (name) => [name, `127.0.0.1:${await findFreePort('127.0.0.1')}`] as const)),
 ) as Record<(typeof variantNames)[number], string>;
 
 const result = await withVariants(
@@ -114,16 +113,4 @@ async function readTotals(address: string): Promise<Totals> {
     else totals[part].count += Number(value);
   }
   return totals;
-}
-
-/** A TCP port free now on 127.0.0.1, for a variant's metrics endpoint. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const probe = createServer();
-    probe.once('error', reject);
-    probe.listen(0, '127.0.0.1', () => {
-      const { port } = probe.address() as AddressInfo;
-      probe.close(() => resolve(port));
-    });
-  });
 }

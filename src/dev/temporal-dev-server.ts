@@ -299,7 +299,7 @@ export async function isExecutable(file: string): Promise<boolean> {
 }
 
 /** Asks the OS for a free TCP port; the small race until the server binds it is handled by retrying the start. */
-async function findFreePort(host: string): Promise<number> {
+export async function findFreePort(host: string): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = createServer();
     server.unref();
