@@ -2,15 +2,13 @@ import { execFile, execFileSync } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { cp, mkdir, mkdtemp, readdir, rm, symlink, writeFile } from 'node:fs/promises';
-import { createServer } from 'node:net';
-import type { AddressInfo } from 'node:net';
 import { tmpdir, userInfo } from 'node:os';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { Client, Connection, WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { freePort } from '../helpers/free-port.js';
+import { freePort, holdPort } from '../helpers/free-port.js';
 import type { RunEvent, RunSnapshot } from '../../src/shared/run-types.js';
 import { spawnRelayE as spawnRelayEProcess } from '../helpers/relay-e-process.js';
 
@@ -467,9 +465,8 @@ describe('relay-e dev', () => {
 
   it('names the busy Web UI port and the flag that moves it, and exits 2', async () => {
     const workdir = await mkdtemp(path.join(tmpdir(), 'relay-e-dev-busy-'));
-    const held = createServer();
-    await new Promise<void>((resolve) => held.listen(0, '127.0.0.1', resolve));
-    const uiPort = (held.address() as AddressInfo).port;
+    const held = await holdPort();
+    const uiPort = held.port;
     const { TEMPORAL_ADDRESS: _address, RELAY_E_API_KEYS: _keys, ...env } = process.env;
     try {
       const args = ['dev', '--temporal-address', `127.0.0.1:${await freePort()}`, '--ui-port', String(uiPort)];

@@ -1,44 +1,43 @@
-import { createServer } from 'node:net';
-import type { AddressInfo, Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { DevServerPortClashError, startTemporalDevServer } from '../../src/dev/temporal-dev-server.js';
+import type { TemporalDevServerOptions } from '../../src/dev/temporal-dev-server.js';
+import { holdPort } from '../helpers/free-port.js';
 
-let held: Server;
-let heldPort: number;
+let held: Awaited<ReturnType<typeof holdPort>>;
 
 beforeAll(async () => {
-  held = createServer();
-  await new Promise<void>((resolve) => held.listen(0, '127.0.0.1', resolve));
-  heldPort = (held.address() as AddressInfo).port;
+  held = await holdPort();
 });
 
 afterAll(() => {
   held.close();
 });
 
+/** Starts a dev server that cannot bind, and counts the clashes its output reports (one a start). */
+async function failedStart(options: TemporalDevServerOptions): Promise<{ error: unknown; clashes: number }> {
+  let clashes = 0;
+  const error = await startTemporalDevServer({
+    ...options,
+    onOutput: (chunk) => (clashes += chunk.match(/address already in use/g)?.length ?? 0),
+  }).catch((caught: unknown) => caught);
+  return { error, clashes };
+}
+
 describe('startTemporalDevServer on a busy port', () => {
   it('starts again on a clash of a port it did not get from its caller, and names the port when every start fails', async () => {
-    let clashes = 0;
     // The HTTP port comes through extraArgs, so it is not one of the caller's ports the start leaves alone.
-    const error = await startTemporalDevServer({
-      extraArgs: ['--http-port', String(heldPort)],
-      onOutput: (chunk) => (clashes += chunk.match(/address already in use/g)?.length ?? 0),
-    }).catch((caught: unknown) => caught);
+    const { error, clashes } = await failedStart({ extraArgs: ['--http-port', String(held.port)] });
 
     expect(error).toBeInstanceOf(DevServerPortClashError);
-    expect((error as DevServerPortClashError).port).toBe(heldPort);
+    expect((error as DevServerPortClashError).port).toBe(held.port);
     expect(clashes).toBe(3);
   });
 
   it('gives up at once on a clash of the port its caller chose', async () => {
-    let clashes = 0;
-    const error = await startTemporalDevServer({
-      port: heldPort,
-      onOutput: (chunk) => (clashes += chunk.match(/address already in use/g)?.length ?? 0),
-    }).catch((caught: unknown) => caught);
+    const { error, clashes } = await failedStart({ port: held.port });
 
     expect(error).toBeInstanceOf(DevServerPortClashError);
-    expect((error as DevServerPortClashError).port).toBe(heldPort);
+    expect((error as DevServerPortClashError).port).toBe(held.port);
     expect(clashes).toBe(1);
   });
 });

@@ -1,12 +1,12 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { createServer } from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { RelayClient } from '../../src/client/relay-client.js';
 import { defaultPayloadDirectory } from '../../src/cli/cli-payload-store.js';
 import { createFilePayloadStore } from '../../src/store/file-payload-store.js';
+import { holdPort } from '../helpers/free-port.js';
 import { relayECliArgs, spawnRelayE as spawnProcess } from '../helpers/relay-e-process.js';
 import { waitForWorkerCatalog } from '../helpers/relay-test-kit.js';
 
@@ -134,9 +134,8 @@ describe('relay-e serve and dev with a config', () => {
   });
 
   it('dev reports a busy API port with the flag that changes it', async () => {
-    const busy = createServer();
-    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
-    const port = (busy.address() as { port: number }).port;
+    const busy = await holdPort();
+    const { port } = busy;
     try {
       const { code, stderr } = await relayE(
         ['dev', '--port', String(port), '--temporal-address', inject('temporalAddress')],

@@ -1,6 +1,7 @@
 import { randomInt } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 
 const lowestPort = 10_000;
 const probes = 50;
@@ -38,4 +39,12 @@ function listenOn(port: number): Promise<number> {
       );
     });
   });
+}
+
+/** A port on 127.0.0.1 held by a listener until `close()`: for a test of what meets a port that is in use. */
+export async function holdPort(): Promise<{ port: number; close(): void }> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { port, close: () => server.close() };
 }
