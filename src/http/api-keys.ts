@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { RelayError } from '../shared/errors.js';
@@ -66,6 +66,17 @@ export function createApiKeyVerifier(apiKeys: ApiKeyTenants): (presented: string
     }
     return match;
   };
+}
+
+/**
+ * A secret for sealing what the API hands out (list cursors, inbox sessions), derived from every configured key and
+ * the purpose: each API process that serves the same keys derives the same secret, guessing it takes every key, and
+ * changing the keys changes it.
+ */
+export function deriveSealingSecret(apiKeys: ApiKeyTenants, purpose: string): Buffer {
+  return createHmac('sha256', `relay-e ${purpose}`)
+    .update([...apiKeys.keys()].sort().join('\n'))
+    .digest();
 }
 
 async function readKeyFile(file: string): Promise<Array<ApiKeyTenant & { key: string }>> {

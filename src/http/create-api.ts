@@ -1,7 +1,6 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { RelayClient } from '../client/relay-client.js';
 import type { PayloadStore } from '../store/payload-store.js';
-import { createApiKeyVerifier } from './api-keys.js';
 import type { ApiKeyTenants } from './api-keys.js';
 import { createApprovalsApi } from './approvals-api.js';
 import type { ApiEnv } from './create-resource-api.js';
@@ -52,7 +51,7 @@ export function createApi(options: CreateApiOptions): OpenAPIHono<ApiEnv> {
   app.route('/', createHealthApi());
   app.route('/', createOpenApiApi(app, options));
   // The web inbox signs people in with a key itself and keeps them in a session cookie.
-  app.route('/', createInbox({ client: options.client, verifyApiKey: createApiKeyVerifier(options.apiKeys), logger }));
+  app.route('/', createInbox({ client: options.client, apiKeys: options.apiKeys, logger }));
   app.use('/v1/*', requireApiKey(options.apiKeys));
   app.use('/v1/*', readJsonBody(options.maxBodyBytes ?? 1_048_576));
   app.route('/', createRunsApi(options));

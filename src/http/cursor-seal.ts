@@ -1,4 +1,5 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { deriveSealingSecret } from './api-keys.js';
 import type { ApiKeyTenants } from './api-keys.js';
 import { HttpError } from './http-error.js';
 
@@ -15,9 +16,7 @@ export interface CursorSeal {
  * (whose answer to a page token it did not issue is an error it retries for seconds).
  */
 export function createCursorSeal(apiKeys: ApiKeyTenants): CursorSeal {
-  const key = createHmac('sha256', 'relay-e list cursor')
-    .update([...apiKeys.keys()].sort().join('\n'))
-    .digest();
+  const key = deriveSealingSecret(apiKeys, 'list cursor');
   const macOf = (cursor: string, scope: string) =>
     createHmac('sha256', key).update(`${scope}\n${cursor}`).digest().toString('base64url');
   return {

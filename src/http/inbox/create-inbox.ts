@@ -8,7 +8,7 @@ import { ToolCallValidator } from '../../../workflows/tool-call-validator.js';
 import type { RelayClient } from '../../client/relay-client.js';
 import type { ToolCatalogEntry } from '../../shared/tool-catalog.js';
 import { checkToolInput } from '../../shared/tool-input.js';
-import type { ApiKeyTenant } from '../api-keys.js';
+import type { ApiKeyTenants } from '../api-keys.js';
 import { HttpError } from '../http-error.js';
 import { streamRunEvents } from '../stream-run-events.js';
 import { inboxPage, runPage, signInPage } from './inbox-pages.js';
@@ -19,16 +19,14 @@ import { streamChanges } from './stream-changes.js';
 
 export interface CreateInboxOptions {
   client: RelayClient;
-  /** Finds the tenant of a presented API key (see `createApiKeyVerifier`). */
-  verifyApiKey: (presented: string) => ApiKeyTenant | undefined;
+  /** The keys people sign in with, each mapped to its tenant; they also seal the sessions (see InboxSessions). */
+  apiKeys: ApiKeyTenants;
   /** How often the live approvals list asks Temporal for changes. @default 1_000 */
   approvalsPollIntervalMs?: number;
   /** How often a run's event stream asks the run for new events. @default 250 */
   eventsPollIntervalMs?: number;
   /** @default console */
   logger?: Pick<Console, 'error'>;
-  /** @default a fresh in-memory store */
-  sessions?: InboxSessions;
 }
 
 interface InboxEnv {
@@ -62,8 +60,8 @@ const inboxScript = readFile(new URL('./assets/inbox.js', import.meta.url), 'utf
  * tenant's pending approvals live, read a run's timeline, approve (as proposed or edited), reject, cancel.
  */
 export function createInbox(options: CreateInboxOptions): Hono<InboxEnv> {
-  const { client, verifyApiKey } = options;
-  const sessions = options.sessions ?? new InboxSessions();
+  const { client } = options;
+  const sessions = new InboxSessions(options.apiKeys);
   const app = new Hono<InboxEnv>();
 
   const setSecurityHeaders = async (c: Context, next: () => Promise<void>) => {
@@ -86,10 +84,9 @@ export function createInbox(options: CreateInboxOptions): Hono<InboxEnv> {
   app.post('/inbox/session', async (c) => {
     refuseCrossOrigin(c.req.header('origin'), c.req.url);
     const form = await c.req.parseBody();
-    const tenant = typeof form['apiKey'] === 'string' ? verifyApiKey(form['apiKey'].trim()) : undefined;
-    if (!tenant) return c.html(signInPage('That API key is not valid.'), 401);
-    const { id } = sessions.create(tenant);
-    setCookie(c, sessionCookie, id, {
+    const signedIn = typeof form['apiKey'] === 'string' ? sessions.create(form['apiKey'].trim()) : undefined;
+    if (!signedIn) return c.html(signInPage('That API key is not valid.'), 401);
+    setCookie(c, sessionCookie, signedIn.cookie, {
       httpOnly: true,
       sameSite: 'Strict',
       path: '/',
@@ -99,12 +96,9 @@ export function createInbox(options: CreateInboxOptions): Hono<InboxEnv> {
     return c.redirect('/', 303);
   });
 
-  app.post('/inbox/session/end', async (c) => {
+  // A session is sealed, not stored (see InboxSessions): signing out deletes the browser's cookie.
+  app.post('/inbox/session/end', (c) => {
     refuseCrossOrigin(c.req.header('origin'), c.req.url);
-    const id = getCookie(c, sessionCookie);
-    const session = sessions.get(id);
-    const form = await c.req.parseBody();
-    if (session && form['csrf'] === session.csrfToken) sessions.delete(id);
     deleteCookie(c, sessionCookie, { path: '/' });
     return c.redirect('/', 303);
   });

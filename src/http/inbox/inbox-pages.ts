@@ -23,7 +23,6 @@ function layout(title: string, body: Page, session?: InboxSession): Page {
             session
               ? html`<span class="who">Tenant <strong>${session.tenant.tenantId}</strong></span>
                   <form method="post" action="/inbox/session/end">
-                    <input type="hidden" name="csrf" value="${session.csrfToken}" />
                     <button type="submit" class="quiet">Sign out</button>
                   </form>`
               : ''

@@ -1,5 +1,6 @@
-import { randomBytes } from 'node:crypto';
-import type { ApiKeyTenant } from '../api-keys.js';
+import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { deriveSealingSecret } from '../api-keys.js';
+import type { ApiKeyTenant, ApiKeyTenants } from '../api-keys.js';
 
 /** A signed-in approver: the tenant their API key speaks for, and the token their page sends with every change. */
 export interface InboxSession {
@@ -12,60 +13,75 @@ export interface InboxSession {
 export interface InboxSessionsOptions {
   /** How long a sign-in lasts. @default 8 hours */
   lifetimeMs?: number;
-  /** The most sessions kept at once; the oldest is dropped past it. @default 10_000 */
-  maxSessions?: number;
   /** @default Date.now */
   now?: () => number;
 }
 
+// A cookie is `<version>.<key id>.<expiry>.<nonce>.<mac>`; the version lets a later format refuse this one cleanly.
+const cookieVersion = 's1';
+const defaultLifetimeMs = 8 * 60 * 60 * 1000;
+
 /**
- * Sessions of the web inbox, in memory: the session id (the cookie) maps to a tenant, so the API key itself is
- * never kept by the page or sent again. A restart of the API signs everyone out.
+ * Sessions of the web inbox, sealed rather than stored. The cookie names the API key it was issued for by a MAC of it
+ * (never the key), says when it expires and is sealed with a secret derived from every configured key; the CSRF
+ * token is derived from the cookie the same way. So every API process that serves the same keys accepts the same
+ * sessions (behind a load balancer, across restarts), the key itself is never kept by the page or sent again, and
+ * changing the keys (adding, removing or rotating one) ends every session on every process. Signing out deletes the
+ * cookie in the browser; a copy of it stays valid until it expires.
  */
 export class InboxSessions {
-  private readonly sessions = new Map<string, InboxSession>();
+  private readonly secret: Buffer;
+  private readonly tenantsByKeyId: ReadonlyMap<string, ApiKeyTenant>;
   private readonly lifetimeMs: number;
-  private readonly maxSessions: number;
   private readonly now: () => number;
 
-  constructor(options: InboxSessionsOptions = {}) {
-    this.lifetimeMs = options.lifetimeMs ?? 8 * 60 * 60 * 1000;
-    this.maxSessions = options.maxSessions ?? 10_000;
+  constructor(apiKeys: ApiKeyTenants, options: InboxSessionsOptions = {}) {
+    this.secret = deriveSealingSecret(apiKeys, 'inbox session');
+    this.tenantsByKeyId = new Map([...apiKeys].map(([key, tenant]) => [this.keyIdOf(key), tenant]));
+    this.lifetimeMs = options.lifetimeMs ?? defaultLifetimeMs;
     this.now = options.now ?? Date.now;
   }
 
-  /** Starts a session for the tenant and returns its id. */
-  create(tenant: ApiKeyTenant): { id: string; session: InboxSession } {
-    const id = randomBytes(32).toString('base64url');
-    const session = {
-      tenant,
-      csrfToken: randomBytes(32).toString('base64url'),
-      expiresAt: this.now() + this.lifetimeMs,
-    };
-    if (this.sessions.size >= this.maxSessions) {
-      const oldest = this.sessions.keys().next().value;
-      if (oldest !== undefined) this.sessions.delete(oldest);
-    }
-    this.sessions.set(id, session);
-    return { id, session };
+  /** Starts a session for a presented API key: the cookie to set, or undefined when the key is not one of ours. */
+  create(apiKey: string): { cookie: string; session: InboxSession } | undefined {
+    const keyId = this.keyIdOf(apiKey);
+    const tenant = this.tenantsByKeyId.get(keyId);
+    if (!tenant) return undefined;
+    const expiresAt = this.now() + this.lifetimeMs;
+    const sealed = [cookieVersion, keyId, expiresAt.toString(36), randomBytes(16).toString('base64url')].join('.');
+    const cookie = `${sealed}.${this.mac(sealed).toString('base64url')}`;
+    return { cookie, session: this.sessionOf(tenant, sealed, expiresAt) };
   }
 
-  /** The live session with this id, if any; an expired one is forgotten. */
-  get(id: string | undefined): InboxSession | undefined {
-    if (id === undefined) return undefined;
-    const session = this.sessions.get(id);
-    if (session && session.expiresAt <= this.now()) {
-      this.sessions.delete(id);
-      return undefined;
-    }
-    return session;
-  }
-
-  delete(id: string | undefined): void {
-    if (id !== undefined) this.sessions.delete(id);
+  /** The session a cookie holds, when it was sealed with these keys and has not expired. */
+  get(cookie: string | undefined): InboxSession | undefined {
+    const parts = cookie?.split('.') ?? [];
+    if (parts.length !== 5 || parts[0] !== cookieVersion) return undefined;
+    const [, keyId = '', expiry = '', , mac = ''] = parts;
+    const sealed = parts.slice(0, 4).join('.');
+    const given = Buffer.from(mac, 'base64url');
+    const expected = this.mac(sealed);
+    if (given.length !== expected.length || !timingSafeEqual(given, expected)) return undefined;
+    const tenant = this.tenantsByKeyId.get(keyId);
+    const expiresAt = parseInt(expiry, 36);
+    if (!tenant || !(expiresAt > this.now())) return undefined;
+    return this.sessionOf(tenant, sealed, expiresAt);
   }
 
   get lifetimeSeconds(): number {
     return Math.floor(this.lifetimeMs / 1000);
+  }
+
+  private sessionOf(tenant: ApiKeyTenant, sealed: string, expiresAt: number): InboxSession {
+    return { tenant, csrfToken: this.mac(`csrf\n${sealed}`).toString('base64url'), expiresAt };
+  }
+
+  /** Names a key in a cookie without revealing it, nor a digest anyone without every key could test guesses on. */
+  private keyIdOf(apiKey: string): string {
+    return this.mac(`key\n${apiKey}`).subarray(0, 18).toString('base64url');
+  }
+
+  private mac(data: string): Buffer {
+    return createHmac('sha256', this.secret).update(data).digest();
   }
 }

@@ -1,0 +1,130 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApiServer } from '../../src/http/start-api-server.js';
+import type { ApiServer } from '../../src/http/start-api-server.js';
+import { createRelayTestKit } from '../helpers/relay-test-kit.js';
+import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { createTestTenants, payCallId, startHttpTestApi } from './http-test-kit.js';
+import type { HttpTestApi } from './http-test-kit.js';
+
+// Two API servers over one worker stand for two API processes behind a load balancer.
+const { tenantA, keys, apiKeys } = createTestTenants();
+let kit: RelayTestKit;
+let api: HttpTestApi;
+const servers: ApiServer[] = [];
+
+beforeAll(async () => {
+  kit = await createRelayTestKit();
+  api = await startHttpTestApi(kit, { apiKeys });
+});
+
+afterAll(async () => {
+  await Promise.all(servers.map((server) => server.close()));
+  await api?.close();
+  await kit?.close();
+});
+
+async function anotherApiProcess(keysOfIt = apiKeys): Promise<string> {
+  const server = await startApiServer({ client: api.worker.client, apiKeys: keysOfIt });
+  servers.push(server);
+  return server.url;
+}
+
+/** Signs in at `url` and returns the session cookie (`name=value`). */
+async function signIn(url: string, apiKey: string): Promise<string> {
+  const response = await fetch(`${url}/inbox/session`, {
+    method: 'POST',
+    body: new URLSearchParams({ apiKey }),
+    redirect: 'manual',
+  });
+  expect(response.status).toBe(303);
+  const cookie = response.headers.get('set-cookie')?.split(';')[0];
+  expect(cookie).toMatch(/^relay_e_inbox=/);
+  return cookie ?? '';
+}
+
+/** The CSRF token the inbox page at `url` gives a signed-in browser, or undefined on the sign-in page. */
+async function csrfTokenOnPage(url: string, cookie: string): Promise<string | undefined> {
+  const page = await (await fetch(`${url}/`, { headers: { cookie } })).text();
+  return /<meta name="relay-csrf" content="([^"]+)"/.exec(page)?.[1];
+}
+
+describe('inbox sessions across API processes', () => {
+  it('a sign-in on one process decides on another, and survives a restart of the first', async () => {
+    const runId = await startPayment();
+    const first = await anotherApiProcess();
+    const second = await anotherApiProcess();
+    const cookie = await signIn(first, keys.alice);
+    const csrf = await csrfTokenOnPage(first, cookie);
+    expect(csrf).toBeDefined();
+    expect(await csrfTokenOnPage(second, cookie)).toBe(csrf);
+
+    // The list follows Temporal's visibility, which lags the run by a moment.
+    await expect.poll(() => pendingRunIds(second, cookie), { timeout: 10_000 }).toContain(runId);
+
+    await servers.shift()?.close();
+    const restarted = await anotherApiProcess();
+    const approved = await fetch(`${restarted}/inbox/runs/${runId}/approve`, {
+      method: 'POST',
+      headers: { cookie, 'content-type': 'application/json', 'x-relay-csrf': csrf ?? '' },
+      body: JSON.stringify({ toolCallId: payCallId }),
+    });
+    expect(approved.status).toBe(200);
+    await api.waitForRun(runId, keys.alice, (run) => run.status === 'completed');
+    const events = await api.worker.client.events(runId);
+    expect(events.find((event) => event.type === 'tool_approved')).toMatchObject({ approver: 'alice' });
+  });
+
+  it('refuses a change without the session’s CSRF token on any process', async () => {
+    const cookie = await signIn(await anotherApiProcess(), keys.alice);
+    const otherCookie = await signIn(api.url, keys.unnamedA);
+    const wrongToken = await csrfTokenOnPage(api.url, otherCookie);
+    for (const headers of [{ cookie }, { cookie, 'x-relay-csrf': wrongToken ?? 'x' }]) {
+      const response = await fetch(`${api.url}/inbox/runs/run_none/cancel`, { method: 'POST', headers });
+      expect(response.status).toBe(403);
+    }
+  });
+
+  it('ends every session where the keys changed, and signing out deletes the cookie', async () => {
+    const cookie = await signIn(api.url, keys.alice);
+    const rotated = await anotherApiProcess(new Map([...apiKeys, [`${keys.alice}-new`, { tenantId: tenantA }]]));
+    expect((await fetch(`${rotated}/inbox/approvals`, { headers: { cookie } })).status).toBe(401);
+    expect(await csrfTokenOnPage(rotated, cookie)).toBeUndefined();
+
+    const signedOut = await fetch(`${api.url}/inbox/session/end`, {
+      method: 'POST',
+      headers: { cookie },
+      redirect: 'manual',
+    });
+    expect(signedOut.status).toBe(303);
+    expect(signedOut.headers.get('set-cookie')).toMatch(/^relay_e_inbox=;.*Max-Age=0/);
+  });
+
+  it('refuses a key that is not configured, with no cookie', async () => {
+    const response = await fetch(`${api.url}/inbox/session`, {
+      method: 'POST',
+      body: new URLSearchParams({ apiKey: 'not-a-key' }),
+      redirect: 'manual',
+    });
+    expect(response.status).toBe(401);
+    expect(response.headers.get('set-cookie')).toBeNull();
+  });
+});
+
+async function pendingRunIds(url: string, cookie: string): Promise<string[]> {
+  const response = await fetch(`${url}/inbox/approvals`, { headers: { cookie } });
+  expect(response.status).toBe(200);
+  const { approvals } = (await response.json()) as { approvals: Array<{ runId: string }> };
+  return approvals.map((approval) => approval.runId);
+}
+
+async function startPayment(): Promise<string> {
+  const started = await api.request('/v1/runs', {
+    method: 'POST',
+    key: keys.alice,
+    json: { model: 'scripted:test', prompt: 'pay B', approvalTimeout: '1h' },
+  });
+  expect(started.status).toBe(201);
+  const { runId } = (await started.json()) as { runId: string };
+  await api.waitForRun(runId, keys.alice, (run) => run.status === 'awaiting_approval');
+  return runId;
+}

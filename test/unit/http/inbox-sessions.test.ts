@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import type { ApiKeyTenant } from '../../../src/http/api-keys.js';
+import { InboxSessions } from '../../../src/http/inbox/inbox-sessions.js';
+
+const alice: ApiKeyTenant = { tenantId: 'tenant-a', name: 'alice' };
+const bob: ApiKeyTenant = { tenantId: 'tenant-b' };
+const keys = new Map([
+  ['key-alice-0123456789', alice],
+  ['key-bob-0123456789', bob],
+]);
+
+function signIn(sessions: InboxSessions, key = 'key-alice-0123456789') {
+  const signedIn = sessions.create(key);
+  if (!signedIn) throw new Error('expected the key to sign in');
+  return signedIn;
+}
+
+describe('InboxSessions', () => {
+  it('signs in with a configured key and reads the session back from its cookie alone', () => {
+    const sessions = new InboxSessions(keys);
+    const { cookie, session } = signIn(sessions);
+    expect(session.tenant).toEqual(alice);
+    expect(sessions.get(cookie)).toEqual(session);
+    expect(signIn(sessions, 'key-bob-0123456789').session.tenant).toEqual(bob);
+  });
+
+  it('accepts a session in another process that serves the same keys, with the same CSRF token', () => {
+    const { cookie, session } = signIn(new InboxSessions(keys));
+    const otherProcess = new InboxSessions(new Map([...keys].reverse()));
+    expect(otherProcess.get(cookie)).toEqual(session);
+  });
+
+  it('refuses an unknown key, and never puts the key in the cookie', () => {
+    const sessions = new InboxSessions(keys);
+    expect(sessions.create('key-nobody')).toBeUndefined();
+    const { cookie } = signIn(sessions);
+    expect(cookie).not.toContain('key-alice');
+    expect(cookie).not.toContain('tenant-a');
+  });
+
+  it('gives each session its own CSRF token', () => {
+    const sessions = new InboxSessions(keys);
+    expect(signIn(sessions).session.csrfToken).not.toBe(signIn(sessions).session.csrfToken);
+  });
+
+  it('ends a session when it expires', () => {
+    let now = 1_000_000;
+    const sessions = new InboxSessions(keys, { lifetimeMs: 60_000, now: () => now });
+    const { cookie, session } = signIn(sessions);
+    expect(session.expiresAt).toBe(1_060_000);
+    now = 1_059_999;
+    expect(sessions.get(cookie)).toBeDefined();
+    now = 1_060_000;
+    expect(sessions.get(cookie)).toBeUndefined();
+  });
+
+  it('ends every session when the keys change', () => {
+    const { cookie } = signIn(new InboxSessions(keys));
+    const withAnotherKey = new Map([...keys, ['key-carol-0123456789', { tenantId: 'tenant-c' }]]);
+    expect(new InboxSessions(withAnotherKey).get(cookie)).toBeUndefined();
+    const withoutAlice = new Map([...keys].filter(([key]) => key !== 'key-alice-0123456789'));
+    expect(new InboxSessions(withoutAlice).get(cookie)).toBeUndefined();
+  });
+
+  it('refuses a cookie whose tenant, expiry or seal was changed, and anything malformed', () => {
+    let now = 1_000_000;
+    const sessions = new InboxSessions(keys, { now: () => now });
+    const { cookie } = signIn(sessions);
+    const bobsKeyId = signIn(sessions, 'key-bob-0123456789').cookie.split('.')[1] ?? '';
+    const [version, keyId, expiry, nonce, mac] = cookie.split('.') as [string, string, string, string, string];
+    const forged = [
+      [version, bobsKeyId, expiry, nonce, mac],
+      [version, keyId, (parseInt(expiry, 36) + 1).toString(36), nonce, mac],
+      [version, keyId, expiry, `${nonce}x`, mac],
+      [version, keyId, expiry, nonce, `${mac.startsWith('A') ? 'B' : 'A'}${mac.slice(1)}`],
+      ['s0', keyId, expiry, nonce, mac],
+    ].map((parts) => parts.join('.'));
+    for (const cookieValue of [...forged, '', 'garbage', `${cookie}.extra`, cookie.slice(0, -1), undefined]) {
+      expect(sessions.get(cookieValue), String(cookieValue)).toBeUndefined();
+    }
+    now += 1;
+    expect(sessions.get(cookie)).toBeDefined();
+  });
+
+  it('states its lifetime in seconds for the cookie', () => {
+    expect(new InboxSessions(keys).lifetimeSeconds).toBe(8 * 60 * 60);
+    expect(new InboxSessions(keys, { lifetimeMs: 90_500 }).lifetimeSeconds).toBe(90);
+  });
+});
