@@ -8,7 +8,7 @@ import type {
   StopReason,
 } from '../src/shared/run-types.js';
 import { eventsAfter } from '../src/shared/closed-run-record.js';
-import { toJsonText, utf8ByteLength } from '../src/shared/payload-limits.js';
+import { newestWithinBytes, toJsonText, utf8ByteLength } from '../src/shared/payload-limits.js';
 import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
 import type { TokenUsage, TranscriptMessage } from '../src/shared/transcript.js';
 import { ApprovalBook } from './approvals.js';
@@ -253,7 +253,7 @@ export class RunState {
     return {
       catalog: this.catalog,
       transcript: this.transcript,
-      events: newestWithin(this.events.slice(-eventsCarriedAcrossContinueAsNew), maxCarriedEventBytes),
+      events: newestWithinBytes(this.events.slice(-eventsCarriedAcrossContinueAsNew), maxCarriedEventBytes),
       lastEventSeq: this.lastEventSeq,
       step: this.step,
       usage: this.usage,
@@ -277,17 +277,4 @@ function initialTranscript(input: AgentRunInput): TranscriptMessage[] {
   transcript.push(...(input.messages ?? []));
   if (input.prompt !== undefined) transcript.push({ role: 'user', content: input.prompt });
   return transcript;
-}
-
-/** The newest events whose JSON adds up to at most `maxBytes`. */
-function newestWithin(events: readonly RunEvent[], maxBytes: number): RunEvent[] {
-  let bytes = 0;
-  let first = events.length;
-  while (first > 0) {
-    const size = utf8ByteLength(toJsonText(events[first - 1]) ?? '');
-    if (bytes + size > maxBytes) break;
-    bytes += size;
-    first -= 1;
-  }
-  return events.slice(first);
 }

@@ -1,6 +1,6 @@
 import { strFromU8, strToU8, unzlibSync, zlibSync } from 'fflate';
 import { RelayError } from './errors.js';
-import { utf8ByteLength } from './payload-limits.js';
+import { newestWithinBytes, utf8ByteLength } from './payload-limits.js';
 import type { RunEvent, RunSnapshot } from './run-types.js';
 
 /** The memo key under which a run leaves its final snapshot and event log when it closes. */
@@ -60,22 +60,20 @@ export function closedRunRecord(
   const outputBytes = output === undefined ? 0 : utf8ByteLength(output);
   const moveOutput = options.outputInResult === true && outputBytes > maxRecordedOutputBytes;
   const recorded = events.filter((event) => event.type !== 'events_dropped');
-  const kept: RunEvent[] = [];
-  const fields: OutputField[] = [];
-  let bytes = 0;
-  for (let index = recorded.length - 1; index >= 0; index -= 1) {
-    const original = recorded[index] as RunEvent;
-    const field = moveOutput ? outputFieldOf(original, output) : undefined;
-    const event = field ? withoutField(original, field) : original;
-    bytes += utf8ByteLength(JSON.stringify(event));
-    // Strict even for the last event: the snapshot carries the output, and the memo must stay under 2 MiB.
-    if (bytes > maxEventBytes) break;
-    kept.push(event);
-    if (field) fields.push({ seq: event.seq, field });
-  }
-  if (!moveOutput) return { snapshot, events: kept.reverse() };
+  // Strict even for the last event: the snapshot carries the output, and the memo must stay under 2 MiB.
+  if (!moveOutput) return { snapshot, events: newestWithinBytes(recorded, maxEventBytes) };
+  const withoutOutput = recorded.map((event) => {
+    const field = outputFieldOf(event, output);
+    return { event: field ? withoutField(event, field) : event, field };
+  });
+  const kept = newestWithinBytes(withoutOutput, maxEventBytes, ({ event }) => event);
+  const fields = kept.flatMap(({ event, field }) => (field ? [{ seq: event.seq, field }] : []));
   const { output: _leftOut, ...rest } = snapshot;
-  return { snapshot: rest, events: kept.reverse(), outputInResult: { bytes: outputBytes, fields: fields.reverse() } };
+  return {
+    snapshot: rest,
+    events: kept.map(({ event }) => event),
+    outputInResult: { bytes: outputBytes, fields },
+  };
 }
 
 /** The record as it would be with the output put back where {@link closedRunRecord} left it out. */

@@ -51,6 +51,22 @@ export function toJsonText(value: unknown): string | undefined {
   }
 }
 
+/** The newest of `items` (oldest first, as given) whose JSON adds up to at most `maxBytes`. */
+export function newestWithinBytes<T>(
+  items: readonly T[],
+  maxBytes: number,
+  jsonOf: (item: T) => unknown = (item) => item,
+): T[] {
+  let bytes = 0;
+  let first = items.length;
+  while (first > 0) {
+    bytes += utf8ByteLength(toJsonText(jsonOf(items[first - 1] as T)) ?? '');
+    if (bytes > maxBytes) break;
+    first -= 1;
+  }
+  return items.slice(first);
+}
+
 /** The input itself when its JSON fits in `maxBytes`, else a {@link TruncatedInput} with the first characters. */
 export function boundEchoedInput(input: unknown, maxBytes = maxEchoedInputBytes): unknown {
   const json = toJsonText(input);

@@ -3,6 +3,7 @@ import {
   boundEchoedInput,
   boundIssues,
   maxEchoedIssues,
+  newestWithinBytes,
   toJsonText,
   utf8ByteLength,
 } from '../../../src/shared/payload-limits.js';
@@ -56,5 +57,16 @@ describe('payload limits', () => {
     expect(check.issues).toHaveLength(maxEchoedIssues + 1);
     expect(check.error).toContain('4980 more issues not listed');
     expect(check.error.length).toBeLessThan(2_000);
+  });
+
+  it('keeps the newest items whose JSON fits, in their order, measuring what jsonOf picks', () => {
+    const items = ['aaaa', 'bb', 'cccc', 'd'];
+    // As JSON: 6, 4, 6 and 3 bytes.
+    expect(newestWithinBytes(items, 13)).toEqual(['bb', 'cccc', 'd']);
+    expect(newestWithinBytes(items, 12)).toEqual(['cccc', 'd']);
+    expect(newestWithinBytes(items, 2)).toEqual([]);
+    expect(newestWithinBytes(items, 100)).toEqual(items);
+    const wrapped = items.map((text) => ({ text, ignored: 'x'.repeat(100) }));
+    expect(newestWithinBytes(wrapped, 9, ({ text }) => text).map(({ text }) => text)).toEqual(['cccc', 'd']);
   });
 });
