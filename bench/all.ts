@@ -12,10 +12,11 @@ const scripts: Array<{ file: string; nodeOptions?: string[]; args?: string[]; en
   { file: 'step-overhead.ts', args: ['--rounds', '3', '--runs', '10'] },
   // The one server setting that moves the step most: measured beside the default rather than instead of it.
   { file: 'step-overhead.ts', args: ['--rounds', '3', '--runs', '10'], env: { BENCH_EAGER_ACTIVITIES: '1' } },
-  { file: 'throughput.ts', args: ['--rounds', '5', '--runs-per-lane', '3'] },
+  { file: 'throughput.ts', args: ['--rounds', '5', '--runs-per-lane', '3', '--min-runs', '30'] },
   { file: 'worker-profile.ts', args: ['--rounds', '5', '--concurrency', '1,10,50', '--runs', '100'] },
   { file: 'run-latency.ts', args: ['--rounds', '5', '--runs', '30'] },
   { file: 'history-size.ts' },
+  { file: 'context-resends.ts' },
   { file: 'approval-latency.ts' },
   { file: 'catalog-step.ts' },
   { file: 'memory-per-run.ts', nodeOptions: ['--expose-gc'], args: ['--runs', '600', '--batch', '150'] },

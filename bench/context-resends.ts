@@ -1,0 +1,168 @@
+/**
+ * How often a model call misses its stored context when workers keep it in their own memory (`createWorker`'s
+ * default payload store): one worker against two on one task queue, each with a private store. A call that lands on
+ * a worker other than the one that stored the run's context fails with `payload_not_found`, and the run reads the
+ * clock and sends the whole context again (a `model_context_resent` event). The figure is the share of model calls
+ * that could refer to a stored context (every call but a run's first) and missed it: the median of an odd number of
+ * rounds with min–max, at each concurrency. The workers of a lane share one process (each with its own connection);
+ * one dev server, the lanes interleaved within each round.
+ *
+ *   npm run bench:resends -- [--rounds 3] [--runs 20] [--steps 5] [--concurrency 1,2,10]
+ */
+import { parseArgs } from 'node:util';
+import { Client, Connection } from '@temporalio/client';
+import { DefaultLogger, NativeConnection } from '@temporalio/worker';
+import { z } from 'zod';
+import { RelayClient } from '../src/client/relay-client.js';
+import { scriptedModel } from '../src/testing/scripted-model.js';
+import { defineTool } from '../src/tool/define-tool.js';
+import { createWorker } from '../src/worker/create-worker.js';
+import { bundleRelayWorkflows } from '../src/worker/relay-workflows.js';
+import { addToolDescription } from './lib/agent-script.js';
+import { installBenchRuntime, mapWithConcurrency, startBenchServer } from './lib/bench-stack.js';
+import { numberList, writeResult } from './lib/measure-harness.js';
+import { summarize } from './lib/stats.js';
+
+const { values } = parseArgs({
+  options: {
+    rounds: { type: 'string', default: '3' },
+    runs: { type: 'string', default: '20' },
+    steps: { type: 'string', default: '5' },
+    concurrency: { type: 'string', default: '1,2,10' },
+  },
+});
+const rounds = Number(values.rounds);
+const runs = Number(values.runs);
+const steps = Number(values.steps);
+const levels = numberList(values.concurrency);
+if (rounds % 2 === 0) throw new Error(`--rounds must be odd so the median is one round's figure, not ${rounds}`);
+
+const addTool = defineTool({
+  name: 'add',
+  description: addToolDescription,
+  inputSchema: z.object({ a: z.number(), b: z.number() }),
+  execute: async ({ a, b }) => ({ result: a + b }),
+});
+/** A worker's model, counting the calls it answers: both workers of a lane must take calls for a miss to be possible. */
+function countingModel(served: { calls: number }) {
+  return scriptedModel((request) => {
+    served.calls += 1;
+    return request.step <= steps
+      ? { toolCalls: [{ name: 'add', input: { a: request.step, b: 1 } }] }
+      : { text: 'done' };
+  });
+}
+
+installBenchRuntime();
+const server = await startBenchServer();
+const connection = await Connection.connect({ address: server.address });
+const temporal = new Client({ connection });
+const workflowBundle = await bundleRelayWorkflows({ logger: new DefaultLogger('ERROR') });
+
+/**
+ * Starts `count` workers on one task queue, each with createWorker's default store (its own memory) and its own
+ * connection: the SDK allows one worker per task queue on a connection.
+ */
+async function startWorkers(taskQueue: string, count: number) {
+  const served = Array.from({ length: count }, () => ({ calls: 0 }));
+  const connections = await Promise.all(
+    Array.from({ length: count }, () => NativeConnection.connect({ address: server.address })),
+  );
+  const workers = await Promise.all(
+    connections.map((workerConnection, index) =>
+      createWorker({
+        tools: [addTool],
+        models: { scripted: countingModel(served[index] as { calls: number }) },
+        taskQueue,
+        connection: workerConnection,
+        workflowBundle,
+      }),
+    ),
+  );
+  const running = workers.map((worker) => worker.run());
+  return {
+    client: RelayClient.fromClient(temporal, { taskQueue }),
+    /** Model calls each worker has answered so far. */
+    served: () => served.map((worker) => worker.calls),
+    async stop() {
+      for (const worker of workers) worker.shutdown();
+      await Promise.all(running);
+      await Promise.all(connections.map((workerConnection) => workerConnection.close()));
+    },
+  };
+}
+
+interface Lane {
+  workers: number;
+  concurrency: number;
+  /** Per round: the share of calls that could refer to a stored context and missed it, in %. */
+  missedPercent: number[];
+  /** Per round: misses per run. */
+  missesPerRun: number[];
+  /** Per round: the model calls each worker answered (a resent call counts once, where it was answered). */
+  callsByWorker: number[][];
+}
+
+const workerCounts = [1, 2];
+const lanes: Lane[] = levels.flatMap((concurrency) =>
+  workerCounts.map((workers) => ({ workers, concurrency, missedPercent: [], missesPerRun: [], callsByWorker: [] })),
+);
+const stacks = await Promise.all(workerCounts.map((workers) => startWorkers(`resends-${workers}`, workers)));
+try {
+  for (let round = 0; round < rounds; round++) {
+    for (const lane of lanes) {
+      const { client, served } = stacks[workerCounts.indexOf(lane.workers)] as Awaited<ReturnType<typeof startWorkers>>;
+      const servedBefore = served();
+      const counts = await mapWithConcurrency(
+        Array.from({ length: runs }, (_, run) => run),
+        lane.concurrency,
+        async (run) => {
+          // Stored contexts are content-addressed: runs with the same transcript would share theirs across workers.
+          const prompt = `add, round ${round}, run ${run}`;
+          const { runId } = await client.startRun({ tenantId: 'bench', model: 'scripted:bench', prompt });
+          await client.result(runId);
+          const events = await client.events(runId);
+          const calls = events.filter((event) => event.type === 'model_responded').length;
+          if (calls !== steps + 1) throw new Error(`Run ${runId} answered ${calls} model calls, expected ${steps + 1}`);
+          return {
+            referring: calls - 1,
+            missed: events.filter((event) => event.type === 'model_context_resent').length,
+          };
+        },
+      );
+      const referring = counts.reduce((sum, count) => sum + count.referring, 0);
+      const missed = counts.reduce((sum, count) => sum + count.missed, 0);
+      lane.missedPercent.push((100 * missed) / referring);
+      lane.missesPerRun.push(missed / runs);
+      const callsByWorker = served().map((calls, worker) => calls - (servedBefore[worker] ?? 0));
+      lane.callsByWorker.push(callsByWorker);
+      console.log(
+        `round ${round + 1}/${rounds}, c=${lane.concurrency}, ${lane.workers} worker(s): ${missed} of ${referring} calls missed; ` +
+          `calls answered by each worker: ${callsByWorker.join(', ')}`,
+      );
+    }
+  }
+} finally {
+  await Promise.all(stacks.map((stack) => stack.stop()));
+  await connection.close();
+  await server.stop();
+}
+
+writeResult('context-resends', {
+  description:
+    "share of model calls (every call but a run's first) whose stored context the worker did not hold, with createWorker's default payload store (each worker its own memory), 1 and 2 workers on one task queue",
+  rounds,
+  runsPerRound: runs,
+  stepsPerRun: steps,
+  lanes: Object.fromEntries(
+    lanes.map((lane) => [
+      `c${lane.concurrency}-${lane.workers}-worker${lane.workers === 1 ? '' : 's'}`,
+      {
+        missedPercent: summarize(lane.missedPercent),
+        missesPerRun: summarize(lane.missesPerRun),
+        rounds: lane.missedPercent,
+        callsByWorker: lane.callsByWorker,
+      },
+    ]),
+  ),
+});
