@@ -13,13 +13,11 @@ import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { tsToMs } from '@temporalio/common/lib/time.js';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
-import { z } from 'zod';
 import { RelayClient } from '../src/client/relay-client.js';
 import { scriptedModel } from '../src/testing/scripted-model.js';
-import { defineTool } from '../src/tool/define-tool.js';
 import { createWorker } from '../src/worker/create-worker.js';
 import { bundleRelayWorkflows } from '../src/worker/relay-workflows.js';
-import { addToolDescription } from './lib/agent-script.js';
+import { addTool } from './lib/add-tool.js';
 import { startBenchServer } from './lib/bench-stack.js';
 import { writeResult } from './lib/measure-harness.js';
 import { median, summarize } from './lib/stats.js';
@@ -30,13 +28,6 @@ const { values } = parseArgs({
 const rounds = Number(values.rounds);
 const runs = Number(values.runs);
 if (rounds % 2 === 0) throw new Error(`--rounds must be odd so the median is one round's figure, not ${rounds}`);
-
-const addTool = defineTool({
-  name: 'add',
-  description: addToolDescription,
-  inputSchema: z.object({ a: z.number(), b: z.number() }),
-  execute: async ({ a, b }) => ({ result: a + b }),
-});
 
 Runtime.install({ logger: new DefaultLogger('ERROR') });
 const server = await startBenchServer();

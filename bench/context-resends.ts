@@ -12,13 +12,11 @@
 import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection } from '@temporalio/worker';
-import { z } from 'zod';
 import { RelayClient } from '../src/client/relay-client.js';
 import { scriptedModel } from '../src/testing/scripted-model.js';
-import { defineTool } from '../src/tool/define-tool.js';
 import { createWorker } from '../src/worker/create-worker.js';
 import { bundleRelayWorkflows } from '../src/worker/relay-workflows.js';
-import { addToolDescription } from './lib/agent-script.js';
+import { addTool } from './lib/add-tool.js';
 import { installBenchRuntime, mapWithConcurrency, startBenchServer } from './lib/bench-stack.js';
 import { numberList, writeResult } from './lib/measure-harness.js';
 import { summarize } from './lib/stats.js';
@@ -37,12 +35,6 @@ const steps = Number(values.steps);
 const levels = numberList(values.concurrency);
 if (rounds % 2 === 0) throw new Error(`--rounds must be odd so the median is one round's figure, not ${rounds}`);
 
-const addTool = defineTool({
-  name: 'add',
-  description: addToolDescription,
-  inputSchema: z.object({ a: z.number(), b: z.number() }),
-  execute: async ({ a, b }) => ({ result: a + b }),
-});
 /** A worker's model, counting the calls it answers: both workers of a lane must take calls for a miss to be possible. */
 function countingModel(served: { calls: number }) {
   return scriptedModel((request) => {

@@ -8,15 +8,14 @@ import { parseArgs } from 'node:util';
 import { Client, Connection } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
 import type { WorkerOptions } from '@temporalio/worker';
-import { z } from 'zod';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
-import { defineTool } from '../../src/tool/define-tool.js';
 import { ToolExecutor } from '../../src/tool/tool-executor.js';
 import { ToolRegistry } from '../../src/tool/tool-registry.js';
 import type { ToolResult } from '../../src/shared/tool-result.js';
 import type { TranscriptMessage } from '../../src/shared/transcript.js';
 import { ToolCallValidator } from '../../workflows/tool-call-validator.js';
-import { addToolDescription, agentPrompt, agentTurn, stepsInPrompt } from './agent-script.js';
+import { addTool, addWithApprovalTool } from './add-tool.js';
+import { agentPrompt, agentTurn, stepsInPrompt } from './agent-script.js';
 import { bareAgentActivities } from './bare-agent-activities.js';
 import { approveUpdate, awaitingApprovalQuery } from './bare-agent.js';
 import type { bareAgent } from './bare-agent.js';
@@ -40,21 +39,6 @@ const { values } = parseArgs({
 
 // stdout carries the protocol; anything a library prints goes to stderr.
 console.log = console.error;
-
-const addInput = z.object({ a: z.number(), b: z.number() });
-const addTool = defineTool({
-  name: 'add',
-  description: addToolDescription,
-  inputSchema: addInput,
-  execute: async ({ a, b }) => ({ result: a + b }),
-});
-const addWithApprovalTool = defineTool({
-  name: 'add_with_approval',
-  description: addToolDescription,
-  inputSchema: addInput,
-  requiresApproval: true,
-  execute: async ({ a, b }) => ({ result: a + b }),
-});
 
 const approvalPrefix = 'approve: ';
 
