@@ -265,7 +265,7 @@ export class RelayClient {
    * in its memo, so no worker needs to be up.
    */
   async getRun(runId: string, scope: TenantScope = {}): Promise<RunSnapshot> {
-    const closed = await this.closedRunRecord(runId, scope);
+    const closed = await this.closedRunRecord(runId, await this.describeInScope(runId, scope));
     if (closed) return closed.snapshot;
     const snapshot = await this.query(runId, () => this.handle(runId).query(snapshotQuery), scope);
     if (scope.tenantId !== undefined && snapshot.tenantId !== scope.tenantId) throw runNotFound(runId);
@@ -279,9 +279,18 @@ export class RelayClient {
    * by an `events_dropped` marker that says how many are missing.
    */
   async events(runId: string, options: EventsOptions = {}): Promise<RunEvent[]> {
+    return this.eventsOf(runId, await this.describeInScope(runId, options), options);
+  }
+
+  /** {@link events} of a run already described (and its tenant checked). */
+  private async eventsOf(
+    runId: string,
+    description: WorkflowExecutionDescription,
+    options: EventsOptions,
+  ): Promise<RunEvent[]> {
     const limit = options.limit ?? Infinity;
     const after = options.after ?? 0;
-    const closed = await this.closedRunRecord(runId, options);
+    const closed = await this.closedRunRecord(runId, description);
     if (!closed) return this.readEventPages(runId, after, limit, options);
     const recorded = recordedEventsAfter(closed, after);
     if (recorded[0]?.type !== 'events_dropped') return recorded.slice(0, limit);
@@ -315,32 +324,28 @@ export class RelayClient {
     let after = options.after ?? 0;
     const interval = options.pollIntervalMs ?? 250;
     if (options.tenantId !== undefined) await this.getRun(runId, options);
-    let closed = false;
     const deltas = options.deltas === false ? undefined : new ModelDeltaTracker();
     let firstLook = true;
     while (!options.signal?.aborted) {
-      // A run waiting for a worker to recover it cannot answer; a follower waits, as the run itself does.
-      const events = await this.events(runId, { after }).catch((error: unknown) => waitOutUnavailable(error));
-      if (events === undefined) continue;
-      for (const event of events) {
+      // One description a look serves both the events (a closed run's come from its record) and the streamed text.
+      const look = await this.lookAt(runId, after).catch((error: unknown) => waitOutUnavailable(error));
+      if (look === undefined) continue;
+      for (const event of look.events) {
         after = event.seq;
         yield event;
         if (terminalEventTypes.has(event.type)) return;
       }
-      if (closed) return;
+      // Described closed before its events were read, so they were its last.
+      if (look.description.status.name !== 'RUNNING') return;
       let streaming = false;
-      if (events.length === 0 || deltas) {
-        const description = await this.query(runId, () => this.handle(runId).describe());
-        // The run may close between the read and this check: once it has, read one more time before ending.
-        closed = events.length === 0 && description.status.name !== 'RUNNING';
-        const delta = deltas?.next(await readModelProgress(this.temporal, description), after, firstLook);
+      if (deltas) {
+        const delta = deltas.next(await readModelProgress(this.temporal, look.description), after, firstLook);
         firstLook = false;
         if (delta) {
           streaming = true;
           yield delta;
         }
       }
-      if (closed) continue;
       try {
         const wait = streaming ? Math.min(interval, modelDeltaBatchMs) : interval;
         await sleep(wait, undefined, options.signal ? { signal: options.signal } : undefined);
@@ -348,6 +353,18 @@ export class RelayClient {
         return;
       }
     }
+  }
+
+  /**
+   * One look of a follower: the run described, then its events after `after`. A run waiting for a worker to recover
+   * it cannot answer (`run_unavailable`); the follower waits, as the run itself does.
+   */
+  private async lookAt(
+    runId: string,
+    after: number,
+  ): Promise<{ description: WorkflowExecutionDescription; events: RunEvent[] }> {
+    const description = await this.query(runId, () => this.handle(runId).describe());
+    return { description, events: await this.eventsOf(runId, description, { after }) };
   }
 
   /** Approves a pending tool call; answers once the run has accepted the decision, or throws why it refused. */
@@ -463,11 +480,13 @@ export class RelayClient {
   }
 
   /**
-   * The record a closed run left in its memo (decoded with this client's data converter, inflated when deflated), after
-   * the tenant check; undefined while the run is open, or for a run that closed before runs left records.
+   * The record a closed run left in its memo (decoded with this client's data converter, inflated when deflated), from
+   * its description; undefined while the run is open, or for a run that closed before runs left records.
    */
-  private async closedRunRecord(runId: string, scope: TenantScope): Promise<ClosedRunRecord | undefined> {
-    const description = await this.describeInScope(runId, scope);
+  private async closedRunRecord(
+    runId: string,
+    description: WorkflowExecutionDescription,
+  ): Promise<ClosedRunRecord | undefined> {
     if (description.status.name === 'RUNNING') return undefined;
     const record = readClosedRunMemo(description.memo?.[closedRunMemoKey], runId);
     if (!record) return undefined;
