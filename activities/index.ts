@@ -120,6 +120,7 @@ export function createActivities({ registry, executor, models, secrets, ...optio
   // A model context lost with a private store is sent again; a tool output would be lost.
   const keepsOutputs = options.keepToolOutputsInStore ?? options.payloadStore !== undefined;
   const modelContexts = new ModelContextCache();
+  const warnOfPrivateStore = options.payloadStore === undefined ? createPrivateStoreWarning() : undefined;
   return {
     /**
      * Records the run's tool catalog ({@link snapshotCatalog}) in its history. Runs recorded before the rule
@@ -175,6 +176,7 @@ export function createActivities({ registry, executor, models, secrets, ...optio
         const assembled =
           'context' in withTools
             ? await assembleModelCall(payloadStore, modelContexts, withTools).catch((error: unknown) => {
+                if (isPayloadNotFound(error)) warnOfPrivateStore?.(context.info.taskQueue);
                 throw toNonRetryableFailure(error);
               })
             : { request: withTools, store: () => Promise.resolve(undefined) };
@@ -441,6 +443,32 @@ function checkModelResponseSize(response: ModelResponse, maxBytes: number): Mode
 }
 
 /** Configuration mistakes do not heal on a retry: fail at once with the error's code as the failure type. */
+/** How often, at most, a worker whose store is its own memory says so when a model call misses its context. */
+const privateStoreWarningIntervalMs = 10 * 60 * 1000;
+
+/**
+ * A worker with the default store (its own memory) cannot serve a call whose context another worker stored: the run
+ * sends the whole context again, which is correct but costs a failed attempt and history on every such call. Each run
+ * logs its own resends; this tells the operator, at most once per {@link privateStoreWarningIntervalMs}, what fixes it.
+ */
+function createPrivateStoreWarning(): (taskQueue: string) => void {
+  let lastWarnedAt: number | undefined;
+  return (taskQueue) => {
+    if (lastWarnedAt !== undefined && Date.now() - lastWarnedAt < privateStoreWarningIntervalMs) return;
+    lastWarnedAt = Date.now();
+    log.warn(
+      `A model call referred to a context this worker does not hold: its payload store is its own memory ` +
+        `(createWorker's default), so a call that lands on another worker of task queue '${taskQueue}', or on this ` +
+        `one after a restart, sends the whole context again. Give every worker of the task queue the same ` +
+        `payloadStore (docs/runs-and-approvals.md#model-context-by-reference).`,
+    );
+  };
+}
+
+function isPayloadNotFound(error: unknown): boolean {
+  return RelayError.isInstance(error) && error.code === 'payload_not_found';
+}
+
 function toNonRetryableFailure(error: unknown): unknown {
   if (!RelayError.isInstance(error)) return error;
   return ApplicationFailure.create({ type: error.code, message: error.message, nonRetryable: true });
