@@ -88,11 +88,12 @@ export interface ActivityDependencies {
   payloadStore?: PayloadStore;
   /**
    * Whether tools keep outputs, and the model activity texts beside tool calls, over `outputByReferenceBytes` in
-   * `payloadStore` for runs that ask (the lean-history rules), with only a ref in history. Only for a store every worker of the task queue reads: a stored output has
-   * no copy elsewhere to send again, so a worker that cannot read it fails the run.
+   * `payloadStore` for runs that ask (the lean-history rules), with only a ref in history. Only for a store every
+   * worker of the task queue reads: a stored output has no copy elsewhere to send again, so a worker that cannot read
+   * it fails the run.
    * @default true when `payloadStore` is given (a store the deployment chose), false for the private default
    */
-  keepToolOutputsInStore?: boolean;
+  keepLargePayloadsInStore?: boolean;
 }
 
 /**
@@ -118,7 +119,7 @@ export function createActivities({ registry, executor, models, secrets, ...optio
   const maxModelResponseBytes = checkMaxModelResponseBytes(options.maxModelResponseBytes);
   const payloadStore = options.payloadStore ?? createMemoryPayloadStore();
   // A model context lost with a private store is sent again; a tool output would be lost.
-  const keepsOutputs = options.keepToolOutputsInStore ?? options.payloadStore !== undefined;
+  const keepsLargePayloads = options.keepLargePayloadsInStore ?? options.payloadStore !== undefined;
   const modelContexts = new ModelContextCache();
   const warnOfPrivateStore = options.payloadStore === undefined ? createPrivateStoreWarning() : undefined;
   return {
@@ -184,7 +185,7 @@ export function createActivities({ registry, executor, models, secrets, ...optio
         checkModelResponseSize(response, maxModelResponseBytes);
         const stored = await assembled.store(response);
         // Only a run that stores its answers with its context (the lean-history rules) knows a stored text.
-        const textByReference = keepsOutputs && 'context' in withTools && withAnswer(withTools.context);
+        const textByReference = keepsLargePayloads && 'context' in withTools && withAnswer(withTools.context);
         const returned = textByReference ? await storeLongText(payloadStore, withTools, response) : response;
         return { ...returned, ...(stored ? { stored } : {}), ...(catalog ? { catalog } : {}) };
       };
@@ -234,7 +235,9 @@ export function createActivities({ registry, executor, models, secrets, ...optio
         );
         const result = redactSecrets(executed, values);
         if (result.success) {
-          return call.outputByReference && keepsOutputs ? await storeLargeOutput(payloadStore, call, result) : result;
+          return call.outputByReference && keepsLargePayloads
+            ? await storeLargeOutput(payloadStore, call, result)
+            : result;
         }
         if (result.errorType === 'cancelled') throw new CancelledFailure(result.error);
         if (result.errorType === 'timeout' && !call.retryTimeouts) {

@@ -66,7 +66,7 @@ export async function startCliWorker(
     ...(project?.config.executor ? { executor: project.config.executor } : {}),
     ...(settings.encryption ? { encryption: settings.encryption } : {}),
     payloadStore: payloads.store,
-    keepToolOutputsInStore: payloads.sharedByEveryWorker,
+    keepLargePayloadsInStore: payloads.sharedByEveryWorker,
   }).catch(async (error: unknown) => {
     await payloads.close();
     await connection.close();

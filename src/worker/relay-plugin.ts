@@ -55,11 +55,12 @@ export interface RelayPluginOptions extends ToolSourceOptions {
   payloadStore?: PayloadStore;
   /**
    * Whether tools keep outputs, and the model activity texts beside tool calls, over 4 KiB in `payloadStore`, with
-   * only a ref in history (runs started under the lean-history rules). Only for a store every worker of the task queue reads: a stored output has no copy elsewhere
-   * to send again, so a run whose next model call lands on a worker that cannot read it fails.
+   * only a ref in history (runs started under the lean-history rules). Only for a store every worker of the task
+   * queue reads: a stored output has no copy elsewhere to send again, so a run whose next model call lands on a
+   * worker that cannot read it fails.
    * @default true when `payloadStore` is given, false for the default memory store
    */
-  keepToolOutputsInStore?: boolean;
+  keepLargePayloadsInStore?: boolean;
   /**
    * A pre-built bundle of Relay-E's workflows (`bundleRelayWorkflows()`), used when the worker has no workflows of
    * its own; without it the worker bundles them on start, which takes a few seconds.
@@ -105,8 +106,8 @@ export class RelayPlugin extends SimplePlugin {
           : {}),
         ...(options.secrets ? { secrets: options.secrets } : {}),
         ...(options.payloadStore ? { payloadStore: options.payloadStore } : {}),
-        ...(options.keepToolOutputsInStore !== undefined
-          ? { keepToolOutputsInStore: options.keepToolOutputsInStore }
+        ...(options.keepLargePayloadsInStore !== undefined
+          ? { keepLargePayloadsInStore: options.keepLargePayloadsInStore }
           : {}),
       }),
       // A function, so the codec goes after the codecs the worker or client already has.

@@ -33,7 +33,7 @@ function startWorker(
   script: readonly ScriptedTurn[] | ((call: ModelCall) => ScriptedTurn),
   taskQueue?: string,
   payloadStore?: PayloadStore,
-  keepToolOutputsInStore?: boolean,
+  keepLargePayloadsInStore?: boolean,
 ) {
   const model = scriptedModel(script);
   return kit
@@ -42,7 +42,7 @@ function startWorker(
       models: { scripted: model },
       ...(taskQueue ? { taskQueue } : {}),
       ...(payloadStore ? { payloadStore } : {}),
-      ...(keepToolOutputsInStore !== undefined ? { keepToolOutputsInStore } : {}),
+      ...(keepLargePayloadsInStore !== undefined ? { keepLargePayloadsInStore } : {}),
     })
     .then((running) => ({ ...running, model }));
 }
