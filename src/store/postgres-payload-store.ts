@@ -144,6 +144,8 @@ async function createTables(pool: Pool, tables: Tables): Promise<void> {
         closed_at timestamptz,
         PRIMARY KEY (tenant_id, run_id)
       );
+      -- Tables made before runs recorded when they were first stored get the column: their runs count from now.
+      ALTER TABLE ${tables.runs} ADD COLUMN IF NOT EXISTS first_stored_at timestamptz NOT NULL DEFAULT now();
       CREATE TABLE IF NOT EXISTS ${tables.uses} (
         tenant_id text NOT NULL,
         ref text NOT NULL,

@@ -87,6 +87,24 @@ describe('PostgreSQL store', () => {
     );
   });
 
+  it('adds first_stored_at to a runs table made before it, so a janitor lists the runs that table already held', async () => {
+    await admin.query(`
+      CREATE TABLE before_first_stored_runs (
+        tenant_id text NOT NULL, run_id text NOT NULL, closed_at timestamptz, PRIMARY KEY (tenant_id, run_id));
+      INSERT INTO before_first_stored_runs (tenant_id, run_id) VALUES ('acme', 'run-from-before');`);
+    const opened = Date.now();
+    const store = createPostgresPayloadStore({
+      connectionString: server.connectionString,
+      tableName: 'before_first_stored',
+    });
+    await store.put({ tenantId: 'acme', runId: 'run-after' }, new TextEncoder().encode('after the upgrade'));
+
+    const unclosed = await store.listUnclosedRuns({ limit: 10 });
+    await store.close();
+    expect(unclosed.map((run) => run.runId).sort()).toEqual(['run-after', 'run-from-before']);
+    for (const run of unclosed) expect(run.firstStoredAt.getTime()).toBeGreaterThanOrEqual(opened - 1_000);
+  });
+
   it('uses a pool it is given and leaves it open when it closes', async () => {
     const pool = new pg.Pool({ connectionString: server.connectionString });
     const store = createPostgresPayloadStore({ pool, tableName: 'given_pool' });
