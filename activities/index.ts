@@ -445,7 +445,6 @@ function checkModelResponseSize(response: ModelResponse, maxBytes: number): Mode
   return response;
 }
 
-/** Configuration mistakes do not heal on a retry: fail at once with the error's code as the failure type. */
 /** How often, at most, a worker whose store is its own memory says so when a model call misses its context. */
 const privateStoreWarningIntervalMs = 10 * 60 * 1000;
 
@@ -472,6 +471,7 @@ function isPayloadNotFound(error: unknown): boolean {
   return RelayError.isInstance(error) && error.code === 'payload_not_found';
 }
 
+/** Configuration mistakes do not heal on a retry: fail at once with the error's code as the failure type. */
 function toNonRetryableFailure(error: unknown): unknown {
   if (!RelayError.isInstance(error)) return error;
   return ApplicationFailure.create({ type: error.code, message: error.message, nonRetryable: true });
