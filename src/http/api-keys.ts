@@ -68,15 +68,32 @@ export function createApiKeyVerifier(apiKeys: ApiKeyTenants): (presented: string
   };
 }
 
+/** Signs what the API hands out and checks it back (see {@link createApiKeyMac}). */
+export interface ApiKeyMac {
+  /** The MAC of `data`, base64url. */
+  sign(data: string): string;
+  /** Whether `signature` is {@link sign}'s for `data`, compared in constant time. */
+  verify(data: string, signature: string): boolean;
+}
+
 /**
- * A secret for sealing what the API hands out (list cursors, inbox sessions), derived from every configured key and
- * the purpose: each API process that serves the same keys derives the same secret, guessing it takes every key, and
- * changing the keys changes it.
+ * A MAC for what the API hands out (list cursors, inbox sessions), keyed by a secret derived from every configured key
+ * and the purpose: each API process that serves the same keys accepts the same signatures, forging one takes every
+ * key, and changing the keys voids them all.
  */
-export function deriveSealingSecret(apiKeys: ApiKeyTenants, purpose: string): Buffer {
-  return createHmac('sha256', `relay-e ${purpose}`)
+export function createApiKeyMac(apiKeys: ApiKeyTenants, purpose: string): ApiKeyMac {
+  const secret = createHmac('sha256', `relay-e ${purpose}`)
     .update([...apiKeys.keys()].sort().join('\n'))
     .digest();
+  const sign = (data: string) => createHmac('sha256', secret).update(data).digest().toString('base64url');
+  return {
+    sign,
+    verify(data, signature) {
+      const given = Buffer.from(signature);
+      const expected = Buffer.from(sign(data));
+      return given.length === expected.length && timingSafeEqual(given, expected);
+    },
+  };
 }
 
 async function readKeyFile(file: string): Promise<Array<ApiKeyTenant & { key: string }>> {

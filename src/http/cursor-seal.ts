@@ -1,5 +1,4 @@
-import { createHmac, timingSafeEqual } from 'node:crypto';
-import { deriveSealingSecret } from './api-keys.js';
+import { createApiKeyMac } from './api-keys.js';
 import type { ApiKeyTenants } from './api-keys.js';
 import { HttpError } from './http-error.js';
 
@@ -16,17 +15,13 @@ export interface CursorSeal {
  * (whose answer to a page token it did not issue is an error it retries for seconds).
  */
 export function createCursorSeal(apiKeys: ApiKeyTenants): CursorSeal {
-  const key = deriveSealingSecret(apiKeys, 'list cursor');
-  const macOf = (cursor: string, scope: string) =>
-    createHmac('sha256', key).update(`${scope}\n${cursor}`).digest().toString('base64url');
+  const mac = createApiKeyMac(apiKeys, 'list cursor');
   return {
-    seal: (cursor, scope) => `${cursor}.${macOf(cursor, scope)}`,
+    seal: (cursor, scope) => `${cursor}.${mac.sign(`${scope}\n${cursor}`)}`,
     open(sealed, scope) {
       const separator = sealed.lastIndexOf('.');
       const cursor = sealed.slice(0, separator);
-      const given = Buffer.from(sealed.slice(separator + 1));
-      const expected = Buffer.from(macOf(cursor, scope));
-      if (separator < 0 || given.length !== expected.length || !timingSafeEqual(given, expected)) {
+      if (separator < 0 || !mac.verify(`${scope}\n${cursor}`, sealed.slice(separator + 1))) {
         const message = 'Expected the nextCursor of a previous page, sent with the same filters';
         throw new HttpError(422, 'invalid_input', `Invalid query: cursor: ${message}`, {
           issues: [{ path: 'cursor', message, code: 'invalid_cursor' }],
