@@ -118,16 +118,20 @@ it('refuses every route, stream and decision on tenant A’s runs to tenant B (4
   // Tenant B's own listings and a body that names tenant A change nothing either.
   const listing = await api.request('/v1/approvals', { key: keys.bob });
   const listed = ((await listing.json()) as { approvals: Array<{ runId: string }> }).approvals;
-  expect(listed.filter((approval) => runIds.includes(approval.runId))).toEqual([]);
+  const approvalsLeaked = listed.filter((approval) => runIds.includes(approval.runId));
+  expect(approvalsLeaked).toEqual([]);
   const runListing = await api.request('/v1/runs?limit=100', { key: keys.bob });
   const runsListed = ((await runListing.json()) as { runs: Array<{ runId: string }> }).runs;
-  expect(runsListed.filter((run) => runIds.includes(run.runId))).toEqual([]);
+  const runsLeaked = runsListed.filter((run) => runIds.includes(run.runId));
+  expect(runsLeaked).toEqual([]);
   const smuggled = await api.request('/v1/runs', {
     method: 'POST',
     key: keys.bob,
     json: { model: 'scripted:t', prompt: 'hi', tenantId: tenantA },
   });
   expect(smuggled.status).toBe(422);
+  // Refused: the listings show none of tenant A's runs; the body naming tenant A is not accepted.
+  const tenantBOwnRequests = [approvalsLeaked.length === 0, runsLeaked.length === 0, smuggled.status >= 400];
 
   // Below HTTP: the client's tenant scope and the workflow's own check refuse tenant B too.
   const client = api.worker.client;
@@ -151,9 +155,13 @@ it('refuses every route, stream and decision on tenant A’s runs to tenant B (4
   }
   expect(clientRefusals).toEqual(clientCalls.map(([name]) => name));
   const handle = kit.temporal.workflow.getHandle(waiting);
-  await expect(
-    handle.executeUpdate(decideUpdate, { args: [{ toolCallId: payCallId, decision: 'approve', tenantId: tenantB }] }),
-  ).rejects.toMatchObject({ cause: { type: 'tenant_mismatch' } });
+  const updateOutcome = await handle
+    .executeUpdate(decideUpdate, { args: [{ toolCallId: payCallId, decision: 'approve', tenantId: tenantB }] })
+    .then(
+      () => 'accepted',
+      (caught: unknown) => caught,
+    );
+  expect(updateOutcome).toMatchObject({ cause: { type: 'tenant_mismatch' } });
   await client.signalDecision(waiting, {
     toolCallId: payCallId,
     decision: 'approve',
@@ -163,8 +171,11 @@ it('refuses every route, stream and decision on tenant A’s runs to tenant B (4
 
   const untouched = await client.getRun(waiting);
   expect(untouched).toMatchObject({ status: 'awaiting_approval', pendingApprovals: [{ toolCallId: payCallId }] });
-  expect(decisionsIn(await client.events(waiting))).toEqual([]);
+  const decisionsByTenantB = decisionsIn(await client.events(waiting));
+  expect(decisionsByTenantB).toEqual([]);
   expect(api.ledger.transfers).toEqual([]);
+  // The workflow-level attempts: the update is refused when it throws; the signal when it records no decision.
+  const workflowLevelRefusals = [updateOutcome !== 'accepted', decisionsByTenantB.length === 0];
 
   const approved = await api.request(`/v1/runs/${waiting}/approve`, {
     method: 'POST',
@@ -177,15 +188,22 @@ it('refuses every route, stream and decision on tenant A’s runs to tenant B (4
   expect(decisions).toEqual([expect.objectContaining({ type: 'tool_approved', approver: 'alice' })]);
   expect(api.ledger.transfers).toEqual([expect.objectContaining({ to: 'B', amount: 100 })]);
 
+  const refusedHttp = tried.filter((entry) => entry.status === (entry.who === 'tenant B' ? 404 : 401)).length;
+  const attempts = tried.length + tenantBOwnRequests.length + clientCalls.length + workflowLevelRefusals.length;
+  const refused =
+    refusedHttp +
+    tenantBOwnRequests.filter(Boolean).length +
+    clientRefusals.length +
+    workflowLevelRefusals.filter(Boolean).length;
   await writeResults('tenancy', {
-    requestsTried: tried.length + 2 + clientCalls.length + 2,
+    requestsTried: attempts,
     crossTenantHttp: byTenantB.length,
     withoutValidKeyHttp: withoutKey.length,
     credentialVariants: missingCredentials.length,
     runStates: ['awaiting_approval', 'completed', 'cancelled', 'missing'],
-    clientAndWorkflowLevelAttempts: clientCalls.length + 2,
-    refused: tried.length + 2 + clientRefusals.length + 2,
-    acceptedAcrossTenants: 0,
+    clientAndWorkflowLevelAttempts: clientCalls.length + workflowLevelRefusals.length,
+    refused,
+    acceptedAcrossTenants: attempts - refused,
     approverRecorded: decisions.map((event) => (event.type === 'tool_approved' ? event.approver : undefined)),
   });
 });
