@@ -1,3 +1,4 @@
+import path from 'node:path';
 import type { WorkflowHandle } from '@temporalio/client';
 import { recordHistory } from '../../src/testing/replay-histories.js';
 
@@ -14,4 +15,15 @@ export async function recordHistoryIfRequested(
   if (!isRecordingHistories()) return false;
   await recordHistory(handle, file);
   return true;
+}
+
+/** The recorded agent-run histories, a folder per patch side (test/replay/agent-run-replay.test.ts lists them). */
+export const agentRunHistories = path.join(import.meta.dirname, '../fixtures/histories/agent-run');
+
+/**
+ * The file a test records a path's history into today: the folder of the newest patch a new run asks
+ * (workflows/run-patches.ts). A new patch gets a new folder here, and the replay test lists it.
+ */
+export function currentHistoryFile(name: string): string {
+  return path.join(agentRunHistories, 'catalog-in-first-call', `${name}.json`);
 }

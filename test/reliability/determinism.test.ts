@@ -11,11 +11,10 @@ import { defineTool } from '../../src/tool/define-tool.js';
 import { relayWorkflowsPath } from '../../src/worker/relay-workflows.js';
 import { createRelayTestKit, eventTypes, waitForRun } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit } from '../helpers/relay-test-kit.js';
-import { recordHistoryIfRequested } from '../helpers/replay-histories.js';
+import { agentRunHistories, currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 import { writeResults } from './reliability-kit.js';
 
-const histories = path.join(import.meta.dirname, '../fixtures/histories/agent-run');
 const changedWorkflows = path.join(import.meta.dirname, '../fixtures/nondeterministic');
 const figures: Record<string, unknown> = {};
 let kit: RelayTestKit;
@@ -31,7 +30,7 @@ afterAll(async () => {
 
 /** Replays the corpus against `workflowBundle` and returns each failing file with its error's class name. */
 async function replayFailures(bundle: Parameters<typeof replayHistories>[1]): Promise<Map<string, Error>> {
-  const outcome = await replayHistories(histories, bundle).then(
+  const outcome = await replayHistories(agentRunHistories, bundle).then(
     () => undefined,
     (error: unknown) => error,
   );
@@ -41,7 +40,7 @@ async function replayFailures(bundle: Parameters<typeof replayHistories>[1]): Pr
 
 describe('a deliberately nondeterministic change', () => {
   it('fails replay of every recorded history with DeterminismViolationError when a timer is added before the run', async () => {
-    const corpus = await loadHistories(histories);
+    const corpus = await loadHistories(agentRunHistories);
     const failures = await replayFailures({ workflowsPath: path.join(changedWorkflows, 'agent-run-extra-timer.ts') });
     expect([...failures.keys()]).toEqual(corpus.map(({ file }) => file));
     for (const error of failures.values()) expect(error).toBeInstanceOf(DeterminismViolationError);
@@ -51,7 +50,7 @@ describe('a deliberately nondeterministic change', () => {
   });
 
   it('fails replay of every recorded history when an interceptor schedules one activity more', async () => {
-    const corpus = await loadHistories(histories);
+    const corpus = await loadHistories(agentRunHistories);
     const workflowBundle = await bundleWorkflowCode({
       workflowsPath: relayWorkflowsPath(),
       workflowInterceptorModules: [path.join(changedWorkflows, 'extra-activity-interceptor.ts')],
@@ -83,7 +82,7 @@ describe('paths the recorded corpus also needs', () => {
   }
 
   async function record(runId: string, name: string): Promise<void> {
-    await recordHistoryIfRequested(kit.temporal.workflow.getHandle(runId), path.join(histories, `${name}.json`));
+    await recordHistoryIfRequested(kit.temporal.workflow.getHandle(runId), currentHistoryFile(name));
   }
 
   it('fails the run with run_failed when the model fails for good', async () => {

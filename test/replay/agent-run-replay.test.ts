@@ -1,8 +1,6 @@
-import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { replayHistories } from '../../src/testing/replay-histories.js';
-
-const histories = path.join(import.meta.dirname, '../fixtures/histories/agent-run');
+import { agentRunHistories } from '../helpers/replay-histories.js';
 
 /** Paths recorded before the exact identity and limit rules (`exact-identities-and-limits`): the patch's old side. */
 const beforeExactIds = [
@@ -69,13 +67,20 @@ const oneMarker = [...pathsOfBoth, 'lean-history', 'lean-history-compacted'].map
  * model call reads the catalog, a long closed-run record is deflated): its new side, whose old side is every history
  * above. `split-first-task-failed` takes the path that still snapshots first (its input is over budget).
  */
-const catalogInFirstCall = [...pathsOfBoth, 'lean-history', 'lean-history-compacted', 'refused-unknown-tool'].map(
-  (name) => `catalog-in-first-call/${name}.json`,
-);
+const catalogInFirstCall = [
+  ...pathsOfBoth,
+  'lean-history',
+  'lean-history-compacted',
+  'refused-unknown-tool',
+  'model-failed',
+  'tool-failed',
+  'non-json-arguments',
+  'cancelled-awaiting-approval',
+].map((name) => `catalog-in-first-call/${name}.json`);
 
 describe('replaying recorded agent runs', () => {
   it('reproduces every recorded path with the workflow code bundled as workers bundle it, so a nondeterministic change fails the build', async () => {
-    const replayed = await replayHistories(histories);
+    const replayed = await replayHistories(agentRunHistories);
     expect(replayed).toEqual(
       expect.arrayContaining([...beforeExactIds, ...exact, ...oneMarker, ...catalogInFirstCall]),
     );

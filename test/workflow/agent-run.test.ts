@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RelayError } from '../../src/shared/errors.js';
@@ -8,7 +7,7 @@ import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
 import { countScheduledActivities, createRelayTestKit, eventTypes, waitForRun } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit } from '../helpers/relay-test-kit.js';
-import { recordHistoryIfRequested } from '../helpers/replay-histories.js';
+import { currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 
 let kit: RelayTestKit;
@@ -36,15 +35,13 @@ function toolMessages(messages: readonly TranscriptMessage[]) {
   return messages.filter((message) => message.role === 'tool');
 }
 
-const historiesDirectory = path.join(import.meta.dirname, '../fixtures/histories/agent-run/catalog-in-first-call');
-
 /** With RELAY_E_RECORD_HISTORIES=1, keeps the run's history as a replay fixture (test/replay replays them all). */
 async function recordHistory(runId: string, name: string, firstExecution = false): Promise<void> {
   const handle = kit.temporal.workflow.getHandle(runId);
   const execution = firstExecution ? (await handle.describe()).raw.workflowExecutionInfo?.firstRunId : undefined;
   await recordHistoryIfRequested(
     execution ? kit.temporal.workflow.getHandle(runId, execution) : handle,
-    path.join(historiesDirectory, `${name}.json`),
+    currentHistoryFile(name),
   );
 }
 

@@ -1,11 +1,10 @@
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RelayError } from '../../src/shared/errors.js';
 import type { RunEvent } from '../../src/shared/run-types.js';
 import { createTestEnvironment } from '../../src/testing/create-test-environment.js';
 import type { RelayTestEnvironment } from '../../src/testing/create-test-environment.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
-import { isRecordingHistories } from '../helpers/replay-histories.js';
+import { currentHistoryFile, isRecordingHistories } from '../helpers/replay-histories.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 
 // Time skipping: the test server's clock jumps to the next timer whenever every run waits, so the default 24-hour
@@ -30,10 +29,7 @@ afterAll(async () => {
   await env?.teardown();
 });
 
-const historyFile = path.join(
-  import.meta.dirname,
-  '../fixtures/histories/agent-run/catalog-in-first-call/approval-timeout.json',
-);
+const historyFile = currentHistoryFile('approval-timeout');
 
 function eventOf<T extends RunEvent['type']>(events: readonly RunEvent[], type: T) {
   return events.find((event): event is Extract<RunEvent, { type: T }> => event.type === type);

@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
@@ -10,7 +9,7 @@ import type { RunEvent, RunSnapshot } from '../../src/shared/run-types.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
 import type { StartRunOptions } from '../../src/client/relay-client.js';
-import { recordHistoryIfRequested } from '../helpers/replay-histories.js';
+import { currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
 import { createRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit, RunningWorker } from '../helpers/relay-test-kit.js';
 import { uniqueTaskQueue } from '../helpers/temporal-test-env.js';
@@ -48,8 +47,6 @@ function compactingInput(prompt: string, options: { reply?: boolean } = {}): Par
     ],
   };
 }
-
-const historiesDirectory = path.join(import.meta.dirname, '../fixtures/histories/agent-run/catalog-in-first-call');
 
 /**
  * Holds the tool-catalog snapshot (a local activity) for a moment, so that the followers' queries land while the
@@ -182,7 +179,7 @@ describe('the event log under replay', () => {
       expectDecisionsAtRecordedTimes(replayed, await recordedActivityResults(runId, 'readClock'));
       await recordHistoryIfRequested(
         kit.temporal.workflow.getHandle(runId),
-        path.join(historiesDirectory, 'decided-by-update-and-signal.json'),
+        currentHistoryFile('decided-by-update-and-signal'),
       );
     } finally {
       await replaying.stop();
@@ -406,7 +403,7 @@ describe('a run that ends in the task that delivers the catalog, when a follower
     const [runId = ''] = runIds;
     const followed = await followLive(client, runId).finally(() => live.stop());
     const handle = kit.temporal.workflow.getHandle(runId);
-    await recordHistoryIfRequested(handle, path.join(historiesDirectory, 'split-first-task-failed.json'));
+    await recordHistoryIfRequested(handle, currentHistoryFile('split-first-task-failed'));
 
     const replaying = await kit.startWorker({
       taskQueue,

@@ -1,4 +1,3 @@
-import path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -13,7 +12,7 @@ import { defineTool } from '../../src/tool/define-tool.js';
 import type { ToolDefinition } from '../../src/tool/define-tool.js';
 import { createRelayTestKit, eventTypes, waitForRun } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit } from '../helpers/relay-test-kit.js';
-import { recordHistoryIfRequested } from '../helpers/replay-histories.js';
+import { currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 
 let kit: RelayTestKit;
@@ -27,7 +26,6 @@ afterAll(async () => {
 });
 
 const base = { tenantId: 'acme', userId: 'u1', model: 'scripted:test' } as const;
-const historiesDirectory = path.join(import.meta.dirname, '../fixtures/histories/agent-run/catalog-in-first-call');
 
 /** A money mover whose Zod schema refines what its JSON Schema allows: no transfer to the same account. */
 function refinedTransferTool(executed: unknown[]) {
@@ -112,10 +110,7 @@ describe('exact call identities', () => {
         message.role === 'assistant' ? (message.toolCalls ?? []).map((call) => call.providerCallId) : [],
       );
       expect(sentBack).toEqual(['same', 'same']);
-      await recordHistoryIfRequested(
-        kit.temporal.workflow.getHandle(runId),
-        path.join(historiesDirectory, 'reused-provider-ids.json'),
-      );
+      await recordHistoryIfRequested(kit.temporal.workflow.getHandle(runId), currentHistoryFile('reused-provider-ids'));
     } finally {
       await stop();
     }
@@ -215,10 +210,7 @@ describe('byte limits', () => {
       expect(compactions.some((event) => (event.elidedTexts ?? 0) > 0)).toBe(true);
       expect(events.at(-1)).toMatchObject({ type: 'run_failed', code: 'payload_too_large' });
       expect(await workflowTaskFailures(runId)).toBe(0);
-      await recordHistoryIfRequested(
-        kit.temporal.workflow.getHandle(runId),
-        path.join(historiesDirectory, 'payload-too-large.json'),
-      );
+      await recordHistoryIfRequested(kit.temporal.workflow.getHandle(runId), currentHistoryFile('payload-too-large'));
     } finally {
       await stop();
     }
@@ -300,7 +292,7 @@ describe('approvals, exactly', () => {
       expect(executed).toHaveLength(0);
       await recordHistoryIfRequested(
         kit.temporal.workflow.getHandle(runId),
-        path.join(historiesDirectory, 'refined-input-refused-before-approval.json'),
+        currentHistoryFile('refined-input-refused-before-approval'),
       );
     } finally {
       await stop();
@@ -324,7 +316,7 @@ describe('approvals, exactly', () => {
       );
       await recordHistoryIfRequested(
         kit.temporal.workflow.getHandle(runId),
-        path.join(historiesDirectory, 'rejected-with-reason.json'),
+        currentHistoryFile('rejected-with-reason'),
       );
     } finally {
       await stop();
@@ -387,7 +379,7 @@ describe('cancellation', () => {
       );
       await recordHistoryIfRequested(
         kit.temporal.workflow.getHandle(runId),
-        path.join(historiesDirectory, 'cancelled-while-waiting-and-running.json'),
+        currentHistoryFile('cancelled-while-waiting-and-running'),
       );
     } finally {
       await stop();

@@ -13,7 +13,7 @@ import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
 import { createRelayTestKit, eventTypes, waitForRun } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit } from '../helpers/relay-test-kit.js';
-import { recordHistoryIfRequested } from '../helpers/replay-histories.js';
+import { agentRunHistories, currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 
 let kit: RelayTestKit;
@@ -27,7 +27,6 @@ afterAll(async () => {
 });
 
 const base = { tenantId: 'acme', userId: 'u1', model: 'scripted:test' } as const;
-const historiesDirectory = path.join(import.meta.dirname, '../fixtures/histories/agent-run/catalog-in-first-call');
 
 function startWorker(
   script: readonly ScriptedTurn[] | ((call: ModelCall) => ScriptedTurn),
@@ -125,10 +124,7 @@ describe('model calls by reference', () => {
       expect(sizes.at(-1)).toBeLessThan(lastTranscriptBytes / 4);
       // The model still saw the whole transcript at every step.
       model.requestsOf(runId).forEach((call) => expect(call.messages).toEqual(addingTranscript('count', call.step)));
-      await recordHistoryIfRequested(
-        kit.temporal.workflow.getHandle(runId),
-        path.join(historiesDirectory, 'lean-history.json'),
-      );
+      await recordHistoryIfRequested(kit.temporal.workflow.getHandle(runId), currentHistoryFile('lean-history'));
     } finally {
       await stop();
     }
@@ -161,7 +157,7 @@ describe('model calls by reference', () => {
   });
 
   it('hands the model the same messages and tools the run sent whole before (exact/valid-call.json)', async () => {
-    const recorded = JSON.parse(await readFile(path.join(historiesDirectory, '../exact/valid-call.json'), 'utf8')) as {
+    const recorded = JSON.parse(await readFile(path.join(agentRunHistories, 'exact/valid-call.json'), 'utf8')) as {
       events: Array<{
         activityTaskScheduledEventAttributes?: {
           activityType: { name: string };
@@ -254,7 +250,7 @@ describe('model calls by reference', () => {
       expect(seen[0]?.tools.map((tool) => tool.name)).toContain('transfer_funds');
       await recordHistoryIfRequested(
         kit.temporal.workflow.getHandle(runId),
-        path.join(historiesDirectory, 'model-context-resent.json'),
+        currentHistoryFile('model-context-resent'),
       );
     } finally {
       await second.stop();
@@ -465,7 +461,7 @@ describe('model calls by reference', () => {
       expect(last.find((message) => message.role === 'tool')).toMatchObject({ result: { data: { elided: true } } });
       await recordHistoryIfRequested(
         kit.temporal.workflow.getHandle(runId),
-        path.join(historiesDirectory, 'lean-history-compacted.json'),
+        currentHistoryFile('lean-history-compacted'),
       );
     } finally {
       await stop();

@@ -19,7 +19,7 @@ import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
 import { createRelayTestKit, eventTypes } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit, RunningWorker } from '../helpers/relay-test-kit.js';
-import { recordHistoryIfRequested } from '../helpers/replay-histories.js';
+import { currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 
 // Runs whose model answers with a text just under the largest model response a worker accepts, read back every
@@ -37,10 +37,6 @@ afterAll(async () => {
 
 /** The scripted model's response is the text, usage and a finish reason: 512 bytes cover all but the text. */
 const longText = (letter: string) => letter.repeat(defaultMaxModelResponseBytes - 512);
-
-function fixture(name: string): string {
-  return path.join(import.meta.dirname, '../fixtures/histories/agent-run/catalog-in-first-call', name);
-}
 
 /** gRPC's default message limit, which one page of history (and one query answer) must stay under. */
 const grpcMessageLimit = 4 * 1024 * 1024;
@@ -246,7 +242,10 @@ describe('a model text just under maxModelResponseBytes', () => {
       });
       expect((await worker.client.getRun(runId)).error).toContain('(maxModelResponseBytes)');
       expect(await workflowTaskFailures(runId)).toBe(0);
-      await recordHistoryIfRequested(kit.temporal.workflow.getHandle(runId), fixture('model-response-over-limit.json'));
+      await recordHistoryIfRequested(
+        kit.temporal.workflow.getHandle(runId),
+        currentHistoryFile('model-response-over-limit'),
+      );
     } finally {
       await worker.stop();
     }
@@ -277,6 +276,6 @@ describe('a model text just under maxModelResponseBytes', () => {
     } finally {
       await client.close();
     }
-    await recordHistoryIfRequested(kit.temporal.workflow.getHandle(runId), fixture('long-output-in-result.json'));
+    await recordHistoryIfRequested(kit.temporal.workflow.getHandle(runId), currentHistoryFile('long-output-in-result'));
   });
 });

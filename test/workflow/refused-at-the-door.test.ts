@@ -1,11 +1,10 @@
-import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RelayError } from '../../src/shared/errors.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { createRelayTestKit, waitForWorkerCatalog } from '../helpers/relay-test-kit.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 import type { RelayTestKit } from '../helpers/relay-test-kit.js';
-import { recordHistoryIfRequested } from '../helpers/replay-histories.js';
+import { currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
 import { createTestTenants, startHttpTestApi } from '../http/http-test-kit.js';
 import type { HttpTestApi } from '../http/http-test-kit.js';
 
@@ -172,10 +171,7 @@ describe('a run the workers cannot serve', () => {
       expect(model.requestsOf(unknownTool.runId)).toEqual([]);
       await recordHistoryIfRequested(
         kit.temporal.workflow.getHandle(unknownTool.runId),
-        path.join(
-          import.meta.dirname,
-          '../fixtures/histories/agent-run/catalog-in-first-call/refused-unknown-tool.json',
-        ),
+        currentHistoryFile('refused-unknown-tool'),
       );
     } finally {
       await silent.stop();
