@@ -15,6 +15,7 @@ import {
 import { createResourceApi } from './create-resource-api.js';
 import type { ApiEnv } from './create-resource-api.js';
 import { HttpError } from './http-error.js';
+import { decisionLinks } from './openapi-links.js';
 import { apiKeySecurity, problemResponses } from './problem-responses.js';
 
 /** Decisions on pending tool calls (`/v1/runs/:id/approve`, `/reject`) and the tenant's list of them (`/v1/approvals`). */
@@ -54,7 +55,11 @@ export function createApprovalsApi({ client }: { client: RelayClient }): OpenAPI
       security: apiKeySecurity,
       request: { query: approvalsQuerySchema },
       responses: {
-        200: { description: 'Pending approvals', content: { 'application/json': { schema: approvalsResponseSchema } } },
+        200: {
+          description: 'Pending approvals',
+          content: { 'application/json': { schema: approvalsResponseSchema } },
+          links: decisionLinks('$response.body#/approvals/0/runId', '$response.body#/approvals/0/toolCallId'),
+        },
         ...problemResponses('unauthorized', 'invalid_input'),
       },
     }),

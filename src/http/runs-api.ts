@@ -16,6 +16,7 @@ import type { CreateApiOptions } from './create-api.js';
 import { createResourceApi } from './create-resource-api.js';
 import { createCursorSeal } from './cursor-seal.js';
 import type { ApiEnv } from './create-resource-api.js';
+import { decisionLinks, runLinks } from './openapi-links.js';
 import { apiKeySecurity, problemResponses } from './problem-responses.js';
 
 /** `/v1/runs`: start a run in the caller's tenant, list the tenant's runs, read one's snapshot, cancel it. */
@@ -32,7 +33,11 @@ export function createRunsApi({ client, apiKeys }: Pick<CreateApiOptions, 'clien
       security: apiKeySecurity,
       request: { body: { required: true, content: { 'application/json': { schema: startRunRequestSchema } } } },
       responses: {
-        201: { description: 'Started', content: { 'application/json': { schema: startRunResponseSchema } } },
+        201: {
+          description: 'Started',
+          content: { 'application/json': { schema: startRunResponseSchema } },
+          links: runLinks('$response.body#/runId'),
+        },
         ...problemResponses('invalid_json', 'unauthorized', 'run_already_exists', 'payload_too_large', 'invalid_input'),
       },
     }),
@@ -55,7 +60,11 @@ export function createRunsApi({ client, apiKeys }: Pick<CreateApiOptions, 'clien
       security: apiKeySecurity,
       request: { query: listRunsQuerySchema },
       responses: {
-        200: { description: 'A page of runs', content: { 'application/json': { schema: runPageSchema } } },
+        200: {
+          description: 'A page of runs',
+          content: { 'application/json': { schema: runPageSchema } },
+          links: runLinks('$response.body#/runs/0/runId'),
+        },
         ...problemResponses('unauthorized', 'invalid_input'),
       },
     }),
@@ -84,7 +93,11 @@ export function createRunsApi({ client, apiKeys }: Pick<CreateApiOptions, 'clien
       security: apiKeySecurity,
       request: { params: runIdParamsSchema },
       responses: {
-        200: { description: 'The snapshot', content: { 'application/json': { schema: runSnapshotSchema } } },
+        200: {
+          description: 'The snapshot',
+          content: { 'application/json': { schema: runSnapshotSchema } },
+          links: decisionLinks('$request.path.id', '$response.body#/pendingApprovals/0/toolCallId'),
+        },
         ...problemResponses('unauthorized', 'run_not_found', 'invalid_input', 'run_unavailable'),
       },
     }),

@@ -59,6 +59,8 @@ export async function startHttpTestApi(
   const worker = await kit.startWorker({
     tools: createTestTools(ledger),
     models: { scripted: scriptedModel(httpTestModel) },
+    // An API given a payload store reads what the workers stored: they share it.
+    ...(options.payloadStore ? { payloadStore: options.payloadStore } : {}),
   });
   const server = await startApiServer({ ...options, client: worker.client });
   const request: HttpTestApi['request'] = (path, init = {}) => {

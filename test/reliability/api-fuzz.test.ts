@@ -4,6 +4,7 @@ import { homedir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
+import { createMemoryPayloadStore } from '../../src/store/memory-payload-store.js';
 import { createRelayTestKit } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit } from '../helpers/relay-test-kit.js';
 import { createTestTenants, payCallId, startHttpTestApi } from '../http/http-test-kit.js';
@@ -20,7 +21,8 @@ let knownRunId: string;
 
 beforeAll(async () => {
   kit = await createRelayTestKit();
-  api = await startHttpTestApi(kit, { apiKeys, maxBodyBytes });
+  // With a payload store, as a deployment serving stored outputs runs it, so the fuzz reaches that route's handler.
+  api = await startHttpTestApi(kit, { apiKeys, maxBodyBytes, payloadStore: createMemoryPayloadStore() });
   const started = await api.request('/v1/runs', {
     method: 'POST',
     key: keys.alice,
@@ -181,6 +183,19 @@ if (reliabilitySize === 'large') {
         `schemathesis is not installed at ${schemathesis}: python3 -m venv ~/.cache/relay-e/venv && ~/.cache/relay-e/venv/bin/pip install schemathesis`,
       );
     }
+    // Calls waiting for a human, which the document's links from `GET /v1/approvals` lead schemathesis to decide.
+    const waitingRuns = [knownRunId];
+    while (waitingRuns.length < 10) {
+      const started = await api.request('/v1/runs', {
+        method: 'POST',
+        key: keys.alice,
+        json: { model: 'scripted:t', prompt: 'pay B', approvalTimeout: '1h' },
+      });
+      waitingRuns.push(((await started.json()) as { runId: string }).runId);
+    }
+    for (const runId of waitingRuns) {
+      await api.waitForRun(runId, keys.alice, (run) => run.status !== 'running');
+    }
     const output: string[] = [];
     const code = await new Promise<number | null>((resolve) => {
       const child = spawn(
@@ -203,7 +218,16 @@ if (reliabilitySize === 'large') {
       child.once('exit', resolve);
     });
     const text = output.join('');
-    await writeResults('api-fuzz-schemathesis', { exitCode: code, summary: text.slice(-4_000) });
+    const decided = (await Promise.all(waitingRuns.map((runId) => api.worker.client.events(runId)))).flat();
+    await writeResults('api-fuzz-schemathesis', {
+      exitCode: code,
+      waitingCallsOffered: waitingRuns.length,
+      decisionsRecorded: {
+        approved: decided.filter((event) => event.type === 'tool_approved').length,
+        rejected: decided.filter((event) => event.type === 'tool_rejected').length,
+      },
+      summary: text.slice(-4_000),
+    });
     expect(code, text.slice(-4_000)).toBe(0);
   }, 1_800_000);
 }

@@ -8,15 +8,20 @@ import { createApi } from '../../../src/http/create-api.js';
 let client: RelayClient;
 let api: ReturnType<typeof createApi>;
 
+type Schema = { $ref?: string; properties?: Record<string, Schema>; items?: Schema; allOf?: Schema[] };
+type Content = Record<string, { schema?: Schema; examples?: Record<string, { value: unknown }> }>;
+type Link = { operationId: string; parameters?: Record<string, string>; requestBody?: Record<string, string> };
 type Operation = {
   operationId?: string;
   security?: unknown[];
-  responses: Record<string, { content?: Record<string, { examples?: Record<string, { value: unknown }> }> }>;
+  requestBody?: { content: Content };
+  responses: Record<string, { content?: Content; links?: Record<string, Link> }>;
 };
 type Document = {
   openapi: string;
   servers?: Array<{ url: string }>;
   paths: Record<string, Record<string, Operation>>;
+  components?: { schemas?: Record<string, Schema> };
 };
 
 beforeAll(async () => {
@@ -96,7 +101,62 @@ describe('GET /v1/openapi.json', () => {
       .map(({ route }) => route);
     expect(open.sort()).toEqual(['GET /healthz', 'GET /v1/openapi.json', 'GET /v1/reference']);
   });
+
+  it('links each answer that names a run or a waiting call to the operations that take it, through fields that exist', async () => {
+    const document = await readDocument();
+    const operations = operationsOf(document);
+    const links = operations.flatMap(({ route, operation }) =>
+      Object.entries(operation.responses).flatMap(([status, response]) =>
+        Object.values(response.links ?? {}).map((link) => ({ from: { route, status, operation }, link })),
+      ),
+    );
+    expect(links.map(({ from, link }) => `${from.route} ${from.status} → ${link.operationId}`).sort()).toEqual([
+      'GET /v1/approvals 200 → approveToolCall',
+      'GET /v1/approvals 200 → rejectToolCall',
+      'GET /v1/runs 200 → cancelRun',
+      'GET /v1/runs 200 → followRunEvents',
+      'GET /v1/runs 200 → getRun',
+      'GET /v1/runs/{id} 200 → approveToolCall',
+      'GET /v1/runs/{id} 200 → rejectToolCall',
+      'POST /v1/runs 201 → cancelRun',
+      'POST /v1/runs 201 → followRunEvents',
+      'POST /v1/runs 201 → getRun',
+    ]);
+    for (const { from, link } of links) {
+      const target = operations.find(({ operation }) => operation.operationId === link.operationId);
+      expect(target, link.operationId).toBeDefined();
+      expect(Object.keys(link.parameters ?? {})).toEqual(
+        [...(target?.route.matchAll(/\{(\w+)\}/g) ?? [])].map((m) => m[1]),
+      );
+      const targetBody = target?.operation.requestBody?.content['application/json']?.schema;
+      for (const field of Object.keys(link.requestBody ?? {})) {
+        expect(schemaAt(document, targetBody, [field]), `${link.operationId} body ${field}`).toBeDefined();
+      }
+      // Every expression reads a field the answer (or the request's path) has.
+      const answer = from.operation.responses[from.status]?.content?.['application/json']?.schema;
+      for (const expression of [...Object.values(link.parameters ?? {}), ...Object.values(link.requestBody ?? {})]) {
+        if (expression.startsWith('$request.path.')) {
+          expect(from.route).toContain(`{${expression.slice('$request.path.'.length)}}`);
+          continue;
+        }
+        const pointer = /^\$response\.body#\/(.+)$/.exec(expression)?.[1];
+        expect(pointer, expression).toBeDefined();
+        expect(schemaAt(document, answer, pointer?.split('/') ?? []), `${from.route} ${expression}`).toBeDefined();
+      }
+    }
+  });
 });
+
+/** The schema a JSON pointer's segments reach from `schema` (array indexes step into `items`), following refs. */
+function schemaAt(document: Document, schema: Schema | undefined, segments: readonly string[]): Schema | undefined {
+  const resolved = schema?.$ref ? document.components?.schemas?.[schema.$ref.split('/').at(-1) ?? ''] : schema;
+  const [first, ...rest] = segments;
+  if (first === undefined || resolved === undefined) return resolved;
+  const next = /^\d+$/.test(first) ? resolved.items : resolved.properties?.[first];
+  if (next) return schemaAt(document, next, rest);
+  // An extended schema is the `allOf` of its base and its added fields.
+  return resolved.allOf?.map((part) => schemaAt(document, part, segments)).find((found) => found !== undefined);
+}
 
 describe('GET /v1/reference', () => {
   it('shows every operation to a browser without a key, with nothing loaded from elsewhere', async () => {
