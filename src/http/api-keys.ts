@@ -77,14 +77,27 @@ export interface ApiKeyMac {
 }
 
 /**
- * A MAC for what the API hands out (list cursors, inbox sessions), keyed by a secret derived from every configured key
+ * A MAC for what the API hands out to any caller (list cursors), keyed by a secret derived from every configured key
  * and the purpose: each API process that serves the same keys accepts the same signatures, forging one takes every
  * key, and changing the keys voids them all.
  */
 export function createApiKeyMac(apiKeys: ApiKeyTenants, purpose: string): ApiKeyMac {
-  const secret = createHmac('sha256', `relay-e ${purpose}`)
-    .update([...apiKeys.keys()].sort().join('\n'))
-    .digest();
+  return macWithSecret(
+    createHmac('sha256', `relay-e ${purpose}`)
+      .update([...apiKeys.keys()].sort().join('\n'))
+      .digest(),
+  );
+}
+
+/**
+ * A MAC for what the API hands out to the holder of one key (an inbox session), keyed by that key and the purpose:
+ * forging one takes the key, and only changing or removing that key voids them.
+ */
+export function createOneKeyMac(apiKey: string, purpose: string): ApiKeyMac {
+  return macWithSecret(createHmac('sha256', `relay-e ${purpose}`).update(apiKey).digest());
+}
+
+function macWithSecret(secret: Buffer): ApiKeyMac {
   const sign = (data: string) => createHmac('sha256', secret).update(data).digest().toString('base64url');
   return {
     sign,

@@ -84,9 +84,13 @@ describe('inbox sessions across API processes', () => {
     }
   });
 
-  it('ends every session where the keys changed, and signing out deletes the cookie', async () => {
+  it('keeps sessions where a key was added, ends them where their own key was rotated, and signs out', async () => {
     const cookie = await signIn(api.url, keys.alice);
-    const rotated = await anotherApiProcess(new Map([...apiKeys, [`${keys.alice}-new`, { tenantId: tenantA }]]));
+    const withAnotherKey = await anotherApiProcess(new Map([...apiKeys, ['key-of-a-new-tenant', { tenantId: 'new' }]]));
+    expect((await fetch(`${withAnotherKey}/inbox/approvals`, { headers: { cookie } })).status).toBe(200);
+    const aliceRotated = new Map([...apiKeys].filter(([key]) => key !== keys.alice));
+    aliceRotated.set(`${keys.alice}-new`, { tenantId: tenantA });
+    const rotated = await anotherApiProcess(aliceRotated);
     expect((await fetch(`${rotated}/inbox/approvals`, { headers: { cookie } })).status).toBe(401);
     expect(await csrfTokenOnPage(rotated, cookie)).toBeUndefined();
 

@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createApiKeyMac } from '../api-keys.js';
+import { createOneKeyMac } from '../api-keys.js';
 import type { ApiKeyMac, ApiKeyTenant, ApiKeyTenants } from '../api-keys.js';
 
 /** A signed-in approver: the tenant their API key speaks for, and the token their page sends with every change. */
@@ -17,66 +17,72 @@ export interface InboxSessionsOptions {
   now?: () => number;
 }
 
-// A cookie is `<version>.<key id>.<expiry>.<nonce>.<mac>`; the version lets a later format refuse this one cleanly.
-const cookieVersion = 's1';
+// A cookie is `<version>.<key id>.<expiry>.<nonce>.<mac>`; the version lets a later format refuse this one cleanly
+// (`s1` cookies were sealed with every key, `s2` with the key they name).
+const cookieVersion = 's2';
 const defaultLifetimeMs = 8 * 60 * 60 * 1000;
+
+/** A configured key as sessions know it: the tenant it speaks for and the MAC its sessions are sealed with. */
+interface SessionKey {
+  tenant: ApiKeyTenant;
+  mac: ApiKeyMac;
+}
 
 /**
  * Sessions of the web inbox, sealed rather than stored. The cookie names the API key it was issued for by a MAC of it
- * (never the key), says when it expires and is sealed with a secret derived from every configured key; the CSRF
- * token is derived from the cookie the same way. So every API process that serves the same keys accepts the same
- * sessions (behind a load balancer, across restarts), the key itself is never kept by the page or sent again, and
- * changing the keys (adding, removing or rotating one) ends every session on every process. Signing out deletes the
- * cookie in the browser; a copy of it stays valid until it expires.
+ * (never the key), says when it expires and is sealed with a secret derived from that key; the CSRF token is derived
+ * from the cookie the same way. So every API process that serves the key accepts its sessions (behind a load
+ * balancer, across restarts), the key itself is never kept by the page or sent again, and changing or removing one
+ * key ends the sessions signed in with it, and only those: adding a key for someone else ends none. Signing out
+ * deletes the cookie in the browser; a copy of it stays valid until it expires or its key changes.
  */
 export class InboxSessions {
-  private readonly mac: ApiKeyMac;
-  private readonly tenantsByKeyId: ReadonlyMap<string, ApiKeyTenant>;
+  private readonly keysById: ReadonlyMap<string, SessionKey>;
   private readonly lifetimeMs: number;
   private readonly now: () => number;
 
   constructor(apiKeys: ApiKeyTenants, options: InboxSessionsOptions = {}) {
-    this.mac = createApiKeyMac(apiKeys, 'inbox session');
-    this.tenantsByKeyId = new Map([...apiKeys].map(([key, tenant]) => [this.keyIdOf(key), tenant]));
+    this.keysById = new Map(
+      [...apiKeys].map(([key, tenant]) => [keyIdOf(key), { tenant, mac: createOneKeyMac(key, 'inbox session') }]),
+    );
     this.lifetimeMs = options.lifetimeMs ?? defaultLifetimeMs;
     this.now = options.now ?? Date.now;
   }
 
   /** Starts a session for a presented API key: the cookie to set, or undefined when the key is not one of ours. */
   create(apiKey: string): { cookie: string; session: InboxSession } | undefined {
-    const keyId = this.keyIdOf(apiKey);
-    const tenant = this.tenantsByKeyId.get(keyId);
-    if (!tenant) return undefined;
+    const keyId = keyIdOf(apiKey);
+    const key = this.keysById.get(keyId);
+    if (!key) return undefined;
     const expiresAt = this.now() + this.lifetimeMs;
     const sealed = [cookieVersion, keyId, expiresAt.toString(36), randomBytes(16).toString('base64url')].join('.');
-    const cookie = `${sealed}.${this.mac.sign(sealed)}`;
-    return { cookie, session: this.sessionOf(tenant, sealed, expiresAt) };
+    const cookie = `${sealed}.${key.mac.sign(sealed)}`;
+    return { cookie, session: sessionOf(key, sealed, expiresAt) };
   }
 
-  /** The session a cookie holds, when it was sealed with these keys and has not expired. */
+  /** The session a cookie holds, when it was sealed with one of these keys and has not expired. */
   get(cookie: string | undefined): InboxSession | undefined {
     const parts = cookie?.split('.') ?? [];
     if (parts.length !== 5 || parts[0] !== cookieVersion) return undefined;
     const [, keyId = '', expiry = '', , mac = ''] = parts;
     const sealed = parts.slice(0, 4).join('.');
-    if (!this.mac.verify(sealed, mac)) return undefined;
-    const tenant = this.tenantsByKeyId.get(keyId);
+    const key = this.keysById.get(keyId);
+    if (!key?.mac.verify(sealed, mac)) return undefined;
     const expiresAt = parseInt(expiry, 36);
-    if (!tenant || !(expiresAt > this.now())) return undefined;
-    return this.sessionOf(tenant, sealed, expiresAt);
+    if (!(expiresAt > this.now())) return undefined;
+    return sessionOf(key, sealed, expiresAt);
   }
 
   get lifetimeSeconds(): number {
     return Math.floor(this.lifetimeMs / 1000);
   }
+}
 
-  private sessionOf(tenant: ApiKeyTenant, sealed: string, expiresAt: number): InboxSession {
-    return { tenant, csrfToken: this.mac.sign(`csrf\n${sealed}`), expiresAt };
-  }
+function sessionOf(key: SessionKey, sealed: string, expiresAt: number): InboxSession {
+  return { tenant: key.tenant, csrfToken: key.mac.sign(`csrf\n${sealed}`), expiresAt };
+}
 
-  /** Names a key in a cookie without revealing it, nor a digest anyone without every key could test guesses on. */
-  private keyIdOf(apiKey: string): string {
-    // 24 base64url characters: the MAC's first 18 bytes.
-    return this.mac.sign(`key\n${apiKey}`).slice(0, 24);
-  }
+/** Names a key in a cookie without revealing it: 24 base64url characters (18 bytes) of a MAC keyed by the key. */
+function keyIdOf(apiKey: string): string {
+  return createOneKeyMac(apiKey, 'inbox key id').sign('key id').slice(0, 24);
 }

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { createOneKeyMac } from '../../../src/http/api-keys.js';
 import type { ApiKeyTenant } from '../../../src/http/api-keys.js';
 import { InboxSessions } from '../../../src/http/inbox/inbox-sessions.js';
 
@@ -54,12 +55,37 @@ describe('InboxSessions', () => {
     expect(sessions.get(cookie)).toBeUndefined();
   });
 
-  it('ends every session when the keys change', () => {
-    const { cookie } = signIn(new InboxSessions(keys));
-    const withAnotherKey = new Map([...keys, ['key-carol-0123456789', { tenantId: 'tenant-c' }]]);
-    expect(new InboxSessions(withAnotherKey).get(cookie)).toBeUndefined();
-    const withoutAlice = new Map([...keys].filter(([key]) => key !== 'key-alice-0123456789'));
-    expect(new InboxSessions(withoutAlice).get(cookie)).toBeUndefined();
+  it('ends the sessions of a key that was changed or removed, and only those; adding a key ends none', () => {
+    const sessions = new InboxSessions(keys);
+    const ofAlice = signIn(sessions).cookie;
+    const ofBob = signIn(sessions, 'key-bob-0123456789').cookie;
+    const withAnotherKey = new InboxSessions(new Map([...keys, ['key-carol-0123456789', { tenantId: 'tenant-c' }]]));
+    expect([withAnotherKey.get(ofAlice)?.tenant, withAnotherKey.get(ofBob)?.tenant]).toEqual([alice, bob]);
+    const aliceRotated = new InboxSessions(
+      new Map([
+        ['key-alice-rotated-0123456789', alice],
+        ['key-bob-0123456789', bob],
+      ]),
+    );
+    expect([aliceRotated.get(ofAlice), aliceRotated.get(ofBob)?.tenant]).toEqual([undefined, bob]);
+    const withoutBob = new InboxSessions(new Map([...keys].filter(([key]) => key !== 'key-bob-0123456789')));
+    expect([withoutBob.get(ofAlice)?.tenant, withoutBob.get(ofBob)]).toEqual([alice, undefined]);
+  });
+
+  it('refuses a cookie sealed with another configured key than the one it names', () => {
+    const sessions = new InboxSessions(keys);
+    const [version, alicesKeyId, expiry, nonce] = signIn(sessions).cookie.split('.') as [
+      string,
+      string,
+      string,
+      string,
+    ];
+    // Bob holds his own key and can read the code: a cookie naming Alice's key, sealed with his, must not be hers.
+    const sealed = [version, alicesKeyId, expiry, nonce].join('.');
+    const sealedByBob = createOneKeyMac('key-bob-0123456789', 'inbox session').sign(sealed);
+    expect(sessions.get(`${sealed}.${sealedByBob}`)).toBeUndefined();
+    const sealedByAlice = createOneKeyMac('key-alice-0123456789', 'inbox session').sign(sealed);
+    expect(sessions.get(`${sealed}.${sealedByAlice}`)?.tenant).toEqual(alice);
   });
 
   it('refuses a cookie whose tenant, expiry or seal was changed, and anything malformed', () => {
