@@ -40,8 +40,8 @@ import { relaySearchAttributes } from '../shared/search-attributes.js';
 import { checkToolInput } from '../shared/tool-input.js';
 import { scopedRunId } from '../shared/run-ids.js';
 import { listRuns, tenantRunsQuery } from './list-runs.js';
+import { readWorkerCatalog } from './read-worker-catalog.js';
 import type { ListRunsOptions, RunPage } from './list-runs.js';
-import { workerCatalogMemoKey, workerCatalogWorkflowId } from '../shared/worker-catalog.js';
 import type { WorkerCatalog } from '../shared/worker-catalog.js';
 
 export interface RelayClientOptions {
@@ -249,15 +249,7 @@ export class RelayClient {
    * `undefined` when none has announced itself, so nothing can be told about them.
    */
   async getWorkerCatalog(): Promise<WorkerCatalog | undefined> {
-    let description: WorkflowExecutionDescription;
-    try {
-      description = await this.temporal.workflow.getHandle(workerCatalogWorkflowId(this.taskQueue)).describe();
-    } catch (error) {
-      if (isWorkflowNotFound(error)) return undefined;
-      throw error;
-    }
-    const catalog = description.memo?.[workerCatalogMemoKey] as WorkerCatalog | undefined;
-    return description.status.name === 'RUNNING' && catalog !== undefined && catalog.workers > 0 ? catalog : undefined;
+    return readWorkerCatalog(this.temporal, this.taskQueue);
   }
 
   /**

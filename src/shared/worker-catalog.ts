@@ -15,6 +15,11 @@ export interface WorkerCatalog {
   modelPrefixes: string[];
   /** How many workers the catalog was merged from. */
   workers: number;
+  /**
+   * The ids of those workers, so a reader can tell when every one of them has withdrawn; absent in catalogs written
+   * by workers before this field.
+   */
+  workerIds?: string[];
 }
 
 /** The memo key under which the catalog workflow keeps the merged catalog, readable without a worker. */
@@ -33,5 +38,10 @@ export function mergeWorkerCatalogs(publications: readonly WorkerCatalogPublicat
     for (const tool of publication.tools) tools.set(tool.name, tool);
     for (const prefix of publication.modelPrefixes) modelPrefixes.add(prefix);
   }
-  return { tools: [...tools.values()], modelPrefixes: [...modelPrefixes].sort(), workers: publications.length };
+  return {
+    tools: [...tools.values()],
+    modelPrefixes: [...modelPrefixes].sort(),
+    workers: publications.length,
+    workerIds: publications.map((publication) => publication.workerId),
+  };
 }

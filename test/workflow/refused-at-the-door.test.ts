@@ -129,6 +129,29 @@ describe('a run the workers cannot serve', () => {
     }
   });
 
+  it('reads no catalog once the last worker has stopped, though no worker is left to apply its withdrawal', async () => {
+    const only = createTestTools(createLedger()).filter((tool) => tool.name === 'add');
+    const worker = await kit.startWorker({ tools: only, models: { scripted: scriptedModel([{ text: 'done' }]) } });
+    await waitForWorkerCatalog(worker.client);
+    await worker.stop();
+
+    const catalogWorkflow = await kit.temporal.workflow
+      .getHandle(`relay-e-worker-catalog:${worker.taskQueue}`)
+      .describe();
+    // The withdrawal waits in history for a workflow task no worker runs; the memo still names the stopped worker.
+    expect([catalogWorkflow.status.name, Boolean(catalogWorkflow.raw.pendingWorkflowTask)]).toEqual(['RUNNING', true]);
+    expect(await worker.client.getWorkerCatalog()).toBeUndefined();
+    // So a run naming a tool the stopped worker lacked is let through to wait for a worker, not refused.
+    const { runId } = await worker.client.startRun({
+      tenantId: tenantA,
+      model: 'scripted:t',
+      prompt: 'hi',
+      tools: ['echo_after'],
+    });
+    expect(await runExists(runId)).toBe(true);
+    await worker.client.cancel(runId);
+  });
+
   it('is let through when no worker has announced a catalog, since nothing can be told', async () => {
     expect(await kit.client.getWorkerCatalog()).toBeUndefined();
     const { runId } = await kit.client.startRun({ tenantId: tenantA, model: 'nobody:serves', prompt: 'hi' });
