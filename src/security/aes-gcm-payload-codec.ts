@@ -1,4 +1,4 @@
-import type { Payload, PayloadCodec } from '@temporalio/common';
+import type { Payload, PayloadCodec, SerializationContext } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import { RelayError } from '../shared/errors.js';
 import { aesGcmOverheadBytes, decryptAesGcm, encryptAesGcm } from './aes-gcm.js';
@@ -11,14 +11,22 @@ export const encryptedEncoding = 'binary/encrypted';
 /** The metadata key that names the key a payload was encrypted with (stored in the clear). */
 export const encryptionKeyIdMetadataKey = 'encryption-key-id';
 
+/**
+ * The metadata key that names the workflow (for Relay-E, the run) a payload belongs to, stored in the clear and
+ * authenticated with the payload: decryption fails if it is changed. The codec server reads it to decrypt for a
+ * tenant only its own runs.
+ */
+export const encryptionWorkflowIdMetadataKey = 'encryption-workflow-id';
+
 const { Payload: PayloadMessage } = proto.temporal.api.common.v1;
 const textEncoder = new TextEncoder();
 const textDecoder = new TextDecoder();
 
 /**
  * Encrypts whole payloads (data and metadata) with AES-256-GCM and a fresh 12-byte IV each, so Temporal stores only
- * `iv ‖ ciphertext ‖ tag` with the key id beside it. Decrypts with whichever known key the payload names, which
- * is what makes rotation work; payloads that were never encrypted pass through unchanged.
+ * `iv ‖ ciphertext ‖ tag` with the key id beside it, and the id of the workflow the payload belongs to when the SDK
+ * says (its serialization context), bound to the ciphertext as additional data. Decrypts with whichever known key the
+ * payload names, which is what makes rotation work; payloads that were never encrypted pass through unchanged.
  */
 export class AesGcmPayloadCodec implements PayloadCodec {
   readonly #ring: EncryptionKeyRing;
@@ -32,15 +40,18 @@ export class AesGcmPayloadCodec implements PayloadCodec {
     return this.#ring.currentKeyId;
   }
 
-  async encode(payloads: Payload[]): Promise<Payload[]> {
+  async encode(payloads: Payload[], context?: SerializationContext): Promise<Payload[]> {
     const { currentKeyId, keys } = this.#ring;
     const key = keys.get(currentKeyId) as Buffer;
+    const workflowId = context?.workflowId;
+    const boundTo = workflowId === undefined ? undefined : textEncoder.encode(workflowId);
     return payloads.map((payload) => ({
       metadata: {
         encoding: textEncoder.encode(encryptedEncoding),
         [encryptionKeyIdMetadataKey]: textEncoder.encode(currentKeyId),
+        ...(boundTo ? { [encryptionWorkflowIdMetadataKey]: boundTo } : {}),
       },
-      data: encryptAesGcm(key, PayloadMessage.encode(payload).finish()),
+      data: encryptAesGcm(key, PayloadMessage.encode(payload).finish(), boundTo),
     }));
   }
 
@@ -65,15 +76,22 @@ export class AesGcmPayloadCodec implements PayloadCodec {
       throw new RelayError('decryption_failed', `An encrypted payload (key '${keyId}') is too short to be valid`);
     }
     try {
-      const { metadata, data: innerData } = PayloadMessage.decode(decryptAesGcm(key, data));
+      const boundTo = payload.metadata?.[encryptionWorkflowIdMetadataKey] ?? undefined;
+      const { metadata, data: innerData } = PayloadMessage.decode(decryptAesGcm(key, data, boundTo));
       return { metadata, data: innerData };
     } catch (error) {
       throw new RelayError(
         'decryption_failed',
         `A payload encrypted with key '${keyId}' does not decrypt with the key of that id held here: ` +
-          'the key differs from the one that encrypted it, or the payload was altered',
+          'the key differs from the one that encrypted it, or the payload (or the workflow id beside it) was altered',
         { cause: error },
       );
     }
   }
+}
+
+/** The workflow an encrypted payload names as its own; trust it only once the payload has decrypted. */
+export function payloadWorkflowId(payload: Payload): string | undefined {
+  const id = payload.metadata?.[encryptionWorkflowIdMetadataKey];
+  return id ? textDecoder.decode(id) : undefined;
 }

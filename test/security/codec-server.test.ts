@@ -1,6 +1,11 @@
 import type { Payload } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { AesGcmPayloadCodec, encryptedEncoding } from '../../src/security/aes-gcm-payload-codec.js';
+import {
+  AesGcmPayloadCodec,
+  encryptedEncoding,
+  encryptionWorkflowIdMetadataKey,
+  payloadWorkflowId,
+} from '../../src/security/aes-gcm-payload-codec.js';
 import { createCodecServer } from '../../src/security/codec-server.js';
 import { encryptionOptionsFromEnv } from '../../src/security/encryption-keys.js';
 import { newKey } from './security-test-kit.js';
@@ -115,7 +120,28 @@ describe('AesGcmPayloadCodec', () => {
     );
     const data = Buffer.from(encrypted?.data ?? []);
     data[20] = (data[20] ?? 0) ^ 1;
-    await expect(codec.decode([{ ...encrypted, data }])).rejects.toThrow('or the payload was altered');
+    await expect(codec.decode([{ ...encrypted, data }])).rejects.toThrow(
+      'or the payload (or the workflow id beside it) was altered',
+    );
+  });
+
+  it('names and binds the workflow a payload belongs to, when the SDK says which', async () => {
+    const context = { type: 'workflow', namespace: 'default', workflowId: 'acme~run-1' } as const;
+    const [bound] = (await codec.encode([payload], context)) as [Payload];
+    expect(payloadWorkflowId(bound)).toBe('acme~run-1');
+    expect(Buffer.from((await codec.decode([bound]))[0]?.data ?? []).toString()).toBe('"same"');
+    // The id is in the clear but authenticated: naming another run makes the payload fail to decrypt.
+    const renamed = {
+      ...bound,
+      metadata: { ...bound.metadata, [encryptionWorkflowIdMetadataKey]: Buffer.from('globex~run-9') },
+    };
+    await expect(codec.decode([renamed])).rejects.toThrow('or the workflow id beside it) was altered');
+    const { [encryptionWorkflowIdMetadataKey]: _dropped, ...withoutId } = bound.metadata ?? {};
+    await expect(codec.decode([{ ...bound, metadata: withoutId }])).rejects.toThrow('was altered');
+    // Without a context (and in payloads written before this binding) nothing is named or bound.
+    const [unbound] = (await codec.encode([payload])) as [Payload];
+    expect(payloadWorkflowId(unbound)).toBeUndefined();
+    expect(Buffer.from((await codec.decode([unbound]))[0]?.data ?? []).toString()).toBe('"same"');
   });
 
   it('refuses keys that are not 32 bytes and a current key id it does not hold', () => {

@@ -3,7 +3,10 @@ import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { RelayClient } from '../../src/client/relay-client.js';
-import { encryptionKeyIdMetadataKey } from '../../src/security/aes-gcm-payload-codec.js';
+import {
+  encryptionKeyIdMetadataKey,
+  encryptionWorkflowIdMetadataKey,
+} from '../../src/security/aes-gcm-payload-codec.js';
 import type { EncryptionOptions } from '../../src/security/encryption-keys.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
@@ -88,19 +91,26 @@ function connectClient(taskQueue: string, encryption?: EncryptionOptions): Promi
   });
 }
 
-/** The key ids named by the encrypted payloads of a run's history. */
-async function keyIdsInHistory(runId: string): Promise<Set<string>> {
+/** The values of one metadata key over the encrypted payloads of a run's history (`-` where a payload lacks it). */
+async function metadataInHistory(runId: string, metadataKey: string): Promise<Set<string>> {
   const history = await env.client.workflow.getHandle(runId).fetchHistory();
-  const ids = new Set<string>();
+  const values = new Set<string>();
   const walk = (item: unknown): void => {
     if (typeof item !== 'object' || item === null || item instanceof Uint8Array) return;
     const metadata = (item as { metadata?: Record<string, Uint8Array> }).metadata;
-    const id = metadata?.[encryptionKeyIdMetadataKey];
-    if (id) ids.add(Buffer.from(id).toString('utf8'));
+    if (metadata?.[encryptionKeyIdMetadataKey]) {
+      const value = metadata[metadataKey];
+      values.add(value ? Buffer.from(value).toString('utf8') : '-');
+    }
     Object.values(item).forEach(walk);
   };
   walk(history);
-  return ids;
+  return values;
+}
+
+/** The key ids named by the encrypted payloads of a run's history. */
+function keyIdsInHistory(runId: string): Promise<Set<string>> {
+  return metadataInHistory(runId, encryptionKeyIdMetadataKey);
 }
 
 describe('payload encryption', () => {
@@ -136,6 +146,8 @@ describe('payload encryption', () => {
       expect(raw).toContain('agentRun');
       expect(raw).toContain('acme');
       expect(await keyIdsInHistory(runId)).toEqual(new Set(['k-2025']));
+      // Every payload names the run it belongs to: input, activity inputs and results, signals, memo, the result.
+      expect(await metadataInHistory(runId, encryptionWorkflowIdMetadataKey)).toEqual(new Set([runId]));
 
       const description = await client.temporal.workflow.getHandle(runId).describe();
       expect(description.memo).toMatchObject({ model: 'scripted:test', prompt });
@@ -160,6 +172,8 @@ describe('payload encryption', () => {
       await client.approve(runId, 'call_1_0', { approver: 'ops' });
       expect(await client.result(runId)).toMatchObject({ status: 'completed', output: answer });
       expect(await keyIdsInHistory(runId)).toEqual(new Set(['k-2024', 'k-2025']));
+      // The decision (an update from the client) and the approved call's payloads name the run too.
+      expect(await metadataInHistory(runId, encryptionWorkflowIdMetadataKey)).toEqual(new Set([runId]));
       await expect(oldClient.result(runId)).rejects.toThrow(
         "A payload is encrypted with key 'k-2025', which this process does not hold (known: k-2024)",
       );
