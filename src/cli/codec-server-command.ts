@@ -3,6 +3,9 @@ import { startHttpServer } from '../http/start-api-server.js';
 import type { ApiServer } from '../http/start-api-server.js';
 import { AesGcmPayloadCodec } from '../security/aes-gcm-payload-codec.js';
 import { createCodecServer, defaultUiOrigins } from '../security/codec-server.js';
+import type { CodecAccess } from '../security/codec-server.js';
+import { createRunTenantLookup } from '../client/run-tenants.js';
+import type { RunTenantLookup } from '../client/run-tenants.js';
 import type { EncryptionOptions } from '../security/encryption-keys.js';
 import { encryptionOptionsFromEnv } from '../security/encryption-keys.js';
 import { exitCodes, usageError } from './cli-error.js';
@@ -11,41 +14,77 @@ import type { Command } from './command.js';
 import { commandSummaries } from './command-summaries.js';
 import { parseCommandArgs } from './command.js';
 import { waitForShutdownSignal } from './shutdown-signal.js';
+import { connectRelayClient, readTemporalSettings } from './temporal-settings.js';
+import type { TemporalSettings } from './temporal-settings.js';
 
 /** The codec server's port when neither `--port` nor RELAY_E_CODEC_PORT says otherwise. */
 export const defaultCodecPort = 8788;
 
 const codecServerOptions = {
+  address: { type: 'string' },
+  namespace: { type: 'string' },
+  profile: { type: 'string' },
   port: { type: 'string' },
   host: { type: 'string' },
   'ui-origin': { type: 'string', multiple: true },
   json: { type: 'boolean' },
 } as const;
 
-/** Serves the codec endpoints with these keys; tokens from RELAY_E_CODEC_TOKENS, when set, are required. */
+/**
+ * Reads RELAY_E_CODEC_TOKENS: `token` lets its holder decrypt every payload, `token:tenant` only the payloads of that
+ * tenant's runs; empty when unset (no token needed).
+ */
+export function parseCodecTokens(list: string | undefined): Map<string, CodecAccess> {
+  const tokens = new Map<string, CodecAccess>();
+  for (const entry of (list ?? '').split(',').map((item) => item.trim())) {
+    if (entry === '') continue;
+    const separator = entry.indexOf(':');
+    const token = separator < 0 ? entry : entry.slice(0, separator);
+    const tenantId = separator < 0 ? undefined : entry.slice(separator + 1);
+    // The entry holds a secret, so the message points at it by position instead of quoting it.
+    if (token === '' || tenantId === '') {
+      throw usageError(`RELAY_E_CODEC_TOKENS entry ${tokens.size + 1}: expected 'token' or 'token:tenant'`);
+    }
+    tokens.set(token, tenantId === undefined ? {} : { tenantId });
+  }
+  return tokens;
+}
+
+/**
+ * Serves the codec endpoints with these keys; tokens from RELAY_E_CODEC_TOKENS, when set, are required, and a token
+ * limited to a tenant needs `runTenants` to tell whose run a payload belongs to.
+ */
 export function startCodecServer(options: {
   encryption: EncryptionOptions;
   port: number;
   host: string;
   uiOrigins?: readonly string[];
   env?: NodeJS.ProcessEnv;
+  runTenants?: RunTenantLookup;
 }): Promise<ApiServer> {
-  const tokens = (options.env ?? process.env)['RELAY_E_CODEC_TOKENS']
-    ?.split(',')
-    .map((token) => token.trim())
-    .filter((token) => token !== '');
-  const verify =
-    tokens && tokens.length > 0
-      ? createApiKeyVerifier(new Map(tokens.map((token) => [token, { tenantId: 'codec' }])))
-      : undefined;
+  const tokens = parseCodecTokens((options.env ?? process.env)['RELAY_E_CODEC_TOKENS']);
+  if ([...tokens.values()].some((access) => access.tenantId !== undefined) && !options.runTenants) {
+    throw usageError('A RELAY_E_CODEC_TOKENS token limited to a tenant needs a Temporal connection to find runs');
+  }
+  const verify = tokens.size > 0 ? createApiKeyVerifier(tokens) : undefined;
+  const { runTenants } = options;
   const app = createCodecServer({
     codec: new AesGcmPayloadCodec(options.encryption),
     ...(options.uiOrigins ? { uiOrigins: options.uiOrigins } : {}),
     ...(verify
-      ? { authorize: (authorization) => verify(/^Bearer\s+(\S+)$/i.exec(authorization ?? '')?.[1] ?? '') !== undefined }
+      ? { authorize: (authorization) => verify(/^Bearer\s+(\S+)$/i.exec(authorization ?? '')?.[1] ?? '') ?? false }
       : {}),
+    ...(runTenants ? { tenantOfRun: (runId) => runTenants.tenantOf(runId) } : {}),
   });
   return startHttpServer(app, { port: options.port, host: options.host });
+}
+
+/** Finds runs' tenants with a Relay-E client opened with these settings on first use. */
+export function runTenantsOf(settings: TemporalSettings): RunTenantLookup {
+  return createRunTenantLookup(async () => {
+    const relay = await connectRelayClient(settings);
+    return { temporal: relay.temporal, close: () => relay.close() };
+  });
 }
 
 const cli = cliInvocation();
@@ -61,13 +100,18 @@ keys, so people who may read runs see them decrypted in the Temporal Web UI:
 or, for a running UI, Settings > Data Encoder. The temporal CLI takes --codec-endpoint the same way.
 
 Keys: RELAY_E_ENCRYPTION_KEYS="id:base64key,..." (required), RELAY_E_ENCRYPTION_KEY_ID.
-Anyone who reaches this port can decrypt: keep it on loopback, or set RELAY_E_CODEC_TOKENS="t1,t2"
-to require 'Authorization: Bearer <token>' (temporal CLI: --codec-auth 'Bearer <token>').
+Anyone who reaches this port can decrypt: keep it on loopback, or set RELAY_E_CODEC_TOKENS="t1,t2:acme"
+to require 'Authorization: Bearer <token>' (temporal CLI: --codec-auth 'Bearer <token>'). A token
+alone decrypts every payload; 'token:tenant' only the payloads of that tenant's runs, the others
+come back still encrypted (the server then reads runs' tenants from Temporal, with the settings below).
 
 Options:
   --port N               port (env RELAY_E_CODEC_PORT, default ${defaultCodecPort}; 0 picks a free one)
   --host IP              address to bind (default 127.0.0.1)
   --ui-origin URL        browser origin allowed by CORS; repeatable (default ${defaultUiOrigins.join(', ')})
+  --address HOST:PORT    Temporal frontend (env TEMPORAL_ADDRESS, default localhost:7233)
+  --namespace NAME       Temporal namespace (env TEMPORAL_NAMESPACE, default default)
+  --profile NAME         profile of the Temporal config file (env TEMPORAL_PROFILE)
   --json                 machine-readable output
   -h, --help             this help`,
   async run(argv) {
@@ -77,11 +121,13 @@ Options:
     const portText = values.port ?? process.env['RELAY_E_CODEC_PORT'];
     const port = portText === undefined || portText === '' ? defaultCodecPort : Number(portText);
     if (!Number.isInteger(port) || port < 0 || port > 65_535) throw usageError(`Invalid port '${portText}'`);
+    const runTenants = runTenantsOf(await readTemporalSettings(values, process.env));
     const server = await startCodecServer({
       encryption,
       port,
       host: values.host ?? '127.0.0.1',
       ...(values['ui-origin'] ? { uiOrigins: values['ui-origin'] } : {}),
+      runTenants,
     });
     process.stdout.write(
       values.json
@@ -90,6 +136,7 @@ Options:
     );
     await waitForShutdownSignal();
     await server.close();
+    await runTenants.close();
     return exitCodes.ok;
   },
 };

@@ -10,7 +10,7 @@ import type { ApiKeyTenants } from '../http/api-keys.js';
 import { loadApiKeys } from '../http/api-keys.js';
 import { startApiServer } from '../http/start-api-server.js';
 import { exitCodes, usageError } from './cli-error.js';
-import { startCodecServer } from './codec-server-command.js';
+import { runTenantsOf, startCodecServer } from './codec-server-command.js';
 import type { Command } from './command.js';
 import { connectionOptions, connectionOptionsHelp, parseCommandArgs } from './command.js';
 import { resolveModel } from './resolve-model.js';
@@ -147,12 +147,15 @@ async function startTemporal(
   stack.spinner.start(`starting a Temporal dev server on ${settings.address} (data in ${dbFilename})`);
   await mkdir(path.dirname(path.resolve(dbFilename)), { recursive: true });
   // With encryption on, the UI started here decrypts through a codec server on loopback.
+  const runTenants = runTenantsOf(settings);
+  stack.add(() => runTenants.close());
   const codec = settings.encryption
     ? await startCodecServer({
         encryption: settings.encryption,
         port: 0,
         host: '127.0.0.1',
         uiOrigins: [`http://localhost:${uiPort}`, `http://127.0.0.1:${uiPort}`],
+        runTenants,
       })
     : undefined;
   if (codec) stack.add(() => codec.close());

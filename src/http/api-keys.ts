@@ -53,14 +53,16 @@ export async function loadApiKeys(options: LoadApiKeysOptions): Promise<ApiKeyTe
 }
 
 /**
- * Returns a lookup that finds a presented key's tenant in time independent of where, or whether, it matches:
+ * Returns a lookup that finds a presented key's holder (its tenant) in time independent of where, or whether, it matches:
  * every stored key is compared, as SHA-256 digests of equal length, with `timingSafeEqual`.
  */
-export function createApiKeyVerifier(apiKeys: ApiKeyTenants): (presented: string) => ApiKeyTenant | undefined {
+export function createApiKeyVerifier<Holder = ApiKeyTenant>(
+  apiKeys: ReadonlyMap<string, Holder>,
+): (presented: string) => Holder | undefined {
   const stored = [...apiKeys].map(([key, tenant]) => ({ digest: sha256(key), tenant }));
   return (presented) => {
     const digest = sha256(presented);
-    let match: ApiKeyTenant | undefined;
+    let match: Holder | undefined;
     for (const entry of stored) {
       if (timingSafeEqual(entry.digest, digest)) match = entry.tenant;
     }

@@ -6,6 +6,7 @@ import { HttpError, toHttpError } from '../http/http-error.js';
 import { readJsonBody } from '../http/read-json-body.js';
 import { RelayError } from '../shared/errors.js';
 import { checkToolInput } from '../shared/tool-input.js';
+import { payloadWorkflowId } from './aes-gcm-payload-codec.js';
 
 export interface CodecServerOptions {
   /** The codec the endpoints run, usually `new AesGcmPayloadCodec(encryption)`. */
@@ -16,11 +17,18 @@ export interface CodecServerOptions {
    */
   uiOrigins?: readonly string[];
   /**
-   * Decides from the `Authorization` header whether a request may use the codec; anyone who can call it can read
-   * every payload, so give one unless only trusted people reach the port.
+   * Decides from the `Authorization` header whether a request may use the codec: `false` refuses it, `true` (or
+   * `{}`) lets it decrypt every payload, `{ tenantId }` only the payloads of that tenant's runs (see `tenantOfRun`).
+   * Without it anyone who reaches the port can read every payload, so give one unless only trusted people reach it.
    * @default undefined (no check)
    */
-  authorize?: (authorization: string | undefined) => boolean | Promise<boolean>;
+  authorize?: (authorization: string | undefined) => boolean | CodecAccess | Promise<boolean | CodecAccess>;
+  /**
+   * The tenant of a run (`undefined` when there is no such run), for callers limited to one tenant: a payload is
+   * decrypted for them only when it names a run of theirs (see `payloadWorkflowId`); any other comes back as it came,
+   * still encrypted. Needed when `authorize` limits anyone to a tenant.
+   */
+  tenantOfRun?: (runId: string) => Promise<string | undefined>;
   /**
    * The largest request body accepted.
    * @default 4_194_304 (4 MiB: twice Temporal's payload limit)
@@ -29,6 +37,14 @@ export interface CodecServerOptions {
   /** Where unexpected errors are logged; callers see a bare 500. @default console */
   logger?: Pick<Console, 'error'>;
 }
+
+/** What a codec caller may decrypt: every payload, or (with `tenantId`) those of one tenant's runs. */
+export interface CodecAccess {
+  tenantId?: string;
+}
+
+/** The codec server's Hono environment: each request's access, as `authorize` decided it. */
+export type CodecEnv = { Variables: { access: CodecAccess } };
 
 /** The Temporal UI's default origin on the dev server. */
 export const defaultUiOrigins = ['http://localhost:8233', 'http://127.0.0.1:8233'] as const;
@@ -50,10 +66,10 @@ type JsonPayload = z.infer<typeof payloadsBodySchema>['payloads'][number];
  * A codec server as the Temporal UI and CLI call it (`--ui-codec-endpoint`, `--codec-endpoint`): `POST /encode` and
  * `POST /decode` take and return `{ payloads: [...] }`, so people who may see a run's data read it decrypted.
  */
-export function createCodecServer(options: CodecServerOptions): Hono {
+export function createCodecServer(options: CodecServerOptions): Hono<CodecEnv> {
   const { codec, authorize } = options;
   const logger = options.logger ?? console;
-  const app = new Hono();
+  const app = new Hono<CodecEnv>();
 
   app.onError((error, c) => {
     const httpError = toHttpError(error);
@@ -80,11 +96,13 @@ export function createCodecServer(options: CodecServerOptions): Hono {
     }),
   );
   app.use('*', async (c, next) => {
-    if (authorize && !(await authorize(c.req.header('authorization')))) {
+    const access = authorize ? await authorize(c.req.header('authorization')) : true;
+    if (access === false) {
       throw new HttpError(401, 'unauthorized', 'This codec server needs an authorization header', {
         headers: { 'www-authenticate': 'Bearer' },
       });
     }
+    c.set('access', access === true ? {} : access);
     await next();
   });
   app.use('*', readJsonBody(options.maxBodyBytes ?? 4_194_304));
@@ -95,7 +113,12 @@ export function createCodecServer(options: CodecServerOptions): Hono {
       if (!check.success) throw new HttpError(400, 'invalid_input', check.message, { issues: check.issues });
       const payloads = check.data.payloads.map(fromJsonPayload);
       try {
-        const result = await (operation === 'encode' ? codec.encode(payloads) : codec.decode(payloads));
+        const { tenantId } = c.get('access');
+        const result = await (operation === 'encode'
+          ? codec.encode(payloads)
+          : tenantId === undefined
+            ? codec.decode(payloads)
+            : decodeForTenant(codec, payloads, tenantId, options.tenantOfRun));
         return c.json({ payloads: result.map(toJsonPayload) });
       } catch (error) {
         if (RelayError.isInstance(error) && error.code === 'decryption_failed') {
@@ -106,6 +129,28 @@ export function createCodecServer(options: CodecServerOptions): Hono {
     });
   }
   return app;
+}
+
+/**
+ * Decrypts the payloads that name a run of `tenantId` and leaves the others as they came. The run a payload names is
+ * read before it is decrypted and authenticated by decrypting it: a payload whose run id was changed to one of the
+ * tenant's fails with `decryption_failed` instead of decrypting.
+ */
+async function decodeForTenant(
+  codec: PayloadCodec,
+  payloads: Payload[],
+  tenantId: string,
+  tenantOfRun: CodecServerOptions['tenantOfRun'],
+): Promise<Payload[]> {
+  if (!tenantOfRun) throw new Error('A codec caller limited to a tenant needs the tenantOfRun option');
+  return Promise.all(
+    payloads.map(async (payload) => {
+      const runId = payloadWorkflowId(payload);
+      if (runId === undefined || (await tenantOfRun(runId)) !== tenantId) return payload;
+      const [decoded] = await codec.decode([payload]);
+      return decoded ?? payload;
+    }),
+  );
 }
 
 function fromJsonPayload(payload: JsonPayload): Payload {

@@ -101,6 +101,68 @@ describe('codec server', () => {
   });
 });
 
+describe('codec server limited to a tenant', () => {
+  const tenants = new Map([
+    ['acme~run-1', 'acme'],
+    ['globex~run-2', 'globex'],
+  ]);
+  const scoped = createCodecServer({
+    codec,
+    authorize: (authorization) =>
+      authorization === 'Bearer ops' ? true : authorization === 'Bearer acme-token' ? { tenantId: 'acme' } : false,
+    tenantOfRun: (runId) => Promise.resolve(tenants.get(runId)),
+  });
+  const decode = async (payloads: Payload[], token: string) => {
+    const response = await scoped.request('/decode', {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify({ payloads: payloads.map(toJson) }),
+    });
+    return { status: response.status, body: (await response.json()) as { payloads?: unknown[]; code?: string } };
+  };
+  const toJson = (payload: Payload) => ({
+    metadata: Object.fromEntries(
+      Object.entries(payload.metadata ?? {}).map(([key, value]) => [key, Buffer.from(value).toString('base64')]),
+    ),
+    data: Buffer.from(payload.data ?? []).toString('base64'),
+  });
+  const encodeFor = async (workflowId: string | undefined, value: string) => {
+    const plain = { metadata: { encoding: Buffer.from('json/plain') }, data: Buffer.from(JSON.stringify(value)) };
+    const context = workflowId ? ({ type: 'workflow', namespace: 'default', workflowId } as const) : undefined;
+    return ((await codec.encode([plain], context)) as [Payload])[0];
+  };
+
+  it('decrypts for a tenant only the payloads of its runs, and gives the others back as they came', async () => {
+    const ofAcme = await encodeFor('acme~run-1', 'acme secret');
+    const ofGlobex = await encodeFor('globex~run-2', 'globex secret');
+    const ofNoRun = await encodeFor(undefined, 'unbound');
+    const ofUnknownRun = await encodeFor('acme~gone', 'no such run');
+    const { status, body } = await decode([ofAcme, ofGlobex, ofNoRun, ofUnknownRun], 'acme-token');
+    expect(status).toBe(200);
+    expect(body.payloads).toEqual([
+      toJson({ metadata: { encoding: Buffer.from('json/plain') }, data: Buffer.from('"acme secret"') }),
+      toJson(ofGlobex),
+      toJson(ofNoRun),
+      toJson(ofUnknownRun),
+    ]);
+    // A token for every tenant decrypts all of them.
+    const all = await decode([ofAcme, ofGlobex, ofNoRun], 'ops');
+    expect(all.body.payloads?.map((item) => Buffer.from((item as { data: string }).data, 'base64').toString())).toEqual(
+      ['"acme secret"', '"globex secret"', '"unbound"'],
+    );
+  });
+
+  it('refuses a payload of another tenant renamed to name a run of the caller’s', async () => {
+    const ofGlobex = await encodeFor('globex~run-2', 'globex secret');
+    const renamed = {
+      ...ofGlobex,
+      metadata: { ...ofGlobex.metadata, [encryptionWorkflowIdMetadataKey]: Buffer.from('acme~run-1') },
+    };
+    const { status, body } = await decode([renamed], 'acme-token');
+    expect([status, body.code]).toEqual([422, 'decryption_failed']);
+  });
+});
+
 describe('AesGcmPayloadCodec', () => {
   const payload: Payload = { metadata: { encoding: Buffer.from('json/plain') }, data: Buffer.from('"same"') };
 

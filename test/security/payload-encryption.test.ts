@@ -16,6 +16,8 @@ import { waitForRun } from '../helpers/relay-test-kit.js';
 import { connectTemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal-test-env.js';
 import type { TemporalTestEnv } from '../helpers/temporal-test-env.js';
 import { newKey, rawRunRecord } from './security-test-kit.js';
+import { createRunTenantLookup } from '../../src/client/run-tenants.js';
+import { startCodecServer } from '../../src/cli/codec-server-command.js';
 
 const prompt = 'PROMPT-PLAINTEXT-7f3a: what does the note say?';
 const toolInput = 'TOOL-INPUT-9c1e';
@@ -192,6 +194,56 @@ describe('payload encryption', () => {
       expect(failure).toContain("A payload is encrypted with key 'k-2025', which this process does not hold");
       await client.temporal.workflow.getHandle(runId).terminate('test done');
     } finally {
+      await stopWorker(worker);
+    }
+  });
+});
+
+describe('the codec server with a token limited to a tenant', () => {
+  it('decrypts in a run’s history only what the token’s tenant owns, reading each run’s tenant from Temporal', async () => {
+    const taskQueue = uniqueTaskQueue('codec-tenants');
+    const worker = await startWorker(taskQueue, 'read_note', rotatedKeys);
+    const client = await connectClient(taskQueue, rotatedKeys);
+    const runTenants = createRunTenantLookup(() => Promise.resolve({ temporal: env.client, close: async () => {} }));
+    const codec = await startCodecServer({
+      encryption: rotatedKeys,
+      port: 0,
+      host: '127.0.0.1',
+      env: { RELAY_E_CODEC_TOKENS: 'ops-token,acme-token:acme' },
+      runTenants,
+    });
+    try {
+      const ofAcme = await client.startRun(base);
+      const ofGlobex = await client.startRun({ ...base, tenantId: 'globex' });
+      await Promise.all([client.result(ofAcme.runId), client.result(ofGlobex.runId)]);
+      const startInput = async (runId: string) => {
+        const history = await env.client.workflow.getHandle(runId).fetchHistory();
+        return history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
+      };
+      const payloads = [...(await startInput(ofAcme.runId)), ...(await startInput(ofGlobex.runId))].map((payload) => ({
+        metadata: Object.fromEntries(
+          Object.entries(payload.metadata ?? {}).map(([key, value]) => [key, Buffer.from(value).toString('base64')]),
+        ),
+        data: Buffer.from(payload.data ?? []).toString('base64'),
+      }));
+      const decodeAs = async (token: string) => {
+        const response = await fetch(`${codec.url}/decode`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+          body: JSON.stringify({ payloads }),
+        });
+        expect(response.status).toBe(200);
+        const body = (await response.json()) as { payloads: Array<{ data: string }> };
+        return body.payloads.map((payload) => Buffer.from(payload.data, 'base64').toString('utf8'));
+      };
+      const [acmeInput, globexInput] = await decodeAs('acme-token');
+      expect(acmeInput).toContain(prompt);
+      expect(globexInput).toBe(Buffer.from(payloads[1]?.data ?? '', 'base64').toString('utf8'));
+      expect(globexInput).not.toContain(prompt);
+      expect((await decodeAs('ops-token')).every((input) => input.includes(prompt))).toBe(true);
+    } finally {
+      await codec.close();
+      await runTenants.close();
       await stopWorker(worker);
     }
   });
