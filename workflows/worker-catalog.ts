@@ -13,7 +13,7 @@ export const withdrawWorkerCatalogSignal = defineSignal<[workerId: string]>('wit
  * (killed without withdrawing), so its tools stop counting.
  */
 export const workerCatalogRefreshMs = 10 * 60_000;
-const staleAfterMs = 3 * workerCatalogRefreshMs;
+export const workerCatalogStaleAfterMs = 3 * workerCatalogRefreshMs;
 
 interface ReceivedPublication extends WorkerCatalogPublication {
   receivedAt: number;
@@ -36,14 +36,20 @@ export async function relayWorkerCatalog(carried: ReceivedPublication[] = []): P
   });
   for (;;) {
     for (const [workerId, publication] of publications) {
-      if (Date.now() - publication.receivedAt > staleAfterMs) {
+      if (Date.now() - publication.receivedAt > workerCatalogStaleAfterMs) {
         publications.delete(workerId);
         changed = true;
       }
     }
     if (publications.size === 0) return;
     if (changed) {
-      upsertMemo({ [workerCatalogMemoKey]: mergeWorkerCatalogs([...publications.values()]) });
+      const lastAnnouncedAt = Math.max(...[...publications.values()].map((publication) => publication.receivedAt));
+      upsertMemo({
+        [workerCatalogMemoKey]: {
+          ...mergeWorkerCatalogs([...publications.values()]),
+          lastAnnouncedAt: new Date(lastAnnouncedAt).toISOString(),
+        },
+      });
       changed = false;
     }
     if (workflowInfo().continueAsNewSuggested) {

@@ -2,7 +2,11 @@ import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import { workerCatalogMemoKey, workerCatalogWorkflowId } from '../shared/worker-catalog.js';
 import type { WorkerCatalog } from '../shared/worker-catalog.js';
-import { publishWorkerCatalogSignal, withdrawWorkerCatalogSignal } from '../../workflows/worker-catalog.js';
+import {
+  publishWorkerCatalogSignal,
+  withdrawWorkerCatalogSignal,
+  workerCatalogStaleAfterMs,
+} from '../../workflows/worker-catalog.js';
 import { isWorkflowNotFound } from './is-workflow-not-found.js';
 
 /** History events read per page, newest first, while looking for withdrawals no workflow task has applied. */
@@ -10,10 +14,10 @@ const pageSize = 100;
 
 /**
  * What the workers of `taskQueue` serve, from their catalog workflow's memo: `undefined` when none has announced
- * itself, or when every worker in the catalog has withdrawn. A withdrawal is a signal the catalog workflow applies in
- * a workflow task, which only a worker runs: after the last worker stopped, its withdrawal waits in history with no
- * one to apply it, so the reader applies it here. A worker killed without withdrawing still counts until a worker runs
- * the catalog again (its announcement lapses after three refresh periods).
+ * itself, or when every worker in the catalog has withdrawn or lapsed. Withdrawals and lapses are applied by the
+ * catalog workflow in a workflow task, which only a worker runs: after the last worker stopped, its withdrawal waits
+ * in history with no one to apply it, and a killed worker's announcement ages with no one to lapse it, so the reader
+ * applies both here.
  */
 export async function readWorkerCatalog(client: Client, taskQueue: string): Promise<WorkerCatalog | undefined> {
   const workflowId = workerCatalogWorkflowId(taskQueue);
@@ -26,6 +30,12 @@ export async function readWorkerCatalog(client: Client, taskQueue: string): Prom
   }
   const catalog = description.memo?.[workerCatalogMemoKey] as WorkerCatalog | undefined;
   if (description.status.name !== 'RUNNING' || catalog === undefined || catalog.workers === 0) return undefined;
+  if (
+    catalog.lastAnnouncedAt !== undefined &&
+    Date.now() - Date.parse(catalog.lastAnnouncedAt) > workerCatalogStaleAfterMs
+  ) {
+    return undefined;
+  }
   // Only signals a workflow task has not taken yet can differ from the memo; workers take them within moments.
   if (!description.raw.pendingWorkflowTask || catalog.workerIds === undefined) return catalog;
   const pending = await signalsNotYetApplied(client, workflowId);

@@ -20,6 +20,12 @@ export interface WorkerCatalog {
    * by workers before this field.
    */
   workerIds?: string[];
+  /**
+   * When the newest of those announcements arrived; once it is older than the lapse (three refresh periods), every
+   * worker in the catalog has lapsed, whether or not a worker was left to apply it. Absent in catalogs written by
+   * workers before this field.
+   */
+  lastAnnouncedAt?: string;
 }
 
 /** The memo key under which the catalog workflow keeps the merged catalog, readable without a worker. */

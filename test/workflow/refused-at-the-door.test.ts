@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { RelayClient } from '../../src/client/relay-client.js';
 import { RelayError } from '../../src/shared/errors.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { createRelayTestKit, waitForWorkerCatalog } from '../helpers/relay-test-kit.js';
@@ -140,6 +141,9 @@ describe('a run the workers cannot serve', () => {
       .describe();
     // The withdrawal waits in history for a workflow task no worker runs; the memo still names the stopped worker.
     expect([catalogWorkflow.status.name, Boolean(catalogWorkflow.raw.pendingWorkflowTask)]).toEqual(['RUNNING', true]);
+    const written = catalogWorkflow.memo?.['relayWorkerCatalog'] as { workerIds?: string[]; lastAnnouncedAt?: string };
+    expect(written.workerIds).toHaveLength(1);
+    expect(Date.now() - Date.parse(written.lastAnnouncedAt ?? '')).toBeLessThan(60_000);
     expect(await worker.client.getWorkerCatalog()).toBeUndefined();
     // So a run naming a tool the stopped worker lacked is let through to wait for a worker, not refused.
     const { runId } = await worker.client.startRun({
@@ -150,6 +154,38 @@ describe('a run the workers cannot serve', () => {
     });
     expect(await runExists(runId)).toBe(true);
     await worker.client.cancel(runId);
+  });
+
+  it('reads no catalog once its newest announcement is older than the lapse, though no worker is left to lapse it', async () => {
+    const taskQueue = `catalog-lapse-${Date.now()}`;
+    const client = await RelayClient.connect({ connection: kit.env.connection, namespace: kit.namespace, taskQueue });
+    // A catalog as its workflow last wrote it, on a task queue no worker polls any more.
+    const catalogAnnouncedAgo = async (ms: number, suffix: string) => {
+      const workflowId = `relay-e-worker-catalog:${taskQueue}`;
+      await kit.temporal.workflow
+        .getHandle(workflowId)
+        .terminate()
+        .catch(() => undefined);
+      await kit.temporal.workflow.start('relayWorkerCatalog', {
+        workflowId,
+        taskQueue,
+        args: [],
+        memo: {
+          relayWorkerCatalog: {
+            tools: [],
+            modelPrefixes: ['scripted'],
+            workers: 1,
+            workerIds: [`killed-worker-${suffix}`],
+            lastAnnouncedAt: new Date(Date.now() - ms).toISOString(),
+          },
+        },
+      });
+    };
+    await catalogAnnouncedAgo(60_000, 'recent');
+    expect(await client.getWorkerCatalog()).toMatchObject({ workers: 1, modelPrefixes: ['scripted'] });
+    await catalogAnnouncedAgo(31 * 60_000, 'lapsed');
+    expect(await client.getWorkerCatalog()).toBeUndefined();
+    await kit.temporal.workflow.getHandle(`relay-e-worker-catalog:${taskQueue}`).terminate();
   });
 
   it('is let through when no worker has announced a catalog, since nothing can be told', async () => {
