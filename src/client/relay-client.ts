@@ -462,12 +462,16 @@ export class RelayClient {
     }
   }
 
-  /** True when the run exists, belongs to the scope's tenant (if any) and is no longer running. */
+  /**
+   * True when the run exists, belongs to the scope's tenant (if any) and is no longer running; false when it does not
+   * exist for the scope. Any other failure to describe it is thrown, not taken for an answer.
+   */
   private async hasEnded(runId: string, scope: TenantScope): Promise<boolean> {
     try {
       return (await this.describeInScope(runId, scope)).status.name !== 'RUNNING';
-    } catch {
-      return false;
+    } catch (error) {
+      if (RelayError.isInstance(error) && error.code === 'run_not_found') return false;
+      throw error;
     }
   }
 
