@@ -263,7 +263,7 @@ function printReady(ready: {
   );
 }
 
-interface DevApiKeys {
+export interface DevApiKeys {
   apiKeys: ApiKeyTenants;
   /** The key to put in the printed examples. */
   shownKey: string;
@@ -272,20 +272,25 @@ interface DevApiKeys {
 }
 
 /** RELAY_E_API_KEYS when set; otherwise one key generated on the first start and kept in `.relay-e/dev-api-key`. */
-async function readDevApiKeys(tenantId: string): Promise<DevApiKeys> {
+export async function readDevApiKeys(tenantId: string, directory = stateDirectory): Promise<DevApiKeys> {
   if (process.env['RELAY_E_API_KEYS']) {
     const apiKeys = await loadApiKeys({ env: process.env });
     const [first] = apiKeys.entries();
     if (first === undefined) throw usageError('RELAY_E_API_KEYS holds no key');
     return { apiKeys, shownKey: first[0], tenantId: first[1].tenantId, source: 'from RELAY_E_API_KEYS' };
   }
-  const file = path.join(stateDirectory, 'dev-api-key');
-  let key: string;
-  try {
-    key = (await readFile(file, 'utf8')).trim();
-  } catch {
+  const file = path.join(directory, 'dev-api-key');
+  // An empty file would make '' a key; a file that cannot be read for another reason than its absence is reported.
+  let key = await readFile(file, 'utf8').then(
+    (text) => text.trim(),
+    (error: unknown) => {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return '';
+      throw error;
+    },
+  );
+  if (key === '') {
     key = `rk_dev_${randomBytes(18).toString('base64url')}`;
-    await mkdir(stateDirectory, { recursive: true });
+    await mkdir(directory, { recursive: true });
     await writeFile(file, `${key}\n`, { mode: 0o600 });
   }
   return {
