@@ -11,6 +11,8 @@ export interface AcceptedDecision {
   /** Why the human decided so; a rejection's reason goes back to the model. */
   reason?: string;
   edited: boolean;
+  /** When the decider's client sent it, as it said (see ApprovalDecision.decidedAt). */
+  decidedAt?: string;
 }
 
 /** How a wait for one call ended. */
@@ -80,9 +82,13 @@ export class ApprovalBook {
     if (decision.decision !== 'approve' && decision.decision !== 'reject') {
       throw refusal('invalid_input', "decision must be 'approve' or 'reject'");
     }
+    if (decision.decidedAt !== undefined && !isIsoTime(decision.decidedAt)) {
+      throw refusal('invalid_input', 'decidedAt must be a time in ISO 8601 (as toISOString writes it)');
+    }
     const who = {
       ...(typeof decision.approver === 'string' ? { approver: decision.approver.slice(0, 256) } : {}),
       ...(typeof decision.reason === 'string' ? { reason: decision.reason.slice(0, maxDecisionReasonLength) } : {}),
+      ...(decision.decidedAt !== undefined ? { decidedAt: decision.decidedAt } : {}),
     };
     if (decision.decision === 'reject') return { approved: false, input: pending.input, edited: false, ...who };
     if (decision.input === undefined) return { approved: true, input: pending.input, edited: false, ...who };
@@ -116,6 +122,15 @@ export class ApprovalBook {
     for (const approval of waiting) this.settle(approval.toolCallId);
     return waiting;
   }
+}
+
+/** `2026-12-04T12:00:00.000Z`, as `Date.prototype.toISOString` writes it: compared as text with other event times. */
+function isIsoTime(value: unknown): value is string {
+  return (
+    typeof value === 'string' &&
+    /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(value) &&
+    !Number.isNaN(Date.parse(value))
+  );
 }
 
 function refusal(type: string, message: string): ApplicationFailure {

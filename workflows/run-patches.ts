@@ -21,6 +21,14 @@ const oneMarkerPatch = 'one-marker-for-every-rule';
 const compactStartPatch = 'catalog-in-first-model-call';
 
 /**
+ * Stands for every rule of {@link compactStartPatch} and brings its own: a decision that says when its client sent it
+ * (`decidedAt`, which `RelayClient` sets) is stamped with that time, so the approved tool starts without waiting for
+ * a clock-reading activity; a decision without it (a signal from the Temporal UI) still waits for one. Runs recorded
+ * under the earlier markers ask them as they did.
+ */
+const decisionTimePatch = 'decision-time-from-decider';
+
+/**
  * Run-wide ids unique across steps, idempotency keys unique across executions, byte limits, the tool's own schema
  * checked before approval, decisions that win over a simultaneous timeout, and a true record of a cancellation.
  * Runs started before these rules replay with the old ones.
@@ -82,6 +90,8 @@ export interface RunPatches {
   /** Rules {@link compactStartPatch} brings of its own. */
   catalogInFirstModelCall(): boolean;
   deflatedClosedRunRecord(): boolean;
+  /** The rule {@link decisionTimePatch} brings of its own. */
+  decisionTimeFromDecider(): boolean;
 }
 
 const everyRule: RunPatches = {
@@ -97,10 +107,13 @@ const everyRule: RunPatches = {
   leanHistory: () => true,
   catalogInFirstModelCall: () => true,
   deflatedClosedRunRecord: () => true,
+  decisionTimeFromDecider: () => true,
 };
 
+const compactStartRules: RunPatches = { ...everyRule, decisionTimeFromDecider: () => false };
+
 const oneMarkerRules: RunPatches = {
-  ...everyRule,
+  ...compactStartRules,
   catalogInFirstModelCall: () => false,
   deflatedClosedRunRecord: () => false,
 };
@@ -111,6 +124,7 @@ const noMarkerRules = {
   leanHistory: () => false,
   catalogInFirstModelCall: () => false,
   deflatedClosedRunRecord: () => false,
+  decisionTimeFromDecider: () => false,
 };
 
 /**
@@ -119,7 +133,8 @@ const noMarkerRules = {
  * else where each is used.
  */
 export function decideRunPatches(): RunPatches {
-  if (patched(compactStartPatch)) return everyRule;
+  if (patched(decisionTimePatch)) return everyRule;
+  if (patched(compactStartPatch)) return compactStartRules;
   if (patched(oneMarkerPatch)) return oneMarkerRules;
   const exact = patched(exactRunPatch);
   const catalogAsLocalActivity = () => patched(catalogAsLocalActivityPatch);

@@ -17,6 +17,7 @@ import type { ToolFailure, ToolResult } from '../src/shared/tool-result.js';
 import type { ToolCall } from '../src/shared/transcript.js';
 import type { RunContext } from './run-context.js';
 import type { ToolCallCheck } from './tool-call-validator.js';
+import type { AcceptedDecision } from './approvals.js';
 import { emitDecision } from './decision-events.js';
 import { readRecordedTime, usesRecordedTime } from './recorded-clock.js';
 import { recordedOrNow } from './run-state.js';
@@ -135,7 +136,7 @@ async function awaitApproval(
   run.callEnded(call.id);
   publishRunState(run);
   // The decision's event, at a time history records (the handler that accepted it does not wait).
-  if (decision && usesRecordedTime(context)) emitDecision(run, ids, decision, await readRecordedTime());
+  if (decision && usesRecordedTime(context)) emitDecision(run, ids, decision, await decisionTime(context, decision));
 
   if (!decision) {
     // The timer fired at expiresAt: the time its wait ended, whichever task delivered it.
@@ -268,4 +269,10 @@ export function describeFailure(error: unknown): string {
     return `${error.message}${cause}`;
   }
   return String(error);
+}
+
+/** The time a decision's event is stamped with: the one its client sent, under the rule that trusts it, else a worker's. */
+function decisionTime(context: RunContext, decision: AcceptedDecision): Promise<string> | string {
+  const sent = context.patches.decisionTimeFromDecider() ? decision.decidedAt : undefined;
+  return sent ?? readRecordedTime();
 }

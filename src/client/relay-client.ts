@@ -371,7 +371,8 @@ export class RelayClient {
 
   /** Sends a decision as a signal: no answer, and an invalid decision is dropped by the run. */
   async signalDecision(runId: string, decision: ApprovalDecision): Promise<void> {
-    await this.query(runId, () => this.handle(runId).signal(decideSignal, decision));
+    const stamped = { decidedAt: new Date().toISOString(), ...decision };
+    await this.query(runId, () => this.handle(runId).signal(decideSignal, stamped));
   }
 
   /** Cancels a run; a tool running at that moment sees `ctx.signal` abort. */
@@ -435,7 +436,8 @@ export class RelayClient {
   }
 
   private async decide(runId: string, decision: ApprovalDecision, scope: TenantScope): Promise<ApprovalOutcome> {
-    const scoped = scope.tenantId !== undefined ? { ...decision, tenantId: scope.tenantId } : decision;
+    const stamped = { decidedAt: new Date().toISOString(), ...decision };
+    const scoped = scope.tenantId !== undefined ? { ...stamped, tenantId: scope.tenantId } : stamped;
     try {
       return await this.query(
         runId,

@@ -82,6 +82,11 @@ export interface ApprovalDecision {
   input?: unknown;
   /** When given, the decision is refused unless it matches the run's tenant. */
   tenantId?: string;
+  /**
+   * When the decider's client sent the decision (ISO 8601); the decision's event is stamped with it (never earlier
+   * than the event before it). `RelayClient` sets it; without it, the run reads a worker's clock in an activity.
+   */
+  decidedAt?: string;
 }
 
 /** The update's answer to an accepted decision. */

@@ -62,12 +62,8 @@ const exact = [...pathsOfBoth, 'model-context-by-reference'].map((name) => `exac
  */
 const oneMarker = [...pathsOfBoth, 'lean-history', 'lean-history-compacted'].map((name) => `one-marker/${name}.json`);
 
-/**
- * Recorded under `catalog-in-first-model-call`, which stands for the one marker's rules and brings its own (the first
- * model call reads the catalog, a long closed-run record is deflated): its new side, whose old side is every history
- * above. `split-first-task-failed` takes the path that still snapshots first (its input is over budget).
- */
-const catalogInFirstCall = [
+/** The paths recorded under each marker since `catalog-in-first-model-call`. */
+const pathsSinceCatalogInFirstCall = [
   ...pathsOfBoth,
   'lean-history',
   'lean-history-compacted',
@@ -76,13 +72,32 @@ const catalogInFirstCall = [
   'tool-failed',
   'non-json-arguments',
   'cancelled-awaiting-approval',
-].map((name) => `catalog-in-first-call/${name}.json`);
+];
+
+/**
+ * Recorded under `catalog-in-first-model-call`, which stands for the one marker's rules and brings its own (the first
+ * model call reads the catalog, a long closed-run record is deflated): its new side, whose old side is every history
+ * above. `split-first-task-failed` takes the path that still snapshots first (its input is over budget).
+ */
+const catalogInFirstCall = pathsSinceCatalogInFirstCall.map((name) => `catalog-in-first-call/${name}.json`);
+
+/**
+ * Recorded under `decision-time-from-decider`, which stands for all the rules before and stamps a decision with the
+ * time its client sent: its new side, whose old side is every history above.
+ */
+const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `decision-time-from-decider/${name}.json`);
 
 describe('replaying recorded agent runs', () => {
   it('reproduces every recorded path with the workflow code bundled as workers bundle it, so a nondeterministic change fails the build', async () => {
     const replayed = await replayHistories(agentRunHistories);
     expect(replayed).toEqual(
-      expect.arrayContaining([...beforeExactIds, ...exact, ...oneMarker, ...catalogInFirstCall]),
+      expect.arrayContaining([
+        ...beforeExactIds,
+        ...exact,
+        ...oneMarker,
+        ...catalogInFirstCall,
+        ...decisionTimeFromDecider,
+      ]),
     );
   });
 });

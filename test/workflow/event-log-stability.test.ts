@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { eventPageQuery } from '../../workflows/messages.js';
+import { decideUpdate, eventPageQuery } from '../../workflows/messages.js';
 import { RelayClient } from '../../src/client/relay-client.js';
 import { queriedEvents } from '../helpers/queried-events.js';
 import type { RunEvent, RunSnapshot } from '../../src/shared/run-types.js';
@@ -176,7 +176,7 @@ describe('the event log under replay', () => {
       const replayed = await queriedEvents(kit.temporal, runId);
       expectSameEvents(live, replayed);
       expect(ledger.transfers).toHaveLength(2);
-      expectDecisionsAtRecordedTimes(replayed, await recordedActivityResults(runId, 'readClock'));
+      expectDecisionsAtRecordedTimes(replayed, await recordedDecisionTimes(runId));
       await recordHistoryIfRequested(
         kit.temporal.workflow.getHandle(runId),
         currentHistoryFile('decided-by-update-and-signal'),
@@ -187,9 +187,73 @@ describe('the event log under replay', () => {
   });
 });
 
+describe('the time of a decision', () => {
+  const turns: ScriptedTurn[] = [
+    { toolCalls: [{ id: 'pay', name: 'transfer_funds', input: { from: 'A', to: 'B', amount: 5 } }] },
+    { text: 'done' },
+  ];
+
+  it('is the time its client sent it, with no clock activity; a decision sent without one reads a worker’s clock', async () => {
+    const worker = await kit.startWorker({
+      tools: createTestTools(createLedger()),
+      models: { scripted: scriptedModel(turns) },
+    });
+    const { client } = worker;
+    try {
+      const stamped = await client.startRun({ ...base, prompt: 'pay', approvalTimeout: '1h' });
+      const unstamped = await client.startRun({ ...base, prompt: 'pay', approvalTimeout: '1h' });
+      for (const { runId } of [stamped, unstamped]) {
+        await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
+      }
+      const before = new Date().toISOString();
+      await client.approve(stamped.runId, 'call_1_0', { approver: 'alice' });
+      const after = new Date().toISOString();
+      // As the Temporal UI's "Send Signal" sends it: no decidedAt.
+      await kit.temporal.workflow
+        .getHandle(unstamped.runId)
+        .signal('decide', { toolCallId: 'call_1_0', decision: 'approve', approver: 'ui' });
+      await Promise.all([client.result(stamped.runId), client.result(unstamped.runId)]);
+      const approvedAt = async (runId: string) =>
+        (await client.events(runId)).find((event) => event.type === 'tool_approved')?.at;
+
+      const [sent] = await recordedDecisionTimes(stamped.runId);
+      expect(sent?.at !== undefined && sent.at >= before && sent.at <= after).toBe(true);
+      expect(await approvedAt(stamped.runId)).toBe(sent?.at);
+      expect(await scheduledActivityTypes(stamped.runId)).not.toContain('readClock');
+      const clock = await recordedActivityResults(unstamped.runId, 'readClock');
+      expect(clock).toHaveLength(1);
+      expect(await approvedAt(unstamped.runId)).toBe(clock[0]?.at);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('refuses a decision whose decidedAt is not a time as toISOString writes it', async () => {
+    const worker = await kit.startWorker({
+      tools: createTestTools(createLedger()),
+      models: { scripted: scriptedModel(turns) },
+    });
+    try {
+      const { runId } = await worker.client.startRun({ ...base, prompt: 'pay', approvalTimeout: '1h' });
+      await waitForRun(worker.client, runId, (run) => run.status === 'awaiting_approval');
+      const handle = kit.temporal.workflow.getHandle(runId);
+      for (const decidedAt of ['yesterday', '2026-12-04', '2026-13-40T99:00:00.000Z']) {
+        await expect(
+          handle.executeUpdate(decideUpdate, { args: [{ toolCallId: 'call_1_0', decision: 'approve', decidedAt }] }),
+        ).rejects.toMatchObject({ cause: { type: 'invalid_input' } });
+      }
+      expect((await worker.client.getRun(runId)).status).toBe('awaiting_approval');
+      await worker.client.cancel(runId);
+    } finally {
+      await worker.stop();
+    }
+  });
+});
+
 /**
- * Each decision event carries a time a clock-reading activity recorded (other events read the clock that way too: a
- * failure, a resent model context), unless an event recorded later came before it (times never go back along seq).
+ * Each decision event carries a time history recorded: the `decidedAt` its client sent with the update or signal, or
+ * one a clock-reading activity recorded (other events read the clock that way too: a failure, a resent model
+ * context), unless an event recorded later came before it (times never go back along seq).
  */
 function expectDecisionsAtRecordedTimes(events: readonly RunEvent[], recorded: ReadonlyArray<{ at?: string }>): void {
   const decisions = events.flatMap((event, index) =>
@@ -199,7 +263,6 @@ function expectDecisionsAtRecordedTimes(events: readonly RunEvent[], recorded: R
   );
   const times = recorded.map(({ at }) => at ?? '');
   expect(decisions.length).toBeGreaterThan(0);
-  expect(times.length).toBeGreaterThanOrEqual(decisions.length);
   for (const { event, before } of decisions) {
     expect({ at: event.at, recordedOrCarriedOver: times.includes(event.at) || event.at === before }).toEqual({
       at: event.at,
@@ -249,6 +312,27 @@ async function recordedActivityResults(runId: string, activityType: string): Pro
     }
   }
   return results;
+}
+
+/**
+ * The times history holds for a run's decisions: the `decidedAt` of each decision its updates and signals carried, and
+ * the results of its clock-reading activities.
+ */
+async function recordedDecisionTimes(runId: string): Promise<Array<{ at?: string }>> {
+  const converter = kit.temporal.options.loadedDataConverter;
+  const history = await kit.temporal.workflow.getHandle(runId).fetchHistory();
+  const sent: Array<{ at?: string }> = [];
+  for (const event of history.events ?? []) {
+    const payloads =
+      event.workflowExecutionUpdateAcceptedEventAttributes?.acceptedRequest?.input?.args?.payloads ??
+      (event.workflowExecutionSignaledEventAttributes?.signalName === 'decide'
+        ? event.workflowExecutionSignaledEventAttributes.input?.payloads
+        : undefined);
+    if (!payloads) continue;
+    const decision = await decodeFromPayloadsAtIndex<{ decidedAt?: string }>(converter, 0, payloads);
+    if (decision.decidedAt !== undefined) sent.push({ at: decision.decidedAt });
+  }
+  return [...sent, ...(await recordedActivityResults(runId, 'readClock'))];
 }
 
 /** What the tests read of an activity's result: its time, and the catalog a run's first model call brings. */
@@ -372,7 +456,7 @@ describe('the event log when a follower splits the first workflow task', () => {
         // The input check before approval is a regular activity, ordered in history with the parallel calls' results.
         expect(await recordedLocalResults(runId, 'checkToolCallInput')).toEqual([]);
         expect(await scheduledActivityTypes(runId)).toContain('checkToolCallInput');
-        expectDecisionsAtRecordedTimes(again, await recordedActivityResults(runId, 'readClock'));
+        expectDecisionsAtRecordedTimes(again, await recordedDecisionTimes(runId));
       }
     } finally {
       await replaying.stop();
