@@ -137,6 +137,22 @@ export interface RunPendingApproval extends PendingApproval {
   sessionId?: string;
 }
 
+/** A tenant's pending approvals, and the waiting runs that could not say which calls wait. */
+export interface PendingApprovals {
+  approvals: RunPendingApproval[];
+  /**
+   * Runs that visibility lists as waiting for a human but that did not answer within {@link pendingApprovalAnswerMs}
+   * (no worker serves their task queue, or their workflow task is failing): their calls are not in `approvals`.
+   */
+  unanswered: Array<{ runId: string; error: string }>;
+}
+
+/**
+ * How long listing pending approvals waits for each run's snapshot: a run no worker serves would hold its query for
+ * about half a minute, and the tenant's whole list with it.
+ */
+export const pendingApprovalAnswerMs = 5_000;
+
 /** How long a catalog read serves startRun's check for runs it can serve (workers announce every 10 minutes). */
 const catalogReuseMs = 5_000;
 
@@ -390,9 +406,10 @@ export class RelayClient {
 
   /**
    * The tool calls of one tenant's open runs that wait for a human, found through the search attributes and
-   * read from each run's snapshot (visibility lags the run by a moment; the snapshot does not).
+   * read from each run's snapshot (visibility lags the run by a moment; the snapshot does not). A run that cannot
+   * answer within {@link pendingApprovalAnswerMs} is named in `unanswered` instead of holding up the list.
    */
-  async listPendingApprovals(options: ListPendingApprovalsOptions): Promise<RunPendingApproval[]> {
+  async listPendingApprovals(options: ListPendingApprovalsOptions): Promise<PendingApprovals> {
     const { tenantId, limit = 100 } = options;
     const query =
       `${tenantRunsQuery(tenantId)} AND ExecutionStatus = 'Running' AND ` +
@@ -402,20 +419,34 @@ export class RelayClient {
       runIds.push(execution.workflowId);
       if (runIds.length >= limit) break;
     }
-    const snapshots = await Promise.all(
-      runIds.map((runId) => this.getRun(runId, { tenantId }).catch((error: unknown) => skipRunThatCannotAnswer(error))),
-    );
-    return snapshots.flatMap((snapshot) =>
-      snapshot
-        ? snapshot.pendingApprovals.map((approval) => ({
-            ...approval,
-            runId: snapshot.runId,
-            model: snapshot.model,
-            ...(snapshot.userId !== undefined ? { userId: snapshot.userId } : {}),
-            ...(snapshot.sessionId !== undefined ? { sessionId: snapshot.sessionId } : {}),
-          }))
-        : [],
-    );
+    const answers = await Promise.all(runIds.map((runId) => this.pendingSnapshot(runId, tenantId)));
+    const listing: PendingApprovals = { approvals: [], unanswered: [] };
+    for (const answer of answers) {
+      if (answer?.unanswered) listing.unanswered.push(answer.unanswered);
+      if (answer?.snapshot) listing.approvals.push(...pendingApprovalsOf(answer.snapshot));
+    }
+    return listing;
+  }
+
+  /**
+   * A listed run's snapshot; undefined when it is gone or closed since it was listed; why it did not answer when no
+   * worker gave its snapshot in time.
+   */
+  private async pendingSnapshot(
+    runId: string,
+    tenantId: string,
+  ): Promise<{ snapshot?: RunSnapshot; unanswered?: { runId: string; error: string } } | undefined> {
+    const deadline = Date.now() + pendingApprovalAnswerMs;
+    try {
+      return { snapshot: await this.temporal.withDeadline(deadline, () => this.getRun(runId, { tenantId })) };
+    } catch (error) {
+      if (RelayError.isInstance(error) && error.code === 'run_not_found') return undefined;
+      if (!noWorkerAnsweredIn(error, deadline)) throw error;
+      const why = RelayError.isInstance(error)
+        ? error.message
+        : `no worker answered within ${pendingApprovalAnswerMs} ms`;
+      return { unanswered: { runId, error: why } };
+    }
   }
 
   /**
@@ -544,11 +575,16 @@ const grpcCutOff = new Set([1, 4]);
  * other failure is thrown.
  */
 function noWorkerAnswered(error: unknown, deadline: number): undefined {
-  if (RelayError.isInstance(error) && error.code === 'run_unavailable') return undefined;
+  if (noWorkerAnsweredIn(error, deadline)) return undefined;
+  throw error;
+}
+
+/** Whether `error` says the run could not answer: `run_unavailable`, or a call cut off by `deadline`. */
+function noWorkerAnsweredIn(error: unknown, deadline: number): boolean {
+  if (RelayError.isInstance(error) && error.code === 'run_unavailable') return true;
   const cause = error instanceof Error && error.cause !== undefined ? error.cause : error;
   const cutOff = [error, cause].some((each) => isGrpcServiceError(each) && grpcCutOff.has(Number(each.code)));
-  if (cutOff && Date.now() >= deadline) return undefined;
-  throw error;
+  return cutOff && Date.now() >= deadline;
 }
 
 /** How long a decision waits for a run whose workflow task is failing (a worker died mid-task) to recover. */
@@ -607,14 +643,15 @@ function decisionFields(options: ApproveOptions): Omit<ApprovalDecision, 'toolCa
   };
 }
 
-/**
- * A run listed a moment ago may have closed since, or be waiting for a worker to recover it (its approvals
- * show again once it can answer); anything else is a real failure.
- */
-function skipRunThatCannotAnswer(error: unknown): undefined {
-  if (RelayError.isInstance(error) && (error.code === 'run_not_found' || error.code === 'run_unavailable'))
-    return undefined;
-  throw error;
+/** The pending approvals a run's snapshot lists, each with the run it belongs to. */
+function pendingApprovalsOf(snapshot: RunSnapshot): RunPendingApproval[] {
+  return snapshot.pendingApprovals.map((approval) => ({
+    ...approval,
+    runId: snapshot.runId,
+    model: snapshot.model,
+    ...(snapshot.userId !== undefined ? { userId: snapshot.userId } : {}),
+    ...(snapshot.sessionId !== undefined ? { sessionId: snapshot.sessionId } : {}),
+  }));
 }
 
 /** How long a follower waits before asking a run that could not answer again. */

@@ -226,6 +226,11 @@ export const approvalsResponseSchema = z
         sessionId: z.string().optional(),
       }),
     ),
+    unanswered: z.array(z.object({ runId: z.string(), error: z.string() })).openapi({
+      description:
+        'Runs listed as waiting for a human that did not answer in time (no worker serves them, or their workflow ' +
+        'task is failing): their calls are not in `approvals`.',
+    }),
   })
   .openapi('PendingApprovals');
 

@@ -65,11 +65,11 @@ export function createApprovalsApi({ client }: { client: RelayClient }): OpenAPI
     }),
     async (c) => {
       const { limit } = c.req.valid('query');
-      const approvals = await client.listPendingApprovals({
+      const listing = await client.listPendingApprovals({
         tenantId: c.get('caller').tenantId,
         ...(limit !== undefined ? { limit } : {}),
       });
-      return c.json({ approvals }, 200);
+      return c.json(listing, 200);
     },
   );
 

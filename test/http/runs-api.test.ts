@@ -2,7 +2,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../src/shared/run-types.js';
 import { createRelayTestKit } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit } from '../helpers/relay-test-kit.js';
-import { createTestTenants, payCallId, startHttpTestApi } from './http-test-kit.js';
+import { scriptedModel } from '../../src/testing/scripted-model.js';
+import { createLedger, createTestTools } from '../helpers/test-tools.js';
+import { createTestTenants, httpTestModel, payCallId, startHttpTestApi } from './http-test-kit.js';
 import type { HttpTestApi } from './http-test-kit.js';
 
 const { tenantA, tenantB, keys, apiKeys } = createTestTenants();
@@ -152,6 +154,33 @@ describe('runs over HTTP', () => {
       api.request(`/v1/runs/${runOfB}/cancel`, { method: 'POST', key: keys.bob }),
     ]);
   });
+
+  it('names a waiting run no worker answers for instead of failing or holding up the tenant’s list', async () => {
+    // A run of tenant B whose only worker is gone: its snapshot query would wait for about half a minute.
+    const retired = await kit.startWorker({
+      tools: createTestTools(createLedger()),
+      models: { scripted: scriptedModel(httpTestModel) },
+    });
+    const stuck = await retired.client.startRun({ tenantId: tenantB, model: 'scripted:test', prompt: 'pay B' });
+    await api.waitForRun(stuck.runId, keys.bob, (run) => run.status === 'awaiting_approval');
+    await retired.stop();
+    const answering = await startPaymentAwaitingApproval(keys.bob);
+    type Listing = { approvals: Array<{ runId: string }>; unanswered: Array<{ runId: string; error: string }> };
+    const listed = async (): Promise<Listing> => {
+      const response = await api.request('/v1/approvals', { key: keys.bob });
+      expect(response.status).toBe(200);
+      return (await response.json()) as Listing;
+    };
+    // Visibility trails the runs by a moment.
+    await expect
+      .poll(async () => (await listed()).approvals.map((approval) => approval.runId), { timeout: 30_000 })
+      .toContain(answering);
+    const listing = await listed();
+    expect(listing.approvals.map((approval) => approval.runId)).not.toContain(stuck.runId);
+    expect(listing.unanswered).toEqual([{ runId: stuck.runId, error: expect.any(String) as unknown }]);
+    await api.request(`/v1/runs/${answering}/cancel`, { method: 'POST', key: keys.bob });
+    await kit.temporal.workflow.getHandle(stuck.runId).terminate('test done');
+  }, 60_000);
 });
 
 describe('tenancy and authentication', () => {

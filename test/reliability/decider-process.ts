@@ -50,7 +50,7 @@ async function decide(runId: string, toolCallId: string, requestedAt: string): P
 }
 
 while (decided.size < expected) {
-  const pending = await client.listPendingApprovals({ tenantId, limit: 1_000 });
+  const { approvals: pending } = await client.listPendingApprovals({ tenantId, limit: 1_000 });
   for (const approval of pending) {
     const key = `${approval.runId}/${approval.toolCallId}`;
     if (decided.has(key)) continue;

@@ -239,7 +239,7 @@ describe('a local test environment', () => {
     await env.waitForApproval(runId);
     await expect
       .poll(() => env.client.listPendingApprovals({ tenantId }), { timeout: 10_000 })
-      .toEqual([expect.objectContaining({ runId, toolCallId: 'call_1_0' })]);
+      .toEqual({ approvals: [expect.objectContaining({ runId, toolCallId: 'call_1_0' })], unanswered: [] });
     await env.client.cancel(runId);
   });
 

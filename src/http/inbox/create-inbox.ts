@@ -127,7 +127,7 @@ export function createInbox(options: CreateInboxOptions): Hono<InboxEnv> {
 
   app.get('/inbox/runs/:id', (c) => c.html(runPage(c.get('session'), c.req.param('id'))));
 
-  app.get('/inbox/approvals', async (c) => c.json({ approvals: await listApprovals(c.get('session')) }));
+  app.get('/inbox/approvals', async (c) => c.json(await listApprovals(c.get('session'))));
 
   app.get('/inbox/approvals/stream', (c) => {
     const session = c.get('session');
@@ -137,7 +137,7 @@ export function createInbox(options: CreateInboxOptions): Hono<InboxEnv> {
       eventName: 'approvals',
       logger: options.logger ?? console,
       read: async () => {
-        const approvals = JSON.stringify({ approvals: await listApprovals(session) });
+        const approvals = JSON.stringify(await listApprovals(session));
         if (approvals === last) return undefined;
         last = approvals;
         return approvals;
@@ -226,16 +226,20 @@ export function createInbox(options: CreateInboxOptions): Hono<InboxEnv> {
     return catalog;
   }
 
-  /** The tenant's pending approvals, each with the JSON Schema of its tool for the editor. */
+  /**
+   * The tenant's pending approvals, each with the JSON Schema of its tool for the editor, and the waiting runs that
+   * did not answer in time.
+   */
   async function listApprovals(session: InboxSession) {
     const tenantId = session.tenant.tenantId;
-    const approvals = await client.listPendingApprovals({ tenantId });
-    return Promise.all(
+    const { approvals, unanswered } = await client.listPendingApprovals({ tenantId });
+    const withSchemas = await Promise.all(
       approvals.map(async (approval) => {
         const tool = (await catalogOf(approval.runId, tenantId)).find((entry) => entry.name === approval.toolName);
         return { ...approval, ...(tool ? { inputSchema: tool.inputSchema } : {}) };
       }),
     );
+    return { approvals: withSchemas, unanswered };
   }
 
   return app;

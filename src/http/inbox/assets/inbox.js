@@ -70,17 +70,28 @@ function startApprovalsList(list) {
   const status = /** @type {HTMLElement} */ (document.getElementById('approvals-status'));
   const stream = new EventSource('/inbox/approvals/stream');
   stream.addEventListener('approvals', (message) => {
-    /** @type {{ approvals: InboxApproval[] }} */
-    const { approvals } = JSON.parse(/** @type {MessageEvent<string>} */ (message).data);
+    /** @type {{ approvals: InboxApproval[], unanswered: Array<{ runId: string, error: string }> }} */
+    const { approvals, unanswered } = JSON.parse(/** @type {MessageEvent<string>} */ (message).data);
     status.textContent =
-      approvals.length === 0
+      (approvals.length === 0
         ? 'Nothing waits for a decision.'
-        : `${approvals.length} tool call${approvals.length === 1 ? '' : 's'} wait${approvals.length === 1 ? 's' : ''} for a decision.`;
-    list.replaceChildren(...approvals.map(approvalListItem));
+        : `${approvals.length} tool call${approvals.length === 1 ? '' : 's'} wait${approvals.length === 1 ? 's' : ''} for a decision.`) +
+      (unanswered.length === 0
+        ? ''
+        : ` ${unanswered.length} waiting run${unanswered.length === 1 ? '' : 's'} did not answer in time (is a worker running?).`);
+    list.replaceChildren(...approvals.map(approvalListItem), ...unanswered.map(unansweredListItem));
   });
   stream.addEventListener('error', () => {
     status.textContent = 'Reconnecting…';
   });
+}
+
+/** @param {{ runId: string, error: string }} run */
+function unansweredListItem(run) {
+  return element('li', { 'data-unanswered-run': run.runId }, [
+    element('h2', {}, [element('a', { href: runPath(run.runId) }, [`Run ${run.runId} did not answer`])]),
+    element('p', { class: 'muted' }, [run.error]),
+  ]);
 }
 
 /** @param {InboxApproval} approval */
