@@ -3,6 +3,7 @@ export type {
   ApproveOptions,
   DecisionOptions,
   ListPendingApprovalsOptions,
+  PendingApprovals,
   RelayClientOptions,
   RunPendingApproval,
   StartRunOptions,
