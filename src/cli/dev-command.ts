@@ -147,17 +147,18 @@ async function startTemporal(
   stack.spinner.start(`starting a Temporal dev server on ${settings.address} (data in ${dbFilename})`);
   await mkdir(path.dirname(path.resolve(dbFilename)), { recursive: true });
   // With encryption on, the UI started here decrypts through a codec server on loopback.
-  const runTenants = runTenantsOf(settings);
-  stack.add(() => runTenants.close());
-  const codec = settings.encryption
-    ? await startCodecServer({
-        encryption: settings.encryption,
-        port: 0,
-        host: '127.0.0.1',
-        uiOrigins: [`http://localhost:${uiPort}`, `http://127.0.0.1:${uiPort}`],
-        runTenants,
-      })
-    : undefined;
+  const runTenants = settings.encryption ? runTenantsOf(settings) : undefined;
+  if (runTenants) stack.add(() => runTenants.close());
+  const codec =
+    settings.encryption && runTenants
+      ? await startCodecServer({
+          encryption: settings.encryption,
+          port: 0,
+          host: '127.0.0.1',
+          uiOrigins: [`http://localhost:${uiPort}`, `http://127.0.0.1:${uiPort}`],
+          runTenants,
+        })
+      : undefined;
   if (codec) stack.add(() => codec.close());
   const server = await startTemporalDevServer({
     ip: host === 'localhost' ? '127.0.0.1' : host,

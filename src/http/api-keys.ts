@@ -59,12 +59,12 @@ export async function loadApiKeys(options: LoadApiKeysOptions): Promise<ApiKeyTe
 export function createApiKeyVerifier<Holder = ApiKeyTenant>(
   apiKeys: ReadonlyMap<string, Holder>,
 ): (presented: string) => Holder | undefined {
-  const stored = [...apiKeys].map(([key, tenant]) => ({ digest: sha256(key), tenant }));
+  const stored = [...apiKeys].map(([key, holder]) => ({ digest: sha256(key), holder }));
   return (presented) => {
     const digest = sha256(presented);
     let match: Holder | undefined;
     for (const entry of stored) {
-      if (timingSafeEqual(entry.digest, digest)) match = entry.tenant;
+      if (timingSafeEqual(entry.digest, digest)) match = entry.holder;
     }
     return match;
   };
