@@ -625,6 +625,10 @@ function whyRunCannotAnswer(error: unknown, taskQueue: string): string | undefin
   if (/query timed out before a worker could process it/i.test(grpcMessageOf(error))) {
     return `no worker answered in time. Is a Relay-E worker running on task queue '${taskQueue}'?`;
   }
+  // What the server answers at once, instead of waiting, once no worker has polled the run's task queue for a while.
+  if (/no poller seen for task queue recently/i.test(grpcMessageOf(error))) {
+    return `no worker has polled its task queue recently. Is a Relay-E worker running on task queue '${taskQueue}'?`;
+  }
   return undefined;
 }
 
