@@ -114,7 +114,7 @@ async function runSteps(context: RunContext): Promise<RunResult> {
     }
     const calls = proposeToolCalls(context, response);
     recordToolResults(run, calls, await handleToolCalls(context, calls, response.at));
-    publishRunStateIfChanged(run, context.patches.skipUnchangedSearchAttributes());
+    publishRunStateIfChanged(context);
     if (shouldContinueAsNew(context, stepsAtStart, suggested)) {
       await condition(allHandlersFinished);
       return await continueAsNew<typeof agentRun>(run.input, carryState(context));
@@ -290,7 +290,7 @@ function finishRun(
   run.finish('completed', stopReason, output !== undefined ? { output } : {});
   if (output !== undefined) run.transcript.push({ role: 'assistant', content: output });
   run.emit({ type: 'run_completed', stopReason, ...(output !== undefined ? { output } : {}) }, { at });
-  publishRunState(run);
+  publishRunState(context);
   return {
     runId: run.runId,
     status: 'completed',
@@ -318,7 +318,7 @@ async function recordCancellation(context: RunContext): Promise<void> {
   }
   run.finish('cancelled', 'cancelled');
   run.emit({ type: 'run_cancelled' }, { at });
-  publishRunState(run);
+  publishRunState(context);
 }
 
 /** Records a failed run's end and returns the failure that ends the workflow. */
@@ -329,7 +329,7 @@ async function recordFailure(context: RunContext, error: unknown): Promise<Appli
   const code = context.exact ? runFailureCode(error, context.patches.runFailedCodeFromCause()) : undefined;
   run.finish('failed', 'error', { error: message });
   run.emit({ type: 'run_failed', error: message, ...(code ? { code } : {}) }, { at });
-  publishRunState(run);
+  publishRunState(context);
   return ApplicationFailure.create({
     type: 'run_failed',
     message,

@@ -29,6 +29,13 @@ const compactStartPatch = 'catalog-in-first-model-call';
 const decisionTimePatch = 'decision-time-from-decider';
 
 /**
+ * Stands for every rule of {@link decisionTimePatch} and brings its own: the calls waiting for a human are kept in
+ * the run's memo (run-visibility.ts), so a tenant's approvals list reads them from visibility without asking the run
+ * (no worker needed). Runs recorded under the earlier markers ask them as they did.
+ */
+const pendingApprovalsMemoPatch = 'pending-approvals-in-memo';
+
+/**
  * Run-wide ids unique across steps, idempotency keys unique across executions, byte limits, the tool's own schema
  * checked before approval, decisions that win over a simultaneous timeout, and a true record of a cancellation.
  * Runs started before these rules replay with the old ones.
@@ -92,6 +99,8 @@ export interface RunPatches {
   deflatedClosedRunRecord(): boolean;
   /** The rule {@link decisionTimePatch} brings of its own. */
   decisionTimeFromDecider(): boolean;
+  /** The rule {@link pendingApprovalsMemoPatch} brings of its own. */
+  pendingApprovalsInMemo(): boolean;
 }
 
 const everyRule: RunPatches = {
@@ -108,9 +117,12 @@ const everyRule: RunPatches = {
   catalogInFirstModelCall: () => true,
   deflatedClosedRunRecord: () => true,
   decisionTimeFromDecider: () => true,
+  pendingApprovalsInMemo: () => true,
 };
 
-const compactStartRules: RunPatches = { ...everyRule, decisionTimeFromDecider: () => false };
+const decisionTimeRules: RunPatches = { ...everyRule, pendingApprovalsInMemo: () => false };
+
+const compactStartRules: RunPatches = { ...decisionTimeRules, decisionTimeFromDecider: () => false };
 
 const oneMarkerRules: RunPatches = {
   ...compactStartRules,
@@ -125,6 +137,7 @@ const noMarkerRules = {
   catalogInFirstModelCall: () => false,
   deflatedClosedRunRecord: () => false,
   decisionTimeFromDecider: () => false,
+  pendingApprovalsInMemo: () => false,
 };
 
 /**
@@ -133,7 +146,8 @@ const noMarkerRules = {
  * else where each is used.
  */
 export function decideRunPatches(): RunPatches {
-  if (patched(decisionTimePatch)) return everyRule;
+  if (patched(pendingApprovalsMemoPatch)) return everyRule;
+  if (patched(decisionTimePatch)) return decisionTimeRules;
   if (patched(compactStartPatch)) return compactStartRules;
   if (patched(oneMarkerPatch)) return oneMarkerRules;
   const exact = patched(exactRunPatch);

@@ -27,7 +27,7 @@ export async function startRun(context: RunContext): Promise<void> {
   const maxBytes = run.input.maxTranscriptBytes ?? defaultMaxTranscriptBytes;
   if (context.patches.catalogInFirstModelCall() && transcriptBytes(run.transcript) <= maxBytes) {
     context.awaitsCatalog = true;
-    publishStartedRunState(run, context.patches.startSearchAttributesFromStarter());
+    publishStartedRunState(context);
     return;
   }
   const catalogRequest = { ...(run.input.tools ? { tools: run.input.tools } : {}), model: run.input.model };
@@ -38,7 +38,7 @@ export async function startRun(context: RunContext): Promise<void> {
   );
   if (snapshot.refused) throw new RunRefused(snapshot.refused, snapshot.at);
   recordStart(context, snapshot.entries, snapshot.at);
-  publishStartedRunState(run, context.patches.startSearchAttributesFromStarter());
+  publishStartedRunState(context);
 }
 
 /** Workers before the snapshot carried its time returned the bare list; their recorded results replay as such. */
@@ -95,7 +95,7 @@ export function recordRefusal(context: RunContext, { refusal, at }: RunRefused):
   const { run } = context;
   run.finish('failed', 'error', { error: refusal.message });
   run.emit({ type: 'run_failed', error: refusal.message, code: refusal.code }, { at });
-  publishRunState(run);
+  publishRunState(context);
   return ApplicationFailure.create({
     type: refusal.code,
     message: refusal.message,

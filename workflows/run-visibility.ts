@@ -1,14 +1,23 @@
-import { setCurrentDetails, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
+import { setCurrentDetails, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { toJsonText } from '../src/shared/payload-limits.js';
+import { pendingApprovalsMemoKey, pendingApprovalsMemoValue } from '../src/shared/pending-approvals-memo.js';
 import type { PendingApproval } from '../src/shared/run-types.js';
 import { relaySearchAttributes } from '../src/shared/search-attributes.js';
+import type { RunContext } from './run-context.js';
 import type { RunState } from './run-state.js';
 
 /** What each run last published (status and pending count; tenant and user never change within a run). */
 const publishedSearchAttributes = new WeakMap<RunState, string>();
 
-/** Publishes the run's tenant, status and pending approvals as search attributes, and its current details. */
-export function publishRunState(run: RunState): void {
+/** The ids of the waiting calls each run last kept in its memo (none at the start of an execution). */
+const publishedPendingIds = new WeakMap<RunState, string>();
+
+/**
+ * Publishes the run's tenant, status and pending approvals as search attributes, its current details, and (rule
+ * `pending-approvals-in-memo`) its waiting calls in its memo when they changed.
+ */
+export function publishRunState(context: RunContext): void {
+  const { run } = context;
   publishedSearchAttributes.set(run, `${run.status}/${run.pendingCount}`);
   upsertSearchAttributes([
     { key: relaySearchAttributes.tenant, value: run.input.tenantId },
@@ -16,18 +25,38 @@ export function publishRunState(run: RunState): void {
     { key: relaySearchAttributes.status, value: run.status },
     { key: relaySearchAttributes.pendingApprovals, value: run.pendingCount },
   ]);
+  publishPendingApprovals(context);
   setCurrentDetails(describeCurrentState(run));
+}
+
+/**
+ * Keeps the run's waiting calls in its memo, in the same workflow task as the search attributes that list the run
+ * as waiting, so a tenant's approvals list reads them from visibility without a query (which needs a worker, and
+ * costs one per waiting run on every poll of every inbox). Written only when the set of waiting calls changed.
+ */
+function publishPendingApprovals({ run, patches }: RunContext): void {
+  if (!patches.pendingApprovalsInMemo()) return;
+  const approvals = run.approvals.list();
+  const ids = approvals.map((approval) => approval.toolCallId).join('\n');
+  if ((publishedPendingIds.get(run) ?? '') === ids) return;
+  publishedPendingIds.set(run, ids);
+  const { model, userId, sessionId } = run.input;
+  const memo = { model, ...(userId ? { userId } : {}), ...(sessionId ? { sessionId } : {}), approvals };
+  upsertMemo({ [pendingApprovalsMemoKey]: pendingApprovalsMemoValue(memo) });
 }
 
 /**
  * Publishes a started run's state, unless the start already carries exactly these search attributes: `RelayClient`
  * sets them when it starts a run, and upserting the same values would only add a history event and a visibility
- * update. A run started another way gets them here. `skipWhenCarried` is the run's patch: recorded runs replay as
- * before.
+ * update. A run started another way gets them here, and so do runs recorded before that rule.
  */
-export function publishStartedRunState(run: RunState, skipWhenCarried: boolean): void {
-  if (!skipWhenCarried || !startCarriesRunState(run)) return publishRunState(run);
+export function publishStartedRunState(context: RunContext): void {
+  const { run } = context;
+  if (!context.patches.startSearchAttributesFromStarter() || !startCarriesRunState(run)) {
+    return publishRunState(context);
+  }
   publishedSearchAttributes.set(run, `${run.status}/${run.pendingCount}`);
+  publishPendingApprovals(context);
   setCurrentDetails(describeCurrentState(run));
 }
 
@@ -43,11 +72,12 @@ function startCarriesRunState(run: RunState): boolean {
 
 /**
  * After a plain step status and pending count are what was last published; an upsert would only add a history
- * event a step (bench/history-size.ts). `skipUnchanged` is the run's patch: recorded runs replay as before.
+ * event a step (bench/history-size.ts). Runs recorded before that rule upsert after every step.
  */
-export function publishRunStateIfChanged(run: RunState, skipUnchanged: boolean): void {
+export function publishRunStateIfChanged(context: RunContext): void {
+  const { run } = context;
   const changed = publishedSearchAttributes.get(run) !== `${run.status}/${run.pendingCount}`;
-  if (!skipUnchanged || changed) publishRunState(run);
+  if (!context.patches.skipUnchangedSearchAttributes() || changed) publishRunState(context);
 }
 
 /** The most characters of a call's input the current details show. */

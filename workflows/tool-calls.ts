@@ -124,7 +124,7 @@ async function awaitApproval(
   run.awaitApproval({ ...ids, ...hints, input, step: run.step, requestedAt, expiresAt });
   run.callStarted(call, 'awaiting_approval');
   run.emit({ type: 'tool_awaiting_approval', ...ids, ...hints, input, expiresAt }, { at: requestedAt });
-  publishRunState(run);
+  publishRunState(context);
 
   const decided = () => run.approvals.decisionFor(call.id) !== undefined;
   const decidedInTime = await (context.exact
@@ -134,7 +134,7 @@ async function awaitApproval(
   const decision = context.exact || decidedInTime ? run.approvals.decisionFor(call.id) : undefined;
   run.settleApproval(call.id);
   run.callEnded(call.id);
-  publishRunState(run);
+  publishRunState(context);
   // The decision's event, at a time history records (the handler that accepted it does not wait).
   if (decision && usesRecordedTime(context)) emitDecision(run, ids, decision, await decisionTime(context, decision));
 

@@ -19,6 +19,8 @@ import { isWorkflowNotFound } from './is-workflow-not-found.js';
 import { readToolCatalog } from './read-tool-catalog.js';
 import { ModelDeltaTracker, readModelProgress } from './read-model-progress.js';
 import { withEncryption } from '../security/with-encryption.js';
+import { pendingApprovalsMemoKey, readPendingApprovalsMemo } from '../shared/pending-approvals-memo.js';
+import type { PendingApprovalsMemo } from '../shared/pending-approvals-memo.js';
 import { closedRunMemoKey, readClosedRunMemo, recordedEventsAfter, withOutput } from '../shared/closed-run-record.js';
 import type { ClosedRunRecord } from '../shared/closed-run-record.js';
 import { RelayError, errorCodes } from '../shared/errors.js';
@@ -141,8 +143,9 @@ export interface RunPendingApproval extends PendingApproval {
 export interface PendingApprovals {
   approvals: RunPendingApproval[];
   /**
-   * Runs that visibility lists as waiting for a human but that did not answer within {@link pendingApprovalAnswerMs}
-   * (no worker serves their task queue, or their workflow task is failing): their calls are not in `approvals`.
+   * Runs that visibility lists as waiting for a human, whose memo does not keep their calls, and that did not answer
+   * within {@link pendingApprovalAnswerMs} (no worker serves their task queue, or their workflow task is failing):
+   * their calls are not in `approvals`.
    */
   unanswered: Array<{ runId: string; error: string }>;
 }
@@ -405,8 +408,11 @@ export class RelayClient {
   }
 
   /**
-   * The tool calls of one tenant's open runs that wait for a human, found through the search attributes and
-   * read from each run's snapshot (visibility lags the run by a moment; the snapshot does not). A run that cannot
+   * The tool calls of one tenant's open runs that wait for a human, all read from Temporal visibility: the search
+   * attributes find the waiting runs and each run keeps its waiting calls in its memo, so no worker is asked and
+   * none needs to be up (visibility trails a run by a moment: a call decided just now can still be listed, and its
+   * decision then answers `approval_not_pending`). A run that does not keep them there (started before that rule, or
+   * waiting on more than 16 KiB of calls as JSON) is asked for its snapshot; one that cannot
    * answer within {@link pendingApprovalAnswerMs} is named in `unanswered` instead of holding up the list.
    */
   async listPendingApprovals(options: ListPendingApprovalsOptions): Promise<PendingApprovals> {
@@ -414,31 +420,33 @@ export class RelayClient {
     const query =
       `${tenantRunsQuery(tenantId)} AND ExecutionStatus = 'Running' AND ` +
       `${relaySearchAttributes.pendingApprovals.name} > 0`;
-    const runIds: string[] = [];
+    const answers: Array<Promise<PendingAnswer | undefined>> = [];
     for await (const execution of this.temporal.workflow.list({ query, pageSize: Math.min(limit, 1_000) })) {
-      runIds.push(execution.workflowId);
-      if (runIds.length >= limit) break;
+      const kept = readPendingApprovalsMemo(execution.memo?.[pendingApprovalsMemoKey]);
+      const runId = execution.workflowId;
+      answers.push(
+        kept ? Promise.resolve({ approvals: approvalsOfMemo(runId, kept) }) : this.askPending(runId, tenantId),
+      );
+      if (answers.length >= limit) break;
     }
-    const answers = await Promise.all(runIds.map((runId) => this.pendingSnapshot(runId, tenantId)));
     const listing: PendingApprovals = { approvals: [], unanswered: [] };
-    for (const answer of answers) {
+    for (const answer of await Promise.all(answers)) {
       if (answer?.unanswered) listing.unanswered.push(answer.unanswered);
-      if (answer?.snapshot) listing.approvals.push(...pendingApprovalsOf(answer.snapshot));
+      if (answer?.approvals) listing.approvals.push(...answer.approvals);
     }
     return listing;
   }
 
   /**
-   * A listed run's snapshot; undefined when it is gone or closed since it was listed; why it did not answer when no
-   * worker gave its snapshot in time.
+   * The waiting calls of a listed run whose memo does not keep them (recorded before the rule, or too long to keep),
+   * from its snapshot; undefined when it is gone or closed since it was listed; why it did not answer when no worker
+   * gave its snapshot in time.
    */
-  private async pendingSnapshot(
-    runId: string,
-    tenantId: string,
-  ): Promise<{ snapshot?: RunSnapshot; unanswered?: { runId: string; error: string } } | undefined> {
+  private async askPending(runId: string, tenantId: string): Promise<PendingAnswer | undefined> {
     const deadline = Date.now() + pendingApprovalAnswerMs;
     try {
-      return { snapshot: await this.temporal.withDeadline(deadline, () => this.getRun(runId, { tenantId })) };
+      const snapshot = await this.temporal.withDeadline(deadline, () => this.getRun(runId, { tenantId }));
+      return { approvals: pendingApprovalsOf(snapshot) };
     } catch (error) {
       if (RelayError.isInstance(error) && error.code === 'run_not_found') return undefined;
       if (!noWorkerAnsweredIn(error, deadline)) throw error;
@@ -645,6 +653,18 @@ function decisionFields(options: ApproveOptions): Omit<ApprovalDecision, 'toolCa
     ...(options.reason !== undefined ? { reason: options.reason } : {}),
     ...(options.input !== undefined ? { input: options.input } : {}),
   };
+}
+
+/** What listing pending approvals learnt of one waiting run. */
+interface PendingAnswer {
+  approvals?: RunPendingApproval[];
+  unanswered?: { runId: string; error: string };
+}
+
+/** The pending approvals a run keeps in its memo, each with the run it belongs to. */
+function approvalsOfMemo(runId: string, memo: PendingApprovalsMemo): RunPendingApproval[] {
+  const { approvals, ...run } = memo;
+  return approvals.map((approval) => ({ ...approval, runId, ...run }));
 }
 
 /** The pending approvals a run's snapshot lists, each with the run it belongs to. */

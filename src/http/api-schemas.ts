@@ -228,8 +228,9 @@ export const approvalsResponseSchema = z
     ),
     unanswered: z.array(z.object({ runId: z.string(), error: z.string() })).openapi({
       description:
-        'Runs listed as waiting for a human that did not answer in time (no worker serves them, or their workflow ' +
-        'task is failing): their calls are not in `approvals`.',
+        'Runs listed as waiting for a human whose memo does not keep their calls (started before it did, or waiting ' +
+        'on over 16 KiB of input) and that did not answer in time (no worker serves them, or their workflow task is ' +
+        'failing): their calls are not in `approvals`.',
     }),
   })
   .openapi('PendingApprovals');

@@ -52,6 +52,9 @@ export function createApprovalsApi({ client }: { client: RelayClient }): OpenAPI
       path: '/v1/approvals',
       operationId: 'listPendingApprovals',
       summary: 'List the tool calls of the caller’s tenant that wait for a human',
+      description:
+        'Read from Temporal visibility: each waiting run keeps its waiting calls in its memo, so no worker is asked. ' +
+        'Visibility trails a run by a moment, so a call decided just now can still be listed for that moment.',
       security: apiKeySecurity,
       request: { query: approvalsQuerySchema },
       responses: {

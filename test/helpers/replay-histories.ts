@@ -25,5 +25,5 @@ export const agentRunHistories = path.join(import.meta.dirname, '../fixtures/his
  * (workflows/run-patches.ts). A new patch gets a new folder here, and the replay test lists it.
  */
 export function currentHistoryFile(name: string): string {
-  return path.join(agentRunHistories, 'decision-time-from-decider', `${name}.json`);
+  return path.join(agentRunHistories, 'pending-approvals-in-memo', `${name}.json`);
 }

@@ -29,13 +29,18 @@ export const payCallId = 'call_1_0';
 
 /** The model the HTTP tests run: `pay …` proposes a transfer that needs approval, `add` a free tool call, anything else answers. */
 export function httpTestModel(call: ModelCall): ScriptedTurn {
-  const first = call.messages.find((message) => message.role === 'user');
-  const prompt = first && 'content' in first ? first.content : '';
+  const prompt = promptOf(call);
   if (call.step === 1 && prompt.startsWith('pay')) {
     return { toolCalls: [{ id: 'pay', name: 'transfer_funds', input: { from: 'A', to: 'B', amount: 100 } }] };
   }
   if (call.step === 1 && prompt === 'add') return { toolCalls: [{ id: 'sum', name: 'add', input: { a: 2, b: 3 } }] };
   return { text: 'done' };
+}
+
+/** The run's prompt, as a scripted model sees it. */
+export function promptOf(call: ModelCall): string {
+  const first = call.messages.find((message) => message.role === 'user');
+  return first && 'content' in first ? first.content : '';
 }
 
 export interface HttpTestApi {

@@ -4,7 +4,7 @@ import { createRelayTestKit } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit } from '../helpers/relay-test-kit.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
-import { createTestTenants, httpTestModel, payCallId, startHttpTestApi } from './http-test-kit.js';
+import { createTestTenants, httpTestModel, payCallId, promptOf, startHttpTestApi } from './http-test-kit.js';
 import type { HttpTestApi } from './http-test-kit.js';
 
 const { tenantA, tenantB, keys, apiKeys } = createTestTenants();
@@ -155,13 +155,23 @@ describe('runs over HTTP', () => {
     ]);
   });
 
-  it('names a waiting run no worker answers for instead of failing or holding up the tenant’s list', async () => {
-    // A run of tenant B whose only worker is gone: its snapshot query would wait for about half a minute.
+  it('lists the calls of a waiting run no worker serves, and names one it would have to ask', async () => {
+    // Two runs of tenant B whose only worker is gone: one keeps its waiting call in its memo, the other waits on an
+    // input too long to keep there, so listing it takes a query no worker answers (it would wait half a minute).
+    const longFrom = 'A'.repeat(20_000);
     const retired = await kit.startWorker({
       tools: createTestTools(createLedger()),
-      models: { scripted: scriptedModel(httpTestModel) },
+      models: {
+        scripted: scriptedModel((call) =>
+          call.step === 1 && promptOf(call) === 'pay long'
+            ? { toolCalls: [{ id: 'pay', name: 'transfer_funds', input: { from: longFrom, to: 'B', amount: 1 } }] }
+            : httpTestModel(call),
+        ),
+      },
     });
-    const stuck = await retired.client.startRun({ tenantId: tenantB, model: 'scripted:test', prompt: 'pay B' });
+    const kept = await retired.client.startRun({ tenantId: tenantB, model: 'scripted:test', prompt: 'pay B' });
+    const stuck = await retired.client.startRun({ tenantId: tenantB, model: 'scripted:test', prompt: 'pay long' });
+    const waiting = await api.waitForRun(kept.runId, keys.bob, (run) => run.status === 'awaiting_approval');
     await api.waitForRun(stuck.runId, keys.bob, (run) => run.status === 'awaiting_approval');
     await retired.stop();
     const answering = await startPaymentAwaitingApproval(keys.bob);
@@ -174,8 +184,11 @@ describe('runs over HTTP', () => {
     // Visibility trails the runs by a moment.
     await expect
       .poll(async () => (await listed()).approvals.map((approval) => approval.runId), { timeout: 30_000 })
-      .toContain(answering);
+      .toEqual(expect.arrayContaining([answering, kept.runId]));
     const listing = await listed();
+    expect(listing.approvals.filter((approval) => approval.runId === kept.runId)).toEqual([
+      { ...waiting.pendingApprovals[0], runId: kept.runId, model: 'scripted:test' },
+    ]);
     expect(listing.approvals.map((approval) => approval.runId)).not.toContain(stuck.runId);
     expect(listing.unanswered).toEqual([{ runId: stuck.runId, error: expect.any(String) as unknown }]);
     // A while after its last poll the server stops waiting for the retired queue's worker and refuses the query at
@@ -184,7 +197,7 @@ describe('runs over HTTP', () => {
       .poll(async () => (await listed()).unanswered, { timeout: 60_000, interval: 1_000 })
       .toEqual([{ runId: stuck.runId, error: expect.stringContaining('no worker has polled') as unknown }]);
     await api.request(`/v1/runs/${answering}/cancel`, { method: 'POST', key: keys.bob });
-    await kit.temporal.workflow.getHandle(stuck.runId).terminate('test done');
+    for (const { runId } of [kept, stuck]) await kit.temporal.workflow.getHandle(runId).terminate('test done');
   }, 120_000);
 });
 

@@ -87,6 +87,12 @@ const catalogInFirstCall = pathsSinceCatalogInFirstCall.map((name) => `catalog-i
  */
 const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `decision-time-from-decider/${name}.json`);
 
+/**
+ * Recorded under `pending-approvals-in-memo`, which stands for all the rules before and keeps a run's waiting calls in
+ * its memo: its new side, whose old side is every history above.
+ */
+const pendingApprovalsInMemo = pathsSinceCatalogInFirstCall.map((name) => `pending-approvals-in-memo/${name}.json`);
+
 describe('replaying recorded agent runs', () => {
   it('reproduces every recorded path with the workflow code bundled as workers bundle it, so a nondeterministic change fails the build', async () => {
     const replayed = await replayHistories(agentRunHistories);
@@ -97,6 +103,7 @@ describe('replaying recorded agent runs', () => {
         ...oneMarker,
         ...catalogInFirstCall,
         ...decisionTimeFromDecider,
+        ...pendingApprovalsInMemo,
       ]),
     );
   });

@@ -1,6 +1,7 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RelayError } from '../../src/shared/errors.js';
+import { pendingApprovalsMemoKey } from '../../src/shared/pending-approvals-memo.js';
 import type { ModelCall } from '../../src/model/model-provider.js';
 import type { TranscriptMessage } from '../../src/shared/transcript.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
@@ -46,6 +47,13 @@ async function recordHistory(runId: string, name: string, firstExecution = false
 }
 
 const base = { tenantId: 'acme', userId: 'u1', model: 'scripted:test' } as const;
+
+/** The ids of the calls the run keeps in its memo as waiting for a human (what the approvals list reads), sorted. */
+async function callsWaitingInMemo(runId: string): Promise<string[]> {
+  const memo = (await kit.temporal.workflow.getHandle(runId).describe()).memo ?? {};
+  const kept = memo[pendingApprovalsMemoKey] as { approvals: Array<{ toolCallId: string }> } | undefined;
+  return (kept?.approvals.map((approval) => approval.toolCallId) ?? []).sort();
+}
 
 describe('agentRun', () => {
   it('executes a valid tool call and completes with the model answer', async () => {
@@ -247,22 +255,32 @@ describe('agentRun', () => {
       }
     });
 
-    it('makes waiting runs findable by tenant and status through search attributes', async () => {
+    it('makes waiting runs findable by tenant and status, with their waiting calls in the memo until decided', async () => {
       const tenantId = `tenant-${Date.now()}`;
       const { client, stop } = await startWorker([transferTurn, { text: 'ok' }]);
       try {
         const { runId } = await client.startRun({ ...base, tenantId, prompt: 'pay' });
-        await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
+        const waiting = await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
         const query = `RelayTenant = '${tenantId}' AND RelayStatus = 'awaiting_approval' AND RelayPendingApprovals > 0`;
-        let found: string[] = [];
+        let found: Array<{ runId: string; memo?: Record<string, unknown> }> = [];
         for (let attempt = 0; attempt < 50 && found.length === 0; attempt += 1) {
           found = [];
-          for await (const workflow of kit.temporal.workflow.list({ query })) found.push(workflow.workflowId);
+          for await (const workflow of kit.temporal.workflow.list({ query })) {
+            found.push({ runId: workflow.workflowId, ...(workflow.memo ? { memo: workflow.memo } : {}) });
+          }
           if (found.length === 0) await new Promise((resolve) => setTimeout(resolve, 200));
         }
-        expect(found).toEqual([runId]);
+        expect(found.map((run) => run.runId)).toEqual([runId]);
+        // What the approvals list reads without asking the run: exactly what its snapshot says waits.
+        expect(found[0]?.memo?.[pendingApprovalsMemoKey]).toEqual({
+          model: base.model,
+          userId: base.userId,
+          approvals: waiting.pendingApprovals,
+        });
         await client.reject(runId, 'call_1_0');
         await client.result(runId);
+        const memo = (await kit.temporal.workflow.getHandle(runId).describe()).memo ?? {};
+        expect(Object.keys(memo)).not.toContain(pendingApprovalsMemoKey);
       } finally {
         await stop();
       }
@@ -332,6 +350,7 @@ describe('agentRun', () => {
       try {
         const { runId } = await client.startRun({ ...base, prompt: 'pay twice' });
         await waitForRun(client, runId, (run) => run.pendingApprovals.length === 2);
+        await expect.poll(() => callsWaitingInMemo(runId)).toEqual(['call_1_0', 'call_1_1']);
 
         const unknown = await client.approve(runId, 'nope').catch((error: unknown) => error);
         expect(RelayError.isInstance(unknown) && unknown.code).toBe('approval_not_pending');
@@ -344,6 +363,7 @@ describe('agentRun', () => {
         const twice = await client.approve(runId, 'call_1_0').catch((error: unknown) => error);
         expect(RelayError.isInstance(twice) && twice.code).toBe('approval_not_pending');
         await waitForRun(client, runId, (run) => run.pendingApprovals.length === 1);
+        await expect.poll(() => callsWaitingInMemo(runId)).toEqual(['call_1_1']);
         // The approved transfer runs as an activity after the decision is recorded: wait for it, not for the decision.
         await expect.poll(() => ledger.transfers.map((transfer) => transfer.to)).toEqual(['B']);
 
