@@ -22,6 +22,7 @@ const scripts: Array<{ file: string; nodeOptions?: string[]; args?: string[]; en
   { file: 'memory-per-run.ts', nodeOptions: ['--expose-gc'], args: ['--runs', '600', '--batch', '150'] },
   { file: 'watchers.ts', args: ['--followers', '100', '--label', 'after'] },
   { file: 'watchers.ts', args: ['--followers', '10', '--label', 'after-one-per-run'] },
+  { file: 'watchers.ts', args: ['--followers', '0', '--listers', '10', '--label', 'approvals-list'] },
   { file: 'streaming-history.ts' },
   // The commit before the CLI's lazy imports: the docs' "before" column.
   { file: 'cli-startup.ts', args: ['--before', 'ab268ab'] },

@@ -1,10 +1,12 @@
 /**
  * What watching costs the worker: 100 server-sent-event followers (10 per run) of 10 runs parked on an approval,
- * through one API process. Counts the queries the worker answers (a workflow interceptor reports each one through
- * a sink; bench/lib/count-queries-interceptor.ts) over a fixed window once every follower is connected, then
- * approves every run and checks each follower received its run's whole event log, once and in order.
+ * through one API process, and, with `--listers N`, N approvals lists (an inbox each) polling `GET /v1/approvals`
+ * every second. Counts the queries the worker answers (a workflow interceptor reports each one through a sink;
+ * bench/lib/count-queries-interceptor.ts) over a fixed window once every follower is connected, checking that every
+ * list named every waiting call, then approves every run and checks each follower received its run's whole event
+ * log, once and in order.
  *
- *   npm run bench:watchers -- [--runs 10] [--followers 100] [--seconds 10] [--label after]
+ *   npm run bench:watchers -- [--runs 10] [--followers 100] [--listers 0] [--seconds 10] [--label after]
  */
 import { parseArgs } from 'node:util';
 import { DefaultLogger, NativeConnection, Runtime } from '@temporalio/worker';
@@ -24,12 +26,15 @@ const { values } = parseArgs({
   options: {
     runs: { type: 'string', default: '10' },
     followers: { type: 'string', default: '100' },
+    listers: { type: 'string', default: '0' },
     seconds: { type: 'string', default: '10' },
     label: { type: 'string', default: 'after' },
   },
 });
 const runCount = Number(values.runs);
 const followerCount = Number(values.followers);
+const listerCount = Number(values.listers);
+const listIntervalMs = 1_000;
 const windowSeconds = Number(values.seconds);
 const pollIntervalMs = 250;
 const apiKey = 'bench-key';
@@ -103,10 +108,14 @@ const joined = total(answered);
 await new Promise((resolve) => setTimeout(resolve, 1_000));
 answered.clear();
 const windowStart = performance.now();
+const windowEnd = new AbortController();
+const listers = Array.from({ length: listerCount }, () => pollApprovals(windowEnd.signal));
 await new Promise((resolve) => setTimeout(resolve, windowSeconds * 1_000));
+windowEnd.abort();
 const windowMs = performance.now() - windowStart;
 const inWindow = Object.fromEntries(answered);
 const queriesInWindow = total(answered);
+const lists = (await Promise.all(listers)).flat();
 
 for (const runId of runIds) {
   await fetch(`${api.url}/v1/runs/${runId}/approve`, {
@@ -122,18 +131,24 @@ const complete = await Promise.all(
 disconnect.abort();
 
 const queriesPerSecond = Math.round((queriesInWindow / windowMs) * 1_000 * 10) / 10;
+const completeLists = lists.filter((callsListed) => callsListed === runCount).length;
 console.log(
-  `${values.label}: ${followerCount} followers of ${runCount} runs: ${queriesPerSecond} worker queries/s ` +
-    `(${queriesInWindow} in ${Math.round(windowMs)} ms); every follower got its whole log: ${complete.every(Boolean)}`,
+  `${values.label}: ${followerCount} followers of ${runCount} runs, ${listerCount} approvals lists: ` +
+    `${queriesPerSecond} worker queries/s (${queriesInWindow} in ${Math.round(windowMs)} ms); every follower got ` +
+    `its whole log: ${complete.every(Boolean)}; lists naming every waiting call: ${completeLists} of ${lists.length}`,
 );
 writeResult(`watchers-${values.label}`, {
   description:
-    'Queries the worker answered per second while server-sent-event followers watch runs parked on an approval, ' +
-    'counted in the workflow (inbound query interceptor reporting through a sink), over a fixed window once every ' +
-    'follower is connected; joining costs are counted separately.',
+    'Queries the worker answered per second while server-sent-event followers watch runs parked on an approval ' +
+    '(and approvals lists poll GET /v1/approvals), counted in the workflow (inbound query interceptor reporting ' +
+    'through a sink), over a fixed window once every follower is connected; joining costs are counted separately.',
   label: values.label,
   runs: runCount,
   followers: followerCount,
+  approvalsLists: listerCount,
+  approvalsListIntervalMs: listIntervalMs,
+  approvalsListPolls: lists.length,
+  approvalsListPollsNamingEveryCall: completeLists,
   ssePollIntervalMs: pollIntervalMs,
   windowMs: Math.round(windowMs),
   workerQueriesInWindow: queriesInWindow,
@@ -169,6 +184,18 @@ function follow(runId: string) {
     return { runId, events };
   })();
   return follower;
+}
+
+/** One inbox's approvals list, polled every second until `stop`: how many waiting calls each poll named. */
+async function pollApprovals(stop: AbortSignal): Promise<number[]> {
+  const callsListed: number[] = [];
+  while (!stop.aborted) {
+    const response = await fetch(`${api.url}/v1/approvals`, { headers });
+    const listing = (await response.json()) as { approvals: unknown[] };
+    callsListed.push(listing.approvals.length);
+    await new Promise((resolve) => setTimeout(resolve, listIntervalMs));
+  }
+  return callsListed;
 }
 
 function total(counts: ReadonlyMap<string, number>): number {
