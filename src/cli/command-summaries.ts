@@ -7,6 +7,7 @@ export const commandSummaries = {
   run: 'start a run and follow it live, asking for approvals on the terminal',
   approve: 'approve a pending tool call (optionally with edited input)',
   reject: 'reject a pending tool call; the model is told it did not run',
+  approvals: "list the tenant's tool calls waiting for a human, with the commands that decide them",
   runs: 'list runs, newest first, from Temporal visibility (search attributes)',
   inspect: 'show a run: status, pending approvals, usage, answer and the event timeline',
   worker: "run a worker with the project's tools (relay-e.config.ts), or the demo tools without one",

@@ -11,6 +11,7 @@ const commandLoaders: Record<CommandName, () => Promise<Command>> = {
   run: async () => (await import('./run-command.js')).runCommand,
   approve: async () => (await import('./decision-command.js')).approveCommand,
   reject: async () => (await import('./decision-command.js')).rejectCommand,
+  approvals: async () => (await import('./approvals-command.js')).approvalsCommand,
   runs: async () => (await import('./runs-command.js')).runsCommand,
   inspect: async () => (await import('./inspect-command.js')).inspectCommand,
   worker: async () => (await import('./worker-command.js')).workerCommand,

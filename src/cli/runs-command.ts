@@ -6,6 +6,7 @@ import { cliInvocation } from './cli-invocation.js';
 import type { Command } from './command.js';
 import { connectionOptions, parseCommandArgs, scopedConnectionOptionsHelp } from './command.js';
 import { commandSummaries } from './command-summaries.js';
+import { formatTable } from './format-table.js';
 import { readPositiveInteger } from './run-command.js';
 import { connectRelayClient, readTemporalSettings } from './temporal-settings.js';
 
@@ -62,7 +63,7 @@ ${scopedConnectionOptionsHelp}`,
     try {
       const executions = client.temporal.workflow.list({ query: conditions.join(' AND ') });
       const runs = (await newestStarted(executions, limit)).map(toListing);
-      process.stdout.write(values.json ? `${JSON.stringify(runs)}\n` : formatTable(runs));
+      process.stdout.write(values.json ? `${JSON.stringify(runs)}\n` : formatRuns(runs));
       return exitCodes.ok;
     } finally {
       await client.close();
@@ -115,7 +116,7 @@ function quote(value: string): string {
   return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
 
-function formatTable(runs: readonly RunListing[]): string {
+function formatRuns(runs: readonly RunListing[]): string {
   if (runs.length === 0) return 'No runs.\n';
   const rows = runs.map((run) => [
     run.runId,
@@ -125,14 +126,5 @@ function formatTable(runs: readonly RunListing[]): string {
     run.startedAt.replace('T', ' ').slice(0, 19),
     run.prompt ?? '',
   ]);
-  const header = ['RUN', 'STATUS', 'PENDING', 'TENANT', 'STARTED (UTC)', 'PROMPT'];
-  const widths = header.map((title, column) =>
-    Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
-  );
-  return [header, ...rows]
-    .map((row) =>
-      row.map((cell, column) => (column === row.length - 1 ? cell : cell.padEnd(widths[column] ?? 0))).join('  '),
-    )
-    .join('\n')
-    .concat('\n');
+  return formatTable(['RUN', 'STATUS', 'PENDING', 'TENANT', 'STARTED (UTC)', 'PROMPT'], rows);
 }

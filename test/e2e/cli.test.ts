@@ -126,7 +126,7 @@ describe('relay-e run, approve and reject (scripts)', () => {
     expect(await balanceOf('ACC-2')).toBe(before);
   });
 
-  it('lists runs by status with relay-e runs and shows a timeline with relay-e inspect', async () => {
+  it('lists runs by status with relay-e runs, the waiting call with relay-e approvals, and a timeline with relay-e inspect', async () => {
     const run = spawnRelayE([
       'run',
       '--json',
@@ -168,6 +168,26 @@ describe('relay-e run, approve and reject (scripts)', () => {
       `npm run relay-e -- approve ${runId} ${snapshot.pendingApprovals[0]?.toolCallId ?? ''}`,
     );
 
+    // The tenant's waiting calls, exactly as the run's snapshot has them; another tenant sees none of them.
+    const approvals = await relayE(['approvals', '--json', '--tenant', 'cli-list']);
+    expect(approvals.code).toBe(0);
+    expect(JSON.parse(approvals.stdout)).toEqual({
+      approvals: snapshot.pendingApprovals.map((pending) => ({
+        ...pending,
+        runId,
+        model: snapshot.model,
+        ...(snapshot.userId !== undefined ? { userId: snapshot.userId } : {}),
+      })),
+      unanswered: [],
+    });
+    const table = await relayE(['approvals', '--tenant', 'cli-list']);
+    expect(table.stdout).toMatch(
+      new RegExp(`^${runId}\\s+${snapshot.pendingApprovals[0]?.toolCallId ?? ''}\\s+transfer_funds\\s`, 'm'),
+    );
+    expect((await relayE(['approvals', '--json', '--tenant', 'cli-other'])).stdout.trim()).toBe(
+      JSON.stringify({ approvals: [], unanswered: [] }),
+    );
+
     await relayE(['reject', runId, snapshot.pendingApprovals[0]?.toolCallId ?? '']);
     expect(await run.exited).toBe(0);
   });
@@ -179,7 +199,18 @@ describe('relay-e run, approve and reject (scripts)', () => {
   });
 
   it("prints each command's own help for --help or -h anywhere before --, without touching Temporal", async () => {
-    const commands = ['dev', 'run', 'approve', 'reject', 'runs', 'inspect', 'worker', 'serve', 'codec-server'];
+    const commands = [
+      'dev',
+      'run',
+      'approve',
+      'reject',
+      'approvals',
+      'runs',
+      'inspect',
+      'worker',
+      'serve',
+      'codec-server',
+    ];
     const helps = await Promise.all(commands.map((command) => relayE([command, '--help'])));
     helps.forEach(({ code, stdout }, index) => {
       expect(code, commands[index]).toBe(0);

@@ -1,4 +1,5 @@
 import { expect, it } from 'vitest';
+import { approvalsCommand } from '../../../src/cli/approvals-command.js';
 import { commandSummaries } from '../../../src/cli/command-summaries.js';
 import { codecServerCommand } from '../../../src/cli/codec-server-command.js';
 import { approveCommand, rejectCommand } from '../../../src/cli/decision-command.js';
@@ -16,6 +17,7 @@ it('lists in relay-e --help the very summary each command has, for every command
     runCommand,
     approveCommand,
     rejectCommand,
+    approvalsCommand,
     runsCommand,
     inspectCommand,
     workerCommand,

@@ -1,0 +1,66 @@
+import type { PendingApprovals } from '../client/relay-client.js';
+import { exitCodes, usageError } from './cli-error.js';
+import { cliInvocation } from './cli-invocation.js';
+import type { Command } from './command.js';
+import { connectionOptions, connectionOptionsHelp, parseCommandArgs } from './command.js';
+import { commandSummaries } from './command-summaries.js';
+import { compact } from './format-event.js';
+import { formatTable } from './format-table.js';
+import { readPositiveInteger } from './run-command.js';
+import { connectRelayClient, readTemporalSettings } from './temporal-settings.js';
+
+const approvalsOptions = { ...connectionOptions, limit: { type: 'string' } } as const;
+
+const defaultLimit = 100;
+const cli = cliInvocation();
+
+export const approvalsCommand: Command = {
+  name: 'approvals',
+  summary: commandSummaries.approvals,
+  help: `Usage: ${cli} approvals [--tenant ID] [--limit N] [--json]
+
+Lists the tenant's tool calls waiting for a human, oldest request first, with the commands that decide them.
+Read from Temporal visibility (each waiting run keeps its waiting calls in its memo), so no worker needs to be
+running. A run that does not keep them there is asked for its snapshot; one that cannot answer within 5 s is named
+on standard error with why. With --json: {"approvals": [...], "unanswered": [...]}, as GET /v1/approvals answers.
+
+Options:
+  --limit N              read at most N waiting runs (default ${defaultLimit})
+
+${connectionOptionsHelp}`,
+  async run(argv) {
+    const { values, positionals } = parseCommandArgs('approvals', argv, approvalsOptions);
+    if (positionals.length > 0) throw usageError(`Usage: ${cli} approvals [--tenant ID] [--limit N]`);
+    const limit = values.limit === undefined ? defaultLimit : readPositiveInteger('--limit', values.limit);
+    const settings = await readTemporalSettings(values);
+    const client = await connectRelayClient(settings);
+    try {
+      const listing = await client.listPendingApprovals({ tenantId: settings.tenantId, limit });
+      listing.approvals.sort((a, b) => a.requestedAt.localeCompare(b.requestedAt));
+      if (values.json) {
+        process.stdout.write(`${JSON.stringify(listing)}\n`);
+      } else {
+        process.stdout.write(formatApprovals(listing, settings.tenantId));
+        for (const { runId, error } of listing.unanswered) {
+          process.stderr.write(`Run ${runId} waits for a human but did not say for which calls: ${error}\n`);
+        }
+      }
+      return exitCodes.ok;
+    } finally {
+      await client.close();
+    }
+  },
+};
+
+function formatApprovals({ approvals }: PendingApprovals, tenantId: string): string {
+  if (approvals.length === 0) return `No tool call of tenant ${tenantId} waits for a human.\n`;
+  const rows = approvals.map((approval) => [
+    approval.runId,
+    approval.toolCallId,
+    approval.toolName,
+    approval.expiresAt.replace('T', ' ').slice(0, 19),
+    compact(approval.input),
+  ]);
+  const table = formatTable(['RUN', 'CALL', 'TOOL', 'EXPIRES (UTC)', 'INPUT'], rows);
+  return `${table}\nDecide: ${cli} approve <run> <call>   |   ${cli} reject <run> <call> --reason "…"\n`;
+}
