@@ -1,4 +1,4 @@
-import type { PendingApprovals } from '../client/relay-client.js';
+import type { PendingApprovals } from '../client/list-pending-approvals.js';
 import { exitCodes, usageError } from './cli-error.js';
 import { cliInvocation } from './cli-invocation.js';
 import type { Command } from './command.js';

@@ -2,14 +2,12 @@ export { RelayClient } from './relay-client.js';
 export type {
   ApproveOptions,
   DecisionOptions,
-  ListPendingApprovalsOptions,
-  PendingApprovals,
   RelayClientOptions,
-  RunPendingApproval,
   StartRunOptions,
   TenantScope,
   WatchOptions,
 } from './relay-client.js';
 export type { ListRunsOptions, RunListing, RunPage } from './list-runs.js';
+export type { ListPendingApprovalsOptions, PendingApprovals, RunPendingApproval } from './list-pending-approvals.js';
 export type { WorkerCatalog } from '../shared/worker-catalog.js';
 export type { ToolCatalogEntry } from '../shared/tool-catalog.js';

@@ -16,11 +16,12 @@ import type { agentRun } from '../../workflows/agent-run.js';
 import { decideSignal, decideUpdate, eventPageQuery, snapshotQuery } from '../../workflows/messages.js';
 import type { EncryptionOptions } from '../security/encryption-keys.js';
 import { isWorkflowNotFound } from './is-workflow-not-found.js';
+import { listPendingApprovals } from './list-pending-approvals.js';
+import type { ListPendingApprovalsOptions, PendingApprovals } from './list-pending-approvals.js';
+import { noWorkerAnsweredIn } from './no-worker-answered.js';
 import { readToolCatalog } from './read-tool-catalog.js';
 import { ModelDeltaTracker, readModelProgress } from './read-model-progress.js';
 import { withEncryption } from '../security/with-encryption.js';
-import { pendingApprovalsMemoKey, readPendingApprovalsMemo } from '../shared/pending-approvals-memo.js';
-import type { PendingApprovalsMemo } from '../shared/pending-approvals-memo.js';
 import { closedRunMemoKey, readClosedRunMemo, recordedEventsAfter, withOutput } from '../shared/closed-run-record.js';
 import type { ClosedRunRecord } from '../shared/closed-run-record.js';
 import { RelayError, errorCodes } from '../shared/errors.js';
@@ -31,7 +32,6 @@ import type {
   AgentRunInput,
   ApprovalDecision,
   ApprovalOutcome,
-  PendingApproval,
   RunEvent,
   RunResult,
   RunSnapshot,
@@ -41,7 +41,7 @@ import { modelDeltaBatchMs } from '../shared/run-types.js';
 import { relaySearchAttributes } from '../shared/search-attributes.js';
 import { checkToolInput } from '../shared/tool-input.js';
 import { scopedRunId } from '../shared/run-ids.js';
-import { listRuns, tenantRunsQuery } from './list-runs.js';
+import { listRuns } from './list-runs.js';
 import { readWorkerCatalog } from './read-worker-catalog.js';
 import type { ListRunsOptions, RunPage } from './list-runs.js';
 import type { WorkerCatalog } from '../shared/worker-catalog.js';
@@ -123,38 +123,6 @@ export interface WatchOptions extends TenantScope {
   deltas?: boolean;
   signal?: AbortSignal;
 }
-
-export interface ListPendingApprovalsOptions {
-  /** The tenant whose approvals to list; required, since an approver must never see another tenant's calls. */
-  tenantId: string;
-  /** How many runs to read at most, newest first. @default 100 */
-  limit?: number;
-}
-
-/** A pending approval with the run it belongs to. */
-export interface RunPendingApproval extends PendingApproval {
-  runId: string;
-  model: string;
-  userId?: string;
-  sessionId?: string;
-}
-
-/** A tenant's pending approvals, and the waiting runs that could not say which calls wait. */
-export interface PendingApprovals {
-  approvals: RunPendingApproval[];
-  /**
-   * Runs that visibility lists as waiting for a human, whose memo does not keep their calls, and that did not answer
-   * within {@link pendingApprovalAnswerMs} (no worker serves their task queue, or their workflow task is failing):
-   * their calls are not in `approvals`.
-   */
-  unanswered: Array<{ runId: string; error: string }>;
-}
-
-/**
- * How long listing pending approvals waits for each run's snapshot: a run no worker serves would hold its query for
- * about half a minute, and the tenant's whole list with it.
- */
-export const pendingApprovalAnswerMs = 5_000;
 
 /** How long a catalog read serves startRun's check for runs it can serve (workers announce every 10 minutes). */
 const catalogReuseMs = 5_000;
@@ -408,53 +376,11 @@ export class RelayClient {
   }
 
   /**
-   * The tool calls of one tenant's open runs that wait for a human, all read from Temporal visibility: the search
-   * attributes find the waiting runs and each run keeps its waiting calls in its memo, so no worker is asked and
-   * none needs to be up (visibility trails a run by a moment: a call decided just now can still be listed, and its
-   * decision then answers `approval_not_pending`). A run that does not keep them there (started before that rule, or
-   * waiting on more than 16 KiB of calls as JSON) is asked for its snapshot; one that cannot
-   * answer within {@link pendingApprovalAnswerMs} is named in `unanswered` instead of holding up the list.
+   * The tool calls of one tenant's open runs that wait for a human, read from Temporal visibility
+   * (list-pending-approvals.ts).
    */
-  async listPendingApprovals(options: ListPendingApprovalsOptions): Promise<PendingApprovals> {
-    const { tenantId, limit = 100 } = options;
-    const query =
-      `${tenantRunsQuery(tenantId)} AND ExecutionStatus = 'Running' AND ` +
-      `${relaySearchAttributes.pendingApprovals.name} > 0`;
-    const answers: Array<Promise<PendingAnswer | undefined>> = [];
-    for await (const execution of this.temporal.workflow.list({ query, pageSize: Math.min(limit, 1_000) })) {
-      const kept = readPendingApprovalsMemo(execution.memo?.[pendingApprovalsMemoKey]);
-      const runId = execution.workflowId;
-      answers.push(
-        kept ? Promise.resolve({ approvals: approvalsOfMemo(runId, kept) }) : this.askPending(runId, tenantId),
-      );
-      if (answers.length >= limit) break;
-    }
-    const listing: PendingApprovals = { approvals: [], unanswered: [] };
-    for (const answer of await Promise.all(answers)) {
-      if (answer?.unanswered) listing.unanswered.push(answer.unanswered);
-      if (answer?.approvals) listing.approvals.push(...answer.approvals);
-    }
-    return listing;
-  }
-
-  /**
-   * The waiting calls of a listed run whose memo does not keep them (recorded before the rule, or too long to keep),
-   * from its snapshot; undefined when it is gone or closed since it was listed; why it did not answer when no worker
-   * gave its snapshot in time.
-   */
-  private async askPending(runId: string, tenantId: string): Promise<PendingAnswer | undefined> {
-    const deadline = Date.now() + pendingApprovalAnswerMs;
-    try {
-      const snapshot = await this.temporal.withDeadline(deadline, () => this.getRun(runId, { tenantId }));
-      return { approvals: pendingApprovalsOf(snapshot) };
-    } catch (error) {
-      if (RelayError.isInstance(error) && error.code === 'run_not_found') return undefined;
-      if (!noWorkerAnsweredIn(error, deadline)) throw error;
-      const why = RelayError.isInstance(error)
-        ? error.message
-        : `no worker answered within ${pendingApprovalAnswerMs} ms`;
-      return { unanswered: { runId, error: why } };
-    }
+  listPendingApprovals(options: ListPendingApprovalsOptions): Promise<PendingApprovals> {
+    return listPendingApprovals(this.temporal, options, (runId, tenantId) => this.getRun(runId, { tenantId }));
   }
 
   /**
@@ -575,9 +501,6 @@ export class RelayClient {
  */
 export const closedRunQueryTimeoutMs = 5_000;
 
-/** gRPC statuses CANCELLED and DEADLINE_EXCEEDED: how a call cut off by its deadline ends. */
-const grpcCutOff = new Set([1, 4]);
-
 /**
  * Resolves to nothing when no worker answered a query before `deadline` (the run's record answers instead); any
  * other failure is thrown.
@@ -585,14 +508,6 @@ const grpcCutOff = new Set([1, 4]);
 function noWorkerAnswered(error: unknown, deadline: number): undefined {
   if (noWorkerAnsweredIn(error, deadline)) return undefined;
   throw error;
-}
-
-/** Whether `error` says the run could not answer: `run_unavailable`, or a call cut off by `deadline`. */
-function noWorkerAnsweredIn(error: unknown, deadline: number): boolean {
-  if (RelayError.isInstance(error) && error.code === 'run_unavailable') return true;
-  const cause = error instanceof Error && error.cause !== undefined ? error.cause : error;
-  const cutOff = [error, cause].some((each) => isGrpcServiceError(each) && grpcCutOff.has(Number(each.code)));
-  return cutOff && Date.now() >= deadline;
 }
 
 /** How long a decision waits for a run whose workflow task is failing (a worker died mid-task) to recover. */
@@ -653,29 +568,6 @@ function decisionFields(options: ApproveOptions): Omit<ApprovalDecision, 'toolCa
     ...(options.reason !== undefined ? { reason: options.reason } : {}),
     ...(options.input !== undefined ? { input: options.input } : {}),
   };
-}
-
-/** What listing pending approvals learnt of one waiting run. */
-interface PendingAnswer {
-  approvals?: RunPendingApproval[];
-  unanswered?: { runId: string; error: string };
-}
-
-/** The pending approvals a run keeps in its memo, each with the run it belongs to. */
-function approvalsOfMemo(runId: string, memo: PendingApprovalsMemo): RunPendingApproval[] {
-  const { approvals, ...run } = memo;
-  return approvals.map((approval) => ({ ...approval, runId, ...run }));
-}
-
-/** The pending approvals a run's snapshot lists, each with the run it belongs to. */
-function pendingApprovalsOf(snapshot: RunSnapshot): RunPendingApproval[] {
-  return snapshot.pendingApprovals.map((approval) => ({
-    ...approval,
-    runId: snapshot.runId,
-    model: snapshot.model,
-    ...(snapshot.userId !== undefined ? { userId: snapshot.userId } : {}),
-    ...(snapshot.sessionId !== undefined ? { sessionId: snapshot.sessionId } : {}),
-  }));
 }
 
 /** How long a follower waits before asking a run that could not answer again. */

@@ -1,0 +1,127 @@
+import type { Client } from '@temporalio/client';
+import { RelayError } from '../shared/errors.js';
+import { pendingApprovalsMemoKey, readPendingApprovalsMemo } from '../shared/pending-approvals-memo.js';
+import type { PendingApprovalsMemo } from '../shared/pending-approvals-memo.js';
+import type { PendingApproval, RunSnapshot } from '../shared/run-types.js';
+import { relaySearchAttributes } from '../shared/search-attributes.js';
+import { tenantRunsQuery } from './list-runs.js';
+import { noWorkerAnsweredIn } from './no-worker-answered.js';
+
+export interface ListPendingApprovalsOptions {
+  /** The tenant whose approvals to list; required, since an approver must never see another tenant's calls. */
+  tenantId: string;
+  /** How many runs to read at most, newest first. @default 100 */
+  limit?: number;
+}
+
+/** A pending approval with the run it belongs to. */
+export interface RunPendingApproval extends PendingApproval {
+  runId: string;
+  model: string;
+  userId?: string;
+  sessionId?: string;
+}
+
+/** A tenant's pending approvals, and the waiting runs that could not say which calls wait. */
+export interface PendingApprovals {
+  approvals: RunPendingApproval[];
+  /**
+   * Runs that visibility lists as waiting for a human, whose memo does not keep their calls, and that did not answer
+   * within {@link pendingApprovalAnswerMs} (no worker serves their task queue, or their workflow task is failing):
+   * their calls are not in `approvals`.
+   */
+  unanswered: Array<{ runId: string; error: string }>;
+}
+
+/**
+ * How long listing pending approvals waits for each run's snapshot: a run no worker serves would hold its query for
+ * about half a minute, and the tenant's whole list with it.
+ */
+export const pendingApprovalAnswerMs = 5_000;
+
+/** Reads a run's snapshot, scoped to a tenant (`RelayClient.getRun`). */
+type ReadSnapshot = (runId: string, tenantId: string) => Promise<RunSnapshot>;
+
+/** What listing pending approvals learnt of one waiting run. */
+interface PendingAnswer {
+  approvals?: RunPendingApproval[];
+  unanswered?: { runId: string; error: string };
+}
+
+/**
+ * The tool calls of one tenant's open runs that wait for a human, all read from Temporal visibility: the search
+ * attributes find the waiting runs and each run keeps its waiting calls in its memo, so no worker is asked and none
+ * needs to be up (visibility trails a run by a moment: a call decided just now can still be listed, and its decision
+ * then answers `approval_not_pending`). A run that does not keep them there (started before that rule, or waiting on
+ * more than 16 KiB of calls as JSON) is asked for its snapshot; one that cannot answer within
+ * {@link pendingApprovalAnswerMs} is named in `unanswered` instead of holding up the list.
+ */
+export async function listPendingApprovals(
+  temporal: Client,
+  options: ListPendingApprovalsOptions,
+  readSnapshot: ReadSnapshot,
+): Promise<PendingApprovals> {
+  const { tenantId, limit = 100 } = options;
+  const query =
+    `${tenantRunsQuery(tenantId)} AND ExecutionStatus = 'Running' AND ` +
+    `${relaySearchAttributes.pendingApprovals.name} > 0`;
+  const answers: Array<Promise<PendingAnswer | undefined>> = [];
+  for await (const execution of temporal.workflow.list({ query, pageSize: Math.min(limit, 1_000) })) {
+    const kept = readPendingApprovalsMemo(execution.memo?.[pendingApprovalsMemoKey]);
+    const runId = execution.workflowId;
+    answers.push(
+      kept
+        ? Promise.resolve({ approvals: approvalsOfMemo(runId, kept) })
+        : askPending(temporal, runId, tenantId, readSnapshot),
+    );
+    if (answers.length >= limit) break;
+  }
+  const listing: PendingApprovals = { approvals: [], unanswered: [] };
+  for (const answer of await Promise.all(answers)) {
+    if (answer?.unanswered) listing.unanswered.push(answer.unanswered);
+    if (answer?.approvals) listing.approvals.push(...answer.approvals);
+  }
+  return listing;
+}
+
+/**
+ * The waiting calls of a listed run whose memo does not keep them (recorded before the rule, or too long to keep),
+ * from its snapshot; undefined when it is gone or closed since it was listed; why it did not answer when no worker
+ * gave its snapshot in time.
+ */
+async function askPending(
+  temporal: Client,
+  runId: string,
+  tenantId: string,
+  readSnapshot: ReadSnapshot,
+): Promise<PendingAnswer | undefined> {
+  const deadline = Date.now() + pendingApprovalAnswerMs;
+  try {
+    const snapshot = await temporal.withDeadline(deadline, () => readSnapshot(runId, tenantId));
+    return { approvals: pendingApprovalsOf(snapshot) };
+  } catch (error) {
+    if (RelayError.isInstance(error) && error.code === 'run_not_found') return undefined;
+    if (!noWorkerAnsweredIn(error, deadline)) throw error;
+    const why = RelayError.isInstance(error)
+      ? error.message
+      : `no worker answered within ${pendingApprovalAnswerMs} ms`;
+    return { unanswered: { runId, error: why } };
+  }
+}
+
+/** The pending approvals a run keeps in its memo, each with the run it belongs to. */
+function approvalsOfMemo(runId: string, memo: PendingApprovalsMemo): RunPendingApproval[] {
+  const { approvals, ...run } = memo;
+  return approvals.map((approval) => ({ ...approval, runId, ...run }));
+}
+
+/** The pending approvals a run's snapshot lists, each with the run it belongs to. */
+function pendingApprovalsOf(snapshot: RunSnapshot): RunPendingApproval[] {
+  return snapshot.pendingApprovals.map((approval) => ({
+    ...approval,
+    runId: snapshot.runId,
+    model: snapshot.model,
+    ...(snapshot.userId !== undefined ? { userId: snapshot.userId } : {}),
+    ...(snapshot.sessionId !== undefined ? { sessionId: snapshot.sessionId } : {}),
+  }));
+}
