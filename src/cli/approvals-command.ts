@@ -22,7 +22,8 @@ export const approvalsCommand: Command = {
 Lists the tenant's tool calls waiting for a human, oldest request first, with the commands that decide them.
 Read from Temporal visibility (each waiting run keeps its waiting calls in its memo), so no worker needs to be
 running. A run that does not keep them there is asked for its snapshot; one that cannot answer within 5 s is named
-on standard error with why. With --json: {"approvals": [...], "unanswered": [...]}, as GET /v1/approvals answers.
+on standard error with why, and so is a limit that left waiting runs out. With --json: {"approvals": [...],
+"unanswered": [...], "hasMore": false}, as GET /v1/approvals answers.
 
 Options:
   --limit N              read at most N waiting runs (default ${defaultLimit})
@@ -44,6 +45,7 @@ ${connectionOptionsHelp}`,
         for (const { runId, error } of listing.unanswered) {
           process.stderr.write(`Run ${runId} waits for a human but did not say for which calls: ${error}\n`);
         }
+        if (listing.hasMore) process.stderr.write(`More runs wait than the ${limit} read: raise --limit.\n`);
       }
       return exitCodes.ok;
     } finally {

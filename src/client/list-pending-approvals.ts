@@ -10,7 +10,7 @@ import { noWorkerAnsweredIn } from './no-worker-answered.js';
 export interface ListPendingApprovalsOptions {
   /** The tenant whose approvals to list; required, since an approver must never see another tenant's calls. */
   tenantId: string;
-  /** How many runs to read at most, newest first. @default 100 */
+  /** How many waiting runs to read at most, newest first (`hasMore` says when more wait). @default 100 */
   limit?: number;
 }
 
@@ -31,6 +31,8 @@ export interface PendingApprovals {
    * their calls are not in `approvals`.
    */
   unanswered: Array<{ runId: string; error: string }>;
+  /** True when more runs wait than `limit` let the listing read: their calls are in neither list. */
+  hasMore: boolean;
 }
 
 /**
@@ -66,7 +68,13 @@ export async function listPendingApprovals(
     `${tenantRunsQuery(tenantId)} AND ExecutionStatus = 'Running' AND ` +
     `${relaySearchAttributes.pendingApprovals.name} > 0`;
   const answers: Array<Promise<PendingAnswer | undefined>> = [];
-  for await (const execution of temporal.workflow.list({ query, pageSize: Math.min(limit, 1_000) })) {
+  let hasMore = false;
+  // One more than the limit, so a page tells whether more runs wait.
+  for await (const execution of temporal.workflow.list({ query, pageSize: Math.min(limit + 1, 1_000) })) {
+    if (answers.length >= limit) {
+      hasMore = true;
+      break;
+    }
     const kept = readPendingApprovalsMemo(execution.memo?.[pendingApprovalsMemoKey]);
     const runId = execution.workflowId;
     answers.push(
@@ -74,9 +82,8 @@ export async function listPendingApprovals(
         ? Promise.resolve({ approvals: approvalsOfMemo(runId, kept) })
         : askPending(temporal, runId, tenantId, readSnapshot),
     );
-    if (answers.length >= limit) break;
   }
-  const listing: PendingApprovals = { approvals: [], unanswered: [] };
+  const listing: PendingApprovals = { approvals: [], unanswered: [], hasMore };
   for (const answer of await Promise.all(answers)) {
     if (answer?.unanswered) listing.unanswered.push(answer.unanswered);
     if (answer?.approvals) listing.approvals.push(...answer.approvals);

@@ -232,6 +232,9 @@ export const approvalsResponseSchema = z
         'on over 16 KiB of input) and that did not answer in time (no worker serves them, or their workflow task is ' +
         'failing): their calls are not in `approvals`.',
     }),
+    hasMore: z.boolean().openapi({
+      description: 'True when more runs wait than `limit` let the listing read: their calls are in neither list.',
+    }),
   })
   .openapi('PendingApprovals');
 

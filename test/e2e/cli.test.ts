@@ -179,13 +179,14 @@ describe('relay-e run, approve and reject (scripts)', () => {
         ...(snapshot.userId !== undefined ? { userId: snapshot.userId } : {}),
       })),
       unanswered: [],
+      hasMore: false,
     });
     const table = await relayE(['approvals', '--tenant', 'cli-list']);
     expect(table.stdout).toMatch(
       new RegExp(`^${runId}\\s+${snapshot.pendingApprovals[0]?.toolCallId ?? ''}\\s+transfer_funds\\s`, 'm'),
     );
     expect((await relayE(['approvals', '--json', '--tenant', 'cli-other'])).stdout.trim()).toBe(
-      JSON.stringify({ approvals: [], unanswered: [] }),
+      JSON.stringify({ approvals: [], unanswered: [], hasMore: false }),
     );
 
     await relayE(['reject', runId, snapshot.pendingApprovals[0]?.toolCallId ?? '']);

@@ -155,6 +155,31 @@ describe('runs over HTTP', () => {
     ]);
   });
 
+  it('says when more runs wait than the limit let it read, instead of leaving them out silently', async () => {
+    const started = await Promise.all([
+      startPaymentAwaitingApproval(keys.alice),
+      startPaymentAwaitingApproval(keys.alice),
+    ]);
+    type Listing = { approvals: Array<{ runId: string }>; unanswered: unknown[]; hasMore: boolean };
+    const listed = async (limit: number): Promise<Listing> => {
+      const response = await api.request(`/v1/approvals?limit=${limit}`, { key: keys.alice });
+      expect(response.status).toBe(200);
+      return (await response.json()) as Listing;
+    };
+    // Visibility trails the runs by a moment; other tests' runs of this tenant may wait too.
+    await expect
+      .poll(async () => (await listed(1_000)).approvals.map((approval) => approval.runId), { timeout: 20_000 })
+      .toEqual(expect.arrayContaining(started));
+    const all = await listed(1_000);
+    const waitingRuns = new Set(all.approvals.map((approval) => approval.runId)).size;
+    expect(all.hasMore).toBe(false);
+    expect(await listed(waitingRuns)).toMatchObject({ hasMore: false });
+    const cut = await listed(waitingRuns - 1);
+    expect(cut.hasMore).toBe(true);
+    expect(new Set(cut.approvals.map((approval) => approval.runId)).size).toBe(waitingRuns - 1);
+    for (const runId of started) await api.request(`/v1/runs/${runId}/cancel`, { method: 'POST', key: keys.alice });
+  });
+
   it('lists the calls of a waiting run no worker serves, and names one it would have to ask', async () => {
     // Two runs of tenant B whose only worker is gone: one keeps its waiting call in its memo, the other waits on an
     // input too long to keep there, so listing it takes a query no worker answers (it would wait half a minute).

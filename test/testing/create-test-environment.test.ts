@@ -239,7 +239,11 @@ describe('a local test environment', () => {
     await env.waitForApproval(runId);
     await expect
       .poll(() => env.client.listPendingApprovals({ tenantId }), { timeout: 10_000 })
-      .toEqual({ approvals: [expect.objectContaining({ runId, toolCallId: 'call_1_0' })], unanswered: [] });
+      .toEqual({
+        approvals: [expect.objectContaining({ runId, toolCallId: 'call_1_0' })],
+        unanswered: [],
+        hasMore: false,
+      });
     await env.client.cancel(runId);
   });
 

@@ -17,6 +17,9 @@ import type { InboxSession } from './inbox-sessions.js';
 import { inboxStyles } from './inbox-styles.js';
 import { streamChanges } from './stream-changes.js';
 
+/** The waiting runs the inbox's list reads at most, newest first; it says when more wait. */
+const inboxListedRuns = 100;
+
 export interface CreateInboxOptions {
   client: RelayClient;
   /** The keys people sign in with, each mapped to its tenant; they also seal the sessions (see InboxSessions). */
@@ -227,19 +230,20 @@ export function createInbox(options: CreateInboxOptions): Hono<InboxEnv> {
   }
 
   /**
-   * The tenant's pending approvals, each with the JSON Schema of its tool for the editor, and the waiting runs that
-   * did not answer in time.
+   * The tenant's pending approvals, each with the JSON Schema of its tool for the editor, the waiting runs that did
+   * not answer in time, and whether more runs wait than the list reads.
    */
   async function listApprovals(session: InboxSession) {
     const tenantId = session.tenant.tenantId;
-    const { approvals, unanswered } = await client.listPendingApprovals({ tenantId });
+    const limit = inboxListedRuns;
+    const { approvals, unanswered, hasMore } = await client.listPendingApprovals({ tenantId, limit });
     const withSchemas = await Promise.all(
       approvals.map(async (approval) => {
         const tool = (await catalogOf(approval.runId, tenantId)).find((entry) => entry.name === approval.toolName);
         return { ...approval, ...(tool ? { inputSchema: tool.inputSchema } : {}) };
       }),
     );
-    return { approvals: withSchemas, unanswered };
+    return { approvals: withSchemas, unanswered, hasMore, limit };
   }
 
   return app;

@@ -70,15 +70,16 @@ function startApprovalsList(list) {
   const status = /** @type {HTMLElement} */ (document.getElementById('approvals-status'));
   const stream = new EventSource('/inbox/approvals/stream');
   stream.addEventListener('approvals', (message) => {
-    /** @type {{ approvals: InboxApproval[], unanswered: Array<{ runId: string, error: string }> }} */
-    const { approvals, unanswered } = JSON.parse(/** @type {MessageEvent<string>} */ (message).data);
+    /** @type {{ approvals: InboxApproval[], unanswered: Array<{ runId: string, error: string }>, hasMore: boolean, limit: number }} */
+    const { approvals, unanswered, hasMore, limit } = JSON.parse(/** @type {MessageEvent<string>} */ (message).data);
     status.textContent =
       (approvals.length === 0
         ? 'Nothing waits for a decision.'
         : `${approvals.length} tool call${approvals.length === 1 ? '' : 's'} wait${approvals.length === 1 ? 's' : ''} for a decision.`) +
       (unanswered.length === 0
         ? ''
-        : ` ${unanswered.length} waiting run${unanswered.length === 1 ? '' : 's'} did not answer in time (is a worker running?).`);
+        : ` ${unanswered.length} waiting run${unanswered.length === 1 ? '' : 's'} did not answer in time (is a worker running?).`) +
+      (hasMore ? ` More runs wait than the ${limit} newest listed here.` : '');
     list.replaceChildren(...approvals.map(approvalListItem), ...unanswered.map(unansweredListItem));
   });
   stream.addEventListener('error', () => {
