@@ -122,13 +122,12 @@ function approvalsOfMemo(runId: string, memo: PendingApprovalsMemo): RunPendingA
   return approvals.map((approval) => ({ ...approval, runId, ...run }));
 }
 
-/** The pending approvals a run's snapshot lists, each with the run it belongs to. */
-function pendingApprovalsOf(snapshot: RunSnapshot): RunPendingApproval[] {
-  return snapshot.pendingApprovals.map((approval) => ({
-    ...approval,
-    runId: snapshot.runId,
-    model: snapshot.model,
-    ...(snapshot.userId !== undefined ? { userId: snapshot.userId } : {}),
-    ...(snapshot.sessionId !== undefined ? { sessionId: snapshot.sessionId } : {}),
-  }));
+/** The pending approvals a run's snapshot lists, each with the run it belongs to, as its memo would give them. */
+function pendingApprovalsOf({ runId, model, userId, sessionId, pendingApprovals }: RunSnapshot): RunPendingApproval[] {
+  return approvalsOfMemo(runId, {
+    model,
+    ...(userId !== undefined ? { userId } : {}),
+    ...(sessionId !== undefined ? { sessionId } : {}),
+    approvals: pendingApprovals,
+  });
 }

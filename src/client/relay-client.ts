@@ -358,8 +358,7 @@ export class RelayClient {
 
   /** Sends a decision as a signal: no answer, and an invalid decision is dropped by the run. */
   async signalDecision(runId: string, decision: ApprovalDecision): Promise<void> {
-    const stamped = { decidedAt: new Date().toISOString(), ...decision };
-    await this.query(runId, () => this.handle(runId).signal(decideSignal, stamped));
+    await this.query(runId, () => this.handle(runId).signal(decideSignal, stampedNow(decision)));
   }
 
   /** Cancels a run; a tool running at that moment sees `ctx.signal` abort. */
@@ -401,7 +400,7 @@ export class RelayClient {
   }
 
   private async decide(runId: string, decision: ApprovalDecision, scope: TenantScope): Promise<ApprovalOutcome> {
-    const stamped = { decidedAt: new Date().toISOString(), ...decision };
+    const stamped = stampedNow(decision);
     const scoped = scope.tenantId !== undefined ? { ...stamped, tenantId: scope.tenantId } : stamped;
     try {
       return await this.query(
@@ -568,6 +567,11 @@ function decisionFields(options: ApproveOptions): Omit<ApprovalDecision, 'toolCa
     ...(options.reason !== undefined ? { reason: options.reason } : {}),
     ...(options.input !== undefined ? { input: options.input } : {}),
   };
+}
+
+/** A decision stamped with this client's clock unless it says when it was sent (the run records that time). */
+function stampedNow(decision: ApprovalDecision): ApprovalDecision {
+  return { decidedAt: new Date().toISOString(), ...decision };
 }
 
 /** How long a follower waits before asking a run that could not answer again. */
