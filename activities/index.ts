@@ -27,6 +27,9 @@ import { outputByReferenceBytes, storedOutputPreviewLength } from '../src/shared
 import type { StoredModelText, StoredToolOutput } from '../src/shared/stored-output.js';
 import { boundIssues } from '../src/shared/payload-limits.js';
 import { checkToolInputAsync } from '../src/shared/tool-input.js';
+import { hasAttemptsLeft } from './attempts.js';
+import { createNotifyApprovers } from './notify-approvers.js';
+import type { ApprovalWebhooks } from '../src/notify/approval-webhook.js';
 import type { ToolInputIssue } from '../src/shared/tool-input.js';
 
 /** Everything a tool activity needs to build the tool's context. */
@@ -94,6 +97,12 @@ export interface ActivityDependencies {
    * @default true when `payloadStore` is given (a store the deployment chose), false for the private default
    */
   keepLargePayloadsInStore?: boolean;
+  /**
+   * Where approvers are told that a call waits for them: tools that require approval are recorded in a run's catalog
+   * with `notifiesApprovers`, and the run posts a notice for each of their calls.
+   * @default undefined (no notices)
+   */
+  approvalWebhooks?: ApprovalWebhooks;
 }
 
 /**
@@ -115,7 +124,14 @@ async function whileHeartbeating<T>(work: (context: Context) => Promise<T>, deta
 }
 
 /** The activities of an agent run, bound to one worker's tools and model providers. */
-export function createActivities({ registry, executor, models, secrets, ...options }: ActivityDependencies) {
+export function createActivities({
+  registry,
+  executor,
+  models,
+  secrets,
+  approvalWebhooks,
+  ...options
+}: ActivityDependencies) {
   const maxModelResponseBytes = checkMaxModelResponseBytes(options.maxModelResponseBytes);
   const payloadStore = options.payloadStore ?? createMemoryPayloadStore();
   // A model context lost with a private store is sent again; a tool output would be lost.
@@ -128,7 +144,7 @@ export function createActivities({ registry, executor, models, secrets, ...optio
      * `catalog-in-first-model-call` ask it in an activity of their own; later runs get it with their first model call.
      */
     async snapshotToolCatalog(input: CatalogRequest & { model?: string }): Promise<CatalogSnapshot> {
-      return snapshotCatalog({ registry, executor, models }, input);
+      return snapshotCatalog({ registry, executor, models, approvalWebhooks }, input);
     },
 
     /**
@@ -153,6 +169,9 @@ export function createActivities({ registry, executor, models, secrets, ...optio
       return { valid: false, errorType: 'validation', error: check.message, issues: boundIssues(check.issues), at };
     },
 
+    /** Tells the tenant's approvers that a call waits for them (see createNotifyApprovers). */
+    notifyApprovers: createNotifyApprovers(approvalWebhooks),
+
     /** The worker's clock, recorded in the run's history: an event stamped with it reads the same on every replay. */
     async readClock(): Promise<{ at: string }> {
       return { at: new Date().toISOString() };
@@ -166,7 +185,9 @@ export function createActivities({ registry, executor, models, secrets, ...optio
      */
     async callModel(request: ModelRequest | ModelContextRequest): Promise<Recorded<ModelCallResult>> {
       const asked = catalogAskedBy(request);
-      const catalog = asked ? snapshotCatalog({ registry, executor, models }, asked.catalog) : undefined;
+      const catalog = asked
+        ? snapshotCatalog({ registry, executor, models, approvalWebhooks }, asked.catalog)
+        : undefined;
       if (catalog?.refused) return { catalog, at: catalog.at };
       const withTools = asked && catalog ? withCatalogTools(asked.request, catalog.entries) : request;
       const { provider, modelName } = resolveModel(models, request.model);
@@ -338,30 +359,25 @@ async function generateModelTurn(
 }
 
 /**
- * Whether Temporal will attempt this activity again after a retryable failure. On the last attempt a remote tool's
- * transport or protocol failure goes back to the run as data, so the model sees its own `errorType`.
- */
-function hasAttemptsLeft(context: Context): boolean {
-  const maximumAttempts = context.info.retryPolicy?.maximumAttempts ?? 0;
-  return maximumAttempts === 0 || context.info.attempt < maximumAttempts;
-}
-
-/**
  * Reads the tools a run may use from this worker's registry (names, descriptions, JSON Schemas, approval flags), each
  * with the time limit the executor will apply, so the activity's own timeout can agree with it; or refuses a run
  * naming a tool or a model the worker lacks.
  */
+type CatalogSources = Pick<ActivityDependencies, 'registry' | 'executor' | 'models' | 'approvalWebhooks'>;
+
 function snapshotCatalog(
-  { registry, executor, models }: Pick<ActivityDependencies, 'registry' | 'executor' | 'models'>,
+  { registry, executor, models, approvalWebhooks }: CatalogSources,
   input: CatalogRequest & { model?: string },
 ): CatalogSnapshot {
   const at = new Date().toISOString();
   try {
     const refused = input.model === undefined ? undefined : refuseUnservedModel(models, input.model);
     if (refused) return { refused, at };
-    const entries = registry
-      .catalog(input.tools)
-      .map((entry) => ({ ...entry, timeoutMs: executor.timeoutFor(entry.name) }));
+    const entries = registry.catalog(input.tools).map((entry) => ({
+      ...entry,
+      timeoutMs: executor.timeoutFor(entry.name),
+      ...(approvalWebhooks && entry.requiresApproval ? { notifiesApprovers: true as const } : {}),
+    }));
     return { entries, at };
   } catch (error) {
     if (RelayError.isInstance(error) && error.code === 'tool_not_found') {

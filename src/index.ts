@@ -20,6 +20,14 @@ export type {
   OpenAIProviderOptions,
 } from './model/providers/index.js';
 export * from './security/index.js';
+export {
+  approvalDeliveryHeader,
+  approvalSignatureHeader,
+  signApprovalNotice,
+  verifyApprovalNotice,
+} from './notify/approval-webhook.js';
+export type { ApprovalWebhook, ApprovalWebhooks, VerifyApprovalNoticeOptions } from './notify/approval-webhook.js';
+export type { ApprovalNotice } from './shared/approval-notice.js';
 export { RelayError, errorCodes } from './shared/errors.js';
 export type { ErrorCode } from './shared/errors.js';
 export { relaySearchAttributeDefinitions, relaySearchAttributes } from './shared/search-attributes.js';

@@ -22,6 +22,7 @@ import { emitDecision } from './decision-events.js';
 import { readRecordedTime, usesRecordedTime } from './recorded-clock.js';
 import { recordedOrNow } from './run-state.js';
 import { publishRunState } from './run-visibility.js';
+import { notifyApproversOf } from './approval-notices.js';
 
 const inputCheckOptions = { startToCloseTimeout: '10 seconds', retry: { maximumAttempts: 3 } } as const;
 const { checkToolCallInput: checkToolCallInputLocally } = proxyLocalActivities<RelayActivities>(inputCheckOptions);
@@ -121,10 +122,13 @@ async function awaitApproval(
   const hints = approvalHints(entry);
   const requestedAt = recordedOrNow(checkedAt);
   const expiresAt = new Date(Date.parse(requestedAt) + context.approvalTimeoutMs).toISOString();
-  run.awaitApproval({ ...ids, ...hints, input, step: run.step, requestedAt, expiresAt });
+  const pending = { ...ids, ...hints, input, step: run.step, requestedAt, expiresAt };
+  run.awaitApproval(pending);
   run.callStarted(call, 'awaiting_approval');
   run.emit({ type: 'tool_awaiting_approval', ...ids, ...hints, input, expiresAt }, { at: requestedAt });
   publishRunState(context);
+  // Only a catalog recorded by a worker with an approval webhook says so: runs recorded without one replay as they were.
+  if (entry.notifiesApprovers) notifyApproversOf(context, pending);
 
   const decided = () => run.approvals.decisionFor(call.id) !== undefined;
   const decidedInTime = await (context.exact

@@ -32,6 +32,10 @@ function describeEvent(event: RunEvent): string {
       return `${call(event)}${by(event.approver)}${because(event.reason)}`;
     case 'tool_approval_timed_out':
       return `${call(event)} no decision by ${event.expiresAt}`;
+    case 'tool_approval_notified':
+      return `${call(event)} approvers notified (webhook answered ${event.status}, attempt ${event.attempt})`;
+    case 'tool_approval_notice_failed':
+      return `${call(event)} approvers NOT notified after ${event.attempt} attempt(s): ${event.error}`;
     case 'tool_succeeded':
       return `${call(event)} -> ${compact(event.output)}${event.truncated ? ' (truncated)' : ''}`;
     case 'tool_failed':

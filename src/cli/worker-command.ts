@@ -6,6 +6,7 @@ import { createDemoModel } from '../demo/demo-model.js';
 import { createDemoTools } from '../demo/demo-tools.js';
 import { providersFromEnv } from '../model/providers/index.js';
 import { secretsFromEnv } from '../security/resolve-secret-references.js';
+import { approvalWebhookFromEnv } from '../notify/approval-webhook.js';
 import type { PayloadStore } from '../store/payload-store.js';
 import { createWorker } from '../worker/create-worker.js';
 import { exitCodes } from './cli-error.js';
@@ -52,6 +53,7 @@ export async function startCliWorker(
   const connection = await connectWorkerConnection(settings);
   const payloads = openCliPayloadStore(settings, project, connection, { defaultFolderShared });
   const tools = project ? project.config.tools : createDemoTools(new DemoBankFile(demoBankFile));
+  const approvalWebhook = project?.config.approvalWebhook ?? approvalWebhookFromEnv(process.env);
   const models = {
     ...providersFromEnv(process.env),
     ...(project ? project.config.models : { scripted: createDemoModel() }),
@@ -63,6 +65,7 @@ export async function startCliWorker(
     namespace: settings.namespace,
     connection,
     secrets: project?.config.secrets ?? secretsFromEnv(process.env),
+    ...(approvalWebhook ? { approvalWebhook } : {}),
     ...(project?.config.executor ? { executor: project.config.executor } : {}),
     ...(settings.encryption ? { encryption: settings.encryption } : {}),
     payloadStore: payloads.store,
@@ -113,6 +116,9 @@ RELAY_E_ENCRYPTION_KEY_ID, default the first); { "$secret": "NAME" } in a run's 
 RELAY_E_SECRET_NAME inside the tool activity (unless the config gives its own secrets).
 Model-call contexts are kept in the config's payloadStore, else in files under ${defaultPayloadDirectory}
 (share one store between the workers of a task queue; a janitor expires closed runs' contexts).
+Approvers are told of each call that waits for them when the config's approvalWebhook, or
+RELAY_E_APPROVAL_WEBHOOK_URL with RELAY_E_APPROVAL_WEBHOOK_SECRET, names a webhook (RELAY_E_INBOX_URL
+adds a link to the inbox to each notice).
 Without a config, the demo bank's balances and transfers are kept in ${demoBankFile} under the working
 folder (beside the runs of relay-e dev), so a transfer approved after a restart moves the right balances;
 delete the file to start the bank over.

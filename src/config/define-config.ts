@@ -4,6 +4,7 @@ import type { SecretSource } from '../security/resolve-secret-references.js';
 import type { PayloadStoreConfig } from '../store/create-payload-store.js';
 import type { ToolEntry } from '../tool/tool-source.js';
 import type { ToolExecutorOptions } from '../tool/tool-executor.js';
+import type { ApprovalWebhooks } from '../notify/approval-webhook.js';
 
 /** A project's Relay-E setup, read by `relay-e dev`, `relay-e worker` and `relay-e serve` from `relay-e.config.ts`. */
 export interface RelayConfig {
@@ -39,6 +40,12 @@ export interface RelayConfig {
    * @default `{ kind: 'file', directory: '.relay-e/payloads' }` under the working folder
    */
   payloadStore?: PayloadStoreConfig;
+  /**
+   * Where workers tell approvers that a tool call waits for them: a signed JSON `POST` per call, to one webhook or
+   * to one per tenant (docs/runs-and-approvals.md, "Telling approvers").
+   * @default the webhook `RELAY_E_APPROVAL_WEBHOOK_URL` and `RELAY_E_APPROVAL_WEBHOOK_SECRET` name, else none
+   */
+  approvalWebhook?: ApprovalWebhooks;
 }
 
 /** Types a `relay-e.config.ts` default export; returns the config unchanged. */

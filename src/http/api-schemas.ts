@@ -148,6 +148,8 @@ export const runEventSchema = z
       'tool_approved',
       'tool_rejected',
       'tool_approval_timed_out',
+      'tool_approval_notified',
+      'tool_approval_notice_failed',
       'tool_succeeded',
       'tool_failed',
       'run_completed',

@@ -50,6 +50,8 @@ export const relayErrorStatus: Readonly<Record<ErrorCode, ContentfulStatusCode>>
   payload_not_found: 500,
   // A stored payload no longer matches its address: damaged or altered at rest, an operator's matter too.
   payload_corrupt: 500,
+  // What a receiver of approval notices answers one whose signature does not verify.
+  invalid_signature: 401,
   model_error: 502,
   invalid_tool_definition: 500,
   duplicate_tool: 500,
@@ -74,6 +76,7 @@ const titles: Readonly<Record<HttpErrorCode, string>> = {
   decryption_failed: 'Decryption failed',
   payload_not_found: 'Stored payload missing',
   payload_corrupt: 'Stored payload corrupt',
+  invalid_signature: 'Invalid signature',
   model_error: 'Model error',
   invalid_tool_definition: 'Internal server error',
   duplicate_tool: 'Internal server error',

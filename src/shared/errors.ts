@@ -22,6 +22,7 @@ export const errorCodes = [
   'decryption_failed',
   'payload_not_found',
   'payload_corrupt',
+  'invalid_signature',
 ] as const;
 
 export type ErrorCode = (typeof errorCodes)[number];

@@ -51,6 +51,11 @@ export interface ToolCatalogEntry {
   /** Absent for the worker's own `defineTool` tools. */
   source?: ToolSourceInfo;
   annotations?: ToolAnnotations;
+  /**
+   * Set by a worker with an approval webhook on tools that require approval: the run posts a notice to the tenant's
+   * approvers for each call that waits (src/notify/approval-webhook.ts). Runs recorded without it post none.
+   */
+  notifiesApprovers?: true;
 }
 
 /**

@@ -19,6 +19,8 @@ import type { LoadedTools } from '../tool/tool-source.js';
 import type { ToolSourceOptions } from './resolve-tool-registry.js';
 import { resolveToolRegistry } from './resolve-tool-registry.js';
 import { startCatalogPublisher } from './worker-catalog-publisher.js';
+import { checkApprovalWebhook } from '../notify/approval-webhook.js';
+import type { ApprovalWebhooks } from '../notify/approval-webhook.js';
 
 export interface RelayPluginOptions extends ToolSourceOptions {
   /** Model providers by the prefix of the model id: `{ openai: …, scripted: scriptedModel(…) }`. */
@@ -61,6 +63,13 @@ export interface RelayPluginOptions extends ToolSourceOptions {
    * @default true when `payloadStore` is given, false for the default memory store
    */
   keepLargePayloadsInStore?: boolean;
+  /**
+   * Tells approvers when a tool call starts waiting for them: a signed JSON `POST` to the tenant's webhook for each
+   * call (docs/runs-and-approvals.md, "Telling approvers"). One webhook for every tenant, or a function that picks
+   * one per tenant (undefined: not notified). Checked when the plugin is made; the secret never enters history.
+   * @default undefined (approvers look for themselves: inbox, CLI, API)
+   */
+  approvalWebhook?: ApprovalWebhooks;
   /**
    * A pre-built bundle of Relay-E's workflows (`bundleRelayWorkflows()`), used when the worker has no workflows of
    * its own; without it the worker bundles them on start, which takes a few seconds.
@@ -109,6 +118,7 @@ export class RelayPlugin extends SimplePlugin {
         ...(options.keepLargePayloadsInStore !== undefined
           ? { keepLargePayloadsInStore: options.keepLargePayloadsInStore }
           : {}),
+        ...(options.approvalWebhook ? { approvalWebhooks: options.approvalWebhook } : {}),
       }),
       // A function, so the codec goes after the codecs the worker or client already has.
       ...(options.encryption
@@ -122,6 +132,10 @@ export class RelayPlugin extends SimplePlugin {
 
   /** Creates the plugin; tool sources that must connect first are connected here. */
   static async create(options: RelayPluginOptions): Promise<RelayPlugin> {
+    // A per-tenant function is checked each time it answers (in the notice activity), a single webhook here.
+    if (options.approvalWebhook && typeof options.approvalWebhook !== 'function') {
+      checkApprovalWebhook(options.approvalWebhook);
+    }
     return new RelayPlugin(options, await resolveToolRegistry(options));
   }
 

@@ -89,9 +89,12 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
 
 /**
  * Recorded under `pending-approvals-in-memo`, which stands for all the rules before and keeps a run's waiting calls in
- * its memo: its new side, whose old side is every history above.
+ * its memo: its new side, whose old side is every history above. `approvers-notified` is a run whose catalog came from
+ * a worker with an approval webhook (no patch: the recorded catalog decides it).
  */
-const pendingApprovalsInMemo = pathsSinceCatalogInFirstCall.map((name) => `pending-approvals-in-memo/${name}.json`);
+const pendingApprovalsInMemo = [...pathsSinceCatalogInFirstCall, 'approvers-notified'].map(
+  (name) => `pending-approvals-in-memo/${name}.json`,
+);
 
 describe('replaying recorded agent runs', () => {
   it('reproduces every recorded path with the workflow code bundled as workers bundle it, so a nondeterministic change fails the build', async () => {

@@ -18,4 +18,15 @@ describe('formatEvent', () => {
     const line = formatEvent({ ...base, type: 'model_responded', storedText, toolCallCount: 2 });
     expect(line).toBe('#2   model_responded          2 tool calls; "Thinking it through" (9000 bytes, stored)');
   });
+
+  it('says whether the approvers were told of a waiting call, and why not', () => {
+    const call = { ...base, toolCallId: 'call_1_0', toolName: 'transfer_funds' };
+    expect(formatEvent({ ...call, type: 'tool_approval_notified', status: 204, attempt: 2 })).toBe(
+      '#2   tool_approval_notified   transfer_funds [call_1_0] approvers notified (webhook answered 204, attempt 2)',
+    );
+    const error = 'Approval webhook https://hooks.example.test answered 404';
+    expect(formatEvent({ ...call, type: 'tool_approval_notice_failed', error, status: 404, attempt: 1 })).toBe(
+      `#2   tool_approval_notice_failed transfer_funds [call_1_0] approvers NOT notified after 1 attempt(s): ${error}`,
+    );
+  });
 });

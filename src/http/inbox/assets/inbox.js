@@ -261,6 +261,13 @@ function timelineItem(event) {
     case 'tool_approval_timed_out':
       title = `${tool}: nobody decided in time`;
       break;
+    case 'tool_approval_notified':
+      title = `Approvers told that ${tool} waits (webhook answered ${event['status']})`;
+      break;
+    case 'tool_approval_notice_failed':
+      title = `Approvers were not told that ${tool} waits`;
+      text(String(event['error']));
+      break;
     case 'tool_succeeded':
       title = `${tool} succeeded`;
       json('Output', event['output']);

@@ -1,0 +1,176 @@
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import type { ApprovalNotice } from '../shared/approval-notice.js';
+import { RelayError } from '../shared/errors.js';
+
+/** Where a tenant's approvers are told that a call waits for them, and the secret the notice is signed with. */
+export interface ApprovalWebhook {
+  /** Receives each notice as a JSON `POST` (`http:` or `https:`). */
+  url: string;
+  /**
+   * Signs every notice (HMAC-SHA256 in the `relay-e-signature` header), so the receiver can tell it came from
+   * Relay-E ({@link verifyApprovalNotice}). At least 16 characters; never written to history.
+   */
+  secret: string;
+  /** The base address of the approvals inbox (`relay-e serve`), so each notice links to its call's page. */
+  inboxUrl?: string;
+  /**
+   * How long one delivery may take before it counts as failed and is retried.
+   * @default 10_000
+   */
+  timeoutMs?: number;
+}
+
+/** One webhook for every tenant, or a webhook per tenant (undefined: that tenant's approvers are not notified). */
+export type ApprovalWebhooks = ApprovalWebhook | ((tenantId: string) => ApprovalWebhook | undefined);
+
+/** The header that carries a notice's signature: `t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`. */
+export const approvalSignatureHeader = 'relay-e-signature';
+
+/** The header that carries the notice's id, the same on every delivery of it. */
+export const approvalDeliveryHeader = 'relay-e-delivery';
+
+/** How old a signature {@link verifyApprovalNotice} accepts by default: older ones may be replays. */
+const defaultToleranceSeconds = 300;
+
+const minSecretLength = 16;
+
+/** The webhook a tenant's notices go to, or undefined when its approvers are not notified. */
+export function approvalWebhookFor(webhooks: ApprovalWebhooks, tenantId: string): ApprovalWebhook | undefined {
+  const webhook = typeof webhooks === 'function' ? webhooks(tenantId) : webhooks;
+  if (webhook !== undefined) checkApprovalWebhook(webhook);
+  return webhook;
+}
+
+/** Refuses a webhook that could never deliver or be trusted: a URL that is not http(s), a short secret. */
+export function checkApprovalWebhook(webhook: ApprovalWebhook): void {
+  let protocol: string;
+  try {
+    protocol = new URL(webhook.url).protocol;
+  } catch {
+    throw new RelayError('invalid_input', `Approval webhook URL '${webhook.url}' is not a URL`);
+  }
+  if (protocol !== 'http:' && protocol !== 'https:') {
+    throw new RelayError('invalid_input', `Approval webhook URL '${webhook.url}' must be http: or https:`);
+  }
+  if (typeof webhook.secret !== 'string' || webhook.secret.length < minSecretLength) {
+    throw new RelayError('invalid_input', `Approval webhook secret must be at least ${minSecretLength} characters`);
+  }
+  if (webhook.inboxUrl !== undefined && !URL.canParse(webhook.inboxUrl)) {
+    throw new RelayError('invalid_input', `Approval inbox URL '${webhook.inboxUrl}' is not a URL`);
+  }
+}
+
+/**
+ * The webhook `RELAY_E_APPROVAL_WEBHOOK_URL` and `RELAY_E_APPROVAL_WEBHOOK_SECRET` name (with `RELAY_E_INBOX_URL`
+ * for links), for every tenant; undefined when neither is set. One without the other is refused, not ignored.
+ */
+export function approvalWebhookFromEnv(env: NodeJS.ProcessEnv): ApprovalWebhook | undefined {
+  const url = env['RELAY_E_APPROVAL_WEBHOOK_URL'] || undefined;
+  const secret = env['RELAY_E_APPROVAL_WEBHOOK_SECRET'] || undefined;
+  if (url === undefined && secret === undefined) return undefined;
+  if (url === undefined || secret === undefined) {
+    const missing = url === undefined ? 'RELAY_E_APPROVAL_WEBHOOK_URL' : 'RELAY_E_APPROVAL_WEBHOOK_SECRET';
+    throw new RelayError('invalid_input', `${missing} is not set: an approval webhook needs both its URL and secret`);
+  }
+  const inboxUrl = env['RELAY_E_INBOX_URL'] || undefined;
+  const webhook = { url, secret, ...(inboxUrl ? { inboxUrl } : {}) };
+  checkApprovalWebhook(webhook);
+  return webhook;
+}
+
+/** The `relay-e-signature` header for `body` signed with `secret` at `at`. */
+export function signApprovalNotice(body: string, secret: string, at: Date = new Date()): string {
+  const timestamp = Math.floor(at.getTime() / 1_000);
+  return `t=${timestamp},v1=${hmac(secret, `${timestamp}.${body}`)}`;
+}
+
+export interface VerifyApprovalNoticeOptions {
+  /** The request body exactly as received (before any JSON parsing). */
+  body: string;
+  /** The `relay-e-signature` header. */
+  signature: string | null | undefined;
+  secret: string;
+  /** @default 300 */
+  toleranceSeconds?: number;
+  /** @default now */
+  now?: Date;
+}
+
+/**
+ * The notice a webhook request carries, once its signature is checked: signed with `secret`, over this very body,
+ * no older than `toleranceSeconds`. Throws `RelayError` `invalid_signature` otherwise; answer such a request 401.
+ */
+export function verifyApprovalNotice(options: VerifyApprovalNoticeOptions): ApprovalNotice {
+  const { body, signature, secret, toleranceSeconds = defaultToleranceSeconds, now = new Date() } = options;
+  const parts = new Map(
+    (signature ?? '').split(',').map((part) => {
+      const equals = part.indexOf('=');
+      return [part.slice(0, equals).trim(), part.slice(equals + 1).trim()] as const;
+    }),
+  );
+  const timestamp = Number(parts.get('t'));
+  const given = parts.get('v1');
+  if (!Number.isInteger(timestamp) || given === undefined) {
+    throw new RelayError('invalid_signature', `The ${approvalSignatureHeader} header is missing or malformed`);
+  }
+  const expected = Buffer.from(hmac(secret, `${timestamp}.${body}`), 'hex');
+  const actual = Buffer.from(given, 'hex');
+  if (actual.length !== expected.length || !timingSafeEqual(actual, expected)) {
+    throw new RelayError('invalid_signature', 'The notice is not signed with this secret, or its body was changed');
+  }
+  if (Math.abs(now.getTime() / 1_000 - timestamp) > toleranceSeconds) {
+    throw new RelayError('invalid_signature', `The notice was signed more than ${toleranceSeconds} s from now`);
+  }
+  return JSON.parse(body) as ApprovalNotice;
+}
+
+/** Why a delivery failed, and whether trying again could help (no: the receiver refused the request itself). */
+export class ApprovalDeliveryError extends Error {
+  constructor(
+    message: string,
+    readonly permanent: boolean,
+    readonly status?: number,
+  ) {
+    super(message);
+    this.name = 'ApprovalDeliveryError';
+  }
+}
+
+/**
+ * Posts `notice` to `webhook`, signed; returns the receiver's status when it answers 2xx. Throws
+ * {@link ApprovalDeliveryError}: permanent for a 4xx other than 408 and 429 (the request itself is refused),
+ * transient for the rest (5xx, a timeout, a connection refused).
+ */
+export async function postApprovalNotice(webhook: ApprovalWebhook, notice: ApprovalNotice): Promise<number> {
+  const body = JSON.stringify(notice);
+  let response: Response;
+  try {
+    response = await fetch(webhook.url, {
+      method: 'POST',
+      headers: {
+        'content-type': 'application/json',
+        [approvalSignatureHeader]: signApprovalNotice(body, webhook.secret),
+        [approvalDeliveryHeader]: notice.id,
+      },
+      body,
+      signal: AbortSignal.timeout(webhook.timeoutMs ?? 10_000),
+    });
+  } catch (error) {
+    const cause = error instanceof Error ? (error.cause ?? error) : error;
+    const reason = cause instanceof Error ? cause.message : String(cause);
+    throw new ApprovalDeliveryError(`Approval webhook ${webhook.url} unreachable: ${reason}`, false);
+  }
+  // The body is not read: only the status says what happened, and an unread body would hold the connection.
+  await response.body?.cancel();
+  if (response.ok) return response.status;
+  const permanent = response.status >= 400 && response.status < 500 && ![408, 429].includes(response.status);
+  throw new ApprovalDeliveryError(
+    `Approval webhook ${webhook.url} answered ${response.status}`,
+    permanent,
+    response.status,
+  );
+}
+
+function hmac(secret: string, text: string): string {
+  return createHmac('sha256', secret).update(text).digest('hex');
+}

@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import {
+  approvalWebhookFor,
+  approvalWebhookFromEnv,
+  checkApprovalWebhook,
+  signApprovalNotice,
+  verifyApprovalNotice,
+} from '../../../src/notify/approval-webhook.js';
+import { RelayError } from '../../../src/shared/errors.js';
+
+const secret = 'a-secret-of-sixteen-or-more';
+const body = JSON.stringify({ type: 'approval.requested', id: 'run-1/call_1_0' });
+const at = new Date('2026-12-04T12:00:00.000Z');
+
+function refusal(run: () => unknown): string | undefined {
+  try {
+    run();
+  } catch (error) {
+    return RelayError.isInstance(error) ? `${error.code}: ${error.message}` : String(error);
+  }
+  return undefined;
+}
+
+describe('approval notice signatures', () => {
+  it('verifies a notice signed with the same secret and returns its body parsed', () => {
+    const signature = signApprovalNotice(body, secret, at);
+    expect(signature).toMatch(/^t=1796385600,v1=[0-9a-f]{64}$/);
+    expect(verifyApprovalNotice({ body, signature, secret, now: at })).toEqual(JSON.parse(body));
+  });
+
+  it('refuses another secret, a changed body, a missing header and an old signature', () => {
+    const signature = signApprovalNotice(body, secret, at);
+    expect(refusal(() => verifyApprovalNotice({ body, signature, secret: `${secret}!`, now: at }))).toMatch(
+      /^invalid_signature: The notice is not signed with this secret/,
+    );
+    expect(refusal(() => verifyApprovalNotice({ body: `${body} `, signature, secret, now: at }))).toMatch(
+      /^invalid_signature: The notice is not signed/,
+    );
+    expect(refusal(() => verifyApprovalNotice({ body, signature: undefined, secret, now: at }))).toMatch(
+      /^invalid_signature: The relay-e-signature header is missing/,
+    );
+    expect(refusal(() => verifyApprovalNotice({ body, signature: 'v1=abc', secret, now: at }))).toMatch(
+      /^invalid_signature: The relay-e-signature header is missing or malformed/,
+    );
+    const sixMinutesLater = new Date(at.getTime() + 6 * 60_000);
+    expect(refusal(() => verifyApprovalNotice({ body, signature, secret, now: sixMinutesLater }))).toMatch(
+      /^invalid_signature: The notice was signed more than 300 s from now/,
+    );
+    expect(verifyApprovalNotice({ body, signature, secret, now: sixMinutesLater, toleranceSeconds: 600 })).toBeTruthy();
+  });
+});
+
+describe('approval webhook settings', () => {
+  it('refuses a URL that is not http(s), a short secret and a bad inbox URL', () => {
+    expect(refusal(() => checkApprovalWebhook({ url: 'ftp://example.test/hook', secret }))).toMatch(
+      /^invalid_input: .*must be http: or https:/,
+    );
+    expect(refusal(() => checkApprovalWebhook({ url: 'not a url', secret }))).toMatch(/is not a URL/);
+    expect(refusal(() => checkApprovalWebhook({ url: 'http://127.0.0.1/hook', secret: 'short' }))).toMatch(
+      /secret must be at least 16 characters/,
+    );
+    expect(refusal(() => checkApprovalWebhook({ url: 'http://127.0.0.1/hook', secret, inboxUrl: 'inbox' }))).toMatch(
+      /inbox URL 'inbox' is not a URL/,
+    );
+  });
+
+  it('picks a tenant’s webhook from a function, and checks what it answers', () => {
+    const webhooks = (tenantId: string) =>
+      tenantId === 'acme' ? { url: 'https://hooks.example.test/acme', secret } : undefined;
+    expect(approvalWebhookFor(webhooks, 'acme')?.url).toBe('https://hooks.example.test/acme');
+    expect(approvalWebhookFor(webhooks, 'globex')).toBeUndefined();
+    expect(refusal(() => approvalWebhookFor(() => ({ url: 'x', secret }), 'acme'))).toMatch(/is not a URL/);
+  });
+
+  it('reads the environment, and refuses a URL without a secret or a secret without a URL', () => {
+    expect(approvalWebhookFromEnv({})).toBeUndefined();
+    expect(
+      approvalWebhookFromEnv({
+        RELAY_E_APPROVAL_WEBHOOK_URL: 'http://127.0.0.1:9000/hook',
+        RELAY_E_APPROVAL_WEBHOOK_SECRET: secret,
+        RELAY_E_INBOX_URL: 'http://127.0.0.1:8787',
+      }),
+    ).toEqual({ url: 'http://127.0.0.1:9000/hook', secret, inboxUrl: 'http://127.0.0.1:8787' });
+    expect(refusal(() => approvalWebhookFromEnv({ RELAY_E_APPROVAL_WEBHOOK_URL: 'http://127.0.0.1/hook' }))).toMatch(
+      /RELAY_E_APPROVAL_WEBHOOK_SECRET is not set/,
+    );
+    expect(refusal(() => approvalWebhookFromEnv({ RELAY_E_APPROVAL_WEBHOOK_SECRET: secret }))).toMatch(
+      /RELAY_E_APPROVAL_WEBHOOK_URL is not set/,
+    );
+  });
+});

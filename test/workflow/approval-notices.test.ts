@@ -1,0 +1,178 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { verifyApprovalNotice } from '../../src/notify/approval-webhook.js';
+import type { ApprovalWebhooks } from '../../src/notify/approval-webhook.js';
+import type { ApprovalNotice } from '../../src/shared/approval-notice.js';
+import type { RunEvent } from '../../src/shared/run-types.js';
+import { scriptedModel } from '../../src/testing/scripted-model.js';
+import { countScheduledActivities, createRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
+import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import type { RelayClient } from '../../src/client/relay-client.js';
+import { currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
+import { createLedger, createTestTools } from '../helpers/test-tools.js';
+
+const secret = 'workflow-test-secret-0123';
+
+/** A webhook receiver on a local port: answers with the statuses queued for a call id (200 when none is left). */
+const answers = new Map<string, number[]>();
+const notices: ApprovalNotice[] = [];
+const receiver = createServer((request, response) => {
+  let body = '';
+  request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+  request.on('end', () => {
+    const signature = request.headers['relay-e-signature'] as string | undefined;
+    const notice = verifyApprovalNotice({ body, signature, secret });
+    const status = answers.get(notice.toolCallId)?.shift() ?? 200;
+    if (status === 200) notices.push(notice);
+    response.writeHead(status).end();
+  });
+});
+
+let kit: RelayTestKit;
+let url = '';
+
+beforeAll(async () => {
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/approvals`;
+  kit = await createRelayTestKit();
+});
+
+afterAll(async () => {
+  await kit?.close();
+  await new Promise<void>((resolve) => receiver.close(() => resolve()));
+});
+
+/** A worker whose webhook serves tenant `acme` only, with a model that proposes one transfer per call id given. */
+async function startWorker(callIds: readonly string[]) {
+  const ledger = createLedger();
+  const approvalWebhook: ApprovalWebhooks = (tenantId) =>
+    tenantId === 'acme' ? { url, secret, inboxUrl: 'http://127.0.0.1:8787' } : undefined;
+  const running = await kit.startWorker({
+    tools: createTestTools(ledger),
+    models: {
+      scripted: scriptedModel((call) =>
+        call.step === 1
+          ? {
+              toolCalls: callIds.map((id) => ({ id, name: 'transfer_funds', input: { from: 'A', to: id, amount: 5 } })),
+            }
+          : { text: 'done' },
+      ),
+    },
+    approvalWebhook,
+  });
+  return { ...running, ledger };
+}
+
+/** Polls the run's events until `count` notice events are recorded. */
+async function waitForNoticeEvents(client: RelayClient, runId: string, count: number): Promise<NoticeEvent[]> {
+  const deadline = Date.now() + 20_000;
+  for (;;) {
+    const events = noticeEvents(await client.events(runId));
+    if (events.length >= count) return events;
+    if (Date.now() > deadline) throw new Error(`Only ${events.length} of ${count} notice events after 20 s`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
+
+type NoticeEvent = Extract<RunEvent, { type: 'tool_approval_notified' | 'tool_approval_notice_failed' }>;
+
+function noticeEvents(events: readonly RunEvent[]): NoticeEvent[] {
+  return events.filter(
+    (event): event is NoticeEvent =>
+      event.type === 'tool_approval_notified' || event.type === 'tool_approval_notice_failed',
+  );
+}
+
+describe('telling approvers that a call waits', () => {
+  it('posts one signed notice per waiting call, records its delivery, and still waits for the decision', async () => {
+    const { client, stop, ledger } = await startWorker(['pay']);
+    try {
+      const { runId } = await client.startRun({
+        tenantId: 'acme',
+        userId: 'u1',
+        model: 'scripted:test',
+        prompt: 'pay',
+      });
+      const events = await waitForNoticeEvents(client, runId, 1);
+      const waiting = await client.getRun(runId);
+      const [pending] = waiting.pendingApprovals;
+      expect(waiting.status).toBe('awaiting_approval');
+      expect(notices.filter((notice) => notice.runId === runId)).toEqual([
+        {
+          type: 'approval.requested',
+          id: `${runId}/call_1_0`,
+          tenantId: 'acme',
+          runId,
+          model: 'scripted:test',
+          userId: 'u1',
+          toolCallId: 'call_1_0',
+          toolName: 'transfer_funds',
+          step: 1,
+          input: pending?.input,
+          requestedAt: pending?.requestedAt,
+          expiresAt: pending?.expiresAt,
+          inboxUrl: `http://127.0.0.1:8787/inbox/runs/${encodeURIComponent(runId)}`,
+        },
+      ]);
+      expect(events).toMatchObject([
+        { type: 'tool_approval_notified', toolCallId: 'call_1_0', status: 200, attempt: 1, step: 1 },
+      ]);
+
+      await client.approve(runId, 'call_1_0', { approver: 'alice' });
+      await client.result(runId);
+      expect(ledger.transfers).toHaveLength(1);
+      expect(await countScheduledActivities(kit.temporal, runId, 'notifyApprovers')).toBe(1);
+      await recordHistoryIfRequested(
+        client.temporal.workflow.getHandle(runId),
+        currentHistoryFile('approvers-notified'),
+      );
+    } finally {
+      await stop();
+    }
+  });
+
+  it('retries a receiver that is down, and records a notice it refused without holding up the call', async () => {
+    const { client, stop, ledger } = await startWorker(['retried', 'refused']);
+    answers.set('call_1_0', [503]);
+    answers.set('call_1_1', [400]);
+    try {
+      const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'pay twice' });
+      const events = await waitForNoticeEvents(client, runId, 2);
+      const waiting = await client.getRun(runId);
+      expect(events.sort((a, b) => a.toolCallId.localeCompare(b.toolCallId))).toMatchObject([
+        { type: 'tool_approval_notified', toolCallId: 'call_1_0', status: 200, attempt: 2 },
+        {
+          type: 'tool_approval_notice_failed',
+          toolCallId: 'call_1_1',
+          status: 400,
+          attempt: 1,
+          error: `Approval webhook ${url} answered 400`,
+        },
+      ]);
+      expect(waiting.pendingApprovals.map((approval) => approval.toolCallId).sort()).toEqual(['call_1_0', 'call_1_1']);
+      await client.approve(runId, 'call_1_0');
+      await client.reject(runId, 'call_1_1');
+      await client.result(runId);
+      expect(ledger.transfers.map((transfer) => transfer.to)).toEqual(['retried']);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('sends nothing for a tenant the webhooks do not serve', async () => {
+    const { client, stop } = await startWorker(['quiet']);
+    try {
+      const { runId } = await client.startRun({ tenantId: 'globex', model: 'scripted:test', prompt: 'pay' });
+      await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
+      await client.approve(runId, 'call_1_0');
+      await client.result(runId);
+      // The notice was asked for (the catalog says the tool notifies) and its activity answered: no webhook here.
+      expect(await countScheduledActivities(kit.temporal, runId, 'notifyApprovers')).toBe(1);
+      expect(noticeEvents(await client.events(runId))).toEqual([]);
+      expect(notices.some((notice) => notice.runId === runId)).toBe(false);
+    } finally {
+      await stop();
+    }
+  });
+});
