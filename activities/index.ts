@@ -29,6 +29,8 @@ import { boundIssues } from '../src/shared/payload-limits.js';
 import { checkToolInputAsync } from '../src/shared/tool-input.js';
 import { hasAttemptsLeft } from './attempts.js';
 import { createNotifyApprovers } from './notify-approvers.js';
+import { askApprovalRule } from './approval-rule.js';
+import type { ApprovalRuleContext } from '../src/tool/define-tool.js';
 import type { ApprovalWebhooks } from '../src/notify/approval-webhook.js';
 import type { ToolInputIssue } from '../src/shared/tool-input.js';
 
@@ -68,9 +70,20 @@ export interface ExecuteToolInput {
  */
 export type Recorded<T> = T & { at?: string };
 
-/** A call's input checked against the tool's own schema, as the executor will check it. */
+/** What the run asks of a call's input before a human is asked (checkToolCallInput). */
+export interface ToolCallInputCheck {
+  toolName: string;
+  input: unknown;
+  /** Sent for a tool whose catalog entry has `approvalByRule`: who asks, for the rule. */
+  approvalRuleContext?: ApprovalRuleContext;
+}
+
+/**
+ * A call's input checked against the tool's own schema, as the executor will check it; for a tool whose approval is
+ * a rule, with the rule's answer (`approvalNeeded: false` lets the call run without a human).
+ */
 export type ToolInputVerdict =
-  | { valid: true; at: string }
+  | { valid: true; at: string; approvalNeeded?: boolean }
   | { valid: false; errorType: 'validation' | 'not_found'; error: string; issues: ToolInputIssue[]; at: string };
 
 export interface ActivityDependencies {
@@ -151,7 +164,7 @@ export function createActivities({
      * Checks a call's input with the tool's own Zod schema (refinements included) before a human is asked to
      * approve it: what the run checked in the workflow is only the JSON Schema.
      */
-    async checkToolCallInput(call: { toolName: string; input: unknown }): Promise<ToolInputVerdict> {
+    async checkToolCallInput(call: ToolCallInputCheck): Promise<ToolInputVerdict> {
       const tool = registry.get(call.toolName);
       const at = new Date().toISOString();
       if (!tool) {
@@ -165,6 +178,10 @@ export function createActivities({
         };
       }
       const check = await checkToolInputAsync(tool.inputSchema, call.input);
+      if (check.success && call.approvalRuleContext) {
+        const approvalNeeded = await askApprovalRule(tool, check.data, call.approvalRuleContext);
+        return { valid: true, approvalNeeded, at: new Date().toISOString() };
+      }
       if (check.success) return { valid: true, at };
       return { valid: false, errorType: 'validation', error: check.message, issues: boundIssues(check.issues), at };
     },

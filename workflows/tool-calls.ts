@@ -9,7 +9,13 @@ import {
 import type { ActivityOptions } from '@temporalio/workflow';
 import { msToNumber } from '@temporalio/common/lib/time.js';
 import type { Duration } from '@temporalio/common';
-import type { ExecuteToolInput, Recorded, RelayActivities, ToolInputVerdict } from '../activities/index.js';
+import type {
+  ExecuteToolInput,
+  Recorded,
+  RelayActivities,
+  ToolCallInputCheck,
+  ToolInputVerdict,
+} from '../activities/index.js';
 import { boundEchoedInput } from '../src/shared/payload-limits.js';
 import { approvalHints, toolActivitySummary } from '../src/shared/tool-catalog.js';
 import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
@@ -76,20 +82,42 @@ async function executeAfterApproval(
   if (context.exact) {
     // The JSON Schema passed; the tool's own schema (refinements) may still refuse it. A human is never asked to
     // approve an input the tool would refuse.
-    const verdict = await checkInputOfCall(context, call.name, input);
+    const verdict = await checkInputOfCall(context, entry, call, input);
     checkedAt = verdict.at;
     if (!verdict.valid) return refuseInput(context, call, verdict, checkedAt);
+    // Only a rule's recorded `false` skips the human: catalogs and verdicts recorded before rules carry none.
+    if (verdict.approvalNeeded === false) {
+      context.run.emit({ type: 'tool_approval_not_required', ...callIds(call) }, { at: checkedAt });
+      return executeToolCall(context, entry, call, input);
+    }
   }
   const approval = await awaitApproval(context, entry, call, input, checkedAt);
   if (!approval.approved) return approval.failure;
   return executeToolCall(context, entry, call, approval.input);
 }
 
-/** Checks a call's input with the tool's own schema (see checkToolCallInput for which kind of activity). */
-function checkInputOfCall(context: RunContext, toolName: string, input: unknown): Promise<ToolInputVerdict> {
-  return context.patches.readsFromHistory()
-    ? checkToolCallInput({ toolName, input })
-    : checkToolCallInputLocally({ toolName, input });
+/**
+ * Checks a call's input with the tool's own schema (see checkToolCallInput for which kind of activity), and asks the
+ * tool's approval rule when it has one.
+ */
+function checkInputOfCall(
+  { run, patches }: RunContext,
+  entry: ToolCatalogEntry,
+  call: ToolCall,
+  input: unknown,
+): Promise<ToolInputVerdict> {
+  const { tenantId, userId, sessionId } = run.input;
+  const asked: ToolCallInputCheck = { toolName: call.name, input };
+  if (entry.approvalByRule) {
+    asked.approvalRuleContext = {
+      tenantId,
+      ...(userId !== undefined ? { userId } : {}),
+      ...(sessionId !== undefined ? { sessionId } : {}),
+      runId: run.runId,
+      toolCallId: call.id,
+    };
+  }
+  return patches.readsFromHistory() ? checkToolCallInput(asked) : checkToolCallInputLocally(asked);
 }
 
 /** Tells the model the call's input was refused; no activity runs. */

@@ -32,6 +32,8 @@ function describeEvent(event: RunEvent): string {
       return `${call(event)}${by(event.approver)}${because(event.reason)}`;
     case 'tool_approval_timed_out':
       return `${call(event)} no decision by ${event.expiresAt}`;
+    case 'tool_approval_not_required':
+      return `${call(event)} runs without a human (its approval rule said so)`;
     case 'tool_approval_notified':
       return `${call(event)} approvers notified (webhook answered ${event.status}, attempt ${event.attempt})`;
     case 'tool_approval_notice_failed':

@@ -85,9 +85,11 @@ export async function startCliWorker(
     toolNames: tools.map((tool) =>
       isToolSource(tool)
         ? `${tool.name} (tool source)`
-        : tool.requiresApproval
-          ? `${tool.name} (needs approval)`
-          : tool.name,
+        : typeof tool.requiresApproval === 'function'
+          ? `${tool.name} (approval by rule)`
+          : tool.requiresApproval
+            ? `${tool.name} (needs approval)`
+            : tool.name,
     ),
     source: project ? project.file : 'the banking demo (no relay-e.config.ts found)',
     stop: () =>

@@ -145,6 +145,7 @@ export const runEventSchema = z
       'tool_call_validated',
       'tool_validation_failed',
       'tool_awaiting_approval',
+      'tool_approval_not_required',
       'tool_approved',
       'tool_rejected',
       'tool_approval_timed_out',
@@ -257,6 +258,9 @@ export const toolListingSchema = z
     description: z.string(),
     source: toolSourceSchema,
     requiresApproval: z.boolean().openapi({ description: 'A call waits for a human before it runs.' }),
+    approvalByRule: z.boolean().optional().openapi({
+      description: "Each call is asked the tool's approval rule first: one it answers false for runs without a human.",
+    }),
     timeoutMs: z.number().int().optional().openapi({ description: 'Per-attempt time limit, when one is set.' }),
     retry: z
       .object({

@@ -1,12 +1,14 @@
 import type { ToolAnnotations, ToolRetryPolicy } from '../shared/tool-catalog.js';
+import type { ApprovalRule } from '../tool/define-tool.js';
 
 /** How one MCP tool (or every tool of a server) is approved, timed and retried. */
 export interface McpToolPolicy {
   /**
-   * `true`: a run pauses for a human before the call.
+   * `true`: a run pauses for a human before the call; a function decides call by call from the arguments
+   * (`ApprovalRule`, as `defineTool` takes).
    * @default true, unless the server annotates the tool `readOnlyHint: true`
    */
-  requiresApproval?: boolean;
+  requiresApproval?: boolean | ApprovalRule<unknown>;
   /**
    * Per-attempt time limit in milliseconds; the MCP request is cancelled when it elapses.
    * @default the executor's `defaultTimeoutMs` (60 000)
@@ -26,7 +28,7 @@ export interface McpToolPolicy {
 
 /** What a policy decides for one tool once every rule and default is applied. */
 export interface ResolvedToolPolicy extends McpToolPolicy {
-  requiresApproval: boolean;
+  requiresApproval: boolean | ApprovalRule<unknown>;
   retry: ToolRetryPolicy;
 }
 

@@ -125,6 +125,8 @@ export type RunEvent =
   | (ToolEventBase & { type: 'tool_call_validated'; input: unknown; requiresApproval: boolean })
   | (ToolEventBase & { type: 'tool_validation_failed'; error: string; issues: ToolInputIssue[]; input: unknown })
   | (ToolEventBase & ApprovalHints & { type: 'tool_awaiting_approval'; input: unknown; expiresAt: string })
+  /** The tool's approval rule answered that this call needs no human: it runs next, unapproved. */
+  | (ToolEventBase & { type: 'tool_approval_not_required' })
   | (ToolEventBase & { type: 'tool_approved'; approver?: string; reason?: string; input: unknown; edited: boolean })
   | (ToolEventBase & { type: 'tool_rejected'; approver?: string; reason?: string })
   | (ToolEventBase & { type: 'tool_approval_timed_out'; expiresAt: string })

@@ -44,7 +44,13 @@ export interface ToolCatalogEntry {
   name: string;
   description: string;
   inputSchema: JsonSchema;
+  /** True for a tool whose calls wait for a human, or may ({@link approvalByRule}). */
   requiresApproval: boolean;
+  /**
+   * The tool's `requiresApproval` is a rule: each call is asked, on the worker, whether it needs a human. Absent
+   * from catalogs recorded before rules, whose tools ask for every call.
+   */
+  approvalByRule?: true;
   /** Per-attempt time limit in milliseconds. */
   timeoutMs?: number;
   retry?: ToolRetryPolicy;

@@ -19,10 +19,12 @@ export interface ToolDefinition<Input = any, Output = unknown> {
   /** Checks the input before `execute`; `.describe()` texts reach the model through the JSON Schema. */
   readonly inputSchema: z.ZodType<Input>;
   /**
-   * `true`: a run pauses for a human before `execute`.
+   * `true`: a run pauses for a human before `execute`. A function decides call by call (an {@link ApprovalRule}:
+   * `(input) => input.amount > 1_000`): it runs on the worker before anyone is asked, and a call it answers `false`
+   * for runs without a human.
    * @default false
    */
-  readonly requiresApproval?: boolean;
+  readonly requiresApproval?: boolean | ApprovalRule<Input>;
   /**
    * Per-attempt time limit in milliseconds; `ctx.signal` aborts when it elapses.
    * @default the executor's `defaultTimeoutMs` (60 000)
@@ -58,6 +60,23 @@ export interface ToolDefinition<Input = any, Output = unknown> {
   readonly execute: (input: Input, ctx: ToolContext) => Output | Promise<Output>;
 }
 
+/** Who is asking, for an {@link ApprovalRule}: the run and the call it decides for. */
+export interface ApprovalRuleContext {
+  tenantId: string;
+  userId?: string;
+  sessionId?: string;
+  runId: string;
+  toolCallId: string;
+}
+
+/**
+ * Whether one call of a tool needs a human, from its parsed input (defaults and transforms applied) and who asks.
+ * It runs in an activity on the worker after the input passed the tool's schema, and its answer is recorded in the
+ * run's history, so replays and redeploys keep it. Keep it quick and free of effects. A rule that throws, or answers
+ * anything but `false`, asks a human: only a plain `false` lets a call run unapproved.
+ */
+export type ApprovalRule<Input> = (input: Input, context: ApprovalRuleContext) => boolean | Promise<boolean>;
+
 /** What `defineTool` takes: a tool definition. */
 export type DefineToolOptions<Input, Output> = ToolDefinition<Input, Output>;
 
@@ -82,7 +101,7 @@ const toolNamePattern = /^[a-zA-Z0-9_-]{1,64}$/;
  */
 export function defineTool<Input, Output>(
   options: DefineToolOptions<Input, Output>,
-): ToolDefinition<Input, Output> & { readonly requiresApproval: boolean } {
+): ToolDefinition<Input, Output> & { readonly requiresApproval: boolean | ApprovalRule<Input> } {
   const { name, description, inputSchema, execute, requiresApproval = false } = options;
   if (typeof name !== 'string' || !toolNamePattern.test(name)) {
     invalid(name, `Tool name ${JSON.stringify(name)} must be 1 to 64 letters, digits, '_' or '-'`);
@@ -94,12 +113,15 @@ export function defineTool<Input, Output>(
     invalid(name, `Tool '${name}' needs a Zod schema as its input schema`);
   }
   if (typeof execute !== 'function') invalid(name, `Tool '${name}' needs an execute function`);
+  if (typeof requiresApproval !== 'boolean' && typeof requiresApproval !== 'function') {
+    invalid(name, `Tool '${name}': requiresApproval must be true, false or a function of the input`);
+  }
   assertPositiveInteger(name, 'timeoutMs', options.timeoutMs);
   assertPositiveInteger(name, 'maxResultBytes', options.maxResultBytes);
   assertPositiveInteger(name, 'retry.maximumAttempts', options.retry?.maximumAttempts);
   if (options.inputJsonSchema === undefined) toJsonSchema(inputSchema, name);
 
-  const definition: ToolDefinition<Input, Output> & { requiresApproval: boolean } = {
+  const definition: ToolDefinition<Input, Output> & { requiresApproval: boolean | ApprovalRule<Input> } = {
     name,
     description,
     inputSchema,
@@ -124,7 +146,7 @@ export function defineTool<Input, Output>(
 /** The short form of `defineTool`: the same definition, with the schema given as `input`. */
 export function tool<Input, Output>(
   options: ToolOptions<Input, Output>,
-): ToolDefinition<Input, Output> & { readonly requiresApproval: boolean } {
+): ToolDefinition<Input, Output> & { readonly requiresApproval: boolean | ApprovalRule<Input> } {
   const { input, ...rest } = options;
   return defineTool({ ...rest, inputSchema: input });
 }

@@ -6,7 +6,14 @@ export { createLogger, createToolContext, defaultLogger } from './tool-context.j
 export { toCatalogEntry, toJsonSchema } from './tool-catalog.js';
 export { truncateOutput } from './truncate-output.js';
 
-export type { DefineJsonSchemaToolOptions, DefineToolOptions, ToolDefinition, ToolOptions } from './define-tool.js';
+export type {
+  ApprovalRule,
+  ApprovalRuleContext,
+  DefineJsonSchemaToolOptions,
+  DefineToolOptions,
+  ToolDefinition,
+  ToolOptions,
+} from './define-tool.js';
 export type {
   LoadToolSourcesOptions,
   LoadedTools,

@@ -52,8 +52,9 @@ export function toCatalogEntry(tool: ToolDefinition): ToolCatalogEntry {
     name: tool.name,
     description: tool.description,
     inputSchema: tool.inputJsonSchema ?? convertedInputSchema(tool),
-    requiresApproval: tool.requiresApproval ?? false,
+    requiresApproval: tool.requiresApproval !== undefined && tool.requiresApproval !== false,
   };
+  if (typeof tool.requiresApproval === 'function') entry.approvalByRule = true;
   if (tool.timeoutMs !== undefined) entry.timeoutMs = tool.timeoutMs;
   if (tool.retry !== undefined) entry.retry = { ...tool.retry };
   if (tool.source !== undefined) entry.source = { ...tool.source };

@@ -18,6 +18,8 @@ export interface ToolListing {
   description: string;
   source: ToolListingSource;
   requiresApproval: boolean;
+  /** The tool's approval is a rule, asked call by call (see `ApprovalRule`). */
+  approvalByRule?: true;
   /** Per-attempt time limit in milliseconds, when the tool or its server sets one. */
   timeoutMs?: number;
   retry?: ToolRetryPolicy;
@@ -35,7 +37,7 @@ export function toToolListing(entry: ToolCatalogEntry): ToolListing {
 /** A listing as a block of text for people: name and source, first line of the description, policy, schema. */
 export function formatToolListing(listing: ToolListing): string {
   const policy = [
-    listing.requiresApproval ? 'needs approval' : 'no approval',
+    listing.approvalByRule ? 'approval by rule' : listing.requiresApproval ? 'needs approval' : 'no approval',
     listing.timeoutMs !== undefined ? `timeout ${listing.timeoutMs} ms` : undefined,
     listing.retry?.maximumAttempts !== undefined ? `${listing.retry.maximumAttempts} attempt(s)` : undefined,
   ].filter(Boolean);

@@ -89,10 +89,11 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
 
 /**
  * Recorded under `pending-approvals-in-memo`, which stands for all the rules before and keeps a run's waiting calls in
- * its memo: its new side, whose old side is every history above. `approvers-notified` is a run whose catalog came from
- * a worker with an approval webhook (no patch: the recorded catalog decides it).
+ * its memo: its new side, whose old side is every history above. Two paths need no patch, since what they record
+ * decides them: `approvers-notified` (the catalog of a worker with an approval webhook) and `approval-by-rule` (a
+ * rule's recorded answers).
  */
-const pendingApprovalsInMemo = [...pathsSinceCatalogInFirstCall, 'approvers-notified'].map(
+const pendingApprovalsInMemo = [...pathsSinceCatalogInFirstCall, 'approvers-notified', 'approval-by-rule'].map(
   (name) => `pending-approvals-in-memo/${name}.json`,
 );
 

@@ -17,6 +17,28 @@ function definitionError(run: () => unknown): RelayError {
 }
 
 describe('defineTool', () => {
+  it('takes an approval rule, and refuses requiresApproval that is neither a boolean nor a function', () => {
+    const rule = (input: { account_id: string }) => input.account_id !== 'savings';
+    const guarded = defineTool({
+      name: 'close',
+      description: 'Close.',
+      inputSchema: schema,
+      requiresApproval: rule,
+      execute,
+    });
+    expect(guarded.requiresApproval).toBe(rule);
+    const refusal = definitionError(() =>
+      defineTool({
+        name: 'close',
+        description: 'Close.',
+        inputSchema: schema,
+        requiresApproval: 'yes' as unknown as boolean,
+        execute,
+      }),
+    );
+    expect(refusal.message).toBe("Tool 'close': requiresApproval must be true, false or a function of the input");
+  });
+
   it('returns the definition with requiresApproval false when left out', () => {
     const getBalance = defineTool({
       name: 'get_balance',

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { formatToolListing, toToolListing } from '../../../src/tool/tool-listing.js';
 import { defineTool } from '../../../src/tool/define-tool.js';
 import { toCatalogEntry, toJsonSchema } from '../../../src/tool/tool-catalog.js';
 
@@ -94,5 +95,20 @@ describe('toCatalogEntry', () => {
 
     expect(entry).toMatchObject({ requiresApproval: true, timeoutMs: 10_000, retry });
     expect(entry.retry).not.toBe(retry);
+  });
+
+  it('records a tool whose approval is a rule as one that may ask, and says it is a rule', () => {
+    const pay = defineTool({
+      name: 'pay',
+      description: 'Pay an invoice.',
+      inputSchema: z.object({ amount: z.number() }),
+      requiresApproval: ({ amount }) => amount > 100,
+      execute: () => 'paid',
+    });
+    expect(toCatalogEntry(pay)).toMatchObject({ requiresApproval: true, approvalByRule: true });
+    expect(toToolListing(toCatalogEntry(pay))).toMatchObject({ approvalByRule: true });
+    expect(formatToolListing(toToolListing(toCatalogEntry(pay)))).toContain('policy: approval by rule');
+    const plain = toCatalogEntry({ ...pay, requiresApproval: true });
+    expect(plain.approvalByRule).toBeUndefined();
   });
 });

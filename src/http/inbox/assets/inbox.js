@@ -261,6 +261,9 @@ function timelineItem(event) {
     case 'tool_approval_timed_out':
       title = `${tool}: nobody decided in time`;
       break;
+    case 'tool_approval_not_required':
+      title = `${tool} needs no approval for this input (its approval rule)`;
+      break;
     case 'tool_approval_notified':
       title = `Approvers told that ${tool} waits (webhook answered ${event['status']})`;
       break;
