@@ -1,0 +1,119 @@
+import { Hono } from 'hono';
+import type { Context } from 'hono';
+import { z } from 'zod';
+import { ToolCallValidator } from '../../../workflows/tool-call-validator.js';
+import type { RelayClient } from '../../client/relay-client.js';
+import { checkToolInput } from '../../shared/tool-input.js';
+import { HttpError } from '../http-error.js';
+import { streamRunEvents } from '../stream-run-events.js';
+import type { InboxEnv } from './inbox-env.js';
+import { runPage } from './inbox-pages.js';
+import type { InboxSession } from './inbox-sessions.js';
+import type { RunCatalogs } from './run-catalogs.js';
+
+const decisionSchema = z.strictObject({
+  toolCallId: z.string().min(1).max(256),
+  reason: z.string().max(2_000).optional(),
+  input: z.unknown().optional(),
+});
+
+export interface InboxRunRoutesOptions {
+  client: RelayClient;
+  catalogs: RunCatalogs;
+  /** How often a run's event stream asks the run for new events. */
+  eventsPollIntervalMs: number;
+  logger: Pick<Console, 'error'>;
+}
+
+/** One run's page (`/inbox/runs/:id`): its state, its live timeline, and the decisions and cancel made there. */
+export function inboxRunRoutes(options: InboxRunRoutesOptions): Hono<InboxEnv> {
+  const app = new Hono<InboxEnv>();
+  app.get('/', (c) => c.redirect(`/inbox/runs/${encodeURIComponent(c.req.query('id') ?? '')}`, 303));
+  app.get('/:id', (c) => c.html(runPage(c.get('session'), c.req.param('id'))));
+  readingRoutes(app, options);
+  decisionRoutes(app, options);
+  return app;
+}
+
+/** The run's state with the schemas of the tools it waits on, and its events as a stream. */
+function readingRoutes(app: Hono<InboxEnv>, { client, catalogs, eventsPollIntervalMs, logger }: InboxRunRoutesOptions) {
+  app.get('/:id/state', async (c) => {
+    const runId = c.req.param('id');
+    const tenantId = c.get('session').tenant.tenantId;
+    const snapshot = await client.getRun(runId, { tenantId });
+    const pendingTools = new Set(snapshot.pendingApprovals.map((approval) => approval.toolName));
+    const catalog = pendingTools.size > 0 ? await catalogs.of(runId, tenantId) : [];
+    return c.json({ snapshot, tools: catalog.filter((tool) => pendingTools.has(tool.name)) });
+  });
+
+  app.get('/:id/events', async (c) => {
+    const runId = c.req.param('id');
+    await client.getRun(runId, { tenantId: c.get('session').tenant.tenantId });
+    const lastEventId = c.req.header('last-event-id');
+    const disconnected = new AbortController();
+    return streamRunEvents(c, {
+      events: client.watch(runId, {
+        after: lastEventId !== undefined && /^\d+$/.test(lastEventId) ? Number(lastEventId) : 0,
+        pollIntervalMs: eventsPollIntervalMs,
+        signal: disconnected.signal,
+      }),
+      disconnected,
+      heartbeatIntervalMs: 15_000,
+      logger,
+      namedEvents: false,
+    });
+  });
+}
+
+/** An edited input checked before it is sent, approve, reject and cancel: each as the signed-in key's tenant. */
+function decisionRoutes(app: Hono<InboxEnv>, { client, catalogs }: InboxRunRoutesOptions) {
+  app.post('/:id/check', async (c) => {
+    const runId = c.req.param('id');
+    const { toolCallId, input } = await readDecision(c);
+    const tenantId = c.get('session').tenant.tenantId;
+    const pending = (await client.getRun(runId, { tenantId })).pendingApprovals.find(
+      (approval) => approval.toolCallId === toolCallId,
+    );
+    if (!pending)
+      throw new HttpError(409, 'approval_not_pending', `Tool call '${toolCallId}' is not awaiting approval`);
+    const catalog = await catalogs.of(runId, tenantId);
+    // Without the tool's schema here, the run's own check of the decision is the only one: nothing to show yet.
+    if (!catalog.some((tool) => tool.name === pending.toolName)) return c.json({ valid: true, issues: [] });
+    const check = new ToolCallValidator(catalog).check(pending.toolName, input);
+    return c.json(check.valid ? { valid: true, issues: [] } : { valid: false, issues: check.issues });
+  });
+
+  app.post('/:id/approve', async (c) => {
+    const { toolCallId, reason, input } = await readDecision(c);
+    const outcome = await client.approve(c.req.param('id'), toolCallId, {
+      ...decidedBy(c.get('session')),
+      ...(reason ? { reason } : {}),
+      ...(input !== undefined ? { input } : {}),
+    });
+    return c.json(outcome);
+  });
+
+  app.post('/:id/reject', async (c) => {
+    const { toolCallId, reason } = await readDecision(c);
+    const outcome = await client.reject(c.req.param('id'), toolCallId, {
+      ...decidedBy(c.get('session')),
+      ...(reason ? { reason } : {}),
+    });
+    return c.json(outcome);
+  });
+
+  app.post('/:id/cancel', async (c) => {
+    await client.cancel(c.req.param('id'), { tenantId: c.get('session').tenant.tenantId });
+    return c.json({ runId: c.req.param('id'), status: 'cancelling' }, 202);
+  });
+}
+
+async function readDecision(c: Context<InboxEnv>): Promise<z.infer<typeof decisionSchema>> {
+  const check = checkToolInput(decisionSchema, await c.req.json().catch(() => undefined));
+  if (!check.success) throw new HttpError(422, 'invalid_input', check.message, { issues: check.issues });
+  return check.data;
+}
+
+function decidedBy(session: InboxSession): { tenantId: string; approver: string } {
+  return { tenantId: session.tenant.tenantId, approver: session.tenant.name ?? `tenant:${session.tenant.tenantId}` };
+}
