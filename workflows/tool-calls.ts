@@ -149,7 +149,8 @@ async function awaitApproval(
   // Where the tool comes from and whether it may destroy data, shown to the approver (MCP tools).
   const hints = approvalHints(entry);
   const requestedAt = recordedOrNow(checkedAt);
-  const expiresAt = new Date(Date.parse(requestedAt) + context.approvalTimeoutMs).toISOString();
+  const waitMs = approvalWaitMs(context, entry);
+  const expiresAt = new Date(Date.parse(requestedAt) + waitMs).toISOString();
   const pending = { ...ids, ...hints, input, step: run.step, requestedAt, expiresAt };
   run.awaitApproval(pending);
   run.callStarted(call, 'awaiting_approval');
@@ -160,8 +161,8 @@ async function awaitApproval(
 
   const decided = () => run.approvals.decisionFor(call.id) !== undefined;
   const decidedInTime = await (context.exact
-    ? condition(decided, context.approvalTimeoutMs, { summary: `approval of ${call.name} (${call.id})` })
-    : condition(decided, context.approvalTimeoutMs));
+    ? condition(decided, waitMs, { summary: `approval of ${call.name} (${call.id})` })
+    : condition(decided, waitMs));
   // A decision the update accepted is the one applied, even when the timeout fired in the same activation.
   const decision = context.exact || decidedInTime ? run.approvals.decisionFor(call.id) : undefined;
   run.settleApproval(call.id);
@@ -182,6 +183,16 @@ async function awaitApproval(
     return { approved: false, failure: { success: false, ...ids, error, errorType: 'rejected' } };
   }
   return { approved: true, input: decision.input };
+}
+
+/**
+ * How long a call waits for a decision: its tool's own limit when the catalog recorded one (never longer than a limit
+ * the run set itself), else the run's. Catalogs recorded before tools had limits wait the run's.
+ */
+function approvalWaitMs(context: RunContext, entry: ToolCatalogEntry): number {
+  const toolLimit = entry.approvalTimeoutMs;
+  if (toolLimit === undefined) return context.approvalTimeoutMs;
+  return context.run.input.approvalTimeout === undefined ? toolLimit : Math.min(toolLimit, context.approvalTimeoutMs);
 }
 
 /**

@@ -261,6 +261,10 @@ export const toolListingSchema = z
     approvalByRule: z.boolean().optional().openapi({
       description: "Each call is asked the tool's approval rule first: one it answers false for runs without a human.",
     }),
+    approvalTimeoutMs: z.number().int().optional().openapi({
+      description:
+        "How long a call waits for a decision (ms), when the tool sets its own limit; a run's can shorten it.",
+    }),
     timeoutMs: z.number().int().optional().openapi({ description: 'Per-attempt time limit, when one is set.' }),
     retry: z
       .object({

@@ -10,6 +10,11 @@ export interface McpToolPolicy {
    */
   requiresApproval?: boolean | ApprovalRule<unknown>;
   /**
+   * How long a call waits for a decision, in milliseconds (`defineTool`'s `approvalTimeoutMs`).
+   * @default the run's `approvalTimeout`
+   */
+  approvalTimeoutMs?: number;
+  /**
    * Per-attempt time limit in milliseconds; the MCP request is cancelled when it elapses.
    * @default the executor's `defaultTimeoutMs` (60 000)
    */
@@ -55,8 +60,10 @@ export function resolveToolPolicy(
     requiresApproval: pick('requiresApproval') ?? annotations?.readOnlyHint !== true,
     retry: pick('retry') ?? { maximumAttempts: safeToRepeat ? 3 : 1 },
   };
+  const approvalTimeoutMs = pick('approvalTimeoutMs');
   const timeoutMs = pick('timeoutMs');
   const maxResultBytes = pick('maxResultBytes');
+  if (approvalTimeoutMs !== undefined) resolved.approvalTimeoutMs = approvalTimeoutMs;
   if (timeoutMs !== undefined) resolved.timeoutMs = timeoutMs;
   if (maxResultBytes !== undefined) resolved.maxResultBytes = maxResultBytes;
   return resolved;

@@ -245,6 +245,7 @@ function toToolDefinition(
     inputSchema: tool.inputSchema,
     requiresApproval: policy.requiresApproval,
     retry: policy.retry,
+    ...(policy.approvalTimeoutMs !== undefined ? { approvalTimeoutMs: policy.approvalTimeoutMs } : {}),
     ...(policy.timeoutMs !== undefined ? { timeoutMs: policy.timeoutMs } : {}),
     ...(policy.maxResultBytes !== undefined ? { maxResultBytes: policy.maxResultBytes } : {}),
     source: { kind: 'mcp', server, tool: toolName },

@@ -51,6 +51,8 @@ export interface ToolCatalogEntry {
    * from catalogs recorded before rules, whose tools ask for every call.
    */
   approvalByRule?: true;
+  /** How long a call waits for a decision, when the tool sets its own limit (see `approvalWaitMs` in the workflow). */
+  approvalTimeoutMs?: number;
   /** Per-attempt time limit in milliseconds. */
   timeoutMs?: number;
   retry?: ToolRetryPolicy;

@@ -26,6 +26,13 @@ export interface ToolDefinition<Input = any, Output = unknown> {
    */
   readonly requiresApproval?: boolean | ApprovalRule<Input>;
   /**
+   * How long a call of this tool waits for a decision, in milliseconds, before it counts as denied: the tool's own
+   * limit (a transfer's quote may be good for 15 minutes only). A run that sets `approvalTimeout` can shorten it,
+   * never lengthen it.
+   * @default the run's `approvalTimeout` (24 hours unless the run says otherwise)
+   */
+  readonly approvalTimeoutMs?: number;
+  /**
    * Per-attempt time limit in milliseconds; `ctx.signal` aborts when it elapses.
    * @default the executor's `defaultTimeoutMs` (60 000)
    */
@@ -117,6 +124,7 @@ export function defineTool<Input, Output>(
     invalid(name, `Tool '${name}': requiresApproval must be true, false or a function of the input`);
   }
   assertPositiveInteger(name, 'timeoutMs', options.timeoutMs);
+  assertPositiveInteger(name, 'approvalTimeoutMs', options.approvalTimeoutMs);
   assertPositiveInteger(name, 'maxResultBytes', options.maxResultBytes);
   assertPositiveInteger(name, 'retry.maximumAttempts', options.retry?.maximumAttempts);
   if (options.inputJsonSchema === undefined) toJsonSchema(inputSchema, name);
@@ -129,6 +137,7 @@ export function defineTool<Input, Output>(
     execute,
   };
   const optional = {
+    approvalTimeoutMs: options.approvalTimeoutMs,
     timeoutMs: options.timeoutMs,
     retry: options.retry,
     guardrails: options.guardrails,

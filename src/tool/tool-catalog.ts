@@ -55,6 +55,7 @@ export function toCatalogEntry(tool: ToolDefinition): ToolCatalogEntry {
     requiresApproval: tool.requiresApproval !== undefined && tool.requiresApproval !== false,
   };
   if (typeof tool.requiresApproval === 'function') entry.approvalByRule = true;
+  if (tool.approvalTimeoutMs !== undefined) entry.approvalTimeoutMs = tool.approvalTimeoutMs;
   if (tool.timeoutMs !== undefined) entry.timeoutMs = tool.timeoutMs;
   if (tool.retry !== undefined) entry.retry = { ...tool.retry };
   if (tool.source !== undefined) entry.source = { ...tool.source };

@@ -20,6 +20,8 @@ export interface ToolListing {
   requiresApproval: boolean;
   /** The tool's approval is a rule, asked call by call (see `ApprovalRule`). */
   approvalByRule?: true;
+  /** How long a call waits for a decision, when the tool sets its own limit. */
+  approvalTimeoutMs?: number;
   /** Per-attempt time limit in milliseconds, when the tool or its server sets one. */
   timeoutMs?: number;
   retry?: ToolRetryPolicy;
@@ -38,6 +40,7 @@ export function toToolListing(entry: ToolCatalogEntry): ToolListing {
 export function formatToolListing(listing: ToolListing): string {
   const policy = [
     listing.approvalByRule ? 'approval by rule' : listing.requiresApproval ? 'needs approval' : 'no approval',
+    listing.approvalTimeoutMs !== undefined ? `decision within ${listing.approvalTimeoutMs} ms` : undefined,
     listing.timeoutMs !== undefined ? `timeout ${listing.timeoutMs} ms` : undefined,
     listing.retry?.maximumAttempts !== undefined ? `${listing.retry.maximumAttempts} attempt(s)` : undefined,
   ].filter(Boolean);

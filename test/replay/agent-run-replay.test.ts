@@ -90,12 +90,15 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
 /**
  * Recorded under `pending-approvals-in-memo`, which stands for all the rules before and keeps a run's waiting calls in
  * its memo: its new side, whose old side is every history above. Two paths need no patch, since what they record
- * decides them: `approvers-notified` (the catalog of a worker with an approval webhook) and `approval-by-rule` (a
- * rule's recorded answers).
+ * decides them: `approvers-notified` (the catalog of a worker with an approval webhook), `approval-by-rule` (a
+ * rule's recorded answers) and `tool-approval-timeout` (a tool's own wait, recorded in the catalog).
  */
-const pendingApprovalsInMemo = [...pathsSinceCatalogInFirstCall, 'approvers-notified', 'approval-by-rule'].map(
-  (name) => `pending-approvals-in-memo/${name}.json`,
-);
+const pendingApprovalsInMemo = [
+  ...pathsSinceCatalogInFirstCall,
+  'approvers-notified',
+  'approval-by-rule',
+  'tool-approval-timeout',
+].map((name) => `pending-approvals-in-memo/${name}.json`);
 
 describe('replaying recorded agent runs', () => {
   it('reproduces every recorded path with the workflow code bundled as workers bundle it, so a nondeterministic change fails the build', async () => {

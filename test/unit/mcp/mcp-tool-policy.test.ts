@@ -20,9 +20,10 @@ describe('resolveToolPolicy', () => {
       '*': { timeoutMs: 2_000, maxResultBytes: 100 },
       list_repos: { requiresApproval: false },
     };
-    const server = { requiresApproval: true, timeoutMs: 9_000 };
+    const server = { requiresApproval: true, timeoutMs: 9_000, approvalTimeoutMs: 600_000 };
     expect(resolveToolPolicy('list_repos', { readOnlyHint: true }, server, rules)).toEqual({
       requiresApproval: false,
+      approvalTimeoutMs: 600_000,
       timeoutMs: 1_000,
       maxResultBytes: 100,
       retry: { maximumAttempts: 3 },

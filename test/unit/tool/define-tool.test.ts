@@ -128,6 +128,9 @@ describe('defineTool', () => {
     const bare = { name: 'limits', description: 'A tool.', inputSchema: schema, execute };
 
     expect(definitionError(() => defineTool({ ...bare, timeoutMs: 0 })).message).toContain('timeoutMs');
+    expect(definitionError(() => defineTool({ ...bare, approvalTimeoutMs: 0.5 })).message).toContain(
+      'approvalTimeoutMs',
+    );
     expect(definitionError(() => defineTool({ ...bare, maxResultBytes: 1.5 })).message).toContain('maxResultBytes');
     expect(definitionError(() => defineTool({ ...bare, retry: { maximumAttempts: -1 } })).message).toContain(
       'retry.maximumAttempts',

@@ -86,6 +86,7 @@ describe('toCatalogEntry', () => {
       description: 'Pay an invoice.',
       inputSchema: schema,
       requiresApproval: true,
+      approvalTimeoutMs: 900_000,
       timeoutMs: 10_000,
       retry,
       execute: () => 'paid',
@@ -93,7 +94,10 @@ describe('toCatalogEntry', () => {
 
     const entry = toCatalogEntry(pay);
 
-    expect(entry).toMatchObject({ requiresApproval: true, timeoutMs: 10_000, retry });
+    expect(entry).toMatchObject({ requiresApproval: true, approvalTimeoutMs: 900_000, timeoutMs: 10_000, retry });
+    expect(formatToolListing(toToolListing(entry))).toContain(
+      'policy: needs approval, decision within 900000 ms, timeout 10000 ms, 1 attempt(s)',
+    );
     expect(entry.retry).not.toBe(retry);
   });
 
