@@ -251,6 +251,7 @@ function printReady(ready: {
     providers: worker.providers,
     tools: worker.toolNames,
     toolsFrom: worker.source,
+    ...(worker.approvalWebhook ? { approvalWebhook: worker.approvalWebhook } : {}),
   };
   process.stdout.write(
     ready.json
@@ -341,6 +342,7 @@ function describeReady(ready: {
   providers: string[];
   tools: string[];
   toolsFrom: string;
+  approvalWebhook?: string;
 }): string {
   const cli = runningFromSource() ? 'npm run relay-e --' : 'npx relay-e';
   const addressFlag = ready.temporalAddress === 'localhost:7233' ? '' : ` --address ${ready.temporalAddress}`;
@@ -369,6 +371,7 @@ Relay-E dev is ready.
   Model        ${models}
   Tools        ${ready.tools.join(', ')}
                from ${ready.toolsFrom}
+  Approvers    ${ready.approvalWebhook ? `notified at ${ready.approvalWebhook} (signed webhook)` : 'not notified (RELAY_E_APPROVAL_WEBHOOK_URL sets a webhook)'}
 ${tryIt}
 Ctrl-C stops the API, the worker and Temporal (runs are kept).
 `;

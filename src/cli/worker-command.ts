@@ -7,6 +7,7 @@ import { createDemoTools } from '../demo/demo-tools.js';
 import { providersFromEnv } from '../model/providers/index.js';
 import { secretsFromEnv } from '../security/resolve-secret-references.js';
 import { approvalWebhookFromEnv } from '../notify/approval-webhook.js';
+import type { ApprovalWebhooks } from '../notify/approval-webhook.js';
 import type { PayloadStore } from '../store/payload-store.js';
 import { createWorker } from '../worker/create-worker.js';
 import { exitCodes } from './cli-error.js';
@@ -29,6 +30,8 @@ export interface CliWorker {
   readonly toolNames: string[];
   /** Where the tools come from: the config file, or the banking demo. */
   readonly source: string;
+  /** Where approvers are told of waiting calls: a webhook URL, `per tenant`, or undefined (not told). */
+  readonly approvalWebhook: string | undefined;
   /** Where the worker keeps model contexts and, when shared, large outputs and texts (closed by `stop`). */
   readonly payloadStore: PayloadStore;
   /** Settles when the worker stops; rejects when it fails. */
@@ -92,6 +95,7 @@ export async function startCliWorker(
             : tool.name,
     ),
     source: project ? project.file : 'the banking demo (no relay-e.config.ts found)',
+    approvalWebhook: describeApprovalWebhook(approvalWebhook),
     stop: () =>
       (stopping ??= (async () => {
         if (worker.getState() === 'RUNNING') worker.shutdown();
@@ -100,6 +104,12 @@ export async function startCliWorker(
         await connection.close();
       })()),
   };
+}
+
+/** The webhook's URL (no secret), or that a function picks one per tenant. */
+function describeApprovalWebhook(webhooks: ApprovalWebhooks | undefined): string | undefined {
+  if (webhooks === undefined) return undefined;
+  return typeof webhooks === 'function' ? 'per tenant (relay-e.config.ts)' : webhooks.url;
 }
 
 const cli = cliInvocation();
@@ -143,12 +153,14 @@ ${connectionOptionsHelp}`,
       providers: demo.providers,
       tools: demo.toolNames,
       source: demo.source,
+      ...(demo.approvalWebhook ? { approvalWebhook: demo.approvalWebhook } : {}),
     };
     process.stdout.write(
       values.json
         ? `${JSON.stringify(line)}\n`
         : `Worker ready on ${settings.address} (namespace ${settings.namespace}, task queue ${settings.taskQueue})\n` +
-            `  models: ${demo.providers.map((name) => `${name}:*`).join(', ')}\n  tools: ${demo.toolNames.join(', ')} (from ${demo.source})\n`,
+            `  models: ${demo.providers.map((name) => `${name}:*`).join(', ')}\n  tools: ${demo.toolNames.join(', ')} (from ${demo.source})\n` +
+            (demo.approvalWebhook ? `  approvers notified at: ${demo.approvalWebhook}\n` : ''),
     );
     await Promise.race([waitForShutdownSignal(), demo.finished]);
     await demo.stop();

@@ -1,0 +1,99 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { RelayClient } from '../../src/client/relay-client.js';
+import { verifyApprovalNotice } from '../../src/notify/approval-webhook.js';
+import type { ApprovalNotice } from '../../src/shared/approval-notice.js';
+import { spawnRelayE } from '../helpers/relay-e-process.js';
+
+// `relay-e worker` configured by the environment alone, as in the compose file: its notices reach a local receiver.
+const taskQueue = `webhook-cli-${randomUUID()}`;
+const secret = 'cli-webhook-secret-0123456789';
+const notices: ApprovalNotice[] = [];
+const receiver = createServer((request, response) => {
+  let body = '';
+  request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+  request.on('end', () => {
+    notices.push(verifyApprovalNotice({ body, signature: request.headers['relay-e-signature'] as string, secret }));
+    response.writeHead(204).end();
+  });
+});
+let url = '';
+let folder = '';
+let client: RelayClient;
+
+function workerEnv(extra: Record<string, string>): NodeJS.ProcessEnv {
+  return { ...process.env, TEMPORAL_ADDRESS: inject('temporalAddress'), RELAY_E_TASK_QUEUE: taskQueue, ...extra };
+}
+
+beforeAll(async () => {
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/notices`;
+  // The demo worker keeps its bank under the folder it runs in.
+  folder = await mkdtemp(path.join(tmpdir(), 'relay-e-webhook-cli-'));
+  client = await RelayClient.connect({ address: inject('temporalAddress'), taskQueue });
+});
+
+afterAll(async () => {
+  await client?.close();
+  await new Promise<void>((resolve) => receiver.close(() => resolve()));
+  await rm(folder, { recursive: true, force: true });
+});
+
+describe('relay-e worker with an approval webhook from the environment', () => {
+  it('says where it notifies and posts a signed notice, linked to the inbox, for a waiting transfer', async () => {
+    const env = workerEnv({
+      RELAY_E_APPROVAL_WEBHOOK_URL: url,
+      RELAY_E_APPROVAL_WEBHOOK_SECRET: secret,
+      RELAY_E_INBOX_URL: 'http://127.0.0.1:8787',
+    });
+    const worker = spawnRelayE(['worker', '--json'], { cwd: folder, env });
+    try {
+      expect(JSON.parse(await worker.nextLine())).toMatchObject({ status: 'ready', approvalWebhook: url });
+      const { runId } = await client.startRun({
+        tenantId: 'demo',
+        model: 'scripted:demo',
+        prompt: 'transfer 5 from ACC-1 to ACC-2',
+      });
+      const waiting = await waitFor(async () => {
+        const events = await client.events(runId);
+        return events.some((event) => event.type === 'tool_approval_notified') ? client.getRun(runId) : undefined;
+      });
+      expect(notices.filter((notice) => notice.runId === runId)).toMatchObject([
+        {
+          type: 'approval.requested',
+          toolName: 'transfer_funds',
+          toolCallId: waiting.pendingApprovals[0]?.toolCallId,
+          input: waiting.pendingApprovals[0]?.input,
+          inboxUrl: `http://127.0.0.1:8787/inbox/runs/${encodeURIComponent(runId)}`,
+        },
+      ]);
+      await client.cancel(runId);
+    } finally {
+      expect(await worker.stop()).toBe(0);
+    }
+  });
+
+  it('refuses to start with a webhook URL but no secret, naming what is missing', async () => {
+    const worker = spawnRelayE(['worker', '--json'], {
+      cwd: folder,
+      env: workerEnv({ RELAY_E_APPROVAL_WEBHOOK_URL: url }),
+    });
+    expect(await worker.exited).not.toBe(0);
+    expect(worker.stderr()).toContain('RELAY_E_APPROVAL_WEBHOOK_SECRET is not set');
+  });
+});
+
+async function waitFor<T>(read: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await read();
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`Nothing after ${timeoutMs} ms`);
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+}
