@@ -27,13 +27,14 @@ export {
   verifyApprovalNotice,
 } from './notify/approval-webhook.js';
 export type { ApprovalWebhook, ApprovalWebhooks, VerifyApprovalNoticeOptions } from './notify/approval-webhook.js';
-export type { ApprovalNotice } from './shared/approval-notice.js';
+export type { ApprovalDecidedNotice, ApprovalNotice, ApprovalRequestedNotice } from './shared/approval-notice.js';
 export { RelayError, errorCodes } from './shared/errors.js';
 export type { ErrorCode } from './shared/errors.js';
 export { relaySearchAttributeDefinitions, relaySearchAttributes } from './shared/search-attributes.js';
 export type {
   AgentRunInput,
   ApprovalDecision,
+  ApprovalNoticeType,
   ApprovalOutcome,
   DurationInput,
   PendingApproval,

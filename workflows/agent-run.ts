@@ -41,6 +41,7 @@ import type { RunContext } from './run-context.js';
 import { publishRunState, publishRunStateIfChanged } from './run-visibility.js';
 import { modelContextTools, receiveCatalog, recordRefusal, RunRefused, startRun } from './run-start.js';
 import { decideRunPatches } from './run-patches.js';
+import { noticesDelivered } from './approval-notices.js';
 import { ToolCallValidator } from './tool-call-validator.js';
 
 const { callModel } = proxyActivities<RelayActivities>({
@@ -66,6 +67,7 @@ export async function agentRun(input: AgentRunInput, carried?: CarriedRunState):
     patches,
     validator: new ToolCallValidator(carried?.catalog ?? []),
     approvalTimeoutMs: msToNumber(input.approvalTimeout ?? defaultApprovalTimeout),
+    noticesInFlight: 0,
     ...(patches.modelContextByReference() ? { modelContext: new ModelContextTracker(patches.leanHistory()) } : {}),
   };
   registerRunHandlers(context);
@@ -102,7 +104,10 @@ async function runSteps(context: RunContext): Promise<RunResult> {
   const { run } = context;
   const stepsAtStart = run.step;
   for (;;) {
-    if (run.step >= run.maxSteps) return finishRun(context, 'max_steps', { at: run.latestAt });
+    if (run.step >= run.maxSteps) {
+      if (context.noticesInFlight > 0) await noticesDelivered(context);
+      return finishRun(context, 'max_steps', { at: run.latestAt });
+    }
     run.step += 1;
     // Plain functions around the loop's own awaits: the SDK records a stack trace for every promise a workflow
     // makes, so async layers between the loop and the activities would cost CPU on every step for nothing.
@@ -110,6 +115,7 @@ async function runSteps(context: RunContext): Promise<RunResult> {
     const response = recordModelResponse(context, receiveCatalog(context, await requestModelTurn(context)));
     const suggested = workflowInfo().continueAsNewSuggested;
     if ((response.toolCalls ?? []).length === 0) {
+      if (context.noticesInFlight > 0) await noticesDelivered(context);
       return finishRun(context, 'final_answer', { output: response.text ?? '', at: response.at });
     }
     const calls = proposeToolCalls(context, response);
@@ -117,6 +123,7 @@ async function runSteps(context: RunContext): Promise<RunResult> {
     publishRunStateIfChanged(context);
     if (shouldContinueAsNew(context, stepsAtStart, suggested)) {
       await condition(allHandlersFinished);
+      if (context.noticesInFlight > 0) await noticesDelivered(context);
       return await continueAsNew<typeof agentRun>(run.input, carryState(context));
     }
   }

@@ -1,9 +1,10 @@
-import { isCancellation, proxyActivities } from '@temporalio/workflow';
+import { condition, isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { RelayActivities } from '../activities/index.js';
 import { approvalNoticeRetry, maxNoticeInputBytes } from '../src/shared/approval-notice.js';
-import type { ApprovalNotice } from '../src/shared/approval-notice.js';
+import type { ApprovalDecidedNotice, ApprovalNotice } from '../src/shared/approval-notice.js';
 import { boundEchoedInput } from '../src/shared/payload-limits.js';
 import type { PendingApproval } from '../src/shared/run-types.js';
+import type { AcceptedDecision } from './approvals.js';
 import type { RunContext } from './run-context.js';
 import { readRecordedTime } from './recorded-clock.js';
 
@@ -14,49 +15,95 @@ const { notifyApprovers } = proxyActivities<RelayActivities>({
 });
 
 /**
- * Tells the tenant's approvers that `approval` waits for them (the worker's approval webhook), without holding up
- * the wait: the decision may come before the notice is delivered. How it ended is recorded as an event when it
- * comes: `tool_approval_notified`, or `tool_approval_notice_failed` with why.
+ * How long a run that is about to end (or continue as new) waits for its notices still in flight: a notice pending
+ * when its run closes is dropped, so a decision's notice would otherwise race the run's last steps.
  */
-export function notifyApproversOf(context: RunContext, approval: PendingApproval): void {
-  const { run } = context;
-  const ids = { toolCallId: approval.toolCallId, toolName: approval.toolName };
-  notifyApprovers(noticeOf(context, approval)).then(
-    (ending) => {
-      if (ending.outcome === 'delivered') {
-        const { status, attempt } = ending;
-        run.emit({ type: 'tool_approval_notified', ...ids, status, attempt }, { at: ending.at, step: approval.step });
-      } else if (ending.outcome === 'failed') {
-        const { error, attempt } = ending;
-        const status = ending.status !== undefined ? { status: ending.status } : {};
-        const event = { type: 'tool_approval_notice_failed', ...ids, error, ...status, attempt } as const;
-        run.emit(event, { at: ending.at, step: approval.step });
-      }
-    },
-    async (error: unknown) => {
-      // The run was cancelled, or its scope closed: nobody needs telling any more.
-      if (isCancellation(error)) return;
-      // Every attempt timed out or its worker died: the activity did not get to say so itself.
-      const at = await readRecordedTime();
-      const why = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : '';
-      const event = {
-        type: 'tool_approval_notice_failed',
-        ...ids,
-        error: why,
-        attempt: approvalNoticeRetry.maximumAttempts,
-      } as const;
-      run.emit(event, { at, step: approval.step });
-    },
-  );
+const noticeGraceMs = 30_000;
+
+/**
+ * Tells the tenant's approvers that `approval` waits for them (the worker's approval webhook), without holding up
+ * the wait: the decision may come before the notice is delivered.
+ */
+export function notifyApprovalRequested(context: RunContext, approval: PendingApproval): void {
+  sendNotice(context, approval, {
+    ...noticeBase(context, approval, 'requested'),
+    type: 'approval.requested',
+    input: boundEchoedInput(approval.input, maxNoticeInputBytes),
+  });
 }
 
-function noticeOf({ run }: RunContext, approval: PendingApproval): ApprovalNotice {
+/** Tells the approvers how the wait for `approval` ended: `decision` at `decidedAt`, or expired without one. */
+export function notifyApprovalDecided(
+  context: RunContext,
+  approval: PendingApproval,
+  decision: AcceptedDecision | undefined,
+  decidedAt: string,
+): void {
+  const outcome = decision === undefined ? 'expired' : decision.approved ? 'approved' : 'rejected';
+  const notice: ApprovalDecidedNotice = {
+    ...noticeBase(context, approval, 'decided'),
+    type: 'approval.decided',
+    outcome,
+    decidedAt,
+    ...(decision?.approver !== undefined ? { approver: decision.approver } : {}),
+    ...(decision?.reason !== undefined ? { reason: decision.reason } : {}),
+    ...(decision?.edited ? { edited: true } : {}),
+  };
+  sendNotice(context, approval, notice);
+}
+
+/**
+ * Waits, at most {@link noticeGraceMs}, for the notices still in flight, so a run that ends right after a decision
+ * still tells its approvers. Callers ask only when one is ({@link RunContext.noticesInFlight}): an await where runs
+ * had none would change their commands.
+ */
+export async function noticesDelivered(context: RunContext): Promise<void> {
+  await condition(() => context.noticesInFlight === 0, noticeGraceMs);
+}
+
+/**
+ * Sends one notice through the `notifyApprovers` activity and records how it ended, when it ends:
+ * `tool_approval_notified`, or `tool_approval_notice_failed` with why.
+ */
+function sendNotice(context: RunContext, approval: PendingApproval, notice: ApprovalNotice): void {
+  const { run } = context;
+  const about = { toolCallId: approval.toolCallId, toolName: approval.toolName, notice: notice.type };
+  const options = { step: approval.step };
+  context.noticesInFlight += 1;
+  notifyApprovers(notice)
+    .then(
+      (ending) => {
+        if (ending.outcome === 'delivered') {
+          const { status, attempt } = ending;
+          run.emit({ type: 'tool_approval_notified', ...about, status, attempt }, { ...options, at: ending.at });
+        } else if (ending.outcome === 'failed') {
+          const { error, attempt } = ending;
+          const status = ending.status !== undefined ? { status: ending.status } : {};
+          const event = { type: 'tool_approval_notice_failed', ...about, error, ...status, attempt } as const;
+          run.emit(event, { ...options, at: ending.at });
+        }
+      },
+      async (error: unknown) => {
+        // The run was cancelled: nobody needs telling any more.
+        if (isCancellation(error)) return;
+        // Every attempt timed out or its worker died: the activity did not get to say so itself.
+        const at = await readRecordedTime();
+        const why = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : '';
+        const attempt = approvalNoticeRetry.maximumAttempts;
+        run.emit({ type: 'tool_approval_notice_failed', ...about, error: why, attempt }, { ...options, at });
+      },
+    )
+    .finally(() => {
+      context.noticesInFlight -= 1;
+    });
+}
+
+function noticeBase({ run }: RunContext, approval: PendingApproval, kind: 'requested' | 'decided') {
   const { tenantId, userId, sessionId, model } = run.input;
   const { runId } = run;
   const { toolCallId, toolName, step, requestedAt, expiresAt, source, destructiveHint } = approval;
   return {
-    type: 'approval.requested',
-    id: `${runId}/${toolCallId}`,
+    id: `${runId}/${toolCallId}/${kind}`,
     tenantId,
     runId,
     model,
@@ -65,7 +112,6 @@ function noticeOf({ run }: RunContext, approval: PendingApproval): ApprovalNotic
     toolCallId,
     toolName,
     step,
-    input: boundEchoedInput(approval.input, maxNoticeInputBytes),
     requestedAt,
     expiresAt,
     ...(source ? { source } : {}),

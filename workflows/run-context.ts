@@ -17,4 +17,6 @@ export interface RunContext {
   modelContext?: ModelContextTracker;
   /** True until the run's first model call brings its catalog (rule `catalog-in-first-model-call`). */
   awaitsCatalog?: boolean;
+  /** Approval notices sent and not yet ended (approval-notices.ts): the run waits for them before it ends. */
+  noticesInFlight: number;
 }

@@ -28,7 +28,7 @@ import { emitDecision } from './decision-events.js';
 import { readRecordedTime, usesRecordedTime } from './recorded-clock.js';
 import { recordedOrNow } from './run-state.js';
 import { publishRunState } from './run-visibility.js';
-import { notifyApproversOf } from './approval-notices.js';
+import { notifyApprovalDecided, notifyApprovalRequested } from './approval-notices.js';
 
 const inputCheckOptions = { startToCloseTimeout: '10 seconds', retry: { maximumAttempts: 3 } } as const;
 const { checkToolCallInput: checkToolCallInputLocally } = proxyLocalActivities<RelayActivities>(inputCheckOptions);
@@ -157,7 +157,7 @@ async function awaitApproval(
   run.emit({ type: 'tool_awaiting_approval', ...ids, ...hints, input, expiresAt }, { at: requestedAt });
   publishRunState(context);
   // Only a catalog recorded by a worker with an approval webhook says so: runs recorded without one replay as they were.
-  if (entry.notifiesApprovers) notifyApproversOf(context, pending);
+  if (entry.notifiesApprovers) notifyApprovalRequested(context, pending);
 
   const decided = () => run.approvals.decisionFor(call.id) !== undefined;
   const decidedInTime = await (context.exact
@@ -170,6 +170,8 @@ async function awaitApproval(
   publishRunState(context);
   // The decision's event, at a time history records (the handler that accepted it does not wait).
   if (decision && usesRecordedTime(context)) emitDecision(run, ids, decision, await decisionTime(context, decision));
+  // The decision's event, or the timeout's just below, is the newest: its time is when the wait ended.
+  if (entry.notifiesApprovers) notifyApprovalDecided(context, pending, decision, decision ? run.latestAt : expiresAt);
 
   if (!decision) {
     // The timer fired at expiresAt: the time its wait ended, whichever task delivered it.

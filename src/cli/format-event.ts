@@ -35,9 +35,9 @@ function describeEvent(event: RunEvent): string {
     case 'tool_approval_not_required':
       return `${call(event)} runs without a human (its approval rule said so)`;
     case 'tool_approval_notified':
-      return `${call(event)} approvers notified (webhook answered ${event.status}, attempt ${event.attempt})`;
+      return `${call(event)} ${event.notice} sent (webhook answered ${event.status}, attempt ${event.attempt})`;
     case 'tool_approval_notice_failed':
-      return `${call(event)} approvers NOT notified after ${event.attempt} attempt(s): ${event.error}`;
+      return `${call(event)} ${event.notice} NOT sent after ${event.attempt} attempt(s): ${event.error}`;
     case 'tool_succeeded':
       return `${call(event)} -> ${compact(event.output)}${event.truncated ? ' (truncated)' : ''}`;
     case 'tool_failed':

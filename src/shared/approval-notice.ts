@@ -3,13 +3,9 @@ import type { ApprovalHints } from './tool-catalog.js';
 /** The most bytes of a call's input (as JSON) a notice carries whole; past it, a preview. */
 export const maxNoticeInputBytes = 8 * 1024;
 
-/**
- * What a tenant's approvers are told when a tool call starts waiting for them: the body the worker posts to the
- * tenant's approval webhook. Workflow-safe (no Node imports): the run builds it.
- */
-export interface ApprovalNotice extends ApprovalHints {
-  type: 'approval.requested';
-  /** The same on every delivery of this notice (`<runId>/<toolCallId>`): a receiver drops repeats by it. */
+/** What every notice says of its call: the run, the call, and when it started and stops waiting. */
+interface ApprovalNoticeBase extends ApprovalHints {
+  /** The same on every delivery of this notice (`<runId>/<toolCallId>/<requested|decided>`): drop repeats by it. */
   id: string;
   tenantId: string;
   runId: string;
@@ -19,13 +15,36 @@ export interface ApprovalNotice extends ApprovalHints {
   toolCallId: string;
   toolName: string;
   step: number;
-  /** The input that runs if approved unchanged; over {@link maxNoticeInputBytes} of JSON, a truncated preview (the inbox has it whole). */
-  input: unknown;
   requestedAt: string;
   expiresAt: string;
-  /** The call's page in the approvals inbox, when the worker was told where the inbox is. */
+  /** The run's page in the approvals inbox, when the worker was told where the inbox is. */
   inboxUrl?: string;
 }
+
+/** A tool call started waiting for a human. */
+export interface ApprovalRequestedNotice extends ApprovalNoticeBase {
+  type: 'approval.requested';
+  /** The input that runs if approved unchanged; over {@link maxNoticeInputBytes} of JSON, a truncated preview. */
+  input: unknown;
+}
+
+/** The wait for a call ended: a human approved or rejected it, or nobody decided before `expiresAt`. */
+export interface ApprovalDecidedNotice extends ApprovalNoticeBase {
+  type: 'approval.decided';
+  outcome: 'approved' | 'rejected' | 'expired';
+  /** When the decision was made (its event's time); `expiresAt` for an expired call. */
+  decidedAt: string;
+  approver?: string;
+  reason?: string;
+  /** Approved with an edited input. */
+  edited?: boolean;
+}
+
+/**
+ * What a tenant's approvers are told of a call that waits for them: the body the worker posts to the tenant's approval
+ * webhook. Workflow-safe (no Node imports): the run builds it.
+ */
+export type ApprovalNotice = ApprovalRequestedNotice | ApprovalDecidedNotice;
 
 /** How a notice ended: delivered (2xx), given up on, or not sent because the tenant has no webhook. */
 export type ApprovalNoticeOutcome =

@@ -98,6 +98,9 @@ export interface ApprovalOutcome {
   input?: unknown;
 }
 
+/** Which approval notice an event is about: that a call waits, or how its wait ended. */
+export type ApprovalNoticeType = 'approval.requested' | 'approval.decided';
+
 interface RunEventBase {
   /** Strictly increasing from 1 within a run, continue-as-new included. */
   seq: number;
@@ -130,10 +133,16 @@ export type RunEvent =
   | (ToolEventBase & { type: 'tool_approved'; approver?: string; reason?: string; input: unknown; edited: boolean })
   | (ToolEventBase & { type: 'tool_rejected'; approver?: string; reason?: string })
   | (ToolEventBase & { type: 'tool_approval_timed_out'; expiresAt: string })
-  /** The tenant's approval webhook took the notice that this call waits (`status`: its 2xx answer). */
-  | (ToolEventBase & { type: 'tool_approval_notified'; status: number; attempt: number })
-  /** The notice was given up on: refused by the webhook (a 4xx), or not delivered in any attempt. The call waits still. */
-  | (ToolEventBase & { type: 'tool_approval_notice_failed'; error: string; status?: number; attempt: number })
+  /** The tenant's approval webhook took a notice about this call (`status`: its 2xx answer). */
+  | (ToolEventBase & { type: 'tool_approval_notified'; notice: ApprovalNoticeType; status: number; attempt: number })
+  /** A notice was given up on: refused by the webhook (a 4xx), or not delivered in any attempt. Nothing else waits. */
+  | (ToolEventBase & {
+      type: 'tool_approval_notice_failed';
+      notice: ApprovalNoticeType;
+      error: string;
+      status?: number;
+      attempt: number;
+    })
   | (ToolEventBase & { type: 'tool_succeeded'; output: unknown; truncated?: boolean })
   | (ToolEventBase & { type: 'tool_failed'; error: string; errorType: ToolErrorType })
   /** The run was cancelled while this call waited for a human or ran. */

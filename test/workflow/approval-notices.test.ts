@@ -6,7 +6,7 @@ import type { ApprovalWebhooks } from '../../src/notify/approval-webhook.js';
 import type { ApprovalNotice } from '../../src/shared/approval-notice.js';
 import type { RunEvent } from '../../src/shared/run-types.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
-import { countScheduledActivities, createRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
+import { countScheduledActivities, createRelayTestKit, eventTypes, waitForRun } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit } from '../helpers/relay-test-kit.js';
 import type { RelayClient } from '../../src/client/relay-client.js';
 import { currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
@@ -14,8 +14,13 @@ import { createLedger, createTestTools } from '../helpers/test-tools.js';
 
 const secret = 'workflow-test-secret-0123';
 
-/** A webhook receiver on a local port: answers with the statuses queued for a call id (200 when none is left). */
+/**
+ * A webhook receiver on a local port: answers with the statuses queued for a call id and notice type (200 when none
+ * is left), and keeps the notices it took.
+ */
 const answers = new Map<string, number[]>();
+/** How long the receiver takes to answer, queued the same way (no wait when none is left). */
+const delays = new Map<string, number[]>();
 const notices: ApprovalNotice[] = [];
 const receiver = createServer((request, response) => {
   let body = '';
@@ -23,9 +28,15 @@ const receiver = createServer((request, response) => {
   request.on('end', () => {
     const signature = request.headers['relay-e-signature'] as string | undefined;
     const notice = verifyApprovalNotice({ body, signature, secret });
-    const status = answers.get(notice.toolCallId)?.shift() ?? 200;
-    if (status === 200) notices.push(notice);
-    response.writeHead(status).end();
+    const key = `${notice.toolCallId}/${notice.type}`;
+    const status = answers.get(key)?.shift() ?? 200;
+    setTimeout(
+      () => {
+        if (status === 200) notices.push(notice);
+        response.writeHead(status).end();
+      },
+      delays.get(key)?.shift() ?? 0,
+    );
   });
 });
 
@@ -98,31 +109,50 @@ describe('telling approvers that a call waits', () => {
       const waiting = await client.getRun(runId);
       const [pending] = waiting.pendingApprovals;
       expect(waiting.status).toBe('awaiting_approval');
+      const base = {
+        tenantId: 'acme',
+        runId,
+        model: 'scripted:test',
+        userId: 'u1',
+        toolCallId: 'call_1_0',
+        toolName: 'transfer_funds',
+        step: 1,
+        requestedAt: pending?.requestedAt,
+        expiresAt: pending?.expiresAt,
+        inboxUrl: `http://127.0.0.1:8787/inbox/runs/${encodeURIComponent(runId)}`,
+      };
       expect(notices.filter((notice) => notice.runId === runId)).toEqual([
-        {
-          type: 'approval.requested',
-          id: `${runId}/call_1_0`,
-          tenantId: 'acme',
-          runId,
-          model: 'scripted:test',
-          userId: 'u1',
-          toolCallId: 'call_1_0',
-          toolName: 'transfer_funds',
-          step: 1,
-          input: pending?.input,
-          requestedAt: pending?.requestedAt,
-          expiresAt: pending?.expiresAt,
-          inboxUrl: `http://127.0.0.1:8787/inbox/runs/${encodeURIComponent(runId)}`,
-        },
+        { type: 'approval.requested', id: `${runId}/call_1_0/requested`, ...base, input: pending?.input },
       ]);
       expect(events).toMatchObject([
-        { type: 'tool_approval_notified', toolCallId: 'call_1_0', status: 200, attempt: 1, step: 1 },
+        {
+          type: 'tool_approval_notified',
+          notice: 'approval.requested',
+          toolCallId: 'call_1_0',
+          status: 200,
+          attempt: 1,
+          step: 1,
+        },
       ]);
 
+      // The receiver takes its time with the decision's notice: the run, done before, waits for it to end.
+      delays.set('call_1_0/approval.decided', [1_500]);
       await client.approve(runId, 'call_1_0', { approver: 'alice' });
       await client.result(runId);
       expect(ledger.transfers).toHaveLength(1);
-      expect(await countScheduledActivities(kit.temporal, runId, 'notifyApprovers')).toBe(1);
+      const log = await client.events(runId);
+      const approved = log.find((event) => event.type === 'tool_approved');
+      expect(eventTypes(log).slice(-3)).toEqual(['model_responded', 'tool_approval_notified', 'run_completed']);
+      expect(noticeEvents(log).map((event) => event.notice)).toEqual(['approval.requested', 'approval.decided']);
+      expect(notices.filter((notice) => notice.runId === runId).at(-1)).toEqual({
+        type: 'approval.decided',
+        id: `${runId}/call_1_0/decided`,
+        ...base,
+        outcome: 'approved',
+        approver: 'alice',
+        decidedAt: approved?.at,
+      });
+      expect(await countScheduledActivities(kit.temporal, runId, 'notifyApprovers')).toBe(2);
       await recordHistoryIfRequested(
         client.temporal.workflow.getHandle(runId),
         currentHistoryFile('approvers-notified'),
@@ -134,12 +164,13 @@ describe('telling approvers that a call waits', () => {
 
   it('retries a receiver that is down, and records a notice it refused without holding up the call', async () => {
     const { client, stop, ledger } = await startWorker(['retried', 'refused']);
-    answers.set('call_1_0', [503]);
-    answers.set('call_1_1', [400]);
+    answers.set('call_1_0/approval.requested', [503]);
+    answers.set('call_1_1/approval.requested', [400]);
     try {
       const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'pay twice' });
       const events = await waitForNoticeEvents(client, runId, 2);
       const waiting = await client.getRun(runId);
+      expect(events.every((event) => event.notice === 'approval.requested')).toBe(true);
       expect(events.sort((a, b) => a.toolCallId.localeCompare(b.toolCallId))).toMatchObject([
         { type: 'tool_approval_notified', toolCallId: 'call_1_0', status: 200, attempt: 2 },
         {
@@ -152,9 +183,34 @@ describe('telling approvers that a call waits', () => {
       ]);
       expect(waiting.pendingApprovals.map((approval) => approval.toolCallId).sort()).toEqual(['call_1_0', 'call_1_1']);
       await client.approve(runId, 'call_1_0');
-      await client.reject(runId, 'call_1_1');
+      await client.reject(runId, 'call_1_1', { reason: 'not this one' });
       await client.result(runId);
       expect(ledger.transfers.map((transfer) => transfer.to)).toEqual(['retried']);
+      const decided = notices.filter((notice) => notice.runId === runId && notice.type === 'approval.decided');
+      expect(decided.sort((a, b) => a.toolCallId.localeCompare(b.toolCallId))).toMatchObject([
+        { toolCallId: 'call_1_0', outcome: 'approved' },
+        { toolCallId: 'call_1_1', outcome: 'rejected', reason: 'not this one' },
+      ]);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('tells the approvers when nobody decided in time', async () => {
+    const { client, stop, ledger } = await startWorker(['late']);
+    try {
+      const { runId } = await client.startRun({
+        tenantId: 'acme',
+        model: 'scripted:test',
+        prompt: 'pay',
+        approvalTimeout: 1_000,
+      });
+      await client.result(runId);
+      expect(ledger.transfers).toEqual([]);
+      const sent = notices.filter((notice) => notice.runId === runId);
+      expect(sent.map((notice) => notice.type)).toEqual(['approval.requested', 'approval.decided']);
+      expect(sent[1]).toMatchObject({ outcome: 'expired', decidedAt: sent[1]?.expiresAt });
+      expect(sent[1]).not.toHaveProperty('approver');
     } finally {
       await stop();
     }
@@ -167,8 +223,8 @@ describe('telling approvers that a call waits', () => {
       await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
       await client.approve(runId, 'call_1_0');
       await client.result(runId);
-      // The notice was asked for (the catalog says the tool notifies) and its activity answered: no webhook here.
-      expect(await countScheduledActivities(kit.temporal, runId, 'notifyApprovers')).toBe(1);
+      // The notices were asked for (the catalog says the tool notifies) and their activity answered: no webhook here.
+      expect(await countScheduledActivities(kit.temporal, runId, 'notifyApprovers')).toBe(2);
       expect(noticeEvents(await client.events(runId))).toEqual([]);
       expect(notices.some((notice) => notice.runId === runId)).toBe(false);
     } finally {

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { formatEvent } from '../../../src/cli/format-event.js';
+import type { RunEvent } from '../../../src/shared/run-types.js';
 
 const base = { seq: 2, at: '2026-12-03T10:00:00.000Z', step: 1 } as const;
 
@@ -21,12 +22,26 @@ describe('formatEvent', () => {
 
   it('says whether the approvers were told of a waiting call, and why not', () => {
     const call = { ...base, toolCallId: 'call_1_0', toolName: 'transfer_funds' };
-    expect(formatEvent({ ...call, type: 'tool_approval_notified', status: 204, attempt: 2 })).toBe(
-      '#2   tool_approval_notified   transfer_funds [call_1_0] approvers notified (webhook answered 204, attempt 2)',
+    const notified: RunEvent = {
+      ...call,
+      type: 'tool_approval_notified',
+      notice: 'approval.requested',
+      status: 204,
+      attempt: 2,
+    };
+    expect(formatEvent(notified)).toBe(
+      '#2   tool_approval_notified   transfer_funds [call_1_0] approval.requested sent (webhook answered 204, attempt 2)',
     );
     const error = 'Approval webhook https://hooks.example.test answered 404';
-    expect(formatEvent({ ...call, type: 'tool_approval_notice_failed', error, status: 404, attempt: 1 })).toBe(
-      `#2   tool_approval_notice_failed transfer_funds [call_1_0] approvers NOT notified after 1 attempt(s): ${error}`,
+    const failed: RunEvent = {
+      ...call,
+      type: 'tool_approval_notice_failed',
+      notice: 'approval.decided',
+      error,
+      attempt: 1,
+    };
+    expect(formatEvent(failed)).toBe(
+      `#2   tool_approval_notice_failed transfer_funds [call_1_0] approval.decided NOT sent after 1 attempt(s): ${error}`,
     );
   });
 });

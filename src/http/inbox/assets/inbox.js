@@ -265,12 +265,16 @@ function timelineItem(event) {
       title = `${tool} needs no approval for this input (its approval rule)`;
       break;
     case 'tool_approval_notified':
-      title = `Approvers told that ${tool} waits (webhook answered ${event['status']})`;
+    case 'tool_approval_notice_failed': {
+      const about = event['notice'] === 'approval.decided' ? `how the wait for ${tool} ended` : `that ${tool} waits`;
+      if (event.type === 'tool_approval_notified') {
+        title = `Approvers told ${about} (webhook answered ${event['status']})`;
+      } else {
+        title = `Approvers were not told ${about}`;
+        text(String(event['error']));
+      }
       break;
-    case 'tool_approval_notice_failed':
-      title = `Approvers were not told that ${tool} waits`;
-      text(String(event['error']));
-      break;
+    }
     case 'tool_succeeded':
       title = `${tool} succeeded`;
       json('Output', event['output']);
