@@ -375,12 +375,15 @@ async function generateModelTurn(
   }
 }
 
+/** What a catalog snapshot is read from: the worker's tools, limits and models, and whether it notifies approvers. */
+type CatalogSources = Pick<ActivityDependencies, 'registry' | 'executor' | 'models' | 'approvalWebhooks'>;
+
 /**
  * Reads the tools a run may use from this worker's registry (names, descriptions, JSON Schemas, approval flags), each
- * with the time limit the executor will apply, so the activity's own timeout can agree with it; or refuses a run
- * naming a tool or a model the worker lacks.
+ * with the time limit the executor will apply, so the activity's own timeout can agree with it, and marked
+ * `notifiesApprovers` when it requires approval and this worker has an approval webhook; or refuses a run naming a
+ * tool or a model the worker lacks.
  */
-type CatalogSources = Pick<ActivityDependencies, 'registry' | 'executor' | 'models' | 'approvalWebhooks'>;
 
 function snapshotCatalog(
   { registry, executor, models, approvalWebhooks }: CatalogSources,

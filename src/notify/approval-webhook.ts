@@ -138,8 +138,8 @@ export class ApprovalDeliveryError extends Error {
 
 /**
  * Posts `notice` to `webhook`, signed; returns the receiver's status when it answers 2xx. Throws
- * {@link ApprovalDeliveryError}: permanent for a 4xx other than 408 and 429 (the request itself is refused),
- * transient for the rest (5xx, a timeout, a connection refused).
+ * {@link ApprovalDeliveryError}: permanent for a redirect (not followed) and a 4xx other than 408 and 429 (the request
+ * itself is refused), transient for the rest (5xx, 408, 429, a timeout, a connection refused).
  */
 export async function postApprovalNotice(webhook: ApprovalWebhook, notice: ApprovalNotice): Promise<number> {
   const body = JSON.stringify(notice);
@@ -153,6 +153,8 @@ export async function postApprovalNotice(webhook: ApprovalWebhook, notice: Appro
         [approvalDeliveryHeader]: notice.id,
       },
       body,
+      // A signed notice goes where it was configured to go, never where a redirect points.
+      redirect: 'manual',
       signal: AbortSignal.timeout(webhook.timeoutMs ?? 10_000),
     });
   } catch (error) {
@@ -163,7 +165,7 @@ export async function postApprovalNotice(webhook: ApprovalWebhook, notice: Appro
   // The body is not read: only the status says what happened, and an unread body would hold the connection.
   await response.body?.cancel();
   if (response.ok) return response.status;
-  const permanent = response.status >= 400 && response.status < 500 && ![408, 429].includes(response.status);
+  const permanent = response.status < 500 && ![408, 429].includes(response.status);
   throw new ApprovalDeliveryError(
     `Approval webhook ${webhook.url} answered ${response.status}`,
     permanent,

@@ -79,9 +79,13 @@ describe('the notifyApprovers activity', () => {
     });
   });
 
-  it('gives up at once on a 4xx: the receiver refused the request itself', async () => {
-    statuses = [401];
+  it('gives up at once on a 4xx or a redirect: the receiver refused the request itself', async () => {
+    statuses = [401, 302];
     await expect(attemptToNotify({ url, secret }, 1)).resolves.toMatchObject({ outcome: 'failed', status: 401 });
+    received.length = 0;
+    await expect(attemptToNotify({ url, secret }, 1)).resolves.toMatchObject({ outcome: 'failed', status: 302 });
+    // The redirect was not followed: the receiver saw one request.
+    expect(received).toHaveLength(1);
   });
 
   it('retries a receiver nobody listens on', async () => {
