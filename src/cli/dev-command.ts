@@ -371,7 +371,7 @@ Relay-E dev is ready.
   Model        ${models}
   Tools        ${ready.tools.join(', ')}
                from ${ready.toolsFrom}
-  Approvers    ${ready.approvalWebhook ? `notified at ${ready.approvalWebhook} (signed webhook)` : 'not notified (RELAY_E_APPROVAL_WEBHOOK_URL sets a webhook)'}
+  Approvers    ${ready.approvalWebhook ? `notified at ${ready.approvalWebhook}` : 'not notified (RELAY_E_APPROVAL_WEBHOOK_URL sets a webhook)'}
 ${tryIt}
 Ctrl-C stops the API, the worker and Temporal (runs are kept).
 `;

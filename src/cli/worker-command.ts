@@ -106,10 +106,11 @@ export async function startCliWorker(
   };
 }
 
-/** The webhook's URL (no secret), or that a function picks one per tenant. */
+/** Where notices go, without a secret: a signed webhook's URL, a Slack webhook (its URL is its secret), or per tenant. */
 function describeApprovalWebhook(webhooks: ApprovalWebhooks | undefined): string | undefined {
   if (webhooks === undefined) return undefined;
-  return typeof webhooks === 'function' ? 'per tenant (relay-e.config.ts)' : webhooks.url;
+  if (typeof webhooks === 'function') return 'per tenant (relay-e.config.ts)';
+  return webhooks.format === 'slack' ? `a Slack incoming webhook on ${new URL(webhooks.url).host}` : webhooks.url;
 }
 
 const cli = cliInvocation();
@@ -129,8 +130,8 @@ RELAY_E_SECRET_NAME inside the tool activity (unless the config gives its own se
 Model-call contexts are kept in the config's payloadStore, else in files under ${defaultPayloadDirectory}
 (share one store between the workers of a task queue; a janitor expires closed runs' contexts).
 Approvers are told of each call that waits for them when the config's approvalWebhook, or
-RELAY_E_APPROVAL_WEBHOOK_URL with RELAY_E_APPROVAL_WEBHOOK_SECRET, names a webhook (RELAY_E_INBOX_URL
-adds a link to the inbox to each notice).
+RELAY_E_APPROVAL_WEBHOOK_URL with RELAY_E_APPROVAL_WEBHOOK_SECRET (or RELAY_E_APPROVAL_WEBHOOK_FORMAT=slack
+for a Slack incoming webhook), names a webhook (RELAY_E_INBOX_URL adds a link to the inbox to each notice).
 Without a config, the demo bank's balances and transfers are kept in ${demoBankFile} under the working
 folder (beside the runs of relay-e dev), so a transfer approved after a restart moves the right balances;
 delete the file to start the bank over.

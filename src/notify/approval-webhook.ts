@@ -1,16 +1,11 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { ApprovalNotice } from '../shared/approval-notice.js';
 import { RelayError } from '../shared/errors.js';
+import { slackMessageOf } from './slack-message.js';
 
-/** Where a tenant's approvers are told that a call waits for them, and the secret the notice is signed with. */
-export interface ApprovalWebhook {
+interface ApprovalWebhookBase {
   /** Receives each notice as a JSON `POST` (`http:` or `https:`). */
   url: string;
-  /**
-   * Signs every notice (HMAC-SHA256 in the `relay-e-signature` header), so the receiver can tell it came from
-   * Relay-E ({@link verifyApprovalNotice}). At least 16 characters; never written to history.
-   */
-  secret: string;
   /** The base address of the approvals inbox (`relay-e serve`), so each notice links to its call's page. */
   inboxUrl?: string;
   /**
@@ -19,6 +14,28 @@ export interface ApprovalWebhook {
    */
   timeoutMs?: number;
 }
+
+/** A receiver of Relay-E's own notices (`ApprovalNotice` as JSON), signed with a secret it checks. */
+export interface SignedApprovalWebhook extends ApprovalWebhookBase {
+  /** @default 'relay-e' */
+  format?: 'relay-e';
+  /**
+   * Signs every notice (HMAC-SHA256 in the `relay-e-signature` header), so the receiver can tell it came from
+   * Relay-E ({@link verifyApprovalNotice}). At least 16 characters; never written to history.
+   */
+  secret: string;
+}
+
+/**
+ * A Slack incoming webhook: each notice is posted as a Slack message (`{ text }`, see {@link slackMessageOf}). Its
+ * URL is its own secret, so nothing is signed.
+ */
+export interface SlackApprovalWebhook extends ApprovalWebhookBase {
+  format: 'slack';
+}
+
+/** Where a tenant's approvers are told of calls that wait for them: Relay-E's signed notices, or Slack messages. */
+export type ApprovalWebhook = SignedApprovalWebhook | SlackApprovalWebhook;
 
 /** One webhook for every tenant, or a webhook per tenant (undefined: that tenant's approvers are not notified). */
 export type ApprovalWebhooks = ApprovalWebhook | ((tenantId: string) => ApprovalWebhook | undefined);
@@ -41,18 +58,24 @@ export function approvalWebhookFor(webhooks: ApprovalWebhooks, tenantId: string)
   return webhook;
 }
 
-/** Refuses a webhook that could never deliver or be trusted: a URL that is not http(s), a short secret. */
+/** Refuses a webhook that could never deliver or be trusted: a URL that is not http(s), an unknown format, a short secret. */
 export function checkApprovalWebhook(webhook: ApprovalWebhook): void {
   let protocol: string;
   try {
     protocol = new URL(webhook.url).protocol;
   } catch {
-    throw new RelayError('invalid_input', `Approval webhook URL '${webhook.url}' is not a URL`);
+    // The URL itself is not echoed: a Slack webhook's URL is its secret, and this message can reach history.
+    throw new RelayError('invalid_input', 'Approval webhook URL is not a URL');
   }
   if (protocol !== 'http:' && protocol !== 'https:') {
-    throw new RelayError('invalid_input', `Approval webhook URL '${webhook.url}' must be http: or https:`);
+    throw new RelayError('invalid_input', `Approval webhook URL must be http: or https: (not ${protocol})`);
   }
-  if (typeof webhook.secret !== 'string' || webhook.secret.length < minSecretLength) {
+  const format: unknown = webhook.format ?? 'relay-e';
+  if (format !== 'relay-e' && format !== 'slack') {
+    throw new RelayError('invalid_input', `Approval webhook format '${String(format)}' is not 'relay-e' or 'slack'`);
+  }
+  const { secret } = webhook as { secret?: unknown };
+  if (format === 'relay-e' && !(typeof secret === 'string' && secret.length >= minSecretLength)) {
     throw new RelayError('invalid_input', `Approval webhook secret must be at least ${minSecretLength} characters`);
   }
   if (webhook.inboxUrl !== undefined && !URL.canParse(webhook.inboxUrl)) {
@@ -61,19 +84,33 @@ export function checkApprovalWebhook(webhook: ApprovalWebhook): void {
 }
 
 /**
- * The webhook `RELAY_E_APPROVAL_WEBHOOK_URL` and `RELAY_E_APPROVAL_WEBHOOK_SECRET` name (with `RELAY_E_INBOX_URL`
- * for links), for every tenant; undefined when neither is set. One without the other is refused, not ignored.
+ * The webhook `RELAY_E_APPROVAL_WEBHOOK_URL` names, for every tenant, with `RELAY_E_APPROVAL_WEBHOOK_SECRET` (Relay-E's
+ * signed notices) or `RELAY_E_APPROVAL_WEBHOOK_FORMAT=slack` (a Slack incoming webhook, no secret), and
+ * `RELAY_E_INBOX_URL` for links; undefined when none is set. A setting without the URL, or a signed webhook without
+ * its secret, is refused, not ignored.
  */
 export function approvalWebhookFromEnv(env: NodeJS.ProcessEnv): ApprovalWebhook | undefined {
   const url = env['RELAY_E_APPROVAL_WEBHOOK_URL'] || undefined;
   const secret = env['RELAY_E_APPROVAL_WEBHOOK_SECRET'] || undefined;
-  if (url === undefined && secret === undefined) return undefined;
-  if (url === undefined || secret === undefined) {
-    const missing = url === undefined ? 'RELAY_E_APPROVAL_WEBHOOK_URL' : 'RELAY_E_APPROVAL_WEBHOOK_SECRET';
-    throw new RelayError('invalid_input', `${missing} is not set: an approval webhook needs both its URL and secret`);
+  const format = env['RELAY_E_APPROVAL_WEBHOOK_FORMAT'] || undefined;
+  if (url === undefined && secret === undefined && format === undefined) return undefined;
+  if (url === undefined) {
+    throw new RelayError('invalid_input', 'RELAY_E_APPROVAL_WEBHOOK_URL is not set: an approval webhook needs its URL');
   }
   const inboxUrl = env['RELAY_E_INBOX_URL'] || undefined;
-  const webhook = { url, secret, ...(inboxUrl ? { inboxUrl } : {}) };
+  const links = inboxUrl ? { inboxUrl } : {};
+  let webhook: ApprovalWebhook;
+  if (format === 'slack') {
+    webhook = { url, format, ...links };
+  } else if (secret === undefined && (format === undefined || format === 'relay-e')) {
+    throw new RelayError(
+      'invalid_input',
+      'RELAY_E_APPROVAL_WEBHOOK_SECRET is not set: a signed approval webhook needs both its URL and secret',
+    );
+  } else {
+    // An unknown format is kept as given, for checkApprovalWebhook to refuse by name.
+    webhook = { url, secret: secret ?? '', ...(format ? { format: format as 'relay-e' } : {}), ...links };
+  }
   checkApprovalWebhook(webhook);
   return webhook;
 }
@@ -137,21 +174,19 @@ export class ApprovalDeliveryError extends Error {
 }
 
 /**
- * Posts `notice` to `webhook`, signed; returns the receiver's status when it answers 2xx. Throws
+ * Posts `notice` to `webhook`, signed (or as a Slack message); returns the receiver's status when it answers 2xx. Throws
  * {@link ApprovalDeliveryError}: permanent for a redirect (not followed) and a 4xx other than 408 and 429 (the request
  * itself is refused), transient for the rest (5xx, 408, 429, a timeout, a connection refused).
  */
 export async function postApprovalNotice(webhook: ApprovalWebhook, notice: ApprovalNotice): Promise<number> {
-  const body = JSON.stringify(notice);
+  const body = JSON.stringify(webhook.format === 'slack' ? slackMessageOf(notice) : notice);
+  const signature =
+    webhook.format === 'slack' ? {} : { [approvalSignatureHeader]: signApprovalNotice(body, webhook.secret) };
   let response: Response;
   try {
     response = await fetch(webhook.url, {
       method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        [approvalSignatureHeader]: signApprovalNotice(body, webhook.secret),
-        [approvalDeliveryHeader]: notice.id,
-      },
+      headers: { 'content-type': 'application/json', ...signature, [approvalDeliveryHeader]: notice.id },
       body,
       // A signed notice goes where it was configured to go, never where a redirect points.
       redirect: 'manual',
@@ -160,17 +195,25 @@ export async function postApprovalNotice(webhook: ApprovalWebhook, notice: Appro
   } catch (error) {
     const cause = error instanceof Error ? (error.cause ?? error) : error;
     const reason = cause instanceof Error ? cause.message : String(cause);
-    throw new ApprovalDeliveryError(`Approval webhook ${webhook.url} unreachable: ${reason}`, false);
+    throw new ApprovalDeliveryError(`Approval webhook ${originOf(webhook)} unreachable: ${reason}`, false);
   }
   // The body is not read: only the status says what happened, and an unread body would hold the connection.
   await response.body?.cancel();
   if (response.ok) return response.status;
   const permanent = response.status < 500 && ![408, 429].includes(response.status);
   throw new ApprovalDeliveryError(
-    `Approval webhook ${webhook.url} answered ${response.status}`,
+    `Approval webhook ${originOf(webhook)} answered ${response.status}`,
     permanent,
     response.status,
   );
+}
+
+/**
+ * The webhook as errors name it: its origin only. Errors are recorded in the run's history and events, and a webhook's
+ * path or query can hold its credential (a Slack webhook's path is one).
+ */
+function originOf(webhook: ApprovalWebhook): string {
+  return new URL(webhook.url).origin;
 }
 
 function hmac(secret: string, text: string): string {

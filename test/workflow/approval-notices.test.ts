@@ -178,7 +178,7 @@ describe('telling approvers that a call waits', () => {
           toolCallId: 'call_1_1',
           status: 400,
           attempt: 1,
-          error: `Approval webhook ${url} answered 400`,
+          error: `Approval webhook ${new URL(url).origin} answered 400`,
         },
       ]);
       expect(waiting.pendingApprovals.map((approval) => approval.toolCallId).sort()).toEqual(['call_1_0', 'call_1_1']);

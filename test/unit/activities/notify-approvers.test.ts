@@ -65,6 +65,18 @@ describe('the notifyApprovers activity', () => {
     expect(posted).toEqual({ ...notice, inboxUrl: 'http://127.0.0.1:8787/inbox/runs/run-1' });
   });
 
+  it('posts a Slack message, unsigned, to a Slack-format webhook (a local receiver stands in for Slack)', async () => {
+    received.length = 0;
+    statuses = [200];
+    const ending = await attemptToNotify({ url, format: 'slack', inboxUrl: 'http://127.0.0.1:8787' });
+    expect(ending).toMatchObject({ outcome: 'delivered', status: 200 });
+    const [request] = received;
+    expect(request?.signature).toBeUndefined();
+    const message = JSON.parse(request?.body ?? '') as { text?: string };
+    expect(Object.keys(message)).toEqual(['text']);
+    expect(message.text).toMatch(/^:hourglass_flowing_sand: \*transfer_funds\* waits for approval in run `run-1`/);
+  });
+
   it('throws a receiver’s 503 for Temporal to retry, and reports it on the last attempt', async () => {
     statuses = [503, 503];
     await expect(attemptToNotify({ url, secret }, 1)).rejects.toMatchObject({
@@ -75,7 +87,7 @@ describe('the notifyApprovers activity', () => {
       outcome: 'failed',
       status: 503,
       attempt: 3,
-      error: `Approval webhook ${url} answered 503`,
+      error: `Approval webhook ${new URL(url).origin} answered 503`,
     });
   });
 

@@ -7,6 +7,8 @@ import {
   verifyApprovalNotice,
 } from '../../../src/notify/approval-webhook.js';
 import { RelayError } from '../../../src/shared/errors.js';
+import { slackMessageOf } from '../../../src/notify/slack-message.js';
+import type { ApprovalNotice } from '../../../src/shared/approval-notice.js';
 
 const secret = 'a-secret-of-sixteen-or-more';
 const body = JSON.stringify({ type: 'approval.requested', id: 'run-1/call_1_0' });
@@ -52,10 +54,12 @@ describe('approval notice signatures', () => {
 
 describe('approval webhook settings', () => {
   it('refuses a URL that is not http(s), a short secret and a bad inbox URL', () => {
-    expect(refusal(() => checkApprovalWebhook({ url: 'ftp://example.test/hook', secret }))).toMatch(
-      /^invalid_input: .*must be http: or https:/,
+    expect(refusal(() => checkApprovalWebhook({ url: 'ftp://example.test/hook', secret }))).toBe(
+      'invalid_input: Approval webhook URL must be http: or https: (not ftp:)',
     );
-    expect(refusal(() => checkApprovalWebhook({ url: 'not a url', secret }))).toMatch(/is not a URL/);
+    expect(refusal(() => checkApprovalWebhook({ url: 'not a url', secret }))).toBe(
+      'invalid_input: Approval webhook URL is not a URL',
+    );
     expect(refusal(() => checkApprovalWebhook({ url: 'http://127.0.0.1/hook', secret: 'short' }))).toMatch(
       /secret must be at least 16 characters/,
     );
@@ -70,6 +74,11 @@ describe('approval webhook settings', () => {
     expect(approvalWebhookFor(webhooks, 'acme')?.url).toBe('https://hooks.example.test/acme');
     expect(approvalWebhookFor(webhooks, 'globex')).toBeUndefined();
     expect(refusal(() => approvalWebhookFor(() => ({ url: 'x', secret }), 'acme'))).toMatch(/is not a URL/);
+    expect(refusal(() => checkApprovalWebhook({ url: 'https://hooks.slack.test/x', format: 'teams' as 'slack' }))).toBe(
+      "invalid_input: Approval webhook format 'teams' is not 'relay-e' or 'slack'",
+    );
+    // A Slack incoming webhook's URL is its secret: it needs none of its own.
+    expect(refusal(() => checkApprovalWebhook({ url: 'https://hooks.slack.test/x', format: 'slack' }))).toBeUndefined();
   });
 
   it('reads the environment, and refuses a URL without a secret or a secret without a URL', () => {
@@ -86,6 +95,66 @@ describe('approval webhook settings', () => {
     );
     expect(refusal(() => approvalWebhookFromEnv({ RELAY_E_APPROVAL_WEBHOOK_SECRET: secret }))).toMatch(
       /RELAY_E_APPROVAL_WEBHOOK_URL is not set/,
+    );
+    expect(
+      approvalWebhookFromEnv({
+        RELAY_E_APPROVAL_WEBHOOK_URL: 'https://hooks.slack.test/services/T/B/x',
+        RELAY_E_APPROVAL_WEBHOOK_FORMAT: 'slack',
+      }),
+    ).toEqual({ url: 'https://hooks.slack.test/services/T/B/x', format: 'slack' });
+    expect(
+      refusal(() =>
+        approvalWebhookFromEnv({
+          RELAY_E_APPROVAL_WEBHOOK_URL: 'https://x.test/',
+          RELAY_E_APPROVAL_WEBHOOK_FORMAT: 'xml',
+        }),
+      ),
+    ).toBe("invalid_input: Approval webhook format 'xml' is not 'relay-e' or 'slack'");
+  });
+});
+
+describe('approval notices as Slack messages', () => {
+  const base = {
+    tenantId: 'acme',
+    runId: 'run_1',
+    model: 'scripted:test',
+    toolCallId: 'call_1_0',
+    toolName: 'transfer_funds',
+    step: 1,
+    requestedAt: '2026-12-04T12:00:00.000Z',
+    expiresAt: '2026-12-05T12:00:00.000Z',
+    inboxUrl: 'http://127.0.0.1:8787/inbox/runs/run_1',
+  };
+
+  it('names the waiting tool, the run, the deadline and the input, with a link to the inbox', () => {
+    const notice: ApprovalNotice = {
+      ...base,
+      type: 'approval.requested',
+      id: 'run_1/call_1_0/requested',
+      input: { to: '<B&C>' },
+    };
+    expect(slackMessageOf(notice)).toEqual({
+      text:
+        ':hourglass_flowing_sand: *transfer_funds* waits for approval in run `run_1` (tenant acme), until ' +
+        '2026-12-05T12:00:00.000Z.\n```{"to":"&lt;B&amp;C&gt;"}```\n<http://127.0.0.1:8787/inbox/runs/run_1|Open it in the inbox>',
+    });
+  });
+
+  it('says how the wait ended', () => {
+    const decided = {
+      ...base,
+      type: 'approval.decided',
+      id: 'run_1/call_1_0/decided',
+      decidedAt: base.expiresAt,
+    } as const;
+    expect(slackMessageOf({ ...decided, outcome: 'rejected', approver: 'bob', reason: 'too much' }).text).toMatch(
+      /^:x: \*transfer_funds\* was rejected by bob: too much in run `run_1` \(tenant acme\)\./,
+    );
+    expect(slackMessageOf({ ...decided, outcome: 'approved', approver: 'alice', edited: true }).text).toMatch(
+      /^:white_check_mark: \*transfer_funds\* was approved by alice with an edited input in run/,
+    );
+    expect(slackMessageOf({ ...decided, outcome: 'expired', inboxUrl: undefined }).text).toBe(
+      ':alarm_clock: *transfer_funds* expired without a decision in run `run_1` (tenant acme).',
     );
   });
 });

@@ -1,0 +1,36 @@
+import type { ApprovalNotice } from '../shared/approval-notice.js';
+
+/** The most characters of a call's input a Slack message shows; the inbox has it whole. */
+const maxInputCharacters = 1_500;
+
+/**
+ * A notice as a Slack message for an incoming webhook (`{ text }`, in Slack's mrkdwn): which tool waits or how its
+ * wait ended, in which run and tenant, the input to approve, and a link to the inbox when the worker knows it.
+ */
+export function slackMessageOf(notice: ApprovalNotice): { text: string } {
+  const where = `in run \`${notice.runId}\` (tenant ${notice.tenantId})`;
+  const link = notice.inboxUrl ? `\n<${notice.inboxUrl}|Open it in the inbox>` : '';
+  if (notice.type === 'approval.requested') {
+    const input = JSON.stringify(notice.input) ?? 'null';
+    const shown = input.length > maxInputCharacters ? `${input.slice(0, maxInputCharacters)}…` : input;
+    const destructive = notice.destructiveHint ? ' (its tool may destroy data)' : '';
+    return {
+      text:
+        `:hourglass_flowing_sand: *${escape(notice.toolName)}* waits for approval ${where}${destructive}, ` +
+        `until ${notice.expiresAt}.\n\`\`\`${escape(shown)}\`\`\`${link}`,
+    };
+  }
+  const by = notice.approver ? ` by ${escape(notice.approver)}` : '';
+  const reason = notice.reason ? `: ${escape(notice.reason)}` : '';
+  const outcome = {
+    approved: `:white_check_mark: *${escape(notice.toolName)}* was approved${by}${notice.edited ? ' with an edited input' : ''}`,
+    rejected: `:x: *${escape(notice.toolName)}* was rejected${by}${reason}`,
+    expired: `:alarm_clock: *${escape(notice.toolName)}* expired without a decision`,
+  }[notice.outcome];
+  return { text: `${outcome} ${where}.${link}` };
+}
+
+/** Slack's three control characters, escaped as its message format asks. */
+function escape(text: string): string {
+  return text.replaceAll('&', '&amp;').replaceAll('<', '&lt;').replaceAll('>', '&gt;');
+}
