@@ -1,5 +1,8 @@
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import {
+  approvalSignatureHeader,
   approvalWebhookFor,
   approvalWebhookFromEnv,
   checkApprovalWebhook,
@@ -156,5 +159,38 @@ describe('approval notices as Slack messages', () => {
     expect(slackMessageOf({ ...decided, outcome: 'expired', inboxUrl: undefined }).text).toBe(
       ':alarm_clock: *transfer_funds* expired without a decision in run `run_1` (tenant acme).',
     );
+  });
+});
+
+describe('a receiver under test', () => {
+  it('takes a notice signed as a worker signs it and refuses one signed with another secret', async () => {
+    const receiverSecret = 'receiver-secret-0123456789';
+    const receiver = createServer((request, response) => {
+      let received = '';
+      request.on('data', (chunk: Buffer) => (received += chunk.toString()));
+      request.on('end', () => {
+        const signature = request.headers[approvalSignatureHeader] as string | undefined;
+        const accepted = refusal(() => verifyApprovalNotice({ body: received, signature, secret: receiverSecret }));
+        response.writeHead(accepted === undefined ? 204 : 401).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/`;
+    const notice = { type: 'approval.requested', id: 'run_1/call_1_0/requested', toolName: 'transfer_funds' };
+    try {
+      // #region post-a-signed-notice
+      const body = JSON.stringify(notice);
+      const post = (secret: string) =>
+        fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', [approvalSignatureHeader]: signApprovalNotice(body, secret) },
+          body,
+        });
+      expect((await post(receiverSecret)).status).toBe(204);
+      expect((await post('another-secret-0123456789')).status).toBe(401);
+      // #endregion post-a-signed-notice
+    } finally {
+      await new Promise<void>((resolve) => receiver.close(() => resolve()));
+    }
   });
 });

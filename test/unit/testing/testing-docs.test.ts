@@ -4,7 +4,11 @@ import { describe, expect, it } from 'vitest';
 
 const root = path.join(import.meta.dirname, '../../..');
 // The files the page quotes; CI type-checks and runs them.
-const quotedFiles = ['examples/testing/refund-agent.test.ts', 'test/unit/testing/run-tool.test.ts'];
+const quotedFiles = [
+  'examples/testing/refund-agent.test.ts',
+  'test/unit/testing/run-tool.test.ts',
+  'test/unit/notify/approval-webhook.test.ts',
+];
 
 /** Prettier re-indents an excerpt quoted from inside a function, so excerpts compare without leading spaces. */
 function dedent(text: string): string {
