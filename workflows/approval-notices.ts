@@ -6,6 +6,7 @@ import { boundEchoedInput } from '../src/shared/payload-limits.js';
 import type { PendingApproval } from '../src/shared/run-types.js';
 import type { AcceptedDecision } from './approvals.js';
 import type { RunContext } from './run-context.js';
+import { describeFailure } from './describe-failure.js';
 import { readRecordedTime } from './recorded-clock.js';
 
 // One delivery may take the webhook's own timeout (10 s by default) and some; the retry policy spans minutes.
@@ -88,9 +89,14 @@ function sendNotice(context: RunContext, approval: PendingApproval, notice: Appr
         if (isCancellation(error)) return;
         // Every attempt timed out or its worker died: the activity did not get to say so itself.
         const at = await readRecordedTime();
-        const why = error instanceof Error ? (error.cause instanceof Error ? error.cause.message : error.message) : '';
         const attempt = approvalNoticeRetry.maximumAttempts;
-        run.emit({ type: 'tool_approval_notice_failed', ...about, error: why, attempt }, { ...options, at });
+        const failed = {
+          type: 'tool_approval_notice_failed',
+          ...about,
+          error: describeFailure(error),
+          attempt,
+        } as const;
+        run.emit(failed, { ...options, at });
       },
     )
     .finally(() => {
@@ -99,16 +105,13 @@ function sendNotice(context: RunContext, approval: PendingApproval, notice: Appr
 }
 
 function noticeBase({ run }: RunContext, approval: PendingApproval, kind: 'requested' | 'decided') {
-  const { tenantId, userId, sessionId, model } = run.input;
   const { runId } = run;
   const { toolCallId, toolName, step, requestedAt, expiresAt, source, destructiveHint } = approval;
   return {
     id: `${runId}/${toolCallId}/${kind}`,
-    tenantId,
+    ...run.actingFor,
     runId,
-    model,
-    ...(userId !== undefined ? { userId } : {}),
-    ...(sessionId !== undefined ? { sessionId } : {}),
+    model: run.input.model,
     toolCallId,
     toolName,
     step,

@@ -5,7 +5,7 @@ import { decideSignal, decideUpdate, eventPageQuery, eventsQuery, snapshotQuery 
 import type { RunContext } from './run-context.js';
 import { emitDecision } from './decision-events.js';
 import { usesRecordedTime } from './recorded-clock.js';
-import { describeFailure } from './tool-calls.js';
+import { describeFailure } from './describe-failure.js';
 
 /** Registers the run's decision update and signal and its queries. */
 export function registerRunHandlers(context: RunContext): void {

@@ -227,14 +227,21 @@ export class RunState {
     if (details.error !== undefined) this.error = details.error;
   }
 
-  snapshot(): RunSnapshot {
-    const { tenantId, userId, sessionId, model } = this.input;
+  /** Who the run acts for, as its snapshot, tool calls and notices name it: the tenant, and its user and session. */
+  get actingFor(): { tenantId: string; userId?: string; sessionId?: string } {
+    const { tenantId, userId, sessionId } = this.input;
     return {
-      runId: this.runId,
       tenantId,
       ...(userId !== undefined ? { userId } : {}),
       ...(sessionId !== undefined ? { sessionId } : {}),
-      model,
+    };
+  }
+
+  snapshot(): RunSnapshot {
+    return {
+      runId: this.runId,
+      ...this.actingFor,
+      model: this.input.model,
       status: this.status,
       ...(this.stopReason !== undefined ? { stopReason: this.stopReason } : {}),
       step: this.step,

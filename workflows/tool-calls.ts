@@ -29,6 +29,7 @@ import { readRecordedTime, usesRecordedTime } from './recorded-clock.js';
 import { recordedOrNow } from './run-state.js';
 import { publishRunState } from './run-visibility.js';
 import { notifyApprovalDecided, notifyApprovalRequested } from './approval-notices.js';
+import { describeFailure } from './describe-failure.js';
 
 const inputCheckOptions = { startToCloseTimeout: '10 seconds', retry: { maximumAttempts: 3 } } as const;
 const { checkToolCallInput: checkToolCallInputLocally } = proxyLocalActivities<RelayActivities>(inputCheckOptions);
@@ -106,17 +107,8 @@ function checkInputOfCall(
   call: ToolCall,
   input: unknown,
 ): Promise<ToolInputVerdict> {
-  const { tenantId, userId, sessionId } = run.input;
   const asked: ToolCallInputCheck = { toolName: call.name, input };
-  if (entry.approvalByRule) {
-    asked.approvalRuleContext = {
-      tenantId,
-      ...(userId !== undefined ? { userId } : {}),
-      ...(sessionId !== undefined ? { sessionId } : {}),
-      runId: run.runId,
-      toolCallId: call.id,
-    };
-  }
+  if (entry.approvalByRule) asked.approvalRuleContext = { ...run.actingFor, runId: run.runId, toolCallId: call.id };
   return patches.readsFromHistory() ? checkToolCallInput(asked) : checkToolCallInputLocally(asked);
 }
 
@@ -215,9 +207,7 @@ function executeToolCall(
     toolCallId: call.id,
     input,
     idempotencyKey: idempotencyKeyFor(context, call),
-    tenantId: run.input.tenantId,
-    ...(run.input.userId !== undefined ? { userId: run.input.userId } : {}),
-    ...(run.input.sessionId !== undefined ? { sessionId: run.input.sessionId } : {}),
+    ...run.actingFor,
     runId: run.runId,
     ...toolCallOptions(context, entry),
   };
@@ -305,15 +295,6 @@ function toolActivityOptions(entry: ToolCatalogEntry): ActivityOptions {
       maximumInterval: msToNumber((retry.maximumInterval ?? '30 seconds') as Duration),
     },
   };
-}
-
-/** An error's message and its cause's, for events and the model. */
-export function describeFailure(error: unknown): string {
-  if (error instanceof Error) {
-    const cause = error.cause instanceof Error ? `: ${error.cause.message}` : '';
-    return `${error.message}${cause}`;
-  }
-  return String(error);
 }
 
 /** The time a decision's event is stamped with: the one its client sent, under the rule that trusts it, else a worker's. */
