@@ -53,8 +53,8 @@ export type ApprovalNoticeOutcome =
   | { outcome: 'not_configured' };
 
 /**
- * How long a notice is retried: about 13 minutes in all (1 s doubling to 2 minutes, twelve attempts), enough to ride
- * out a receiver's restart, short of an approval's default 24 hours. The last attempt reports the failure instead of
+ * How long a notice is retried: twelve attempts, 1 s apart doubling to 2 minutes, so about 10 minutes (607 s) of
+ * waits between the first and the last, plus the attempts themselves: enough to ride out a receiver's restart, short of an approval's default 24 hours. The last attempt reports the failure instead of
  * throwing, so the run records it.
  */
 export const approvalNoticeRetry = {
