@@ -42,7 +42,7 @@ import type { RunContext } from './run-context.js';
 import { publishRunState, publishRunStateIfChanged } from './run-visibility.js';
 import { modelContextTools, receiveCatalog, recordRefusal, RunRefused, startRun } from './run-start.js';
 import { decideRunPatches } from './run-patches.js';
-import { noticesDelivered } from './approval-notices.js';
+import { noRunNotices, noticesDelivered, withdrawWaitingCalls } from './approval-notices.js';
 import { ToolCallValidator } from './tool-call-validator.js';
 
 const { callModel } = proxyActivities<RelayActivities>({
@@ -68,7 +68,7 @@ export async function agentRun(input: AgentRunInput, carried?: CarriedRunState):
     patches,
     validator: new ToolCallValidator(carried?.catalog ?? []),
     approvalTimeoutMs: msToNumber(input.approvalTimeout ?? defaultApprovalTimeout),
-    noticesInFlight: 0,
+    notices: noRunNotices(),
     ...(patches.modelContextByReference() ? { modelContext: new ModelContextTracker(patches.leanHistory()) } : {}),
   };
   registerRunHandlers(context);
@@ -106,7 +106,7 @@ async function runSteps(context: RunContext): Promise<RunResult> {
   const stepsAtStart = run.step;
   for (;;) {
     if (run.step >= run.maxSteps) {
-      if (context.noticesInFlight > 0) await noticesDelivered(context);
+      if (context.notices.inFlight > 0) await noticesDelivered(context);
       return finishRun(context, 'max_steps', { at: run.latestAt });
     }
     run.step += 1;
@@ -116,7 +116,7 @@ async function runSteps(context: RunContext): Promise<RunResult> {
     const response = recordModelResponse(context, receiveCatalog(context, await requestModelTurn(context)));
     const suggested = workflowInfo().continueAsNewSuggested;
     if ((response.toolCalls ?? []).length === 0) {
-      if (context.noticesInFlight > 0) await noticesDelivered(context);
+      if (context.notices.inFlight > 0) await noticesDelivered(context);
       return finishRun(context, 'final_answer', { output: response.text ?? '', at: response.at });
     }
     const calls = proposeToolCalls(context, response);
@@ -124,7 +124,7 @@ async function runSteps(context: RunContext): Promise<RunResult> {
     publishRunStateIfChanged(context);
     if (shouldContinueAsNew(context, stepsAtStart, suggested)) {
       await condition(allHandlersFinished);
-      if (context.noticesInFlight > 0) await noticesDelivered(context);
+      if (context.notices.inFlight > 0) await noticesDelivered(context);
       return await continueAsNew<typeof agentRun>(run.input, carryState(context));
     }
   }
@@ -311,8 +311,9 @@ function finishRun(
 
 /**
  * Records a cancelled run's end. Under the exact rules every call still waiting for a human or still running gets a
- * `tool_cancelled` event and leaves the pending list, so the snapshot and the search attributes show none. The
- * time is read outside the cancelled scope (readRecordedTime), so the cancellation cannot interrupt it.
+ * `tool_cancelled` event and leaves the pending list, so the snapshot and the search attributes show none, and the
+ * approvers told of a waiting call are told it was withdrawn. The time is read outside the cancelled scope
+ * (readRecordedTime), so the cancellation cannot interrupt it.
  */
 async function recordCancellation(context: RunContext): Promise<void> {
   const { run } = context;
@@ -324,6 +325,7 @@ async function recordCancellation(context: RunContext): Promise<void> {
     }
     run.approvals.settleAll();
   }
+  await withdrawWaitingCalls(context, 'cancelled', at ?? run.latestAt);
   run.finish('cancelled', 'cancelled');
   run.emit({ type: 'run_cancelled' }, { at });
   publishRunState(context);
@@ -335,6 +337,7 @@ async function recordFailure(context: RunContext, error: unknown): Promise<Appli
   const at = usesRecordedTime(context) ? await readRecordedTime() : undefined;
   const message = describeFailure(error);
   const code = context.exact ? runFailureCode(error, context.patches.runFailedCodeFromCause()) : undefined;
+  await withdrawWaitingCalls(context, 'failed', at ?? run.latestAt);
   run.finish('failed', 'error', { error: message });
   run.emit({ type: 'run_failed', error: message, ...(code ? { code } : {}) }, { at });
   publishRunState(context);

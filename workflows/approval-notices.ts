@@ -1,4 +1,4 @@
-import { condition, isCancellation, proxyActivities } from '@temporalio/workflow';
+import { CancellationScope, condition, isCancellation, proxyActivities } from '@temporalio/workflow';
 import type { RelayActivities } from '../activities/index.js';
 import { approvalNoticeRetry, maxNoticeInputBytes } from '../src/shared/approval-notice.js';
 import type { ApprovalDecidedNotice, ApprovalNotice } from '../src/shared/approval-notice.js';
@@ -21,16 +21,33 @@ const { notifyApprovers } = proxyActivities<RelayActivities>({
  */
 const noticeGraceMs = 30_000;
 
+/** One run's approval notices. */
+export interface RunNotices {
+  /** Notices sent, or waiting for the one before them, that have not ended: the run waits for them before it ends. */
+  inFlight: number;
+  /**
+   * Under the approvers-told-every-ending rule (run-patches.ts), the calls whose approvers were told they wait and
+   * not yet how the wait ended, each with the end of that first notice, which the next one waits for.
+   */
+  readonly waiting: Map<string, { approval: PendingApproval; requestEnded: Promise<void> }>;
+}
+
+export function noRunNotices(): RunNotices {
+  return { inFlight: 0, waiting: new Map() };
+}
+
 /**
  * Tells the tenant's approvers that `approval` waits for them (the worker's approval webhook), without holding up
  * the wait: the decision may come before the notice is delivered.
  */
 export function notifyApprovalRequested(context: RunContext, approval: PendingApproval): void {
-  sendNotice(context, approval, {
+  const everyEnding = context.patches.approversToldEveryEnding();
+  const requestEnded = sendNotice(context, approval, {
     ...noticeBase(context, approval, 'requested'),
     type: 'approval.requested',
     input: boundEchoedInput(approval.input, maxNoticeInputBytes),
   });
+  if (everyEnding) context.notices.waiting.set(approval.toolCallId, { approval, requestEnded });
 }
 
 /** Tells the approvers how the wait for `approval` ended: `decision` at `decidedAt`, or expired without one. */
@@ -50,58 +67,108 @@ export function notifyApprovalDecided(
     ...(decision?.reason !== undefined ? { reason: decision.reason } : {}),
     ...(decision?.edited ? { edited: true } : {}),
   };
-  sendNotice(context, approval, notice);
+  sendDecidedNotice(context, approval, notice);
+}
+
+/**
+ * For a run about to close cancelled or failed, under the approvers-told-every-ending rule: settles the calls still
+ * waiting (no decision is taken while the run closes), tells their approvers they were withdrawn, and waits for every
+ * notice in flight, {@link noticeGraceMs} at most, even in a cancelled run. Runs without the rule (or without
+ * notices) close as they did.
+ */
+export async function withdrawWaitingCalls(
+  context: RunContext,
+  runStatus: 'cancelled' | 'failed',
+  at: string,
+): Promise<void> {
+  const { notices, run } = context;
+  // A notice was sent whenever either holds, so the rule was asked then and is not asked here for the first time.
+  if (notices.waiting.size === 0 && notices.inFlight === 0) return;
+  if (!context.patches.approversToldEveryEnding()) return;
+  run.approvals.settleAll();
+  for (const { approval } of [...notices.waiting.values()]) {
+    const notice: ApprovalDecidedNotice = {
+      ...noticeBase(context, approval, 'decided'),
+      type: 'approval.decided',
+      outcome: 'withdrawn',
+      runStatus,
+      decidedAt: at,
+    };
+    sendDecidedNotice(context, approval, notice);
+  }
+  await CancellationScope.nonCancellable(() => noticesDelivered(context));
 }
 
 /**
  * Waits, at most {@link noticeGraceMs}, for the notices still in flight, so a run that ends right after a decision
- * still tells its approvers. Callers ask only when one is ({@link RunContext.noticesInFlight}): an await where runs
- * had none would change their commands.
+ * still tells its approvers. Callers ask only when one is ({@link RunNotices.inFlight}): an await where runs had none
+ * would change their commands.
  */
 export async function noticesDelivered(context: RunContext): Promise<void> {
-  await condition(() => context.noticesInFlight === 0, noticeGraceMs);
+  await condition(() => context.notices.inFlight === 0, noticeGraceMs);
+}
+
+/** Sends a call's last notice: under the rule, once its first notice has ended, so receivers get them in order. */
+function sendDecidedNotice(context: RunContext, approval: PendingApproval, notice: ApprovalDecidedNotice): void {
+  const { waiting } = context.notices;
+  const told = waiting.get(approval.toolCallId);
+  waiting.delete(approval.toolCallId);
+  void sendNotice(context, approval, notice, told?.requestEnded);
 }
 
 /**
- * Sends one notice through the `notifyApprovers` activity and records how it ended, when it ends:
- * `tool_approval_notified`, or `tool_approval_notice_failed` with why.
+ * Sends one notice through the `notifyApprovers` activity (after `after`, when given) and records how it ended, when
+ * it ends: `tool_approval_notified`, or `tool_approval_notice_failed` with why. Under the approvers-told-every-ending
+ * rule the activity is not cancelled with its run: it still has to tell the approvers.
  */
-function sendNotice(context: RunContext, approval: PendingApproval, notice: ApprovalNotice): void {
+function sendNotice(
+  context: RunContext,
+  approval: PendingApproval,
+  notice: ApprovalNotice,
+  after?: Promise<void>,
+): Promise<void> {
+  const { notices } = context;
+  notices.inFlight += 1;
+  const deliver = () => deliverNotice(context, approval, notice);
+  return (after === undefined ? deliver() : after.then(deliver)).finally(() => {
+    notices.inFlight -= 1;
+  });
+}
+
+function deliverNotice(context: RunContext, approval: PendingApproval, notice: ApprovalNotice): Promise<void> {
   const { run } = context;
   const about = { toolCallId: approval.toolCallId, toolName: approval.toolName, notice: notice.type };
   const options = { step: approval.step };
-  context.noticesInFlight += 1;
-  notifyApprovers(notice)
-    .then(
-      (ending) => {
-        if (ending.outcome === 'delivered') {
-          const { status, attempt } = ending;
-          run.emit({ type: 'tool_approval_notified', ...about, status, attempt }, { ...options, at: ending.at });
-        } else if (ending.outcome === 'failed') {
-          const { error, attempt } = ending;
-          const status = ending.status !== undefined ? { status: ending.status } : {};
-          const event = { type: 'tool_approval_notice_failed', ...about, error, ...status, attempt } as const;
-          run.emit(event, { ...options, at: ending.at });
-        }
-      },
-      async (error: unknown) => {
-        // The run was cancelled: nobody needs telling any more.
-        if (isCancellation(error)) return;
-        // Every attempt timed out or its worker died: the activity did not get to say so itself.
-        const at = await readRecordedTime();
-        const attempt = approvalNoticeRetry.maximumAttempts;
-        const failed = {
-          type: 'tool_approval_notice_failed',
-          ...about,
-          error: describeFailure(error),
-          attempt,
-        } as const;
-        run.emit(failed, { ...options, at });
-      },
-    )
-    .finally(() => {
-      context.noticesInFlight -= 1;
-    });
+  const sent = context.patches.approversToldEveryEnding()
+    ? CancellationScope.nonCancellable(() => notifyApprovers(notice))
+    : notifyApprovers(notice);
+  return sent.then(
+    (ending) => {
+      if (ending.outcome === 'delivered') {
+        const { status, attempt } = ending;
+        run.emit({ type: 'tool_approval_notified', ...about, status, attempt }, { ...options, at: ending.at });
+      } else if (ending.outcome === 'failed') {
+        const { error, attempt } = ending;
+        const status = ending.status !== undefined ? { status: ending.status } : {};
+        const event = { type: 'tool_approval_notice_failed', ...about, error, ...status, attempt } as const;
+        run.emit(event, { ...options, at: ending.at });
+      }
+    },
+    async (error: unknown) => {
+      // The run was cancelled (runs before the approvers-told-every-ending rule): nobody needs telling any more.
+      if (isCancellation(error)) return;
+      // Every attempt timed out or its worker died: the activity did not get to say so itself.
+      const at = await readRecordedTime();
+      const attempt = approvalNoticeRetry.maximumAttempts;
+      const failed = {
+        type: 'tool_approval_notice_failed',
+        ...about,
+        error: describeFailure(error),
+        attempt,
+      } as const;
+      run.emit(failed, { ...options, at });
+    },
+  );
 }
 
 function noticeBase({ run }: RunContext, approval: PendingApproval, kind: 'requested' | 'decided') {

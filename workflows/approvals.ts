@@ -116,7 +116,7 @@ export class ApprovalBook {
     this.settled.add(toolCallId);
   }
 
-  /** Settles every call still waiting (the run was cancelled) and returns them. */
+  /** Settles every call still waiting (the run was cancelled or is failing) and returns them. */
   settleAll(): PendingApproval[] {
     const waiting = this.list();
     for (const approval of waiting) this.settle(approval.toolCallId);

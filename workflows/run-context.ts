@@ -1,3 +1,4 @@
+import type { RunNotices } from './approval-notices.js';
 import type { ModelContextTracker } from './model-context.js';
 import type { RunPatches } from './run-patches.js';
 import type { RunState } from './run-state.js';
@@ -17,6 +18,6 @@ export interface RunContext {
   modelContext?: ModelContextTracker;
   /** True until the run's first model call brings its catalog (rule `catalog-in-first-model-call`). */
   awaitsCatalog?: boolean;
-  /** Approval notices sent and not yet ended (approval-notices.ts): the run waits for them before it ends. */
-  noticesInFlight: number;
+  /** The approval notices sent and not yet ended (approval-notices.ts): the run waits for them before it ends. */
+  notices: RunNotices;
 }

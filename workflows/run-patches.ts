@@ -80,6 +80,17 @@ const readsFromHistoryPatch = 'reads-from-history';
  */
 const patchesAtStartPatch = 'patches-at-start';
 
+/**
+ * Approvers are told how every wait ends, in order: a call's `approval.decided` notice is sent once its
+ * `approval.requested` one has ended, notices are not cancelled with their run, and a run cancelled or failing while
+ * calls wait tells their approvers the calls were withdrawn and waits for its notices before it closes
+ * (approval-notices.ts). Unlike the patches above it is asked at a run's first notice, not at its start, so only runs
+ * with an approval webhook record its marker and every other run's history stays as it was. That is safe only where
+ * no local activity runs past the start, which holds for runs under the reads-from-history rule (their input checks
+ * are regular activities); older runs never ask it (see {@link patchesAtStartPatch} for why).
+ */
+const approversToldEveryEndingPatch = 'approvers-told-every-ending';
+
 /** The answers to the patches a run follows. */
 export interface RunPatches {
   /** False for runs started before the exact identity and limit rules: they replay with the old ones. */
@@ -101,9 +112,14 @@ export interface RunPatches {
   decisionTimeFromDecider(): boolean;
   /** The rule {@link pendingApprovalsMemoPatch} brings of its own. */
   pendingApprovalsInMemo(): boolean;
+  /** Asked at the run's first approval notice, never before (see {@link approversToldEveryEndingPatch}). */
+  approversToldEveryEnding(): boolean;
 }
 
-const everyRule: RunPatches = {
+/** The rules decided at the start, without those asked later in the run. */
+type StartRules = Omit<RunPatches, 'approversToldEveryEnding'>;
+
+const everyRule: StartRules = {
   exact: true,
   catalogAsLocalActivity: () => true,
   closedRunRecord: () => true,
@@ -120,11 +136,11 @@ const everyRule: RunPatches = {
   pendingApprovalsInMemo: () => true,
 };
 
-const decisionTimeRules: RunPatches = { ...everyRule, pendingApprovalsInMemo: () => false };
+const decisionTimeRules: StartRules = { ...everyRule, pendingApprovalsInMemo: () => false };
 
-const compactStartRules: RunPatches = { ...decisionTimeRules, decisionTimeFromDecider: () => false };
+const compactStartRules: StartRules = { ...decisionTimeRules, decisionTimeFromDecider: () => false };
 
-const oneMarkerRules: RunPatches = {
+const oneMarkerRules: StartRules = {
   ...compactStartRules,
   catalogInFirstModelCall: () => false,
   deflatedClosedRunRecord: () => false,
@@ -140,12 +156,28 @@ const noMarkerRules = {
   pendingApprovalsInMemo: () => false,
 };
 
+/** The patches a run follows: those decided at its start, and those it asks later when it first needs them. */
+export function decideRunPatches(): RunPatches {
+  const rules = decideStartRules();
+  const lateNotices = rules.readsFromHistory() ? approversToldEveryEndingPatch : undefined;
+  return { ...rules, approversToldEveryEnding: askedOnce(lateNotices) };
+}
+
+/**
+ * A late patch's answer, asked the first time it is needed and kept: asked again once replay has caught up, `patched`
+ * would answer true where it answered false before. Without a patch to ask, always false.
+ */
+function askedOnce(patch: string | undefined): () => boolean {
+  let answer: boolean | undefined;
+  return () => (answer ??= patch !== undefined && patched(patch));
+}
+
 /**
  * Asks the patches in the order the recorded histories hold their markers: the newest that stands for all, then the
  * one before it; else the exact rules' and then every other now when the run is under the patches-at-start rule,
  * else where each is used.
  */
-export function decideRunPatches(): RunPatches {
+function decideStartRules(): StartRules {
   if (patched(pendingApprovalsMemoPatch)) return everyRule;
   if (patched(decisionTimePatch)) return decisionTimeRules;
   if (patched(compactStartPatch)) return compactStartRules;

@@ -26,9 +26,12 @@ export function slackMessageOf(notice: ApprovalNotice): { text: string } {
     approved: `:white_check_mark: *${escape(notice.toolName)}* was approved${by}${notice.edited ? ' with an edited input' : ''}`,
     rejected: `:x: *${escape(notice.toolName)}* was rejected${by}${reason}`,
     expired: `:alarm_clock: *${escape(notice.toolName)}* expired without a decision`,
+    withdrawn: `:no_entry_sign: *${escape(notice.toolName)}* was withdrawn (${runEnding[notice.runStatus ?? 'ended']})`,
   }[notice.outcome];
   return { text: `${outcome} ${where}.${link}` };
 }
+
+const runEnding = { cancelled: 'the run was cancelled', failed: 'the run failed', ended: 'the run ended' };
 
 /** Slack's three control characters, escaped as its message format asks. */
 function escape(text: string): string {

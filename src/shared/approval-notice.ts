@@ -28,12 +28,17 @@ export interface ApprovalRequestedNotice extends ApprovalNoticeBase {
   input: unknown;
 }
 
-/** The wait for a call ended: a human approved or rejected it, or nobody decided before `expiresAt`. */
+/**
+ * The wait for a call ended: a human approved or rejected it, nobody decided before `expiresAt`, or the run was
+ * cancelled or failed while the call waited (`withdrawn`, `runStatus` says which).
+ */
 export interface ApprovalDecidedNotice extends ApprovalNoticeBase {
   type: 'approval.decided';
-  outcome: 'approved' | 'rejected' | 'expired';
-  /** When the decision was made (its event's time); `expiresAt` for an expired call. */
+  outcome: 'approved' | 'rejected' | 'expired' | 'withdrawn';
+  /** When the wait ended: the decision's event time, `expiresAt` when expired, the run's end when withdrawn. */
   decidedAt: string;
+  /** Why a withdrawn call will never run: its run was cancelled, or failed. */
+  runStatus?: 'cancelled' | 'failed';
   approver?: string;
   reason?: string;
   /** Approved with an edited input. */
@@ -54,8 +59,8 @@ export type ApprovalNoticeOutcome =
 
 /**
  * How long a notice is retried: twelve attempts, 1 s apart doubling to 2 minutes, so about 10 minutes (607 s) of
- * waits between the first and the last, plus the attempts themselves: enough to ride out a receiver's restart, short of an approval's default 24 hours. The last attempt reports the failure instead of
- * throwing, so the run records it.
+ * waits between the first and the last, plus the attempts themselves: enough to ride out a receiver's restart, short
+ * of an approval's default 24 hours. The last attempt reports the failure instead of throwing, so the run records it.
  */
 export const approvalNoticeRetry = {
   initialInterval: '1 second',

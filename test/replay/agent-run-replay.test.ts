@@ -89,15 +89,19 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
 
 /**
  * Recorded under `pending-approvals-in-memo`, which stands for all the rules before and keeps a run's waiting calls in
- * its memo: its new side, whose old side is every history above. Two paths need no patch, since what they record
+ * its memo: its new side, whose old side is every history above. Three paths need no patch, since what they record
  * decides them: `approvers-notified` (the catalog of a worker with an approval webhook), `approval-by-rule` (a
  * rule's recorded answers) and `tool-approval-timeout` (a tool's own wait, recorded in the catalog).
+ * `approvers-notified` is also the old side of `approvers-told-every-ending`, a patch asked at a run's first notice;
+ * the two paths after it are its new side (notices in order, a cancelled run's waiting call withdrawn).
  */
 const pendingApprovalsInMemo = [
   ...pathsSinceCatalogInFirstCall,
   'approvers-notified',
   'approval-by-rule',
   'tool-approval-timeout',
+  'approvers-told-in-order',
+  'approvers-told-of-cancel',
 ].map((name) => `pending-approvals-in-memo/${name}.json`);
 
 describe('replaying recorded agent runs', () => {

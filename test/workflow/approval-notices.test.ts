@@ -6,6 +6,9 @@ import type { ApprovalWebhooks } from '../../src/notify/approval-webhook.js';
 import type { ApprovalNotice } from '../../src/shared/approval-notice.js';
 import type { RunEvent } from '../../src/shared/run-types.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
+import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
+import { ModelProviderError } from '../../src/model/model-provider.js';
+import { WorkflowFailedError } from '@temporalio/client';
 import { countScheduledActivities, createRelayTestKit, eventTypes, waitForRun } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit } from '../helpers/relay-test-kit.js';
 import type { RelayClient } from '../../src/client/relay-client.js';
@@ -54,8 +57,11 @@ afterAll(async () => {
   await new Promise<void>((resolve) => receiver.close(() => resolve()));
 });
 
-/** A worker whose webhook serves tenant `acme` only, with a model that proposes one transfer per call id given. */
-async function startWorker(callIds: readonly string[]) {
+/**
+ * A worker whose webhook serves tenant `acme` only, with a model that proposes one transfer per call id given and
+ * then answers `later` (by default, `done`).
+ */
+async function startWorker(callIds: readonly string[], later: () => ScriptedTurn = () => ({ text: 'done' })) {
   const ledger = createLedger();
   const approvalWebhook: ApprovalWebhooks = (tenantId) =>
     tenantId === 'acme' ? { url, secret, inboxUrl: 'http://127.0.0.1:8787' } : undefined;
@@ -67,7 +73,7 @@ async function startWorker(callIds: readonly string[]) {
           ? {
               toolCalls: callIds.map((id) => ({ id, name: 'transfer_funds', input: { from: 'A', to: id, amount: 5 } })),
             }
-          : { text: 'done' },
+          : later(),
       ),
     },
     approvalWebhook,
@@ -153,10 +159,7 @@ describe('telling approvers that a call waits', () => {
         decidedAt: approved?.at,
       });
       expect(await countScheduledActivities(kit.temporal, runId, 'notifyApprovers')).toBe(2);
-      await recordHistoryIfRequested(
-        client.temporal.workflow.getHandle(runId),
-        currentHistoryFile('approvers-notified'),
-      );
+      // Its recorded history, approvers-notified.json, predates the approvers-told-every-ending rule and stays so.
     } finally {
       await stop();
     }
@@ -227,6 +230,84 @@ describe('telling approvers that a call waits', () => {
       expect(await countScheduledActivities(kit.temporal, runId, 'notifyApprovers')).toBe(2);
       expect(noticeEvents(await client.events(runId))).toEqual([]);
       expect(notices.some((notice) => notice.runId === runId)).toBe(false);
+    } finally {
+      await stop();
+    }
+  });
+
+  it("sends a call's decision only once its request has ended, so receivers get them in order", async () => {
+    const { client, stop, ledger } = await startWorker(['ordered']);
+    // The request's first delivery fails: it is retried a second later, after the decision below.
+    answers.set('call_1_0/approval.requested', [503]);
+    try {
+      const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'pay' });
+      await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
+      await client.approve(runId, 'call_1_0', { approver: 'alice' });
+      await client.result(runId);
+      expect(ledger.transfers).toHaveLength(1);
+      const sent = notices.filter((notice) => notice.runId === runId);
+      expect(sent.map((notice) => notice.type)).toEqual(['approval.requested', 'approval.decided']);
+      expect(noticeEvents(await client.events(runId))).toMatchObject([
+        { notice: 'approval.requested', attempt: 2 },
+        { notice: 'approval.decided', attempt: 1 },
+      ]);
+      await recordHistoryIfRequested(
+        client.temporal.workflow.getHandle(runId),
+        currentHistoryFile('approvers-told-in-order'),
+      );
+    } finally {
+      await stop();
+    }
+  });
+
+  it("tells the approvers that a cancelled run's waiting call was withdrawn, and waits for it before closing", async () => {
+    const { client, stop, ledger } = await startWorker(['cancelled']);
+    // Still being delivered when the run is cancelled: the cancellation does not cut it off.
+    delays.set('call_1_0/approval.requested', [1_000]);
+    try {
+      const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'pay' });
+      await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
+      await client.cancel(runId);
+      expect(await client.result(runId).catch((error: unknown) => error)).toBeInstanceOf(WorkflowFailedError);
+      expect(ledger.transfers).toEqual([]);
+      const log = await client.events(runId);
+      const cancelled = log.find((event) => event.type === 'tool_cancelled');
+      expect(eventTypes(log).slice(-4)).toEqual([
+        'tool_cancelled',
+        'tool_approval_notified',
+        'tool_approval_notified',
+        'run_cancelled',
+      ]);
+      expect(noticeEvents(log).map((event) => event.notice)).toEqual(['approval.requested', 'approval.decided']);
+      const sent = notices.filter((notice) => notice.runId === runId);
+      expect(sent.map((notice) => notice.type)).toEqual(['approval.requested', 'approval.decided']);
+      expect(sent[1]).toMatchObject({ outcome: 'withdrawn', runStatus: 'cancelled', decidedAt: cancelled?.at });
+      expect(sent[1]).not.toHaveProperty('approver');
+      expect((await client.getRun(runId)).status).toBe('cancelled');
+      await recordHistoryIfRequested(
+        client.temporal.workflow.getHandle(runId),
+        currentHistoryFile('approvers-told-of-cancel'),
+      );
+    } finally {
+      await stop();
+    }
+  });
+
+  it("waits for the last decision's notice before a run fails", async () => {
+    const { client, stop, ledger } = await startWorker(['last'], () => {
+      throw new ModelProviderError('The model is gone', { retryable: false });
+    });
+    delays.set('call_1_0/approval.decided', [1_500]);
+    try {
+      const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'pay' });
+      await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
+      await client.approve(runId, 'call_1_0');
+      expect(await client.result(runId).catch((error: unknown) => error)).toBeInstanceOf(WorkflowFailedError);
+      expect(ledger.transfers).toHaveLength(1);
+      const log = await client.events(runId);
+      expect(eventTypes(log).slice(-2)).toEqual(['tool_approval_notified', 'run_failed']);
+      expect(noticeEvents(log).map((event) => event.notice)).toEqual(['approval.requested', 'approval.decided']);
+      expect(notices.filter((notice) => notice.runId === runId).at(-1)).toMatchObject({ outcome: 'approved' });
     } finally {
       await stop();
     }

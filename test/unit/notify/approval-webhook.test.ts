@@ -159,6 +159,9 @@ describe('approval notices as Slack messages', () => {
     expect(slackMessageOf({ ...decided, outcome: 'expired', inboxUrl: undefined }).text).toBe(
       ':alarm_clock: *transfer_funds* expired without a decision in run `run_1` (tenant acme).',
     );
+    expect(slackMessageOf({ ...decided, outcome: 'withdrawn', runStatus: 'cancelled', inboxUrl: undefined }).text).toBe(
+      ':no_entry_sign: *transfer_funds* was withdrawn (the run was cancelled) in run `run_1` (tenant acme).',
+    );
   });
 });
 
