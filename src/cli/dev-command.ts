@@ -81,8 +81,13 @@ ${connectionOptionsHelp}`,
       });
       const serverSettings = { ...settings, address: temporal.server.address };
       stack.spinner.start('starting the worker (bundling the workflows takes a few seconds)');
-      // A dev stack runs on one machine: its worker and any started beside it share the default folder.
-      const worker = await startCliWorker(serverSettings, project, { defaultFolderShared: true });
+      // A dev stack runs on one machine: its worker and any started beside it share the default folder. Its
+      // approval notices link to the inbox it serves (unless their webhook names another), once that listens.
+      const inbox: { url?: string } = {};
+      const worker = await startCliWorker(serverSettings, project, {
+        defaultFolderShared: true,
+        inboxUrl: () => inbox.url,
+      });
       stack.add(() => worker.stop());
       const api = await startDevApi(stack, serverSettings, {
         port: readPort(values.port),
@@ -90,6 +95,7 @@ ${connectionOptionsHelp}`,
         // The API reads stored outputs and texts from the store its worker keeps them in.
         payloadStore: worker.payloadStore,
       });
+      inbox.url = api.url;
       stack.spinner.stop();
       printReady({ json, temporal, worker, api, settings, isDemo: project === undefined });
       await Promise.race([shutdown, worker.finished]);

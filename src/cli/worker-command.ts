@@ -6,7 +6,7 @@ import { createDemoModel } from '../demo/demo-model.js';
 import { createDemoTools } from '../demo/demo-tools.js';
 import { providersFromEnv } from '../model/providers/index.js';
 import { secretsFromEnv } from '../security/resolve-secret-references.js';
-import { approvalWebhookFromEnv } from '../notify/approval-webhook.js';
+import { approvalWebhookFromEnv, linkedToInbox } from '../notify/approval-webhook.js';
 import type { ApprovalWebhooks } from '../notify/approval-webhook.js';
 import type { PayloadStore } from '../store/payload-store.js';
 import { createWorker } from '../worker/create-worker.js';
@@ -46,17 +46,20 @@ export const demoBankFile = path.join('.relay-e', 'demo-bank.json');
  * Starts a worker with the project's config (tools, models, executor options, secrets), or with the banking demo
  * tools and the scripted demo model when there is none; the providers the environment configures are added either way.
  * `defaultFolderShared`: whether every worker of the task queue reads the default payload folder, as the workers
- * of a stack on one machine do.
+ * of a stack on one machine do. `inboxUrl`: the inbox that approval notices link to when their webhook names none
+ * (relay-e dev's own).
  */
 export async function startCliWorker(
   settings: TemporalSettings,
   project: ProjectConfig | undefined,
-  { defaultFolderShared }: { defaultFolderShared: boolean },
+  { defaultFolderShared, inboxUrl }: { defaultFolderShared: boolean; inboxUrl?: () => string | undefined },
 ): Promise<CliWorker> {
   const connection = await connectWorkerConnection(settings);
   const payloads = openCliPayloadStore(settings, project, connection, { defaultFolderShared });
   const tools = project ? project.config.tools : createDemoTools(new DemoBankFile(demoBankFile));
-  const approvalWebhook = project?.config.approvalWebhook ?? approvalWebhookFromEnv(process.env);
+  const configuredWebhook = project?.config.approvalWebhook ?? approvalWebhookFromEnv(process.env);
+  const approvalWebhook =
+    configuredWebhook && inboxUrl ? linkedToInbox(configuredWebhook, inboxUrl) : configuredWebhook;
   const models = {
     ...providersFromEnv(process.env),
     ...(project ? project.config.models : { scripted: createDemoModel() }),
@@ -95,7 +98,7 @@ export async function startCliWorker(
             : tool.name,
     ),
     source: project ? project.file : 'the banking demo (no relay-e.config.ts found)',
-    approvalWebhook: describeApprovalWebhook(approvalWebhook),
+    approvalWebhook: describeApprovalWebhook(configuredWebhook),
     stop: () =>
       (stopping ??= (async () => {
         if (worker.getState() === 'RUNNING') worker.shutdown();

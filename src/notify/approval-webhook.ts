@@ -58,6 +58,21 @@ export function approvalWebhookFor(webhooks: ApprovalWebhooks, tenantId: string)
   return webhook;
 }
 
+/**
+ * `webhooks` with a link to the inbox at `inboxUrl()` wherever a webhook names no inbox of its own: `relay-e dev`
+ * links notices to the inbox it serves, whose address is known only once it listens. A single webhook is checked
+ * here, when the worker is made, as it would be unwrapped.
+ */
+export function linkedToInbox(webhooks: ApprovalWebhooks, inboxUrl: () => string | undefined): ApprovalWebhooks {
+  if (typeof webhooks !== 'function') checkApprovalWebhook(webhooks);
+  return (tenantId) => {
+    const webhook = typeof webhooks === 'function' ? webhooks(tenantId) : webhooks;
+    const link = inboxUrl();
+    if (webhook === undefined || webhook.inboxUrl !== undefined || link === undefined) return webhook;
+    return { ...webhook, inboxUrl: link };
+  };
+}
+
 /** Refuses a webhook that could never deliver or be trusted: a URL that is not http(s), an unknown format, a short secret. */
 export function checkApprovalWebhook(webhook: ApprovalWebhook): void {
   let protocol: string;

@@ -44,7 +44,7 @@ afterAll(async () => {
   await rm(folder, { recursive: true, force: true });
 });
 
-describe('relay-e worker with an approval webhook from the environment', () => {
+describe('relay-e worker and dev with an approval webhook from the environment', () => {
   it('says where it notifies and posts a signed notice, linked to the inbox, for a waiting transfer', async () => {
     const env = workerEnv({
       RELAY_E_APPROVAL_WEBHOOK_URL: url,
@@ -75,6 +75,35 @@ describe('relay-e worker with an approval webhook from the environment', () => {
       await client.cancel(runId);
     } finally {
       expect(await worker.stop()).toBe(0);
+    }
+  });
+
+  it('links the notices of relay-e dev to the inbox it serves when no inbox URL is set', async () => {
+    const devQueue = `webhook-dev-${randomUUID()}`;
+    const env = {
+      ...workerEnv({ RELAY_E_APPROVAL_WEBHOOK_URL: url, RELAY_E_APPROVAL_WEBHOOK_SECRET: secret }),
+      RELAY_E_TASK_QUEUE: devQueue,
+      RELAY_E_INBOX_URL: '',
+    };
+    const dev = spawnRelayE(['dev', '--json', '--port', '0', '--temporal-address', inject('temporalAddress')], {
+      cwd: folder,
+      env,
+    });
+    const devClient = await RelayClient.connect({ address: inject('temporalAddress'), taskQueue: devQueue });
+    try {
+      const ready = JSON.parse(await dev.nextLine()) as { apiUrl: string; approvalWebhook: string };
+      expect(ready.approvalWebhook).toBe(url);
+      const { runId } = await devClient.startRun({
+        tenantId: 'demo',
+        model: 'scripted:demo',
+        prompt: 'transfer 5 from ACC-1 to ACC-2',
+      });
+      const notice = await waitFor(async () => notices.find((each) => each.runId === runId));
+      expect(notice.inboxUrl).toBe(`${ready.apiUrl}/inbox/runs/${encodeURIComponent(runId)}`);
+      await devClient.cancel(runId);
+    } finally {
+      await devClient.close();
+      expect(await dev.stop()).toBe(0);
     }
   });
 
