@@ -65,8 +65,13 @@ function handleToolCall(context: RunContext, call: ToolCall, proposedAt?: string
   }
   const ids = callIds(call);
   if (!check.valid) return Promise.resolve(refuseInput(context, call, check, proposedAt));
-  const { requiresApproval } = check.entry;
-  run.emit({ type: 'tool_call_validated', ...ids, input: check.input, requiresApproval }, { at: proposedAt });
+  const { requiresApproval, approvalByRule } = check.entry;
+  // A rule's answer comes with the input check that follows: until then the call only may need a human.
+  const byRule = approvalByRule ? { approvalByRule } : {};
+  run.emit(
+    { type: 'tool_call_validated', ...ids, input: check.input, requiresApproval, ...byRule },
+    { at: proposedAt },
+  );
   if (!requiresApproval) return executeToolCall(context, check.entry, call, check.input);
   return executeAfterApproval(context, check.entry, call, check.input, proposedAt);
 }

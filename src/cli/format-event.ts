@@ -20,8 +20,10 @@ function describeEvent(event: RunEvent): string {
         return `${calls}; ${quote(event.storedText.preview)} (${event.storedText.bytes} bytes, stored)`;
       return event.text ? `${calls}; ${quote(event.text)}` : calls;
     }
-    case 'tool_call_validated':
-      return `${call(event)} ${compact(event.input)}${event.requiresApproval ? ' (needs approval)' : ''}`;
+    case 'tool_call_validated': {
+      const approval = event.approvalByRule ? ' (its approval rule decides)' : ' (needs approval)';
+      return `${call(event)} ${compact(event.input)}${event.requiresApproval ? approval : ''}`;
+    }
     case 'tool_validation_failed':
       return `${call(event)} ${event.error}`;
     case 'tool_awaiting_approval':

@@ -125,7 +125,11 @@ export type RunEvent =
       usage?: TokenUsage;
       finishReason?: string;
     })
-  | (ToolEventBase & { type: 'tool_call_validated'; input: unknown; requiresApproval: boolean })
+  /**
+   * The call's input matched its tool's JSON Schema. `requiresApproval` with `approvalByRule`: the tool's rule decides
+   * next whether this call waits (`tool_awaiting_approval`) or not (`tool_approval_not_required`).
+   */
+  | (ToolEventBase & { type: 'tool_call_validated'; input: unknown; requiresApproval: boolean; approvalByRule?: true })
   | (ToolEventBase & { type: 'tool_validation_failed'; error: string; issues: ToolInputIssue[]; input: unknown })
   | (ToolEventBase & ApprovalHints & { type: 'tool_awaiting_approval'; input: unknown; expiresAt: string })
   /** The tool's approval rule answered that this call needs no human: it runs next, unapproved. */

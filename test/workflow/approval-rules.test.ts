@@ -76,6 +76,11 @@ describe('a tool whose approval is a rule', () => {
       const ofCall = (id: string) =>
         eventTypes(events.filter((event) => 'toolCallId' in event && event.toolCallId === id));
       expect(ofCall('call_1_0')).toEqual(['tool_call_validated', 'tool_approval_not_required', 'tool_succeeded']);
+      const validated = events.filter((event) => event.type === 'tool_call_validated');
+      expect(validated.map(({ requiresApproval, approvalByRule }) => ({ requiresApproval, approvalByRule }))).toEqual([
+        { requiresApproval: true, approvalByRule: true },
+        { requiresApproval: true, approvalByRule: true },
+      ]);
       expect(ofCall('call_1_1')).toEqual([
         'tool_call_validated',
         'tool_awaiting_approval',

@@ -20,6 +20,21 @@ describe('formatEvent', () => {
     expect(line).toBe('#2   model_responded          2 tool calls; "Thinking it through" (9000 bytes, stored)');
   });
 
+  it('says whether a validated call needs approval, or its approval rule decides', () => {
+    const call = {
+      ...base,
+      type: 'tool_call_validated',
+      toolCallId: 'call_1_0',
+      toolName: 'pay',
+      input: { n: 1 },
+    } as const;
+    expect(formatEvent({ ...call, requiresApproval: false })).toMatch(/pay \[call_1_0\] \{"n":1\}$/);
+    expect(formatEvent({ ...call, requiresApproval: true })).toMatch(/\(needs approval\)$/);
+    expect(formatEvent({ ...call, requiresApproval: true, approvalByRule: true })).toMatch(
+      /\(its approval rule decides\)$/,
+    );
+  });
+
   it('says whether the approvers were told of a waiting call, and why not', () => {
     const call = { ...base, toolCallId: 'call_1_0', toolName: 'transfer_funds' };
     const notified: RunEvent = {
