@@ -116,6 +116,8 @@ export interface ActivityDependencies {
    * @default undefined (no notices)
    */
   approvalWebhooks?: ApprovalWebhooks;
+  /** How long before a waiting call expires its approvers are reminded (recorded in the catalog); needs webhooks. */
+  approvalReminderMs?: number;
 }
 
 /**
@@ -143,6 +145,7 @@ export function createActivities({
   models,
   secrets,
   approvalWebhooks,
+  approvalReminderMs,
   ...options
 }: ActivityDependencies) {
   const maxModelResponseBytes = checkMaxModelResponseBytes(options.maxModelResponseBytes);
@@ -151,13 +154,14 @@ export function createActivities({
   const keepsLargePayloads = options.keepLargePayloadsInStore ?? options.payloadStore !== undefined;
   const modelContexts = new ModelContextCache();
   const warnOfPrivateStore = options.payloadStore === undefined ? createPrivateStoreWarning() : undefined;
+  const catalogSources = { registry, executor, models, approvalWebhooks, approvalReminderMs };
   return {
     /**
      * Records the run's tool catalog ({@link snapshotCatalog}) in its history. Runs recorded before the rule
      * `catalog-in-first-model-call` ask it in an activity of their own; later runs get it with their first model call.
      */
     async snapshotToolCatalog(input: CatalogRequest & { model?: string }): Promise<CatalogSnapshot> {
-      return snapshotCatalog({ registry, executor, models, approvalWebhooks }, input);
+      return snapshotCatalog(catalogSources, input);
     },
 
     /**
@@ -202,9 +206,7 @@ export function createActivities({
      */
     async callModel(request: ModelRequest | ModelContextRequest): Promise<Recorded<ModelCallResult>> {
       const asked = catalogAskedBy(request);
-      const catalog = asked
-        ? snapshotCatalog({ registry, executor, models, approvalWebhooks }, asked.catalog)
-        : undefined;
+      const catalog = asked ? snapshotCatalog(catalogSources, asked.catalog) : undefined;
       if (catalog?.refused) return { catalog, at: catalog.at };
       const withTools = asked && catalog ? withCatalogTools(asked.request, catalog.entries) : request;
       const { provider, modelName } = resolveModel(models, request.model);
@@ -376,17 +378,19 @@ async function generateModelTurn(
 }
 
 /** What a catalog snapshot is read from: the worker's tools, limits and models, and whether it notifies approvers. */
-type CatalogSources = Pick<ActivityDependencies, 'registry' | 'executor' | 'models' | 'approvalWebhooks'>;
+type CatalogSources = Pick<
+  ActivityDependencies,
+  'registry' | 'executor' | 'models' | 'approvalWebhooks' | 'approvalReminderMs'
+>;
 
 /**
  * Reads the tools a run may use from this worker's registry (names, descriptions, JSON Schemas, approval flags), each
  * with the time limit the executor will apply, so the activity's own timeout can agree with it, and marked
- * `notifiesApprovers` when it requires approval and this worker has an approval webhook; or refuses a run naming a
- * tool or a model the worker lacks.
+ * `notifiesApprovers` when it requires approval and this worker has an approval webhook (with the reminder's lead
+ * time when it has one); or refuses a run naming a tool or a model the worker lacks.
  */
-
 function snapshotCatalog(
-  { registry, executor, models, approvalWebhooks }: CatalogSources,
+  { registry, executor, models, approvalWebhooks, approvalReminderMs }: CatalogSources,
   input: CatalogRequest & { model?: string },
 ): CatalogSnapshot {
   const at = new Date().toISOString();
@@ -396,7 +400,7 @@ function snapshotCatalog(
     const entries = registry.catalog(input.tools).map((entry) => ({
       ...entry,
       timeoutMs: executor.timeoutFor(entry.name),
-      ...(approvalWebhooks && entry.requiresApproval ? { notifiesApprovers: true as const } : {}),
+      ...(approvalWebhooks && entry.requiresApproval ? approverNotices(approvalReminderMs) : {}),
     }));
     return { entries, at };
   } catch (error) {
@@ -406,6 +410,12 @@ function snapshotCatalog(
     }
     throw toNonRetryableFailure(error);
   }
+}
+
+function approverNotices(
+  reminderMs: number | undefined,
+): Pick<ToolCatalogEntry, 'notifiesApprovers' | 'remindApproversBeforeMs'> {
+  return { notifiesApprovers: true, ...(reminderMs !== undefined ? { remindApproversBeforeMs: reminderMs } : {}) };
 }
 
 /**

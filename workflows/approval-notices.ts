@@ -27,9 +27,9 @@ export interface RunNotices {
   inFlight: number;
   /**
    * Under the approvers-told-every-ending rule (run-patches.ts), the calls whose approvers were told they wait and
-   * not yet how the wait ended, each with the end of that first notice, which the next one waits for.
+   * not yet how the wait ended, each with the end of its latest notice, which the next one waits for.
    */
-  readonly waiting: Map<string, { approval: PendingApproval; requestEnded: Promise<void> }>;
+  readonly waiting: Map<string, { approval: PendingApproval; lastEnded: Promise<void> }>;
 }
 
 export function noRunNotices(): RunNotices {
@@ -42,12 +42,32 @@ export function noRunNotices(): RunNotices {
  */
 export function notifyApprovalRequested(context: RunContext, approval: PendingApproval): void {
   const everyEnding = context.patches.approversToldEveryEnding();
-  const requestEnded = sendNotice(context, approval, {
+  const lastEnded = sendNotice(context, approval, {
     ...noticeBase(context, approval, 'requested'),
     type: 'approval.requested',
     input: boundEchoedInput(approval.input, maxNoticeInputBytes),
   });
-  if (everyEnding) context.notices.waiting.set(approval.toolCallId, { approval, requestEnded });
+  if (everyEnding) context.notices.waiting.set(approval.toolCallId, { approval, lastEnded });
+}
+
+/**
+ * Reminds the approvers that `approval` still waits and expires at its `expiresAt` (a worker told to remind them
+ * recorded the lead time in the run's catalog), once its first notice has ended.
+ */
+export function notifyApprovalExpiring(context: RunContext, approval: PendingApproval): void {
+  const { waiting } = context.notices;
+  const told = waiting.get(approval.toolCallId);
+  const lastEnded = sendNotice(
+    context,
+    approval,
+    {
+      ...noticeBase(context, approval, 'expiring'),
+      type: 'approval.expiring',
+      input: boundEchoedInput(approval.input, maxNoticeInputBytes),
+    },
+    told?.lastEnded,
+  );
+  if (told) waiting.set(approval.toolCallId, { approval, lastEnded });
 }
 
 /** Tells the approvers how the wait for `approval` ended: `decision` at `decidedAt`, or expired without one. */
@@ -108,12 +128,12 @@ export async function noticesDelivered(context: RunContext): Promise<void> {
   await condition(() => context.notices.inFlight === 0, noticeGraceMs);
 }
 
-/** Sends a call's last notice: under the rule, once its first notice has ended, so receivers get them in order. */
+/** Sends a call's last notice: under the rule, once its notices before have ended, so receivers get them in order. */
 function sendDecidedNotice(context: RunContext, approval: PendingApproval, notice: ApprovalDecidedNotice): void {
   const { waiting } = context.notices;
   const told = waiting.get(approval.toolCallId);
   waiting.delete(approval.toolCallId);
-  void sendNotice(context, approval, notice, told?.requestEnded);
+  void sendNotice(context, approval, notice, told?.lastEnded);
 }
 
 /**
@@ -171,7 +191,7 @@ function deliverNotice(context: RunContext, approval: PendingApproval, notice: A
   );
 }
 
-function noticeBase({ run }: RunContext, approval: PendingApproval, kind: 'requested' | 'decided') {
+function noticeBase({ run }: RunContext, approval: PendingApproval, kind: 'requested' | 'expiring' | 'decided') {
   const { runId } = run;
   const { toolCallId, toolName, step, requestedAt, expiresAt, source, destructiveHint } = approval;
   return {

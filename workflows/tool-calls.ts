@@ -21,6 +21,7 @@ import { approvalHints, toolActivitySummary } from '../src/shared/tool-catalog.j
 import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
 import type { ToolFailure, ToolResult } from '../src/shared/tool-result.js';
 import type { ToolCall } from '../src/shared/transcript.js';
+import type { PendingApproval } from '../src/shared/run-types.js';
 import type { RunContext } from './run-context.js';
 import type { ToolCallCheck } from './tool-call-validator.js';
 import type { AcceptedDecision } from './approvals.js';
@@ -28,7 +29,7 @@ import { emitDecision } from './decision-events.js';
 import { readRecordedTime, usesRecordedTime } from './recorded-clock.js';
 import { recordedOrNow } from './run-state.js';
 import { publishRunState } from './run-visibility.js';
-import { notifyApprovalDecided, notifyApprovalRequested } from './approval-notices.js';
+import { notifyApprovalDecided, notifyApprovalExpiring, notifyApprovalRequested } from './approval-notices.js';
 import { describeFailure } from './describe-failure.js';
 
 const inputCheckOptions = { startToCloseTimeout: '10 seconds', retry: { maximumAttempts: 3 } } as const;
@@ -156,10 +157,7 @@ async function awaitApproval(
   // Only a catalog recorded by a worker with an approval webhook says so: runs recorded without one replay as they were.
   if (entry.notifiesApprovers) notifyApprovalRequested(context, pending);
 
-  const decided = () => run.approvals.decisionFor(call.id) !== undefined;
-  const decidedInTime = await (context.exact
-    ? condition(decided, waitMs, { summary: `approval of ${call.name} (${call.id})` })
-    : condition(decided, waitMs));
+  const decidedInTime = await waitForDecision(context, entry, pending, waitMs);
   // A decision the update accepted is the one applied, even when the timeout fired in the same activation.
   const decision = context.exact || decidedInTime ? run.approvals.decisionFor(call.id) : undefined;
   run.settleApproval(call.id);
@@ -182,6 +180,27 @@ async function awaitApproval(
     return { approved: false, failure: { success: false, ...ids, error, errorType: 'rejected' } };
   }
   return { approved: true, input: decision.input };
+}
+
+/**
+ * Waits up to `waitMs` for a decision on `pending`, and says whether one came. When the run's catalog says to remind
+ * approvers (a lead time shorter than the wait), the wait is split there, and a call still waiting then gets its
+ * `approval.expiring` notice; catalogs recorded without a lead time wait in one piece, as they did.
+ */
+async function waitForDecision(
+  context: RunContext,
+  entry: ToolCatalogEntry,
+  pending: PendingApproval,
+  waitMs: number,
+): Promise<boolean> {
+  const decided = () => context.run.approvals.decisionFor(pending.toolCallId) !== undefined;
+  const summary = `approval of ${pending.toolName} (${pending.toolCallId})`;
+  const wait = (ms: number) => (context.exact ? condition(decided, ms, { summary }) : condition(decided, ms));
+  const leadMs = entry.remindApproversBeforeMs;
+  if (leadMs === undefined || leadMs >= waitMs) return wait(waitMs);
+  if (await wait(waitMs - leadMs)) return true;
+  notifyApprovalExpiring(context, pending);
+  return wait(leadMs);
 }
 
 /**

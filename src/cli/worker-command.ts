@@ -7,6 +7,7 @@ import { createDemoTools } from '../demo/demo-tools.js';
 import { providersFromEnv } from '../model/providers/index.js';
 import { secretsFromEnv } from '../security/resolve-secret-references.js';
 import { approvalWebhookFromEnv, linkedToInbox } from '../notify/approval-webhook.js';
+import type { DurationInput } from '../shared/run-types.js';
 import type { ApprovalWebhooks } from '../notify/approval-webhook.js';
 import type { PayloadStore } from '../store/payload-store.js';
 import { createWorker } from '../worker/create-worker.js';
@@ -60,6 +61,8 @@ export async function startCliWorker(
   const configuredWebhook = project?.config.approvalWebhook ?? approvalWebhookFromEnv(process.env);
   const approvalWebhook =
     configuredWebhook && inboxUrl ? linkedToInbox(configuredWebhook, inboxUrl) : configuredWebhook;
+  const reminder =
+    project?.config.remindApproversBeforeExpiry ?? (process.env['RELAY_E_APPROVAL_REMINDER'] || undefined);
   const models = {
     ...providersFromEnv(process.env),
     ...(project ? project.config.models : { scripted: createDemoModel() }),
@@ -72,6 +75,7 @@ export async function startCliWorker(
     connection,
     secrets: project?.config.secrets ?? secretsFromEnv(process.env),
     ...(approvalWebhook ? { approvalWebhook } : {}),
+    ...(reminder !== undefined ? { remindApproversBeforeExpiry: reminder } : {}),
     ...(project?.config.executor ? { executor: project.config.executor } : {}),
     ...(settings.encryption ? { encryption: settings.encryption } : {}),
     payloadStore: payloads.store,
@@ -98,7 +102,7 @@ export async function startCliWorker(
             : tool.name,
     ),
     source: project ? project.file : 'the banking demo (no relay-e.config.ts found)',
-    approvalWebhook: describeApprovalWebhook(configuredWebhook),
+    approvalWebhook: describeApprovalWebhook(configuredWebhook, reminder),
     stop: () =>
       (stopping ??= (async () => {
         if (worker.getState() === 'RUNNING') worker.shutdown();
@@ -109,11 +113,20 @@ export async function startCliWorker(
   };
 }
 
-/** Where notices go, without a secret: a signed webhook's URL, a Slack webhook (its URL is its secret), or per tenant. */
-function describeApprovalWebhook(webhooks: ApprovalWebhooks | undefined): string | undefined {
+/**
+ * Where notices go, without a secret: a signed webhook's URL, a Slack webhook (its URL is its secret), or per tenant;
+ * and the reminder's lead time when there is one.
+ */
+function describeApprovalWebhook(
+  webhooks: ApprovalWebhooks | undefined,
+  reminder: DurationInput | undefined,
+): string | undefined {
   if (webhooks === undefined) return undefined;
-  if (typeof webhooks === 'function') return 'per tenant (relay-e.config.ts)';
-  return webhooks.format === 'slack' ? `a Slack incoming webhook on ${new URL(webhooks.url).host}` : webhooks.url;
+  const reminded = reminder === undefined ? '' : ` (reminded ${String(reminder)} before a call expires)`;
+  if (typeof webhooks === 'function') return `per tenant (relay-e.config.ts)${reminded}`;
+  const where =
+    webhooks.format === 'slack' ? `a Slack incoming webhook on ${new URL(webhooks.url).host}` : webhooks.url;
+  return `${where}${reminded}`;
 }
 
 const cli = cliInvocation();
@@ -134,7 +147,8 @@ Model-call contexts are kept in the config's payloadStore, else in files under $
 (share one store between the workers of a task queue; a janitor expires closed runs' contexts).
 Approvers are told of each call that waits for them when the config's approvalWebhook, or
 RELAY_E_APPROVAL_WEBHOOK_URL with RELAY_E_APPROVAL_WEBHOOK_SECRET (or RELAY_E_APPROVAL_WEBHOOK_FORMAT=slack
-for a Slack incoming webhook), names a webhook (RELAY_E_INBOX_URL adds a link to the inbox to each notice).
+for a Slack incoming webhook), names a webhook (RELAY_E_INBOX_URL adds a link to the inbox to each notice; RELAY_E_APPROVAL_REMINDER=1h,
+or the config's remindApproversBeforeExpiry, reminds approvers of a call still waiting an hour before it expires).
 Without a config, the demo bank's balances and transfers are kept in ${demoBankFile} under the working
 folder (beside the runs of relay-e dev), so a transfer approved after a restart moves the right balances;
 delete the file to start the bank over.

@@ -5,6 +5,7 @@ import type { PayloadStoreConfig } from '../store/create-payload-store.js';
 import type { ToolEntry } from '../tool/tool-source.js';
 import type { ToolExecutorOptions } from '../tool/tool-executor.js';
 import type { ApprovalWebhooks } from '../notify/approval-webhook.js';
+import type { DurationInput } from '../shared/run-types.js';
 
 /** A project's Relay-E setup, read by `relay-e dev`, `relay-e worker` and `relay-e serve` from `relay-e.config.ts`. */
 export interface RelayConfig {
@@ -46,6 +47,12 @@ export interface RelayConfig {
    * @default the webhook `RELAY_E_APPROVAL_WEBHOOK_URL` and `RELAY_E_APPROVAL_WEBHOOK_SECRET` name, else none
    */
   approvalWebhook?: ApprovalWebhooks;
+  /**
+   * Reminds approvers of a call still waiting this long before it expires (`'1h'`, or milliseconds), through
+   * `approvalWebhook` (docs/runs-and-approvals.md, "Telling approvers").
+   * @default `RELAY_E_APPROVAL_REMINDER`, else no reminder
+   */
+  remindApproversBeforeExpiry?: DurationInput;
 }
 
 /** Types a `relay-e.config.ts` default export; returns the config unchanged. */

@@ -1,6 +1,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
+import { msToNumber } from '@temporalio/common';
 import type { ApprovalNotice } from '../shared/approval-notice.js';
 import { RelayError } from '../shared/errors.js';
+import type { DurationInput } from '../shared/run-types.js';
 import { slackMessageOf } from './slack-message.js';
 
 interface ApprovalWebhookBase {
@@ -71,6 +73,30 @@ export function linkedToInbox(webhooks: ApprovalWebhooks, inboxUrl: () => string
     if (webhook === undefined || webhook.inboxUrl !== undefined || link === undefined) return webhook;
     return { ...webhook, inboxUrl: link };
   };
+}
+
+/**
+ * How long before a waiting call expires its approvers are reminded, in milliseconds: a positive duration (`'1h'`,
+ * or milliseconds), and only beside an approval webhook, which is what sends reminders. Undefined when not asked.
+ */
+export function approvalReminderMs(
+  before: DurationInput | undefined,
+  webhooks: ApprovalWebhooks | undefined,
+): number | undefined {
+  if (before === undefined) return undefined;
+  let ms: number;
+  try {
+    ms = msToNumber(before);
+  } catch {
+    throw new RelayError('invalid_input', `Approval reminder '${String(before)}' is not a duration (as '1h' or ms)`);
+  }
+  if (!Number.isFinite(ms) || ms <= 0) {
+    throw new RelayError('invalid_input', `Approval reminder '${String(before)}' must be a positive duration`);
+  }
+  if (webhooks === undefined) {
+    throw new RelayError('invalid_input', 'An approval reminder needs an approval webhook to send it');
+  }
+  return ms;
 }
 
 /** Refuses a webhook that could never deliver or be trusted: a URL that is not http(s), an unknown format, a short secret. */

@@ -4,19 +4,23 @@ import type { ApprovalNotice } from '../shared/approval-notice.js';
 const maxInputCharacters = 1_500;
 
 /**
- * A notice as a Slack message for an incoming webhook (`{ text }`, in Slack's mrkdwn): which tool waits or how its
- * wait ended, in which run and tenant, the input to approve, and a link to the inbox when the worker knows it.
+ * A notice as a Slack message for an incoming webhook (`{ text }`, in Slack's mrkdwn): which tool waits (or still
+ * waits, as a reminder) or how its wait ended, in which run and tenant, the input to approve, and a link to the inbox when the worker knows it.
  */
 export function slackMessageOf(notice: ApprovalNotice): { text: string } {
   const where = `in run \`${notice.runId}\` (tenant ${notice.tenantId})`;
   const link = notice.inboxUrl ? `\n<${notice.inboxUrl}|Open it in the inbox>` : '';
-  if (notice.type === 'approval.requested') {
+  if (notice.type !== 'approval.decided') {
     const input = JSON.stringify(notice.input) ?? 'null';
     const shown = input.length > maxInputCharacters ? `${input.slice(0, maxInputCharacters)}…` : input;
     const destructive = notice.destructiveHint ? ' (its tool may destroy data)' : '';
+    const [icon, waits] =
+      notice.type === 'approval.requested'
+        ? [':hourglass_flowing_sand:', 'waits for approval']
+        : [':warning:', 'still waits for approval'];
     return {
       text:
-        `:hourglass_flowing_sand: *${escape(notice.toolName)}* waits for approval ${where}${destructive}, ` +
+        `${icon} *${escape(notice.toolName)}* ${waits} ${where}${destructive}, ` +
         `until ${notice.expiresAt}.\n\`\`\`${escape(shown)}\`\`\`${link}`,
     };
   }

@@ -5,7 +5,7 @@ export const maxNoticeInputBytes = 8 * 1024;
 
 /** What every notice says of its call: the run, the call, and when it started and stops waiting. */
 interface ApprovalNoticeBase extends ApprovalHints {
-  /** The same on every delivery of this notice (`<runId>/<toolCallId>/<requested|decided>`): drop repeats by it. */
+  /** The same on every delivery of this notice (`<runId>/<toolCallId>/<requested|expiring|decided>`): drop repeats. */
   id: string;
   tenantId: string;
   runId: string;
@@ -25,6 +25,16 @@ interface ApprovalNoticeBase extends ApprovalHints {
 export interface ApprovalRequestedNotice extends ApprovalNoticeBase {
   type: 'approval.requested';
   /** The input that runs if approved unchanged; over {@link maxNoticeInputBytes} of JSON, a truncated preview. */
+  input: unknown;
+}
+
+/**
+ * A call still waits, and expires at `expiresAt`: the reminder a worker told to remind approvers sends once, that long
+ * before.
+ */
+export interface ApprovalExpiringNotice extends ApprovalNoticeBase {
+  type: 'approval.expiring';
+  /** As in {@link ApprovalRequestedNotice}. */
   input: unknown;
 }
 
@@ -49,7 +59,7 @@ export interface ApprovalDecidedNotice extends ApprovalNoticeBase {
  * What a tenant's approvers are told of a call that waits for them: the body the worker posts to the tenant's approval
  * webhook. Workflow-safe (no Node imports): the run builds it.
  */
-export type ApprovalNotice = ApprovalRequestedNotice | ApprovalDecidedNotice;
+export type ApprovalNotice = ApprovalRequestedNotice | ApprovalExpiringNotice | ApprovalDecidedNotice;
 
 /** How a notice ended: delivered (2xx), given up on, or not sent because the tenant has no webhook. */
 export type ApprovalNoticeOutcome =

@@ -98,8 +98,8 @@ export interface ApprovalOutcome {
   input?: unknown;
 }
 
-/** Which approval notice an event is about: that a call waits, or how its wait ended. */
-export type ApprovalNoticeType = 'approval.requested' | 'approval.decided';
+/** Which approval notice an event is about: that a call waits, that it still waits and expires soon, or how it ended. */
+export type ApprovalNoticeType = 'approval.requested' | 'approval.expiring' | 'approval.decided';
 
 interface RunEventBase {
   /** Strictly increasing from 1 within a run, continue-as-new included. */

@@ -64,6 +64,11 @@ export interface ToolCatalogEntry {
    * approvers for each call that waits (src/notify/approval-webhook.ts). Runs recorded without it post none.
    */
   notifiesApprovers?: true;
+  /**
+   * Set beside {@link notifiesApprovers} by a worker told to remind approvers: a call still waiting this many
+   * milliseconds before it expires gets an `approval.expiring` notice. Runs recorded without it send none.
+   */
+  remindApproversBeforeMs?: number;
 }
 
 /**

@@ -19,7 +19,8 @@ import type { LoadedTools } from '../tool/tool-source.js';
 import type { ToolSourceOptions } from './resolve-tool-registry.js';
 import { resolveToolRegistry } from './resolve-tool-registry.js';
 import { startCatalogPublisher } from './worker-catalog-publisher.js';
-import { checkApprovalWebhook } from '../notify/approval-webhook.js';
+import { approvalReminderMs, checkApprovalWebhook } from '../notify/approval-webhook.js';
+import type { DurationInput } from '../shared/run-types.js';
 import type { ApprovalWebhooks } from '../notify/approval-webhook.js';
 
 export interface RelayPluginOptions extends ToolSourceOptions {
@@ -71,6 +72,12 @@ export interface RelayPluginOptions extends ToolSourceOptions {
    */
   approvalWebhook?: ApprovalWebhooks;
   /**
+   * Reminds approvers of a call still waiting this long before it expires (`'1h'`, or milliseconds): one
+   * `approval.expiring` notice through `approvalWebhook`, for calls whose wait is longer. Needs `approvalWebhook`.
+   * @default undefined (no reminder)
+   */
+  remindApproversBeforeExpiry?: DurationInput;
+  /**
    * A pre-built bundle of Relay-E's workflows (`bundleRelayWorkflows()`), used when the worker has no workflows of
    * its own; without it the worker bundles them on start, which takes a few seconds.
    * @default undefined
@@ -119,6 +126,7 @@ export class RelayPlugin extends SimplePlugin {
           ? { keepLargePayloadsInStore: options.keepLargePayloadsInStore }
           : {}),
         ...(options.approvalWebhook ? { approvalWebhooks: options.approvalWebhook } : {}),
+        ...approvalReminderOption(options),
       }),
       // A function, so the codec goes after the codecs the worker or client already has.
       ...(options.encryption
@@ -136,6 +144,7 @@ export class RelayPlugin extends SimplePlugin {
     if (options.approvalWebhook && typeof options.approvalWebhook !== 'function') {
       checkApprovalWebhook(options.approvalWebhook);
     }
+    approvalReminderOption(options);
     return new RelayPlugin(options, await resolveToolRegistry(options));
   }
 
@@ -226,4 +235,10 @@ export async function checkSearchAttributes(connection: NativeConnection, namesp
     'invalid_input',
     `The Temporal namespace '${namespace}' lacks Relay-E's search attributes (${missing.map((a) => a.name).join(', ')}). Register them:\n  ${command}`,
   );
+}
+
+/** The activities' reminder lead time, checked (see approvalReminderMs): absent when none was asked for. */
+function approvalReminderOption(options: RelayPluginOptions): { approvalReminderMs?: number } {
+  const ms = approvalReminderMs(options.remindApproversBeforeExpiry, options.approvalWebhook);
+  return ms === undefined ? {} : { approvalReminderMs: ms };
 }

@@ -115,6 +115,27 @@ describe('relay-e worker and dev with an approval webhook from the environment',
     expect(await worker.exited).not.toBe(0);
     expect(worker.stderr()).toContain('RELAY_E_APPROVAL_WEBHOOK_SECRET is not set');
   });
+
+  it('refuses a reminder that is not a duration, and says when it reminds', async () => {
+    const env = { RELAY_E_APPROVAL_WEBHOOK_URL: url, RELAY_E_APPROVAL_WEBHOOK_SECRET: secret };
+    const refused = spawnRelayE(['worker', '--json'], {
+      cwd: folder,
+      env: workerEnv({ ...env, RELAY_E_APPROVAL_REMINDER: 'soon' }),
+    });
+    expect(await refused.exited).not.toBe(0);
+    expect(refused.stderr()).toContain("Approval reminder 'soon' is not a duration");
+    const worker = spawnRelayE(['worker', '--json'], {
+      cwd: folder,
+      env: workerEnv({ ...env, RELAY_E_APPROVAL_REMINDER: '1h' }),
+    });
+    try {
+      expect(JSON.parse(await worker.nextLine())).toMatchObject({
+        approvalWebhook: `${url} (reminded 1h before a call expires)`,
+      });
+    } finally {
+      expect(await worker.stop()).toBe(0);
+    }
+  });
 });
 
 async function waitFor<T>(read: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {

@@ -1,7 +1,4 @@
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { verifyApprovalNotice } from '../../src/notify/approval-webhook.js';
 import type { ApprovalWebhooks } from '../../src/notify/approval-webhook.js';
 import type { ApprovalNotice } from '../../src/shared/approval-notice.js';
 import type { RunEvent } from '../../src/shared/run-types.js';
@@ -14,47 +11,27 @@ import type { RelayTestKit } from '../helpers/relay-test-kit.js';
 import type { RelayClient } from '../../src/client/relay-client.js';
 import { currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
+import { startApprovalReceiver } from '../helpers/approval-receiver.js';
+import type { ApprovalReceiver } from '../helpers/approval-receiver.js';
 
 const secret = 'workflow-test-secret-0123';
 
-/**
- * A webhook receiver on a local port: answers with the statuses queued for a call id and notice type (200 when none
- * is left), and keeps the notices it took.
- */
-const answers = new Map<string, number[]>();
-/** How long the receiver takes to answer, queued the same way (no wait when none is left). */
-const delays = new Map<string, number[]>();
-const notices: ApprovalNotice[] = [];
-const receiver = createServer((request, response) => {
-  let body = '';
-  request.on('data', (chunk: Buffer) => (body += chunk.toString()));
-  request.on('end', () => {
-    const signature = request.headers['relay-e-signature'] as string | undefined;
-    const notice = verifyApprovalNotice({ body, signature, secret });
-    const key = `${notice.toolCallId}/${notice.type}`;
-    const status = answers.get(key)?.shift() ?? 200;
-    setTimeout(
-      () => {
-        if (status === 200) notices.push(notice);
-        response.writeHead(status).end();
-      },
-      delays.get(key)?.shift() ?? 0,
-    );
-  });
-});
-
 let kit: RelayTestKit;
+let receiver: ApprovalReceiver;
 let url = '';
+let notices: ApprovalNotice[] = [];
+let answers: Map<string, number[]>;
+let delays: Map<string, number[]>;
 
 beforeAll(async () => {
-  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/approvals`;
+  receiver = await startApprovalReceiver(secret);
+  ({ url, notices, answers, delays } = receiver);
   kit = await createRelayTestKit();
 });
 
 afterAll(async () => {
   await kit?.close();
-  await new Promise<void>((resolve) => receiver.close(() => resolve()));
+  await receiver?.close();
 });
 
 /**

@@ -2,10 +2,12 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from 'vitest';
 import {
+  approvalReminderMs,
   approvalSignatureHeader,
   approvalWebhookFor,
   approvalWebhookFromEnv,
   checkApprovalWebhook,
+  linkedToInbox,
   signApprovalNotice,
   verifyApprovalNotice,
 } from '../../../src/notify/approval-webhook.js';
@@ -114,6 +116,41 @@ describe('approval webhook settings', () => {
       ),
     ).toBe("invalid_input: Approval webhook format 'xml' is not 'relay-e' or 'slack'");
   });
+
+  it('takes a reminder lead time as a duration, beside a webhook only', () => {
+    const webhook = { url: 'https://hooks.example.test/relay-e', secret };
+    expect(approvalReminderMs(undefined, undefined)).toBeUndefined();
+    expect(approvalReminderMs('1h', webhook)).toBe(3_600_000);
+    expect(approvalReminderMs(90_000, () => webhook)).toBe(90_000);
+    expect(refusal(() => approvalReminderMs('soon', webhook))).toBe(
+      "invalid_input: Approval reminder 'soon' is not a duration (as '1h' or ms)",
+    );
+    expect(refusal(() => approvalReminderMs('-1h', webhook))).toMatch(/must be a positive duration/);
+    expect(refusal(() => approvalReminderMs(0, webhook))).toMatch(/must be a positive duration/);
+    expect(refusal(() => approvalReminderMs('1h', undefined))).toBe(
+      'invalid_input: An approval reminder needs an approval webhook to send it',
+    );
+  });
+
+  it('links notices to an inbox where their webhook names none', () => {
+    const signed = { url: 'https://hooks.example.test/relay-e', secret };
+    // The inbox's address is known once it listens: until then, no link.
+    const inbox: { url?: string } = {};
+    const inboxUrl = () => inbox.url;
+    const linked = linkedToInbox(signed, inboxUrl);
+    expect(approvalWebhookFor(linked, 'acme')).toEqual(signed);
+    inbox.url = 'http://127.0.0.1:8787';
+    expect(approvalWebhookFor(linked, 'acme')).toEqual({ ...signed, inboxUrl: inbox.url });
+    const own = { ...signed, inboxUrl: 'https://inbox.example.test' };
+    expect(approvalWebhookFor(linkedToInbox(own, inboxUrl), 'acme')).toEqual(own);
+    expect(
+      approvalWebhookFor(
+        linkedToInbox(() => undefined, inboxUrl),
+        'acme',
+      ),
+    ).toBeUndefined();
+    expect(refusal(() => linkedToInbox({ url: 'ftp://x.test', secret }, inboxUrl))).toMatch(/must be http/);
+  });
 });
 
 describe('approval notices as Slack messages', () => {
@@ -141,6 +178,18 @@ describe('approval notices as Slack messages', () => {
         ':hourglass_flowing_sand: *transfer_funds* waits for approval in run `run_1` (tenant acme), until ' +
         '2026-12-05T12:00:00.000Z.\n```{"to":"&lt;B&amp;C&gt;"}```\n<http://127.0.0.1:8787/inbox/runs/run_1|Open it in the inbox>',
     });
+  });
+
+  it('reminds of a call that still waits', () => {
+    const expiring = {
+      ...base,
+      type: 'approval.expiring',
+      id: 'run_1/call_1_0/expiring',
+      input: { amount: 5 },
+    } as const;
+    expect(slackMessageOf(expiring).text).toMatch(
+      /^:warning: \*transfer_funds\* still waits for approval in run `run_1` \(tenant acme\), until .*\n```\{"amount":5\}```/,
+    );
   });
 
   it('says how the wait ended', () => {
