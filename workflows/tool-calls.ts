@@ -198,7 +198,8 @@ async function waitForDecision(
   const wait = (ms: number) => (context.exact ? condition(decided, ms, { summary }) : condition(decided, ms));
   const leadMs = entry.remindApproversBeforeMs;
   if (leadMs === undefined || leadMs >= waitMs) return wait(waitMs);
-  if (await wait(waitMs - leadMs)) return true;
+  // A decision taken in the activation the reminder's timer fired in needs no reminder.
+  if ((await wait(waitMs - leadMs)) || decided()) return true;
   notifyApprovalExpiring(context, pending);
   return wait(leadMs);
 }
