@@ -1,4 +1,12 @@
-import { CancellationScope, condition, isCancellation, proxyActivities } from '@temporalio/workflow';
+import {
+  CancellationScope,
+  ParentClosePolicy,
+  condition,
+  isCancellation,
+  proxyActivities,
+  startChild,
+  workflowInfo,
+} from '@temporalio/workflow';
 import type { RelayActivities } from '../activities/index.js';
 import { approvalNoticeRetry, maxNoticeInputBytes } from '../src/shared/approval-notice.js';
 import type { ApprovalDecidedNotice, ApprovalNotice } from '../src/shared/approval-notice.js';
@@ -8,6 +16,8 @@ import type { AcceptedDecision } from './approvals.js';
 import type { RunContext } from './run-context.js';
 import { describeFailure } from './describe-failure.js';
 import { readRecordedTime } from './recorded-clock.js';
+import { relaySearchAttributes } from '../src/shared/search-attributes.js';
+import { deliverApprovalNotices } from './deliver-approval-notices.js';
 
 // One delivery may take the webhook's own timeout (10 s by default) and some; the retry policy spans minutes.
 const { notifyApprovers } = proxyActivities<RelayActivities>({
@@ -17,7 +27,8 @@ const { notifyApprovers } = proxyActivities<RelayActivities>({
 
 /**
  * How long a run that is about to end (or continue as new) waits for its notices still in flight: a notice pending
- * when its run closes is dropped, so a decision's notice would otherwise race the run's last steps.
+ * when its run closes is dropped, so a decision's notice would otherwise race the run's last steps. Under the
+ * approvers-told-every-ending rule, what is still in flight then is handed to a workflow of its own.
  */
 const noticeGraceMs = 30_000;
 
@@ -30,10 +41,12 @@ export interface RunNotices {
    * not yet how the wait ended, each with the end of its latest notice, which the next one waits for.
    */
   readonly waiting: Map<string, { approval: PendingApproval; lastEnded: Promise<void> }>;
+  /** The notices sent and not yet ended, by id, in the order they were sent: what a hand-off delivers. */
+  readonly unsent: Map<string, { approval: PendingApproval; notice: ApprovalNotice }>;
 }
 
 export function noRunNotices(): RunNotices {
-  return { inFlight: 0, waiting: new Map() };
+  return { inFlight: 0, waiting: new Map(), unsent: new Map() };
 }
 
 /**
@@ -125,7 +138,38 @@ export async function withdrawWaitingCalls(
  * would change their commands.
  */
 export async function noticesDelivered(context: RunContext): Promise<void> {
-  await condition(() => context.notices.inFlight === 0, noticeGraceMs);
+  const delivered = await condition(() => context.notices.inFlight === 0, noticeGraceMs);
+  if (!delivered && context.patches.approversToldEveryEnding()) await handOffNotices(context);
+}
+
+/**
+ * Starts `deliverApprovalNotices` with the notices still in flight, as a child workflow the run's close abandons
+ * rather than ends, so they are still delivered, and records a `tool_approval_notice_handed_off` event for each. A
+ * notice whose activity is still in an attempt may then arrive twice: receivers drop repeats by id.
+ */
+async function handOffNotices(context: RunContext): Promise<void> {
+  const { run, notices } = context;
+  const unsent = [...notices.unsent.values()];
+  // Named after the execution, not the run: a run's id is not in its recorded history, so replay could not match it.
+  const deliveredBy = `approval-notices/${workflowInfo().runId}`;
+  await startChild(deliverApprovalNotices, {
+    args: [unsent.map(({ notice }) => notice)],
+    workflowId: deliveredBy,
+    parentClosePolicy: ParentClosePolicy.ABANDON,
+    // Its tenant's codec tokens read it, as they read the run.
+    typedSearchAttributes: [{ key: relaySearchAttributes.tenant, value: run.input.tenantId }],
+  });
+  for (const { approval, notice } of unsent) {
+    const { toolCallId, toolName, step } = approval;
+    const event = {
+      type: 'tool_approval_notice_handed_off',
+      toolCallId,
+      toolName,
+      notice: notice.type,
+      deliveredBy,
+    } as const;
+    run.emit(event, { step, at: run.latestAt });
+  }
 }
 
 /** Sends a call's last notice: under the rule, once its notices before have ended, so receivers get them in order. */
@@ -149,9 +193,11 @@ function sendNotice(
 ): Promise<void> {
   const { notices } = context;
   notices.inFlight += 1;
+  notices.unsent.set(notice.id, { approval, notice });
   const deliver = () => deliverNotice(context, approval, notice);
   return (after === undefined ? deliver() : after.then(deliver)).finally(() => {
     notices.inFlight -= 1;
+    notices.unsent.delete(notice.id);
   });
 }
 

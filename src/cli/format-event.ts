@@ -40,6 +40,8 @@ function describeEvent(event: RunEvent): string {
       return `${call(event)} ${event.notice} sent (webhook answered ${event.status}, attempt ${event.attempt})`;
     case 'tool_approval_notice_failed':
       return `${call(event)} ${event.notice} NOT sent after ${event.attempt} attempt(s): ${event.error}`;
+    case 'tool_approval_notice_handed_off':
+      return `${call(event)} ${event.notice} still in flight at the run's end: delivered by ${event.deliveredBy}`;
     case 'tool_succeeded':
       return `${call(event)} -> ${compact(event.output)}${event.truncated ? ' (truncated)' : ''}`;
     case 'tool_failed':

@@ -151,6 +151,7 @@ export const runEventSchema = z
       'tool_approval_timed_out',
       'tool_approval_notified',
       'tool_approval_notice_failed',
+      'tool_approval_notice_handed_off',
       'tool_succeeded',
       'tool_failed',
       'run_completed',

@@ -147,6 +147,11 @@ export type RunEvent =
       status?: number;
       attempt: number;
     })
+  /**
+   * The run closed with this notice still in flight, 30 seconds after it was ready to: the workflow `deliveredBy`
+   * (which outlives the run) delivers it, and its result says how that ended.
+   */
+  | (ToolEventBase & { type: 'tool_approval_notice_handed_off'; notice: ApprovalNoticeType; deliveredBy: string })
   | (ToolEventBase & { type: 'tool_succeeded'; output: unknown; truncated?: boolean })
   | (ToolEventBase & { type: 'tool_failed'; error: string; errorType: ToolErrorType })
   /** The run was cancelled while this call waited for a human or ran. */

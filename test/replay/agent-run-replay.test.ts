@@ -94,7 +94,8 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
  * rule's recorded answers) and `tool-approval-timeout` (a tool's own wait, recorded in the catalog).
  * `approvers-notified` is also the old side of `approvers-told-every-ending`, a patch asked at a run's first notice;
  * the two paths after it are its new side (notices in order, a cancelled run's waiting call withdrawn).
- * `approval-reminded` splits the wait at the reminder's lead time, which the catalog records.
+ * `approval-reminded` splits the wait at the reminder's lead time, which the catalog records;
+ * `approval-notice-handed-off` starts a child workflow for a notice still in flight after the grace period.
  */
 const pendingApprovalsInMemo = [
   ...pathsSinceCatalogInFirstCall,
@@ -104,6 +105,7 @@ const pendingApprovalsInMemo = [
   'approvers-told-in-order',
   'approvers-told-of-cancel',
   'approval-reminded',
+  'approval-notice-handed-off',
 ].map((name) => `pending-approvals-in-memo/${name}.json`);
 
 describe('replaying recorded agent runs', () => {

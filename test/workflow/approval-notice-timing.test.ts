@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunEvent } from '../../src/shared/run-types.js';
 import { createTestEnvironment } from '../../src/testing/create-test-environment.js';
 import type { RelayTestEnvironment } from '../../src/testing/create-test-environment.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
@@ -7,7 +8,8 @@ import type { ApprovalReceiver } from '../helpers/approval-receiver.js';
 import { currentHistoryFile, isRecordingHistories } from '../helpers/replay-histories.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 
-// Time skipping: the reminder an hour before a 24-hour wait expires is reached by moving the test server's clock.
+// Time skipping: the reminder an hour before a 24-hour wait expires, and a run's 30-second grace for notices in
+// flight, are reached by moving the test server's clock.
 const secret = 'reminder-test-secret-0123';
 const hour = 3_600_000;
 const ledger = createLedger();
@@ -83,5 +85,35 @@ describe('reminding approvers before a call expires', () => {
     await env.result(runId);
     expect(types(runId)).toEqual(['approval.requested', 'approval.decided']);
     expect(receiver.noticesOf(runId)[1]).toMatchObject({ outcome: 'expired' });
+  });
+});
+
+describe('notices still in flight when a run ends', () => {
+  it('hands them to a workflow of their own after 30 seconds, which delivers them once the run has closed', async () => {
+    // Every attempt of the run's own delivery fails: its retries would outlast the run's 30-second grace.
+    receiver.answers.set('call_1_0/approval.decided', [503, 503, 503, 503, 503]);
+    const { runId } = await env.client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'pay' });
+    const approval = await env.waitForApproval(runId);
+    await receiver.waitForNotices(runId, 1);
+    await approval.approve();
+    expect((await env.result(runId)).output).toBe('done');
+
+    const events = await env.client.events(runId);
+    const handedOff = events.filter(
+      (event): event is Extract<RunEvent, { type: 'tool_approval_notice_handed_off' }> =>
+        event.type === 'tool_approval_notice_handed_off',
+    );
+    expect(handedOff).toMatchObject([{ toolCallId: 'call_1_0', notice: 'approval.decided' }]);
+    const deliveredBy = handedOff[0]?.deliveredBy ?? '';
+    const { runId: executionId } = await env.temporal.workflow.getHandle(runId).describe();
+    expect(deliveredBy).toBe(`approval-notices/${executionId}`);
+    expect(events.at(-1)?.type).toBe('run_completed');
+
+    // The run is closed; its notice is delivered by the workflow it handed it to.
+    expect(await env.temporal.workflow.getHandle(deliveredBy).result()).toMatchObject([
+      { id: `${runId}/call_1_0/decided`, outcome: 'delivered', status: 200 },
+    ]);
+    expect(types(runId)).toEqual(['approval.requested', 'approval.decided']);
+    if (isRecordingHistories()) await env.recordHistory(runId, currentHistoryFile('approval-notice-handed-off'));
   });
 });

@@ -58,5 +58,14 @@ describe('formatEvent', () => {
     expect(formatEvent(failed)).toBe(
       `#2   tool_approval_notice_failed transfer_funds [call_1_0] approval.decided NOT sent after 1 attempt(s): ${error}`,
     );
+    const handedOff: RunEvent = {
+      ...call,
+      type: 'tool_approval_notice_handed_off',
+      notice: 'approval.decided',
+      deliveredBy: 'run-1/approval-notices/abc',
+    };
+    expect(formatEvent(handedOff)).toMatch(
+      /transfer_funds \[call_1_0\] approval\.decided still in flight at the run's end: delivered by run-1\/approval-notices\/abc$/,
+    );
   });
 });

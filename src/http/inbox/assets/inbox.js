@@ -265,10 +265,17 @@ function timelineItem(event) {
       title = `${tool} needs no approval for this input (its approval rule)`;
       break;
     case 'tool_approval_notified':
-    case 'tool_approval_notice_failed': {
-      const about = event['notice'] === 'approval.decided' ? `how the wait for ${tool} ended` : `that ${tool} waits`;
+    case 'tool_approval_notice_failed':
+    case 'tool_approval_notice_handed_off': {
+      const about = {
+        'approval.requested': `that ${tool} waits`,
+        'approval.expiring': `that ${tool} still waits and expires soon`,
+        'approval.decided': `how the wait for ${tool} ended`,
+      }[String(event['notice'])];
       if (event.type === 'tool_approval_notified') {
         title = `Approvers told ${about} (webhook answered ${event['status']})`;
+      } else if (event.type === 'tool_approval_notice_handed_off') {
+        title = `Approvers are still being told ${about}, by ${event['deliveredBy']}`;
       } else {
         title = `Approvers were not told ${about}`;
         text(String(event['error']));

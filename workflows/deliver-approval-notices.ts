@@ -1,0 +1,35 @@
+import { proxyActivities } from '@temporalio/workflow';
+import type { RelayActivities } from '../activities/index.js';
+import { approvalNoticeRetry } from '../src/shared/approval-notice.js';
+import type { ApprovalNotice, ApprovalNoticeOutcome } from '../src/shared/approval-notice.js';
+import { describeFailure } from './describe-failure.js';
+
+// The same activity and retries as the run's own notices (approval-notices.ts).
+const { notifyApprovers } = proxyActivities<RelayActivities>({
+  startToCloseTimeout: '1 minute',
+  retry: approvalNoticeRetry,
+});
+
+/** How one handed-off notice ended, by its id. */
+export type HandedOffNoticeOutcome = { id: string } & ApprovalNoticeOutcome;
+
+/**
+ * Delivers the approval notices a run handed off because it closed with them still in flight (its grace period
+ * spent), one after the other so a call's notices keep their order, each with the notice activity's own retries. The
+ * run's event log is closed by then: how each ended is this workflow's result, and its history in the Temporal UI.
+ */
+export async function deliverApprovalNotices(notices: ApprovalNotice[]): Promise<HandedOffNoticeOutcome[]> {
+  const outcomes: HandedOffNoticeOutcome[] = [];
+  for (const notice of notices) {
+    const ending = await notifyApprovers(notice).then(
+      ({ at: _at, ...outcome }): ApprovalNoticeOutcome => outcome,
+      (error: unknown): ApprovalNoticeOutcome => ({
+        outcome: 'failed',
+        error: describeFailure(error),
+        attempt: approvalNoticeRetry.maximumAttempts,
+      }),
+    );
+    outcomes.push({ id: notice.id, ...ending });
+  }
+  return outcomes;
+}
