@@ -6,9 +6,13 @@ import { createDemoModel } from '../demo/demo-model.js';
 import { createDemoTools } from '../demo/demo-tools.js';
 import { providersFromEnv } from '../model/providers/index.js';
 import { secretsFromEnv } from '../security/resolve-secret-references.js';
-import { approvalWebhookFromEnv, linkedToInbox } from '../notify/approval-webhook.js';
-import type { DurationInput } from '../shared/run-types.js';
-import type { ApprovalWebhooks } from '../notify/approval-webhook.js';
+import {
+  approvalWebhookFromEnv,
+  approvalWebhookTenantsFromEnv,
+  linkedToInbox,
+  webhookForTenants,
+} from '../notify/approval-webhook.js';
+import type { ApprovalWebhook, ApprovalWebhooks } from '../notify/approval-webhook.js';
 import type { PayloadStore } from '../store/payload-store.js';
 import { createWorker } from '../worker/create-worker.js';
 import { exitCodes } from './cli-error.js';
@@ -58,9 +62,9 @@ export async function startCliWorker(
   const connection = await connectWorkerConnection(settings);
   const payloads = openCliPayloadStore(settings, project, connection, { defaultFolderShared });
   const tools = project ? project.config.tools : createDemoTools(new DemoBankFile(demoBankFile));
-  const configuredWebhook = project?.config.approvalWebhook ?? approvalWebhookFromEnv(process.env);
+  const configured = approvalWebhooksOf(project, process.env);
   const approvalWebhook =
-    configuredWebhook && inboxUrl ? linkedToInbox(configuredWebhook, inboxUrl) : configuredWebhook;
+    configured.webhooks && inboxUrl ? linkedToInbox(configured.webhooks, inboxUrl) : configured.webhooks;
   const reminder =
     project?.config.remindApproversBeforeExpiry ?? (process.env['RELAY_E_APPROVAL_REMINDER'] || undefined);
   const models = {
@@ -102,7 +106,10 @@ export async function startCliWorker(
             : tool.name,
     ),
     source: project ? project.file : 'the banking demo (no relay-e.config.ts found)',
-    approvalWebhook: describeApprovalWebhook(configuredWebhook, reminder),
+    approvalWebhook:
+      configured.where && reminder !== undefined
+        ? `${configured.where} (reminded ${String(reminder)} before a call expires)`
+        : configured.where,
     stop: () =>
       (stopping ??= (async () => {
         if (worker.getState() === 'RUNNING') worker.shutdown();
@@ -114,19 +121,27 @@ export async function startCliWorker(
 }
 
 /**
- * Where notices go, without a secret: a signed webhook's URL, a Slack webhook (its URL is its secret), or per tenant;
- * and the reminder's lead time when there is one.
+ * The worker's approval webhooks, and where they post, without a secret: the config's, else the environment's (for
+ * the tenants RELAY_E_APPROVAL_WEBHOOK_TENANTS lists, when it does).
  */
-function describeApprovalWebhook(
-  webhooks: ApprovalWebhooks | undefined,
-  reminder: DurationInput | undefined,
-): string | undefined {
-  if (webhooks === undefined) return undefined;
-  const reminded = reminder === undefined ? '' : ` (reminded ${String(reminder)} before a call expires)`;
-  if (typeof webhooks === 'function') return `per tenant (relay-e.config.ts)${reminded}`;
-  const where =
-    webhooks.format === 'slack' ? `a Slack incoming webhook on ${new URL(webhooks.url).host}` : webhooks.url;
-  return `${where}${reminded}`;
+function approvalWebhooksOf(
+  project: ProjectConfig | undefined,
+  env: NodeJS.ProcessEnv,
+): { webhooks?: ApprovalWebhooks; where?: string } {
+  const fromConfig = project?.config.approvalWebhook;
+  if (typeof fromConfig === 'function') return { webhooks: fromConfig, where: 'per tenant (relay-e.config.ts)' };
+  if (fromConfig) return { webhooks: fromConfig, where: describeApprovalWebhook(fromConfig) };
+  const webhook = approvalWebhookFromEnv(env);
+  if (webhook === undefined) return {};
+  const tenants = approvalWebhookTenantsFromEnv(env);
+  if (tenants === undefined) return { webhooks: webhook, where: describeApprovalWebhook(webhook) };
+  const where = `${describeApprovalWebhook(webhook)} (tenants ${tenants.join(', ')})`;
+  return { webhooks: webhookForTenants(webhook, tenants), where };
+}
+
+/** Where a webhook posts, without a secret: a signed webhook's URL, or a Slack webhook's host (its URL is its secret). */
+function describeApprovalWebhook(webhook: ApprovalWebhook): string {
+  return webhook.format === 'slack' ? `a Slack incoming webhook on ${new URL(webhook.url).host}` : webhook.url;
 }
 
 const cli = cliInvocation();
@@ -147,8 +162,9 @@ Model-call contexts are kept in the config's payloadStore, else in files under $
 (share one store between the workers of a task queue; a janitor expires closed runs' contexts).
 Approvers are told of each call that waits for them when the config's approvalWebhook, or
 RELAY_E_APPROVAL_WEBHOOK_URL with RELAY_E_APPROVAL_WEBHOOK_SECRET (or RELAY_E_APPROVAL_WEBHOOK_FORMAT=slack
-for a Slack incoming webhook), names a webhook (RELAY_E_INBOX_URL adds a link to the inbox to each notice; RELAY_E_APPROVAL_REMINDER=1h,
-or the config's remindApproversBeforeExpiry, reminds approvers of a call still waiting an hour before it expires).
+for a Slack incoming webhook), names a webhook: RELAY_E_APPROVAL_WEBHOOK_TENANTS=a,b notifies those tenants'
+approvers only, RELAY_E_INBOX_URL adds a link to the inbox to each notice, and RELAY_E_APPROVAL_REMINDER=1h
+(or the config's remindApproversBeforeExpiry) reminds approvers of a call still waiting an hour before it expires.
 Without a config, the demo bank's balances and transfers are kept in ${demoBankFile} under the working
 folder (beside the runs of relay-e dev), so a transfer approved after a restart moves the right balances;
 delete the file to start the bank over.

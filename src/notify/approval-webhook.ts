@@ -134,7 +134,8 @@ export function approvalWebhookFromEnv(env: NodeJS.ProcessEnv): ApprovalWebhook 
   const url = env['RELAY_E_APPROVAL_WEBHOOK_URL'] || undefined;
   const secret = env['RELAY_E_APPROVAL_WEBHOOK_SECRET'] || undefined;
   const format = env['RELAY_E_APPROVAL_WEBHOOK_FORMAT'] || undefined;
-  if (url === undefined && secret === undefined && format === undefined) return undefined;
+  const tenants = env['RELAY_E_APPROVAL_WEBHOOK_TENANTS'] || undefined;
+  if (url === undefined && secret === undefined && format === undefined && tenants === undefined) return undefined;
   if (url === undefined) {
     throw new RelayError('invalid_input', 'RELAY_E_APPROVAL_WEBHOOK_URL is not set: an approval webhook needs its URL');
   }
@@ -154,6 +155,30 @@ export function approvalWebhookFromEnv(env: NodeJS.ProcessEnv): ApprovalWebhook 
   }
   checkApprovalWebhook(webhook);
   return webhook;
+}
+
+/**
+ * The tenants `RELAY_E_APPROVAL_WEBHOOK_TENANTS` (comma-separated) limits the environment's webhook to, or undefined
+ * when it is unset: then the webhook serves every tenant. A list with no tenant in it is refused, not read as none.
+ */
+export function approvalWebhookTenantsFromEnv(env: NodeJS.ProcessEnv): string[] | undefined {
+  const listed = env['RELAY_E_APPROVAL_WEBHOOK_TENANTS'] || undefined;
+  if (listed === undefined) return undefined;
+  const tenants = listed
+    .split(',')
+    .map((tenant) => tenant.trim())
+    .filter((tenant) => tenant !== '');
+  if (tenants.length === 0) {
+    throw new RelayError('invalid_input', `RELAY_E_APPROVAL_WEBHOOK_TENANTS '${listed}' names no tenant`);
+  }
+  return tenants;
+}
+
+/** `webhook` for the listed tenants only: every other tenant's approvers are not notified. */
+export function webhookForTenants(webhook: ApprovalWebhook, tenants: readonly string[]): ApprovalWebhooks {
+  checkApprovalWebhook(webhook);
+  const served = new Set(tenants);
+  return (tenantId) => (served.has(tenantId) ? webhook : undefined);
 }
 
 /** The `relay-e-signature` header for `body` signed with `secret` at `at`. */

@@ -116,7 +116,7 @@ describe('relay-e worker and dev with an approval webhook from the environment',
     expect(worker.stderr()).toContain('RELAY_E_APPROVAL_WEBHOOK_SECRET is not set');
   });
 
-  it('refuses a reminder that is not a duration, and says when it reminds', async () => {
+  it('refuses a reminder that is not a duration, and says whom it notifies and when it reminds', async () => {
     const env = { RELAY_E_APPROVAL_WEBHOOK_URL: url, RELAY_E_APPROVAL_WEBHOOK_SECRET: secret };
     const refused = spawnRelayE(['worker', '--json'], {
       cwd: folder,
@@ -126,11 +126,11 @@ describe('relay-e worker and dev with an approval webhook from the environment',
     expect(refused.stderr()).toContain("Approval reminder 'soon' is not a duration");
     const worker = spawnRelayE(['worker', '--json'], {
       cwd: folder,
-      env: workerEnv({ ...env, RELAY_E_APPROVAL_REMINDER: '1h' }),
+      env: workerEnv({ ...env, RELAY_E_APPROVAL_REMINDER: '1h', RELAY_E_APPROVAL_WEBHOOK_TENANTS: 'acme,demo' }),
     });
     try {
       expect(JSON.parse(await worker.nextLine())).toMatchObject({
-        approvalWebhook: `${url} (reminded 1h before a call expires)`,
+        approvalWebhook: `${url} (tenants acme, demo) (reminded 1h before a call expires)`,
       });
     } finally {
       expect(await worker.stop()).toBe(0);

@@ -6,8 +6,10 @@ import {
   approvalSignatureHeader,
   approvalWebhookFor,
   approvalWebhookFromEnv,
+  approvalWebhookTenantsFromEnv,
   checkApprovalWebhook,
   linkedToInbox,
+  webhookForTenants,
   signApprovalNotice,
   verifyApprovalNotice,
 } from '../../../src/notify/approval-webhook.js';
@@ -115,6 +117,23 @@ describe('approval webhook settings', () => {
         }),
       ),
     ).toBe("invalid_input: Approval webhook format 'xml' is not 'relay-e' or 'slack'");
+  });
+
+  it('limits the environment’s webhook to the tenants it lists', () => {
+    const env = { RELAY_E_APPROVAL_WEBHOOK_URL: 'http://127.0.0.1:9000/hook', RELAY_E_APPROVAL_WEBHOOK_SECRET: secret };
+    expect(approvalWebhookTenantsFromEnv(env)).toBeUndefined();
+    const tenants = approvalWebhookTenantsFromEnv({ ...env, RELAY_E_APPROVAL_WEBHOOK_TENANTS: ' acme, globex ,' });
+    expect(tenants).toEqual(['acme', 'globex']);
+    const webhook = approvalWebhookFromEnv(env);
+    const served = webhookForTenants(webhook!, tenants!);
+    expect(approvalWebhookFor(served, 'acme')).toEqual(webhook);
+    expect(approvalWebhookFor(served, 'initech')).toBeUndefined();
+    expect(refusal(() => approvalWebhookTenantsFromEnv({ ...env, RELAY_E_APPROVAL_WEBHOOK_TENANTS: ' , ' }))).toBe(
+      "invalid_input: RELAY_E_APPROVAL_WEBHOOK_TENANTS ' , ' names no tenant",
+    );
+    expect(refusal(() => approvalWebhookFromEnv({ RELAY_E_APPROVAL_WEBHOOK_TENANTS: 'acme' }))).toMatch(
+      /RELAY_E_APPROVAL_WEBHOOK_URL is not set/,
+    );
   });
 
   it('takes a reminder lead time as a duration, beside a webhook only', () => {
