@@ -20,6 +20,9 @@ export async function recordHistoryIfRequested(
 /** The recorded agent-run histories, a folder per patch side (test/replay/agent-run-replay.test.ts lists them). */
 export const agentRunHistories = path.join(import.meta.dirname, '../fixtures/histories/agent-run');
 
+/** The recorded histories of `deliverApprovalNotices`, the workflow a run hands its last notices to. */
+export const approvalNoticeHistories = path.join(import.meta.dirname, '../fixtures/histories/approval-notices');
+
 /**
  * The file a test records a path's history into today: the folder of the newest patch a new run asks
  * (workflows/run-patches.ts). A new patch gets a new folder here, and the replay test lists it.

@@ -1,3 +1,4 @@
+import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../src/shared/run-types.js';
 import { createTestEnvironment } from '../../src/testing/create-test-environment.js';
@@ -5,7 +6,7 @@ import type { RelayTestEnvironment } from '../../src/testing/create-test-environ
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { startApprovalReceiver } from '../helpers/approval-receiver.js';
 import type { ApprovalReceiver } from '../helpers/approval-receiver.js';
-import { currentHistoryFile, isRecordingHistories } from '../helpers/replay-histories.js';
+import { approvalNoticeHistories, currentHistoryFile, isRecordingHistories } from '../helpers/replay-histories.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 
 // Time skipping: the reminder an hour before a 24-hour wait expires, and a run's 30-second grace for notices in
@@ -114,6 +115,9 @@ describe('notices still in flight when a run ends', () => {
       { id: `${runId}/call_1_0/decided`, outcome: 'delivered', status: 200 },
     ]);
     expect(types(runId)).toEqual(['approval.requested', 'approval.decided']);
-    if (isRecordingHistories()) await env.recordHistory(runId, currentHistoryFile('approval-notice-handed-off'));
+    if (isRecordingHistories()) {
+      await env.recordHistory(runId, currentHistoryFile('approval-notice-handed-off'));
+      await env.recordHistory(deliveredBy, path.join(approvalNoticeHistories, 'delivered-after-its-run.json'));
+    }
   });
 });
