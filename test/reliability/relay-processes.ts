@@ -60,7 +60,10 @@ export interface DecisionRetry {
 
 /**
  * Sends a decision until the run has it: a worker killed while it handled the update leaves the caller without
- * an answer, so a refusal as `approval_not_pending` is checked against the run's events before it counts.
+ * an answer, so a refusal as `approval_not_pending` is checked against the run's events before it counts. A call
+ * can also be refused before it is pending: a worker that applied the model's answer proposing it (and answered a
+ * query with it) can die before its task is recorded; the next worker then gets that answer and the update in one
+ * task, and Temporal delivers the update first. Once the events show the call waiting, the decision is sent again.
  */
 export async function decideOnce(
   client: RelayClient,
@@ -79,7 +82,9 @@ export async function decideOnce(
       if (RelayError.isInstance(error) && error.code === 'approval_not_pending') {
         const events = await readEventsPatiently(client, runId);
         if (events.some((event) => isDecisionOn(event, toolCallId))) return 'already_applied';
-        throw error;
+        if (!isAwaitingApproval(events, toolCallId) || attempt >= (retry.attempts ?? 20)) throw error;
+        retry.onRetry?.(error);
+        continue;
       }
       if (attempt >= (retry.attempts ?? 20)) throw error;
       retry.onRetry?.(error);
@@ -108,6 +113,12 @@ async function readEventsPatiently(client: RelayClient, runId: string): Promise<
 }
 
 /** True for the event that records a human decision on `toolCallId`. */
+/** Whether the call waits for a human in these events: its last event says so (these runs notify nobody). */
+function isAwaitingApproval(events: readonly RunEvent[], toolCallId: string): boolean {
+  const ofCall = events.filter((event) => 'toolCallId' in event && event.toolCallId === toolCallId);
+  return ofCall.at(-1)?.type === 'tool_awaiting_approval';
+}
+
 export function isDecisionOn(event: RunEvent, toolCallId: string): boolean {
   return (event.type === 'tool_approved' || event.type === 'tool_rejected') && event.toolCallId === toolCallId;
 }
