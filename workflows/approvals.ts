@@ -82,6 +82,12 @@ export class ApprovalBook {
     if (decision.decision !== 'approve' && decision.decision !== 'reject') {
       throw refusal('invalid_input', "decision must be 'approve' or 'reject'");
     }
+    if (pending.approvers && !pending.approvers.includes(String(decision.approver ?? ''))) {
+      const who =
+        typeof decision.approver === 'string' ? `'${decision.approver.slice(0, 256)}'` : 'an unnamed approver';
+      const allowed = pending.approvers.join(' or ');
+      throw refusal('approver_not_allowed', `Tool '${pending.toolName}' is decided by ${allowed} only, not by ${who}`);
+    }
     if (decision.decidedAt !== undefined && !isIsoTime(decision.decidedAt)) {
       throw refusal('invalid_input', 'decidedAt must be a time in ISO 8601 (as toISOString writes it)');
     }

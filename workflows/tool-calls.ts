@@ -149,7 +149,9 @@ async function awaitApproval(
   const requestedAt = recordedOrNow(checkedAt);
   const waitMs = approvalWaitMs(context, entry);
   const expiresAt = new Date(Date.parse(requestedAt) + waitMs).toISOString();
-  const pending = { ...ids, ...hints, input, step: run.step, requestedAt, expiresAt };
+  // Who may decide, when the tool says: the approval book refuses anyone else (approvals.ts).
+  const approvers = entry.approvers ? { approvers: entry.approvers } : {};
+  const pending = { ...ids, ...hints, input, step: run.step, requestedAt, expiresAt, ...approvers };
   run.awaitApproval(pending);
   run.callStarted(call, 'awaiting_approval');
   run.emit({ type: 'tool_awaiting_approval', ...ids, ...hints, input, expiresAt }, { at: requestedAt });

@@ -58,6 +58,10 @@ export const pendingApprovalSchema = z
       .boolean()
       .optional()
       .openapi({ description: "The tool's author says it may destroy or overwrite data." }),
+    approvers: z
+      .array(z.string())
+      .optional()
+      .openapi({ description: 'The only approvers (API key names) who may decide it, when its tool names them.' }),
   })
   .openapi('PendingApproval');
 
@@ -262,6 +266,10 @@ export const toolListingSchema = z
     approvalByRule: z.boolean().optional().openapi({
       description: "Each call is asked the tool's approval rule first: one it answers false for runs without a human.",
     }),
+    approvers: z
+      .array(z.string())
+      .optional()
+      .openapi({ description: 'The only approvers (API key names) who may decide its calls, when it names them.' }),
     approvalTimeoutMs: z.number().int().optional().openapi({
       description:
         "How long a call waits for a decision (ms), when the tool sets its own limit; a run's can shorten it.",

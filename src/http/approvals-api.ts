@@ -97,6 +97,7 @@ function decisionRoute<Schema extends typeof approveRequestSchema | typeof rejec
         'invalid_json',
         'unauthorized',
         'run_not_found',
+        'approver_not_allowed',
         'approval_not_pending',
         'payload_too_large',
         'invalid_input',

@@ -12,6 +12,10 @@ const documentedProblems = {
   unauthorized: { status: 401, detail: 'Send a valid API key as `Authorization: Bearer <key>` or `x-api-key`' },
   run_not_found: { status: 404, detail: "Run 'run_5f0c…' not found" },
   run_already_exists: { status: 409, detail: "A run with id 'invoice-42' already exists" },
+  approver_not_allowed: {
+    status: 403,
+    detail: "Tool 'transfer_funds' is decided by finance-lead or cfo only, not by 'ops'",
+  },
   approval_not_pending: {
     status: 409,
     detail: "Run 'run_5f0c…' has ended (completed); no tool call awaits a decision",

@@ -15,6 +15,11 @@ export interface McpToolPolicy {
    */
   approvalTimeoutMs?: number;
   /**
+   * Who may decide a call (`defineTool`'s `approvers`); applies to the tools that ask for approval.
+   * @default any approver of the run's tenant
+   */
+  approvers?: string[];
+  /**
    * Per-attempt time limit in milliseconds; the MCP request is cancelled when it elapses.
    * @default the executor's `defaultTimeoutMs` (60 000)
    */
@@ -61,9 +66,12 @@ export function resolveToolPolicy(
     retry: pick('retry') ?? { maximumAttempts: safeToRepeat ? 3 : 1 },
   };
   const approvalTimeoutMs = pick('approvalTimeoutMs');
+  const approvers = pick('approvers');
   const timeoutMs = pick('timeoutMs');
   const maxResultBytes = pick('maxResultBytes');
   if (approvalTimeoutMs !== undefined) resolved.approvalTimeoutMs = approvalTimeoutMs;
+  // A server-wide list reaches only the tools that wait for a human: a read-only tool has nobody to ask.
+  if (approvers !== undefined && resolved.requiresApproval !== false) resolved.approvers = approvers;
   if (timeoutMs !== undefined) resolved.timeoutMs = timeoutMs;
   if (maxResultBytes !== undefined) resolved.maxResultBytes = maxResultBytes;
   return resolved;

@@ -246,6 +246,7 @@ function toToolDefinition(
     requiresApproval: policy.requiresApproval,
     retry: policy.retry,
     ...(policy.approvalTimeoutMs !== undefined ? { approvalTimeoutMs: policy.approvalTimeoutMs } : {}),
+    ...(policy.approvers !== undefined ? { approvers: policy.approvers } : {}),
     ...(policy.timeoutMs !== undefined ? { timeoutMs: policy.timeoutMs } : {}),
     ...(policy.maxResultBytes !== undefined ? { maxResultBytes: policy.maxResultBytes } : {}),
     source: { kind: 'mcp', server, tool: toolName },

@@ -12,6 +12,7 @@ export const errorCodes = [
   'run_unavailable',
   'approval_not_pending',
   'approval_input_invalid',
+  'approver_not_allowed',
   'tenant_mismatch',
   'tool_execution_failed',
   'tool_reported_error',

@@ -69,6 +69,8 @@ export interface PendingApproval extends ApprovalHints {
   step: number;
   requestedAt: string;
   expiresAt: string;
+  /** The only approvers who may decide it, when its tool names them (`defineTool`'s `approvers`). */
+  approvers?: string[];
 }
 
 /** A human's decision on one tool call, sent by update (answered) or signal (fire and forget). */

@@ -53,6 +53,8 @@ export interface ToolCatalogEntry {
   approvalByRule?: true;
   /** How long a call waits for a decision, when the tool sets its own limit (see `approvalWaitMs` in the workflow). */
   approvalTimeoutMs?: number;
+  /** Who may decide its calls, when the tool names them: a decision by anyone else is refused. */
+  approvers?: string[];
   /** Per-attempt time limit in milliseconds. */
   timeoutMs?: number;
   retry?: ToolRetryPolicy;

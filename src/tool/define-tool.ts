@@ -33,6 +33,13 @@ export interface ToolDefinition<Input = any, Output = unknown> {
    */
   readonly approvalTimeoutMs?: number;
   /**
+   * Who may decide a call of this tool: the approver names a decision must carry, as the HTTP API and the inbox
+   * record them (the name of the caller's API key). A decision by anyone else is refused (`approver_not_allowed`)
+   * and the call keeps waiting. Names sent through the Temporal client or a signal are the sender's own word.
+   * @default any approver of the run's tenant
+   */
+  readonly approvers?: readonly string[];
+  /**
    * Per-attempt time limit in milliseconds; `ctx.signal` aborts when it elapses.
    * @default the executor's `defaultTimeoutMs` (60 000)
    */
@@ -125,6 +132,7 @@ export function defineTool<Input, Output>(
   }
   assertPositiveInteger(name, 'timeoutMs', options.timeoutMs);
   assertPositiveInteger(name, 'approvalTimeoutMs', options.approvalTimeoutMs);
+  checkApprovers(name, options.approvers, requiresApproval);
   assertPositiveInteger(name, 'maxResultBytes', options.maxResultBytes);
   assertPositiveInteger(name, 'retry.maximumAttempts', options.retry?.maximumAttempts);
   if (options.inputJsonSchema === undefined) toJsonSchema(inputSchema, name);
@@ -138,6 +146,7 @@ export function defineTool<Input, Output>(
   };
   const optional = {
     approvalTimeoutMs: options.approvalTimeoutMs,
+    approvers: options.approvers === undefined ? undefined : [...options.approvers],
     timeoutMs: options.timeoutMs,
     retry: options.retry,
     guardrails: options.guardrails,
@@ -185,6 +194,21 @@ export function defineJsonSchemaTool<TOutput>(
 function assertPositiveInteger(toolName: string, option: string, value: number | undefined): void {
   if (value !== undefined && !(Number.isSafeInteger(value) && value > 0)) {
     invalid(toolName, `Tool '${toolName}': ${option} must be a positive integer, got ${String(value)}`);
+  }
+}
+
+/** A list of one or more approver names, on a tool that asks for approval: a list on any other could never apply. */
+function checkApprovers(toolName: string, approvers: unknown, requiresApproval: unknown): void {
+  if (approvers === undefined) return;
+  const names = Array.isArray(approvers) ? (approvers as unknown[]) : [];
+  if (names.length === 0 || !names.every((approver) => typeof approver === 'string' && approver.trim() !== '')) {
+    invalid(toolName, `Tool '${toolName}': approvers must be a list of one or more approver names`);
+  }
+  if (requiresApproval === false) {
+    invalid(
+      toolName,
+      `Tool '${toolName}': approvers needs requiresApproval (true or a rule); no call would wait for them`,
+    );
   }
 }
 

@@ -56,6 +56,7 @@ export function toCatalogEntry(tool: ToolDefinition): ToolCatalogEntry {
   };
   if (typeof tool.requiresApproval === 'function') entry.approvalByRule = true;
   if (tool.approvalTimeoutMs !== undefined) entry.approvalTimeoutMs = tool.approvalTimeoutMs;
+  if (tool.approvers !== undefined) entry.approvers = [...tool.approvers];
   if (tool.timeoutMs !== undefined) entry.timeoutMs = tool.timeoutMs;
   if (tool.retry !== undefined) entry.retry = { ...tool.retry };
   if (tool.source !== undefined) entry.source = { ...tool.source };

@@ -22,6 +22,8 @@ export interface ToolListing {
   approvalByRule?: true;
   /** How long a call waits for a decision, when the tool sets its own limit. */
   approvalTimeoutMs?: number;
+  /** Who may decide its calls, when the tool names them. */
+  approvers?: string[];
   /** Per-attempt time limit in milliseconds, when the tool or its server sets one. */
   timeoutMs?: number;
   retry?: ToolRetryPolicy;
@@ -41,6 +43,7 @@ export function formatToolListing(listing: ToolListing): string {
   const policy = [
     listing.approvalByRule ? 'approval by rule' : listing.requiresApproval ? 'needs approval' : 'no approval',
     listing.approvalTimeoutMs !== undefined ? `decision within ${listing.approvalTimeoutMs} ms` : undefined,
+    listing.approvers !== undefined ? `decided by ${listing.approvers.join(' or ')}` : undefined,
     listing.timeoutMs !== undefined ? `timeout ${listing.timeoutMs} ms` : undefined,
     listing.retry?.maximumAttempts !== undefined ? `${listing.retry.maximumAttempts} attempt(s)` : undefined,
   ].filter(Boolean);

@@ -95,7 +95,8 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
  * `approvers-notified` is also the old side of `approvers-told-every-ending`, a patch asked at a run's first notice;
  * the two paths after it are its new side (notices in order, a cancelled run's waiting call withdrawn).
  * `approval-reminded` splits the wait at the reminder's lead time, which the catalog records;
- * `approval-notice-handed-off` starts a child workflow for a notice still in flight after the grace period.
+ * `approval-notice-handed-off` starts a child workflow for a notice still in flight after the grace period;
+ * `named-approver` refuses a signal from an approver its tool does not name (the catalog records the names).
  */
 const pendingApprovalsInMemo = [
   ...pathsSinceCatalogInFirstCall,
@@ -106,6 +107,7 @@ const pendingApprovalsInMemo = [
   'approvers-told-of-cancel',
   'approval-reminded',
   'approval-notice-handed-off',
+  'named-approver',
 ].map((name) => `pending-approvals-in-memo/${name}.json`);
 
 describe('replaying recorded agent runs', () => {

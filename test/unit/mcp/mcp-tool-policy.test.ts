@@ -35,6 +35,16 @@ describe('resolveToolPolicy', () => {
   });
 });
 
+describe('approvers in a policy', () => {
+  it('names who decides the tools that wait for a human, and leaves read-only tools without any', () => {
+    const server = { approvers: ['ops-lead'] };
+    expect(resolveToolPolicy('delete_repo', undefined, server).approvers).toEqual(['ops-lead']);
+    expect(resolveToolPolicy('list_repos', { readOnlyHint: true }, server)).not.toHaveProperty('approvers');
+    const rules = { 'delete_*': { approvers: ['cto'] } };
+    expect(resolveToolPolicy('delete_repo', undefined, server, rules).approvers).toEqual(['cto']);
+  });
+});
+
 describe('matchesGlob', () => {
   it('matches * and ? and nothing else specially', () => {
     expect(matchesGlob('delete_*', 'delete_repo')).toBe(true);

@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { RelayError } from '../../../src/shared/errors.js';
 import { defineTool, tool } from '../../../src/tool/define-tool.js';
+import { toCatalogEntry } from '../../../src/tool/tool-catalog.js';
 
 const schema = z.object({ account_id: z.string().describe('Account identifier') });
 const execute = (input: { account_id: string }) => ({ account_id: input.account_id, balance_usd: 4231.55 });
@@ -134,6 +135,23 @@ describe('defineTool', () => {
     expect(definitionError(() => defineTool({ ...bare, maxResultBytes: 1.5 })).message).toContain('maxResultBytes');
     expect(definitionError(() => defineTool({ ...bare, retry: { maximumAttempts: -1 } })).message).toContain(
       'retry.maximumAttempts',
+    );
+  });
+
+  it('takes the approvers who may decide its calls, and refuses a list that could never apply', () => {
+    const schema = z.object({ amount: z.number() });
+    const execute = () => 'ok';
+    const bare = { name: 'pay', description: 'Pays.', inputSchema: schema, execute };
+    const decided = defineTool({ ...bare, requiresApproval: true, approvers: ['finance-lead', 'cfo'] });
+    expect(toCatalogEntry(decided)).toMatchObject({ requiresApproval: true, approvers: ['finance-lead', 'cfo'] });
+    expect(definitionError(() => defineTool({ ...bare, requiresApproval: true, approvers: [] })).message).toBe(
+      "Tool 'pay': approvers must be a list of one or more approver names",
+    );
+    expect(definitionError(() => defineTool({ ...bare, requiresApproval: true, approvers: [' '] })).message).toMatch(
+      /approvers must be a list/,
+    );
+    expect(definitionError(() => defineTool({ ...bare, approvers: ['cfo'] })).message).toMatch(
+      /approvers needs requiresApproval/,
     );
   });
 

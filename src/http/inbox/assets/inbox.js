@@ -1,7 +1,7 @@
 // The inbox's only script, served as is by the API (tsc copies it into dist; test/unit/http/inbox-script.test.ts
 // type-checks it against the DOM). Everything it shows goes in through textContent, never as HTML.
 
-/** @typedef {{ toolCallId: string, toolName: string, input: unknown, step: number, requestedAt: string, expiresAt: string }} PendingApproval */
+/** @typedef {{ toolCallId: string, toolName: string, input: unknown, step: number, requestedAt: string, expiresAt: string, approvers?: string[] }} PendingApproval */
 /** @typedef {PendingApproval & { runId: string, model: string, userId?: string, inputSchema?: unknown }} InboxApproval */
 /** @typedef {{ path: string, message: string }} Issue */
 /** @typedef {{ type: string, seq: number, at: string, step: number, [field: string]: unknown }} RunEvent */
@@ -339,6 +339,7 @@ function decisionForm(runId, approval, schema, onDecided) {
       element('h3', { id: `${id}-title` }, [`${approval.toolName} (call ${approval.toolCallId})`]),
       element('p', { class: 'muted' }, [
         `Requested ${timeOf(approval.requestedAt)}, expires ${timeOf(approval.expiresAt)}.`,
+        ...(approval.approvers ? [` Only ${approval.approvers.join(' or ')} may decide it.`] : []),
       ]),
       element('label', { for: input.id }, ['Input (JSON; edit it to approve different arguments)']),
       input,
