@@ -106,7 +106,7 @@ async function runSteps(context: RunContext): Promise<RunResult> {
   const stepsAtStart = run.step;
   for (;;) {
     if (run.step >= run.maxSteps) {
-      if (context.notices.inFlight > 0) await noticesDelivered(context);
+      if (context.notices.inFlight.size > 0) await noticesDelivered(context);
       return finishRun(context, 'max_steps', { at: run.latestAt });
     }
     run.step += 1;
@@ -116,7 +116,7 @@ async function runSteps(context: RunContext): Promise<RunResult> {
     const response = recordModelResponse(context, receiveCatalog(context, await requestModelTurn(context)));
     const suggested = workflowInfo().continueAsNewSuggested;
     if ((response.toolCalls ?? []).length === 0) {
-      if (context.notices.inFlight > 0) await noticesDelivered(context);
+      if (context.notices.inFlight.size > 0) await noticesDelivered(context);
       return finishRun(context, 'final_answer', { output: response.text ?? '', at: response.at });
     }
     const calls = proposeToolCalls(context, response);
@@ -124,7 +124,7 @@ async function runSteps(context: RunContext): Promise<RunResult> {
     publishRunStateIfChanged(context);
     if (shouldContinueAsNew(context, stepsAtStart, suggested)) {
       await condition(allHandlersFinished);
-      if (context.notices.inFlight > 0) await noticesDelivered(context);
+      if (context.notices.inFlight.size > 0) await noticesDelivered(context);
       return await continueAsNew<typeof agentRun>(run.input, carryState(context));
     }
   }

@@ -3,11 +3,9 @@ import {
   ParentClosePolicy,
   condition,
   isCancellation,
-  proxyActivities,
   startChild,
   workflowInfo,
 } from '@temporalio/workflow';
-import type { RelayActivities } from '../activities/index.js';
 import { approvalNoticeRetry, maxNoticeInputBytes } from '../src/shared/approval-notice.js';
 import type { ApprovalDecidedNotice, ApprovalNotice } from '../src/shared/approval-notice.js';
 import { boundEchoedInput } from '../src/shared/payload-limits.js';
@@ -18,12 +16,7 @@ import { describeFailure } from './describe-failure.js';
 import { readRecordedTime } from './recorded-clock.js';
 import { relaySearchAttributes } from '../src/shared/search-attributes.js';
 import { deliverApprovalNotices } from './deliver-approval-notices.js';
-
-// One delivery may take the webhook's own timeout (10 s by default) and some; the retry policy spans minutes.
-const { notifyApprovers } = proxyActivities<RelayActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: approvalNoticeRetry,
-});
+import { notifyApprovers } from './notify-approvers-activity.js';
 
 /**
  * How long a run that is about to end (or continue as new) waits for its notices still in flight: a notice pending
@@ -34,19 +27,20 @@ const noticeGraceMs = 30_000;
 
 /** One run's approval notices. */
 export interface RunNotices {
-  /** Notices sent, or waiting for the one before them, that have not ended: the run waits for them before it ends. */
-  inFlight: number;
+  /**
+   * The notices sent (or waiting for the one before them) that have not ended, by id, in the order sent: the run
+   * waits for them before it ends, and hands off those still here after its grace period.
+   */
+  readonly inFlight: Map<string, { approval: PendingApproval; notice: ApprovalNotice }>;
   /**
    * Under the approvers-told-every-ending rule (run-patches.ts), the calls whose approvers were told they wait and
    * not yet how the wait ended, each with the end of its latest notice, which the next one waits for.
    */
   readonly waiting: Map<string, { approval: PendingApproval; lastEnded: Promise<void> }>;
-  /** The notices sent and not yet ended, by id, in the order they were sent: what a hand-off delivers. */
-  readonly unsent: Map<string, { approval: PendingApproval; notice: ApprovalNotice }>;
 }
 
 export function noRunNotices(): RunNotices {
-  return { inFlight: 0, waiting: new Map(), unsent: new Map() };
+  return { inFlight: new Map(), waiting: new Map() };
 }
 
 /**
@@ -116,7 +110,7 @@ export async function withdrawWaitingCalls(
 ): Promise<void> {
   const { notices, run } = context;
   // A notice was sent whenever either holds, so the rule was asked then and is not asked here for the first time.
-  if (notices.waiting.size === 0 && notices.inFlight === 0) return;
+  if (notices.waiting.size === 0 && notices.inFlight.size === 0) return;
   if (!context.patches.approversToldEveryEnding()) return;
   run.approvals.settleAll();
   for (const { approval } of [...notices.waiting.values()]) {
@@ -138,7 +132,7 @@ export async function withdrawWaitingCalls(
  * would change their commands.
  */
 export async function noticesDelivered(context: RunContext): Promise<void> {
-  const delivered = await condition(() => context.notices.inFlight === 0, noticeGraceMs);
+  const delivered = await condition(() => context.notices.inFlight.size === 0, noticeGraceMs);
   if (!delivered && context.patches.approversToldEveryEnding()) await handOffNotices(context);
 }
 
@@ -149,17 +143,17 @@ export async function noticesDelivered(context: RunContext): Promise<void> {
  */
 async function handOffNotices(context: RunContext): Promise<void> {
   const { run, notices } = context;
-  const unsent = [...notices.unsent.values()];
+  const handedOff = [...notices.inFlight.values()];
   // Named after the execution, not the run: a run's id is not in its recorded history, so replay could not match it.
   const deliveredBy = `approval-notices/${workflowInfo().runId}`;
   await startChild(deliverApprovalNotices, {
-    args: [unsent.map(({ notice }) => notice)],
+    args: [handedOff.map(({ notice }) => notice)],
     workflowId: deliveredBy,
     parentClosePolicy: ParentClosePolicy.ABANDON,
     // Its tenant's codec tokens read it, as they read the run.
     typedSearchAttributes: [{ key: relaySearchAttributes.tenant, value: run.input.tenantId }],
   });
-  for (const { approval, notice } of unsent) {
+  for (const { approval, notice } of handedOff) {
     const { toolCallId, toolName, step } = approval;
     const event = {
       type: 'tool_approval_notice_handed_off',
@@ -191,13 +185,11 @@ function sendNotice(
   notice: ApprovalNotice,
   after?: Promise<void>,
 ): Promise<void> {
-  const { notices } = context;
-  notices.inFlight += 1;
-  notices.unsent.set(notice.id, { approval, notice });
+  const { inFlight } = context.notices;
+  inFlight.set(notice.id, { approval, notice });
   const deliver = () => deliverNotice(context, approval, notice);
   return (after === undefined ? deliver() : after.then(deliver)).finally(() => {
-    notices.inFlight -= 1;
-    notices.unsent.delete(notice.id);
+    inFlight.delete(notice.id);
   });
 }
 

@@ -1,14 +1,7 @@
-import { proxyActivities } from '@temporalio/workflow';
-import type { RelayActivities } from '../activities/index.js';
 import { approvalNoticeRetry } from '../src/shared/approval-notice.js';
 import type { ApprovalNotice, ApprovalNoticeOutcome } from '../src/shared/approval-notice.js';
 import { describeFailure } from './describe-failure.js';
-
-// The same activity and retries as the run's own notices (approval-notices.ts).
-const { notifyApprovers } = proxyActivities<RelayActivities>({
-  startToCloseTimeout: '1 minute',
-  retry: approvalNoticeRetry,
-});
+import { notifyApprovers } from './notify-approvers-activity.js';
 
 /** How one handed-off notice ended, by its id. */
 export type HandedOffNoticeOutcome = { id: string } & ApprovalNoticeOutcome;
