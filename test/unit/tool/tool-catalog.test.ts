@@ -87,6 +87,7 @@ describe('toCatalogEntry', () => {
       inputSchema: schema,
       requiresApproval: true,
       approvalTimeoutMs: 900_000,
+      approvers: ['finance-lead', 'cfo'],
       timeoutMs: 10_000,
       retry,
       execute: () => 'paid',
@@ -96,9 +97,11 @@ describe('toCatalogEntry', () => {
 
     expect(entry).toMatchObject({ requiresApproval: true, approvalTimeoutMs: 900_000, timeoutMs: 10_000, retry });
     expect(formatToolListing(toToolListing(entry))).toContain(
-      'policy: needs approval, decision within 900000 ms, timeout 10000 ms, 1 attempt(s)',
+      'policy: needs approval, decision within 900000 ms, decided by finance-lead or cfo, timeout 10000 ms, 1 attempt(s)',
     );
     expect(entry.retry).not.toBe(retry);
+    expect(entry.approvers).toEqual(['finance-lead', 'cfo']);
+    expect(entry.approvers).not.toBe(pay.approvers);
   });
 
   it('records a tool whose approval is a rule as one that may ask, and says it is a rule', () => {
