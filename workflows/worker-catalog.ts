@@ -1,4 +1,12 @@
-import { condition, continueAsNew, defineSignal, setHandler, upsertMemo, workflowInfo } from '@temporalio/workflow';
+import {
+  condition,
+  continueAsNew,
+  defineSignal,
+  patched,
+  setHandler,
+  upsertMemo,
+  workflowInfo,
+} from '@temporalio/workflow';
 import { mergeWorkerCatalogs, workerCatalogMemoKey } from '../src/shared/worker-catalog.js';
 import type { WorkerCatalogPublication } from '../src/shared/worker-catalog.js';
 
@@ -9,11 +17,26 @@ export const publishWorkerCatalogSignal = defineSignal<[WorkerCatalogPublication
 export const withdrawWorkerCatalogSignal = defineSignal<[workerId: string]>('withdrawWorkerCatalog');
 
 /**
- * Workers refresh their announcement this often; one not refreshed for three periods is taken for dead
- * (killed without withdrawing), so its tools stop counting.
+ * How many of its refresh periods an announcement may miss before it is taken for dead (a worker killed without
+ * withdrawing), so its tools stop counting.
  */
-export const workerCatalogRefreshMs = 10 * 60_000;
-export const workerCatalogStaleAfterMs = 3 * workerCatalogRefreshMs;
+const missedPeriodsToLapse = 3;
+
+/**
+ * How often workers announced before they said so themselves. Catalogs recorded before the lapse-by-announced-period
+ * patch wake and lapse by it alone, and so does an announcement that names no period.
+ */
+export const legacyWorkerRefreshMs = 10 * 60_000;
+export const legacyWorkerStaleAfterMs = missedPeriodsToLapse * legacyWorkerRefreshMs;
+
+/** How often today's workers announce themselves (`refreshMs` in each announcement). */
+export const workerCatalogRefreshMs = 60_000;
+
+/**
+ * Each announcement lapses after three of the periods it says it refreshes in, and the workflow wakes as often as
+ * the most frequent of them, so a killed worker's tools stop counting within minutes, not half an hour.
+ */
+const lapseByAnnouncedPeriodPatch = 'lapse-by-announced-period';
 
 interface ReceivedPublication extends WorkerCatalogPublication {
   receivedAt: number;
@@ -25,6 +48,9 @@ interface ReceivedPublication extends WorkerCatalogPublication {
  * withdrawn (or lapsed); the next worker to start begins it again.
  */
 export async function relayWorkerCatalog(carried: ReceivedPublication[] = []): Promise<void> {
+  const byAnnouncedPeriod = patched(lapseByAnnouncedPeriodPatch);
+  const refreshOf = (publication: WorkerCatalogPublication) =>
+    (byAnnouncedPeriod ? publication.refreshMs : undefined) ?? legacyWorkerRefreshMs;
   const publications = new Map(carried.map((publication) => [publication.workerId, publication]));
   let changed = true;
   setHandler(publishWorkerCatalogSignal, (publication) => {
@@ -36,7 +62,7 @@ export async function relayWorkerCatalog(carried: ReceivedPublication[] = []): P
   });
   for (;;) {
     for (const [workerId, publication] of publications) {
-      if (Date.now() - publication.receivedAt > workerCatalogStaleAfterMs) {
+      if (Date.now() - publication.receivedAt > missedPeriodsToLapse * refreshOf(publication)) {
         publications.delete(workerId);
         changed = true;
       }
@@ -44,10 +70,12 @@ export async function relayWorkerCatalog(carried: ReceivedPublication[] = []): P
     if (publications.size === 0) return;
     if (changed) {
       const lastAnnouncedAt = Math.max(...[...publications.values()].map((publication) => publication.receivedAt));
+      const periods = [...publications.values()].map(refreshOf);
       upsertMemo({
         [workerCatalogMemoKey]: {
           ...mergeWorkerCatalogs([...publications.values()]),
           lastAnnouncedAt: new Date(lastAnnouncedAt).toISOString(),
+          ...(byAnnouncedPeriod ? { lapseAfterMs: missedPeriodsToLapse * Math.max(...periods) } : {}),
         },
       });
       changed = false;
@@ -55,6 +83,9 @@ export async function relayWorkerCatalog(carried: ReceivedPublication[] = []): P
     if (workflowInfo().continueAsNewSuggested) {
       await continueAsNew<typeof relayWorkerCatalog>([...publications.values()]);
     }
-    await condition(() => changed, workerCatalogRefreshMs);
+    const wakeEveryMs = byAnnouncedPeriod
+      ? Math.min(...[...publications.values()].map(refreshOf))
+      : legacyWorkerRefreshMs;
+    await condition(() => changed, wakeEveryMs);
   }
 }

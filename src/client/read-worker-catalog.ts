@@ -5,7 +5,7 @@ import type { WorkerCatalog } from '../shared/worker-catalog.js';
 import {
   publishWorkerCatalogSignal,
   withdrawWorkerCatalogSignal,
-  workerCatalogStaleAfterMs,
+  legacyWorkerStaleAfterMs,
 } from '../../workflows/worker-catalog.js';
 import { isWorkflowNotFound } from './is-workflow-not-found.js';
 
@@ -32,7 +32,7 @@ export async function readWorkerCatalog(client: Client, taskQueue: string): Prom
   if (description.status.name !== 'RUNNING' || catalog === undefined || catalog.workers === 0) return undefined;
   if (
     catalog.lastAnnouncedAt !== undefined &&
-    Date.now() - Date.parse(catalog.lastAnnouncedAt) > workerCatalogStaleAfterMs
+    Date.now() - Date.parse(catalog.lastAnnouncedAt) > (catalog.lapseAfterMs ?? legacyWorkerStaleAfterMs)
   ) {
     return undefined;
   }

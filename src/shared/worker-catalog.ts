@@ -7,6 +7,8 @@ export interface WorkerCatalogPublication {
   tools: ToolCatalogEntry[];
   /** The model id prefixes the worker has providers for (`openai`, `scripted`, …). */
   modelPrefixes: string[];
+  /** How often the worker announces itself again; absent from workers before they said (every 10 minutes). */
+  refreshMs?: number;
 }
 
 /** What the workers of one task queue serve together: the union of their publications. */
@@ -26,6 +28,11 @@ export interface WorkerCatalog {
    * workers before this field.
    */
   lastAnnouncedAt?: string;
+  /**
+   * How long after `lastAnnouncedAt` every worker in the catalog has lapsed: three of the longest refresh period
+   * among them. Absent in catalogs written before workers said how often they announce (30 minutes then).
+   */
+  lapseAfterMs?: number;
 }
 
 /** The memo key under which the catalog workflow keeps the merged catalog, readable without a worker. */

@@ -49,7 +49,7 @@ export function startCatalogPublisher(
       taskQueue: target.taskQueue,
       args: [],
       signal: publishWorkerCatalogSignal,
-      signalArgs: [{ workerId, ...catalog() }],
+      signalArgs: [{ workerId, ...catalog(), refreshMs: workerCatalogRefreshMs }],
       staticSummary: `Tools and models the workers of task queue ${target.taskQueue} serve`,
     });
   // One announcement at a time, so an older catalog never lands after a newer one.
@@ -70,7 +70,7 @@ export function startCatalogPublisher(
     async stop() {
       clearInterval(refresh);
       await announced;
-      // Without a withdrawal the announcement still lapses after three refresh periods.
+      // Without a withdrawal the announcement still lapses after three refresh periods (three minutes).
       await client.workflow
         .getHandle(workflowId)
         .signal(withdrawWorkerCatalogSignal, workerId)

@@ -160,7 +160,7 @@ describe('a run the workers cannot serve', () => {
     const taskQueue = `catalog-lapse-${Date.now()}`;
     const client = await RelayClient.connect({ connection: kit.env.connection, namespace: kit.namespace, taskQueue });
     // A catalog as its workflow last wrote it, on a task queue no worker polls any more.
-    const catalogAnnouncedAgo = async (ms: number, suffix: string) => {
+    const catalogAnnouncedAgo = async (ms: number, suffix: string, lapse: { lapseAfterMs?: number } = {}) => {
       const workflowId = `relay-e-worker-catalog:${taskQueue}`;
       await kit.temporal.workflow
         .getHandle(workflowId)
@@ -177,6 +177,7 @@ describe('a run the workers cannot serve', () => {
             workers: 1,
             workerIds: [`killed-worker-${suffix}`],
             lastAnnouncedAt: new Date(Date.now() - ms).toISOString(),
+            ...lapse,
           },
         },
       });
@@ -185,7 +186,37 @@ describe('a run the workers cannot serve', () => {
     expect(await client.getWorkerCatalog()).toMatchObject({ workers: 1, modelPrefixes: ['scripted'] });
     await catalogAnnouncedAgo(31 * 60_000, 'lapsed');
     expect(await client.getWorkerCatalog()).toBeUndefined();
+    // Today's catalogs say when they lapse: three of their workers' one-minute refresh periods.
+    await catalogAnnouncedAgo(60_000, 'recent-minutes', { lapseAfterMs: 180_000 });
+    expect(await client.getWorkerCatalog()).toMatchObject({ workers: 1 });
+    await catalogAnnouncedAgo(4 * 60_000, 'lapsed-minutes', { lapseAfterMs: 180_000 });
+    expect(await client.getWorkerCatalog()).toBeUndefined();
     await kit.temporal.workflow.getHandle(`relay-e-worker-catalog:${taskQueue}`).terminate();
+  });
+
+  it('drops a worker that stopped announcing after three of its refresh periods, while the others stay', async () => {
+    const worker = await kit.startWorker({
+      tools: createTestTools(createLedger()).filter((tool) => tool.name === 'add'),
+      models: { scripted: scriptedModel([{ text: 'done' }]) },
+    });
+    try {
+      await waitForWorkerCatalog(worker.client);
+      // A worker killed right after it announced itself, saying it would announce again every half second.
+      await kit.temporal.workflow
+        .getHandle(`relay-e-worker-catalog:${worker.taskQueue}`)
+        .signal('publishWorkerCatalog', { workerId: 'killed', tools: [], modelPrefixes: ['ghost'], refreshMs: 500 });
+      await vi.waitFor(async () => expect((await worker.client.getWorkerCatalog())?.modelPrefixes).toContain('ghost'));
+      const announcedAt = Date.now();
+      await vi.waitFor(
+        async () => expect((await worker.client.getWorkerCatalog())?.modelPrefixes).toEqual(['scripted']),
+        { timeout: 15_000, interval: 200 },
+      );
+      // Not before its three half-second periods were missed.
+      expect(Date.now() - announcedAt).toBeGreaterThanOrEqual(1_000);
+      expect(await worker.client.getWorkerCatalog()).toMatchObject({ workers: 1, lapseAfterMs: 180_000 });
+    } finally {
+      await worker.stop();
+    }
   });
 
   it('is let through when no worker has announced a catalog, since nothing can be told', async () => {
