@@ -54,12 +54,13 @@ ${connectionOptionsHelp}`,
   },
 };
 
-function formatApprovals({ approvals }: PendingApprovals, tenantId: string): string {
+/** The table `relay-e approvals` prints: a call whose tool names its approvers says who may decide it. */
+export function formatApprovals({ approvals }: PendingApprovals, tenantId: string): string {
   if (approvals.length === 0) return `No tool call of tenant ${tenantId} waits for a human.\n`;
   const rows = approvals.map((approval) => [
     approval.runId,
     approval.toolCallId,
-    approval.toolName,
+    approval.approvers ? `${approval.toolName} (${approval.approvers.join(' or ')} only)` : approval.toolName,
     approval.expiresAt.replace('T', ' ').slice(0, 19),
     compact(approval.input),
   ]);

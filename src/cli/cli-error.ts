@@ -31,6 +31,7 @@ export function toExitCode(error: unknown): number {
         return exitCodes.notFound;
       case 'approval_not_pending':
       case 'approval_input_invalid':
+      case 'approver_not_allowed':
       case 'run_already_exists':
       case 'tenant_mismatch':
         return exitCodes.refused;

@@ -6,7 +6,7 @@ export const exitCodes = {
   usage: 2,
   /** No such run, or no such pending tool call. */
   notFound: 3,
-  /** The run refused the decision: already decided, or edited input that fails the tool's schema. */
+  /** The run refused the decision: already decided, edited input that fails the tool's schema, or a wrong approver. */
   refused: 4,
   /**
    * The Temporal server (or the API port) is not reachable, the dev server did not start, or the run cannot

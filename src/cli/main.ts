@@ -40,7 +40,8 @@ Exit codes:
   1    the run failed or was cancelled, or an unexpected error
   2    usage error (unknown command or flag, missing argument, invalid JSON)
   3    not found (no such run)
-  4    decision refused (no such pending call, already decided, edited input fails the schema)
+  4    decision refused (no such pending call, already decided, edited input fails the schema, an approver
+       the tool does not name)
   5    Temporal unreachable, the dev server could not start, or no worker has recovered the run yet
   130  interrupted (Ctrl-C while following a run; the run goes on)
 `;
