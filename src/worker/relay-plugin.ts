@@ -109,7 +109,7 @@ export class RelayPlugin extends SimplePlugin {
   readonly #modelPrefixes: string[];
   #dataConverter: DataConverter | undefined;
 
-  private constructor(options: RelayPluginOptions, tools: LoadedTools) {
+  private constructor(options: RelayPluginOptions, tools: LoadedTools, reminder: { approvalReminderMs?: number }) {
     const models = new ModelRegistry(options.models);
     super({
       name: 'relay-e',
@@ -126,7 +126,7 @@ export class RelayPlugin extends SimplePlugin {
           ? { keepLargePayloadsInStore: options.keepLargePayloadsInStore }
           : {}),
         ...(options.approvalWebhook ? { approvalWebhooks: options.approvalWebhook } : {}),
-        ...approvalReminderOption(options),
+        ...reminder,
       }),
       // A function, so the codec goes after the codecs the worker or client already has.
       ...(options.encryption
@@ -144,8 +144,9 @@ export class RelayPlugin extends SimplePlugin {
     if (options.approvalWebhook && typeof options.approvalWebhook !== 'function') {
       checkApprovalWebhook(options.approvalWebhook);
     }
-    approvalReminderOption(options);
-    return new RelayPlugin(options, await resolveToolRegistry(options));
+    // Checked before tool sources connect, so a bad reminder leaves no MCP server running.
+    const reminder = approvalReminderOption(options);
+    return new RelayPlugin(options, await resolveToolRegistry(options), reminder);
   }
 
   /** The model id prefixes this plugin's worker serves. */

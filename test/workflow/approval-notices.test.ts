@@ -1,6 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApprovalWebhooks } from '../../src/notify/approval-webhook.js';
-import type { ApprovalNotice } from '../../src/shared/approval-notice.js';
 import type { RunEvent } from '../../src/shared/run-types.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
@@ -19,13 +18,12 @@ const secret = 'workflow-test-secret-0123';
 let kit: RelayTestKit;
 let receiver: ApprovalReceiver;
 let url = '';
-let notices: ApprovalNotice[] = [];
 let answers: Map<string, number[]>;
 let delays: Map<string, number[]>;
 
 beforeAll(async () => {
   receiver = await startApprovalReceiver(secret);
-  ({ url, notices, answers, delays } = receiver);
+  ({ url, answers, delays } = receiver);
   kit = await createRelayTestKit();
 });
 
@@ -104,7 +102,7 @@ describe('telling approvers that a call waits', () => {
         expiresAt: pending?.expiresAt,
         inboxUrl: `http://127.0.0.1:8787/inbox/runs/${encodeURIComponent(runId)}`,
       };
-      expect(notices.filter((notice) => notice.runId === runId)).toEqual([
+      expect(receiver.noticesOf(runId)).toEqual([
         { type: 'approval.requested', id: `${runId}/call_1_0/requested`, ...base, input: pending?.input },
       ]);
       expect(events).toMatchObject([
@@ -127,7 +125,7 @@ describe('telling approvers that a call waits', () => {
       const approved = log.find((event) => event.type === 'tool_approved');
       expect(eventTypes(log).slice(-3)).toEqual(['model_responded', 'tool_approval_notified', 'run_completed']);
       expect(noticeEvents(log).map((event) => event.notice)).toEqual(['approval.requested', 'approval.decided']);
-      expect(notices.filter((notice) => notice.runId === runId).at(-1)).toEqual({
+      expect(receiver.noticesOf(runId).at(-1)).toEqual({
         type: 'approval.decided',
         id: `${runId}/call_1_0/decided`,
         ...base,
@@ -166,7 +164,7 @@ describe('telling approvers that a call waits', () => {
       await client.reject(runId, 'call_1_1', { reason: 'not this one' });
       await client.result(runId);
       expect(ledger.transfers.map((transfer) => transfer.to)).toEqual(['retried']);
-      const decided = notices.filter((notice) => notice.runId === runId && notice.type === 'approval.decided');
+      const decided = receiver.noticesOf(runId).filter((notice) => notice.type === 'approval.decided');
       expect(decided.sort((a, b) => a.toolCallId.localeCompare(b.toolCallId))).toMatchObject([
         { toolCallId: 'call_1_0', outcome: 'approved' },
         { toolCallId: 'call_1_1', outcome: 'rejected', reason: 'not this one' },
@@ -187,7 +185,7 @@ describe('telling approvers that a call waits', () => {
       });
       await client.result(runId);
       expect(ledger.transfers).toEqual([]);
-      const sent = notices.filter((notice) => notice.runId === runId);
+      const sent = receiver.noticesOf(runId);
       expect(sent.map((notice) => notice.type)).toEqual(['approval.requested', 'approval.decided']);
       expect(sent[1]).toMatchObject({ outcome: 'expired', decidedAt: sent[1]?.expiresAt });
       expect(sent[1]).not.toHaveProperty('approver');
@@ -206,7 +204,7 @@ describe('telling approvers that a call waits', () => {
       // The notices were asked for (the catalog says the tool notifies) and their activity answered: no webhook here.
       expect(await countScheduledActivities(kit.temporal, runId, 'notifyApprovers')).toBe(2);
       expect(noticeEvents(await client.events(runId))).toEqual([]);
-      expect(notices.some((notice) => notice.runId === runId)).toBe(false);
+      expect(receiver.noticesOf(runId)).toEqual([]);
     } finally {
       await stop();
     }
@@ -222,7 +220,7 @@ describe('telling approvers that a call waits', () => {
       await client.approve(runId, 'call_1_0', { approver: 'alice' });
       await client.result(runId);
       expect(ledger.transfers).toHaveLength(1);
-      const sent = notices.filter((notice) => notice.runId === runId);
+      const sent = receiver.noticesOf(runId);
       expect(sent.map((notice) => notice.type)).toEqual(['approval.requested', 'approval.decided']);
       expect(noticeEvents(await client.events(runId))).toMatchObject([
         { notice: 'approval.requested', attempt: 2 },
@@ -256,7 +254,7 @@ describe('telling approvers that a call waits', () => {
         'run_cancelled',
       ]);
       expect(noticeEvents(log).map((event) => event.notice)).toEqual(['approval.requested', 'approval.decided']);
-      const sent = notices.filter((notice) => notice.runId === runId);
+      const sent = receiver.noticesOf(runId);
       expect(sent.map((notice) => notice.type)).toEqual(['approval.requested', 'approval.decided']);
       expect(sent[1]).toMatchObject({ outcome: 'withdrawn', runStatus: 'cancelled', decidedAt: cancelled?.at });
       expect(sent[1]).not.toHaveProperty('approver');
@@ -284,7 +282,7 @@ describe('telling approvers that a call waits', () => {
       const log = await client.events(runId);
       expect(eventTypes(log).slice(-2)).toEqual(['tool_approval_notified', 'run_failed']);
       expect(noticeEvents(log).map((event) => event.notice)).toEqual(['approval.requested', 'approval.decided']);
-      expect(notices.filter((notice) => notice.runId === runId).at(-1)).toMatchObject({ outcome: 'approved' });
+      expect(receiver.noticesOf(runId).at(-1)).toMatchObject({ outcome: 'approved' });
     } finally {
       await stop();
     }
