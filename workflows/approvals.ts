@@ -13,6 +13,8 @@ export interface AcceptedDecision {
   edited: boolean;
   /** When the decider's client sent it, as it said (see ApprovalDecision.decidedAt). */
   decidedAt?: string;
+  /** The time of its `tool_approved` / `tool_rejected` event, when the handler that accepted it recorded one. */
+  recordedAt?: string;
 }
 
 /** How a wait for one call ended. */

@@ -1,20 +1,36 @@
 import type { AcceptedDecision } from './approvals.js';
+import type { RunContext } from './run-context.js';
 import type { RunState } from './run-state.js';
+import { usesRecordedTime } from './recorded-clock.js';
 
-/** The `tool_approved` or `tool_rejected` event of an accepted decision, at `at` (see RunState.emit). */
+/** The `tool_approved` or `tool_rejected` event of an accepted decision, at `at` (see RunState.emit); returns its time. */
 export function emitDecision(
   run: RunState,
   ids: { toolCallId: string; toolName: string },
   accepted: AcceptedDecision,
   at?: string,
-): void {
+): string {
   const who = {
     ...(accepted.approver !== undefined ? { approver: accepted.approver } : {}),
     ...(accepted.reason !== undefined ? { reason: accepted.reason } : {}),
   };
-  if (!accepted.approved) {
-    run.emit({ type: 'tool_rejected', ...ids, ...who }, { at });
-    return;
-  }
-  run.emit({ type: 'tool_approved', ...ids, ...who, input: accepted.input, edited: accepted.edited }, { at });
+  if (!accepted.approved) return run.emit({ type: 'tool_rejected', ...ids, ...who }, { at }).at;
+  return run.emit({ type: 'tool_approved', ...ids, ...who, input: accepted.input, edited: accepted.edited }, { at }).at;
+}
+
+/**
+ * Records a decision's event in the handler that accepted it, when the run's rules say the handler does, and returns
+ * when; else the waiting call records it once it resumes (tool-calls.ts). Runs from before the reads-from-history
+ * rule record it here with the clock; runs under the decision-recorded-when-accepted rule here with the time its
+ * client sent (run-patches.ts); the others wait for their time in the waiting call.
+ */
+export function recordDecisionWhenAccepted(
+  context: RunContext,
+  ids: { toolCallId: string; toolName: string },
+  accepted: AcceptedDecision,
+): string | undefined {
+  if (!usesRecordedTime(context)) return emitDecision(context.run, ids, accepted);
+  const sent = context.patches.decisionTimeFromDecider() ? accepted.decidedAt : undefined;
+  if (sent === undefined || !context.patches.decisionRecordedWhenAccepted()) return undefined;
+  return emitDecision(context.run, ids, accepted, sent);
 }

@@ -3,8 +3,7 @@ import type { ApprovalDecision, ApprovalOutcome } from '../src/shared/run-types.
 import type { AcceptedDecision } from './approvals.js';
 import { decideSignal, decideUpdate, eventPageQuery, eventsQuery, snapshotQuery } from './messages.js';
 import type { RunContext } from './run-context.js';
-import { emitDecision } from './decision-events.js';
-import { usesRecordedTime } from './recorded-clock.js';
+import { recordDecisionWhenAccepted } from './decision-events.js';
 import { describeFailure } from './describe-failure.js';
 
 /** Registers the run's decision update and signal and its queries. */
@@ -47,9 +46,8 @@ export function registerRunHandlers(context: RunContext): void {
 }
 
 /**
- * Records an accepted decision; the waiting call acts on it at the run's next step. Handlers never wait: under the
- * reads-from-history patch the waiting call records the decision's event once its time is read (see awaitApproval),
- * runs from before record it here, with the clock.
+ * Records an accepted decision; the waiting call acts on it at the run's next step. Handlers never wait: where the
+ * decision's time is not known here, the waiting call records its event once it has read one (recordDecisionWhenAccepted).
  */
 function applyDecision(context: RunContext, decision: ApprovalDecision, accepted: AcceptedDecision): ApprovalOutcome {
   const { run } = context;
@@ -57,9 +55,8 @@ function applyDecision(context: RunContext, decision: ApprovalDecision, accepted
   if (!pending) {
     throw ApplicationFailure.create({ type: 'approval_not_pending', message: 'Not pending', nonRetryable: true });
   }
-  run.approvals.accept(pending.toolCallId, accepted);
   const ids = { toolCallId: pending.toolCallId, toolName: pending.toolName };
-  // The same test as the waiting call's, so exactly one of the two records the event.
-  if (!usesRecordedTime(context)) emitDecision(run, ids, accepted);
+  const recordedAt = recordDecisionWhenAccepted(context, ids, accepted);
+  run.approvals.accept(pending.toolCallId, recordedAt === undefined ? accepted : { ...accepted, recordedAt });
   return accepted.approved ? { ...ids, decision: 'approve', input: accepted.input } : { ...ids, decision: 'reject' };
 }

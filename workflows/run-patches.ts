@@ -91,6 +91,16 @@ const patchesAtStartPatch = 'patches-at-start';
  */
 const approversToldEveryEndingPatch = 'approvers-told-every-ending';
 
+/**
+ * A decision whose time is known when it is accepted (its `decidedAt`, under the decision-time-from-decider rule) is
+ * recorded by the handler that accepts it, not by the waiting call once it resumes. A workflow task hands the run its
+ * signals and updates before its activity results, but a waiting call resumes after the results' own continuations:
+ * recorded there, a decision came after a tool result that arrived after it in the same task and before one in a later
+ * task, so a follower that read the run between two tasks could see another order than the final log's. Asked at a
+ * run's first such decision, as {@link approversToldEveryEndingPatch} is at its first notice, by the same runs.
+ */
+const decisionRecordedWhenAcceptedPatch = 'decision-recorded-when-accepted';
+
 /** The answers to the patches a run follows. */
 export interface RunPatches {
   /** False for runs started before the exact identity and limit rules: they replay with the old ones. */
@@ -114,10 +124,12 @@ export interface RunPatches {
   pendingApprovalsInMemo(): boolean;
   /** Asked at the run's first approval notice, never before (see {@link approversToldEveryEndingPatch}). */
   approversToldEveryEnding(): boolean;
+  /** Asked at the run's first decision with a known time, never before (see {@link decisionRecordedWhenAcceptedPatch}). */
+  decisionRecordedWhenAccepted(): boolean;
 }
 
 /** The rules decided at the start, without those asked later in the run. */
-type StartRules = Omit<RunPatches, 'approversToldEveryEnding'>;
+type StartRules = Omit<RunPatches, 'approversToldEveryEnding' | 'decisionRecordedWhenAccepted'>;
 
 const everyRule: StartRules = {
   exact: true,
@@ -159,8 +171,12 @@ const noMarkerRules = {
 /** The patches a run follows: those decided at its start, and those it asks later when it first needs them. */
 export function decideRunPatches(): RunPatches {
   const rules = decideStartRules();
-  const lateNotices = rules.readsFromHistory() ? approversToldEveryEndingPatch : undefined;
-  return { ...rules, approversToldEveryEnding: askedOnce(lateNotices) };
+  const late = rules.readsFromHistory();
+  return {
+    ...rules,
+    approversToldEveryEnding: askedOnce(late ? approversToldEveryEndingPatch : undefined),
+    decisionRecordedWhenAccepted: askedOnce(late ? decisionRecordedWhenAcceptedPatch : undefined),
+  };
 }
 
 /**

@@ -165,10 +165,12 @@ async function awaitApproval(
   run.settleApproval(call.id);
   run.callEnded(call.id);
   publishRunState(context);
-  // The decision's event, at a time history records (the handler that accepted it does not wait).
-  if (decision && usesRecordedTime(context)) emitDecision(run, ids, decision, await decisionTime(context, decision));
-  // The decision's event, or the timeout's just below, is the newest: its time is when the wait ended.
-  if (entry.notifiesApprovers) notifyApprovalDecided(context, pending, decision, decision ? run.latestAt : expiresAt);
+  // When the wait ended: the decision's event (recorded by its handler, else here at a time history records), or
+  // the timeout's just below. The awaits are those from before handlers recorded any, so older runs replay alike.
+  const endedAt = decision
+    ? (decision.recordedAt ?? emitDecision(run, ids, decision, await decisionTime(context, decision)))
+    : expiresAt;
+  if (entry.notifiesApprovers) notifyApprovalDecided(context, pending, decision, endedAt);
 
   if (!decision) {
     // The timer fired at expiresAt: the time its wait ended, whichever task delivered it.

@@ -97,6 +97,9 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
  * `approval-reminded` splits the wait at the reminder's lead time, which the catalog records;
  * `approval-notice-handed-off` starts a child workflow for a notice still in flight after the grace period;
  * `named-approver` refuses a signal from an approver its tool does not name (the catalog records the names).
+ * `decided-by-update-and-signal` is the old side of `decision-recorded-when-accepted`, a patch asked at a run's first
+ * decision that says when its client sent it; the three paths after `named-approver` are its new side (the decision
+ * recorded by its handler: beside a cancellation, beside a tool result in one task, on a worker without a cache).
  */
 const pendingApprovalsInMemo = [
   ...pathsSinceCatalogInFirstCall,
@@ -108,6 +111,9 @@ const pendingApprovalsInMemo = [
   'approval-reminded',
   'approval-notice-handed-off',
   'named-approver',
+  'decided-then-cancelled-in-one-task',
+  'decision-beside-tool-result',
+  'decisions-recorded-when-accepted',
 ].map((name) => `pending-approvals-in-memo/${name}.json`);
 
 describe('replaying recorded agent runs', () => {

@@ -2,6 +2,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineTool } from '../../src/tool/define-tool.js';
 import { decideUpdate, eventPageQuery } from '../../workflows/messages.js';
 import { RelayClient } from '../../src/client/relay-client.js';
 import { RelayError } from '../../src/shared/errors.js';
@@ -196,7 +198,7 @@ describe('the event log under replay', () => {
       expectDecisionsAtRecordedTimes(replayed, await recordedDecisionTimes(runId));
       await recordHistoryIfRequested(
         kit.temporal.workflow.getHandle(runId),
-        currentHistoryFile('decided-by-update-and-signal'),
+        currentHistoryFile('decisions-recorded-when-accepted'),
       );
     } finally {
       await replaying.stop();
@@ -266,6 +268,139 @@ describe('the time of a decision', () => {
     }
   });
 });
+
+describe('a decision delivered in the workflow task that cancels its run', () => {
+  it('is in the log before the cancellation', async () => {
+    const taskQueue = uniqueTaskQueue('decided-then-cancelled');
+    const ledger = createLedger();
+    const turns: ScriptedTurn[] = [
+      { toolCalls: [{ id: 'pay', name: 'transfer_funds', input: { from: 'A', to: 'B', amount: 5 } }] },
+      { text: 'never asked' },
+    ];
+    const start = () =>
+      kit.startWorker({ taskQueue, tools: createTestTools(ledger), models: { scripted: scriptedModel(turns) } });
+    const first = await start();
+    const { client } = first;
+    const { runId } = await client.startRun({ ...base, prompt: 'pay', approvalTimeout: '1h' });
+    await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
+    // No worker polls while the decision and the cancellation arrive: the next workflow task delivers both.
+    await first.stop();
+    await client.signalDecision(runId, { toolCallId: 'call_1_0', decision: 'approve', approver: 'alice' });
+    await client.cancel(runId);
+    const second = await start();
+    try {
+      await expect(client.result(runId)).rejects.toThrow();
+      expect(await eventTypesBetweenTwoTasks(runId)).toEqual([
+        'WorkflowExecutionSignaled',
+        'WorkflowExecutionCancelRequested',
+      ]);
+      const events = await client.events(runId);
+      const afterWait = events.slice(events.findIndex((event) => event.type === 'tool_awaiting_approval') + 1);
+      expect(afterWait.map((event) => event.type)).toEqual(['tool_approved', 'tool_cancelled', 'run_cancelled']);
+      const [sent] = await recordedDecisionTimes(runId);
+      expect(afterWait[0]).toMatchObject({ approver: 'alice', at: sent?.at });
+      expect(ledger.transfers).toEqual([]);
+      await recordHistoryIfRequested(
+        kit.temporal.workflow.getHandle(runId),
+        currentHistoryFile('decided-then-cancelled-in-one-task'),
+      );
+    } finally {
+      await second.stop();
+    }
+  });
+});
+
+describe('a decision delivered in one workflow task with a tool result that arrived after it', () => {
+  it('comes before the result, as it does when the two arrive in separate tasks', async () => {
+    const taskQueue = uniqueTaskQueue('decision-beside-result');
+    const ledger = createLedger();
+    const held = holdingTool();
+    const turns: ScriptedTurn[] = [
+      {
+        toolCalls: [
+          { id: 'slow', name: 'held', input: {} },
+          { id: 'pay', name: 'transfer_funds', input: { from: 'A', to: 'B', amount: 5 } },
+        ],
+      },
+      { text: 'done' },
+    ];
+    const start = (workerOptions = {}) =>
+      kit.startWorker({
+        taskQueue,
+        tools: [...createTestTools(ledger), held.tool],
+        models: { scripted: scriptedModel(turns) },
+        workerOptions,
+      });
+    // The first worker finishes the tool it is running after it stops taking workflow tasks.
+    const first = await start({ shutdownGraceTime: '1 minute' });
+    const { client } = first;
+    const { runId } = await client.startRun({ ...base, prompt: 'pay', approvalTimeout: '1h' });
+    await waitForRun(client, runId, (run) => run.pendingApprovals.length === 1);
+    await held.started;
+    const stopping = first.stop();
+    await sleep(1_000);
+    await client.signalDecision(runId, { toolCallId: 'call_1_1', decision: 'approve', approver: 'alice' });
+    held.release();
+    await stopping;
+    const second = await start();
+    try {
+      await client.result(runId);
+      expect(await eventTypesBetweenTwoTasks(runId)).toEqual([
+        'WorkflowExecutionSignaled',
+        'ActivityTaskStarted',
+        'ActivityTaskCompleted',
+      ]);
+      const events = await client.events(runId);
+      const order = events
+        .filter((event) => event.type === 'tool_approved' || event.type === 'tool_succeeded')
+        .map((event) => `${event.type} ${event.toolCallId}`);
+      expect(order).toEqual(['tool_approved call_1_1', 'tool_succeeded call_1_0', 'tool_succeeded call_1_1']);
+      await recordHistoryIfRequested(
+        kit.temporal.workflow.getHandle(runId),
+        currentHistoryFile('decision-beside-tool-result'),
+      );
+    } finally {
+      await second.stop();
+    }
+  });
+});
+
+/** A tool that answers once the test releases it, and says when it has started. */
+function holdingTool() {
+  const latch = { release: () => {}, started: () => {} };
+  const released = new Promise<void>((resolve) => (latch.release = resolve));
+  const started = new Promise<void>((resolve) => (latch.started = resolve));
+  const tool = defineTool({
+    name: 'held',
+    description: 'Answers when the test lets it.',
+    inputSchema: z.object({}),
+    execute: async () => {
+      latch.started();
+      await released;
+      return { released: true };
+    },
+  });
+  return { tool, started, release: () => latch.release() };
+}
+
+/**
+ * The types of the events between the workflow task that completed last before the signal and the next one that
+ * started: what that task delivered to the run, in history's order.
+ */
+async function eventTypesBetweenTwoTasks(runId: string): Promise<string[]> {
+  const history = await kit.temporal.workflow.getHandle(runId).fetchHistory();
+  const events = history.events ?? [];
+  const signaled = events.findIndex((event) => event.workflowExecutionSignaledEventAttributes);
+  const types: string[] = [];
+  for (const event of events.slice(signaled)) {
+    if (event.workflowTaskStartedEventAttributes) return types;
+    const [attributes] = Object.keys(event).filter((key) => key.endsWith('EventAttributes'));
+    if (attributes && !event.workflowTaskScheduledEventAttributes) {
+      types.push(attributes.replace(/EventAttributes$/, '').replace(/^./, (first) => first.toUpperCase()));
+    }
+  }
+  return types;
+}
 
 /** `read`'s answer, asked again while the run answers `run_unavailable` (for up to 30 s); any other error is thrown. */
 async function onceAnswered<T>(read: () => Promise<T>): Promise<T> {
