@@ -37,6 +37,7 @@ export type {
   ApprovalNoticeType,
   ApprovalOutcome,
   DurationInput,
+  GivenApproval,
   PendingApproval,
   RunEvent,
   RunEventType,

@@ -1,5 +1,5 @@
 import { ApplicationFailure } from '@temporalio/workflow';
-import type { ApprovalDecision, PendingApproval } from '../src/shared/run-types.js';
+import type { ApprovalDecision, GivenApproval, PendingApproval } from '../src/shared/run-types.js';
 import type { ToolCallCheck } from './tool-call-validator.js';
 
 /** A decision accepted for a pending call, waiting for the run to act on it. */
@@ -15,6 +15,13 @@ export interface AcceptedDecision {
   decidedAt?: string;
   /** The time of its `tool_approved` / `tool_rejected` event, when the handler that accepted it recorded one. */
   recordedAt?: string;
+  /** An approval of a call that needs several: how many it has with this one, of how many it needs, and by whom. */
+  approvals?: { count: number; required: number; approvedBy: string[] };
+}
+
+/** Whether `decision` is an approval the call needs more of: recorded, while the call keeps waiting. */
+export function isOneOfSeveral(decision: AcceptedDecision): boolean {
+  return decision.approvals !== undefined && decision.approvals.count < decision.approvals.required;
 }
 
 /** How a wait for one call ended. */
@@ -84,12 +91,7 @@ export class ApprovalBook {
     if (decision.decision !== 'approve' && decision.decision !== 'reject') {
       throw refusal('invalid_input', "decision must be 'approve' or 'reject'");
     }
-    if (pending.approvers && !pending.approvers.includes(String(decision.approver ?? ''))) {
-      const who =
-        typeof decision.approver === 'string' ? `'${decision.approver.slice(0, 256)}'` : 'an unnamed approver';
-      const allowed = pending.approvers.join(' or ');
-      throw refusal('approver_not_allowed', `Tool '${pending.toolName}' is decided by ${allowed} only, not by ${who}`);
-    }
+    checkApprover(pending, decision);
     if (decision.decidedAt !== undefined && !isIsoTime(decision.decidedAt)) {
       throw refusal('invalid_input', 'decidedAt must be a time in ISO 8601 (as toISOString writes it)');
     }
@@ -99,7 +101,9 @@ export class ApprovalBook {
       ...(decision.decidedAt !== undefined ? { decidedAt: decision.decidedAt } : {}),
     };
     if (decision.decision === 'reject') return { approved: false, input: pending.input, edited: false, ...who };
-    if (decision.input === undefined) return { approved: true, input: pending.input, edited: false, ...who };
+    if (decision.input === undefined) {
+      return { approved: true, input: pending.input, edited: false, ...who, ...approvalCount(pending, who.approver) };
+    }
     const check = checkInput(pending.toolName, decision.input);
     if (!check.valid) {
       throw ApplicationFailure.create({
@@ -110,6 +114,12 @@ export class ApprovalBook {
       });
     }
     return { approved: true, input: check.input, edited: true, ...who };
+  }
+
+  /** Adds one approval to a call that needs several; the call keeps waiting for the rest. */
+  addApproval(toolCallId: string, approval: GivenApproval): void {
+    const pending = this.pending.get(toolCallId);
+    if (pending) this.pending.set(toolCallId, { ...pending, approvals: [...(pending.approvals ?? []), approval] });
   }
 
   /** Records a checked decision; the run acts on it at its next activation. */
@@ -130,6 +140,50 @@ export class ApprovalBook {
     for (const approval of waiting) this.settle(approval.toolCallId);
     return waiting;
   }
+}
+
+/** The approver must be one the tool names, if it names any, and count as a new one where several must approve. */
+function checkApprover(pending: PendingApproval, decision: ApprovalDecision): void {
+  if (pending.approvers && !pending.approvers.includes(String(decision.approver ?? ''))) {
+    const who = typeof decision.approver === 'string' ? `'${decision.approver.slice(0, 256)}'` : 'an unnamed approver';
+    const allowed = pending.approvers.join(' or ');
+    throw refusal('approver_not_allowed', `Tool '${pending.toolName}' is decided by ${allowed} only, not by ${who}`);
+  }
+  if (pending.approvalsRequired !== undefined && decision.decision === 'approve') checkOneOfSeveral(pending, decision);
+}
+
+/**
+ * An approval of a call that needs several must name its approver, who counts once, and leave the input as it is:
+ * the call runs the input every approver saw.
+ */
+function checkOneOfSeveral(pending: PendingApproval, decision: ApprovalDecision): void {
+  const required = pending.approvalsRequired;
+  if (typeof decision.approver !== 'string' || decision.approver.trim() === '') {
+    throw refusal(
+      'invalid_input',
+      `Tool '${pending.toolName}' needs ${required} approvals: each must name its approver`,
+    );
+  }
+  const approver = decision.approver.slice(0, 256);
+  if (pending.approvals?.some((given) => given.approver === approver)) {
+    throw refusal(
+      'approver_not_allowed',
+      `'${approver}' has approved this call already: it needs ${required} different approvers`,
+    );
+  }
+  if (decision.input !== undefined) {
+    throw refusal(
+      'invalid_input',
+      `A call that needs ${required} approvals cannot be edited: each approver approves the input the others saw`,
+    );
+  }
+}
+
+/** The count an approval brings a call that needs several; nothing for a call that needs one. */
+function approvalCount(pending: PendingApproval, approver: string | undefined): Pick<AcceptedDecision, 'approvals'> {
+  if (pending.approvalsRequired === undefined || approver === undefined) return {};
+  const approvedBy = [...(pending.approvals ?? []).map((given) => given.approver), approver];
+  return { approvals: { count: approvedBy.length, required: pending.approvalsRequired, approvedBy } };
 }
 
 /** `2026-12-04T12:00:00.000Z`, as `Date.prototype.toISOString` writes it: compared as text with other event times. */

@@ -1,7 +1,9 @@
+import type { PendingApproval } from '../src/shared/run-types.js';
 import type { AcceptedDecision } from './approvals.js';
 import type { RunContext } from './run-context.js';
 import type { RunState } from './run-state.js';
 import { usesRecordedTime } from './recorded-clock.js';
+import { publishRunState } from './run-visibility.js';
 
 /** The `tool_approved` or `tool_rejected` event of an accepted decision, at `at` (see RunState.emit); returns its time. */
 export function emitDecision(
@@ -15,7 +17,9 @@ export function emitDecision(
     ...(accepted.reason !== undefined ? { reason: accepted.reason } : {}),
   };
   if (!accepted.approved) return run.emit({ type: 'tool_rejected', ...ids, ...who }, { at }).at;
-  return run.emit({ type: 'tool_approved', ...ids, ...who, input: accepted.input, edited: accepted.edited }, { at }).at;
+  const approvedBy = accepted.approvals ? { approvedBy: accepted.approvals.approvedBy } : {};
+  const approval = { type: 'tool_approved' as const, ...ids, ...who, input: accepted.input, edited: accepted.edited };
+  return run.emit({ ...approval, ...approvedBy }, { at }).at;
 }
 
 /**
@@ -33,4 +37,30 @@ export function recordDecisionWhenAccepted(
   const sent = context.patches.decisionTimeFromDecider() ? accepted.decidedAt : undefined;
   if (sent === undefined || !context.patches.decisionRecordedWhenAccepted()) return undefined;
   return emitDecision(context.run, ids, accepted, sent);
+}
+
+/**
+ * Records one approval of a call that needs several (the call keeps waiting) and shows it in the run's snapshot and
+ * memo. Its time is the one its client sent, under the rule that trusts it, else the newest event's: a handler does
+ * not wait for a clock activity, and the approval changes nothing the run does until the last one comes.
+ */
+export function recordApprovalAdded(context: RunContext, pending: PendingApproval, accepted: AcceptedDecision): void {
+  const { run } = context;
+  const { approver = '', reason, approvals } = accepted;
+  const sent = context.patches.decisionTimeFromDecider() ? accepted.decidedAt : undefined;
+  const because = reason !== undefined ? { reason } : {};
+  const event = run.emit(
+    {
+      type: 'tool_approval_added',
+      toolCallId: pending.toolCallId,
+      toolName: pending.toolName,
+      approver,
+      ...because,
+      approvals: approvals?.count ?? 1,
+      approvalsRequired: approvals?.required ?? 1,
+    },
+    { at: sent ?? run.latestAt },
+  );
+  run.approvals.addApproval(pending.toolCallId, { approver, at: event.at, ...because });
+  publishRunState(context);
 }

@@ -1,9 +1,10 @@
 import { ApplicationFailure, log, setHandler } from '@temporalio/workflow';
 import type { ApprovalDecision, ApprovalOutcome } from '../src/shared/run-types.js';
-import type { AcceptedDecision } from './approvals.js';
 import { decideSignal, decideUpdate, eventPageQuery, eventsQuery, snapshotQuery } from './messages.js';
 import type { RunContext } from './run-context.js';
-import { recordDecisionWhenAccepted } from './decision-events.js';
+import { recordApprovalAdded, recordDecisionWhenAccepted } from './decision-events.js';
+import { isOneOfSeveral } from './approvals.js';
+import type { AcceptedDecision } from './approvals.js';
 import { describeFailure } from './describe-failure.js';
 
 /** Registers the run's decision update and signal and its queries. */
@@ -56,7 +57,24 @@ function applyDecision(context: RunContext, decision: ApprovalDecision, accepted
     throw ApplicationFailure.create({ type: 'approval_not_pending', message: 'Not pending', nonRetryable: true });
   }
   const ids = { toolCallId: pending.toolCallId, toolName: pending.toolName };
+  if (!accepted.approved) {
+    acceptDecision(context, ids, accepted);
+    return { ...ids, decision: 'reject' };
+  }
+  if (isOneOfSeveral(accepted)) recordApprovalAdded(context, pending, accepted);
+  else acceptDecision(context, ids, accepted);
+  const counts = accepted.approvals
+    ? { approvals: accepted.approvals.count, approvalsRequired: accepted.approvals.required }
+    : {};
+  return { ...ids, decision: 'approve', input: accepted.input, ...counts };
+}
+
+/** Takes the decision that ends a call's wait: recorded now when its handler records it, else by the waiting call. */
+function acceptDecision(
+  context: RunContext,
+  ids: { toolCallId: string; toolName: string },
+  accepted: AcceptedDecision,
+): void {
   const recordedAt = recordDecisionWhenAccepted(context, ids, accepted);
-  run.approvals.accept(pending.toolCallId, recordedAt === undefined ? accepted : { ...accepted, recordedAt });
-  return accepted.approved ? { ...ids, decision: 'approve', input: accepted.input } : { ...ids, decision: 'reject' };
+  context.run.approvals.accept(ids.toolCallId, recordedAt === undefined ? accepted : { ...accepted, recordedAt });
 }

@@ -9,7 +9,10 @@ import type { RunState } from './run-state.js';
 /** What each run last published (status and pending count; tenant and user never change within a run). */
 const publishedSearchAttributes = new WeakMap<RunState, string>();
 
-/** The ids of the waiting calls each run last kept in its memo (none at the start of an execution). */
+/**
+ * The ids of the waiting calls each run last kept in its memo, each with its count of approvals (none at the start of
+ * an execution).
+ */
 const publishedPendingIds = new WeakMap<RunState, string>();
 
 /**
@@ -32,12 +35,13 @@ export function publishRunState(context: RunContext): void {
 /**
  * Keeps the run's waiting calls in its memo, in the same workflow task as the search attributes that list the run
  * as waiting, so a tenant's approvals list reads them from visibility without a query (which needs a worker, and
- * costs one per waiting run on every poll of every inbox). Written only when the set of waiting calls changed.
+ * costs one per waiting run on every poll of every inbox). Written only when the set of waiting calls changed, or
+ * the approvals of one that needs several.
  */
 function publishPendingApprovals({ run, patches }: RunContext): void {
   if (!patches.pendingApprovalsInMemo()) return;
   const approvals = run.approvals.list();
-  const ids = approvals.map((approval) => approval.toolCallId).join('\n');
+  const ids = approvals.map((approval) => `${approval.toolCallId} ${approval.approvals?.length ?? 0}`).join('\n');
   if ((publishedPendingIds.get(run) ?? '') === ids) return;
   publishedPendingIds.set(run, ids);
   const { model, userId, sessionId } = run.input;
@@ -102,6 +106,11 @@ function describeApproval(runId: string, approval: PendingApproval): string[] {
   return [
     `- \`${approval.toolName}\` call \`${approval.toolCallId}\`, expires ${approval.expiresAt}`,
     `  - input: \`${summarizeInput(approval.input)}\``,
+    ...(approval.approvalsRequired !== undefined
+      ? [
+          `  - approvals: ${approval.approvals?.length ?? 0} of ${approval.approvalsRequired} (each by another approver)`,
+        ]
+      : []),
     `  - CLI: \`relay-e approve ${runId} ${approval.toolCallId}\` (or \`reject\`)`,
     `  - HTTP: \`POST /v1/runs/${runId}/approve\` with \`{"toolCallId":"${approval.toolCallId}"}\``,
     `  - Temporal UI: Send Signal \`decide\` with \`${signal}\``,

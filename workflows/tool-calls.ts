@@ -151,7 +151,9 @@ async function awaitApproval(
   const expiresAt = new Date(Date.parse(requestedAt) + waitMs).toISOString();
   // Who may decide, when the tool says: the approval book refuses anyone else (approvals.ts).
   const approvers = entry.approvers ? { approvers: entry.approvers } : {};
-  const pending = { ...ids, ...hints, input, step: run.step, requestedAt, expiresAt, ...approvers };
+  // How many must approve, when more than one: the approval book counts them (approvals.ts).
+  const several = entry.approvalsRequired ? { approvalsRequired: entry.approvalsRequired, approvals: [] } : {};
+  const pending = { ...ids, ...hints, input, step: run.step, requestedAt, expiresAt, ...approvers, ...several };
   run.awaitApproval(pending);
   run.callStarted(call, 'awaiting_approval');
   run.emit({ type: 'tool_awaiting_approval', ...ids, ...hints, input, expiresAt }, { at: requestedAt });

@@ -1,4 +1,5 @@
 import type { PendingApprovals } from '../client/list-pending-approvals.js';
+import type { PendingApproval } from '../shared/run-types.js';
 import { exitCodes, usageError } from './cli-error.js';
 import { cliInvocation } from './cli-invocation.js';
 import type { Command } from './command.js';
@@ -60,10 +61,21 @@ export function formatApprovals({ approvals }: PendingApprovals, tenantId: strin
   const rows = approvals.map((approval) => [
     approval.runId,
     approval.toolCallId,
-    approval.approvers ? `${approval.toolName} (${approval.approvers.join(' or ')} only)` : approval.toolName,
+    toolColumn(approval),
     approval.expiresAt.replace('T', ' ').slice(0, 19),
     compact(approval.input),
   ]);
   const table = formatTable(['RUN', 'CALL', 'TOOL', 'EXPIRES (UTC)', 'INPUT'], rows);
   return `${table}\nDecide: ${cli} approve <run> <call>   |   ${cli} reject <run> <call> --reason "…"\n`;
+}
+
+/** The tool's name, with who may decide its call and how many approvals it has, when its tool says. */
+function toolColumn(approval: PendingApproval): string {
+  const notes = [
+    approval.approvers ? `${approval.approvers.join(' or ')} only` : undefined,
+    approval.approvalsRequired !== undefined
+      ? `${approval.approvals?.length ?? 0} of ${approval.approvalsRequired} approvals`
+      : undefined,
+  ].filter(Boolean);
+  return notes.length > 0 ? `${approval.toolName} (${notes.join('; ')})` : approval.toolName;
 }

@@ -2,7 +2,8 @@ import { createInterface } from 'node:readline/promises';
 import type { Interface } from 'node:readline/promises';
 import type { RelayClient } from '../client/relay-client.js';
 import { RelayError } from '../shared/errors.js';
-import type { RunEvent } from '../shared/run-types.js';
+import type { ApprovalOutcome, RunEvent } from '../shared/run-types.js';
+import { waitsForMoreApprovals } from './decision-command.js';
 import { compact } from './format-event.js';
 
 type AwaitingApproval = Extract<RunEvent, { type: 'tool_awaiting_approval' }>;
@@ -49,17 +50,25 @@ export async function askApproval(
   }
 }
 
-/** Sends a decision; true when it is settled (accepted, or already decided elsewhere), false to ask again. */
-async function decide(say: (line: string) => void, send: () => Promise<{ decision: string }>): Promise<boolean> {
+/**
+ * Sends a decision; true when it is settled (accepted, or already decided elsewhere), false to ask again: after an
+ * edit the tool's schema refused, or one a call that needs several approvers does not take.
+ */
+async function decide(say: (line: string) => void, send: () => Promise<ApprovalOutcome>): Promise<boolean> {
   try {
-    const outcome = await send();
-    say(outcome.decision === 'approve' ? 'Approved.' : 'Rejected.');
+    say(describeOutcome(await send()));
     return true;
   } catch (error) {
     if (!RelayError.isInstance(error)) throw error;
     say(`The run refused the decision: ${error.message}`);
-    return error.code !== 'approval_input_invalid';
+    return error.code !== 'approval_input_invalid' && error.code !== 'invalid_input';
   }
+}
+
+function describeOutcome(outcome: ApprovalOutcome): string {
+  if (outcome.decision === 'reject') return 'Rejected.';
+  if (!waitsForMoreApprovals(outcome)) return 'Approved.';
+  return `Approval ${outcome.approvals} of ${outcome.approvalsRequired} recorded: the call waits for another approver.`;
 }
 
 async function askJson(terminal: Interface, say: (line: string) => void, current: unknown): Promise<unknown> {

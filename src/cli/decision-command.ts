@@ -78,14 +78,24 @@ async function decide(decision: 'approve' | 'reject', argv: string[]): Promise<n
       decision === 'approve'
         ? await client.approve(runId, toolCallId, input === undefined ? options : { ...options, input })
         : await client.reject(runId, toolCallId, options);
-    process.stdout.write(
-      values.json
-        ? `${JSON.stringify({ runId, ...outcome })}\n`
-        : `${decision === 'approve' ? 'Approved' : 'Rejected'} ${outcome.toolName} [${outcome.toolCallId}] on ${runId}` +
-            `${outcome.input !== undefined ? ` with input ${compact(outcome.input)}` : ''}\n`,
-    );
+    process.stdout.write(values.json ? `${JSON.stringify({ runId, ...outcome })}\n` : formatOutcome(runId, outcome));
     return exitCodes.ok;
   } finally {
     await client.close();
   }
+}
+
+/** What `relay-e approve` / `reject` print: the decision, or for a call that needs more approvers, how many it has. */
+export function formatOutcome(runId: string, outcome: ApprovalOutcome): string {
+  const call = `${outcome.toolName} [${outcome.toolCallId}] on ${runId}`;
+  if (outcome.decision === 'reject') return `Rejected ${call}\n`;
+  if (waitsForMoreApprovals(outcome)) {
+    return `Approval ${outcome.approvals} of ${outcome.approvalsRequired} recorded for ${call}: it waits for another approver\n`;
+  }
+  return `Approved ${call}${outcome.input !== undefined ? ` with input ${compact(outcome.input)}` : ''}\n`;
+}
+
+/** Whether an accepted approval was one of several the call needs, and it still waits for the rest. */
+export function waitsForMoreApprovals({ approvals, approvalsRequired }: ApprovalOutcome): boolean {
+  return approvals !== undefined && approvalsRequired !== undefined && approvals < approvalsRequired;
 }

@@ -28,8 +28,12 @@ function describeEvent(event: RunEvent): string {
       return `${call(event)} ${event.error}`;
     case 'tool_awaiting_approval':
       return `${call(event)} ${compact(event.input)} until ${event.expiresAt}${event.destructiveHint ? ' (destructive)' : ''}`;
-    case 'tool_approved':
-      return `${call(event)}${by(event.approver)}${event.edited ? `, edited to ${compact(event.input)}` : ''}${because(event.reason)}`;
+    case 'tool_approval_added':
+      return `${call(event)}${by(event.approver)}${because(event.reason)}, ${event.approvals} of ${event.approvalsRequired} approvals`;
+    case 'tool_approved': {
+      const approvers = event.approvedBy ? by(event.approvedBy.join(' and ')) : by(event.approver);
+      return `${call(event)}${approvers}${event.edited ? `, edited to ${compact(event.input)}` : ''}${because(event.reason)}`;
+    }
     case 'tool_rejected':
       return `${call(event)}${by(event.approver)}${because(event.reason)}`;
     case 'tool_approval_timed_out':

@@ -62,6 +62,13 @@ export const pendingApprovalSchema = z
       .array(z.string())
       .optional()
       .openapi({ description: 'The only approvers (API key names) who may decide it, when its tool names them.' }),
+    approvalsRequired: z.number().int().optional().openapi({
+      description: 'How many different approvers must approve it, when its tool asks for more than one.',
+    }),
+    approvals: z
+      .array(z.object({ approver: z.string(), at: z.string(), reason: z.string().optional() }).openapi('GivenApproval'))
+      .optional()
+      .openapi({ description: 'The approvals it has so far, oldest first, when it needs more than one.' }),
   })
   .openapi('PendingApproval');
 
@@ -150,6 +157,7 @@ export const runEventSchema = z
       'tool_validation_failed',
       'tool_awaiting_approval',
       'tool_approval_not_required',
+      'tool_approval_added',
       'tool_approved',
       'tool_rejected',
       'tool_approval_timed_out',
@@ -208,6 +216,12 @@ export const approvalOutcomeSchema = z
     toolName: z.string(),
     decision: z.enum(['approve', 'reject']),
     input: z.unknown().optional(),
+    approvals: z.number().int().optional().openapi({
+      description: 'For a call that needs several approvals: how many it has with this one.',
+    }),
+    approvalsRequired: z.number().int().optional().openapi({
+      description: 'For a call that needs several approvals: how many. Below it, the call still waits for another.',
+    }),
   })
   .openapi('ApprovalOutcome');
 
@@ -270,6 +284,9 @@ export const toolListingSchema = z
       .array(z.string())
       .optional()
       .openapi({ description: 'The only approvers (API key names) who may decide its calls, when it names them.' }),
+    approvalsRequired: z.number().int().optional().openapi({
+      description: 'How many different approvers must approve each call, when more than one.',
+    }),
     approvalTimeoutMs: z.number().int().optional().openapi({
       description:
         "How long a call waits for a decision (ms), when the tool sets its own limit; a run's can shorten it.",

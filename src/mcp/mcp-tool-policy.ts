@@ -20,6 +20,12 @@ export interface McpToolPolicy {
    */
   approvers?: string[];
   /**
+   * How many different approvers must approve a call (`defineTool`'s `approvalsRequired`); applies to the tools that
+   * ask for approval.
+   * @default 1
+   */
+  approvalsRequired?: number;
+  /**
    * Per-attempt time limit in milliseconds; the MCP request is cancelled when it elapses.
    * @default the executor's `defaultTimeoutMs` (60 000)
    */
@@ -67,11 +73,15 @@ export function resolveToolPolicy(
   };
   const approvalTimeoutMs = pick('approvalTimeoutMs');
   const approvers = pick('approvers');
+  const approvalsRequired = pick('approvalsRequired');
   const timeoutMs = pick('timeoutMs');
   const maxResultBytes = pick('maxResultBytes');
   if (approvalTimeoutMs !== undefined) resolved.approvalTimeoutMs = approvalTimeoutMs;
   // A server-wide list reaches only the tools that wait for a human: a read-only tool has nobody to ask.
-  if (approvers !== undefined && resolved.requiresApproval !== false) resolved.approvers = approvers;
+  if (resolved.requiresApproval !== false) {
+    if (approvers !== undefined) resolved.approvers = approvers;
+    if (approvalsRequired !== undefined) resolved.approvalsRequired = approvalsRequired;
+  }
   if (timeoutMs !== undefined) resolved.timeoutMs = timeoutMs;
   if (maxResultBytes !== undefined) resolved.maxResultBytes = maxResultBytes;
   return resolved;

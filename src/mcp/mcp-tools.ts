@@ -247,6 +247,7 @@ function toToolDefinition(
     retry: policy.retry,
     ...(policy.approvalTimeoutMs !== undefined ? { approvalTimeoutMs: policy.approvalTimeoutMs } : {}),
     ...(policy.approvers !== undefined ? { approvers: policy.approvers } : {}),
+    ...(policy.approvalsRequired !== undefined ? { approvalsRequired: policy.approvalsRequired } : {}),
     ...(policy.timeoutMs !== undefined ? { timeoutMs: policy.timeoutMs } : {}),
     ...(policy.maxResultBytes !== undefined ? { maxResultBytes: policy.maxResultBytes } : {}),
     source: { kind: 'mcp', server, tool: toolName },

@@ -71,6 +71,18 @@ export interface PendingApproval extends ApprovalHints {
   expiresAt: string;
   /** The only approvers who may decide it, when its tool names them (`defineTool`'s `approvers`). */
   approvers?: string[];
+  /** How many different approvers must approve it, when its tool asks for more than one (`approvalsRequired`). */
+  approvalsRequired?: number;
+  /** The approvals it has so far, oldest first, when it needs more than one: it runs once they are enough. */
+  approvals?: GivenApproval[];
+}
+
+/** One approval of a call that needs several, as the run recorded it (`tool_approval_added`). */
+export interface GivenApproval {
+  approver: string;
+  /** The time of its `tool_approval_added` event. */
+  at: string;
+  reason?: string;
 }
 
 /** A human's decision on one tool call, sent by update (answered) or signal (fire and forget). */
@@ -98,6 +110,12 @@ export interface ApprovalOutcome {
   decision: 'approve' | 'reject';
   /** The input that runs (approved calls only). */
   input?: unknown;
+  /**
+   * For a call that needs several approvals: how many it has with this one, of how many it needs. While `approvals`
+   * is below `approvalsRequired` the call still waits for another approver.
+   */
+  approvals?: number;
+  approvalsRequired?: number;
 }
 
 /** Which approval notice an event is about: that a call waits, that it still waits and expires soon, or how it ended. */
@@ -136,7 +154,23 @@ export type RunEvent =
   | (ToolEventBase & ApprovalHints & { type: 'tool_awaiting_approval'; input: unknown; expiresAt: string })
   /** The tool's approval rule answered that this call needs no human: it runs next, unapproved. */
   | (ToolEventBase & { type: 'tool_approval_not_required' })
-  | (ToolEventBase & { type: 'tool_approved'; approver?: string; reason?: string; input: unknown; edited: boolean })
+  /** One approval of a call that needs several (`approvalsRequired`): the call keeps waiting for the rest. */
+  | (ToolEventBase & {
+      type: 'tool_approval_added';
+      approver: string;
+      reason?: string;
+      approvals: number;
+      approvalsRequired: number;
+    })
+  /** `approvedBy`: every approver of a call that needed several, in the order they approved (the last is `approver`). */
+  | (ToolEventBase & {
+      type: 'tool_approved';
+      approver?: string;
+      reason?: string;
+      input: unknown;
+      edited: boolean;
+      approvedBy?: string[];
+    })
   | (ToolEventBase & { type: 'tool_rejected'; approver?: string; reason?: string })
   | (ToolEventBase & { type: 'tool_approval_timed_out'; expiresAt: string })
   /** The tenant's approval webhook took a notice about this call (`status`: its 2xx answer). */

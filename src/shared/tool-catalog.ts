@@ -55,6 +55,8 @@ export interface ToolCatalogEntry {
   approvalTimeoutMs?: number;
   /** Who may decide its calls, when the tool names them: a decision by anyone else is refused. */
   approvers?: string[];
+  /** How many different approvers must approve a call, when more than one (`defineTool`'s `approvalsRequired`). */
+  approvalsRequired?: number;
   /** Per-attempt time limit in milliseconds. */
   timeoutMs?: number;
   retry?: ToolRetryPolicy;

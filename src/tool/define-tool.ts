@@ -40,6 +40,14 @@ export interface ToolDefinition<Input = any, Output = unknown> {
    */
   readonly approvers?: readonly string[];
   /**
+   * How many different approvers must approve a call before it runs: 2 for four-eyes approval. Each approval before
+   * the last is recorded (`tool_approval_added`) and the call keeps waiting, with its deadline unchanged; one
+   * rejection rejects it. Such a call's approvals must name their approver, the same approver counts once, and its
+   * input cannot be edited (it runs the input every approver saw): a decision that breaks one is refused.
+   * @default 1
+   */
+  readonly approvalsRequired?: number;
+  /**
    * Per-attempt time limit in milliseconds; `ctx.signal` aborts when it elapses.
    * @default the executor's `defaultTimeoutMs` (60 000)
    */
@@ -133,6 +141,7 @@ export function defineTool<Input, Output>(
   assertPositiveInteger(name, 'timeoutMs', options.timeoutMs);
   assertPositiveInteger(name, 'approvalTimeoutMs', options.approvalTimeoutMs);
   checkApprovers(name, options.approvers, requiresApproval);
+  checkApprovalsRequired(name, options, requiresApproval);
   assertPositiveInteger(name, 'maxResultBytes', options.maxResultBytes);
   assertPositiveInteger(name, 'retry.maximumAttempts', options.retry?.maximumAttempts);
   if (options.inputJsonSchema === undefined) toJsonSchema(inputSchema, name);
@@ -147,6 +156,7 @@ export function defineTool<Input, Output>(
   const optional = {
     approvalTimeoutMs: options.approvalTimeoutMs,
     approvers: options.approvers === undefined ? undefined : [...options.approvers],
+    approvalsRequired: options.approvalsRequired,
     timeoutMs: options.timeoutMs,
     retry: options.retry,
     guardrails: options.guardrails,
@@ -208,6 +218,34 @@ function checkApprovers(toolName: string, approvers: unknown, requiresApproval: 
     invalid(
       toolName,
       `Tool '${toolName}': approvers needs requiresApproval (true or a rule); no call would wait for them`,
+    );
+  }
+}
+
+/** The most approvals a call can ask for: a larger count is a mistake rather than a policy. */
+const maxApprovalsRequired = 10;
+
+/**
+ * A whole count from 1 to 10, on a tool that asks for approval, and no larger than its list of approvers: a count
+ * those could never meet would leave every call waiting until it expires.
+ */
+function checkApprovalsRequired(
+  toolName: string,
+  options: { approvalsRequired?: unknown; approvers?: readonly unknown[] },
+  requiresApproval: unknown,
+): void {
+  const required = options.approvalsRequired;
+  if (required === undefined) return;
+  if (typeof required !== 'number' || !Number.isInteger(required) || required < 1 || required > maxApprovalsRequired) {
+    invalid(toolName, `Tool '${toolName}': approvalsRequired must be a whole number from 1 to ${maxApprovalsRequired}`);
+  }
+  if (requiresApproval === false) {
+    invalid(toolName, `Tool '${toolName}': approvalsRequired needs requiresApproval (true or a rule)`);
+  }
+  if (options.approvers !== undefined && required > options.approvers.length) {
+    invalid(
+      toolName,
+      `Tool '${toolName}': approvalsRequired (${required}) is more than its ${options.approvers.length} approver(s)`,
     );
   }
 }

@@ -57,6 +57,10 @@ export function toCatalogEntry(tool: ToolDefinition): ToolCatalogEntry {
   if (typeof tool.requiresApproval === 'function') entry.approvalByRule = true;
   if (tool.approvalTimeoutMs !== undefined) entry.approvalTimeoutMs = tool.approvalTimeoutMs;
   if (tool.approvers !== undefined) entry.approvers = [...tool.approvers];
+  // One approval is what every call needs: the catalog records only a count above it.
+  if (tool.approvalsRequired !== undefined && tool.approvalsRequired > 1) {
+    entry.approvalsRequired = tool.approvalsRequired;
+  }
   if (tool.timeoutMs !== undefined) entry.timeoutMs = tool.timeoutMs;
   if (tool.retry !== undefined) entry.retry = { ...tool.retry };
   if (tool.source !== undefined) entry.source = { ...tool.source };

@@ -24,6 +24,8 @@ export interface ToolListing {
   approvalTimeoutMs?: number;
   /** Who may decide its calls, when the tool names them. */
   approvers?: string[];
+  /** How many different approvers must approve a call, when more than one. */
+  approvalsRequired?: number;
   /** Per-attempt time limit in milliseconds, when the tool or its server sets one. */
   timeoutMs?: number;
   retry?: ToolRetryPolicy;
@@ -44,6 +46,7 @@ export function formatToolListing(listing: ToolListing): string {
     listing.approvalByRule ? 'approval by rule' : listing.requiresApproval ? 'needs approval' : 'no approval',
     listing.approvalTimeoutMs !== undefined ? `decision within ${listing.approvalTimeoutMs} ms` : undefined,
     listing.approvers !== undefined ? `decided by ${listing.approvers.join(' or ')}` : undefined,
+    listing.approvalsRequired !== undefined ? `${listing.approvalsRequired} approvals` : undefined,
     listing.timeoutMs !== undefined ? `timeout ${listing.timeoutMs} ms` : undefined,
     listing.retry?.maximumAttempts !== undefined ? `${listing.retry.maximumAttempts} attempt(s)` : undefined,
   ].filter(Boolean);

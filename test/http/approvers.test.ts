@@ -39,11 +39,11 @@ afterAll(async () => {
   await kit?.close();
 });
 
-function decide(runId: string, key: string, decision: 'approve' | 'reject') {
-  return fetch(`${api.url}/v1/runs/${runId}/${decision}`, {
+function decide(runId: string, key: string, decision: 'approve' | 'reject', body: object = {}, url = api.url) {
+  return fetch(`${url}/v1/runs/${runId}/${decision}`, {
     method: 'POST',
     headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
-    body: JSON.stringify({ toolCallId: payCallId, reason: 'checked' }),
+    body: JSON.stringify({ toolCallId: payCallId, reason: 'checked', ...body }),
   });
 }
 
@@ -77,5 +77,97 @@ describe('a tool that names its approvers', () => {
       'tool_approved',
     ]);
     await recordHistoryIfRequested(client.temporal.workflow.getHandle(runId), currentHistoryFile('named-approver'));
+  });
+});
+
+describe('a tool whose calls need two approvers (four eyes)', () => {
+  const fourEyes = { ...keys, cfo: 'key-cfo' };
+  let pair: { worker: RunningWorker; api: ApiServer; ledger: ReturnType<typeof createLedger> };
+
+  beforeAll(async () => {
+    const paid = createLedger();
+    const tools = createTestTools(paid).map((tool): ToolDefinition =>
+      tool.name === 'transfer_funds'
+        ? defineTool({ ...(tool as ToolDefinition), approvers: ['finance-lead', 'cfo', 'ops'], approvalsRequired: 2 })
+        : tool,
+    );
+    const twoKeyWorker = await kit.startWorker({ tools, models: { scripted: scriptedModel(httpTestModel) } });
+    const keysOfFour = new Map([...apiKeys, [fourEyes.cfo, { tenantId, name: 'cfo' }]]);
+    pair = {
+      worker: twoKeyWorker,
+      api: await startApiServer({ client: twoKeyWorker.client, apiKeys: keysOfFour }),
+      ledger: paid,
+    };
+  });
+
+  afterAll(async () => {
+    await pair?.api.close();
+    await pair?.worker.stop();
+  });
+
+  it('keeps a call waiting after one approval, refuses the same approver twice and an edit, and runs it at the second', async () => {
+    const { client } = pair.worker;
+    const url = pair.api.url;
+    const { runId } = await client.startRun({ tenantId, model: 'scripted:test', prompt: 'pay B' });
+    const waiting = await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
+    expect(waiting.pendingApprovals).toMatchObject([{ toolCallId: payCallId, approvalsRequired: 2, approvals: [] }]);
+
+    const first = await decide(runId, fourEyes.lead, 'approve', {}, url);
+    expect(first.status).toBe(200);
+    expect(await first.json()).toMatchObject({ decision: 'approve', approvals: 1, approvalsRequired: 2 });
+    const once = await client.getRun(runId);
+    expect(once.status).toBe('awaiting_approval');
+    expect(once.pendingApprovals[0]?.approvals).toMatchObject([{ approver: 'finance-lead', reason: 'checked' }]);
+    // The tenant's approvals list (from the run's memo) shows the approval too.
+    await expect
+      .poll(async () => {
+        const listed = await fetch(`${url}/v1/approvals`, { headers: { authorization: `Bearer ${fourEyes.ops}` } });
+        const body = (await listed.json()) as { approvals: Array<{ runId: string; approvals?: unknown[] }> };
+        return body.approvals.find((approval) => approval.runId === runId)?.approvals?.length;
+      })
+      .toBe(1);
+
+    const again = await decide(runId, fourEyes.lead, 'approve', {}, url);
+    expect(again.status).toBe(403);
+    expect(await again.json()).toMatchObject({
+      code: 'approver_not_allowed',
+      detail: "'finance-lead' has approved this call already: it needs 2 different approvers",
+    });
+    const edited = await decide(runId, fourEyes.cfo, 'approve', { input: { from: 'A', to: 'C', amount: 1 } }, url);
+    expect(edited.status).toBe(422);
+    const editRefused = (await edited.json()) as { code: string; detail: string };
+    expect(editRefused.code).toBe('invalid_input');
+    expect(editRefused.detail).toMatch(/cannot be edited/);
+    expect(pair.ledger.transfers).toEqual([]);
+
+    const second = await decide(runId, fourEyes.cfo, 'approve', {}, url);
+    expect(await second.json()).toMatchObject({ decision: 'approve', approvals: 2, approvalsRequired: 2 });
+    await client.result(runId);
+    expect(pair.ledger.transfers).toHaveLength(1);
+    const events = await client.events(runId);
+    const decisions = events.filter((event) => event.type === 'tool_approval_added' || event.type === 'tool_approved');
+    expect(decisions).toMatchObject([
+      { type: 'tool_approval_added', approver: 'finance-lead', approvals: 1, approvalsRequired: 2 },
+      { type: 'tool_approved', approver: 'cfo', approvedBy: ['finance-lead', 'cfo'], edited: false },
+    ]);
+    await recordHistoryIfRequested(client.temporal.workflow.getHandle(runId), currentHistoryFile('four-eyes'));
+  });
+
+  it('rejects the call at one rejection, whatever approvals it had', async () => {
+    const { client } = pair.worker;
+    const paidBefore = pair.ledger.transfers.length;
+    const { runId } = await client.startRun({ tenantId, model: 'scripted:test', prompt: 'pay B' });
+    await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
+    expect((await decide(runId, fourEyes.lead, 'approve', {}, pair.api.url)).status).toBe(200);
+    expect(await (await decide(runId, fourEyes.ops, 'reject', {}, pair.api.url)).json()).toMatchObject({
+      decision: 'reject',
+    });
+    await client.result(runId);
+    expect(
+      eventTypes(await client.events(runId)).filter(
+        (type) => type.startsWith('tool_approv') || type === 'tool_rejected',
+      ),
+    ).toEqual(['tool_approval_added', 'tool_rejected']);
+    expect(pair.ledger.transfers).toHaveLength(paidBefore);
   });
 });

@@ -100,6 +100,8 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
  * `decided-by-update-and-signal` is the old side of `decision-recorded-when-accepted`, a patch asked at a run's first
  * decision that says when its client sent it; the three paths after `named-approver` are its new side (the decision
  * recorded by its handler: beside a cancellation, beside a tool result in one task, on a worker without a cache).
+ * `four-eyes` is a call whose tool needs two approvers (the catalog records the count): one approval recorded while
+ * the call waits, the same approver and an edit refused, the second approval running it.
  */
 const pendingApprovalsInMemo = [
   ...pathsSinceCatalogInFirstCall,
@@ -114,6 +116,7 @@ const pendingApprovalsInMemo = [
   'decided-then-cancelled-in-one-task',
   'decision-beside-tool-result',
   'decisions-recorded-when-accepted',
+  'four-eyes',
 ].map((name) => `pending-approvals-in-memo/${name}.json`);
 
 describe('replaying recorded agent runs', () => {

@@ -43,6 +43,12 @@ describe('approvers in a policy', () => {
     const rules = { 'delete_*': { approvers: ['cto'] } };
     expect(resolveToolPolicy('delete_repo', undefined, server, rules).approvers).toEqual(['cto']);
   });
+
+  it('asks several approvers of the tools that wait for a human only', () => {
+    const server = { approvalsRequired: 2 };
+    expect(resolveToolPolicy('delete_repo', undefined, server).approvalsRequired).toBe(2);
+    expect(resolveToolPolicy('list_repos', { readOnlyHint: true }, server)).not.toHaveProperty('approvalsRequired');
+  });
 });
 
 describe('matchesGlob', () => {

@@ -155,6 +155,30 @@ describe('defineTool', () => {
     );
   });
 
+  it('takes how many approvers must approve a call, recorded in the catalog above one, and refuses a count never met', () => {
+    const schema = z.object({ amount: z.number() });
+    const bare = {
+      name: 'pay',
+      description: 'Pays.',
+      inputSchema: schema,
+      execute: () => 'ok',
+      requiresApproval: true,
+    };
+    expect(toCatalogEntry(defineTool({ ...bare, approvalsRequired: 2 }))).toMatchObject({ approvalsRequired: 2 });
+    expect(toCatalogEntry(defineTool({ ...bare, approvalsRequired: 1 }))).not.toHaveProperty('approvalsRequired');
+    for (const approvalsRequired of [0, 1.5, 11, Number.NaN]) {
+      expect(definitionError(() => defineTool({ ...bare, approvalsRequired })).message).toBe(
+        "Tool 'pay': approvalsRequired must be a whole number from 1 to 10",
+      );
+    }
+    expect(
+      definitionError(() => defineTool({ ...bare, requiresApproval: false, approvalsRequired: 2 })).message,
+    ).toMatch(/approvalsRequired needs requiresApproval/);
+    expect(
+      definitionError(() => defineTool({ ...bare, approvers: ['cfo', 'ceo'], approvalsRequired: 3 })).message,
+    ).toBe("Tool 'pay': approvalsRequired (3) is more than its 2 approver(s)");
+  });
+
   it('refuses an input schema that JSON Schema cannot express, naming the tool', () => {
     const error = definitionError(() =>
       defineTool({

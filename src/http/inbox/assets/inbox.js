@@ -1,7 +1,7 @@
 // The inbox's only script, served as is by the API (tsc copies it into dist; test/unit/http/inbox-script.test.ts
 // type-checks it against the DOM). Everything it shows goes in through textContent, never as HTML.
 
-/** @typedef {{ toolCallId: string, toolName: string, input: unknown, step: number, requestedAt: string, expiresAt: string, approvers?: string[] }} PendingApproval */
+/** @typedef {{ toolCallId: string, toolName: string, input: unknown, step: number, requestedAt: string, expiresAt: string, approvers?: string[], approvalsRequired?: number, approvals?: Array<{ approver: string, at: string, reason?: string }> }} PendingApproval */
 /** @typedef {PendingApproval & { runId: string, model: string, userId?: string, inputSchema?: unknown }} InboxApproval */
 /** @typedef {{ path: string, message: string }} Issue */
 /** @typedef {{ type: string, seq: number, at: string, step: number, [field: string]: unknown }} RunEvent */
@@ -12,6 +12,7 @@ const csrfToken = document.querySelector('meta[name="relay-csrf"]')?.getAttribut
 const terminalEvents = new Set(['run_completed', 'run_failed', 'run_cancelled']);
 const stateChangingEvents = new Set([
   'tool_awaiting_approval',
+  'tool_approval_added',
   'tool_approved',
   'tool_rejected',
   'tool_approval_timed_out',
@@ -249,11 +250,18 @@ function timelineItem(event) {
     case 'tool_awaiting_approval':
       title = `${tool} waits for approval until ${timeOf(String(event['expiresAt']))}`;
       break;
-    case 'tool_approved':
-      title = `${tool} approved by ${event['approver'] ?? 'someone'}${event['edited'] ? ' with an edited input' : ''}`;
+    case 'tool_approval_added':
+      title = `${tool}: approval ${event['approvals']} of ${event['approvalsRequired']}, by ${event['approver']}`;
+      if (event['reason']) text(`Reason: ${event['reason']}`);
+      break;
+    case 'tool_approved': {
+      const approvedBy = Array.isArray(event['approvedBy']) ? event['approvedBy'].join(' and ') : undefined;
+      const by = approvedBy ?? event['approver'] ?? 'someone';
+      title = `${tool} approved by ${by}${event['edited'] ? ' with an edited input' : ''}`;
       if (event['reason']) text(`Reason: ${event['reason']}`);
       json('Input that runs', event['input']);
       break;
+    }
     case 'tool_rejected':
       title = `${tool} rejected by ${event['approver'] ?? 'someone'}`;
       if (event['reason']) text(`Reason: ${event['reason']}`);
@@ -314,6 +322,26 @@ function timelineItem(event) {
 }
 
 /**
+ * What a call that needs several approvals has so far: "1 of 2 approvals (alice)".
+ * @param {number} required
+ * @param {Array<{ approver: string }>} given
+ */
+function approvalsSoFar(required, given) {
+  const names = given.length === 0 ? '' : ` (${given.map((approval) => approval.approver).join(', ')})`;
+  return `It needs ${required} different approvers: ${given.length} of ${required} approvals${names}.`;
+}
+
+/**
+ * What the inbox says once an approval is taken: a call that needs more approvers still waits for them.
+ * @param {{ approvals?: number, approvalsRequired?: number }} outcome
+ */
+function approvedText(outcome) {
+  const { approvals, approvalsRequired } = outcome;
+  if (approvals === undefined || approvalsRequired === undefined || approvals >= approvalsRequired) return 'Approved.';
+  return `Your approval is in: ${approvals} of ${approvalsRequired}. The call waits for another approver.`;
+}
+
+/**
  * The form that decides one pending call: its input as editable JSON, checked against the tool's schema by the
  * server (the run's own validator) as it is typed, so issues show at their paths before anything is sent.
  * @param {string} runId
@@ -324,8 +352,14 @@ function timelineItem(event) {
 function decisionForm(runId, approval, schema, onDecided) {
   const id = `call-${approval.toolCallId.replace(/[^\w-]/g, '_')}`;
   const original = prettyJson(approval.input);
+  // A call that needs several approvals runs the input every approver saw: nobody edits it.
+  const several = approval.approvalsRequired;
+  /** @type {Record<string, string>} */
+  const fixed = several === undefined ? {} : { readonly: '' };
   const input = /** @type {HTMLTextAreaElement} */ (
-    element('textarea', { id: `${id}-input`, 'aria-describedby': `${id}-issues`, spellcheck: 'false' }, [original])
+    element('textarea', { id: `${id}-input`, 'aria-describedby': `${id}-issues`, spellcheck: 'false', ...fixed }, [
+      original,
+    ])
   );
   const issues = element('ul', { id: `${id}-issues`, class: 'issues', 'aria-live': 'polite' });
   const reason = /** @type {HTMLInputElement} */ (element('input', { id: `${id}-reason`, autocomplete: 'off' }));
@@ -340,8 +374,13 @@ function decisionForm(runId, approval, schema, onDecided) {
       element('p', { class: 'muted' }, [
         `Requested ${timeOf(approval.requestedAt)}, expires ${timeOf(approval.expiresAt)}.`,
         ...(approval.approvers ? [` Only ${approval.approvers.join(' or ')} may decide it.`] : []),
+        ...(several === undefined ? [] : [` ${approvalsSoFar(several, approval.approvals ?? [])}`]),
       ]),
-      element('label', { for: input.id }, ['Input (JSON; edit it to approve different arguments)']),
+      element('label', { for: input.id }, [
+        several === undefined
+          ? 'Input (JSON; edit it to approve different arguments)'
+          : `Input (JSON; it runs as proposed once ${several} approvers approve it)`,
+      ]),
       input,
       issues,
       ...(schema === undefined
@@ -399,7 +438,7 @@ function decisionForm(runId, approval, schema, onDecided) {
     approve.disabled = reject.disabled = true;
     const answer = await post(`${runPath(runId)}/${decision}`, { toolCallId: approval.toolCallId, ...body });
     if (answer.ok) {
-      onDecided(decision === 'approve' ? 'Approved.' : 'Rejected.');
+      onDecided(decision === 'approve' ? approvedText(answer.data) : 'Rejected.');
       return;
     }
     if (Array.isArray(answer.data.issues)) showIssues(answer.data.issues);
