@@ -104,6 +104,9 @@ function approvalListItem(approval) {
     element('p', { class: 'muted' }, [
       `Model ${approval.model}${approval.userId ? `, user ${approval.userId}` : ''}, step ${approval.step}; ` +
         `expires ${timeOf(approval.expiresAt)}`,
+      ...(approval.approvalsRequired === undefined
+        ? []
+        : [`. ${approvalsSoFar(approval.approvalsRequired, approval.approvals ?? [])}`]),
     ]),
     element('pre', { 'aria-label': 'Proposed input' }, [prettyJson(approval.input)]),
   ]);
@@ -118,7 +121,8 @@ function startRunPage(root) {
   const pending = /** @type {HTMLElement} */ (document.getElementById('pending'));
   const timeline = /** @type {HTMLElement} */ (document.getElementById('timeline'));
   const cancel = /** @type {HTMLButtonElement} */ (document.getElementById('cancel-run'));
-  /** @type {Map<string, HTMLElement>} */
+  /** The form of each waiting call, by call id, with the count of approvals it was drawn with. */
+  /** @type {Map<string, { form: HTMLElement, approvals: number }>} */
   const forms = new Map();
   /** @type {Map<number, HTMLElement>} */
   const streaming = new Map();
@@ -135,18 +139,22 @@ function startRunPage(root) {
     summary.replaceChildren(...describeSnapshot(snapshot));
     cancel.hidden = snapshot.status !== 'running' && snapshot.status !== 'awaiting_approval';
     const open = new Set(snapshot.pendingApprovals.map((approval) => approval.toolCallId));
-    for (const [id, form] of forms) {
+    for (const [id, { form }] of forms) {
       if (!open.has(id)) {
         form.remove();
         forms.delete(id);
       }
     }
     for (const approval of snapshot.pendingApprovals) {
-      if (forms.has(approval.toolCallId)) continue;
+      // A call that needs several approvers is drawn again once it has another approval.
+      const approvals = approval.approvals?.length ?? 0;
+      const shown = forms.get(approval.toolCallId);
+      if (shown?.approvals === approvals) continue;
       const schema = tools.find((tool) => tool.name === approval.toolName)?.inputSchema;
       const form = decisionForm(runId, approval, schema, announceDecision);
-      forms.set(approval.toolCallId, form);
-      pending.append(form);
+      forms.set(approval.toolCallId, { form, approvals });
+      if (shown) shown.form.replaceWith(form);
+      else pending.append(form);
     }
     if (forms.size === 0) pending.replaceChildren(element('p', { class: 'muted' }, ['No tool call waits.']));
     else pending.querySelector(':scope > p.muted')?.remove();
