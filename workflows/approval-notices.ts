@@ -93,6 +93,7 @@ export function notifyApprovalDecided(
     ...(decision?.approver !== undefined ? { approver: decision.approver } : {}),
     ...(decision?.reason !== undefined ? { reason: decision.reason } : {}),
     ...(decision?.edited ? { edited: true } : {}),
+    ...(decision?.approvals ? { approvedBy: decision.approvals.approvedBy } : {}),
   };
   sendDecidedNotice(context, approval, notice);
 }
@@ -231,7 +232,8 @@ function deliverNotice(context: RunContext, approval: PendingApproval, notice: A
 
 function noticeBase({ run }: RunContext, approval: PendingApproval, kind: 'requested' | 'expiring' | 'decided') {
   const { runId } = run;
-  const { toolCallId, toolName, step, requestedAt, expiresAt, source, destructiveHint } = approval;
+  const { toolCallId, toolName, step, requestedAt, expiresAt, source, destructiveHint, approvers } = approval;
+  const { approvalsRequired } = approval;
   return {
     id: `${runId}/${toolCallId}/${kind}`,
     ...run.actingFor,
@@ -244,5 +246,7 @@ function noticeBase({ run }: RunContext, approval: PendingApproval, kind: 'reque
     expiresAt,
     ...(source ? { source } : {}),
     ...(destructiveHint !== undefined ? { destructiveHint } : {}),
+    ...(approvers ? { approvers } : {}),
+    ...(approvalsRequired !== undefined ? { approvalsRequired } : {}),
   };
 }

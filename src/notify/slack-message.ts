@@ -14,6 +14,7 @@ export function slackMessageOf(notice: ApprovalNotice): { text: string } {
     const input = JSON.stringify(notice.input) ?? 'null';
     const shown = input.length > maxInputCharacters ? `${input.slice(0, maxInputCharacters)}…` : input;
     const destructive = notice.destructiveHint ? ' (its tool may destroy data)' : '';
+    const who = deciders(notice);
     const [icon, waits] =
       notice.type === 'approval.requested'
         ? [':hourglass_flowing_sand:', 'waits for approval']
@@ -21,10 +22,11 @@ export function slackMessageOf(notice: ApprovalNotice): { text: string } {
     return {
       text:
         `${icon} *${escape(notice.toolName)}* ${waits} ${where}${destructive}, ` +
-        `until ${notice.expiresAt}.\n\`\`\`${escape(shown)}\`\`\`${link}`,
+        `until ${notice.expiresAt}.${who}\n\`\`\`${escape(shown)}\`\`\`${link}`,
     };
   }
-  const by = notice.approver ? ` by ${escape(notice.approver)}` : '';
+  const approvers = notice.approvedBy?.join(' and ') ?? notice.approver;
+  const by = approvers ? ` by ${escape(approvers)}` : '';
   const reason = notice.reason ? `: ${escape(notice.reason)}` : '';
   const outcome = {
     approved: `:white_check_mark: *${escape(notice.toolName)}* was approved${by}${notice.edited ? ' with an edited input' : ''}`,
@@ -33,6 +35,13 @@ export function slackMessageOf(notice: ApprovalNotice): { text: string } {
     withdrawn: `:no_entry_sign: *${escape(notice.toolName)}* was withdrawn (${runEnding[notice.runStatus ?? 'ended']})`,
   }[notice.outcome];
   return { text: `${outcome} ${where}.${link}` };
+}
+
+/** Who may decide a waiting call, and how many of them must approve it, when its tool says. */
+function deciders(notice: ApprovalNotice): string {
+  const several = notice.approvalsRequired ? ` It needs ${notice.approvalsRequired} different approvers.` : '';
+  const named = notice.approvers ? ` Decided by ${escape(notice.approvers.join(' or '))} only.` : '';
+  return `${several}${named}`;
 }
 
 const runEnding = { cancelled: 'the run was cancelled', failed: 'the run failed', ended: 'the run ended' };

@@ -19,6 +19,10 @@ interface ApprovalNoticeBase extends ApprovalHints {
   expiresAt: string;
   /** The run's page in the approvals inbox, when the worker was told where the inbox is. */
   inboxUrl?: string;
+  /** The only approvers who may decide the call, when its tool names them. */
+  approvers?: string[];
+  /** How many different approvers must approve the call, when its tool asks for more than one. */
+  approvalsRequired?: number;
 }
 
 /** A tool call started waiting for a human. */
@@ -53,6 +57,8 @@ export interface ApprovalDecidedNotice extends ApprovalNoticeBase {
   reason?: string;
   /** Approved with an edited input. */
   edited?: boolean;
+  /** Every approver of a call that needed several, in the order they approved. */
+  approvedBy?: string[];
 }
 
 /**

@@ -211,6 +211,26 @@ describe('approval notices as Slack messages', () => {
     );
   });
 
+  it('says who may decide a call and how many of them must approve it, and who approved it', () => {
+    const fourEyes = { ...base, approvers: ['cfo', 'finance-lead'], approvalsRequired: 2 };
+    const requested = { ...fourEyes, type: 'approval.requested', id: 'run_1/call_1_0/requested', input: {} } as const;
+    expect(slackMessageOf(requested).text).toContain(
+      'until 2026-12-05T12:00:00.000Z. It needs 2 different approvers. Decided by cfo or finance-lead only.\n',
+    );
+    const approved: ApprovalNotice = {
+      ...fourEyes,
+      type: 'approval.decided',
+      id: 'run_1/call_1_0/decided',
+      decidedAt: base.expiresAt,
+      outcome: 'approved',
+      approver: 'cfo',
+      approvedBy: ['finance-lead', 'cfo'],
+    };
+    expect(slackMessageOf(approved).text).toMatch(
+      /^:white_check_mark: \*transfer_funds\* was approved by finance-lead and cfo in run/,
+    );
+  });
+
   it('says how the wait ended', () => {
     const decided = {
       ...base,
