@@ -16,12 +16,26 @@ export interface AcceptedDecision {
   /** The time of its `tool_approved` / `tool_rejected` event, when the handler that accepted it recorded one. */
   recordedAt?: string;
   /** An approval of a call that needs several: how many it has with this one, of how many it needs, and by whom. */
-  approvals?: { count: number; required: number; approvedBy: string[] };
+  approvals?: ApprovalCount;
 }
 
-/** Whether `decision` is an approval the call needs more of: recorded, while the call keeps waiting. */
-export function isOneOfSeveral(decision: AcceptedDecision): boolean {
-  return decision.approvals !== undefined && decision.approvals.count < decision.approvals.required;
+export interface ApprovalCount {
+  count: number;
+  required: number;
+  approvedBy: string[];
+}
+
+/** An approval of a call that needs more of them: recorded, while the call keeps waiting. */
+export type OneOfSeveral = AcceptedDecision & { approved: true; approver: string; approvals: ApprovalCount };
+
+export function isOneOfSeveral(decision: AcceptedDecision): decision is OneOfSeveral {
+  const { approvals } = decision;
+  return (
+    decision.approved &&
+    decision.approver !== undefined &&
+    approvals !== undefined &&
+    approvals.count < approvals.required
+  );
 }
 
 /** How a wait for one call ended. */
@@ -180,7 +194,7 @@ function checkOneOfSeveral(pending: PendingApproval, decision: ApprovalDecision)
 }
 
 /** The count an approval brings a call that needs several; nothing for a call that needs one. */
-function approvalCount(pending: PendingApproval, approver: string | undefined): Pick<AcceptedDecision, 'approvals'> {
+function approvalCount(pending: PendingApproval, approver: string | undefined): { approvals?: ApprovalCount } {
   if (pending.approvalsRequired === undefined || approver === undefined) return {};
   const approvedBy = [...(pending.approvals ?? []).map((given) => given.approver), approver];
   return { approvals: { count: approvedBy.length, required: pending.approvalsRequired, approvedBy } };

@@ -1,5 +1,5 @@
 import type { PendingApproval } from '../src/shared/run-types.js';
-import type { AcceptedDecision } from './approvals.js';
+import type { AcceptedDecision, OneOfSeveral } from './approvals.js';
 import type { RunContext } from './run-context.js';
 import type { RunState } from './run-state.js';
 import { usesRecordedTime } from './recorded-clock.js';
@@ -44,9 +44,9 @@ export function recordDecisionWhenAccepted(
  * memo. Its time is the one its client sent, under the rule that trusts it, else the newest event's: a handler does
  * not wait for a clock activity, and the approval changes nothing the run does until the last one comes.
  */
-export function recordApprovalAdded(context: RunContext, pending: PendingApproval, accepted: AcceptedDecision): void {
+export function recordApprovalAdded(context: RunContext, pending: PendingApproval, accepted: OneOfSeveral): void {
   const { run } = context;
-  const { approver = '', reason, approvals } = accepted;
+  const { approver, reason, approvals } = accepted;
   const sent = context.patches.decisionTimeFromDecider() ? accepted.decidedAt : undefined;
   const because = reason !== undefined ? { reason } : {};
   const event = run.emit(
@@ -56,8 +56,8 @@ export function recordApprovalAdded(context: RunContext, pending: PendingApprova
       toolName: pending.toolName,
       approver,
       ...because,
-      approvals: approvals?.count ?? 1,
-      approvalsRequired: approvals?.required ?? 1,
+      approvals: approvals.count,
+      approvalsRequired: approvals.required,
     },
     { at: sent ?? run.latestAt },
   );
