@@ -403,9 +403,33 @@ export class RelayClient {
     const stamped = stampedNow(decision);
     const scoped = scope.tenantId !== undefined ? { ...stamped, tenantId: scope.tenantId } : stamped;
     try {
+      return await this.sendDecision(runId, scoped, scope);
+    } catch (error) {
+      if (!RelayError.isInstance(error) || error.code !== 'approval_not_pending') throw error;
+      if (!(await this.showsWaiting(runId, decision.toolCallId, scope))) throw error;
+      // Refused by a run that had not applied the model answer proposing the call yet: Temporal hands a workflow task's
+      // updates to the run before its activity results, so a decision sent as soon as a reader saw the call can come
+      // in the task that delivers it. The call waits now: the same decision goes once more.
+      return this.sendDecision(runId, scoped, scope);
+    }
+  }
+
+  /** Whether the run shows the call waiting for a decision now; a run that cannot be read does not. */
+  private async showsWaiting(runId: string, toolCallId: string, scope: TenantScope): Promise<boolean> {
+    try {
+      const run = await this.getRun(runId, scope);
+      return run.pendingApprovals.some((approval) => approval.toolCallId === toolCallId);
+    } catch {
+      return false;
+    }
+  }
+
+  /** Sends a decision by update and turns the run's refusal into a `RelayError` with the refusal's code. */
+  private async sendDecision(runId: string, decision: ApprovalDecision, scope: TenantScope): Promise<ApprovalOutcome> {
+    try {
       return await this.query(
         runId,
-        () => retryWhileWorkflowTaskFails(() => this.handle(runId).executeUpdate(decideUpdate, { args: [scoped] })),
+        () => retryWhileWorkflowTaskFails(() => this.handle(runId).executeUpdate(decideUpdate, { args: [decision] })),
         scope,
       );
     } catch (error) {

@@ -63,7 +63,9 @@ export interface DecisionRetry {
  * an answer, so a refusal as `approval_not_pending` is checked against the run's events before it counts. A call
  * can also be refused before it is pending: a worker that applied the model's answer proposing it (and answered a
  * query with it) can die before its task is recorded; the next worker then gets that answer and the update in one
- * task, and Temporal delivers the update first. Once the events show the call waiting, the decision is sent again.
+ * task, and Temporal delivers the update first. RelayClient sends such a decision once more itself when the run shows
+ * the call waiting right after; with workers being killed the run may not answer then, so the events are read
+ * patiently here, and once they show the call waiting the decision is sent again.
  */
 export async function decideOnce(
   client: RelayClient,

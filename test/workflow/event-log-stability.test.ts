@@ -365,22 +365,71 @@ describe('a decision delivered in one workflow task with a tool result that arri
   });
 });
 
+describe('a decision sent before the run has applied the model answer that proposes its call', () => {
+  it('is refused by the run at first, and RelayClient sends it once more when the call shows waiting', async () => {
+    const taskQueue = uniqueTaskQueue('decided-before-proposed');
+    const ledger = createLedger();
+    const answer = latch();
+    const turns: ScriptedTurn[] = [
+      { toolCalls: [{ id: 'pay', name: 'transfer_funds', input: { from: 'A', to: 'B', amount: 5 } }] },
+      { text: 'done' },
+    ];
+    const model = scriptedModel(async (call) => {
+      if (call.step === 1) {
+        answer.reached();
+        await answer.released;
+      }
+      return turns[call.step - 1] ?? { text: 'done' };
+    });
+    const start = (workerOptions = {}) =>
+      kit.startWorker({ taskQueue, tools: createTestTools(ledger), models: { scripted: model }, workerOptions });
+    // The first worker finishes the model call it is making after it stops taking workflow tasks.
+    const first = await start({ shutdownGraceTime: '1 minute' });
+    const { client } = first;
+    const { runId } = await client.startRun({ ...base, prompt: 'pay', approvalTimeout: '1h' });
+    await answer.started;
+    const stopping = first.stop();
+    await sleep(1_000);
+    // The call's id is known before the model proposes it (call_<step>_<index>): the update waits for a worker.
+    const deciding = client.approve(runId, 'call_1_0', { approver: 'alice' });
+    await sleep(1_000);
+    answer.release();
+    await stopping;
+    const second = await start();
+    try {
+      await expect(deciding).resolves.toMatchObject({ toolCallId: 'call_1_0', decision: 'approve' });
+      await client.result(runId);
+      expect(ledger.transfers).toHaveLength(1);
+      const decisions = (await client.events(runId)).filter((event) => event.type === 'tool_approved');
+      expect(decisions).toMatchObject([{ toolCallId: 'call_1_0', approver: 'alice' }]);
+    } finally {
+      await second.stop();
+    }
+  });
+});
+
+/** A promise the test releases, and one that says when the code holding it has reached it. */
+function latch() {
+  const controls = { release: () => {}, reached: () => {} };
+  const released = new Promise<void>((resolve) => (controls.release = resolve));
+  const started = new Promise<void>((resolve) => (controls.reached = resolve));
+  return { released, started, release: () => controls.release(), reached: () => controls.reached() };
+}
+
 /** A tool that answers once the test releases it, and says when it has started. */
 function holdingTool() {
-  const latch = { release: () => {}, started: () => {} };
-  const released = new Promise<void>((resolve) => (latch.release = resolve));
-  const started = new Promise<void>((resolve) => (latch.started = resolve));
+  const held = latch();
   const tool = defineTool({
     name: 'held',
     description: 'Answers when the test lets it.',
     inputSchema: z.object({}),
     execute: async () => {
-      latch.started();
-      await released;
+      held.reached();
+      await held.released;
       return { released: true };
     },
   });
-  return { tool, started, release: () => latch.release() };
+  return { tool, started: held.started, release: held.release };
 }
 
 /**
