@@ -16,10 +16,11 @@ import { httpTestModel } from '../http/http-test-kit.js';
 // in with their own key, the first sees their approval counted, the second sees whose it was and runs the call.
 
 const tenantId = 'four-eyes-inbox';
-const keys = { lead: 'key-four-eyes-lead', cfo: 'key-four-eyes-cfo' };
+const keys = { lead: 'key-four-eyes-lead', cfo: 'key-four-eyes-cfo', ops: 'key-four-eyes-ops' };
 const apiKeys = new Map<string, ApiKeyTenant>([
   [keys.lead, { tenantId, name: 'finance-lead' }],
   [keys.cfo, { tenantId, name: 'cfo' }],
+  [keys.ops, { tenantId, name: 'ops' }],
 ]);
 const patience = { timeout: 15_000 };
 const ledger = createLedger();
@@ -58,14 +59,30 @@ async function openRun(context: BrowserContext, key: string, runId: string): Pro
   return page;
 }
 
+/** Whether the Approve and Reject buttons of the page's one form can be pressed. */
+async function buttonsEnabled(page: Page): Promise<{ approve: boolean; reject: boolean }> {
+  return {
+    approve: await page.getByRole('button', { name: 'Approve' }).isEnabled(),
+    reject: await page.getByRole('button', { name: 'Reject' }).isEnabled(),
+  };
+}
+
 describe('the inbox on a call that needs two approvers', () => {
   it('counts the first approval, shows the second approver whose it was, and runs the call at the second', async () => {
     const { client } = worker;
     const { runId } = await client.startRun({ tenantId, model: 'scripted:test', prompt: 'pay B' });
     await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
-    const contexts = [await browser.newContext(), await browser.newContext()];
+    const contexts = [await browser.newContext(), await browser.newContext(), await browser.newContext()];
     try {
+      const ops = await openRun(contexts[2]!, keys.ops, runId);
+      expect(await ops.locator('header .who').textContent()).toMatch(/Signed in as ops, tenant\s+four-eyes-inbox/);
+      expect(await ops.locator('[data-barred]').textContent()).toBe(
+        'You are signed in as ops: only finance-lead or cfo may decide it.',
+      );
+      expect(await buttonsEnabled(ops)).toEqual({ approve: false, reject: false });
+
       const lead = await openRun(contexts[0]!, keys.lead, runId);
+      expect(await buttonsEnabled(lead)).toEqual({ approve: true, reject: true });
       expect(await lead.locator('form.approval').textContent()).toContain(
         'It needs 2 different approvers: 0 of 2 approvals.',
       );
@@ -79,6 +96,11 @@ describe('the inbox on a call that needs two approvers', () => {
       expect(await lead.locator('[data-event-type="tool_approval_added"]').textContent()).toContain(
         'approval 1 of 2, by finance-lead',
       );
+      // The form is drawn again with the approval: its approver may still reject, not approve again.
+      await expect
+        .poll(() => lead.locator('[data-barred]').textContent(), patience)
+        .toBe('You have approved it: it waits for another approver. You can still reject it.');
+      expect(await buttonsEnabled(lead)).toEqual({ approve: false, reject: true });
       expect(ledger.transfers).toEqual([]);
 
       const cfo = await openRun(contexts[1]!, keys.cfo, runId);

@@ -1,5 +1,6 @@
 import { html } from 'hono/html';
 import type { HtmlEscapedString } from 'hono/utils/html';
+import { approverOf } from './inbox-sessions.js';
 import type { InboxSession } from './inbox-sessions.js';
 
 type Page = HtmlEscapedString | Promise<HtmlEscapedString>;
@@ -12,6 +13,7 @@ function layout(title: string, body: Page, session?: InboxSession): Page {
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         ${session ? html`<meta name="relay-csrf" content="${session.csrfToken}" />` : ''}
+        ${session ? html`<meta name="relay-approver" content="${approverOf(session)}" />` : ''}
         <title>${title} · Relay-E inbox</title>
         <link rel="stylesheet" href="/inbox/assets/inbox.css" />
         <script type="module" src="/inbox/assets/inbox.js"></script>
@@ -21,7 +23,10 @@ function layout(title: string, body: Page, session?: InboxSession): Page {
           <a class="brand" href="/">Relay-E approvals</a>
           ${
             session
-              ? html`<span class="who">Tenant <strong>${session.tenant.tenantId}</strong></span>
+              ? html`<span class="who"
+                    >Signed in as <strong>${approverOf(session)}</strong>, tenant
+                    <strong>${session.tenant.tenantId}</strong></span
+                  >
                   <form method="post" action="/inbox/session/end">
                     <button type="submit" class="quiet">Sign out</button>
                   </form>`

@@ -8,6 +8,7 @@ import { HttpError } from '../http-error.js';
 import { streamRunEvents } from '../stream-run-events.js';
 import type { InboxEnv } from './inbox-env.js';
 import { runPage } from './inbox-pages.js';
+import { approverOf } from './inbox-sessions.js';
 import type { InboxSession } from './inbox-sessions.js';
 import type { RunCatalogs } from './run-catalogs.js';
 
@@ -115,5 +116,5 @@ async function readDecision(c: Context<InboxEnv>): Promise<z.infer<typeof decisi
 }
 
 function decidedBy(session: InboxSession): { tenantId: string; approver: string } {
-  return { tenantId: session.tenant.tenantId, approver: session.tenant.name ?? `tenant:${session.tenant.tenantId}` };
+  return { tenantId: session.tenant.tenantId, approver: approverOf(session) };
 }

@@ -10,6 +10,11 @@ export interface InboxSession {
   expiresAt: number;
 }
 
+/** The approver a session's decisions are recorded under: its key's name, or its tenant's for an unnamed key. */
+export function approverOf(session: InboxSession): string {
+  return session.tenant.name ?? `tenant:${session.tenant.tenantId}`;
+}
+
 export interface InboxSessionsOptions {
   /** How long a sign-in lasts. @default 8 hours */
   lifetimeMs?: number;

@@ -9,6 +9,8 @@
 /** @typedef {{ runId: string, status: string, model: string, step: number, maxSteps: number, output?: string, error?: string, stopReason?: string, pendingApprovals: PendingApproval[] }} RunSnapshot */
 
 const csrfToken = document.querySelector('meta[name="relay-csrf"]')?.getAttribute('content') ?? '';
+/** The name the signed-in key's decisions are recorded under. */
+const signedInApprover = document.querySelector('meta[name="relay-approver"]')?.getAttribute('content') ?? '';
 const terminalEvents = new Set(['run_completed', 'run_failed', 'run_cancelled']);
 const stateChangingEvents = new Set([
   'tool_awaiting_approval',
@@ -340,6 +342,22 @@ function approvalsSoFar(required, given) {
 }
 
 /**
+ * Why the signed-in approver cannot decide a call here, if so: its tool names other approvers, or they approved it
+ * already and it waits for someone else (they may still reject it). The run refuses such a decision anyway.
+ * @param {PendingApproval} approval
+ * @returns {{ text: string, mayReject?: boolean } | undefined}
+ */
+function whyNotYours(approval) {
+  if (approval.approvers && !approval.approvers.includes(signedInApprover)) {
+    return { text: `You are signed in as ${signedInApprover}: only ${approval.approvers.join(' or ')} may decide it.` };
+  }
+  if (approval.approvals?.some((given) => given.approver === signedInApprover)) {
+    return { text: 'You have approved it: it waits for another approver. You can still reject it.', mayReject: true };
+  }
+  return undefined;
+}
+
+/**
  * What the inbox says once an approval is taken: a call that needs more approvers still waits for them.
  * @param {{ approvals?: number, approvalsRequired?: number }} outcome
  */
@@ -374,6 +392,9 @@ function decisionForm(runId, approval, schema, onDecided) {
   const approve = /** @type {HTMLButtonElement} */ (element('button', { type: 'submit' }, ['Approve']));
   const reject = /** @type {HTMLButtonElement} */ (element('button', { type: 'button', class: 'danger' }, ['Reject']));
   const result = element('p', { role: 'status', tabindex: '-1', class: 'result' });
+  const barred = whyNotYours(approval);
+  approve.disabled = barred !== undefined;
+  reject.disabled = barred !== undefined && barred.mayReject !== true;
   const form = element(
     'form',
     { class: 'approval', 'aria-labelledby': `${id}-title`, 'data-tool-call-id': approval.toolCallId },
@@ -401,6 +422,7 @@ function decisionForm(runId, approval, schema, onDecided) {
           ]),
       element('label', { for: reason.id }, ['Reason (required to reject)']),
       reason,
+      ...(barred ? [element('p', { class: 'muted', 'data-barred': '' }, [barred.text])] : []),
       approve,
       reject,
       result,
@@ -431,7 +453,7 @@ function decisionForm(runId, approval, schema, onDecided) {
       ...found.map((issue) => element('li', {}, [`${issue.path || '(input)'}: ${issue.message}`])),
     );
     input.setAttribute('aria-invalid', found.length > 0 ? 'true' : 'false');
-    approve.disabled = found.length > 0;
+    approve.disabled = found.length > 0 || barred !== undefined;
   }
 
   /** @type {ReturnType<typeof setTimeout> | undefined} */
@@ -451,7 +473,8 @@ function decisionForm(runId, approval, schema, onDecided) {
     }
     if (Array.isArray(answer.data.issues)) showIssues(answer.data.issues);
     result.textContent = answer.data.detail ?? `The decision was refused (${answer.status}).`;
-    approve.disabled = reject.disabled = false;
+    approve.disabled = barred !== undefined;
+    reject.disabled = barred !== undefined && barred.mayReject !== true;
     result.focus();
   }
 
