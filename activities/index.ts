@@ -387,7 +387,8 @@ type CatalogSources = Pick<
  * Reads the tools a run may use from this worker's registry (names, descriptions, JSON Schemas, approval flags), each
  * with the time limit the executor will apply, so the activity's own timeout can agree with it, and marked
  * `notifiesApprovers` when it requires approval and this worker has an approval webhook (with the reminder's lead
- * time when it has one); or refuses a run naming a tool or a model the worker lacks.
+ * time, the tool's own or else the worker's, when there is one); or refuses a run naming a tool or a model the worker
+ * lacks. A worker without a webhook refuses, when it starts, a tool that asks for reminders (relay-plugin.ts).
  */
 function snapshotCatalog(
   { registry, executor, models, approvalWebhooks, approvalReminderMs }: CatalogSources,
@@ -397,10 +398,13 @@ function snapshotCatalog(
   try {
     const refused = input.model === undefined ? undefined : refuseUnservedModel(models, input.model);
     if (refused) return { refused, at };
-    const entries = registry.catalog(input.tools).map((entry) => ({
+    // A tool's own reminder is kept only where this worker sends notices: without them a run must not wait to remind.
+    const entries = registry.catalog(input.tools).map(({ remindApproversBeforeMs, ...entry }) => ({
       ...entry,
       timeoutMs: executor.timeoutFor(entry.name),
-      ...(approvalWebhooks && entry.requiresApproval ? approverNotices(approvalReminderMs) : {}),
+      ...(approvalWebhooks && entry.requiresApproval
+        ? approverNotices(remindApproversBeforeMs ?? approvalReminderMs)
+        : {}),
     }));
     return { entries, at };
   } catch (error) {

@@ -202,7 +202,8 @@ async function waitForDecision(
   const decided = () => context.run.approvals.decisionFor(pending.toolCallId) !== undefined;
   const summary = `approval of ${pending.toolName} (${pending.toolCallId})`;
   const wait = (ms: number) => (context.exact ? condition(decided, ms, { summary }) : condition(decided, ms));
-  const leadMs = entry.remindApproversBeforeMs;
+  // Catalogs carry a lead time only beside notifiesApprovers; the check keeps a run from splitting a wait for nothing.
+  const leadMs = entry.notifiesApprovers ? entry.remindApproversBeforeMs : undefined;
   if (leadMs === undefined || leadMs >= waitMs) return wait(waitMs);
   // A decision taken in the activation the reminder's timer fired in needs no reminder.
   if ((await wait(waitMs - leadMs)) || decided()) return true;

@@ -287,6 +287,9 @@ export const toolListingSchema = z
     approvalsRequired: z.number().int().optional().openapi({
       description: 'How many different approvers must approve each call, when more than one.',
     }),
+    remindApproversBeforeMs: z.number().int().optional().openapi({
+      description: "The tool's own reminder: approvers are reminded this long (ms) before a waiting call expires.",
+    }),
     approvalTimeoutMs: z.number().int().optional().openapi({
       description:
         "How long a call waits for a decision (ms), when the tool sets its own limit; a run's can shorten it.",

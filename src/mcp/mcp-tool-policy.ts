@@ -26,6 +26,12 @@ export interface McpToolPolicy {
    */
   approvalsRequired?: number;
   /**
+   * How long before a call's wait expires its approvers are reminded, in milliseconds (`defineTool`'s
+   * `remindApproversBeforeExpiryMs`); applies to the tools that ask for approval.
+   * @default the worker's `remindApproversBeforeExpiry`
+   */
+  remindApproversBeforeExpiryMs?: number;
+  /**
    * Per-attempt time limit in milliseconds; the MCP request is cancelled when it elapses.
    * @default the executor's `defaultTimeoutMs` (60 000)
    */
@@ -74,6 +80,7 @@ export function resolveToolPolicy(
   const approvalTimeoutMs = pick('approvalTimeoutMs');
   const approvers = pick('approvers');
   const approvalsRequired = pick('approvalsRequired');
+  const remindApproversBeforeExpiryMs = pick('remindApproversBeforeExpiryMs');
   const timeoutMs = pick('timeoutMs');
   const maxResultBytes = pick('maxResultBytes');
   if (approvalTimeoutMs !== undefined) resolved.approvalTimeoutMs = approvalTimeoutMs;
@@ -81,6 +88,9 @@ export function resolveToolPolicy(
   if (resolved.requiresApproval !== false) {
     if (approvers !== undefined) resolved.approvers = approvers;
     if (approvalsRequired !== undefined) resolved.approvalsRequired = approvalsRequired;
+    if (remindApproversBeforeExpiryMs !== undefined) {
+      resolved.remindApproversBeforeExpiryMs = remindApproversBeforeExpiryMs;
+    }
   }
   if (timeoutMs !== undefined) resolved.timeoutMs = timeoutMs;
   if (maxResultBytes !== undefined) resolved.maxResultBytes = maxResultBytes;

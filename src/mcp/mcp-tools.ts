@@ -248,6 +248,9 @@ function toToolDefinition(
     ...(policy.approvalTimeoutMs !== undefined ? { approvalTimeoutMs: policy.approvalTimeoutMs } : {}),
     ...(policy.approvers !== undefined ? { approvers: policy.approvers } : {}),
     ...(policy.approvalsRequired !== undefined ? { approvalsRequired: policy.approvalsRequired } : {}),
+    ...(policy.remindApproversBeforeExpiryMs !== undefined
+      ? { remindApproversBeforeExpiryMs: policy.remindApproversBeforeExpiryMs }
+      : {}),
     ...(policy.timeoutMs !== undefined ? { timeoutMs: policy.timeoutMs } : {}),
     ...(policy.maxResultBytes !== undefined ? { maxResultBytes: policy.maxResultBytes } : {}),
     source: { kind: 'mcp', server, tool: toolName },

@@ -69,8 +69,9 @@ export interface ToolCatalogEntry {
    */
   notifiesApprovers?: true;
   /**
-   * Set beside {@link notifiesApprovers} by a worker told to remind approvers: a call still waiting this many
-   * milliseconds before it expires gets an `approval.expiring` notice. Runs recorded without it send none.
+   * Set beside {@link notifiesApprovers} by a worker told to remind approvers, or by a tool with its own lead time
+   * (`remindApproversBeforeExpiryMs`): a call still waiting this many milliseconds before it expires gets an
+   * `approval.expiring` notice. Runs recorded without it send none.
    */
   remindApproversBeforeMs?: number;
 }

@@ -48,6 +48,13 @@ export interface ToolDefinition<Input = any, Output = unknown> {
    */
   readonly approvalsRequired?: number;
   /**
+   * How long before a call's wait expires its approvers are reminded, in milliseconds: the tool's own lead time in
+   * place of the worker's `remindApproversBeforeExpiry` (a quote good for 15 minutes wants a reminder 5 minutes before,
+   * not an hour). Reminders go through the worker's approval webhook: a worker without one refuses the tool.
+   * @default the worker's `remindApproversBeforeExpiry`, else no reminder
+   */
+  readonly remindApproversBeforeExpiryMs?: number;
+  /**
    * Per-attempt time limit in milliseconds; `ctx.signal` aborts when it elapses.
    * @default the executor's `defaultTimeoutMs` (60 000)
    */
@@ -142,6 +149,10 @@ export function defineTool<Input, Output>(
   assertPositiveInteger(name, 'approvalTimeoutMs', options.approvalTimeoutMs);
   checkApprovers(name, options.approvers, requiresApproval);
   checkApprovalsRequired(name, options, requiresApproval);
+  assertPositiveInteger(name, 'remindApproversBeforeExpiryMs', options.remindApproversBeforeExpiryMs);
+  if (options.remindApproversBeforeExpiryMs !== undefined && requiresApproval === false) {
+    invalid(name, `Tool '${name}': remindApproversBeforeExpiryMs needs requiresApproval (true or a rule)`);
+  }
   assertPositiveInteger(name, 'maxResultBytes', options.maxResultBytes);
   assertPositiveInteger(name, 'retry.maximumAttempts', options.retry?.maximumAttempts);
   if (options.inputJsonSchema === undefined) toJsonSchema(inputSchema, name);
@@ -157,6 +168,7 @@ export function defineTool<Input, Output>(
     approvalTimeoutMs: options.approvalTimeoutMs,
     approvers: options.approvers === undefined ? undefined : [...options.approvers],
     approvalsRequired: options.approvalsRequired,
+    remindApproversBeforeExpiryMs: options.remindApproversBeforeExpiryMs,
     timeoutMs: options.timeoutMs,
     retry: options.retry,
     guardrails: options.guardrails,

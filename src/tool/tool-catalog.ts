@@ -57,6 +57,10 @@ export function toCatalogEntry(tool: ToolDefinition): ToolCatalogEntry {
   if (typeof tool.requiresApproval === 'function') entry.approvalByRule = true;
   if (tool.approvalTimeoutMs !== undefined) entry.approvalTimeoutMs = tool.approvalTimeoutMs;
   if (tool.approvers !== undefined) entry.approvers = [...tool.approvers];
+  // The tool's own reminder; the worker's catalog snapshot keeps it only where it has an approval webhook.
+  if (tool.remindApproversBeforeExpiryMs !== undefined) {
+    entry.remindApproversBeforeMs = tool.remindApproversBeforeExpiryMs;
+  }
   // One approval is what every call needs: the catalog records only a count above it.
   if (tool.approvalsRequired !== undefined && tool.approvalsRequired > 1) {
     entry.approvalsRequired = tool.approvalsRequired;

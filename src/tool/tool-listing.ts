@@ -26,6 +26,8 @@ export interface ToolListing {
   approvers?: string[];
   /** How many different approvers must approve a call, when more than one. */
   approvalsRequired?: number;
+  /** The tool's own reminder lead time before a call expires, in milliseconds, when it sets one. */
+  remindApproversBeforeMs?: number;
   /** Per-attempt time limit in milliseconds, when the tool or its server sets one. */
   timeoutMs?: number;
   retry?: ToolRetryPolicy;
@@ -47,6 +49,9 @@ export function formatToolListing(listing: ToolListing): string {
     listing.approvalTimeoutMs !== undefined ? `decision within ${listing.approvalTimeoutMs} ms` : undefined,
     listing.approvers !== undefined ? `decided by ${listing.approvers.join(' or ')}` : undefined,
     listing.approvalsRequired !== undefined ? `${listing.approvalsRequired} approvals` : undefined,
+    listing.remindApproversBeforeMs !== undefined
+      ? `reminder ${listing.remindApproversBeforeMs} ms before expiry`
+      : undefined,
     listing.timeoutMs !== undefined ? `timeout ${listing.timeoutMs} ms` : undefined,
     listing.retry?.maximumAttempts !== undefined ? `${listing.retry.maximumAttempts} attempt(s)` : undefined,
   ].filter(Boolean);

@@ -146,7 +146,9 @@ export class RelayPlugin extends SimplePlugin {
     }
     // Checked before tool sources connect, so a bad reminder leaves no MCP server running.
     const reminder = approvalReminderOption(options);
-    return new RelayPlugin(options, await resolveToolRegistry(options), reminder);
+    const tools = await resolveToolRegistry(options);
+    if (!options.approvalWebhook) await refuseRemindersWithoutWebhook(tools);
+    return new RelayPlugin(options, tools, reminder);
   }
 
   /** The model id prefixes this plugin's worker serves. */
@@ -235,6 +237,17 @@ export async function checkSearchAttributes(connection: NativeConnection, namesp
   throw new RelayError(
     'invalid_input',
     `The Temporal namespace '${namespace}' lacks Relay-E's search attributes (${missing.map((a) => a.name).join(', ')}). Register them:\n  ${command}`,
+  );
+}
+
+/** A tool that asks for reminders on a worker that sends no notices would never remind anyone: it is refused. */
+async function refuseRemindersWithoutWebhook(tools: LoadedTools): Promise<void> {
+  const reminding = tools.registry.catalog().find((entry) => entry.remindApproversBeforeMs !== undefined);
+  if (!reminding) return;
+  await tools.close();
+  throw new RelayError(
+    'invalid_input',
+    `Tool '${reminding.name}' reminds approvers before a call expires (remindApproversBeforeExpiryMs): the worker needs an approval webhook to send the reminder`,
   );
 }
 

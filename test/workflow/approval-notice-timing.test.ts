@@ -8,17 +8,30 @@ import { startApprovalReceiver } from '../helpers/approval-receiver.js';
 import type { ApprovalReceiver } from '../helpers/approval-receiver.js';
 import { approvalNoticeHistories, currentHistoryFile, isRecordingHistories } from '../helpers/replay-histories.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
+import { defineTool } from '../../src/tool/define-tool.js';
+import { z } from 'zod';
 
 // Time skipping: the reminder an hour before a 24-hour wait expires, and a run's 30-second grace for notices in
 // flight, are reached by moving the test server's clock.
 const secret = 'reminder-test-secret-0123';
 const hour = 3_600_000;
 const ledger = createLedger();
-const model = scriptedModel((request) =>
-  request.step === 1
-    ? { toolCalls: [{ id: 'pay', name: 'transfer_funds', input: { from: 'A', to: 'B', amount: 100 } }] }
-    : { text: 'done' },
-);
+/** `transfer_funds` is reminded at the worker's lead time, `pay_quote` at its own (10 minutes). */
+const quoteTool = defineTool({
+  name: 'pay_quote',
+  description: 'Pays a quote good for a limited time.',
+  inputSchema: z.object({ amount: z.number() }),
+  requiresApproval: true,
+  remindApproversBeforeExpiryMs: 10 * 60_000,
+  execute: () => 'paid',
+});
+const model = scriptedModel((request) => {
+  if (request.step > 1) return { text: 'done' };
+  const quoted = JSON.stringify(request.messages).includes('pay the quote');
+  return quoted
+    ? { toolCalls: [{ id: 'quote', name: 'pay_quote', input: { amount: 5 } }] }
+    : { toolCalls: [{ id: 'pay', name: 'transfer_funds', input: { from: 'A', to: 'B', amount: 100 } }] };
+});
 let receiver: ApprovalReceiver;
 let env: RelayTestEnvironment;
 
@@ -26,7 +39,7 @@ beforeAll(async () => {
   receiver = await startApprovalReceiver(secret);
   env = await createTestEnvironment({
     mode: 'time-skipping',
-    tools: createTestTools(ledger),
+    tools: [...createTestTools(ledger), quoteTool],
     models: { scripted: model },
     approvalWebhook: { url: receiver.url, secret },
     remindApproversBeforeExpiry: '1h',
@@ -66,6 +79,22 @@ describe('reminding approvers before a call expires', () => {
     const notified = events.filter((event) => event.type === 'tool_approval_notified');
     expect(notified.map((event) => event.notice)).toEqual(types(runId));
     if (isRecordingHistories()) await env.recordHistory(runId, currentHistoryFile('approval-reminded'));
+  });
+
+  it("reminds at the tool's own lead time when it sets one, not the worker's", async () => {
+    const { runId } = await env.client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'pay the quote' });
+    const approval = await env.waitForApproval(runId);
+    expect(approval.toolName).toBe('pay_quote');
+    await receiver.waitForNotices(runId, 1);
+    // Past the worker's hour before expiry: no reminder yet.
+    await env.advanceTime(24 * hour - 11 * 60_000);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(types(runId)).toEqual(['approval.requested']);
+    await env.advanceTime(2 * 60_000);
+    await receiver.waitForNotices(runId, 2);
+    expect(types(runId)).toEqual(['approval.requested', 'approval.expiring']);
+    await approval.approve({ approver: 'alice' });
+    await env.result(runId);
   });
 
   it('sends no reminder for a call decided before it', async () => {

@@ -44,10 +44,12 @@ describe('approvers in a policy', () => {
     expect(resolveToolPolicy('delete_repo', undefined, server, rules).approvers).toEqual(['cto']);
   });
 
-  it('asks several approvers of the tools that wait for a human only', () => {
-    const server = { approvalsRequired: 2 };
-    expect(resolveToolPolicy('delete_repo', undefined, server).approvalsRequired).toBe(2);
-    expect(resolveToolPolicy('list_repos', { readOnlyHint: true }, server)).not.toHaveProperty('approvalsRequired');
+  it('asks several approvers, and reminds them at its own lead time, of the tools that wait for a human only', () => {
+    const server = { approvalsRequired: 2, remindApproversBeforeExpiryMs: 300_000 };
+    expect(resolveToolPolicy('delete_repo', undefined, server)).toMatchObject(server);
+    const readOnly = resolveToolPolicy('list_repos', { readOnlyHint: true }, server);
+    expect(readOnly).not.toHaveProperty('approvalsRequired');
+    expect(readOnly).not.toHaveProperty('remindApproversBeforeExpiryMs');
   });
 });
 

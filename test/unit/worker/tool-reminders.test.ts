@@ -1,0 +1,74 @@
+import { z } from 'zod';
+import { describe, expect, it } from 'vitest';
+import { createActivities } from '../../../activities/index.js';
+import { ModelRegistry } from '../../../src/model/model-registry.js';
+import { scriptedModel } from '../../../src/testing/scripted-model.js';
+import { defineTool } from '../../../src/tool/define-tool.js';
+import { ToolExecutor } from '../../../src/tool/tool-executor.js';
+import { ToolRegistry } from '../../../src/tool/tool-registry.js';
+import { RelayPlugin } from '../../../src/worker/relay-plugin.js';
+
+const webhook = { url: 'http://127.0.0.1:9/approvals', secret: 'reminder-unit-secret-0123' };
+const models = { scripted: scriptedModel([{ text: 'done' }]) };
+const tool = (name: string, options: { remindApproversBeforeExpiryMs?: number } = {}) =>
+  defineTool({
+    name,
+    description: 'Pays.',
+    inputSchema: z.object({ amount: z.number() }),
+    requiresApproval: true,
+    execute: () => 'paid',
+    ...options,
+  });
+const quote = tool('pay_quote', { remindApproversBeforeExpiryMs: 5 * 60_000 });
+
+/** The catalog a run of a worker with these settings would record, by tool name. */
+function snapshotOf(approvalReminderMs: number | undefined, withWebhook = true) {
+  const registry = new ToolRegistry([quote, tool('pay')]);
+  const activities = createActivities({
+    registry,
+    executor: new ToolExecutor(registry),
+    models: new ModelRegistry(models),
+    ...(withWebhook ? { approvalWebhooks: webhook } : {}),
+    ...(approvalReminderMs !== undefined ? { approvalReminderMs } : {}),
+  });
+  return activities.snapshotToolCatalog({}).then(({ entries = [] }) => {
+    return Object.fromEntries(entries.map((entry) => [entry.name, entry]));
+  });
+}
+
+describe("a tool's own reminder lead time", () => {
+  it("replaces the worker's for its calls and leaves the others the worker's", async () => {
+    const catalog = await snapshotOf(3_600_000);
+    expect(catalog['pay_quote']).toMatchObject({ notifiesApprovers: true, remindApproversBeforeMs: 300_000 });
+    expect(catalog['pay']).toMatchObject({ notifiesApprovers: true, remindApproversBeforeMs: 3_600_000 });
+    const withoutWorkerReminder = await snapshotOf(undefined);
+    expect(withoutWorkerReminder['pay_quote']?.remindApproversBeforeMs).toBe(300_000);
+    expect(withoutWorkerReminder['pay']).not.toHaveProperty('remindApproversBeforeMs');
+  });
+
+  it('is never recorded by a worker that sends no notices, and such a worker refuses the tool when it starts', async () => {
+    const catalog = await snapshotOf(undefined, false);
+    expect(catalog['pay_quote']).not.toHaveProperty('remindApproversBeforeMs');
+    expect(catalog['pay_quote']).not.toHaveProperty('notifiesApprovers');
+    await expect(RelayPlugin.create({ tools: [quote], models })).rejects.toMatchObject({
+      code: 'invalid_input',
+      message: expect.stringContaining("Tool 'pay_quote' reminds approvers before a call expires") as unknown,
+    });
+    await expect(RelayPlugin.create({ tools: [quote], models, approvalWebhook: webhook })).resolves.toBeInstanceOf(
+      RelayPlugin,
+    );
+  });
+
+  it('must be a positive whole number of milliseconds, on a tool that asks for approval', () => {
+    expect(() => tool('pay_bad', { remindApproversBeforeExpiryMs: 0 })).toThrow(/remindApproversBeforeExpiryMs/);
+    expect(() =>
+      defineTool({
+        name: 'read',
+        description: 'Reads.',
+        inputSchema: z.object({}),
+        execute: () => 'read',
+        remindApproversBeforeExpiryMs: 60_000,
+      }),
+    ).toThrow(/remindApproversBeforeExpiryMs needs requiresApproval/);
+  });
+});
