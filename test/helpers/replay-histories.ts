@@ -20,6 +20,9 @@ export async function recordHistoryIfRequested(
 /** The recorded agent-run histories, a folder per patch side (test/replay/agent-run-replay.test.ts lists them). */
 export const agentRunHistories = path.join(import.meta.dirname, '../fixtures/histories/agent-run');
 
+/** The recorded histories of `relayWorkerCatalog`, the workflow that keeps what a task queue's workers serve. */
+export const workerCatalogHistories = path.join(import.meta.dirname, '../fixtures/histories/worker-catalog');
+
 /** The recorded histories of `deliverApprovalNotices`, the workflow a run hands its last notices to. */
 export const approvalNoticeHistories = path.join(import.meta.dirname, '../fixtures/histories/approval-notices');
 

@@ -5,7 +5,8 @@ import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { createRelayTestKit, waitForWorkerCatalog } from '../helpers/relay-test-kit.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 import type { RelayTestKit } from '../helpers/relay-test-kit.js';
-import { currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
+import path from 'node:path';
+import { currentHistoryFile, recordHistoryIfRequested, workerCatalogHistories } from '../helpers/replay-histories.js';
 import { createTestTenants, startHttpTestApi } from '../http/http-test-kit.js';
 import type { HttpTestApi } from '../http/http-test-kit.js';
 
@@ -214,6 +215,11 @@ describe('a run the workers cannot serve', () => {
       // Not before its three half-second periods were missed.
       expect(Date.now() - announcedAt).toBeGreaterThanOrEqual(1_000);
       expect(await worker.client.getWorkerCatalog()).toMatchObject({ workers: 1, lapseAfterMs: 180_000 });
+      // Two announcements and a lapse: its history is replayed by test/replay/worker-catalog-replay.test.ts.
+      await recordHistoryIfRequested(
+        kit.temporal.workflow.getHandle(`relay-e-worker-catalog:${worker.taskQueue}`),
+        path.join(workerCatalogHistories, 'announced-and-lapsed.json'),
+      );
     } finally {
       await worker.stop();
     }
