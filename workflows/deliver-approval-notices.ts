@@ -1,10 +1,7 @@
 import { approvalNoticeRetry } from '../src/shared/approval-notice.js';
-import type { ApprovalNotice, ApprovalNoticeOutcome } from '../src/shared/approval-notice.js';
+import type { ApprovalNotice, ApprovalNoticeOutcome, HandedOffNoticeOutcome } from '../src/shared/approval-notice.js';
 import { describeFailure } from './describe-failure.js';
 import { notifyApprovers } from './notify-approvers-activity.js';
-
-/** How one handed-off notice ended, by its id. */
-export type HandedOffNoticeOutcome = { id: string } & ApprovalNoticeOutcome;
 
 /**
  * Delivers the approval notices a run handed off because it closed with them still in flight (its grace period

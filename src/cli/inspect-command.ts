@@ -1,3 +1,5 @@
+import { readHandedOffNotices } from '../client/read-handed-off-notices.js';
+import type { HandedOffNotices } from '../client/read-handed-off-notices.js';
 import type { RunEvent, RunSnapshot } from '../shared/run-types.js';
 import { exitCodes, usageError } from './cli-error.js';
 import { cliInvocation } from './cli-invocation.js';
@@ -18,7 +20,8 @@ Shows the run's snapshot and its event timeline. An open run answers through wor
 must be running for the task queue; a closed run is read from the record it left in its memo, without one
 (events the record had to leave out are asked of a worker if one answers within 5 s, else a line says how
 many are missing).
-With --json: {"snapshot": {...}, "events": [...]}.
+Notices the run handed off when it closed (approvers' notices still in flight) are shown with how each ended.
+With --json: {"snapshot": {...}, "events": [...]}, and "handedOffNotices" when there are some.
 With --tenant (or RELAY_E_TENANT), a run of another tenant counts as not found.
 
 ${scopedConnectionOptionsHelp}
@@ -34,7 +37,12 @@ Exit codes: 0 shown, 3 no such run.`,
       const scope = settings.tenantGiven ? { tenantId: settings.tenantId } : {};
       const snapshot = await client.getRun(runId, scope);
       const events = await client.events(runId);
-      process.stdout.write(values.json ? `${JSON.stringify({ snapshot, events })}\n` : describeRun(snapshot, events));
+      const handedOff = await readHandedOffNotices(client.temporal, runId, events);
+      process.stdout.write(
+        values.json
+          ? `${JSON.stringify({ snapshot, events, ...(handedOff.length > 0 ? { handedOffNotices: handedOff } : {}) })}\n`
+          : describeRun(snapshot, events, handedOff),
+      );
       return exitCodes.ok;
     } finally {
       await client.close();
@@ -42,7 +50,11 @@ Exit codes: 0 shown, 3 no such run.`,
   },
 };
 
-function describeRun(snapshot: RunSnapshot, events: readonly RunEvent[]): string {
+export function describeRun(
+  snapshot: RunSnapshot,
+  events: readonly RunEvent[],
+  handedOff: readonly HandedOffNotices[] = [],
+): string {
   const lines = [
     `Run      ${snapshot.runId}`,
     `Status   ${snapshot.status}${snapshot.stopReason ? ` (${snapshot.stopReason})` : ''}`,
@@ -60,6 +72,23 @@ function describeRun(snapshot: RunSnapshot, events: readonly RunEvent[]): string
   if (snapshot.error) lines.push(`Error    ${snapshot.error}`);
   lines.push('', 'Timeline (UTC)');
   for (const event of events) lines.push(`  ${formatEvent(event, { time: true })}`);
+  for (const delivery of handedOff) lines.push('', ...describeHandedOff(delivery));
   if (snapshot.output !== undefined) lines.push('', 'Answer', snapshot.output);
   return `${lines.join('\n')}\n`;
+}
+
+/** The notices a run handed off when it closed, as the workflow delivering them last said. */
+function describeHandedOff({ deliveredBy, notices, status, outcomes }: HandedOffNotices): string[] {
+  const lines = [`Notices handed off to ${deliveredBy} (${status.toLowerCase()})`];
+  if (!outcomes) return [...lines, ...notices.map((id) => `  ${id}  not ended yet`)];
+  for (const ending of outcomes) {
+    const how =
+      ending.outcome === 'delivered'
+        ? `delivered (${ending.status}, attempt ${ending.attempt})`
+        : ending.outcome === 'failed'
+          ? `given up after attempt ${ending.attempt}: ${ending.error}`
+          : 'not sent: the tenant has no webhook';
+    lines.push(`  ${ending.id}  ${how}`);
+  }
+  return lines;
 }

@@ -20,6 +20,8 @@ import { listPendingApprovals } from './list-pending-approvals.js';
 import type { ListPendingApprovalsOptions, PendingApprovals } from './list-pending-approvals.js';
 import { noWorkerAnsweredIn } from './no-worker-answered.js';
 import { readToolCatalog } from './read-tool-catalog.js';
+import { readHandedOffNotices } from './read-handed-off-notices.js';
+import type { HandedOffNotices } from './read-handed-off-notices.js';
 import { ModelDeltaTracker, readModelProgress } from './read-model-progress.js';
 import { withEncryption } from '../security/with-encryption.js';
 import { closedRunMemoKey, readClosedRunMemo, recordedEventsAfter, withOutput } from '../shared/closed-run-record.js';
@@ -249,6 +251,14 @@ export class RelayClient {
     const snapshot = await this.query(runId, () => this.handle(runId).query(snapshotQuery), scope);
     if (scope.tenantId !== undefined && snapshot.tenantId !== scope.tenantId) throw runNotFound(runId);
     return snapshot;
+  }
+
+  /**
+   * What became of the approval notices the run handed off because it closed with them still in flight: the workflow
+   * delivering them, its status, and how each ended once it has. Empty for a run that handed off none.
+   */
+  async handedOffNotices(runId: string, scope: TenantScope = {}): Promise<HandedOffNotices[]> {
+    return readHandedOffNotices(this.temporal, runId, await this.events(runId, scope));
   }
 
   /**

@@ -73,6 +73,9 @@ export type ApprovalNoticeOutcome =
   | { outcome: 'failed'; error: string; status?: number; attempt: number }
   | { outcome: 'not_configured' };
 
+/** How one notice a run handed off ended, by its id: the result of the workflow it was handed to, one per notice. */
+export type HandedOffNoticeOutcome = { id: string } & ApprovalNoticeOutcome;
+
 /**
  * How long a notice is retried: twelve attempts, 1 s apart doubling to 2 minutes, so about 10 minutes (607 s) of
  * waits between the first and the last, plus the attempts themselves: enough to ride out a receiver's restart, short

@@ -144,6 +144,15 @@ describe('notices still in flight when a run ends', () => {
       { id: `${runId}/call_1_0/decided`, outcome: 'delivered', status: 200 },
     ]);
     expect(types(runId)).toEqual(['approval.requested', 'approval.decided']);
+    // The client reads that fate from the delivering workflow, for `relay-e inspect`.
+    expect(await env.client.handedOffNotices(runId)).toMatchObject([
+      {
+        deliveredBy,
+        notices: [`${runId}/call_1_0/decided`],
+        status: 'COMPLETED',
+        outcomes: [{ id: `${runId}/call_1_0/decided`, outcome: 'delivered', status: 200 }],
+      },
+    ]);
     if (isRecordingHistories()) {
       await env.recordHistory(runId, currentHistoryFile('approval-notice-handed-off'));
       await env.recordHistory(deliveredBy, path.join(approvalNoticeHistories, 'delivered-after-its-run.json'));
