@@ -27,7 +27,13 @@ export {
   verifyApprovalNotice,
 } from './notify/approval-webhook.js';
 export type { ApprovalWebhook, ApprovalWebhooks, VerifyApprovalNoticeOptions } from './notify/approval-webhook.js';
-export type { ApprovalDecidedNotice, ApprovalNotice, ApprovalRequestedNotice } from './shared/approval-notice.js';
+export type {
+  ApprovalAddedNotice,
+  ApprovalDecidedNotice,
+  ApprovalExpiringNotice,
+  ApprovalNotice,
+  ApprovalRequestedNotice,
+} from './shared/approval-notice.js';
 export { RelayError, errorCodes } from './shared/errors.js';
 export type { ErrorCode } from './shared/errors.js';
 export { relaySearchAttributeDefinitions, relaySearchAttributes } from './shared/search-attributes.js';

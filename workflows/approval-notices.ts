@@ -7,7 +7,7 @@ import {
   workflowInfo,
 } from '@temporalio/workflow';
 import { approvalNoticeRetry, maxNoticeInputBytes } from '../src/shared/approval-notice.js';
-import type { ApprovalDecidedNotice, ApprovalNotice } from '../src/shared/approval-notice.js';
+import type { ApprovalAddedNotice, ApprovalDecidedNotice, ApprovalNotice } from '../src/shared/approval-notice.js';
 import { boundEchoedInput } from '../src/shared/payload-limits.js';
 import type { PendingApproval } from '../src/shared/run-types.js';
 import type { AcceptedDecision } from './approvals.js';
@@ -55,6 +55,27 @@ export function notifyApprovalRequested(context: RunContext, approval: PendingAp
     input: boundEchoedInput(approval.input, maxNoticeInputBytes),
   });
   if (everyEnding) context.notices.waiting.set(approval.toolCallId, { approval, lastEnded });
+}
+
+/**
+ * Tells the approvers of a call that needs several approvals that it got one more (`approval.added`), in order after
+ * the notices before it. Only approvers told that the call waits, under the approvers-told-every-ending rule, are
+ * told: a run without a webhook, or from before that rule, sends nothing here.
+ */
+export function notifyApprovalAdded(
+  context: RunContext,
+  approval: PendingApproval,
+  added: { approver: string; reason?: string; approvals: number; approvalsRequired: number },
+): void {
+  const { waiting } = context.notices;
+  const told = waiting.get(approval.toolCallId);
+  if (!told) return;
+  const notice: ApprovalAddedNotice = {
+    ...noticeBase(context, approval, `added-${added.approvals}`),
+    type: 'approval.added',
+    ...added,
+  };
+  waiting.set(approval.toolCallId, { approval, lastEnded: sendNotice(context, approval, notice, told.lastEnded) });
 }
 
 /**
@@ -230,7 +251,11 @@ function deliverNotice(context: RunContext, approval: PendingApproval, notice: A
   );
 }
 
-function noticeBase({ run }: RunContext, approval: PendingApproval, kind: 'requested' | 'expiring' | 'decided') {
+function noticeBase(
+  { run }: RunContext,
+  approval: PendingApproval,
+  kind: 'requested' | 'expiring' | 'decided' | `added-${number}`,
+) {
   const { runId } = run;
   const { toolCallId, toolName, step, requestedAt, expiresAt, source, destructiveHint, approvers } = approval;
   const { approvalsRequired } = approval;

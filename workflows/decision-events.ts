@@ -4,6 +4,7 @@ import type { RunContext } from './run-context.js';
 import type { RunState } from './run-state.js';
 import { usesRecordedTime } from './recorded-clock.js';
 import { publishRunState } from './run-visibility.js';
+import { notifyApprovalAdded } from './approval-notices.js';
 
 /** The `tool_approved` or `tool_rejected` event of an accepted decision, at `at` (see RunState.emit); returns its time. */
 export function emitDecision(
@@ -63,4 +64,10 @@ export function recordApprovalAdded(context: RunContext, pending: PendingApprova
   );
   run.approvals.addApproval(pending.toolCallId, { approver, at: event.at, ...because });
   publishRunState(context);
+  notifyApprovalAdded(context, pending, {
+    approver,
+    ...because,
+    approvals: approvals.count,
+    approvalsRequired: approvals.required,
+  });
 }

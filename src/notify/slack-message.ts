@@ -10,6 +10,15 @@ const maxInputCharacters = 1_500;
 export function slackMessageOf(notice: ApprovalNotice): { text: string } {
   const where = `in run \`${notice.runId}\` (tenant ${notice.tenantId})`;
   const link = notice.inboxUrl ? `\n<${notice.inboxUrl}|Open it in the inbox>` : '';
+  if (notice.type === 'approval.added') {
+    const reason = notice.reason ? ` (${escape(notice.reason)})` : '';
+    const of = `${notice.approvals} of ${notice.approvalsRequired} approvals`;
+    return {
+      text:
+        `:ballot_box_with_check: *${escape(notice.toolName)}* was approved by ${escape(notice.approver)}${reason} ` +
+        `${where}: ${of}. It waits for another approver until ${notice.expiresAt}.${link}`,
+    };
+  }
   if (notice.type !== 'approval.decided') {
     const input = JSON.stringify(notice.input) ?? 'null';
     const shown = input.length > maxInputCharacters ? `${input.slice(0, maxInputCharacters)}…` : input;

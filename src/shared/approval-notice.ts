@@ -33,6 +33,19 @@ export interface ApprovalRequestedNotice extends ApprovalNoticeBase {
 }
 
 /**
+ * A call that needs several approvers (`approvalsRequired`) got one more approval and still waits for the rest. Its
+ * `id` ends in `added-<approvals>`, one per approval.
+ */
+export interface ApprovalAddedNotice extends ApprovalNoticeBase {
+  type: 'approval.added';
+  approver: string;
+  reason?: string;
+  /** How many approvals the call has with this one, of the `approvalsRequired` it needs. */
+  approvals: number;
+  approvalsRequired: number;
+}
+
+/**
  * A call still waits, and expires at `expiresAt`: the reminder a worker told to remind approvers sends once, that long
  * before.
  */
@@ -65,7 +78,8 @@ export interface ApprovalDecidedNotice extends ApprovalNoticeBase {
  * What a tenant's approvers are told of a call that waits for them: the body the worker posts to the tenant's approval
  * webhook. Workflow-safe (no Node imports): the run builds it.
  */
-export type ApprovalNotice = ApprovalRequestedNotice | ApprovalExpiringNotice | ApprovalDecidedNotice;
+export type ApprovalNotice =
+  ApprovalRequestedNotice | ApprovalAddedNotice | ApprovalExpiringNotice | ApprovalDecidedNotice;
 
 /** How a notice ended: delivered (2xx), given up on, or not sent because the tenant has no webhook. */
 export type ApprovalNoticeOutcome =

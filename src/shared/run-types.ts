@@ -118,8 +118,11 @@ export interface ApprovalOutcome {
   approvalsRequired?: number;
 }
 
-/** Which approval notice an event is about: that a call waits, that it still waits and expires soon, or how it ended. */
-export type ApprovalNoticeType = 'approval.requested' | 'approval.expiring' | 'approval.decided';
+/**
+ * Which approval notice an event is about: that a call waits, that a call needing several approvals got one more,
+ * that it still waits and expires soon, or how it ended.
+ */
+export type ApprovalNoticeType = 'approval.requested' | 'approval.added' | 'approval.expiring' | 'approval.decided';
 
 interface RunEventBase {
   /** Strictly increasing from 1 within a run, continue-as-new included. */

@@ -101,7 +101,8 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
  * decision that says when its client sent it; the three paths after `named-approver` are its new side (the decision
  * recorded by its handler: beside a cancellation, beside a tool result in one task, on a worker without a cache).
  * `four-eyes` is a call whose tool needs two approvers (the catalog records the count): one approval recorded while
- * the call waits, the same approver and an edit refused, the second approval running it.
+ * the call waits, the same approver and an edit refused, the second approval running it; `four-eyes-notified` the
+ * same with an approval webhook (an `approval.added` notice between the request and the decision).
  */
 const pendingApprovalsInMemo = [
   ...pathsSinceCatalogInFirstCall,
@@ -117,6 +118,7 @@ const pendingApprovalsInMemo = [
   'decision-beside-tool-result',
   'decisions-recorded-when-accepted',
   'four-eyes',
+  'four-eyes-notified',
 ].map((name) => `pending-approvals-in-memo/${name}.json`);
 
 describe('replaying recorded agent runs', () => {

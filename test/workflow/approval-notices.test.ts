@@ -11,6 +11,9 @@ import type { RelayClient } from '../../src/client/relay-client.js';
 import { currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 import { startApprovalReceiver } from '../helpers/approval-receiver.js';
+import { defineTool } from '../../src/tool/define-tool.js';
+import type { ToolDefinition } from '../../src/tool/define-tool.js';
+import type { ModelCall } from '../../src/model/model-provider.js';
 import type { ApprovalReceiver } from '../helpers/approval-receiver.js';
 
 const secret = 'workflow-test-secret-0123';
@@ -207,6 +210,52 @@ describe('telling approvers that a call waits', () => {
       expect(receiver.noticesOf(runId)).toEqual([]);
     } finally {
       await stop();
+    }
+  });
+
+  it('tells the approvers of a call that needs two approvals of the first, between the request and the decision', async () => {
+    const tools = createTestTools(createLedger()).map((tool) =>
+      tool.name === 'transfer_funds' ? defineTool({ ...(tool as ToolDefinition), approvalsRequired: 2 }) : tool,
+    );
+    const turns = (call: ModelCall): ScriptedTurn =>
+      call.step === 1
+        ? { toolCalls: [{ id: 'pay', name: 'transfer_funds', input: { from: 'A', to: 'B', amount: 5 } }] }
+        : { text: 'done' };
+    const running = await kit.startWorker({
+      tools,
+      models: { scripted: scriptedModel(turns) },
+      approvalWebhook: { url, secret },
+    });
+    try {
+      const { client } = running;
+      const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'pay' });
+      await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
+      await client.approve(runId, 'call_1_0', { approver: 'alice', reason: 'checked' });
+      await client.approve(runId, 'call_1_0', { approver: 'bob' });
+      await client.result(runId);
+      const notices = await receiver.waitForNotices(runId, 3);
+      expect(notices.map((notice) => notice.type)).toEqual([
+        'approval.requested',
+        'approval.added',
+        'approval.decided',
+      ]);
+      expect(notices[0]).toMatchObject({ approvalsRequired: 2 });
+      expect(notices[1]).toMatchObject({
+        id: `${runId}/call_1_0/added-1`,
+        approver: 'alice',
+        reason: 'checked',
+        approvals: 1,
+        approvalsRequired: 2,
+      });
+      expect(notices[2]).toMatchObject({ outcome: 'approved', approver: 'bob', approvedBy: ['alice', 'bob'] });
+      const recorded = await waitForNoticeEvents(client, runId, 3);
+      expect(recorded.map((event) => event.notice)).toEqual(notices.map((notice) => notice.type));
+      await recordHistoryIfRequested(
+        client.temporal.workflow.getHandle(runId),
+        currentHistoryFile('four-eyes-notified'),
+      );
+    } finally {
+      await running.stop();
     }
   });
 

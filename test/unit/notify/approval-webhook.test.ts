@@ -226,6 +226,18 @@ describe('approval notices as Slack messages', () => {
       approver: 'cfo',
       approvedBy: ['finance-lead', 'cfo'],
     };
+    const added: ApprovalNotice = {
+      ...fourEyes,
+      type: 'approval.added',
+      id: 'run_1/call_1_0/added-1',
+      approver: 'finance-lead',
+      reason: 'checked',
+      approvals: 1,
+      approvalsRequired: 2,
+    };
+    expect(slackMessageOf(added).text).toMatch(
+      /^:ballot_box_with_check: \*transfer_funds\* was approved by finance-lead \(checked\) in run `run_1` \(tenant acme\): 1 of 2 approvals\. It waits for another approver until 2026-12-05T12:00:00\.000Z\./,
+    );
     expect(slackMessageOf(approved).text).toMatch(
       /^:white_check_mark: \*transfer_funds\* was approved by finance-lead and cfo in run/,
     );

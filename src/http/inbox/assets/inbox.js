@@ -287,6 +287,7 @@ function timelineItem(event) {
     case 'tool_approval_notice_handed_off': {
       const about = {
         'approval.requested': `that ${tool} waits`,
+        'approval.added': `that ${tool} got another approval`,
         'approval.expiring': `that ${tool} still waits and expires soon`,
         'approval.decided': `how the wait for ${tool} ended`,
       }[String(event['notice'])];
