@@ -21,6 +21,7 @@ import type { ListPendingApprovalsOptions, PendingApprovals } from './list-pendi
 import { noWorkerAnsweredIn } from './no-worker-answered.js';
 import { readToolCatalog } from './read-tool-catalog.js';
 import { readHandedOffNotices } from './read-handed-off-notices.js';
+import { callWaitState } from './call-wait-state.js';
 import type { HandedOffNotices } from './read-handed-off-notices.js';
 import { ModelDeltaTracker, readModelProgress } from './read-model-progress.js';
 import { withEncryption } from '../security/with-encryption.js';
@@ -416,7 +417,7 @@ export class RelayClient {
       return await this.sendDecision(runId, scoped, scope);
     } catch (error) {
       if (!RelayError.isInstance(error) || error.code !== 'approval_not_pending') throw error;
-      if (!(await this.showsWaiting(runId, decision.toolCallId, scope))) throw error;
+      if (!(await this.comesToWait(runId, decision.toolCallId, scope))) throw error;
       // Refused by a run that had not applied the model answer proposing the call yet: Temporal hands a workflow task's
       // updates to the run before its activity results, so a decision sent as soon as a reader saw the call can come
       // in the task that delivers it. The call waits now: the same decision goes once more.
@@ -424,13 +425,17 @@ export class RelayClient {
     }
   }
 
-  /** Whether the run shows the call waiting for a decision now; a run that cannot be read does not. */
-  private async showsWaiting(runId: string, toolCallId: string, scope: TenantScope): Promise<boolean> {
-    try {
-      const run = await this.getRun(runId, scope);
-      return run.pendingApprovals.some((approval) => approval.toolCallId === toolCallId);
-    } catch {
-      return false;
+  /**
+   * Whether the call waits for a decision, once the run has checked its input (an activity, up to
+   * {@link callCheckPatienceMs}); false when it never will, has stopped waiting, or the run cannot be read.
+   */
+  private async comesToWait(runId: string, toolCallId: string, scope: TenantScope): Promise<boolean> {
+    const deadline = Date.now() + callCheckPatienceMs;
+    for (;;) {
+      const events = await this.events(runId, scope).catch(() => undefined);
+      const state = events === undefined ? 'not_waiting' : callWaitState(events, toolCallId);
+      if (state !== 'on_its_way' || Date.now() > deadline) return state === 'waiting';
+      await sleep(200);
     }
   }
 
@@ -533,6 +538,9 @@ export class RelayClient {
  * hold the query for about half a minute.
  */
 export const closedRunQueryTimeoutMs = 5_000;
+
+/** How long a refused decision waits for its call's input check before the refusal stands (RelayClient.decide). */
+const callCheckPatienceMs = 10_000;
 
 /**
  * Resolves to nothing when no worker answered a query before `deadline` (the run's record answers instead); any
