@@ -31,6 +31,7 @@ import { hasAttemptsLeft } from './attempts.js';
 import { createNotifyApprovers } from './notify-approvers.js';
 import { askApprovalRule } from './approval-rule.js';
 import type { ApprovalRuleContext } from '../src/tool/define-tool.js';
+import { tenantReminderMs } from '../src/notify/approval-webhook.js';
 import type { ApprovalWebhooks } from '../src/notify/approval-webhook.js';
 import type { ToolInputIssue } from '../src/shared/tool-input.js';
 
@@ -398,12 +399,15 @@ function snapshotCatalog(
   try {
     const refused = input.model === undefined ? undefined : refuseUnservedModel(models, input.model);
     if (refused) return { refused, at };
+    // The lead time of the tenant's webhook, when it sets one, over the worker's; a tool's own over both.
+    const tenantMs =
+      approvalWebhooks && input.tenantId !== undefined ? tenantReminderMs(approvalWebhooks, input.tenantId) : undefined;
     // A tool's own reminder is kept only where this worker sends notices: without them a run must not wait to remind.
     const entries = registry.catalog(input.tools).map(({ remindApproversBeforeMs, ...entry }) => ({
       ...entry,
       timeoutMs: executor.timeoutFor(entry.name),
       ...(approvalWebhooks && entry.requiresApproval
-        ? approverNotices(remindApproversBeforeMs ?? approvalReminderMs)
+        ? approverNotices(remindApproversBeforeMs ?? tenantMs ?? approvalReminderMs)
         : {}),
     }));
     return { entries, at };
@@ -431,7 +435,8 @@ function catalogAskedBy(
 ): { catalog: CatalogRequest & { model: string }; request: ModelContextRequest } | undefined {
   if (!('context' in request) || !('tools' in request.context) || !('catalog' in request.context.tools))
     return undefined;
-  return { catalog: { ...request.context.tools.catalog, model: request.model }, request };
+  const { model, tenantId } = request;
+  return { catalog: { ...request.context.tools.catalog, model, tenantId }, request };
 }
 
 /** The request with the catalog's tools in place of the question, as if the run had sent them whole. */

@@ -30,7 +30,8 @@ export async function startRun(context: RunContext): Promise<void> {
     publishStartedRunState(context);
     return;
   }
-  const catalogRequest = { ...(run.input.tools ? { tools: run.input.tools } : {}), model: run.input.model };
+  const { tools, model, tenantId } = run.input;
+  const catalogRequest = { ...(tools ? { tools } : {}), model, tenantId };
   const snapshot = readCatalogSnapshot(
     await (context.patches.catalogAsLocalActivity()
       ? snapshotToolCatalogLocally(catalogRequest)

@@ -15,6 +15,13 @@ interface ApprovalWebhookBase {
    * @default 10_000
    */
   timeoutMs?: number;
+  /**
+   * Reminds these approvers of a call still waiting this long before it expires (`'30m'`, or milliseconds), in place
+   * of the worker's `remindApproversBeforeExpiry`: with a webhook per tenant, each tenant its own lead time. A tool's
+   * own `remindApproversBeforeExpiryMs` still wins for its calls.
+   * @default the worker's `remindApproversBeforeExpiry`
+   */
+  remindBeforeExpiry?: DurationInput;
 }
 
 /** A receiver of Relay-E's own notices (`ApprovalNotice` as JSON), signed with a secret it checks. */
@@ -84,6 +91,15 @@ export function approvalReminderMs(
   webhooks: ApprovalWebhooks | undefined,
 ): number | undefined {
   if (before === undefined) return undefined;
+  const ms = reminderLeadMs(before);
+  if (webhooks === undefined) {
+    throw new RelayError('invalid_input', 'An approval reminder needs an approval webhook to send it');
+  }
+  return ms;
+}
+
+/** A reminder's lead time in milliseconds: a positive duration (`'1h'`, or milliseconds), else refused. */
+function reminderLeadMs(before: DurationInput): number {
   let ms: number;
   try {
     ms = msToNumber(before);
@@ -93,10 +109,20 @@ export function approvalReminderMs(
   if (!Number.isFinite(ms) || ms <= 0) {
     throw new RelayError('invalid_input', `Approval reminder '${String(before)}' must be a positive duration`);
   }
-  if (webhooks === undefined) {
-    throw new RelayError('invalid_input', 'An approval reminder needs an approval webhook to send it');
-  }
   return ms;
+}
+
+/**
+ * The reminder lead time of the webhook a tenant's notices go to, when it sets one. A webhook that cannot be used
+ * (refused by {@link checkApprovalWebhook}) sets none here: its notices fail, and each failure is recorded.
+ */
+export function tenantReminderMs(webhooks: ApprovalWebhooks, tenantId: string): number | undefined {
+  try {
+    const before = approvalWebhookFor(webhooks, tenantId)?.remindBeforeExpiry;
+    return before === undefined ? undefined : reminderLeadMs(before);
+  } catch {
+    return undefined;
+  }
 }
 
 /** Refuses a webhook that could never deliver or be trusted: a URL that is not http(s), an unknown format, a short secret. */
@@ -122,6 +148,7 @@ export function checkApprovalWebhook(webhook: ApprovalWebhook): void {
   if (webhook.inboxUrl !== undefined && !URL.canParse(webhook.inboxUrl)) {
     throw new RelayError('invalid_input', `Approval inbox URL '${webhook.inboxUrl}' is not a URL`);
   }
+  if (webhook.remindBeforeExpiry !== undefined) reminderLeadMs(webhook.remindBeforeExpiry);
 }
 
 /**

@@ -92,9 +92,13 @@ export interface RunRefusal {
   details?: Record<string, unknown>;
 }
 
-/** What a run asks the worker's catalog for: the tools it names, or all of them. */
+/**
+ * What a run asks the worker's catalog for: the tools it names, or all of them, for its tenant (whose approval webhook
+ * may set its own reminder; runs that asked before say none).
+ */
 export interface CatalogRequest {
   tools?: string[];
+  tenantId?: string;
 }
 
 /** What the model is told of each tool: the catalog less what only the run uses (approval, limits, source). */

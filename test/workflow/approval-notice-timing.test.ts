@@ -41,7 +41,9 @@ beforeAll(async () => {
     mode: 'time-skipping',
     tools: [...createTestTools(ledger), quoteTool],
     models: { scripted: model },
-    approvalWebhook: { url: receiver.url, secret },
+    // Tenant `early` has a webhook of its own that reminds two hours before; every other tenant the worker's hour.
+    approvalWebhook: (tenantId) =>
+      tenantId === 'early' ? { url: receiver.url, secret, remindBeforeExpiry: '2h' } : { url: receiver.url, secret },
     remindApproversBeforeExpiry: '1h',
   });
 });
@@ -91,6 +93,20 @@ describe('reminding approvers before a call expires', () => {
     await new Promise((resolve) => setTimeout(resolve, 500));
     expect(types(runId)).toEqual(['approval.requested']);
     await env.advanceTime(2 * 60_000);
+    await receiver.waitForNotices(runId, 2);
+    expect(types(runId)).toEqual(['approval.requested', 'approval.expiring']);
+    await approval.approve({ approver: 'alice' });
+    await env.result(runId);
+  });
+
+  it("reminds at the lead time of the tenant's webhook when it sets one", async () => {
+    const { runId } = await env.client.startRun({ tenantId: 'early', model: 'scripted:test', prompt: 'pay' });
+    const approval = await env.waitForApproval(runId);
+    await receiver.waitForNotices(runId, 1);
+    await env.advanceTime(22 * hour - 60_000);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(types(runId)).toEqual(['approval.requested']);
+    await env.advanceTime(120_000);
     await receiver.waitForNotices(runId, 2);
     expect(types(runId)).toEqual(['approval.requested', 'approval.expiring']);
     await approval.approve({ approver: 'alice' });

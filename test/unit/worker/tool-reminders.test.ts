@@ -7,6 +7,8 @@ import { defineTool } from '../../../src/tool/define-tool.js';
 import { ToolExecutor } from '../../../src/tool/tool-executor.js';
 import { ToolRegistry } from '../../../src/tool/tool-registry.js';
 import { RelayPlugin } from '../../../src/worker/relay-plugin.js';
+import { checkApprovalWebhook } from '../../../src/notify/approval-webhook.js';
+import type { ApprovalWebhooks } from '../../../src/notify/approval-webhook.js';
 
 const webhook = { url: 'http://127.0.0.1:9/approvals', secret: 'reminder-unit-secret-0123' };
 const models = { scripted: scriptedModel([{ text: 'done' }]) };
@@ -22,16 +24,20 @@ const tool = (name: string, options: { remindApproversBeforeExpiryMs?: number } 
 const quote = tool('pay_quote', { remindApproversBeforeExpiryMs: 5 * 60_000 });
 
 /** The catalog a run of a worker with these settings would record, by tool name. */
-function snapshotOf(approvalReminderMs: number | undefined, withWebhook = true) {
+function snapshotOf(
+  approvalReminderMs: number | undefined,
+  webhooks: ApprovalWebhooks | 'none' = webhook,
+  tenantId?: string,
+) {
   const registry = new ToolRegistry([quote, tool('pay')]);
   const activities = createActivities({
     registry,
     executor: new ToolExecutor(registry),
     models: new ModelRegistry(models),
-    ...(withWebhook ? { approvalWebhooks: webhook } : {}),
+    ...(webhooks === 'none' ? {} : { approvalWebhooks: webhooks }),
     ...(approvalReminderMs !== undefined ? { approvalReminderMs } : {}),
   });
-  return activities.snapshotToolCatalog({}).then(({ entries = [] }) => {
+  return activities.snapshotToolCatalog(tenantId === undefined ? {} : { tenantId }).then(({ entries = [] }) => {
     return Object.fromEntries(entries.map((entry) => [entry.name, entry]));
   });
 }
@@ -47,7 +53,7 @@ describe("a tool's own reminder lead time", () => {
   });
 
   it('is never recorded by a worker that sends no notices, and such a worker refuses the tool when it starts', async () => {
-    const catalog = await snapshotOf(undefined, false);
+    const catalog = await snapshotOf(undefined, 'none');
     expect(catalog['pay_quote']).not.toHaveProperty('remindApproversBeforeMs');
     expect(catalog['pay_quote']).not.toHaveProperty('notifiesApprovers');
     await expect(RelayPlugin.create({ tools: [quote], models })).rejects.toMatchObject({
@@ -56,6 +62,21 @@ describe("a tool's own reminder lead time", () => {
     });
     await expect(RelayPlugin.create({ tools: [quote], models, approvalWebhook: webhook })).resolves.toBeInstanceOf(
       RelayPlugin,
+    );
+  });
+
+  it("wins over a tenant's webhook's lead time, which wins over the worker's for that tenant's runs", async () => {
+    const perTenant: ApprovalWebhooks = (tenantId) =>
+      tenantId === 'acme' ? { ...webhook, remindBeforeExpiry: '30m' } : tenantId === 'globex' ? webhook : undefined;
+    const acme = await snapshotOf(3_600_000, perTenant, 'acme');
+    expect(acme['pay']?.remindApproversBeforeMs).toBe(1_800_000);
+    expect(acme['pay_quote']?.remindApproversBeforeMs).toBe(300_000);
+    expect((await snapshotOf(3_600_000, perTenant, 'globex'))['pay']?.remindApproversBeforeMs).toBe(3_600_000);
+    // A webhook that cannot be used sets no lead time: its notices fail, each failure recorded.
+    const broken: ApprovalWebhooks = () => ({ ...webhook, remindBeforeExpiry: 'soon' });
+    expect((await snapshotOf(3_600_000, broken, 'acme'))['pay']?.remindApproversBeforeMs).toBe(3_600_000);
+    expect(() => checkApprovalWebhook({ ...webhook, remindBeforeExpiry: '-5m' })).toThrow(
+      /must be a positive duration/,
     );
   });
 
