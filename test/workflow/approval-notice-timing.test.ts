@@ -55,6 +55,24 @@ afterAll(async () => {
 
 const types = (runId: string) => receiver.noticesOf(runId).map((notice) => notice.type);
 
+/**
+ * Moves the clock to a minute before `leadMs` ahead of the 24-hour expiry (no reminder yet: activities run in wall
+ * time, so one sent too early would have arrived), then two minutes on (the reminder), and approves the call.
+ */
+async function expectReminderOnlyAt(runId: string, leadMs: number, toolName: string): Promise<void> {
+  const approval = await env.waitForApproval(runId);
+  expect(approval.toolName).toBe(toolName);
+  await receiver.waitForNotices(runId, 1);
+  await env.advanceTime(24 * hour - leadMs - 60_000);
+  await new Promise((resolve) => setTimeout(resolve, 500));
+  expect(types(runId)).toEqual(['approval.requested']);
+  await env.advanceTime(120_000);
+  await receiver.waitForNotices(runId, 2);
+  expect(types(runId)).toEqual(['approval.requested', 'approval.expiring']);
+  await approval.approve({ approver: 'alice' });
+  await env.result(runId);
+}
+
 describe('reminding approvers before a call expires', () => {
   it('sends one approval.expiring notice an hour before a 24-hour wait ends, between the request and the decision', async () => {
     const { runId } = await env.client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'pay' });
@@ -85,32 +103,12 @@ describe('reminding approvers before a call expires', () => {
 
   it("reminds at the tool's own lead time when it sets one, not the worker's", async () => {
     const { runId } = await env.client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'pay the quote' });
-    const approval = await env.waitForApproval(runId);
-    expect(approval.toolName).toBe('pay_quote');
-    await receiver.waitForNotices(runId, 1);
-    // Past the worker's hour before expiry: no reminder yet.
-    await env.advanceTime(24 * hour - 11 * 60_000);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(types(runId)).toEqual(['approval.requested']);
-    await env.advanceTime(2 * 60_000);
-    await receiver.waitForNotices(runId, 2);
-    expect(types(runId)).toEqual(['approval.requested', 'approval.expiring']);
-    await approval.approve({ approver: 'alice' });
-    await env.result(runId);
+    await expectReminderOnlyAt(runId, 10 * 60_000, 'pay_quote');
   });
 
   it("reminds at the lead time of the tenant's webhook when it sets one", async () => {
     const { runId } = await env.client.startRun({ tenantId: 'early', model: 'scripted:test', prompt: 'pay' });
-    const approval = await env.waitForApproval(runId);
-    await receiver.waitForNotices(runId, 1);
-    await env.advanceTime(22 * hour - 60_000);
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(types(runId)).toEqual(['approval.requested']);
-    await env.advanceTime(120_000);
-    await receiver.waitForNotices(runId, 2);
-    expect(types(runId)).toEqual(['approval.requested', 'approval.expiring']);
-    await approval.approve({ approver: 'alice' });
-    await env.result(runId);
+    await expectReminderOnlyAt(runId, 2 * hour, 'transfer_funds');
   });
 
   it('sends no reminder for a call decided before it', async () => {
