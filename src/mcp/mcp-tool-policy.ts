@@ -1,4 +1,5 @@
 import type { ToolAnnotations, ToolRetryPolicy } from '../shared/tool-catalog.js';
+import { approvalOnlyOptions } from '../tool/define-tool.js';
 import type { ApprovalRule } from '../tool/define-tool.js';
 
 /** How one MCP tool (or every tool of a server) is approved, timed and retried. */
@@ -78,18 +79,15 @@ export function resolveToolPolicy(
     retry: pick('retry') ?? { maximumAttempts: safeToRepeat ? 3 : 1 },
   };
   const approvalTimeoutMs = pick('approvalTimeoutMs');
-  const approvers = pick('approvers');
-  const approvalsRequired = pick('approvalsRequired');
-  const remindApproversBeforeExpiryMs = pick('remindApproversBeforeExpiryMs');
   const timeoutMs = pick('timeoutMs');
   const maxResultBytes = pick('maxResultBytes');
   if (approvalTimeoutMs !== undefined) resolved.approvalTimeoutMs = approvalTimeoutMs;
-  // A server-wide list reaches only the tools that wait for a human: a read-only tool has nobody to ask.
+  // What a server sets about deciding calls reaches only the tools that wait for a human: a read-only tool has
+  // nobody to ask.
   if (resolved.requiresApproval !== false) {
-    if (approvers !== undefined) resolved.approvers = approvers;
-    if (approvalsRequired !== undefined) resolved.approvalsRequired = approvalsRequired;
-    if (remindApproversBeforeExpiryMs !== undefined) {
-      resolved.remindApproversBeforeExpiryMs = remindApproversBeforeExpiryMs;
+    for (const option of approvalOnlyOptions) {
+      const value = pick(option);
+      if (value !== undefined) Object.assign(resolved, { [option]: value });
     }
   }
   if (timeoutMs !== undefined) resolved.timeoutMs = timeoutMs;

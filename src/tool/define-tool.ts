@@ -147,11 +147,16 @@ export function defineTool<Input, Output>(
   }
   assertPositiveInteger(name, 'timeoutMs', options.timeoutMs);
   assertPositiveInteger(name, 'approvalTimeoutMs', options.approvalTimeoutMs);
-  checkApprovers(name, options.approvers, requiresApproval);
-  checkApprovalsRequired(name, options, requiresApproval);
+  checkApprovers(name, options.approvers);
+  checkApprovalsRequired(name, options);
   assertPositiveInteger(name, 'remindApproversBeforeExpiryMs', options.remindApproversBeforeExpiryMs);
-  if (options.remindApproversBeforeExpiryMs !== undefined && requiresApproval === false) {
-    invalid(name, `Tool '${name}': remindApproversBeforeExpiryMs needs requiresApproval (true or a rule)`);
+  for (const option of approvalOnlyOptions) {
+    if (options[option] !== undefined && requiresApproval === false) {
+      invalid(
+        name,
+        `Tool '${name}': ${option} needs requiresApproval (true or a rule); no call would wait for a human`,
+      );
+    }
   }
   assertPositiveInteger(name, 'maxResultBytes', options.maxResultBytes);
   assertPositiveInteger(name, 'retry.maximumAttempts', options.retry?.maximumAttempts);
@@ -219,18 +224,18 @@ function assertPositiveInteger(toolName: string, option: string, value: number |
   }
 }
 
-/** A list of one or more approver names, on a tool that asks for approval: a list on any other could never apply. */
-function checkApprovers(toolName: string, approvers: unknown, requiresApproval: unknown): void {
+/**
+ * The options that say how a human decides a call: they apply only to a tool that asks for approval, so a tool that
+ * never does is refused them (`defineTool`), and an MCP server's policy gives them only to its tools that do.
+ */
+export const approvalOnlyOptions = ['approvers', 'approvalsRequired', 'remindApproversBeforeExpiryMs'] as const;
+
+/** A list of one or more approver names. */
+function checkApprovers(toolName: string, approvers: unknown): void {
   if (approvers === undefined) return;
   const names = Array.isArray(approvers) ? (approvers as unknown[]) : [];
   if (names.length === 0 || !names.every((approver) => typeof approver === 'string' && approver.trim() !== '')) {
     invalid(toolName, `Tool '${toolName}': approvers must be a list of one or more approver names`);
-  }
-  if (requiresApproval === false) {
-    invalid(
-      toolName,
-      `Tool '${toolName}': approvers needs requiresApproval (true or a rule); no call would wait for them`,
-    );
   }
 }
 
@@ -238,21 +243,17 @@ function checkApprovers(toolName: string, approvers: unknown, requiresApproval: 
 const maxApprovalsRequired = 10;
 
 /**
- * A whole count from 1 to 10, on a tool that asks for approval, and no larger than its list of approvers: a count
- * those could never meet would leave every call waiting until it expires.
+ * A whole count from 1 to 10, no larger than the tool's list of approvers: a count those could never meet would leave
+ * every call waiting until it expires.
  */
 function checkApprovalsRequired(
   toolName: string,
   options: { approvalsRequired?: unknown; approvers?: readonly unknown[] },
-  requiresApproval: unknown,
 ): void {
   const required = options.approvalsRequired;
   if (required === undefined) return;
   if (typeof required !== 'number' || !Number.isInteger(required) || required < 1 || required > maxApprovalsRequired) {
     invalid(toolName, `Tool '${toolName}': approvalsRequired must be a whole number from 1 to ${maxApprovalsRequired}`);
-  }
-  if (requiresApproval === false) {
-    invalid(toolName, `Tool '${toolName}': approvalsRequired needs requiresApproval (true or a rule)`);
   }
   if (options.approvers !== undefined && required > options.approvers.length) {
     invalid(
