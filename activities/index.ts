@@ -18,7 +18,13 @@ import {
 } from '../src/shared/payload-limits.js';
 import { modelToolSpecs } from '../src/shared/tool-catalog.js';
 import type { CatalogRequest, CatalogSnapshot, RunRefusal, ToolCatalogEntry } from '../src/shared/tool-catalog.js';
-import type { ModelCallResult, ModelContextRequest, ModelRequest, ModelResponse } from '../src/shared/transcript.js';
+import type {
+  ModelCallResult,
+  ModelContextRequest,
+  ModelRequest,
+  ModelResponse,
+  StoredModelContext,
+} from '../src/shared/transcript.js';
 import type { PayloadRef, PayloadStore } from '../src/store/payload-store.js';
 import { createMemoryPayloadStore } from '../src/store/memory-payload-store.js';
 import { assembleModelCall, ModelContextCache, withAnswer } from './model-context.js';
@@ -119,6 +125,12 @@ export interface ActivityDependencies {
   approvalWebhooks?: ApprovalWebhooks;
   /** How long before a waiting call expires its approvers are reminded (recorded in the catalog); needs webhooks. */
   approvalReminderMs?: number;
+  /**
+   * The task queue only this worker polls for model calls, once it runs (see `keepModelCallsOnWorker`): returned
+   * with what a call stored, so the run's next call comes back to this worker and its store.
+   * @default undefined (the run's next call goes to the shared task queue)
+   */
+  modelCallQueue?: () => string | undefined;
 }
 
 /**
@@ -147,6 +159,7 @@ export function createActivities({
   secrets,
   approvalWebhooks,
   approvalReminderMs,
+  modelCallQueue,
   ...options
 }: ActivityDependencies) {
   const maxModelResponseBytes = checkMaxModelResponseBytes(options.maxModelResponseBytes);
@@ -224,7 +237,7 @@ export function createActivities({
             : { request: withTools, store: () => Promise.resolve(undefined) };
         const response = await generateModelTurn(provider, { ...assembled.request, modelName }, context, stream);
         checkModelResponseSize(response, maxModelResponseBytes);
-        const stored = await assembled.store(response);
+        const stored = withWorkerQueue(await assembled.store(response), modelCallQueue?.());
         // Only a run that stores its answers with its context (the lean-history rules) knows a stored text.
         const textByReference = keepsLargePayloads && 'context' in withTools && withAnswer(withTools.context);
         const returned = textByReference ? await storeLongText(payloadStore, withTools, response) : response;
@@ -314,6 +327,14 @@ export type RelayActivities = ReturnType<typeof createActivities>;
  * The answer with a text over `outputByReferenceBytes` beside tool calls put in the payload store, its ref and preview
  * in its place. A final answer keeps its text: it is the run's output.
  */
+/** What a call stored, with the queue that brings the run's next call back to this worker, when it has one. */
+function withWorkerQueue(
+  stored: StoredModelContext | undefined,
+  workerQueue: string | undefined,
+): StoredModelContext | undefined {
+  return stored && workerQueue !== undefined ? { ...stored, workerQueue } : stored;
+}
+
 async function storeLongText(
   store: PayloadStore,
   request: ModelContextRequest,

@@ -1,11 +1,12 @@
 /**
  * How often a model call misses its stored context when workers keep it in their own memory (`createWorker`'s
- * default payload store): one worker against two on one task queue, each with a private store. A call that lands on
- * a worker other than the one that stored the run's context fails with `payload_not_found`, and the run reads the
- * clock and sends the whole context again (a `model_context_resent` event). The figure is the share of model calls
- * that could refer to a stored context (every call but a run's first) and missed it: the median of an odd number of
- * rounds with min–max, at each concurrency. The workers of a lane share one process (each with its own connection);
- * one dev server, the lanes interleaved within each round.
+ * default payload store): one worker, two on one task queue with every model call on the shared queue
+ * (`keepModelCallsOnWorker: false`), and two with each call after a run's first sent to the worker that stored the
+ * context (the default). A call that lands on a worker other than the one that stored the run's context fails with
+ * `payload_not_found`, and the run reads the clock and sends the whole context again (a `model_context_resent`
+ * event). The figure is the share of model calls that could refer to a stored context (every call but a run's first)
+ * and missed it: the median of an odd number of rounds with min–max, at each concurrency. The workers of a lane share
+ * one process (each with its own connection); one dev server, the lanes interleaved within each round.
  *
  *   npm run bench:resends -- [--rounds 3] [--runs 20] [--steps 5] [--concurrency 1,2,10]
  */
@@ -51,11 +52,19 @@ const connection = await Connection.connect({ address: server.address });
 const temporal = new Client({ connection });
 const workflowBundle = await bundleRelayWorkflows({ logger: new DefaultLogger('ERROR') });
 
+/** The worker set-ups compared: how many workers, and whether model calls follow the stored context. */
+const variants = [
+  { name: '1-worker', workers: 1, keepModelCallsOnWorker: true },
+  { name: '2-workers-shared-queue', workers: 2, keepModelCallsOnWorker: false },
+  { name: '2-workers-calls-on-storing-worker', workers: 2, keepModelCallsOnWorker: true },
+] as const;
+type Variant = (typeof variants)[number];
+
 /**
- * Starts `count` workers on one task queue, each with createWorker's default store (its own memory) and its own
+ * Starts the variant's workers on one task queue, each with createWorker's default store (its own memory) and its own
  * connection: the SDK allows one worker per task queue on a connection.
  */
-async function startWorkers(taskQueue: string, count: number) {
+async function startWorkers(taskQueue: string, { workers: count, keepModelCallsOnWorker }: Variant) {
   const served = Array.from({ length: count }, () => ({ calls: 0 }));
   const connections = await Promise.all(
     Array.from({ length: count }, () => NativeConnection.connect({ address: server.address })),
@@ -68,6 +77,7 @@ async function startWorkers(taskQueue: string, count: number) {
         taskQueue,
         connection: workerConnection,
         workflowBundle,
+        keepModelCallsOnWorker,
       }),
     ),
   );
@@ -85,7 +95,7 @@ async function startWorkers(taskQueue: string, count: number) {
 }
 
 interface Lane {
-  workers: number;
+  variant: Variant;
   concurrency: number;
   /** Per round: the share of calls that could refer to a stored context and missed it, in %. */
   missedPercent: number[];
@@ -95,15 +105,14 @@ interface Lane {
   callsByWorker: number[][];
 }
 
-const workerCounts = [1, 2];
 const lanes: Lane[] = levels.flatMap((concurrency) =>
-  workerCounts.map((workers) => ({ workers, concurrency, missedPercent: [], missesPerRun: [], callsByWorker: [] })),
+  variants.map((variant) => ({ variant, concurrency, missedPercent: [], missesPerRun: [], callsByWorker: [] })),
 );
-const stacks = await Promise.all(workerCounts.map((workers) => startWorkers(`resends-${workers}`, workers)));
+const stacks = await Promise.all(variants.map((variant) => startWorkers(`resends-${variant.name}`, variant)));
 try {
   for (let round = 0; round < rounds; round++) {
     for (const lane of lanes) {
-      const { client, served } = stacks[workerCounts.indexOf(lane.workers)] as Awaited<ReturnType<typeof startWorkers>>;
+      const { client, served } = stacks[variants.indexOf(lane.variant)] as Awaited<ReturnType<typeof startWorkers>>;
       const servedBefore = served();
       const counts = await mapWithConcurrency(
         Array.from({ length: runs }, (_, run) => run),
@@ -129,7 +138,7 @@ try {
       const callsByWorker = served().map((calls, worker) => calls - (servedBefore[worker] ?? 0));
       lane.callsByWorker.push(callsByWorker);
       console.log(
-        `round ${round + 1}/${rounds}, c=${lane.concurrency}, ${lane.workers} worker(s): ${missed} of ${referring} calls missed; ` +
+        `round ${round + 1}/${rounds}, c=${lane.concurrency}, ${lane.variant.name}: ${missed} of ${referring} calls missed; ` +
           `calls answered by each worker: ${callsByWorker.join(', ')}`,
       );
     }
@@ -142,13 +151,13 @@ try {
 
 writeResult('context-resends', {
   description:
-    "share of model calls (every call but a run's first) whose stored context the worker did not hold, with createWorker's default payload store (each worker its own memory), 1 and 2 workers on one task queue",
+    "share of model calls (every call but a run's first) whose stored context the worker did not hold, with createWorker's default payload store (each worker its own memory): 1 worker, 2 workers with every model call on the shared task queue, 2 workers with each call after a run's first sent to the worker that stored the context",
   rounds,
   runsPerRound: runs,
   stepsPerRun: steps,
   lanes: Object.fromEntries(
     lanes.map((lane) => [
-      `c${lane.concurrency}-${lane.workers}-worker${lane.workers === 1 ? '' : 's'}`,
+      `c${lane.concurrency}-${lane.variant.name}`,
       {
         missedPercent: summarize(lane.missedPercent),
         missesPerRun: summarize(lane.missesPerRun),

@@ -10,6 +10,7 @@ import {
   proxyActivities,
   upsertMemo,
   TemporalFailure,
+  TimeoutFailure,
   workflowInfo,
 } from '@temporalio/workflow';
 import { msToNumber } from '@temporalio/common/lib/time.js';
@@ -185,7 +186,7 @@ function requestModelTurn(context: RunContext): Promise<ModelTurn> {
   );
 }
 
-/** When the worker lost the stored context the call referred to, sends the whole transcript again, once. */
+/** When the stored context the call referred to is out of reach (isStoredContextLost), sends the whole transcript again, once. */
 async function resendLostContext(
   context: RunContext,
   modelContext: ModelContextTracker,
@@ -194,8 +195,10 @@ async function resendLostContext(
 ): Promise<ModelTurn> {
   const { run } = context;
   if (!isStoredContextLost(error)) throw error;
-  const message = describeFailure(error);
-  log.warn('The worker lost the stored model context; sending the whole transcript again', {
+  const message = notStartedByStoringWorker(error)
+    ? `The worker that stored the context (task queue ${modelContext.workerQueue}) did not start the call within ${modelCallStartTimeout}`
+    : describeFailure(error);
+  log.warn('The stored model context is out of reach; sending the whole transcript again', {
     step: run.step,
     error: message,
   });
@@ -223,25 +226,46 @@ function callModelByReference(
     ...callFacts,
     context: modelContext.next(sent, () => modelContextTools(context)),
   };
-  return callModelActivity(run, request).then(({ stored, ...response }) => {
+  return callModelActivity(run, request, modelContext.workerQueue).then(({ stored, ...response }) => {
     modelContext.remember(sent, stored);
     return response;
   }, onFailure);
 }
 
+/**
+ * How long a call sent to the worker that stored the run's context may wait to be started there: past it, that
+ * worker is taken for gone (stopped, crashed) and the call is sent to the shared queue with the whole context.
+ */
+const modelCallStartTimeout = '5 seconds';
+
 function callModelActivity(
   run: RunState,
   request: ModelRequest | ModelContextRequest,
+  workerQueue?: string,
 ): Promise<Recorded<ModelCallResult>> {
-  return callModel.executeWithOptions({ summary: `model ${run.input.model}, step ${run.step}` }, [request]);
+  const summary = `model ${run.input.model}, step ${run.step}`;
+  if (workerQueue === undefined) return callModel.executeWithOptions({ summary }, [request]);
+  return callModel.executeWithOptions(
+    { summary, taskQueue: workerQueue, scheduleToStartTimeout: modelCallStartTimeout },
+    [request],
+  );
 }
 
-/** The model activity's store no longer holds the context the call referred to (another worker, or it expired). */
+/**
+ * The stored context the call referred to is out of reach: the worker's store no longer holds it (another worker, or
+ * it expired), or the worker that stored it did not start the call in time.
+ */
 function isStoredContextLost(error: unknown): boolean {
+  const lost = error instanceof ActivityFailure && error.cause instanceof ApplicationFailure;
+  return (lost && error.cause.type === 'payload_not_found') || notStartedByStoringWorker(error);
+}
+
+/** The call sent to the worker that stored the context was not started there in time. */
+function notStartedByStoringWorker(error: unknown): boolean {
   return (
     error instanceof ActivityFailure &&
-    error.cause instanceof ApplicationFailure &&
-    error.cause.type === 'payload_not_found'
+    error.cause instanceof TimeoutFailure &&
+    error.cause.timeoutType === 'SCHEDULE_TO_START'
   );
 }
 

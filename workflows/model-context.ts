@@ -22,6 +22,7 @@ export class ModelContextTracker {
   private sent: readonly TranscriptMessage[] = [];
   private context: PayloadRef | undefined;
   private tools: PayloadRef | undefined;
+  private queue: string | undefined;
 
   constructor(private readonly withAnswer = false) {}
 
@@ -45,6 +46,12 @@ export class ModelContextTracker {
     this.sent = [...transcript];
     this.context = stored.context;
     this.tools = stored.tools ?? this.tools;
+    this.queue = stored.workerQueue;
+  }
+
+  /** The task queue of the worker that stored the context, when its store is its own: the next call goes there. */
+  get workerQueue(): string | undefined {
+    return this.queue;
   }
 
   /** Records the model's answer as the run put it in its transcript: the stored context ends with it. */
@@ -57,6 +64,7 @@ export class ModelContextTracker {
     this.sent = [];
     this.context = undefined;
     this.tools = undefined;
+    this.queue = undefined;
   }
 
   /** The messages compaction put in place of sent ones, by index (identity tells, as for {@link isPrefixOf}). */

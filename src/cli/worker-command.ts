@@ -84,6 +84,8 @@ export async function startCliWorker(
     ...(settings.encryption ? { encryption: settings.encryption } : {}),
     payloadStore: payloads.store,
     keepLargePayloadsInStore: payloads.sharedByEveryWorker,
+    // A store only this machine reads: a run's next model call comes back to the worker that stored its context.
+    keepModelCallsOnWorker: !payloads.sharedByEveryWorker,
   }).catch(async (error: unknown) => {
     await payloads.close();
     await connection.close();
@@ -159,7 +161,9 @@ Payloads are encrypted when RELAY_E_ENCRYPTION_KEYS="id:base64key,..." is set (c
 RELAY_E_ENCRYPTION_KEY_ID, default the first); { "$secret": "NAME" } in a run's config resolves to
 RELAY_E_SECRET_NAME inside the tool activity (unless the config gives its own secrets).
 Model-call contexts are kept in the config's payloadStore, else in files under ${defaultPayloadDirectory}
-(share one store between the workers of a task queue; a janitor expires closed runs' contexts).
+(share one store between the workers of a task queue; a janitor expires closed runs' contexts). With the
+default folder, which is only this machine's, a run's next model call goes to the worker that stored its
+context, on a task queue of that worker's own.
 Approvers are told of each call that waits for them when the config's approvalWebhook, or
 RELAY_E_APPROVAL_WEBHOOK_URL with RELAY_E_APPROVAL_WEBHOOK_SECRET (or RELAY_E_APPROVAL_WEBHOOK_FORMAT=slack
 for a Slack incoming webhook), names a webhook: RELAY_E_APPROVAL_WEBHOOK_TENANTS=a,b notifies those tenants'

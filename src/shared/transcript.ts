@@ -113,6 +113,11 @@ export interface MessageReplacement {
 export interface StoredModelContext {
   context: PayloadRef;
   tools?: PayloadRef;
+  /**
+   * A task queue only the worker that stored the context polls, when its store is its own: the run sends its next
+   * model call there, so the call finds the context (see `keepModelCallsOnWorker`).
+   */
+  workerQueue?: string;
 }
 
 /**

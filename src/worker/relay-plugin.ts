@@ -3,6 +3,7 @@ import type { DataConverter } from '@temporalio/common';
 import { Runtime } from '@temporalio/worker';
 import type { NativeConnection, Worker, WorkerOptions, WorkflowBundleOption } from '@temporalio/worker';
 import { createActivities } from '../../activities/index.js';
+import type { ActivityDependencies, RelayActivities } from '../../activities/index.js';
 import { ModelRegistry } from '../model/model-registry.js';
 import type { ModelProvider } from '../model/model-provider.js';
 import type { EncryptionOptions } from '../security/encryption-keys.js';
@@ -19,6 +20,7 @@ import type { LoadedTools } from '../tool/tool-source.js';
 import type { ToolSourceOptions } from './resolve-tool-registry.js';
 import { resolveToolRegistry } from './resolve-tool-registry.js';
 import { startCatalogPublisher } from './worker-catalog-publisher.js';
+import { startModelCallWorker } from './model-call-worker.js';
 import { approvalReminderMs, checkApprovalWebhook } from '../notify/approval-webhook.js';
 import type { DurationInput } from '../shared/run-types.js';
 import type { ApprovalWebhooks } from '../notify/approval-webhook.js';
@@ -65,6 +67,14 @@ export interface RelayPluginOptions extends ToolSourceOptions {
    */
   keepLargePayloadsInStore?: boolean;
   /**
+   * Sends a run's next model call to the worker that stored its context: the worker polls a task queue of its own
+   * for model calls beside the shared one, and each call's result names it. A call that worker does not start within
+   * {@link modelCallStartTimeout} (it stopped or died) is sent to the shared task queue with the whole context, and
+   * a `model_context_resent` event says so. For stores other workers cannot read; a shared store needs no affinity.
+   * @default true for the default memory store, false when `payloadStore` is given
+   */
+  keepModelCallsOnWorker?: boolean;
+  /**
    * Tells approvers when a tool call starts waiting for them: a signed JSON `POST` to the tenant's webhook for each
    * call (docs/runs-and-approvals.md, "Telling approvers"). One webhook for every tenant, or a function that picks
    * one per tenant (undefined: not notified). Checked when the plugin is made; the secret never enters history.
@@ -107,27 +117,21 @@ export class RelayPlugin extends SimplePlugin {
   readonly #options: RelayPluginOptions;
   readonly #tools: LoadedTools;
   readonly #modelPrefixes: string[];
+  readonly #activities: RelayActivities;
+  /** The task queue of this worker's own model calls, while it runs and is not stopping (keepModelCallsOnWorker). */
+  readonly #modelCallQueue: { current?: () => string | undefined } | undefined;
   #dataConverter: DataConverter | undefined;
 
   private constructor(options: RelayPluginOptions, tools: LoadedTools, reminder: { approvalReminderMs?: number }) {
-    const models = new ModelRegistry(options.models);
+    const modelCallQueue: { current?: () => string | undefined } | undefined =
+      (options.keepModelCallsOnWorker ?? options.payloadStore === undefined) ? {} : undefined;
+    const activities = pluginActivities(options, tools, {
+      ...reminder,
+      ...(modelCallQueue ? { modelCallQueue: () => modelCallQueue.current?.() } : {}),
+    });
     super({
       name: 'relay-e',
-      activities: createActivities({
-        registry: tools.registry,
-        executor: new ToolExecutor(tools.registry, options.executor),
-        models,
-        ...(options.maxModelResponseBytes !== undefined
-          ? { maxModelResponseBytes: options.maxModelResponseBytes }
-          : {}),
-        ...(options.secrets ? { secrets: options.secrets } : {}),
-        ...(options.payloadStore ? { payloadStore: options.payloadStore } : {}),
-        ...(options.keepLargePayloadsInStore !== undefined
-          ? { keepLargePayloadsInStore: options.keepLargePayloadsInStore }
-          : {}),
-        ...(options.approvalWebhook ? { approvalWebhooks: options.approvalWebhook } : {}),
-        ...reminder,
-      }),
+      activities,
       // A function, so the codec goes after the codecs the worker or client already has.
       ...(options.encryption
         ? { dataConverter: (existing: DataConverter | undefined) => withEncryption(existing, options.encryption) ?? {} }
@@ -136,6 +140,8 @@ export class RelayPlugin extends SimplePlugin {
     this.#options = options;
     this.#tools = tools;
     this.#modelPrefixes = Object.keys(options.models).sort();
+    this.#activities = activities;
+    this.#modelCallQueue = modelCallQueue;
   }
 
   /** Creates the plugin; tool sources that must connect first are connected here. */
@@ -206,13 +212,28 @@ export class RelayPlugin extends SimplePlugin {
       // An MCP server that adds or drops tools is announced at once, so clients check runs against what is served.
       const stopFollowing = this.#tools.onChange(() => publisher?.announce());
       try {
-        await super.runWorker(worker, next);
+        await this.#runWithModelCallWorker(worker, () => super.runWorker(worker, next));
       } finally {
         stopFollowing();
         await publisher?.stop();
       }
     } finally {
       await this.#tools.close();
+    }
+  }
+
+  /** Runs the worker beside its own model-call worker, whose queue model calls name while both run. */
+  async #runWithModelCallWorker(worker: Worker, run: () => Promise<void>): Promise<void> {
+    const queue = this.#modelCallQueue;
+    if (!queue || !worker.connection) return run();
+    const modelCalls = await startModelCallWorker(worker, this.#activities, this.#dataConverter);
+    // A worker shutting down names no queue: the run's next call would find nobody polling it.
+    queue.current = () => (worker.getState() === 'RUNNING' ? modelCalls.taskQueue : undefined);
+    try {
+      await run();
+    } finally {
+      delete queue.current;
+      await modelCalls.stop();
     }
   }
 }
@@ -249,6 +270,27 @@ async function refuseRemindersWithoutWebhook(tools: LoadedTools): Promise<void> 
     'invalid_input',
     `Tool '${reminding.name}' reminds approvers before a call expires (remindApproversBeforeExpiryMs): the worker needs an approval webhook to send the reminder`,
   );
+}
+
+/** The activities bound to the plugin's tools, models and options. */
+function pluginActivities(
+  options: RelayPluginOptions,
+  tools: LoadedTools,
+  extras: Pick<ActivityDependencies, 'approvalReminderMs' | 'modelCallQueue'>,
+): RelayActivities {
+  return createActivities({
+    registry: tools.registry,
+    executor: new ToolExecutor(tools.registry, options.executor),
+    models: new ModelRegistry(options.models),
+    ...(options.maxModelResponseBytes !== undefined ? { maxModelResponseBytes: options.maxModelResponseBytes } : {}),
+    ...(options.secrets ? { secrets: options.secrets } : {}),
+    ...(options.payloadStore ? { payloadStore: options.payloadStore } : {}),
+    ...(options.keepLargePayloadsInStore !== undefined
+      ? { keepLargePayloadsInStore: options.keepLargePayloadsInStore }
+      : {}),
+    ...(options.approvalWebhook ? { approvalWebhooks: options.approvalWebhook } : {}),
+    ...extras,
+  });
 }
 
 /** The activities' reminder lead time, checked (see approvalReminderMs): absent when none was asked for. */

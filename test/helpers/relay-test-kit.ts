@@ -25,7 +25,7 @@ export interface RelayTestKit {
    * `stop` or `close`.
    */
   startWorker(
-    options: Omit<CreateWorkerOptions, 'taskQueue' | 'connection' | 'workflowBundle'> & { taskQueue?: string },
+    options: Omit<CreateWorkerOptions, 'taskQueue' | 'workflowBundle'> & { taskQueue?: string },
   ): Promise<RunningWorker>;
   close(): Promise<void>;
 }
@@ -55,7 +55,8 @@ export async function createRelayTestKit(): Promise<RelayTestKit> {
         ...options,
         taskQueue,
         namespace,
-        connection: env.nativeConnection,
+        // The SDK allows one worker per task queue on a connection: a second worker of a queue brings its own.
+        connection: options.connection ?? env.nativeConnection,
         workflowBundle: await relayWorkflowBundle(),
       });
       const runPromise = worker.run();

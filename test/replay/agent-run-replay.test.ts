@@ -103,6 +103,9 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
  * `four-eyes` is a call whose tool needs two approvers (the catalog records the count): one approval recorded while
  * the call waits, the same approver and an edit refused, the second approval running it; `four-eyes-notified` the
  * same with an approval webhook (an `approval.added` notice between the request and the decision).
+ * `model-calls-on-storing-worker` sends each model call after the first to the task queue of the worker that stored
+ * the context (the model activity's recorded result names it); `model-context-resent-after-worker-left` is that
+ * call not started in time, sent again whole to the shared queue.
  */
 const pendingApprovalsInMemo = [
   ...pathsSinceCatalogInFirstCall,
@@ -119,6 +122,8 @@ const pendingApprovalsInMemo = [
   'decisions-recorded-when-accepted',
   'four-eyes',
   'four-eyes-notified',
+  'model-calls-on-storing-worker',
+  'model-context-resent-after-worker-left',
 ].map((name) => `pending-approvals-in-memo/${name}.json`);
 
 describe('replaying recorded agent runs', () => {

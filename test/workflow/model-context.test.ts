@@ -1,6 +1,7 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { NativeConnection } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readHistory } from '../../src/client/read-history.js';
 import { ModelProviderError } from '../../src/model/model-provider.js';
@@ -28,21 +29,20 @@ afterAll(async () => {
 
 const base = { tenantId: 'acme', userId: 'u1', model: 'scripted:test' } as const;
 
+/** A worker with the test tools and a scripted model; the rest of the options as `createWorker` takes them. */
 function startWorker(
   script: readonly ScriptedTurn[] | ((call: ModelCall) => ScriptedTurn),
-  taskQueue?: string,
-  payloadStore?: PayloadStore,
-  keepLargePayloadsInStore?: boolean,
+  options: {
+    taskQueue?: string;
+    payloadStore?: PayloadStore;
+    keepLargePayloadsInStore?: boolean;
+    keepModelCallsOnWorker?: boolean;
+    connection?: NativeConnection;
+  } = {},
 ) {
   const model = scriptedModel(script);
   return kit
-    .startWorker({
-      tools: createTestTools(createLedger()),
-      models: { scripted: model },
-      ...(taskQueue ? { taskQueue } : {}),
-      ...(payloadStore ? { payloadStore } : {}),
-      ...(keepLargePayloadsInStore !== undefined ? { keepLargePayloadsInStore } : {}),
-    })
+    .startWorker({ tools: createTestTools(createLedger()), models: { scripted: model }, ...options })
     .then((running) => ({ ...running, model }));
 }
 
@@ -60,18 +60,21 @@ function readsOneLargeOutput(call: ModelCall): ScriptedTurn {
     : { text: 'read' };
 }
 
-/** Each model call's input as the run's history records it (one execution), with its size in bytes. */
+/**
+ * Each model call's input as the run's history records it (one execution), with its size in bytes and the task queue
+ * it was sent to.
+ */
 async function modelCallInputs(
   runId: string,
   executionRunId?: string,
-): Promise<Array<{ bytes: number; input: ModelContextRequest }>> {
+): Promise<Array<{ bytes: number; input: ModelContextRequest; taskQueue: string }>> {
   const events = await readHistory(kit.temporal, runId, executionRunId ? { executionRunId } : {});
   return (events.events ?? []).flatMap((event) => {
     const scheduled = event.activityTaskScheduledEventAttributes;
     const payload = scheduled?.activityType?.name === 'callModel' ? scheduled.input?.payloads?.[0] : undefined;
     if (!payload?.data) return [];
     const input = JSON.parse(Buffer.from(payload.data).toString('utf8')) as ModelContextRequest;
-    return [{ bytes: payload.data.length, input }];
+    return [{ bytes: payload.data.length, input, taskQueue: scheduled?.taskQueue?.name ?? '' }];
   });
 }
 
@@ -200,12 +203,13 @@ describe('model calls by reference', () => {
       { toolCalls: [{ id: 'c1', name: 'transfer_funds', input: { from: 'a', to: 'b', amount: 5 } }] },
       { text: 'Moved.' },
     ];
-    const first = await startWorker(script);
+    // Without affinity, the next call goes to the shared task queue, and the worker there lacks the context.
+    const first = await startWorker(script, { keepModelCallsOnWorker: false });
     const { runId } = await first.client.startRun({ ...base, prompt: 'Move 5 from a to b.' });
     await waitForRun(first.client, runId, (snapshot) => snapshot.status === 'awaiting_approval');
     await first.stop();
     // A fresh worker on the same task queue: its own memory store has never seen this run.
-    const second = await startWorker(script, first.taskQueue);
+    const second = await startWorker(script, { taskQueue: first.taskQueue });
     try {
       await second.client.approve(runId, 'call_1_0');
       expect(await second.client.result(runId)).toMatchObject({ status: 'completed', output: 'Moved.' });
@@ -266,12 +270,15 @@ describe('model calls by reference', () => {
         : call.step === 6
           ? { toolCalls: [{ id: 'c6', name: 'transfer_funds', input: { from: 'a', to: 'b', amount: 5 } }] }
           : { text: 'Moved.' };
-    const first = await startWorker(script, undefined, createFilePayloadStore({ directory }));
+    const first = await startWorker(script, { payloadStore: createFilePayloadStore({ directory }) });
     const { runId } = await first.client.startRun({ ...base, prompt: 'count', maxSteps: 8 });
     await waitForRun(first.client, runId, (snapshot) => snapshot.status === 'awaiting_approval');
     await first.stop();
     // A new worker process in all but name: its own store object and an empty context cache, the same directory.
-    const second = await startWorker(script, first.taskQueue, createFilePayloadStore({ directory }));
+    const second = await startWorker(script, {
+      taskQueue: first.taskQueue,
+      payloadStore: createFilePayloadStore({ directory }),
+    });
     try {
       await second.client.approve(runId, 'call_6_0');
       expect(await second.client.result(runId)).toMatchObject({ status: 'completed', output: 'Moved.', steps: 7 });
@@ -296,7 +303,9 @@ describe('model calls by reference', () => {
   });
 
   it('keeps a tool output over 4 KiB out of history: the step records its ref, the model still reads it whole', async () => {
-    const { client, model, stop } = await startWorker(readsOneLargeOutput, undefined, createMemoryPayloadStore());
+    const { client, model, stop } = await startWorker(readsOneLargeOutput, {
+      payloadStore: createMemoryPayloadStore(),
+    });
     try {
       const { runId } = await client.startRun({ ...base, prompt: 'read' });
       expect(await client.result(runId)).toMatchObject({ status: 'completed', output: 'read' });
@@ -338,8 +347,7 @@ describe('model calls by reference', () => {
         call.step === 1
           ? { text: thought, toolCalls: [{ name: 'add', input: { a: 1, b: 2 } }] }
           : { text: thought.slice(0, 5) === 'Think' ? 'done' : 'lost' },
-      undefined,
-      createMemoryPayloadStore(),
+      { payloadStore: createMemoryPayloadStore() },
     );
     try {
       // A continue-as-new after the step: the next execution's first call sends the whole transcript again.
@@ -385,12 +393,12 @@ describe('model calls by reference', () => {
         : call.step === 2
           ? { toolCalls: [{ id: 'c2', name: 'transfer_funds', input: { from: 'a', to: 'b', amount: 5 } }] }
           : { text: 'Moved.' };
-    const first = await startWorker(script, undefined, createMemoryPayloadStore());
+    const first = await startWorker(script, { payloadStore: createMemoryPayloadStore() });
     const { runId } = await first.client.startRun({ ...base, prompt: 'read, then move' });
     await waitForRun(first.client, runId, (snapshot) => snapshot.status === 'awaiting_approval');
     await first.stop();
     // Another store: neither the context nor the output is in it, and only the context can be sent again.
-    const second = await startWorker(script, first.taskQueue, createMemoryPayloadStore());
+    const second = await startWorker(script, { taskQueue: first.taskQueue, payloadStore: createMemoryPayloadStore() });
     try {
       await second.client.approve(runId, 'call_2_0');
       await expect(second.client.result(runId)).rejects.toThrow();
@@ -407,7 +415,10 @@ describe('model calls by reference', () => {
     { worker: 'with no store of its own choosing', store: undefined, keep: undefined },
     { worker: 'told its store is not every worker’s', store: createMemoryPayloadStore(), keep: false },
   ])('keeps every output in history on a worker $worker: nothing to resend it from', async ({ store, keep }) => {
-    const { client, model, stop } = await startWorker(readsOneLargeOutput, undefined, store, keep);
+    const { client, model, stop } = await startWorker(readsOneLargeOutput, {
+      ...(store ? { payloadStore: store } : {}),
+      ...(keep !== undefined ? { keepLargePayloadsInStore: keep } : {}),
+    });
     try {
       const { runId } = await client.startRun({ ...base, prompt: 'read' });
       expect(await client.result(runId)).toMatchObject({ status: 'completed', output: 'read' });
@@ -486,6 +497,82 @@ describe('model calls by reference', () => {
       ]);
     } finally {
       await stop();
+    }
+  });
+});
+
+describe('model calls kept on the worker that stored the context (keepModelCallsOnWorker)', () => {
+  it('sends every call after a run’s first to that worker, so two workers with private stores resend nothing', async () => {
+    const script = adding(3);
+    const first = await startWorker(script);
+    const connection = await NativeConnection.connect({ address: kit.address });
+    const second = await startWorker(script, { taskQueue: first.taskQueue, connection });
+    try {
+      // Each run its own prompt, so no two runs share a stored context by content.
+      const runIds = await Promise.all(
+        [1, 2, 3, 4, 5, 6].map(async (n) => (await first.client.startRun({ ...base, prompt: `count ${n}` })).runId),
+      );
+      for (const runId of runIds) {
+        expect(await first.client.result(runId)).toMatchObject({ status: 'completed', output: 'done', steps: 4 });
+        expect(eventTypes(await first.client.events(runId))).not.toContain('model_context_resent');
+        const inputs = await modelCallInputs(runId);
+        expect(inputs.map(({ input }) => input.step)).toEqual([1, 2, 3, 4]);
+        expect(inputs[0]?.taskQueue).toBe(first.taskQueue);
+        // Later calls go to one worker's own queue, and that worker's model answered every call of the run.
+        const ownQueues = new Set(inputs.slice(1).map(({ taskQueue }) => taskQueue));
+        expect(ownQueues.size).toBe(1);
+        expect([...ownQueues][0]).toMatch(new RegExp(`^${first.taskQueue}/model-calls/[0-9a-f-]{36}$`));
+        const answeredBy = [first, second].map((worker) => worker.model.requestsOf(runId).length);
+        expect(answeredBy.toSorted()).toEqual([0, 4]);
+      }
+      // Both workers served runs: the first calls were shared out, the rest followed them.
+      const served = [first, second].map((worker) => runIds.filter((id) => worker.model.requestsOf(id).length > 0));
+      expect(served.every((runs) => runs.length > 0)).toBe(true);
+      await recordHistoryIfRequested(
+        kit.temporal.workflow.getHandle(runIds[0] ?? ''),
+        currentHistoryFile('model-calls-on-storing-worker'),
+      );
+    } finally {
+      await Promise.all([first.stop(), second.stop()]);
+      await connection.close();
+    }
+  });
+
+  it('sends the call to the shared task queue with the whole context when that worker is gone, and says so', async () => {
+    const script: ScriptedTurn[] = [
+      { toolCalls: [{ id: 'c1', name: 'transfer_funds', input: { from: 'a', to: 'b', amount: 5 } }] },
+      { text: 'Moved.' },
+    ];
+    const first = await startWorker(script);
+    const { runId } = await first.client.startRun({ ...base, prompt: 'Move 5 from a to b.' });
+    await waitForRun(first.client, runId, (snapshot) => snapshot.status === 'awaiting_approval');
+    await first.stop();
+    const second = await startWorker(script, { taskQueue: first.taskQueue });
+    try {
+      await second.client.approve(runId, 'call_1_0');
+      expect(await second.client.result(runId)).toMatchObject({ status: 'completed', output: 'Moved.' });
+      const events = await second.client.events(runId);
+      expect(eventTypes(events).slice(-3)).toEqual(['model_context_resent', 'model_responded', 'run_completed']);
+      const resent = events.find((event) => event.type === 'model_context_resent');
+      expect(resent && 'error' in resent && resent.error).toMatch(
+        new RegExp(
+          `^The worker that stored the context \\(task queue ${first.taskQueue}/model-calls/[0-9a-f-]{36}\\) did not start the call within 5 seconds$`,
+        ),
+      );
+      const inputs = await modelCallInputs(runId);
+      expect(inputs.map(({ input, taskQueue }) => ({ step: input.step, own: taskQueue !== first.taskQueue }))).toEqual([
+        { step: 1, own: false },
+        { step: 2, own: true },
+        { step: 2, own: false },
+      ]);
+      expect(inputs[2]?.input.context).toHaveProperty('tools.specs');
+      expect(second.model.requestsOf(runId)).toHaveLength(1);
+      await recordHistoryIfRequested(
+        kit.temporal.workflow.getHandle(runId),
+        currentHistoryFile('model-context-resent-after-worker-left'),
+      );
+    } finally {
+      await second.stop();
     }
   });
 });

@@ -1,0 +1,50 @@
+import { randomUUID } from 'node:crypto';
+import { Worker } from '@temporalio/worker';
+import type { DataConverter } from '@temporalio/common';
+import type { RelayActivities } from '../../activities/index.js';
+import { modelDeltaBatchMs } from '../shared/run-types.js';
+
+/** A worker of model calls on a task queue of this process's own, beside a Relay-E worker. */
+export interface ModelCallWorker {
+  readonly taskQueue: string;
+  /** Stops taking calls, waits for those running, and rethrows the worker's failure if it failed. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Polls a task queue only this process knows for the model activity, so a run can send its next model call to the
+ * worker whose private store holds the run's context. It has the main worker's connection, namespace, data converter
+ * and activity interceptors; if it fails, the main worker is shut down too, so the failure is not silent.
+ */
+export async function startModelCallWorker(
+  main: Worker,
+  activities: Pick<RelayActivities, 'callModel'>,
+  dataConverter: DataConverter | undefined,
+): Promise<ModelCallWorker> {
+  const { connection } = main;
+  if (!connection) throw new Error('A model-call worker needs the main worker to have a connection');
+  const taskQueue = `${main.options.taskQueue}/model-calls/${randomUUID()}`;
+  const worker = await Worker.create({
+    connection,
+    namespace: main.options.namespace,
+    taskQueue,
+    activities: { callModel: (request: Parameters<RelayActivities['callModel']>[0]) => activities.callModel(request) },
+    // Streamed model text rides on heartbeats, as on the main worker (see createWorker).
+    maxHeartbeatThrottleInterval: modelDeltaBatchMs,
+    interceptors: { activity: main.options.interceptors.activity, client: main.options.interceptors.client },
+    ...(dataConverter ? { dataConverter } : {}),
+  });
+  let failure: unknown;
+  const running = worker.run().catch((error: unknown) => {
+    failure = error;
+    if (main.getState() === 'RUNNING') main.shutdown();
+  });
+  return {
+    taskQueue,
+    async stop() {
+      if (worker.getState() === 'RUNNING') worker.shutdown();
+      await running;
+      if (failure !== undefined) throw failure;
+    },
+  };
+}
