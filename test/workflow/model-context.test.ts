@@ -46,6 +46,25 @@ function startWorker(
     .then((running) => ({ ...running, model }));
 }
 
+/**
+ * A run whose transfer waits for approval on a first worker, which then stops; a second worker on the same task
+ * queue, whose own memory store has never seen the run, takes the approval and the run to its end.
+ */
+async function handOverWaitingTransfer(firstOptions: { keepModelCallsOnWorker?: boolean }) {
+  const script: ScriptedTurn[] = [
+    { toolCalls: [{ id: 'c1', name: 'transfer_funds', input: { from: 'a', to: 'b', amount: 5 } }] },
+    { text: 'Moved.' },
+  ];
+  const first = await startWorker(script, firstOptions);
+  const { runId } = await first.client.startRun({ ...base, prompt: 'Move 5 from a to b.' });
+  await waitForRun(first.client, runId, (snapshot) => snapshot.status === 'awaiting_approval');
+  await first.stop();
+  const second = await startWorker(script, { taskQueue: first.taskQueue });
+  await second.client.approve(runId, 'call_1_0');
+  expect(await second.client.result(runId)).toMatchObject({ status: 'completed', output: 'Moved.' });
+  return { first, second, runId };
+}
+
 /** Every payload's data in a history, as text, wherever it sits in an event. */
 function payloadTexts(value: unknown): string[] {
   if (value instanceof Uint8Array) return [Buffer.from(value).toString('utf8')];
@@ -199,20 +218,9 @@ describe('model calls by reference', () => {
   });
 
   it('sends the whole transcript again, and says so, when the worker taking the call lacks the stored context', async () => {
-    const script: ScriptedTurn[] = [
-      { toolCalls: [{ id: 'c1', name: 'transfer_funds', input: { from: 'a', to: 'b', amount: 5 } }] },
-      { text: 'Moved.' },
-    ];
     // Without affinity, the next call goes to the shared task queue, and the worker there lacks the context.
-    const first = await startWorker(script, { keepModelCallsOnWorker: false });
-    const { runId } = await first.client.startRun({ ...base, prompt: 'Move 5 from a to b.' });
-    await waitForRun(first.client, runId, (snapshot) => snapshot.status === 'awaiting_approval');
-    await first.stop();
-    // A fresh worker on the same task queue: its own memory store has never seen this run.
-    const second = await startWorker(script, { taskQueue: first.taskQueue });
+    const { first, second, runId } = await handOverWaitingTransfer({ keepModelCallsOnWorker: false });
     try {
-      await second.client.approve(runId, 'call_1_0');
-      expect(await second.client.result(runId)).toMatchObject({ status: 'completed', output: 'Moved.' });
       const events = await second.client.events(runId);
       expect(eventTypes(events)).toEqual([
         'run_started',
@@ -539,18 +547,8 @@ describe('model calls kept on the worker that stored the context (keepModelCalls
   });
 
   it('sends the call to the shared task queue with the whole context when that worker is gone, and says so', async () => {
-    const script: ScriptedTurn[] = [
-      { toolCalls: [{ id: 'c1', name: 'transfer_funds', input: { from: 'a', to: 'b', amount: 5 } }] },
-      { text: 'Moved.' },
-    ];
-    const first = await startWorker(script);
-    const { runId } = await first.client.startRun({ ...base, prompt: 'Move 5 from a to b.' });
-    await waitForRun(first.client, runId, (snapshot) => snapshot.status === 'awaiting_approval');
-    await first.stop();
-    const second = await startWorker(script, { taskQueue: first.taskQueue });
+    const { first, second, runId } = await handOverWaitingTransfer({});
     try {
-      await second.client.approve(runId, 'call_1_0');
-      expect(await second.client.result(runId)).toMatchObject({ status: 'completed', output: 'Moved.' });
       const events = await second.client.events(runId);
       expect(eventTypes(events).slice(-3)).toEqual(['model_context_resent', 'model_responded', 'run_completed']);
       const resent = events.find((event) => event.type === 'model_context_resent');
