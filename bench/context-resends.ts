@@ -20,7 +20,7 @@ import { bundleRelayWorkflows } from '../src/worker/relay-workflows.js';
 import { addTool } from './lib/add-tool.js';
 import { installBenchRuntime, mapWithConcurrency, startBenchServer } from './lib/bench-stack.js';
 import { numberList, writeResult } from './lib/measure-harness.js';
-import { summarize } from './lib/stats.js';
+import { median, summarize } from './lib/stats.js';
 
 const { values } = parseArgs({
   options: {
@@ -101,12 +101,21 @@ interface Lane {
   missedPercent: number[];
   /** Per round: misses per run. */
   missesPerRun: number[];
+  /** Per round: the median run's time from start to result, in ms. */
+  runMs: number[];
   /** Per round: the model calls each worker answered (a resent call counts once, where it was answered). */
   callsByWorker: number[][];
 }
 
 const lanes: Lane[] = levels.flatMap((concurrency) =>
-  variants.map((variant) => ({ variant, concurrency, missedPercent: [], missesPerRun: [], callsByWorker: [] })),
+  variants.map((variant) => ({
+    variant,
+    concurrency,
+    missedPercent: [],
+    missesPerRun: [],
+    runMs: [],
+    callsByWorker: [],
+  })),
 );
 const stacks = await Promise.all(variants.map((variant) => startWorkers(`resends-${variant.name}`, variant)));
 try {
@@ -120,12 +129,15 @@ try {
         async (run) => {
           // Stored contexts are content-addressed: runs with the same transcript would share theirs across workers.
           const prompt = `add, round ${round}, run ${run}`;
+          const startedAt = performance.now();
           const { runId } = await client.startRun({ tenantId: 'bench', model: 'scripted:bench', prompt });
           await client.result(runId);
+          const ms = performance.now() - startedAt;
           const events = await client.events(runId);
           const calls = events.filter((event) => event.type === 'model_responded').length;
           if (calls !== steps + 1) throw new Error(`Run ${runId} answered ${calls} model calls, expected ${steps + 1}`);
           return {
+            ms,
             referring: calls - 1,
             missed: events.filter((event) => event.type === 'model_context_resent').length,
           };
@@ -135,10 +147,12 @@ try {
       const missed = counts.reduce((sum, count) => sum + count.missed, 0);
       lane.missedPercent.push((100 * missed) / referring);
       lane.missesPerRun.push(missed / runs);
+      lane.runMs.push(median(counts.map((count) => count.ms)));
       const callsByWorker = served().map((calls, worker) => calls - (servedBefore[worker] ?? 0));
       lane.callsByWorker.push(callsByWorker);
       console.log(
-        `round ${round + 1}/${rounds}, c=${lane.concurrency}, ${lane.variant.name}: ${missed} of ${referring} calls missed; ` +
+        `round ${round + 1}/${rounds}, c=${lane.concurrency}, ${lane.variant.name}: ${missed} of ${referring} calls missed, ` +
+          `median run ${Math.round(median(counts.map((count) => count.ms)))} ms; ` +
           `calls answered by each worker: ${callsByWorker.join(', ')}`,
       );
     }
@@ -161,6 +175,7 @@ writeResult('context-resends', {
       {
         missedPercent: summarize(lane.missedPercent),
         missesPerRun: summarize(lane.missesPerRun),
+        runMs: summarize(lane.runMs),
         rounds: lane.missedPercent,
         callsByWorker: lane.callsByWorker,
       },
