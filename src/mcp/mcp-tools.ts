@@ -80,7 +80,16 @@ const prefixPattern = /^[a-zA-Z0-9_-]{0,32}$/;
  */
 export function mcpTools(options: McpToolsOptions): ToolSource {
   checkOptions(options);
-  return { kind: 'tool-source', name: options.name, open: (context) => openMcpSource(options, context) };
+  // Policies are fixed here, so a tool that appears later can only ask for a reminder one of them already sets.
+  const remindsApprovers = [options, ...Object.values(options.tools ?? {})].some(
+    (policy) => policy.remindApproversBeforeExpiryMs !== undefined,
+  );
+  return {
+    kind: 'tool-source',
+    name: options.name,
+    ...(remindsApprovers ? { remindsApprovers } : {}),
+    open: (context) => openMcpSource(options, context),
+  };
 }
 
 function checkOptions(options: McpToolsOptions): void {

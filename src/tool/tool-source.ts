@@ -25,6 +25,12 @@ export interface ToolSource {
   readonly kind: 'tool-source';
   /** Names the source in errors and logs. */
   readonly name: string;
+  /**
+   * Whether a tool of the source, now or once its list changes, may ask for its approvers to be reminded before a
+   * call's wait expires: a worker without an approval webhook refuses such a source before opening it.
+   * @default false
+   */
+  readonly remindsApprovers?: boolean;
   open(context: ToolSourceContext): Promise<OpenToolSource>;
 }
 

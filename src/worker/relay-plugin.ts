@@ -16,7 +16,8 @@ import { ToolExecutor } from '../tool/tool-executor.js';
 import type { ToolExecutorOptions } from '../tool/tool-executor.js';
 import { errorMessage } from '../tool/error-message.js';
 import { compileWorkflowSourceAsBuilt, relaySharedWorkflowModules, relayWorkflowsPath } from './relay-workflows.js';
-import type { LoadedTools } from '../tool/tool-source.js';
+import { isToolSource } from '../tool/tool-source.js';
+import type { LoadedTools, ToolEntry } from '../tool/tool-source.js';
 import type { ToolSourceOptions } from './resolve-tool-registry.js';
 import { resolveToolRegistry } from './resolve-tool-registry.js';
 import { startCatalogPublisher } from './worker-catalog-publisher.js';
@@ -152,6 +153,7 @@ export class RelayPlugin extends SimplePlugin {
     }
     // Checked before tool sources connect, so a bad reminder leaves no MCP server running.
     const reminder = approvalReminderOption(options);
+    if (!options.approvalWebhook) refuseRemindingSourcesWithoutWebhook(options.tools ?? []);
     const tools = await resolveToolRegistry(options);
     if (!options.approvalWebhook) await refuseRemindersWithoutWebhook(tools);
     return new RelayPlugin(options, tools, reminder);
@@ -291,6 +293,19 @@ function pluginActivities(
     ...(options.approvalWebhook ? { approvalWebhooks: options.approvalWebhook } : {}),
     ...extras,
   });
+}
+
+/**
+ * A tool source whose policies ask for reminders could add such a tool at any time (an MCP server's list changing),
+ * after the start-up check of the worker's tools: it is refused before it opens.
+ */
+function refuseRemindingSourcesWithoutWebhook(tools: readonly ToolEntry[]): void {
+  const reminding = tools.find((entry) => isToolSource(entry) && entry.remindsApprovers === true);
+  if (!reminding) return;
+  throw new RelayError(
+    'invalid_input',
+    `Tool source '${reminding.name}' reminds approvers before a call expires (remindApproversBeforeExpiryMs in its policy): the worker needs an approval webhook to send the reminder`,
+  );
 }
 
 /** The activities' reminder lead time, checked (see approvalReminderMs): absent when none was asked for. */

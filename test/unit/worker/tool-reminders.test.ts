@@ -6,6 +6,7 @@ import { scriptedModel } from '../../../src/testing/scripted-model.js';
 import { defineTool } from '../../../src/tool/define-tool.js';
 import { ToolExecutor } from '../../../src/tool/tool-executor.js';
 import { ToolRegistry } from '../../../src/tool/tool-registry.js';
+import { mcpTools } from '../../../src/mcp/mcp-tools.js';
 import { RelayPlugin } from '../../../src/worker/relay-plugin.js';
 import { checkApprovalWebhook } from '../../../src/notify/approval-webhook.js';
 import type { ApprovalWebhooks } from '../../../src/notify/approval-webhook.js';
@@ -63,6 +64,25 @@ describe("a tool's own reminder lead time", () => {
     await expect(RelayPlugin.create({ tools: [quote], models, approvalWebhook: webhook })).resolves.toBeInstanceOf(
       RelayPlugin,
     );
+  });
+
+  it('is refused, on a worker without a webhook, from an MCP server whose policy asks for it, before it connects', async () => {
+    // No such command: the refusal must come before the worker tries to start the server.
+    const transport = { type: 'stdio', command: '/nonexistent/relay-e-mcp-server' } as const;
+    const reminding = mcpTools({
+      name: 'ops',
+      transport,
+      tools: { 'deploy_*': { remindApproversBeforeExpiryMs: 600_000 } },
+    });
+    expect(reminding.remindsApprovers).toBe(true);
+    expect(mcpTools({ name: 'ops', transport, remindApproversBeforeExpiryMs: 600_000 }).remindsApprovers).toBe(true);
+    expect(mcpTools({ name: 'ops', transport, approvalTimeoutMs: 600_000 })).not.toHaveProperty('remindsApprovers');
+    await expect(RelayPlugin.create({ tools: [reminding], models })).rejects.toMatchObject({
+      code: 'invalid_input',
+      message: expect.stringContaining(
+        "Tool source 'ops' reminds approvers before a call expires (remindApproversBeforeExpiryMs in its policy)",
+      ) as unknown,
+    });
   });
 
   it("wins over a tenant's webhook's lead time, which wins over the worker's for that tenant's runs", async () => {
