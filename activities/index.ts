@@ -126,11 +126,12 @@ export interface ActivityDependencies {
   /** How long before a waiting call expires its approvers are reminded (recorded in the catalog); needs webhooks. */
   approvalReminderMs?: number;
   /**
-   * The task queue only this worker polls for model calls, once it runs (see `keepModelCallsOnWorker`): returned
-   * with what a call stored, so the run's next call comes back to this worker and its store.
+   * The task queue only this worker polls for model calls, once it runs (see `keepModelCallsOnWorker`), and whether
+   * it still takes calls (not while the worker shuts down): named with what a call stored, so the run's next call
+   * comes back to this worker and its store.
    * @default undefined (the run's next call goes to the shared task queue)
    */
-  modelCallQueue?: () => string | undefined;
+  modelCallQueue?: () => OwnModelCallQueue | undefined;
 }
 
 /**
@@ -237,7 +238,8 @@ export function createActivities({
             : { request: withTools, store: () => Promise.resolve(undefined) };
         const response = await generateModelTurn(provider, { ...assembled.request, modelName }, context, stream);
         checkModelResponseSize(response, maxModelResponseBytes);
-        const stored = withWorkerQueue(await assembled.store(response), modelCallQueue?.());
+        const workerQueue = nextCallQueue(context.info.taskQueue, modelCallQueue?.());
+        const stored = withWorkerQueue(await assembled.store(response), workerQueue);
         // Only a run that stores its answers with its context (the lean-history rules) knows a stored text.
         const textByReference = keepsLargePayloads && 'context' in withTools && withAnswer(withTools.context);
         const returned = textByReference ? await storeLongText(payloadStore, withTools, response) : response;
@@ -327,10 +329,28 @@ export type RelayActivities = ReturnType<typeof createActivities>;
  * The answer with a text over `outputByReferenceBytes` beside tool calls put in the payload store, its ref and preview
  * in its place. A final answer keeps its text: it is the run's output.
  */
-/** What a call stored, with the queue that brings the run's next call back to this worker, when it has one. */
+/** This worker's own queue for model calls, and whether it still takes them. */
+export interface OwnModelCallQueue {
+  name: string;
+  open: boolean;
+}
+
+/**
+ * What a call's result says of the queue for the run's next call: this worker's own queue when the call came by the
+ * shared one; nothing when it came by the own queue, where the run sends its calls already (a few bytes saved in
+ * every step's history), or when the worker has none; `null` when it came by the own queue but the worker is
+ * shutting down, so the run goes back to the shared queue at once.
+ */
+function nextCallQueue(arrivedOn: string, own: OwnModelCallQueue | undefined): string | null | undefined {
+  if (own === undefined) return undefined;
+  if (arrivedOn === own.name) return own.open ? undefined : null;
+  return own.open ? own.name : undefined;
+}
+
+/** What a call stored, with what it says of the queue for the run's next call (see nextCallQueue). */
 function withWorkerQueue(
   stored: StoredModelContext | undefined,
-  workerQueue: string | undefined,
+  workerQueue: string | null | undefined,
 ): StoredModelContext | undefined {
   return stored && workerQueue !== undefined ? { ...stored, workerQueue } : stored;
 }

@@ -46,7 +46,8 @@ export class ModelContextTracker {
     this.sent = [...transcript];
     this.context = stored.context;
     this.tools = stored.tools ?? this.tools;
-    this.queue = stored.workerQueue;
+    // Absent: the call came by the queue the run already uses (or the worker has none, and the run uses none).
+    if (stored.workerQueue !== undefined) this.queue = stored.workerQueue ?? undefined;
   }
 
   /** The task queue of the worker that stored the context, when its store is its own: the next call goes there. */

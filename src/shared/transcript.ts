@@ -115,9 +115,11 @@ export interface StoredModelContext {
   tools?: PayloadRef;
   /**
    * A task queue only the worker that stored the context polls, when its store is its own: the run sends its next
-   * model call there, so the call finds the context (see `keepModelCallsOnWorker`).
+   * model calls there, so they find the context (see `keepModelCallsOnWorker`). Absent when the call came by that
+   * queue already (the run keeps it) or the worker has none; `null` when that worker is shutting down (the run goes
+   * back to the shared queue).
    */
-  workerQueue?: string;
+  workerQueue?: string | null;
 }
 
 /**

@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { Worker } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import type { RelayActivities } from '../../activities/index.js';
@@ -23,7 +23,8 @@ export async function startModelCallWorker(
 ): Promise<ModelCallWorker> {
   const { connection } = main;
   if (!connection) throw new Error('A model-call worker needs the main worker to have a connection');
-  const taskQueue = `${main.options.taskQueue}/model-calls/${randomUUID()}`;
+  // 64 random bits tell worker processes apart; the name is in every model call's scheduled event, so it is short.
+  const taskQueue = `${main.options.taskQueue}/model-calls/${randomBytes(8).toString('hex')}`;
   const worker = await Worker.create({
     connection,
     namespace: main.options.namespace,

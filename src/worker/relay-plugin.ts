@@ -3,7 +3,7 @@ import type { DataConverter } from '@temporalio/common';
 import { Runtime } from '@temporalio/worker';
 import type { NativeConnection, Worker, WorkerOptions, WorkflowBundleOption } from '@temporalio/worker';
 import { createActivities } from '../../activities/index.js';
-import type { ActivityDependencies, RelayActivities } from '../../activities/index.js';
+import type { ActivityDependencies, OwnModelCallQueue, RelayActivities } from '../../activities/index.js';
 import { ModelRegistry } from '../model/model-registry.js';
 import type { ModelProvider } from '../model/model-provider.js';
 import type { EncryptionOptions } from '../security/encryption-keys.js';
@@ -69,7 +69,7 @@ export interface RelayPluginOptions extends ToolSourceOptions {
   keepLargePayloadsInStore?: boolean;
   /**
    * Sends a run's next model call to the worker that stored its context: the worker polls a task queue of its own
-   * for model calls beside the shared one, and each call's result names it. A call that worker does not start within
+   * for model calls beside the shared one, and a call's result names it. A call that worker does not start within
    * {@link modelCallStartTimeout} (it stopped or died) is sent to the shared task queue with the whole context, and
    * a `model_context_resent` event says so. For stores other workers cannot read; a shared store needs no affinity.
    * @default true for the default memory store, false when `payloadStore` is given
@@ -120,11 +120,11 @@ export class RelayPlugin extends SimplePlugin {
   readonly #modelPrefixes: string[];
   readonly #activities: RelayActivities;
   /** The task queue of this worker's own model calls, while it runs and is not stopping (keepModelCallsOnWorker). */
-  readonly #modelCallQueue: { current?: () => string | undefined } | undefined;
+  readonly #modelCallQueue: { current?: () => OwnModelCallQueue } | undefined;
   #dataConverter: DataConverter | undefined;
 
   private constructor(options: RelayPluginOptions, tools: LoadedTools, reminder: { approvalReminderMs?: number }) {
-    const modelCallQueue: { current?: () => string | undefined } | undefined =
+    const modelCallQueue: { current?: () => OwnModelCallQueue } | undefined =
       (options.keepModelCallsOnWorker ?? options.payloadStore === undefined) ? {} : undefined;
     const activities = pluginActivities(options, tools, {
       ...reminder,
@@ -229,12 +229,11 @@ export class RelayPlugin extends SimplePlugin {
     const queue = this.#modelCallQueue;
     if (!queue || !worker.connection) return run();
     const modelCalls = await startModelCallWorker(worker, this.#activities, this.#dataConverter);
-    // A worker shutting down names no queue: the run's next call would find nobody polling it.
-    queue.current = () => (worker.getState() === 'RUNNING' ? modelCalls.taskQueue : undefined);
+    // A worker shutting down closes its queue: the run's next call would find nobody polling it.
+    queue.current = () => ({ name: modelCalls.taskQueue, open: worker.getState() === 'RUNNING' });
     try {
       await run();
     } finally {
-      delete queue.current;
       await modelCalls.stop();
     }
   }

@@ -529,7 +529,7 @@ describe('model calls kept on the worker that stored the context (keepModelCalls
         // Later calls go to one worker's own queue, and that worker's model answered every call of the run.
         const ownQueues = new Set(inputs.slice(1).map(({ taskQueue }) => taskQueue));
         expect(ownQueues.size).toBe(1);
-        expect([...ownQueues][0]).toMatch(new RegExp(`^${first.taskQueue}/model-calls/[0-9a-f-]{36}$`));
+        expect([...ownQueues][0]).toMatch(new RegExp(`^${first.taskQueue}/model-calls/[0-9a-f]{16}$`));
         const answeredBy = [first, second].map((worker) => worker.model.requestsOf(runId).length);
         expect(answeredBy.toSorted()).toEqual([0, 4]);
       }
@@ -554,7 +554,7 @@ describe('model calls kept on the worker that stored the context (keepModelCalls
       const resent = events.find((event) => event.type === 'model_context_resent');
       expect(resent && 'error' in resent && resent.error).toMatch(
         new RegExp(
-          `^The worker that stored the context \\(task queue ${first.taskQueue}/model-calls/[0-9a-f-]{36}\\) did not start the call within 5 seconds$`,
+          `^The worker that stored the context \\(task queue ${first.taskQueue}/model-calls/[0-9a-f]{16}\\) did not start the call within 5 seconds$`,
         ),
       );
       const inputs = await modelCallInputs(runId);
