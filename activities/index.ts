@@ -325,10 +325,6 @@ export function createActivities({
 
 export type RelayActivities = ReturnType<typeof createActivities>;
 
-/**
- * The answer with a text over `outputByReferenceBytes` beside tool calls put in the payload store, its ref and preview
- * in its place. A final answer keeps its text: it is the run's output.
- */
 /** This worker's own queue for model calls, and whether it still takes them. */
 export interface OwnModelCallQueue {
   name: string;
@@ -355,6 +351,10 @@ function withWorkerQueue(
   return stored && workerQueue !== undefined ? { ...stored, workerQueue } : stored;
 }
 
+/**
+ * The answer with a text over `outputByReferenceBytes` beside tool calls put in the payload store, its ref and preview
+ * in its place. A final answer keeps its text: it is the run's output.
+ */
 async function storeLongText(
   store: PayloadStore,
   request: ModelContextRequest,

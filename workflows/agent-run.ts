@@ -186,7 +186,7 @@ function requestModelTurn(context: RunContext): Promise<ModelTurn> {
   );
 }
 
-/** When the stored context the call referred to is out of reach (isStoredContextLost), sends the whole transcript again, once. */
+/** When the context the call referred to is out of reach (isStoredContextLost), sends the whole transcript again. */
 async function resendLostContext(
   context: RunContext,
   modelContext: ModelContextTracker,

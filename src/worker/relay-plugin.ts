@@ -69,9 +69,9 @@ export interface RelayPluginOptions extends ToolSourceOptions {
   keepLargePayloadsInStore?: boolean;
   /**
    * Sends a run's next model call to the worker that stored its context: the worker polls a task queue of its own
-   * for model calls beside the shared one, and a call's result names it. A call that worker does not start within
-   * {@link modelCallStartTimeout} (it stopped or died) is sent to the shared task queue with the whole context, and
-   * a `model_context_resent` event says so. For stores other workers cannot read; a shared store needs no affinity.
+   * for model calls beside the shared one, and a call's result names it. A call that worker does not start within 5
+   * seconds (it stopped or died) is sent to the shared task queue with the whole context, and a
+   * `model_context_resent` event says so. For stores other workers cannot read; a shared store needs no affinity.
    * @default true for the default memory store, false when `payloadStore` is given
    */
   keepModelCallsOnWorker?: boolean;
@@ -119,7 +119,7 @@ export class RelayPlugin extends SimplePlugin {
   readonly #tools: LoadedTools;
   readonly #modelPrefixes: string[];
   readonly #activities: RelayActivities;
-  /** The task queue of this worker's own model calls, while it runs and is not stopping (keepModelCallsOnWorker). */
+  /** This worker's own model-call queue once it runs, and whether it still takes calls (keepModelCallsOnWorker). */
   readonly #modelCallQueue: { current?: () => OwnModelCallQueue } | undefined;
   #dataConverter: DataConverter | undefined;
 
