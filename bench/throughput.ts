@@ -5,12 +5,15 @@
  * A figure is runs (or steps) over the wall time from the first start to the last result; the table gives the
  * median over rounds with min and max, and the run latency p50/p99 across all rounds.
  *
- *   npm run bench:throughput -- [--rounds 3] [--concurrency 1,10,50] [--runs-per-lane 3]
+ *   npm run bench:throughput -- [--rounds 3] [--concurrency 1,10,50] [--runs-per-lane 3] [--variants a,b,…]
+ *
+ * `--variants` picks and orders the variants (default every one); `relay-shared-queue` is Relay-E with every model
+ * call on the shared task queue, and `--out NAME` writes bench/results/NAME.json instead of throughput.json.
  */
 import { parseArgs } from 'node:util';
 import { interleave, numberList, withVariants, writeResult } from './lib/measure-harness.js';
 import { summarize } from './lib/stats.js';
-import { allVariants } from './lib/variants.js';
+import { allVariants, variantList } from './lib/variants.js';
 
 const { values } = parseArgs({
   options: {
@@ -18,6 +21,8 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '1,10,50' },
     'runs-per-lane': { type: 'string', default: '3' },
     'min-runs': { type: 'string', default: '10' },
+    variants: { type: 'string', default: allVariants.join(',') },
+    out: { type: 'string', default: 'throughput' },
   },
 });
 const rounds = Number(values.rounds);
@@ -26,7 +31,7 @@ const stepsPerRun = 3;
 const runsAt = (concurrency: number) =>
   Math.max(Number(values['min-runs']), concurrency * Number(values['runs-per-lane']));
 
-const result = await withVariants(allVariants, async ({ variants, failed }) => {
+const result = await withVariants(variantList(values.variants), async ({ variants, failed }) => {
   const figures: Record<string, Record<string, { runsPerSecond: number[]; runMs: number[] }>> = {};
   for (const variant of variants.values()) await variant.run({ steps: stepsPerRun, runs: 10, concurrency: 10 });
   for (let round = 0; round < rounds; round++) {
@@ -60,7 +65,7 @@ const result = await withVariants(allVariants, async ({ variants, failed }) => {
   return { throughput: table, failed };
 });
 
-writeResult('throughput', {
+writeResult(values.out, {
   description: 'completed runs/s and steps/s on one worker, runs of 3 tool steps + final answer',
   rounds,
   stepsPerRun,

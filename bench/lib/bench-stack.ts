@@ -27,6 +27,8 @@ export async function startBenchStack(options: {
   serverAddress?: string;
   /** @default 'bench' */
   taskQueue?: string;
+  /** createWorker's option of that name. @default true (the worker's store is its own memory) */
+  keepModelCallsOnWorker?: boolean;
   /** Where the worker serves the SDK's Prometheus metrics (see installBenchRuntime); none without it. */
   metricsAddress?: string;
 }): Promise<BenchStack> {
@@ -48,6 +50,7 @@ export async function startBenchStack(options: {
     connection: nativeConnection,
     workflowBundle: await bundleRelayWorkflows({ logger: new DefaultLogger('ERROR') }),
     ...(options.workerOptions ? { workerOptions: options.workerOptions } : {}),
+    ...(options.keepModelCallsOnWorker !== undefined ? { keepModelCallsOnWorker: options.keepModelCallsOnWorker } : {}),
   });
   const running = worker.run();
   const client = await RelayClient.connect({ connection, taskQueue });

@@ -78,13 +78,15 @@ function nextRunId(prefix: string): string {
   return `${prefix}-${process.pid}-${++runCounter}`;
 }
 
-async function serveRelay(address: string): Promise<void> {
+/** Serves Relay-E, as the variant `name` sets it up: its own task queue, and its run ids named after it. */
+async function serveRelay(address: string, name: string, { keepModelCallsOnWorker = true } = {}): Promise<void> {
   const workerOptions = JSON.parse(values['worker-options'] ?? '{}') as RelayWorkerOptions;
   const stack = await startBenchStack({
     tools: [addTool, addWithApprovalTool],
     models: { scripted: model },
     serverAddress: address,
-    taskQueue: 'bench-relay',
+    taskQueue: `bench-${name}`,
+    keepModelCallsOnWorker,
     workerOptions,
     ...(values['metrics-address'] ? { metricsAddress: values['metrics-address'] } : {}),
   });
@@ -93,7 +95,7 @@ async function serveRelay(address: string): Promise<void> {
     if (command.type === 'run') {
       return timeRuns(command, async () => {
         const { runId } = await client.startRun({
-          runId: nextRunId('relay'),
+          runId: nextRunId(name),
           tenantId: 'bench',
           model: 'scripted:bench',
           prompt: agentPrompt(command.steps),
@@ -211,7 +213,9 @@ async function serveBareTemporal(address: string): Promise<void> {
 }
 
 const address = values.address ?? '';
-if (values.variant === 'relay') await serveRelay(address);
+if (values.variant === 'relay') await serveRelay(address, 'relay');
+else if (values.variant === 'relay-shared-queue')
+  await serveRelay(address, 'relay-shared-queue', { keepModelCallsOnWorker: false });
 else if (values.variant === 'in-process') await serveInProcess();
 else if (values.variant === 'bare-temporal') await serveBareTemporal(address);
 else throw new Error(`Unknown variant '${values.variant ?? ''}'`);

@@ -7,7 +7,21 @@ import { VariantProcess } from './variant-protocol.js';
 
 /** Every variant, in the order tables list them. */
 export const allVariants = ['in-process', 'bare-temporal', 'relay', 'peer'] as const;
-export type VariantName = (typeof allVariants)[number];
+/**
+ * Variants a benchmark runs only when named (`--variants`): Relay-E with every model call on the shared task queue
+ * (`keepModelCallsOnWorker: false`), to measure what sending calls back to the storing worker costs or saves.
+ */
+export const namedOnlyVariants = ['relay-shared-queue'] as const;
+export type VariantName = (typeof allVariants)[number] | (typeof namedOnlyVariants)[number];
+
+/** Reads a `--variants` list, refusing a name no variant has. */
+export function variantList(text: string): VariantName[] {
+  const known: readonly string[] = [...allVariants, ...namedOnlyVariants];
+  return text.split(',').map((name) => {
+    if (!known.includes(name)) throw new Error(`Unknown variant '${name}': one of ${known.join(', ')}`);
+    return name as VariantName;
+  });
+}
 
 /** The peer's version, pinned in bench/peer/package.json; printed with its results. */
 export const peerPackage = '@temporalio/ai-sdk@1.23.0';
