@@ -13,6 +13,14 @@ const scripts: Array<{ file: string; nodeOptions?: string[]; args?: string[]; en
   // The one server setting that moves the step most: measured beside the default rather than instead of it.
   { file: 'step-overhead.ts', args: ['--rounds', '3', '--runs', '10'], env: { BENCH_EAGER_ACTIVITIES: '1' } },
   { file: 'throughput.ts', args: ['--rounds', '5', '--runs-per-lane', '3', '--min-runs', '30'] },
+  // Model calls sent back to the storing worker (the default here) against every call on the shared task queue.
+  {
+    file: 'throughput.ts',
+    args: [
+      ...['--rounds', '5', '--min-runs', '30', '--variants', 'bare-temporal,relay,relay-shared-queue'],
+      ...['--out', 'throughput-affinity-against-shared-queue'],
+    ],
+  },
   { file: 'worker-profile.ts', args: ['--rounds', '5', '--concurrency', '1,10,50', '--runs', '100'] },
   { file: 'run-latency.ts', args: ['--rounds', '5', '--runs', '30'] },
   { file: 'history-size.ts' },
