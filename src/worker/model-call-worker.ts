@@ -13,8 +13,9 @@ export interface ModelCallWorker {
 
 /**
  * Polls a task queue only this process knows for the model activity, so a run can send its next model call to the
- * worker whose private store holds the run's context. It has the main worker's connection, namespace, data converter
- * and activity interceptors; if it fails, the main worker is shut down too, so the failure is not silent.
+ * worker whose private store holds the run's context. It has the main worker's connection, namespace, identity, data
+ * converter, activity interceptors and shutdown grace time; if it fails, the main worker is shut down too, so the
+ * failure is not silent.
  */
 export async function startModelCallWorker(
   main: Worker,
@@ -30,6 +31,9 @@ export async function startModelCallWorker(
     namespace: main.options.namespace,
     taskQueue,
     activities: { callModel: (request: Parameters<RelayActivities['callModel']>[0]) => activities.callModel(request) },
+    identity: main.options.identity,
+    // Model calls still running when it stops get the time the main worker gave its own activities.
+    shutdownGraceTime: main.options.shutdownGraceTimeMs,
     // Streamed model text rides on heartbeats, as on the main worker (see createWorker).
     maxHeartbeatThrottleInterval: modelDeltaBatchMs,
     interceptors: { activity: main.options.interceptors.activity, client: main.options.interceptors.client },
