@@ -14,8 +14,8 @@ export interface ModelCallWorker {
 /**
  * Polls a task queue only this process knows for the model activity, so a run can send its next model call to the
  * worker whose private store holds the run's context. It has the main worker's connection, namespace, identity, data
- * converter, activity interceptors and shutdown grace time; if it fails, the main worker is shut down too, so the
- * failure is not silent.
+ * converter, activity interceptors, shutdown grace time and (when fixed) number of activity slots; if it fails, the
+ * main worker is shut down too, so the failure is not silent.
  */
 export async function startModelCallWorker(
   main: Worker,
@@ -32,6 +32,7 @@ export async function startModelCallWorker(
     taskQueue,
     activities: { callModel: (request: Parameters<RelayActivities['callModel']>[0]) => activities.callModel(request) },
     identity: main.options.identity,
+    ...activitySlotsOf(main),
     // Model calls still running when it stops get the time the main worker gave its own activities.
     shutdownGraceTime: main.options.shutdownGraceTimeMs,
     // Streamed model text rides on heartbeats, as on the main worker (see createWorker).
@@ -52,4 +53,13 @@ export async function startModelCallWorker(
       if (failure !== undefined) throw failure;
     },
   };
+}
+
+/**
+ * The main worker's activity slots, when a fixed number: its model calls get as many on their own queue, since one
+ * that waits for a slot past the run's start timeout is sent whole to the shared queue.
+ */
+function activitySlotsOf(main: Worker): { maxConcurrentActivityTaskExecutions?: number } {
+  const supplier = main.options.tuner.activityTaskSlotSupplier;
+  return supplier.type === 'fixed-size' ? { maxConcurrentActivityTaskExecutions: supplier.numSlots } : {};
 }
