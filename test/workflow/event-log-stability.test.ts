@@ -8,6 +8,7 @@ import { decideUpdate, eventPageQuery } from '../../workflows/messages.js';
 import { RelayClient } from '../../src/client/relay-client.js';
 import { RelayError } from '../../src/shared/errors.js';
 import { queriedEvents } from '../helpers/queried-events.js';
+import { latch } from '../helpers/latch.js';
 import type { RunEvent, RunSnapshot } from '../../src/shared/run-types.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
@@ -407,14 +408,6 @@ describe('a decision sent before the run has applied the model answer that propo
     }
   });
 });
-
-/** A promise the test releases, and one that says when the code holding it has reached it. */
-function latch() {
-  const controls = { release: () => {}, reached: () => {} };
-  const released = new Promise<void>((resolve) => (controls.release = resolve));
-  const started = new Promise<void>((resolve) => (controls.reached = resolve));
-  return { released, started, release: () => controls.release(), reached: () => controls.reached() };
-}
 
 /** A tool that answers once the test releases it, and says when it has started. */
 function holdingTool() {

@@ -11,7 +11,9 @@ import { createFilePayloadStore } from '../../src/store/file-payload-store.js';
 import { createMemoryPayloadStore } from '../../src/store/memory-payload-store.js';
 import type { PayloadStore } from '../../src/store/payload-store.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
-import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
+import type { ScriptedTurn, ScriptedTurnFunction } from '../../src/testing/scripted-model.js';
+import type { CreateWorkerOptions } from '../../src/worker/create-worker.js';
+import { latch } from '../helpers/latch.js';
 import { createRelayTestKit, eventTypes, waitForRun } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit } from '../helpers/relay-test-kit.js';
 import { agentRunHistories, currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
@@ -31,13 +33,14 @@ const base = { tenantId: 'acme', userId: 'u1', model: 'scripted:test' } as const
 
 /** A worker with the test tools and a scripted model; the rest of the options as `createWorker` takes them. */
 function startWorker(
-  script: readonly ScriptedTurn[] | ((call: ModelCall) => ScriptedTurn),
+  script: readonly ScriptedTurn[] | ScriptedTurnFunction,
   options: {
     taskQueue?: string;
     payloadStore?: PayloadStore;
     keepLargePayloadsInStore?: boolean;
     keepModelCallsOnWorker?: boolean;
     connection?: NativeConnection;
+    workerOptions?: CreateWorkerOptions['workerOptions'];
   } = {},
 ) {
   const model = scriptedModel(script);
@@ -542,6 +545,46 @@ describe('model calls kept on the worker that stored the context (keepModelCalls
       );
     } finally {
       await Promise.all([first.stop(), second.stop()]);
+      await connection.close();
+    }
+  });
+
+  it('sends the next call straight to the shared queue when the call ends on a worker that is shutting down', async () => {
+    // One store for both workers, so only the queue a call goes to is under test, not which store holds the context.
+    const store = createMemoryPayloadStore();
+    const step2 = latch();
+    let holdStep2 = true;
+    const script = async (call: ModelCall): Promise<ScriptedTurn> => {
+      if (call.step === 2 && holdStep2) {
+        holdStep2 = false;
+        step2.reached();
+        await step2.released;
+      }
+      return adding(2)(call);
+    };
+    const shared = { payloadStore: store, keepModelCallsOnWorker: true };
+    const first = await startWorker(script, { ...shared, workerOptions: { shutdownGraceTime: '1 minute' } });
+    const connection = await NativeConnection.connect({ address: kit.address });
+    try {
+      const { runId } = await first.client.startRun({ ...base, prompt: 'count while stopping' });
+      await step2.started;
+      // Step 2's call runs on the first worker's own queue; the worker begins to shut down before it answers.
+      const stopping = first.stop();
+      expect(first.worker.getState()).not.toBe('RUNNING');
+      const second = await startWorker(script, { ...shared, taskQueue: first.taskQueue, connection });
+      step2.release();
+      await stopping;
+      expect(await second.client.result(runId)).toMatchObject({ status: 'completed', output: 'done', steps: 3 });
+      expect(eventTypes(await second.client.events(runId))).not.toContain('model_context_resent');
+      const queues = (await modelCallInputs(runId)).map(({ input, taskQueue }) => ({ step: input.step, taskQueue }));
+      expect(queues.map(({ step }) => step)).toEqual([1, 2, 3]);
+      expect(queues[0]?.taskQueue).toBe(first.taskQueue);
+      expect(queues[1]?.taskQueue).toMatch(new RegExp(`^${first.taskQueue}/model-calls/[0-9a-f]{16}$`));
+      // The answer to step 2 said the worker was closing (workerQueue: null): step 3 went to the shared queue at once.
+      expect(queues[2]?.taskQueue).toBe(first.taskQueue);
+      expect(second.model.requestsOf(runId).map(({ step }) => step)).toEqual([3]);
+      await second.stop();
+    } finally {
       await connection.close();
     }
   });
