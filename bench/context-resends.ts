@@ -147,12 +147,13 @@ try {
       const missed = counts.reduce((sum, count) => sum + count.missed, 0);
       lane.missedPercent.push((100 * missed) / referring);
       lane.missesPerRun.push(missed / runs);
-      lane.runMs.push(median(counts.map((count) => count.ms)));
+      const medianRunMs = median(counts.map((count) => count.ms));
+      lane.runMs.push(medianRunMs);
       const callsByWorker = served().map((calls, worker) => calls - (servedBefore[worker] ?? 0));
       lane.callsByWorker.push(callsByWorker);
       console.log(
         `round ${round + 1}/${rounds}, c=${lane.concurrency}, ${lane.variant.name}: ${missed} of ${referring} calls missed, ` +
-          `median run ${Math.round(median(counts.map((count) => count.ms)))} ms; ` +
+          `median run ${Math.round(medianRunMs)} ms; ` +
           `calls answered by each worker: ${callsByWorker.join(', ')}`,
       );
     }

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Worker } from '@temporalio/worker';
+import type { NativeConnection } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import type { RelayActivities } from '../../activities/index.js';
 import { modelDeltaBatchMs } from '../shared/run-types.js';
@@ -19,11 +20,10 @@ export interface ModelCallWorker {
  */
 export async function startModelCallWorker(
   main: Worker,
+  connection: NativeConnection,
   activities: Pick<RelayActivities, 'callModel'>,
   dataConverter: DataConverter | undefined,
 ): Promise<ModelCallWorker> {
-  const { connection } = main;
-  if (!connection) throw new Error('A model-call worker needs the main worker to have a connection');
   // 64 random bits tell worker processes apart; the name is in every model call's scheduled event, so it is short.
   const taskQueue = `${main.options.taskQueue}/model-calls/${randomBytes(8).toString('hex')}`;
   const worker = await Worker.create({

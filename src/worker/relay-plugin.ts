@@ -227,8 +227,9 @@ export class RelayPlugin extends SimplePlugin {
   /** Runs the worker beside its own model-call worker, whose queue model calls name while both run. */
   async #runWithModelCallWorker(worker: Worker, run: () => Promise<void>): Promise<void> {
     const queue = this.#modelCallQueue;
-    if (!queue || !worker.connection) return run();
-    const modelCalls = await startModelCallWorker(worker, this.#activities, this.#dataConverter);
+    const { connection } = worker;
+    if (!queue || !connection) return run();
+    const modelCalls = await startModelCallWorker(worker, connection, this.#activities, this.#dataConverter);
     // A worker shutting down closes its queue: the run's next call would find nobody polling it.
     queue.current = () => ({ name: modelCalls.taskQueue, open: worker.getState() === 'RUNNING' });
     try {
