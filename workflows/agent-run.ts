@@ -35,7 +35,7 @@ import { answerMessage, assignLegacyCallIds } from '../src/shared/call-ids.js';
 import { readRecordedTime, usesRecordedTime } from './recorded-clock.js';
 import { registerRunHandlers } from './run-handlers.js';
 import { RunState } from './run-state.js';
-import type { CarriedRunState } from './run-state.js';
+import type { CarriedRunState, UnfinishedCall } from './run-state.js';
 import { boundCarriedState } from './carried-state.js';
 import { describeFailure } from './describe-failure.js';
 import { handleToolCalls } from './tool-calls.js';
@@ -358,9 +358,13 @@ async function recordCancellation(context: RunContext): Promise<void> {
 /** Records a failed run's end and returns the failure that ends the workflow. */
 async function recordFailure(context: RunContext, error: unknown): Promise<ApplicationFailure> {
   const { run } = context;
+  const ended = endWaitsOfFailingRun(context);
   const at = usesRecordedTime(context) ? await readRecordedTime() : undefined;
   const message = describeFailure(error);
   const code = context.exact ? runFailureCode(error, context.patches.runFailedCodeFromCause()) : undefined;
+  for (const { toolCallId, toolName, stage } of ended) {
+    run.emit({ type: 'tool_cancelled', toolCallId, toolName, stage }, { at });
+  }
   await withdrawWaitingCalls(context, 'failed', at ?? run.latestAt);
   run.finish('failed', 'error', { error: message });
   run.emit({ type: 'run_failed', error: message, ...(code ? { code } : {}) }, { at });
@@ -371,6 +375,17 @@ async function recordFailure(context: RunContext, error: unknown): Promise<Appli
     nonRetryable: true,
     cause: error instanceof Error ? error : undefined,
   });
+}
+
+/**
+ * Ends the waits of the calls still waiting for a human when the run fails (rule `failed-run-cancels-waiting-calls`),
+ * before its clock is read, so no decision is accepted for a call that will never run; returns those calls.
+ */
+function endWaitsOfFailingRun(context: RunContext): UnfinishedCall[] {
+  const { run } = context;
+  if (run.approvals.list().length === 0 || !context.patches.failedRunCancelsWaitingCalls()) return [];
+  run.approvals.settleAll();
+  return run.unfinishedCalls().filter(({ stage }) => stage === 'awaiting_approval');
 }
 
 /**

@@ -101,6 +101,22 @@ const approversToldEveryEndingPatch = 'approvers-told-every-ending';
  */
 const decisionRecordedWhenAcceptedPatch = 'decision-recorded-when-accepted';
 
+/**
+ * A call whose tool names its approvers or asks more than one approval says so in its `tool_awaiting_approval` event
+ * (`approvers`, `approvalsRequired`), so a follower of the run knows who may decide without reading its snapshot. Asked
+ * at a run's first wait for such a call, as {@link approversToldEveryEndingPatch} is at its first notice, by the same
+ * runs: every other run's history stays as it was, and a run recorded before it replays the event it showed then.
+ */
+const awaitingEventNamesApproversPatch = 'awaiting-event-names-approvers';
+
+/**
+ * A run that fails while calls wait for a human ends their waits as a cancelled run does: each gets a `tool_cancelled`
+ * event (stage `awaiting_approval`) before `run_failed` and leaves the pending list, so the closed snapshot, the memo
+ * and the search attributes show nothing waiting. Asked at such a failure only, by the same runs as
+ * {@link approversToldEveryEndingPatch}; runs that failed so before it keep their waiting calls in their record.
+ */
+const failedRunCancelsWaitingCallsPatch = 'failed-run-cancels-waiting-calls';
+
 /** The answers to the patches a run follows. */
 export interface RunPatches {
   /** False for runs started before the exact identity and limit rules: they replay with the old ones. */
@@ -126,10 +142,20 @@ export interface RunPatches {
   approversToldEveryEnding(): boolean;
   /** Asked at the run's first decision with a known time, never before (see {@link decisionRecordedWhenAcceptedPatch}). */
   decisionRecordedWhenAccepted(): boolean;
+  /** Asked at the run's first wait for a call with named approvers or several approvals (see {@link awaitingEventNamesApproversPatch}). */
+  awaitingEventNamesApprovers(): boolean;
+  /** Asked when the run fails while calls wait for a human (see {@link failedRunCancelsWaitingCallsPatch}). */
+  failedRunCancelsWaitingCalls(): boolean;
 }
 
 /** The rules decided at the start, without those asked later in the run. */
-type StartRules = Omit<RunPatches, 'approversToldEveryEnding' | 'decisionRecordedWhenAccepted'>;
+type StartRules = Omit<
+  RunPatches,
+  | 'approversToldEveryEnding'
+  | 'decisionRecordedWhenAccepted'
+  | 'awaitingEventNamesApprovers'
+  | 'failedRunCancelsWaitingCalls'
+>;
 
 const everyRule: StartRules = {
   exact: true,
@@ -176,6 +202,8 @@ export function decideRunPatches(): RunPatches {
     ...rules,
     approversToldEveryEnding: askedOnce(late ? approversToldEveryEndingPatch : undefined),
     decisionRecordedWhenAccepted: askedOnce(late ? decisionRecordedWhenAcceptedPatch : undefined),
+    awaitingEventNamesApprovers: askedOnce(late ? awaitingEventNamesApproversPatch : undefined),
+    failedRunCancelsWaitingCalls: askedOnce(late ? failedRunCancelsWaitingCallsPatch : undefined),
   };
 }
 

@@ -133,6 +133,17 @@ function refuseInput(
   return { success: false, ...ids, error, errorType, issues, input };
 }
 
+/** Who may decide a call and how many must approve, for its awaiting event, in runs that record them there. */
+function approversNamed(
+  context: RunContext,
+  entry: ToolCatalogEntry,
+): { approvers?: string[]; approvalsRequired?: number } {
+  const { approvers, approvalsRequired } = entry;
+  if (!approvers && !approvalsRequired) return {};
+  if (!context.patches.awaitingEventNamesApprovers()) return {};
+  return { ...(approvers ? { approvers } : {}), ...(approvalsRequired ? { approvalsRequired } : {}) };
+}
+
 type ApprovalWait = { approved: true; input: unknown } | { approved: false; failure: ToolFailure };
 
 async function awaitApproval(
@@ -156,7 +167,8 @@ async function awaitApproval(
   const pending = { ...ids, ...hints, input, step: run.step, requestedAt, expiresAt, ...approvers, ...several };
   run.awaitApproval(pending);
   run.callStarted(call, 'awaiting_approval');
-  run.emit({ type: 'tool_awaiting_approval', ...ids, ...hints, input, expiresAt }, { at: requestedAt });
+  const deciders = approversNamed(context, entry);
+  run.emit({ type: 'tool_awaiting_approval', ...ids, ...hints, ...deciders, input, expiresAt }, { at: requestedAt });
   publishRunState(context);
   // Only a catalog recorded by a worker with an approval webhook says so: runs recorded without one replay as they were.
   if (entry.notifiesApprovers) notifyApprovalRequested(context, pending);

@@ -27,7 +27,7 @@ function describeEvent(event: RunEvent): string {
     case 'tool_validation_failed':
       return `${call(event)} ${event.error}`;
     case 'tool_awaiting_approval':
-      return `${call(event)} ${compact(event.input)} until ${event.expiresAt}${event.destructiveHint ? ' (destructive)' : ''}`;
+      return `${call(event)} ${compact(event.input)} until ${event.expiresAt}${deciders(event)}${event.destructiveHint ? ' (destructive)' : ''}`;
     case 'tool_approval_added':
       return `${call(event)}${by(event.approver)}${because(event.reason)}, ${event.approvals} of ${event.approvalsRequired} approvals`;
     case 'tool_approved': {
@@ -73,6 +73,12 @@ function call(event: { toolName: string; toolCallId: string }): string {
 
 function by(approver: string | undefined): string {
   return approver ? ` by ${approver}` : '';
+}
+
+/** Who may decide a waiting call and how many must approve, when its event says. */
+function deciders(event: { approvers?: string[]; approvalsRequired?: number }): string {
+  const who = event.approvers ? `, approvers ${event.approvers.join(', ')}` : '';
+  return event.approvalsRequired ? `${who}, ${event.approvalsRequired} approvals needed` : who;
 }
 
 function because(reason: string | undefined): string {

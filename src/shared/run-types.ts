@@ -154,7 +154,16 @@ export type RunEvent =
    */
   | (ToolEventBase & { type: 'tool_call_validated'; input: unknown; requiresApproval: boolean; approvalByRule?: true })
   | (ToolEventBase & { type: 'tool_validation_failed'; error: string; issues: ToolInputIssue[]; input: unknown })
-  | (ToolEventBase & ApprovalHints & { type: 'tool_awaiting_approval'; input: unknown; expiresAt: string })
+  | (ToolEventBase &
+      ApprovalHints & {
+        type: 'tool_awaiting_approval';
+        input: unknown;
+        expiresAt: string;
+        /** The only approvers who may decide it, when its tool names them (absent in runs recorded before it was said). */
+        approvers?: string[];
+        /** How many different approvers must approve it, when its tool asks for more than one (as `approvers`). */
+        approvalsRequired?: number;
+      })
   /** The tool's approval rule answered that this call needs no human: it runs next, unapproved. */
   | (ToolEventBase & { type: 'tool_approval_not_required' })
   /** One approval of a call that needs several (`approvalsRequired`): the call keeps waiting for the rest. */

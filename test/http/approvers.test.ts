@@ -73,10 +73,16 @@ describe('a tool that names its approvers', () => {
     expect(ledger.transfers).toHaveLength(1);
     const events = await client.events(runId);
     expect(events.find((event) => event.type === 'tool_approved')).toMatchObject({ approver: 'finance-lead' });
+    const awaiting = events.find((event) => event.type === 'tool_awaiting_approval');
+    expect(awaiting).toMatchObject({ approvers: ['finance-lead'] });
+    expect(awaiting).not.toHaveProperty('approvalsRequired');
     expect(eventTypes(events).filter((type) => type === 'tool_approved' || type === 'tool_rejected')).toEqual([
       'tool_approved',
     ]);
-    await recordHistoryIfRequested(client.temporal.workflow.getHandle(runId), currentHistoryFile('named-approver'));
+    await recordHistoryIfRequested(
+      client.temporal.workflow.getHandle(runId),
+      currentHistoryFile('named-approver-in-event'),
+    );
   });
 });
 
@@ -145,12 +151,20 @@ describe('a tool whose calls need two approvers (four eyes)', () => {
     await client.result(runId);
     expect(pair.ledger.transfers).toHaveLength(1);
     const events = await client.events(runId);
+    // A follower of the run learns who may decide, and how many must, from the event that says the call waits.
+    expect(events.find((event) => event.type === 'tool_awaiting_approval')).toMatchObject({
+      approvers: ['finance-lead', 'cfo', 'ops'],
+      approvalsRequired: 2,
+    });
     const decisions = events.filter((event) => event.type === 'tool_approval_added' || event.type === 'tool_approved');
     expect(decisions).toMatchObject([
       { type: 'tool_approval_added', approver: 'finance-lead', approvals: 1, approvalsRequired: 2 },
       { type: 'tool_approved', approver: 'cfo', approvedBy: ['finance-lead', 'cfo'], edited: false },
     ]);
-    await recordHistoryIfRequested(client.temporal.workflow.getHandle(runId), currentHistoryFile('four-eyes'));
+    await recordHistoryIfRequested(
+      client.temporal.workflow.getHandle(runId),
+      currentHistoryFile('four-eyes-approvers-in-event'),
+    );
   });
 
   it('rejects the call at one rejection, whatever approvals it had', async () => {

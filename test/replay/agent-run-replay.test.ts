@@ -103,6 +103,11 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
  * `four-eyes` is a call whose tool needs two approvers (the catalog records the count): one approval recorded while
  * the call waits, the same approver and an edit refused, the second approval running it; `four-eyes-notified` the
  * same with an approval webhook (an `approval.added` notice between the request and the decision).
+ * `named-approver`, `four-eyes` and `four-eyes-notified` are the old side of `awaiting-event-names-approvers`, a patch
+ * asked at a run's first wait for a call whose tool names approvers or asks several approvals: the three paths named
+ * `…-in-event` are its new side (the awaiting event says who may decide and how many must).
+ * `failed-while-waiting` is a run failing while a call waits for a human, under `failed-run-cancels-waiting-calls`
+ * (asked at that failure): the call's wait ends with `tool_cancelled` before `run_failed`.
  * `model-calls-on-storing-worker` sends each model call after the first to the task queue of the worker that stored
  * the context (the model activity's recorded result names it); `model-context-resent-after-worker-left` is that
  * call not started in time, sent again whole to the shared queue.
@@ -124,6 +129,10 @@ const pendingApprovalsInMemo = [
   'four-eyes-notified',
   'model-calls-on-storing-worker',
   'model-context-resent-after-worker-left',
+  'named-approver-in-event',
+  'four-eyes-approvers-in-event',
+  'four-eyes-notified-approvers-in-event',
+  'failed-while-waiting',
 ].map((name) => `pending-approvals-in-memo/${name}.json`);
 
 describe('replaying recorded agent runs', () => {

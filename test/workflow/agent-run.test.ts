@@ -1,4 +1,6 @@
 import { WorkflowFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RelayError } from '../../src/shared/errors.js';
 import { pendingApprovalsMemoKey } from '../../src/shared/pending-approvals-memo.js';
@@ -412,6 +414,56 @@ describe('agentRun', () => {
       await recordHistory(runId, 'cancelled');
     } finally {
       await stop();
+    }
+  });
+
+  it('ends the wait of a call still waiting for a human when the run fails, so its record shows none waiting', async () => {
+    // Two transfers in one step; the second one's input check fails for good (an interceptor stands for a fault of
+    // the worker), after the first has started to wait for a human.
+    const breaksSecondCheck: ActivityInterceptorsFactory = (ctx) => ({
+      inbound: {
+        async execute(input, next) {
+          const asked = input.args[0] as { input?: { amount?: number } } | undefined;
+          if (ctx.info.activityType !== 'checkToolCallInput' || asked?.input?.amount !== 7) return next(input);
+          await new Promise((resolve) => setTimeout(resolve, 500));
+          throw ApplicationFailure.nonRetryable('The input check broke', 'check_broke');
+        },
+      },
+    });
+    const ledger = createLedger();
+    const running = await kit.startWorker({
+      tools: createTestTools(ledger),
+      models: {
+        scripted: scriptedModel([
+          {
+            toolCalls: [
+              { name: 'transfer_funds', input: { from: 'a', to: 'b', amount: 5 } },
+              { name: 'transfer_funds', input: { from: 'a', to: 'b', amount: 7 } },
+            ],
+          },
+        ]),
+      },
+      workerOptions: { interceptors: { activity: [breaksSecondCheck] } },
+    });
+    try {
+      const { client } = running;
+      const { runId } = await client.startRun({ ...base, prompt: 'two transfers' });
+      expect(await client.result(runId).catch((error: unknown) => error)).toBeInstanceOf(WorkflowFailedError);
+      const events = await client.events(runId);
+      // The premise: the first call was waiting when the run failed.
+      expect(eventTypes(events).slice(-3)).toEqual(['tool_awaiting_approval', 'tool_cancelled', 'run_failed']);
+      expect(events.at(-3)).toMatchObject({ toolCallId: 'call_1_0' });
+      expect(events.at(-2)).toMatchObject({ toolCallId: 'call_1_0', stage: 'awaiting_approval' });
+      expect(events.at(-1)).toMatchObject({ code: 'check_broke' });
+      const closed = await client.getRun(runId);
+      expect(closed).toMatchObject({ status: 'failed', pendingApprovals: [] });
+      const { searchAttributes } = await kit.temporal.workflow.getHandle(runId).describe();
+      expect(searchAttributes['RelayPendingApprovals']).toEqual([0]);
+      expect(await callsWaitingInMemo(runId)).toEqual([]);
+      expect(ledger.transfers).toEqual([]);
+      await recordHistory(runId, 'failed-while-waiting');
+    } finally {
+      await running.stop();
     }
   });
 

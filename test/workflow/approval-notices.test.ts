@@ -248,11 +248,14 @@ describe('telling approvers that a call waits', () => {
         approvalsRequired: 2,
       });
       expect(notices[2]).toMatchObject({ outcome: 'approved', approver: 'bob', approvedBy: ['alice', 'bob'] });
+      const awaiting = (await client.events(runId)).find((event) => event.type === 'tool_awaiting_approval');
+      expect(awaiting).toMatchObject({ approvalsRequired: 2 });
+      expect(awaiting).not.toHaveProperty('approvers');
       const recorded = await waitForNoticeEvents(client, runId, 3);
       expect(recorded.map((event) => event.notice)).toEqual(notices.map((notice) => notice.type));
       await recordHistoryIfRequested(
         client.temporal.workflow.getHandle(runId),
-        currentHistoryFile('four-eyes-notified'),
+        currentHistoryFile('four-eyes-notified-approvers-in-event'),
       );
     } finally {
       await running.stop();

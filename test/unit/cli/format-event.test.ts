@@ -35,6 +35,22 @@ describe('formatEvent', () => {
     );
   });
 
+  it('names who may decide a waiting call and how many must approve, when its event says', () => {
+    const waiting = {
+      ...base,
+      type: 'tool_awaiting_approval',
+      toolCallId: 'call_1_0',
+      toolName: 'pay',
+      input: { n: 1 },
+      expiresAt: '2026-12-04T10:00:00.000Z',
+    } as const;
+    expect(formatEvent(waiting)).toMatch(/pay \[call_1_0\] \{"n":1\} until 2026-12-04T10:00:00.000Z$/);
+    expect(formatEvent({ ...waiting, approvers: ['alice', 'bob'], approvalsRequired: 2 })).toMatch(
+      /until 2026-12-04T10:00:00.000Z, approvers alice, bob, 2 approvals needed$/,
+    );
+    expect(formatEvent({ ...waiting, approvers: ['alice'] })).toMatch(/, approvers alice$/);
+  });
+
   it('says whether the approvers were told of a waiting call, and why not', () => {
     const call = { ...base, toolCallId: 'call_1_0', toolName: 'transfer_funds' };
     const notified: RunEvent = {
