@@ -171,6 +171,7 @@ export class RelayPlugin extends SimplePlugin {
 
   override configureWorker(options: WorkerOptions): WorkerOptions {
     const configured = super.configureWorker(options);
+    refusePinnedRelayWorkflows(configured);
     this.#dataConverter = configured.dataConverter;
     if (configured.workflowsPath !== undefined || configured.workflowBundle !== undefined) return configured;
     if (this.#options.workflowBundle !== undefined)
@@ -305,6 +306,21 @@ function refuseRemindingSourcesWithoutWebhook(tools: readonly ToolEntry[]): void
   throw new RelayError(
     'invalid_input',
     `Tool source '${reminding.name}' reminds approvers before a call expires (remindApproversBeforeExpiryMs in its policy): the worker needs an approval webhook to send the reminder`,
+  );
+}
+
+/**
+ * Under Worker Versioning, Relay-E's workflows take the worker's default behavior, and it must be `AUTO_UPGRADE`. They
+ * declare none themselves, since an unversioned worker's task completions may not carry one. Every change to them is
+ * patched and replayed against recorded histories, so a run can move to a new version; pinned, a run waiting days for
+ * a human, and the worker catalog workflow that lives as long as its task queue, would wait for retired workers.
+ */
+function refusePinnedRelayWorkflows(options: WorkerOptions): void {
+  const deployment = options.workerDeploymentOptions;
+  if (!deployment?.useWorkerVersioning || deployment.defaultVersioningBehavior === 'AUTO_UPGRADE') return;
+  throw new RelayError(
+    'invalid_input',
+    `Worker Versioning: Relay-E's workflows run as AUTO_UPGRADE, not ${String(deployment.defaultVersioningBehavior)}: set workerDeploymentOptions.defaultVersioningBehavior to 'AUTO_UPGRADE' (pinned, the worker catalog workflow and runs waiting for a human would stay on a retired version)`,
   );
 }
 
