@@ -25,6 +25,13 @@ import type { TemporalSettings } from './temporal-settings.js';
 import { cliInvocation } from './cli-invocation.js';
 import { commandSummaries } from './command-summaries.js';
 import { configOption, configOptionHelp, loadProjectConfig } from './project-config.js';
+import {
+  readWorkerDeployment,
+  versionedWorkerOptions,
+  workerDeploymentHelp,
+  workerDeploymentOptions,
+} from './worker-deployment.js';
+import type { WorkerDeployment } from './worker-deployment.js';
 import type { ProjectConfig } from './project-config.js';
 
 /** A worker with the project's tools (or the demo's) that runs until `stop`. */
@@ -52,12 +59,16 @@ export const demoBankFile = path.join('.relay-e', 'demo-bank.json');
  * tools and the scripted demo model when there is none; the providers the environment configures are added either way.
  * `defaultFolderShared`: whether every worker of the task queue reads the default payload folder, as the workers
  * of a stack on one machine do. `inboxUrl`: the inbox that approval notices link to when their webhook names none
- * (relay-e dev's own).
+ * (relay-e dev's own). `deployment`: the Worker Deployment version it polls as, when versioned.
  */
 export async function startCliWorker(
   settings: TemporalSettings,
   project: ProjectConfig | undefined,
-  { defaultFolderShared, inboxUrl }: { defaultFolderShared: boolean; inboxUrl?: () => string | undefined },
+  {
+    defaultFolderShared,
+    inboxUrl,
+    deployment,
+  }: { defaultFolderShared: boolean; inboxUrl?: () => string | undefined; deployment?: WorkerDeployment },
 ): Promise<CliWorker> {
   const connection = await connectWorkerConnection(settings);
   const payloads = openCliPayloadStore(settings, project, connection, { defaultFolderShared });
@@ -86,6 +97,7 @@ export async function startCliWorker(
     keepLargePayloadsInStore: payloads.sharedByEveryWorker,
     // A store only this machine reads: a run's next model call comes back to the worker that stored its context.
     keepModelCallsOnWorker: !payloads.sharedByEveryWorker,
+    ...(deployment ? { workerOptions: versionedWorkerOptions(deployment) } : {}),
   }).catch(async (error: unknown) => {
     await payloads.close();
     await connection.close();
@@ -176,13 +188,20 @@ delete the file to start the bank over.
 Options:
 ${configOptionHelp}
 
+${workerDeploymentHelp}
+
 ${connectionOptionsHelp}`,
   async run(argv) {
-    const { values } = parseCommandArgs('worker', argv, { ...connectionOptions, ...configOption });
+    const options = { ...connectionOptions, ...configOption, ...workerDeploymentOptions };
+    const { values } = parseCommandArgs('worker', argv, options);
+    const deployment = readWorkerDeployment(values, process.env);
     const project = await loadProjectConfig(values.config);
     const settings = await readTemporalSettings(values, process.env, project?.config);
     // Workers started one by one may run on several machines, each with its own default folder.
-    const demo = await startCliWorker(settings, project, { defaultFolderShared: false });
+    const demo = await startCliWorker(settings, project, {
+      defaultFolderShared: false,
+      ...(deployment ? { deployment } : {}),
+    });
     const line = {
       status: 'ready',
       address: settings.address,
@@ -192,13 +211,17 @@ ${connectionOptionsHelp}`,
       tools: demo.toolNames,
       source: demo.source,
       ...(demo.approvalWebhook ? { approvalWebhook: demo.approvalWebhook } : {}),
+      ...(deployment ? { deployment } : {}),
     };
     process.stdout.write(
       values.json
         ? `${JSON.stringify(line)}\n`
         : `Worker ready on ${settings.address} (namespace ${settings.namespace}, task queue ${settings.taskQueue})\n` +
             `  models: ${demo.providers.map((name) => `${name}:*`).join(', ')}\n  tools: ${demo.toolNames.join(', ')} (from ${demo.source})\n` +
-            (demo.approvalWebhook ? `  approvers notified at: ${demo.approvalWebhook}\n` : ''),
+            (demo.approvalWebhook ? `  approvers notified at: ${demo.approvalWebhook}\n` : '') +
+            (deployment
+              ? `  Worker Versioning: deployment ${deployment.deploymentName}, build ${deployment.buildId} (AUTO_UPGRADE)\n`
+              : ''),
     );
     await Promise.race([waitForShutdownSignal(), demo.finished]);
     await demo.stop();

@@ -10,6 +10,8 @@ import { createWorker } from '../../src/worker/create-worker.js';
 import { bundleRelayWorkflows } from '../../src/worker/relay-workflows.js';
 import { waitForRun } from '../helpers/relay-test-kit.js';
 import { startTemporalCluster } from '../helpers/temporal-cluster.js';
+import { autoUpgrade, makeCurrentVersion, versioningOf } from '../helpers/worker-deployments.js';
+import { versionedWorkerOptions } from '../../src/cli/worker-deployment.js';
 import type { TemporalCluster } from '../helpers/temporal-cluster.js';
 import { quietenWorkerRuntime } from '../../src/testing/quieten-worker-runtime.js';
 
@@ -21,6 +23,7 @@ let cluster: TemporalCluster;
 let workerConnection: NativeConnection;
 let stopWorker: () => Promise<void>;
 let clients: RelayClient[];
+let workflowBundle: Awaited<ReturnType<typeof bundleRelayWorkflows>>;
 
 const payTool = defineTool({
   name: 'pay',
@@ -43,12 +46,13 @@ beforeAll(async () => {
   quietenWorkerRuntime();
   cluster = await startTemporalCluster();
   workerConnection = await NativeConnection.connect({ address: cluster.addresses[0] ?? '' });
+  workflowBundle = await bundleRelayWorkflows({ logger: new DefaultLogger('WARN') });
   const worker = await createWorker({
     tools: [payTool],
     models: { scripted: model },
     taskQueue,
     connection: workerConnection,
-    workflowBundle: await bundleRelayWorkflows({ logger: new DefaultLogger('WARN') }),
+    workflowBundle,
   });
   const running = worker.run();
   stopWorker = async () => {
@@ -109,4 +113,33 @@ describe('Relay-E on a two-node Temporal Server cluster on PostgreSQL', () => {
       expect(payments.filter((payment) => payment.to === runId)).toHaveLength(decision === 'approve' ? 1 : 0);
     },
   );
+
+  it('runs a run of a versioned worker as AUTO_UPGRADE on its build (Worker Versioning on the cluster)', async () => {
+    const versionedQueue = `cluster-versioned-${randomUUID()}`;
+    const deploymentName = `relay-cluster-${randomUUID()}`;
+    const connection = await NativeConnection.connect({ address: cluster.addresses[1] ?? '' });
+    const worker = await createWorker({
+      tools: [payTool],
+      models: { scripted: model },
+      taskQueue: versionedQueue,
+      connection,
+      workflowBundle,
+      workerOptions: versionedWorkerOptions({ deploymentName, buildId: 'b1' }),
+    });
+    const running = worker.run();
+    const client = await RelayClient.connect({ address: cluster.addresses[0] ?? '', taskQueue: versionedQueue });
+    try {
+      await makeCurrentVersion(client.temporal, 'default', deploymentName, 'b1');
+      const { runId } = await client.startRun({ tenantId: 'smoke', model: 'scripted:pay', prompt: 'pay' });
+      await waitForRun(client, runId, (run) => run.pendingApprovals.length === 1, { timeoutMs: 60_000 });
+      await client.approve(runId, 'call_1_0', { approver: 'ops' });
+      expect(await client.result(runId)).toMatchObject({ status: 'completed', output: 'done' });
+      expect(await versioningOf(client.temporal, runId)).toEqual({ buildId: 'b1', behavior: autoUpgrade });
+    } finally {
+      worker.shutdown();
+      await running;
+      await client.close();
+      await connection.close();
+    }
+  });
 });

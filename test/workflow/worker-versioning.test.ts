@@ -1,5 +1,4 @@
 import { NativeConnection } from '@temporalio/worker';
-import { temporal } from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { RelayError } from '../../src/shared/errors.js';
 import { workerCatalogWorkflowId } from '../../src/shared/worker-catalog.js';
@@ -10,6 +9,7 @@ import { z } from 'zod';
 import { createRelayTestKit, eventTypes, waitForRun } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit, RunningWorker } from '../helpers/relay-test-kit.js';
 import { uniqueTaskQueue } from '../helpers/temporal-test-env.js';
+import { autoUpgrade, makeCurrentVersion, versioningOf } from '../helpers/worker-deployments.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 
 let kit: RelayTestKit;
@@ -61,31 +61,6 @@ async function startVersionedWorker(
   return { ...running, model };
 }
 
-/** Makes a build the deployment's current version, once the server has seen its worker poll (it refuses before). */
-async function makeCurrent(deploymentName: string, buildId: string): Promise<void> {
-  const deadline = Date.now() + 20_000;
-  for (;;) {
-    try {
-      await kit.temporal.workflowService.setWorkerDeploymentCurrentVersion({
-        namespace: kit.namespace,
-        deploymentName,
-        buildId,
-      });
-      return;
-    } catch (error) {
-      if (Date.now() > deadline) throw error;
-      await new Promise((resolve) => setTimeout(resolve, 250));
-    }
-  }
-}
-
-/** The build a run's workflow is on and the versioning behavior it runs with, as the server describes them. */
-async function versioningOf(workflowId: string) {
-  const { raw } = await kit.temporal.workflow.getHandle(workflowId).describe();
-  const info = raw.workflowExecutionInfo?.versioningInfo;
-  return { buildId: info?.deploymentVersion?.buildId, behavior: info?.behavior };
-}
-
 async function waitFor<T>(read: () => Promise<T>, done: (value: T) => boolean, what: string): Promise<T> {
   const deadline = Date.now() + 20_000;
   for (;;) {
@@ -124,8 +99,7 @@ describe('Worker Versioning', () => {
     let v2: (RunningWorker & { model: ReturnType<typeof scriptedModel> }) | undefined;
     const connection = await NativeConnection.connect({ address: kit.address });
     try {
-      await makeCurrent(deploymentName, 'v1');
-      const AUTO_UPGRADE = temporal.api.enums.v1.VersioningBehavior.VERSIONING_BEHAVIOR_AUTO_UPGRADE;
+      await makeCurrentVersion(kit.temporal, kit.namespace, deploymentName, 'v1');
 
       // A run that ends on v1: its second model call goes to v1's own model-call queue, which polls unversioned.
       const quick = await v1.client.startRun({ ...base, prompt: 'Move 5 now.' });
@@ -134,18 +108,18 @@ describe('Worker Versioning', () => {
       expect(await v1.client.result(quick.runId)).toMatchObject({ status: 'completed', output: 'Moved.' });
       expect(eventTypes(await v1.client.events(quick.runId))).not.toContain('model_context_resent');
       expect(v1.model.requestsOf(quick.runId).map(({ step }) => step)).toEqual([1, 2]);
-      expect(await versioningOf(quick.runId)).toEqual({ buildId: 'v1', behavior: AUTO_UPGRADE });
+      expect(await versioningOf(kit.temporal, quick.runId)).toEqual({ buildId: 'v1', behavior: autoUpgrade });
 
       // A run waiting for a human while v2 becomes current and v1 goes away.
       const waiting = await v1.client.startRun({ ...base, prompt: 'Move 5 later.' });
       await waitForRun(v1.client, waiting.runId, (snapshot) => snapshot.status === 'awaiting_approval');
       v2 = await startVersionedWorker(taskQueue, deploymentName, 'v2', { connection, addsTool: true });
-      await makeCurrent(deploymentName, 'v2');
+      await makeCurrentVersion(kit.temporal, kit.namespace, deploymentName, 'v2');
       await v1.stop();
 
       await v2.client.approve(waiting.runId, 'call_1_0');
       expect(await v2.client.result(waiting.runId)).toMatchObject({ status: 'completed', output: 'Moved.' });
-      expect(await versioningOf(waiting.runId)).toEqual({ buildId: 'v2', behavior: AUTO_UPGRADE });
+      expect(await versioningOf(kit.temporal, waiting.runId)).toEqual({ buildId: 'v2', behavior: autoUpgrade });
       // Its next model call was for v1's own queue, gone with v1: it went to the shared queue whole, and v2 answered.
       expect(eventTypes(await v2.client.events(waiting.runId))).toContain('model_context_resent');
       expect(v2.model.requestsOf(waiting.runId).map(({ step }) => step)).toEqual([2]);
@@ -157,7 +131,10 @@ describe('Worker Versioning', () => {
         'the catalog to drop v1',
       );
       expect(catalog?.tools.map(({ name }) => name)).toContain('added_in_v2');
-      expect(await versioningOf(workerCatalogWorkflowId(taskQueue))).toEqual({ buildId: 'v2', behavior: AUTO_UPGRADE });
+      expect(await versioningOf(kit.temporal, workerCatalogWorkflowId(taskQueue))).toEqual({
+        buildId: 'v2',
+        behavior: autoUpgrade,
+      });
     } finally {
       await Promise.all([v1.stop(), v2?.stop()]);
       await connection.close();
