@@ -238,8 +238,9 @@ export function createActivities({
             : { request: withTools, store: () => Promise.resolve(undefined) };
         const response = await generateModelTurn(provider, { ...assembled.request, modelName }, context, stream);
         checkModelResponseSize(response, maxModelResponseBytes);
-        const workerQueue = nextCallQueue(context.info.taskQueue, modelCallQueue?.());
-        const stored = withWorkerQueue(await assembled.store(response), workerQueue);
+        const ownQueue = modelCallQueue?.();
+        const workerQueue = nextCallQueue(context.info.taskQueue, ownQueue);
+        const stored = withWorkerQueue(await assembled.store(response), workerQueue, ownQueue?.startTimeoutMs);
         // Only a run that stores its answers with its context (the lean-history rules) knows a stored text.
         const textByReference = keepsLargePayloads && 'context' in withTools && withAnswer(withTools.context);
         const returned = textByReference ? await storeLongText(payloadStore, withTools, response) : response;
@@ -329,6 +330,8 @@ export type RelayActivities = ReturnType<typeof createActivities>;
 export interface OwnModelCallQueue {
   name: string;
   open: boolean;
+  /** How long a call sent there may wait to start, when not the run's default (see StoredModelContext). */
+  startTimeoutMs?: number;
 }
 
 /**
@@ -343,12 +346,19 @@ function nextCallQueue(arrivedOn: string, own: OwnModelCallQueue | undefined): s
   return own.open ? own.name : undefined;
 }
 
-/** What a call stored, with what it says of the queue for the run's next call (see nextCallQueue). */
+/**
+ * What a call stored, with what it says of the queue for the run's next call (see nextCallQueue) and, beside a queue
+ * it names, how long a call may wait to start there when the worker sets another wait than the default.
+ */
 function withWorkerQueue(
   stored: StoredModelContext | undefined,
   workerQueue: string | null | undefined,
+  startTimeoutMs: number | undefined,
 ): StoredModelContext | undefined {
-  return stored && workerQueue !== undefined ? { ...stored, workerQueue } : stored;
+  if (!stored || workerQueue === undefined) return stored;
+  const wait =
+    typeof workerQueue === 'string' && startTimeoutMs !== undefined ? { workerQueueStartMs: startTimeoutMs } : {};
+  return { ...stored, workerQueue, ...wait };
 }
 
 /**

@@ -195,9 +195,11 @@ async function resendLostContext(
 ): Promise<ModelTurn> {
   const { run } = context;
   if (!isStoredContextLost(error)) throw error;
-  const message = notStartedByStoringWorker(error)
-    ? `The worker that stored the context (task queue ${modelContext.workerQueue}) did not start the call within ${modelCallStartTimeout}`
-    : describeFailure(error);
+  const queue = modelContext.workerQueue;
+  const message =
+    queue && notStartedByStoringWorker(error)
+      ? `The worker that stored the context (task queue ${queue.name}) did not start the call within ${startTimeoutText(queue.startMs)}`
+      : describeFailure(error);
   log.warn('The stored model context is out of reach; sending the whole transcript again', {
     step: run.step,
     error: message,
@@ -233,22 +235,28 @@ function callModelByReference(
 }
 
 /**
- * How long a call sent to the worker that stored the run's context may wait to be started there: past it, that
- * worker is taken for gone (stopped, crashed) and the call is sent to the shared queue with the whole context.
+ * How long a call sent to the worker that stored the run's context may wait to be started there, unless that worker
+ * said otherwise (`modelCallStartTimeout`): past it, that worker is taken for gone (stopped, crashed) and the call is
+ * sent to the shared queue with the whole context.
  */
-const modelCallStartTimeout = '5 seconds';
+const defaultModelCallStartTimeout = '5 seconds';
+
+/** The wait as the resend's event says it: the default as written, a worker's own in seconds. */
+function startTimeoutText(startMs: number | undefined): string {
+  if (startMs === undefined) return defaultModelCallStartTimeout;
+  const seconds = startMs / 1000;
+  return `${seconds} second${seconds === 1 ? '' : 's'}`;
+}
 
 function callModelActivity(
   run: RunState,
   request: ModelRequest | ModelContextRequest,
-  workerQueue?: string,
+  workerQueue?: { name: string; startMs?: number },
 ): Promise<Recorded<ModelCallResult>> {
   const summary = `model ${run.input.model}, step ${run.step}`;
   if (workerQueue === undefined) return callModel.executeWithOptions({ summary }, [request]);
-  return callModel.executeWithOptions(
-    { summary, taskQueue: workerQueue, scheduleToStartTimeout: modelCallStartTimeout },
-    [request],
-  );
+  const scheduleToStartTimeout = workerQueue.startMs ?? defaultModelCallStartTimeout;
+  return callModel.executeWithOptions({ summary, taskQueue: workerQueue.name, scheduleToStartTimeout }, [request]);
 }
 
 /**

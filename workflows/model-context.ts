@@ -23,6 +23,7 @@ export class ModelContextTracker {
   private context: PayloadRef | undefined;
   private tools: PayloadRef | undefined;
   private queue: string | undefined;
+  private queueStartMs: number | undefined;
 
   constructor(private readonly withAnswer = false) {}
 
@@ -47,12 +48,19 @@ export class ModelContextTracker {
     this.context = stored.context;
     this.tools = stored.tools ?? this.tools;
     // Absent: the call came by the queue the run already uses (or the worker has none, and the run uses none).
-    if (stored.workerQueue !== undefined) this.queue = stored.workerQueue ?? undefined;
+    if (stored.workerQueue !== undefined) {
+      this.queue = stored.workerQueue ?? undefined;
+      this.queueStartMs = stored.workerQueueStartMs;
+    }
   }
 
-  /** The task queue of the worker that stored the context, when its store is its own: the next call goes there. */
-  get workerQueue(): string | undefined {
-    return this.queue;
+  /**
+   * The task queue of the worker that stored the context, when its store is its own: the next call goes there, and
+   * may wait `startMs` to be started (absent: the run's default).
+   */
+  get workerQueue(): { name: string; startMs?: number } | undefined {
+    if (this.queue === undefined) return undefined;
+    return { name: this.queue, ...(this.queueStartMs !== undefined ? { startMs: this.queueStartMs } : {}) };
   }
 
   /** Records the model's answer as the run put it in its transcript: the stored context ends with it. */
@@ -66,6 +74,7 @@ export class ModelContextTracker {
     this.context = undefined;
     this.tools = undefined;
     this.queue = undefined;
+    this.queueStartMs = undefined;
   }
 
   /** The messages compaction put in place of sent ones, by index (identity tells, as for {@link isPrefixOf}). */

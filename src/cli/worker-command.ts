@@ -97,6 +97,10 @@ export async function startCliWorker(
     keepLargePayloadsInStore: payloads.sharedByEveryWorker,
     // A store only this machine reads: a run's next model call comes back to the worker that stored its context.
     keepModelCallsOnWorker: !payloads.sharedByEveryWorker,
+    // The config's start wait matters only there; relay-e dev's workers share their folder and keep no calls.
+    ...(!payloads.sharedByEveryWorker && project?.config.modelCallStartTimeout !== undefined
+      ? { modelCallStartTimeout: project.config.modelCallStartTimeout }
+      : {}),
     ...(deployment ? { workerOptions: versionedWorkerOptions(deployment) } : {}),
   }).catch(async (error: unknown) => {
     await payloads.close();

@@ -53,6 +53,14 @@ export interface RelayConfig {
    * @default `RELAY_E_APPROVAL_REMINDER`, else no reminder
    */
   remindApproversBeforeExpiry?: DurationInput;
+  /**
+   * How long a run's model call sent to the worker that stored its context may wait to start there before it goes
+   * whole to the shared queue (`'30s'`, or milliseconds; 1 second to 10 minutes; docs/operations.md, "Worker
+   * scaling"). For `relay-e worker` with the default payload folder, the only workers that send calls back to
+   * themselves; `relay-e dev` and workers sharing a `payloadStore` have no use for it.
+   * @default '5 seconds'
+   */
+  modelCallStartTimeout?: DurationInput;
 }
 
 /** Types a `relay-e.config.ts` default export; returns the config unchanged. */

@@ -1,6 +1,6 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { msToNumber } from '@temporalio/common';
 import type { ApprovalNotice } from '../shared/approval-notice.js';
+import { durationOptionMs } from '../shared/duration-option.js';
 import { RelayError } from '../shared/errors.js';
 import type { DurationInput } from '../shared/run-types.js';
 import { slackMessageOf } from './slack-message.js';
@@ -100,12 +100,7 @@ export function approvalReminderMs(
 
 /** A reminder's lead time in milliseconds: a positive duration (`'1h'`, or milliseconds), else refused. */
 function reminderLeadMs(before: DurationInput): number {
-  let ms: number;
-  try {
-    ms = msToNumber(before);
-  } catch {
-    throw new RelayError('invalid_input', `Approval reminder '${String(before)}' is not a duration (as '1h' or ms)`);
-  }
+  const ms = durationOptionMs(before, 'Approval reminder', '1h');
   if (!Number.isFinite(ms) || ms <= 0) {
     throw new RelayError('invalid_input', `Approval reminder '${String(before)}' must be a positive duration`);
   }

@@ -120,6 +120,11 @@ export interface StoredModelContext {
    * back to the shared queue).
    */
   workerQueue?: string | null;
+  /**
+   * How long, in milliseconds, a call sent to `workerQueue` may wait to be started there before the run takes that
+   * worker for gone, when the worker sets another wait than the default 5 seconds (`modelCallStartTimeout`).
+   */
+  workerQueueStartMs?: number;
 }
 
 /**

@@ -24,6 +24,7 @@ import { startCatalogPublisher } from './worker-catalog-publisher.js';
 import { startModelCallWorker } from './model-call-worker.js';
 import { approvalReminderMs, checkApprovalWebhook } from '../notify/approval-webhook.js';
 import type { DurationInput } from '../shared/run-types.js';
+import { durationOptionMs } from '../shared/duration-option.js';
 import type { ApprovalWebhooks } from '../notify/approval-webhook.js';
 
 export interface RelayPluginOptions extends ToolSourceOptions {
@@ -76,6 +77,14 @@ export interface RelayPluginOptions extends ToolSourceOptions {
    */
   keepModelCallsOnWorker?: boolean;
   /**
+   * With `keepModelCallsOnWorker`, how long a run's model call sent to this worker's own queue may wait to be started
+   * before the run takes the worker for gone and sends the call whole to the shared queue (`'30s'`, or milliseconds;
+   * 1 second to 10 minutes). The wait counts a call queued behind this worker's busy activity slots too, so raise it
+   * where many model calls run at once; a worker that dies costs each of its runs this long.
+   * @default '5 seconds'
+   */
+  modelCallStartTimeout?: DurationInput;
+  /**
    * Tells approvers when a tool call starts waiting for them: a signed JSON `POST` to the tenant's webhook for each
    * call (docs/runs-and-approvals.md, "Telling approvers"). One webhook for every tenant, or a function that picks
    * one per tenant (undefined: not notified). Checked when the plugin is made; the secret never enters history.
@@ -120,12 +129,15 @@ export class RelayPlugin extends SimplePlugin {
   readonly #modelPrefixes: string[];
   readonly #activities: RelayActivities;
   /** This worker's own model-call queue once it runs, and whether it still takes calls (keepModelCallsOnWorker). */
-  readonly #modelCallQueue: { current?: () => OwnModelCallQueue } | undefined;
+  readonly #modelCallQueue: OwnModelCallQueueHolder | undefined;
   #dataConverter: DataConverter | undefined;
 
-  private constructor(options: RelayPluginOptions, tools: LoadedTools, reminder: { approvalReminderMs?: number }) {
-    const modelCallQueue: { current?: () => OwnModelCallQueue } | undefined =
-      (options.keepModelCallsOnWorker ?? options.payloadStore === undefined) ? {} : undefined;
+  private constructor(
+    options: RelayPluginOptions,
+    tools: LoadedTools,
+    reminder: { approvalReminderMs?: number },
+    modelCallQueue: OwnModelCallQueueHolder | undefined,
+  ) {
     const activities = pluginActivities(options, tools, {
       ...reminder,
       ...(modelCallQueue ? { modelCallQueue: () => modelCallQueue.current?.() } : {}),
@@ -153,10 +165,11 @@ export class RelayPlugin extends SimplePlugin {
     }
     // Checked before tool sources connect, so a bad reminder leaves no MCP server running.
     const reminder = approvalReminderOption(options);
+    const modelCallQueue = ownModelCallQueueOption(options);
     if (!options.approvalWebhook) refuseRemindingSourcesWithoutWebhook(options.tools ?? []);
     const tools = await resolveToolRegistry(options);
     if (!options.approvalWebhook) await refuseRemindersWithoutWebhook(tools);
-    return new RelayPlugin(options, tools, reminder);
+    return new RelayPlugin(options, tools, reminder, modelCallQueue);
   }
 
   /** The model id prefixes this plugin's worker serves. */
@@ -232,7 +245,8 @@ export class RelayPlugin extends SimplePlugin {
     if (!queue || !connection) return run();
     const modelCalls = await startModelCallWorker(worker, connection, this.#activities, this.#dataConverter);
     // A worker shutting down closes its queue: the run's next call would find nobody polling it.
-    queue.current = () => ({ name: modelCalls.taskQueue, open: worker.getState() === 'RUNNING' });
+    const wait = queue.startTimeoutMs !== undefined ? { startTimeoutMs: queue.startTimeoutMs } : {};
+    queue.current = () => ({ name: modelCalls.taskQueue, open: worker.getState() === 'RUNNING', ...wait });
     try {
       await run();
     } finally {
@@ -322,6 +336,40 @@ function refusePinnedRelayWorkflows(options: WorkerOptions): void {
     'invalid_input',
     `Worker Versioning: Relay-E's workflows run as AUTO_UPGRADE, not ${String(deployment.defaultVersioningBehavior)}: set workerDeploymentOptions.defaultVersioningBehavior to 'AUTO_UPGRADE' (pinned, the worker catalog workflow and runs waiting for a human would stay on a retired version)`,
   );
+}
+
+/** This worker's own model-call queue once it runs (keepModelCallsOnWorker), and the start wait it names. */
+interface OwnModelCallQueueHolder {
+  current?: () => OwnModelCallQueue;
+  startTimeoutMs?: number;
+}
+
+const defaultModelCallStartMs = 5_000;
+const modelCallStartBounds = { min: 1_000, max: 10 * 60_000 };
+
+/**
+ * The holder of the worker's own model-call queue when it keeps model calls on itself, with its start wait when not
+ * the runs' default (the default is not said, so each step's history stays as it was); a wait out of bounds, or one
+ * given to a worker that keeps no calls on itself, is refused.
+ */
+function ownModelCallQueueOption(options: RelayPluginOptions): OwnModelCallQueueHolder | undefined {
+  const keeps = options.keepModelCallsOnWorker ?? options.payloadStore === undefined;
+  const given = options.modelCallStartTimeout;
+  if (given === undefined) return keeps ? {} : undefined;
+  if (!keeps) {
+    throw new RelayError(
+      'invalid_input',
+      'modelCallStartTimeout applies to a worker that keeps model calls on itself (keepModelCallsOnWorker), and this one does not',
+    );
+  }
+  const ms = durationOptionMs(given, 'modelCallStartTimeout', '30s');
+  if (!(ms >= modelCallStartBounds.min && ms <= modelCallStartBounds.max)) {
+    throw new RelayError(
+      'invalid_input',
+      `modelCallStartTimeout '${String(given)}' must be between 1 second and 10 minutes`,
+    );
+  }
+  return ms === defaultModelCallStartMs ? {} : { startTimeoutMs: ms };
 }
 
 /** The activities' reminder lead time, checked (see approvalReminderMs): absent when none was asked for. */

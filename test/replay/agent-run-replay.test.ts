@@ -110,7 +110,8 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
  * (asked at that failure): the call's wait ends with `tool_cancelled` before `run_failed`.
  * `model-calls-on-storing-worker` sends each model call after the first to the task queue of the worker that stored
  * the context (the model activity's recorded result names it); `model-context-resent-after-worker-left` is that
- * call not started in time, sent again whole to the shared queue.
+ * call not started in time, sent again whole to the shared queue; `model-context-resent-after-its-own-wait` the same
+ * after the wait the worker named in its result (`modelCallStartTimeout`).
  */
 const pendingApprovalsInMemo = [
   ...pathsSinceCatalogInFirstCall,
@@ -129,6 +130,7 @@ const pendingApprovalsInMemo = [
   'four-eyes-notified',
   'model-calls-on-storing-worker',
   'model-context-resent-after-worker-left',
+  'model-context-resent-after-its-own-wait',
   'named-approver-in-event',
   'four-eyes-approvers-in-event',
   'four-eyes-notified-approvers-in-event',

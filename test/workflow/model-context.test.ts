@@ -39,6 +39,7 @@ function startWorker(
     payloadStore?: PayloadStore;
     keepLargePayloadsInStore?: boolean;
     keepModelCallsOnWorker?: boolean;
+    modelCallStartTimeout?: string;
     connection?: NativeConnection;
     workerOptions?: CreateWorkerOptions['workerOptions'];
   } = {},
@@ -53,7 +54,10 @@ function startWorker(
  * A run whose transfer waits for approval on a first worker, which then stops; a second worker on the same task
  * queue, whose own memory store has never seen the run, takes the approval and the run to its end.
  */
-async function handOverWaitingTransfer(firstOptions: { keepModelCallsOnWorker?: boolean }) {
+async function handOverWaitingTransfer(firstOptions: {
+  keepModelCallsOnWorker?: boolean;
+  modelCallStartTimeout?: string;
+}) {
   const script: ScriptedTurn[] = [
     { toolCalls: [{ id: 'c1', name: 'transfer_funds', input: { from: 'a', to: 'b', amount: 5 } }] },
     { text: 'Moved.' },
@@ -586,6 +590,35 @@ describe('model calls kept on the worker that stored the context (keepModelCalls
       await second.stop();
     } finally {
       await connection.close();
+    }
+  });
+
+  it('waits as long as the storing worker said (modelCallStartTimeout) before it takes that worker for gone', async () => {
+    const { first, second, runId } = await handOverWaitingTransfer({ modelCallStartTimeout: '2s' });
+    try {
+      const resent = (await second.client.events(runId)).find((event) => event.type === 'model_context_resent');
+      expect(resent && 'error' in resent && resent.error).toMatch(/\) did not start the call within 2 seconds$/);
+      const history = await readHistory(kit.temporal, runId);
+      const modelCalls = (history.events ?? []).flatMap((event) => {
+        const scheduled = event.activityTaskScheduledEventAttributes;
+        return scheduled?.activityType?.name === 'callModel' ? [scheduled] : [];
+      });
+      const waits = modelCalls.map((scheduled) => ({
+        own: scheduled.taskQueue?.name !== first.taskQueue,
+        startWithinSeconds: Number(scheduled.scheduleToStartTimeout?.seconds ?? 0),
+      }));
+      // The shared queue's calls have no start limit of their own (zero: none); the call to the own queue has 2 s.
+      expect(waits).toEqual([
+        { own: false, startWithinSeconds: 0 },
+        { own: true, startWithinSeconds: 2 },
+        { own: false, startWithinSeconds: 0 },
+      ]);
+      await recordHistoryIfRequested(
+        kit.temporal.workflow.getHandle(runId),
+        currentHistoryFile('model-context-resent-after-its-own-wait'),
+      );
+    } finally {
+      await second.stop();
     }
   });
 

@@ -17,8 +17,8 @@ const firstCall: ModelContextRequest = {
   context: { append: [{ role: 'user', content: 'Hello.' }], tools: { specs: [] } },
 };
 
-/** What the worker's result says of the queue for the run's next call, for a call that came by `arrivedOn`. */
-async function nextQueueNamed(arrivedOn: string, own: OwnModelCallQueue | undefined) {
+/** What a worker stored for a run's first call that came by `arrivedOn`, with what it says of the next call. */
+async function storedFor(arrivedOn: string, own: OwnModelCallQueue | undefined) {
   const registry = new ToolRegistry([]);
   const activities = createActivities({
     registry,
@@ -33,7 +33,13 @@ async function nextQueueNamed(arrivedOn: string, own: OwnModelCallQueue | undefi
     firstCall,
   );
   expect(result.stored?.context).toMatch(/^sha256:/);
-  return result.stored && 'workerQueue' in result.stored ? result.stored.workerQueue : 'absent';
+  return result.stored;
+}
+
+/** What the worker's result says of the queue for the run's next call, for a call that came by `arrivedOn`. */
+async function nextQueueNamed(arrivedOn: string, own: OwnModelCallQueue | undefined) {
+  const stored = await storedFor(arrivedOn, own);
+  return stored && 'workerQueue' in stored ? stored.workerQueue : 'absent';
 }
 
 describe("the model call's word on where the run's next call goes", () => {
@@ -50,6 +56,16 @@ describe("the model call's word on where the run's next call goes", () => {
   it('sends the run back to the shared queue (null) when the worker is shutting down', async () => {
     expect(await nextQueueNamed(own, { name: own, open: false })).toBeNull();
     expect(await nextQueueNamed('agents', { name: own, open: false })).toBe('absent');
+  });
+
+  it("names the worker's own start wait beside its queue only, and no wait when it sets none", async () => {
+    expect((await storedFor('agents', { name: own, open: true, startTimeoutMs: 30_000 }))?.workerQueueStartMs).toBe(
+      30_000,
+    );
+    expect((await storedFor('agents', { name: own, open: true }))?.workerQueueStartMs).toBeUndefined();
+    expect(
+      (await storedFor(own, { name: own, open: false, startTimeoutMs: 30_000 }))?.workerQueueStartMs,
+    ).toBeUndefined();
   });
 
   it('says nothing on a worker without a queue of its own', async () => {
