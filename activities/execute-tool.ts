@@ -1,0 +1,107 @@
+import type { Context } from '@temporalio/activity';
+import { ApplicationFailure, CancelledFailure, log } from '@temporalio/activity';
+import { redactSecrets, resolveSecretReferences } from '../src/security/resolve-secret-references.js';
+import type { SecretSource } from '../src/security/resolve-secret-references.js';
+import type { ToolFailure, ToolResult } from '../src/shared/tool-result.js';
+import type { ToolProgress } from '../src/tool/tool-context.js';
+import type { ToolExecutor } from '../src/tool/tool-executor.js';
+import type { PayloadStore } from '../src/store/payload-store.js';
+import type { ExecuteToolInput, Recorded } from './activity-types.js';
+import { hasAttemptsLeft } from './attempts.js';
+import { toNonRetryableFailure } from './failures.js';
+import { whileHeartbeating } from './heartbeat.js';
+import { storeLargeOutput } from './stored-payloads.js';
+
+/** What the tool activity is built from: the worker's executor, secrets and store, as createActivities settled them. */
+export interface ExecuteToolDependencies {
+  executor: ToolExecutor;
+  secrets: SecretSource | undefined;
+  payloadStore: PayloadStore;
+  /** Whether outputs over 4 KiB go to the store, for runs that ask (keepLargePayloadsInStore). */
+  keepsLargePayloads: boolean;
+}
+
+/** The tool activity, bound to one worker's executor, secrets and store. */
+export function createExecuteTool({ executor, secrets, payloadStore, keepsLargePayloads }: ExecuteToolDependencies) {
+  /** Runs the call with its secrets resolved, reporting the tool's progress in the activity's heartbeats. */
+  async function runTool(
+    call: ExecuteToolInput,
+    context: Context,
+    onProgress: (progress: ToolProgress) => void,
+  ): Promise<ToolResult> {
+    const { config, values } = await resolveSecretReferences(call.config ?? {}, secrets, {
+      tenantId: call.tenantId,
+      toolName: call.toolName,
+    }).catch((error: unknown) => {
+      throw toNonRetryableFailure(error);
+    });
+    const executed = await executor.executeCall(
+      { id: call.toolCallId, name: call.toolName, arguments: call.input },
+      {
+        signal: context.cancellationSignal,
+        context: {
+          tenantId: call.tenantId,
+          ...(call.userId !== undefined ? { userId: call.userId } : {}),
+          ...(call.sessionId !== undefined ? { sessionId: call.sessionId } : {}),
+          runId: call.runId,
+          toolCallId: call.toolCallId,
+          idempotencyKey: call.idempotencyKey,
+          config,
+          logger: log,
+          reportProgress: onProgress,
+        },
+      },
+    );
+    const result = redactSecrets(executed, values);
+    if (result.success && call.outputByReference && keepsLargePayloads) {
+      return storeLargeOutput(payloadStore, call, result);
+    }
+    return result.success ? result : failureOrRetry(call, result, context);
+  }
+
+  /**
+   * Runs one validated tool call through the executor. Failures the tool could overcome on a retry (it threw, or
+   * it timed out and opted into retries) are thrown so the tool's retry policy applies; the rest are data for the
+   * model.
+   */
+  return async function executeTool(call: ExecuteToolInput): Promise<Recorded<ToolResult>> {
+    // The periodic heartbeat repeats the latest progress, so Temporal keeps the newest whichever heartbeat goes last.
+    let latestProgress: ToolProgress | undefined;
+    const run = (context: Context) =>
+      runTool(call, context, (progress) => {
+        // Progress from a long call (an MCP server's notifications) shows in the activity's heartbeat details.
+        latestProgress = progress;
+        context.heartbeat(progress);
+      });
+    return { ...(await whileHeartbeating(run, () => latestProgress)), at: new Date().toISOString() };
+  };
+}
+
+/**
+ * A failed call's result for the model, or the failure that makes Temporal retry it: a cancellation, a throw or a
+ * timeout the tool opted to retry, and a retryable transport or protocol error while attempts are left.
+ */
+function failureOrRetry(call: ExecuteToolInput, result: ToolFailure, context: Context): ToolResult {
+  if (result.errorType === 'cancelled') throw new CancelledFailure(result.error);
+  if (result.errorType === 'timeout' && !call.retryTimeouts) {
+    return {
+      ...result,
+      error: `${result.error}. It may still have had an effect: it was not retried, so check before calling it again.`,
+    };
+  }
+  if (result.errorType === 'execution' || result.errorType === 'timeout') {
+    throw ApplicationFailure.create({
+      type: 'tool_execution_failed',
+      message: result.error,
+      details: [result.errorType],
+    });
+  }
+  if (result.retryable === true && hasAttemptsLeft(context)) {
+    throw ApplicationFailure.create({
+      type: result.errorType === 'transport' ? 'tool_transport_failed' : 'tool_protocol_error',
+      message: result.error,
+      details: [result.errorType],
+    });
+  }
+  return result;
+}

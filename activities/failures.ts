@@ -1,0 +1,12 @@
+import { ApplicationFailure } from '@temporalio/activity';
+import { RelayError } from '../src/shared/errors.js';
+
+export function isPayloadNotFound(error: unknown): boolean {
+  return RelayError.isInstance(error) && error.code === 'payload_not_found';
+}
+
+/** Configuration mistakes do not heal on a retry: fail at once with the error's code as the failure type. */
+export function toNonRetryableFailure(error: unknown): unknown {
+  if (!RelayError.isInstance(error)) return error;
+  return ApplicationFailure.create({ type: error.code, message: error.message, nonRetryable: true });
+}
