@@ -59,15 +59,7 @@ ${connectionOptionsHelp}
 Exit codes: 0 completed, 1 failed or cancelled, 130 stopped following with Ctrl-C.`,
   async run(argv) {
     const { values, positionals } = parseCommandArgs('run', argv, runOptions);
-    const fromStandardInput = positionals.length === 1 && positionals[0] === '-';
-    const prompt = fromStandardInput ? await readStandardInput() : positionals.join(' ').trim();
-    if (prompt === '') {
-      throw usageError(
-        fromStandardInput
-          ? 'standard input held no prompt'
-          : `${cli} run needs a prompt, e.g. ${cli} run "balance of ACC-1" (or - to read it from standard input)`,
-      );
-    }
+    const { prompt, fromStandardInput } = await readPrompt(positionals);
     const json = values.json === true;
     const asksHere = !json && values['no-interactive'] !== true && !fromStandardInput && process.stdin.isTTY === true;
     // Resolved before the run starts, so a missing approver is reported before anything happens.
@@ -81,12 +73,7 @@ Exit codes: 0 completed, 1 failed or cancelled, 130 stopped following with Ctrl-
         tenantId: settings.tenantId,
         model: model.modelId,
         prompt,
-        ...(values.user !== undefined ? { userId: values.user } : {}),
-        ...(values.system !== undefined ? { system: values.system } : {}),
-        ...(values['max-steps'] !== undefined
-          ? { maxSteps: readPositiveInteger('--max-steps', values['max-steps']) }
-          : {}),
-        ...(values['approval-timeout'] !== undefined ? { approvalTimeout: values['approval-timeout'] } : {}),
+        ...runSettings(values),
       });
       if (values.detach) {
         process.stdout.write(json ? `${JSON.stringify({ runId, model: model.modelId })}\n` : `${runId}\n`);
@@ -96,33 +83,9 @@ Exit codes: 0 completed, 1 failed or cancelled, 130 stopped following with Ctrl-
         spinner.print(`Run ${runId} started (tenant ${settings.tenantId})`);
         spinner.print(`Model: ${model.description}`);
       }
-      process.once('SIGINT', () => {
-        spinner.stop();
-        if (!json)
-          process.stderr.write(`\nStopped following ${runId}; the run goes on. Later: ${cli} inspect ${runId}\n`);
-        process.exit(exitCodes.interrupted);
-      });
-      for await (const event of followRun(client, runId, spinner, settings.taskQueue)) {
-        if (json) {
-          process.stdout.write(`${JSON.stringify({ runId, event })}\n`);
-          continue;
-        }
-        spinner.print(formatEvent(event));
-        if (event.type === 'tool_awaiting_approval') {
-          if (terminalApprover !== undefined) {
-            spinner.stop();
-            await askApproval(client, runId, event, terminalApprover);
-          } else {
-            spinner.print(
-              `  approve: ${cli} approve ${runId} ${event.toolCallId} [--input JSON]\n` +
-                `  reject:  ${cli} reject ${runId} ${event.toolCallId} [--reason TEXT]`,
-            );
-            spinner.start(`waiting for a decision on ${event.toolName}`);
-          }
-        } else if (!terminalEvents.has(event.type)) {
-          spinner.start(`running (step ${event.step})`);
-        }
-      }
+      stopFollowingOnCtrlC(runId, spinner, json);
+      const following = { client, runId, spinner, json, terminalApprover, taskQueue: settings.taskQueue };
+      await printEvents(following);
       spinner.stop();
       const snapshot = await client.getRun(runId);
       if (json) process.stdout.write(`${JSON.stringify({ runId, snapshot })}\n`);
@@ -134,6 +97,79 @@ Exit codes: 0 completed, 1 failed or cancelled, 130 stopped following with Ctrl-
     }
   },
 };
+
+type RunValues = ReturnType<typeof parseCommandArgs<typeof runOptions>>['values'];
+
+/** The prompt from the arguments, or from standard input for `-`; an empty one is a usage error. */
+async function readPrompt(positionals: string[]): Promise<{ prompt: string; fromStandardInput: boolean }> {
+  const fromStandardInput = positionals.length === 1 && positionals[0] === '-';
+  const prompt = fromStandardInput ? await readStandardInput() : positionals.join(' ').trim();
+  if (prompt === '') {
+    throw usageError(
+      fromStandardInput
+        ? 'standard input held no prompt'
+        : `${cli} run needs a prompt, e.g. ${cli} run "balance of ACC-1" (or - to read it from standard input)`,
+    );
+  }
+  return { prompt, fromStandardInput };
+}
+
+/** The run's own settings the flags give: user, system message, step budget and approval timeout. */
+function runSettings(values: RunValues) {
+  return {
+    ...(values.user !== undefined ? { userId: values.user } : {}),
+    ...(values.system !== undefined ? { system: values.system } : {}),
+    ...(values['max-steps'] !== undefined ? { maxSteps: readPositiveInteger('--max-steps', values['max-steps']) } : {}),
+    ...(values['approval-timeout'] !== undefined ? { approvalTimeout: values['approval-timeout'] } : {}),
+  };
+}
+
+/** Ctrl-C stops following, not the run, and says how to look at it later. */
+function stopFollowingOnCtrlC(runId: string, spinner: Spinner, json: boolean): void {
+  process.once('SIGINT', () => {
+    spinner.stop();
+    if (!json) process.stderr.write(`\nStopped following ${runId}; the run goes on. Later: ${cli} inspect ${runId}\n`);
+    process.exit(exitCodes.interrupted);
+  });
+}
+
+/** What following a run prints with, and who approves on this terminal (undefined: nobody is asked here). */
+interface Following {
+  client: RelayClient;
+  runId: string;
+  spinner: Spinner;
+  json: boolean;
+  terminalApprover: string | undefined;
+  taskQueue: string;
+}
+
+/**
+ * Prints the run's events until it ends: one JSON line each with `--json`, else a readable line, asking for the
+ * decision on a call that waits when this terminal approves, or saying how to decide it otherwise.
+ */
+async function printEvents({ client, runId, spinner, json, terminalApprover, taskQueue }: Following): Promise<void> {
+  for await (const event of followRun(client, runId, spinner, taskQueue)) {
+    if (json) {
+      process.stdout.write(`${JSON.stringify({ runId, event })}\n`);
+      continue;
+    }
+    spinner.print(formatEvent(event));
+    if (event.type === 'tool_awaiting_approval') {
+      if (terminalApprover !== undefined) {
+        spinner.stop();
+        await askApproval(client, runId, event, terminalApprover);
+      } else {
+        spinner.print(
+          `  approve: ${cli} approve ${runId} ${event.toolCallId} [--input JSON]\n` +
+            `  reject:  ${cli} reject ${runId} ${event.toolCallId} [--reason TEXT]`,
+        );
+        spinner.start(`waiting for a decision on ${event.toolName}`);
+      }
+    } else if (!terminalEvents.has(event.type)) {
+      spinner.start(`running (step ${event.step})`);
+    }
+  }
+}
 
 /** Follows the run's events; until a worker has picked the run up the queries fail, so they are retried. */
 async function* followRun(
