@@ -1,6 +1,7 @@
 import path from 'node:path';
 import { DemoBankFile } from '../demo/demo-bank-file.js';
 import { isToolSource } from '../tool/tool-source.js';
+import type { ToolEntry } from '../tool/tool-source.js';
 import type { Worker } from '@temporalio/worker';
 import { createDemoModel } from '../demo/demo-model.js';
 import { createDemoTools } from '../demo/demo-tools.js';
@@ -114,15 +115,7 @@ export async function startCliWorker(
     payloadStore: payloads.store,
     finished: running,
     providers: Object.keys(models),
-    toolNames: tools.map((tool) =>
-      isToolSource(tool)
-        ? `${tool.name} (tool source)`
-        : typeof tool.requiresApproval === 'function'
-          ? `${tool.name} (approval by rule)`
-          : tool.requiresApproval
-            ? `${tool.name} (needs approval)`
-            : tool.name,
-    ),
+    toolNames: tools.map(describeToolEntry),
     source: project ? project.file : 'the banking demo (no relay-e.config.ts found)',
     approvalWebhook:
       configured.where && reminder !== undefined
@@ -136,6 +129,13 @@ export async function startCliWorker(
         await connection.close();
       })()),
   };
+}
+
+/** A tool as the worker's ready line names it: a source, or a tool and whether and how it needs approval. */
+function describeToolEntry(tool: ToolEntry): string {
+  if (isToolSource(tool)) return `${tool.name} (tool source)`;
+  if (typeof tool.requiresApproval === 'function') return `${tool.name} (approval by rule)`;
+  return tool.requiresApproval ? `${tool.name} (needs approval)` : tool.name;
 }
 
 /**

@@ -19,127 +19,123 @@ import type { ApiEnv } from './create-resource-api.js';
 import { decisionLinks, runLinks } from './openapi-links.js';
 import { apiKeySecurity, problemResponses } from './problem-responses.js';
 
+const startRunRoute = createRoute({
+  method: 'post',
+  path: '/v1/runs',
+  operationId: 'startRun',
+  summary: 'Start a run for the caller’s tenant',
+  security: apiKeySecurity,
+  request: { body: { required: true, content: { 'application/json': { schema: startRunRequestSchema } } } },
+  responses: {
+    201: {
+      description: 'Started',
+      content: { 'application/json': { schema: startRunResponseSchema } },
+      links: runLinks('$response.body#/runId'),
+    },
+    ...problemResponses('invalid_json', 'unauthorized', 'run_already_exists', 'payload_too_large', 'invalid_input'),
+  },
+});
+
+const listRunsRoute = createRoute({
+  method: 'get',
+  path: '/v1/runs',
+  operationId: 'listRuns',
+  summary: 'List the caller’s tenant’s runs, open runs first, newest first, a page at a time',
+  security: apiKeySecurity,
+  request: { query: listRunsQuerySchema },
+  responses: {
+    200: {
+      description: 'A page of runs',
+      content: { 'application/json': { schema: runPageSchema } },
+      links: runLinks('$response.body#/runs/0/runId'),
+    },
+    ...problemResponses('unauthorized', 'invalid_input'),
+  },
+});
+
+const getRunRoute = createRoute({
+  method: 'get',
+  path: '/v1/runs/{id}',
+  operationId: 'getRun',
+  summary: 'Read a run’s snapshot',
+  security: apiKeySecurity,
+  request: { params: runIdParamsSchema },
+  responses: {
+    200: {
+      description: 'The snapshot',
+      content: { 'application/json': { schema: runSnapshotSchema } },
+      links: decisionLinks('$request.path.id', '$response.body#/pendingApprovals/0/toolCallId'),
+    },
+    ...problemResponses('unauthorized', 'run_not_found', 'invalid_input', 'run_unavailable'),
+  },
+});
+
+const cancelRunRoute = createRoute({
+  method: 'post',
+  path: '/v1/runs/{id}/cancel',
+  operationId: 'cancelRun',
+  summary: 'Cancel a run; a run that already ended is left as it is',
+  security: apiKeySecurity,
+  request: { params: runIdParamsSchema },
+  responses: {
+    200: {
+      description: 'The run had already ended',
+      content: { 'application/json': { schema: cancelResponseSchema } },
+    },
+    202: {
+      description: 'Cancellation requested',
+      content: { 'application/json': { schema: cancelResponseSchema } },
+    },
+    ...problemResponses('unauthorized', 'run_not_found', 'payload_too_large', 'invalid_input'),
+  },
+});
+
 /** `/v1/runs`: start a run in the caller's tenant, list the tenant's runs, read one's snapshot, cancel it. */
 export function createRunsApi({ client, apiKeys }: Pick<CreateApiOptions, 'client' | 'apiKeys'>): OpenAPIHono<ApiEnv> {
   const app = createResourceApi();
   const cursors = createCursorSeal(apiKeys);
 
-  app.openapi(
-    createRoute({
-      method: 'post',
-      path: '/v1/runs',
-      operationId: 'startRun',
-      summary: 'Start a run for the caller’s tenant',
-      security: apiKeySecurity,
-      request: { body: { required: true, content: { 'application/json': { schema: startRunRequestSchema } } } },
-      responses: {
-        201: {
-          description: 'Started',
-          content: { 'application/json': { schema: startRunResponseSchema } },
-          links: runLinks('$response.body#/runId'),
-        },
-        ...problemResponses('invalid_json', 'unauthorized', 'run_already_exists', 'payload_too_large', 'invalid_input'),
-      },
-    }),
-    async (c) => {
-      const { runId: requestedId, ...body } = c.req.valid('json');
-      // The schema types a transcript's tool results loosely; startRun checks the whole input again.
-      const input = { ...(body as Omit<AgentRunInput, 'tenantId'>), tenantId: c.get('caller').tenantId };
-      const { runId } = await client.startRun({ ...input, ...(requestedId ? { runId: requestedId } : {}) });
-      c.header('location', `/v1/runs/${encodeURIComponent(runId)}`);
-      return c.json({ runId }, 201);
-    },
-  );
+  app.openapi(startRunRoute, async (c) => {
+    const { runId: requestedId, ...body } = c.req.valid('json');
+    // The schema types a transcript's tool results loosely; startRun checks the whole input again.
+    const input = { ...(body as Omit<AgentRunInput, 'tenantId'>), tenantId: c.get('caller').tenantId };
+    const { runId } = await client.startRun({ ...input, ...(requestedId ? { runId: requestedId } : {}) });
+    c.header('location', `/v1/runs/${encodeURIComponent(runId)}`);
+    return c.json({ runId }, 201);
+  });
 
-  app.openapi(
-    createRoute({
-      method: 'get',
-      path: '/v1/runs',
-      operationId: 'listRuns',
-      summary: 'List the caller’s tenant’s runs, open runs first, newest first, a page at a time',
-      security: apiKeySecurity,
-      request: { query: listRunsQuerySchema },
-      responses: {
-        200: {
-          description: 'A page of runs',
-          content: { 'application/json': { schema: runPageSchema } },
-          links: runLinks('$response.body#/runs/0/runId'),
-        },
-        ...problemResponses('unauthorized', 'invalid_input'),
-      },
-    }),
-    async (c) => {
-      const { status, pendingApprovals, limit, cursor } = c.req.valid('query');
-      const tenantId = c.get('caller').tenantId;
-      const scope = JSON.stringify([tenantId, status, pendingApprovals]);
-      const page = await client.listRuns({
-        tenantId,
-        ...(status !== undefined ? { status } : {}),
-        ...(pendingApprovals !== undefined ? { pendingApprovals: pendingApprovals === 'true' } : {}),
-        ...(limit !== undefined ? { limit } : {}),
-        ...(cursor !== undefined ? { cursor: cursors.open(cursor, scope) } : {}),
-      });
-      const nextCursor = page.nextCursor !== undefined ? cursors.seal(page.nextCursor, scope) : undefined;
-      return c.json({ runs: page.runs, ...(nextCursor !== undefined ? { nextCursor } : {}) }, 200);
-    },
-  );
+  app.openapi(listRunsRoute, async (c) => {
+    const { status, pendingApprovals, limit, cursor } = c.req.valid('query');
+    const tenantId = c.get('caller').tenantId;
+    const scope = JSON.stringify([tenantId, status, pendingApprovals]);
+    const page = await client.listRuns({
+      tenantId,
+      ...(status !== undefined ? { status } : {}),
+      ...(pendingApprovals !== undefined ? { pendingApprovals: pendingApprovals === 'true' } : {}),
+      ...(limit !== undefined ? { limit } : {}),
+      ...(cursor !== undefined ? { cursor: cursors.open(cursor, scope) } : {}),
+    });
+    const nextCursor = page.nextCursor !== undefined ? cursors.seal(page.nextCursor, scope) : undefined;
+    return c.json({ runs: page.runs, ...(nextCursor !== undefined ? { nextCursor } : {}) }, 200);
+  });
 
-  app.openapi(
-    createRoute({
-      method: 'get',
-      path: '/v1/runs/{id}',
-      operationId: 'getRun',
-      summary: 'Read a run’s snapshot',
-      security: apiKeySecurity,
-      request: { params: runIdParamsSchema },
-      responses: {
-        200: {
-          description: 'The snapshot',
-          content: { 'application/json': { schema: runSnapshotSchema } },
-          links: decisionLinks('$request.path.id', '$response.body#/pendingApprovals/0/toolCallId'),
-        },
-        ...problemResponses('unauthorized', 'run_not_found', 'invalid_input', 'run_unavailable'),
-      },
-    }),
-    async (c) => {
-      const { id } = c.req.valid('param');
-      return c.json(await client.getRun(id, { tenantId: c.get('caller').tenantId }), 200);
-    },
-  );
+  app.openapi(getRunRoute, async (c) => {
+    const { id } = c.req.valid('param');
+    return c.json(await client.getRun(id, { tenantId: c.get('caller').tenantId }), 200);
+  });
 
-  app.openapi(
-    createRoute({
-      method: 'post',
-      path: '/v1/runs/{id}/cancel',
-      operationId: 'cancelRun',
-      summary: 'Cancel a run; a run that already ended is left as it is',
-      security: apiKeySecurity,
-      request: { params: runIdParamsSchema },
-      responses: {
-        200: {
-          description: 'The run had already ended',
-          content: { 'application/json': { schema: cancelResponseSchema } },
-        },
-        202: {
-          description: 'Cancellation requested',
-          content: { 'application/json': { schema: cancelResponseSchema } },
-        },
-        ...problemResponses('unauthorized', 'run_not_found', 'payload_too_large', 'invalid_input'),
-      },
-    }),
-    async (c) => {
-      const { id } = c.req.valid('param');
-      const tenantId = c.get('caller').tenantId;
-      // A run waiting for a worker to recover it cannot say its status, but it can be cancelled.
-      const snapshot = await client.getRun(id, { tenantId }).catch((error: unknown) => {
-        if (RelayError.isInstance(error) && error.code === 'run_unavailable') return undefined;
-        throw error;
-      });
-      if (snapshot && isTerminalStatus(snapshot.status)) return c.json({ runId: id, status: snapshot.status }, 200);
-      await client.cancel(id, { tenantId });
-      return c.json({ runId: id, status: 'cancelling' as const }, 202);
-    },
-  );
+  app.openapi(cancelRunRoute, async (c) => {
+    const { id } = c.req.valid('param');
+    const tenantId = c.get('caller').tenantId;
+    // A run waiting for a worker to recover it cannot say its status, but it can be cancelled.
+    const snapshot = await client.getRun(id, { tenantId }).catch((error: unknown) => {
+      if (RelayError.isInstance(error) && error.code === 'run_unavailable') return undefined;
+      throw error;
+    });
+    if (snapshot && isTerminalStatus(snapshot.status)) return c.json({ runId: id, status: snapshot.status }, 200);
+    await client.cancel(id, { tenantId });
+    return c.json({ runId: id, status: 'cancelling' as const }, 202);
+  });
 
   return app;
 }
