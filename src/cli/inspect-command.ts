@@ -1,5 +1,7 @@
 import { readHandedOffNotices } from '../client/read-handed-off-notices.js';
 import type { HandedOffNotices } from '../client/read-handed-off-notices.js';
+import { readRunVersioning } from '../client/read-run-versioning.js';
+import type { RunVersioning } from '../client/read-run-versioning.js';
 import type { RunEvent, RunSnapshot } from '../shared/run-types.js';
 import { exitCodes, usageError } from './cli-error.js';
 import { cliInvocation } from './cli-invocation.js';
@@ -21,6 +23,7 @@ must be running for the task queue; a closed run is read from the record it left
 (events the record had to leave out are asked of a worker if one answers within 5 s, else a line says how
 many are missing).
 Notices the run handed off when it closed (approvers' notices still in flight) are shown with how each ended.
+A run whose workers use Worker Versioning shows the build it is on (with --json: "versioning").
 With --json: {"snapshot": {...}, "events": [...]}, and "handedOffNotices" when there are some.
 With --tenant (or RELAY_E_TENANT), a run of another tenant counts as not found.
 
@@ -38,10 +41,15 @@ Exit codes: 0 shown, 3 no such run.`,
       const snapshot = await client.getRun(runId, scope);
       const events = await client.events(runId);
       const handedOff = await readHandedOffNotices(client.temporal, runId, events);
+      const versioning = await readRunVersioning(client.temporal, runId);
+      const shown = {
+        snapshot,
+        events,
+        ...(handedOff.length > 0 ? { handedOffNotices: handedOff } : {}),
+        ...(versioning ? { versioning } : {}),
+      };
       process.stdout.write(
-        values.json
-          ? `${JSON.stringify({ snapshot, events, ...(handedOff.length > 0 ? { handedOffNotices: handedOff } : {}) })}\n`
-          : describeRun(snapshot, events, handedOff),
+        values.json ? `${JSON.stringify(shown)}\n` : describeRun(snapshot, events, handedOff, versioning),
       );
       return exitCodes.ok;
     } finally {
@@ -54,6 +62,7 @@ export function describeRun(
   snapshot: RunSnapshot,
   events: readonly RunEvent[],
   handedOff: readonly HandedOffNotices[] = [],
+  versioning?: RunVersioning,
 ): string {
   const lines = [
     `Run      ${snapshot.runId}`,
@@ -63,6 +72,10 @@ export function describeRun(
     `Steps    ${snapshot.step} of ${snapshot.maxSteps}; tokens ${snapshot.usage.inputTokens} in, ${snapshot.usage.outputTokens} out`,
     `Started  ${snapshot.startedAt}, updated ${snapshot.updatedAt}`,
   ];
+  if (versioning) {
+    const { buildId, deploymentName, behavior } = versioning;
+    lines.push(`Version  build ${buildId} of Worker Deployment ${deploymentName} (${behavior})`);
+  }
   for (const pending of snapshot.pendingApprovals) {
     lines.push(
       `Pending  ${pending.toolName} [${pending.toolCallId}] ${compact(pending.input)} until ${pending.expiresAt}`,

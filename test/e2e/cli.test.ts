@@ -155,8 +155,11 @@ describe('relay-e run, approve and reject (scripts)', () => {
 
     const inspect = await relayE(['inspect', runId, '--json']);
     expect(inspect.code).toBe(0);
-    const { snapshot, events } = JSON.parse(inspect.stdout) as { snapshot: RunSnapshot; events: RunEvent[] };
+    const shown = JSON.parse(inspect.stdout) as { snapshot: RunSnapshot; events: RunEvent[] };
+    const { snapshot, events } = shown;
     expect(snapshot.pendingApprovals).toHaveLength(1);
+    // The worker is not versioned: nothing is said of a version.
+    expect(shown).not.toHaveProperty('versioning');
     expect(events.map((event) => event.type)).toEqual([
       'run_started',
       'model_responded',

@@ -18,6 +18,15 @@ const env = {
   RELAY_E_WORKER_DEPLOYMENT: deploymentName,
 };
 
+/** Runs `relay-e` to completion in the worker's folder, with the deployment in its environment. */
+function relayE(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, [...relayECliArgs, ...args], { env, cwd: folder }, (error, stdout, stderr) =>
+      resolve({ code: typeof error?.code === 'number' ? error.code : 0, stdout, stderr }),
+    );
+  });
+}
+
 let folder: string;
 let worker: ReturnType<typeof spawnRelayE>;
 let client: RelayClient;
@@ -50,14 +59,18 @@ describe('relay-e worker under Worker Versioning', () => {
     const { runId } = await client.startRun({ tenantId: 'demo', model: 'scripted:demo', prompt: 'balance of ACC-1' });
     expect(await client.result(runId)).toMatchObject({ status: 'completed' });
     expect(await versioningOf(client.temporal, runId)).toEqual({ buildId: 'b1', behavior: autoUpgrade });
+    const inspect = await relayE(['inspect', runId, '--json']);
+    expect(inspect.code).toBe(0);
+    expect(JSON.parse(inspect.stdout)).toMatchObject({
+      versioning: { deploymentName, buildId: 'b1', behavior: 'AUTO_UPGRADE' },
+    });
+    expect((await relayE(['inspect', runId])).stdout).toContain(
+      `Version  build b1 of Worker Deployment ${deploymentName} (AUTO_UPGRADE)`,
+    );
   });
 
   it('refuses a deployment without a build id as a usage error, before it connects', async () => {
-    const { code, stderr } = await new Promise<{ code: number; stderr: string }>((resolve) => {
-      execFile(process.execPath, [...relayECliArgs, 'worker', '--json'], { env, cwd: folder }, (error, _out, err) =>
-        resolve({ code: typeof error?.code === 'number' ? error.code : 0, stderr: err }),
-      );
-    });
+    const { code, stderr } = await relayE(['worker', '--json']);
     expect(code).toBe(2);
     expect(stderr).toMatch(/--build-id \(or RELAY_E_WORKER_BUILD_ID\) is missing or empty/);
   });
