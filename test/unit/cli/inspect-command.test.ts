@@ -48,3 +48,16 @@ describe('relay-e inspect', () => {
     expect(describeRun(snapshot, [])).not.toContain('handed off');
   });
 });
+
+describe('relay-e inspect under Worker Versioning', () => {
+  it('names the build and deployment a run is on, and its behavior', () => {
+    const versioning = { deploymentName: 'agents', buildId: 'b7', behavior: 'AUTO_UPGRADE' } as const;
+    expect(describeRun(snapshot, [], [], versioning)).toContain(
+      '\nVersion  build b7 of Worker Deployment agents (AUTO_UPGRADE)\n',
+    );
+  });
+
+  it('says nothing of a version for a run whose workers are not versioned', () => {
+    expect(describeRun(snapshot, [])).not.toContain('Version');
+  });
+});
