@@ -131,6 +131,18 @@ export async function startCliWorker(
   };
 }
 
+/**
+ * The ready lines of a versioned worker, with the step a first build needs: until it is the deployment's current
+ * version, new runs are not sent to it.
+ */
+function describeDeployment({ deploymentName, buildId }: WorkerDeployment): string {
+  return (
+    `  Worker Versioning: deployment ${deploymentName}, build ${buildId} (AUTO_UPGRADE)\n` +
+    `  runs come to this build once it is current: temporal worker deployment set-current-version ` +
+    `--deployment-name ${deploymentName} --build-id ${buildId}\n`
+  );
+}
+
 /** A tool as the worker's ready line names it: a source, or a tool and whether and how it needs approval. */
 function describeToolEntry(tool: ToolEntry): string {
   if (isToolSource(tool)) return `${tool.name} (tool source)`;
@@ -223,9 +235,7 @@ ${connectionOptionsHelp}`,
         : `Worker ready on ${settings.address} (namespace ${settings.namespace}, task queue ${settings.taskQueue})\n` +
             `  models: ${demo.providers.map((name) => `${name}:*`).join(', ')}\n  tools: ${demo.toolNames.join(', ')} (from ${demo.source})\n` +
             (demo.approvalWebhook ? `  approvers notified at: ${demo.approvalWebhook}\n` : '') +
-            (deployment
-              ? `  Worker Versioning: deployment ${deployment.deploymentName}, build ${deployment.buildId} (AUTO_UPGRADE)\n`
-              : ''),
+            (deployment ? describeDeployment(deployment) : ''),
     );
     await Promise.race([waitForShutdownSignal(), demo.finished]);
     await demo.stop();

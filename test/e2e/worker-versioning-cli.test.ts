@@ -69,6 +69,24 @@ describe('relay-e worker under Worker Versioning', () => {
     );
   });
 
+  it('says in its readable ready lines how to make its build current', async () => {
+    const otherDeployment = `relay-cli-${randomUUID()}`;
+    const readable = spawnRelayE(['worker', '--build-id', 'b9', '--task-queue', `${taskQueue}-readable`], {
+      cwd: folder,
+      env: { ...env, RELAY_E_WORKER_DEPLOYMENT: otherDeployment },
+    });
+    try {
+      const lines: string[] = [];
+      while (!lines.at(-1)?.includes('set-current-version')) lines.push(await readable.nextLine());
+      expect(lines).toContain(`  Worker Versioning: deployment ${otherDeployment}, build b9 (AUTO_UPGRADE)`);
+      expect(lines.at(-1)).toBe(
+        `  runs come to this build once it is current: temporal worker deployment set-current-version --deployment-name ${otherDeployment} --build-id b9`,
+      );
+    } finally {
+      await readable.stop();
+    }
+  });
+
   it('refuses a deployment without a build id as a usage error, before it connects', async () => {
     const { code, stderr } = await relayE(['worker', '--json']);
     expect(code).toBe(2);
