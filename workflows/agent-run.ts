@@ -349,6 +349,8 @@ function finishRun(
  */
 async function recordCancellation(context: RunContext): Promise<void> {
   const { run } = context;
+  // No decision can be taken once the run is cancelled: under the rule, the waits end before the clock is read.
+  if (run.approvals.list().length > 0 && context.patches.cancelledRunEndsWaitsFirst()) run.approvals.settleAll();
   const at = usesRecordedTime(context) ? await readRecordedTime() : undefined;
   if (context.exact) {
     for (const call of run.unfinishedCalls()) {

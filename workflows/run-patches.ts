@@ -117,6 +117,13 @@ const awaitingEventNamesApproversPatch = 'awaiting-event-names-approvers';
  */
 const failedRunCancelsWaitingCallsPatch = 'failed-run-cancels-waiting-calls';
 
+/**
+ * A run cancelled while calls wait for a human ends their waits before it reads its clock, so no decision is accepted
+ * (and answered as accepted) in between for a call that will never run; their `tool_cancelled` events follow as
+ * before. Asked at such a cancellation only, by the same runs as {@link approversToldEveryEndingPatch}.
+ */
+const cancelledRunEndsWaitsFirstPatch = 'cancelled-run-ends-waits-first';
+
 /** The answers to the patches a run follows. */
 export interface RunPatches {
   /** False for runs started before the exact identity and limit rules: they replay with the old ones. */
@@ -146,6 +153,8 @@ export interface RunPatches {
   awaitingEventNamesApprovers(): boolean;
   /** Asked when the run fails while calls wait for a human (see {@link failedRunCancelsWaitingCallsPatch}). */
   failedRunCancelsWaitingCalls(): boolean;
+  /** Asked when the run is cancelled while calls wait for a human (see {@link cancelledRunEndsWaitsFirstPatch}). */
+  cancelledRunEndsWaitsFirst(): boolean;
 }
 
 /** The rules decided at the start, without those asked later in the run. */
@@ -155,6 +164,7 @@ type StartRules = Omit<
   | 'decisionRecordedWhenAccepted'
   | 'awaitingEventNamesApprovers'
   | 'failedRunCancelsWaitingCalls'
+  | 'cancelledRunEndsWaitsFirst'
 >;
 
 const everyRule: StartRules = {
@@ -204,6 +214,7 @@ export function decideRunPatches(): RunPatches {
     decisionRecordedWhenAccepted: askedOnce(late ? decisionRecordedWhenAcceptedPatch : undefined),
     awaitingEventNamesApprovers: askedOnce(late ? awaitingEventNamesApproversPatch : undefined),
     failedRunCancelsWaitingCalls: askedOnce(late ? failedRunCancelsWaitingCallsPatch : undefined),
+    cancelledRunEndsWaitsFirst: askedOnce(late ? cancelledRunEndsWaitsFirstPatch : undefined),
   };
 }
 

@@ -108,6 +108,8 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
  * `…-in-event` are its new side (the awaiting event says who may decide and how many must).
  * `failed-while-waiting` is a run failing while a call waits for a human, under `failed-run-cancels-waiting-calls`
  * (asked at that failure): the call's wait ends with `tool_cancelled` before `run_failed`.
+ * `decision-refused-while-cancelling` is a run cancelled while a call waits, under `cancelled-run-ends-waits-first`
+ * (asked at that cancellation): the wait ends before the clock is read, so a decision sent meanwhile is refused.
  * `model-calls-on-storing-worker` sends each model call after the first to the task queue of the worker that stored
  * the context (the model activity's recorded result names it); `model-context-resent-after-worker-left` is that
  * call not started in time, sent again whole to the shared queue; `model-context-resent-after-its-own-wait` the same
@@ -135,6 +137,7 @@ const pendingApprovalsInMemo = [
   'four-eyes-approvers-in-event',
   'four-eyes-notified-approvers-in-event',
   'failed-while-waiting',
+  'decision-refused-while-cancelling',
 ].map((name) => `pending-approvals-in-memo/${name}.json`);
 
 describe('replaying recorded agent runs', () => {

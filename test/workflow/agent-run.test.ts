@@ -10,6 +10,7 @@ import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
 import { countScheduledActivities, createRelayTestKit, eventTypes, waitForRun } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { latch } from '../helpers/latch.js';
 import { currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 
@@ -462,6 +463,51 @@ describe('agentRun', () => {
       expect(await callsWaitingInMemo(runId)).toEqual([]);
       expect(ledger.transfers).toEqual([]);
       await recordHistory(runId, 'failed-while-waiting');
+    } finally {
+      await running.stop();
+    }
+  });
+
+  it('refuses a decision that comes while a cancelled run reads its clock: the call will never run', async () => {
+    // The clock read at the cancellation is held until the decision has had its answer.
+    const clockRead = latch();
+    let holdClock = false;
+    const holdsTheClock: ActivityInterceptorsFactory = (ctx) => ({
+      inbound: {
+        async execute(input, next) {
+          if (ctx.info.activityType === 'readClock' && holdClock) {
+            clockRead.reached();
+            await clockRead.released;
+          }
+          return next(input);
+        },
+      },
+    });
+    const ledger = createLedger();
+    const running = await kit.startWorker({
+      tools: createTestTools(ledger),
+      models: {
+        scripted: scriptedModel([
+          { toolCalls: [{ name: 'transfer_funds', input: { from: 'a', to: 'b', amount: 5 } }] },
+        ]),
+      },
+      workerOptions: { interceptors: { activity: [holdsTheClock] } },
+    });
+    try {
+      const { client } = running;
+      const { runId } = await client.startRun({ ...base, prompt: 'transfer, then cancel' });
+      await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
+      holdClock = true;
+      await client.cancel(runId);
+      await clockRead.started;
+      const decision = await client.approve(runId, 'call_1_0').catch((error: unknown) => error);
+      clockRead.release();
+      expect(RelayError.isInstance(decision) && decision.code).toBe('approval_not_pending');
+      expect(await client.result(runId).catch((error: unknown) => error)).toBeInstanceOf(WorkflowFailedError);
+      const events = await client.events(runId);
+      expect(eventTypes(events).slice(-3)).toEqual(['tool_awaiting_approval', 'tool_cancelled', 'run_cancelled']);
+      expect(ledger.transfers).toEqual([]);
+      await recordHistory(runId, 'decision-refused-while-cancelling');
     } finally {
       await running.stop();
     }
