@@ -15,6 +15,8 @@ import {
 } from '../notify/approval-webhook.js';
 import type { ApprovalWebhook, ApprovalWebhooks } from '../notify/approval-webhook.js';
 import type { PayloadStore } from '../store/payload-store.js';
+import type { RelayConfig } from '../config/define-config.js';
+import type { DurationInput } from '../shared/run-types.js';
 import { createWorker } from '../worker/create-worker.js';
 import { exitCodes } from './cli-error.js';
 import type { Command } from './command.js';
@@ -96,12 +98,7 @@ export async function startCliWorker(
     ...(settings.encryption ? { encryption: settings.encryption } : {}),
     payloadStore: payloads.store,
     keepLargePayloadsInStore: payloads.sharedByEveryWorker,
-    // A store only this machine reads: a run's next model call comes back to the worker that stored its context.
-    keepModelCallsOnWorker: !payloads.sharedByEveryWorker,
-    // The config's start wait matters only there; relay-e dev's workers share their folder and keep no calls.
-    ...(!payloads.sharedByEveryWorker && project?.config.modelCallStartTimeout !== undefined
-      ? { modelCallStartTimeout: project.config.modelCallStartTimeout }
-      : {}),
+    ...modelCallAffinity(payloads.sharedByEveryWorker, project?.config),
     ...(deployment ? { workerOptions: versionedWorkerOptions(deployment) } : {}),
   }).catch(async (error: unknown) => {
     await payloads.close();
@@ -141,6 +138,20 @@ function describeDeployment({ deploymentName, buildId }: WorkerDeployment): stri
     `  runs come to this build once it is current: temporal worker deployment set-current-version ` +
     `--deployment-name ${deploymentName} --build-id ${buildId}\n`
   );
+}
+
+/**
+ * Whether a run's next model call comes back to this worker: yes with a store only this machine reads, with the
+ * config's start wait; no with a store every worker shares (relay-e dev's folder, a config's payloadStore), where the
+ * wait would do nothing and is left out.
+ */
+export function modelCallAffinity(
+  storeShared: boolean,
+  config: Pick<RelayConfig, 'modelCallStartTimeout'> | undefined,
+): { keepModelCallsOnWorker: boolean; modelCallStartTimeout?: DurationInput } {
+  if (storeShared) return { keepModelCallsOnWorker: false };
+  const wait = config?.modelCallStartTimeout;
+  return { keepModelCallsOnWorker: true, ...(wait !== undefined ? { modelCallStartTimeout: wait } : {}) };
 }
 
 /** A tool as the worker's ready line names it: a source, or a tool and whether and how it needs approval. */
