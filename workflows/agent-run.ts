@@ -30,6 +30,7 @@ import type {
   ModelResponse,
   ToolCall,
 } from '../src/shared/transcript.js';
+import { defaultModelCallStartMs } from '../src/shared/transcript.js';
 import { ModelContextTracker } from './model-context.js';
 import { answerMessage, assignLegacyCallIds } from '../src/shared/call-ids.js';
 import { readRecordedTime, usesRecordedTime } from './recorded-clock.js';
@@ -234,16 +235,8 @@ function callModelByReference(
   }, onFailure);
 }
 
-/**
- * How long a call sent to the worker that stored the run's context may wait to be started there, unless that worker
- * said otherwise (`modelCallStartTimeout`): past it, that worker is taken for gone (stopped, crashed) and the call is
- * sent to the shared queue with the whole context.
- */
-const defaultModelCallStartTimeout = '5 seconds';
-
-/** The wait as the resend's event says it: the default as written, a worker's own in seconds. */
-function startTimeoutText(startMs: number | undefined): string {
-  if (startMs === undefined) return defaultModelCallStartTimeout;
+/** The wait a call sent to the storing worker had, as the resend's event says it ('5 seconds' by default). */
+function startTimeoutText(startMs = defaultModelCallStartMs): string {
   const seconds = startMs / 1000;
   return `${seconds} second${seconds === 1 ? '' : 's'}`;
 }
@@ -255,7 +248,8 @@ function callModelActivity(
 ): Promise<Recorded<ModelCallResult>> {
   const summary = `model ${run.input.model}, step ${run.step}`;
   if (workerQueue === undefined) return callModel.executeWithOptions({ summary }, [request]);
-  const scheduleToStartTimeout = workerQueue.startMs ?? defaultModelCallStartTimeout;
+  // The storing worker's own wait when it named one (modelCallStartTimeout), else the default.
+  const scheduleToStartTimeout = workerQueue.startMs ?? defaultModelCallStartMs;
   return callModel.executeWithOptions({ summary, taskQueue: workerQueue.name, scheduleToStartTimeout }, [request]);
 }
 
@@ -349,8 +343,7 @@ function finishRun(
  */
 async function recordCancellation(context: RunContext): Promise<void> {
   const { run } = context;
-  // No decision can be taken once the run is cancelled: under the rule, the waits end before the clock is read.
-  if (run.approvals.list().length > 0 && context.patches.cancelledRunEndsWaitsFirst()) run.approvals.settleAll();
+  endWaitsUnder(context, () => context.patches.cancelledRunEndsWaitsFirst());
   const at = usesRecordedTime(context) ? await readRecordedTime() : undefined;
   if (context.exact) {
     for (const call of run.unfinishedCalls()) {
@@ -388,14 +381,23 @@ async function recordFailure(context: RunContext, error: unknown): Promise<Appli
 }
 
 /**
- * Ends the waits of the calls still waiting for a human when the run fails (rule `failed-run-cancels-waiting-calls`),
- * before its clock is read, so no decision is accepted for a call that will never run; returns those calls.
+ * Ends the waits of the calls still waiting for a human when the run fails (rule `failed-run-cancels-waiting-calls`);
+ * returns those calls, whose `tool_cancelled` events follow once the clock is read.
  */
 function endWaitsOfFailingRun(context: RunContext): UnfinishedCall[] {
-  const { run } = context;
-  if (run.approvals.list().length === 0 || !context.patches.failedRunCancelsWaitingCalls()) return [];
-  run.approvals.settleAll();
-  return run.unfinishedCalls().filter(({ stage }) => stage === 'awaiting_approval');
+  if (!endWaitsUnder(context, () => context.patches.failedRunCancelsWaitingCalls())) return [];
+  return context.run.unfinishedCalls().filter(({ stage }) => stage === 'awaiting_approval');
+}
+
+/**
+ * Ends the waits of the calls still waiting for a human as the run closes, before it reads its clock, so no decision
+ * is accepted meanwhile for a call that will never run: where calls wait and the run's rule says so (a late patch,
+ * asked only then). Says whether it did.
+ */
+function endWaitsUnder(context: RunContext, rule: () => boolean): boolean {
+  if (context.run.approvals.list().length === 0 || !rule()) return false;
+  context.run.approvals.settleAll();
+  return true;
 }
 
 /**

@@ -109,6 +109,13 @@ export interface MessageReplacement {
   message: TranscriptMessage;
 }
 
+/**
+ * How long a model call sent to the worker that stored the run's context may wait to be started there when that worker
+ * names no other wait (`workerQueueStartMs`): past it, the worker is taken for gone and the call goes to the shared
+ * queue with the whole context.
+ */
+export const defaultModelCallStartMs = 5_000;
+
 /** What the worker stored for one call: its context, and its tools when the call sent them whole. */
 export interface StoredModelContext {
   context: PayloadRef;

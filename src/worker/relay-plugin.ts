@@ -25,6 +25,7 @@ import { startModelCallWorker } from './model-call-worker.js';
 import { approvalReminderMs, checkApprovalWebhook } from '../notify/approval-webhook.js';
 import type { DurationInput } from '../shared/run-types.js';
 import { durationOptionMs } from '../shared/duration-option.js';
+import { defaultModelCallStartMs } from '../shared/transcript.js';
 import type { ApprovalWebhooks } from '../notify/approval-webhook.js';
 
 export interface RelayPluginOptions extends ToolSourceOptions {
@@ -344,7 +345,6 @@ interface OwnModelCallQueueHolder {
   startTimeoutMs?: number;
 }
 
-const defaultModelCallStartMs = 5_000;
 const modelCallStartBounds = { min: 1_000, max: 10 * 60_000 };
 
 /**
