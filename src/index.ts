@@ -50,6 +50,7 @@ export type {
   RunResult,
   RunSnapshot,
   RunStatus,
+  RunVersioning,
   StopReason,
 } from './shared/run-types.js';
 export type {

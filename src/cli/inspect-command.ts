@@ -1,7 +1,5 @@
 import { readHandedOffNotices } from '../client/read-handed-off-notices.js';
 import type { HandedOffNotices } from '../client/read-handed-off-notices.js';
-import { readRunVersioning } from '../client/read-run-versioning.js';
-import type { RunVersioning } from '../client/read-run-versioning.js';
 import type { RunEvent, RunSnapshot } from '../shared/run-types.js';
 import { exitCodes, usageError } from './cli-error.js';
 import { cliInvocation } from './cli-invocation.js';
@@ -23,7 +21,7 @@ must be running for the task queue; a closed run is read from the record it left
 (events the record had to leave out are asked of a worker if one answers within 5 s, else a line says how
 many are missing).
 Notices the run handed off when it closed (approvers' notices still in flight) are shown with how each ended.
-A run whose workers use Worker Versioning shows the build it is on (with --json: "versioning").
+A run whose workers use Worker Versioning shows the build it is on (with --json: the snapshot's "versioning").
 With --json: {"snapshot": {...}, "events": [...]}, and "handedOffNotices" when there are some.
 With --tenant (or RELAY_E_TENANT), a run of another tenant counts as not found.
 
@@ -41,16 +39,8 @@ Exit codes: 0 shown, 3 no such run.`,
       const snapshot = await client.getRun(runId, scope);
       const events = await client.events(runId);
       const handedOff = await readHandedOffNotices(client.temporal, runId, events);
-      const versioning = await readRunVersioning(client.temporal, runId);
-      const shown = {
-        snapshot,
-        events,
-        ...(handedOff.length > 0 ? { handedOffNotices: handedOff } : {}),
-        ...(versioning ? { versioning } : {}),
-      };
-      process.stdout.write(
-        values.json ? `${JSON.stringify(shown)}\n` : describeRun(snapshot, events, handedOff, versioning),
-      );
+      const shown = { snapshot, events, ...(handedOff.length > 0 ? { handedOffNotices: handedOff } : {}) };
+      process.stdout.write(values.json ? `${JSON.stringify(shown)}\n` : describeRun(snapshot, events, handedOff));
       return exitCodes.ok;
     } finally {
       await client.close();
@@ -62,7 +52,6 @@ export function describeRun(
   snapshot: RunSnapshot,
   events: readonly RunEvent[],
   handedOff: readonly HandedOffNotices[] = [],
-  versioning?: RunVersioning,
 ): string {
   const lines = [
     `Run      ${snapshot.runId}`,
@@ -72,8 +61,8 @@ export function describeRun(
     `Steps    ${snapshot.step} of ${snapshot.maxSteps}; tokens ${snapshot.usage.inputTokens} in, ${snapshot.usage.outputTokens} out`,
     `Started  ${snapshot.startedAt}, updated ${snapshot.updatedAt}`,
   ];
-  if (versioning) {
-    const { buildId, deploymentName, behavior } = versioning;
+  if (snapshot.versioning) {
+    const { buildId, deploymentName, behavior } = snapshot.versioning;
     lines.push(`Version  build ${buildId} of Worker Deployment ${deploymentName} (${behavior})`);
   }
   for (const pending of snapshot.pendingApprovals) {

@@ -21,6 +21,7 @@ import type { ListPendingApprovalsOptions, PendingApprovals } from './list-pendi
 import { noWorkerAnsweredIn } from './no-worker-answered.js';
 import { readToolCatalog } from './read-tool-catalog.js';
 import { readHandedOffNotices } from './read-handed-off-notices.js';
+import { runVersioningOf } from './read-run-versioning.js';
 import { callWaitState } from './call-wait-state.js';
 import type { HandedOffNotices } from './read-handed-off-notices.js';
 import { ModelDeltaTracker, readModelProgress } from './read-model-progress.js';
@@ -243,15 +244,19 @@ export class RelayClient {
   }
 
   /**
-   * The run's snapshot: status, step, pending approvals, usage, output. A closed run is read from the record it left
-   * in its memo, so no worker needs to be up.
+   * The run's snapshot: status, step, pending approvals, usage, output, and the build it is on under Worker
+   * Versioning. A closed run is read from the record it left in its memo, so no worker needs to be up.
    */
   async getRun(runId: string, scope: TenantScope = {}): Promise<RunSnapshot> {
-    const closed = await this.closedRunRecord(runId, await this.describeInScope(runId, scope));
-    if (closed) return closed.snapshot;
+    const description = await this.describeInScope(runId, scope);
+    const versioning = runVersioningOf(description);
+    const withVersioning = (snapshot: RunSnapshot): RunSnapshot =>
+      versioning ? { ...snapshot, versioning } : snapshot;
+    const closed = await this.closedRunRecord(runId, description);
+    if (closed) return withVersioning(closed.snapshot);
     const snapshot = await this.query(runId, () => this.handle(runId).query(snapshotQuery), scope);
     if (scope.tenantId !== undefined && snapshot.tenantId !== scope.tenantId) throw runNotFound(runId);
-    return snapshot;
+    return withVersioning(snapshot);
   }
 
   /**

@@ -90,6 +90,16 @@ export const runSnapshotSchema = z
     startedAt: z.string(),
     updatedAt: z.string(),
     lastEventSeq: z.number().int(),
+    versioning: z
+      .object({
+        deploymentName: z.string(),
+        buildId: z.string(),
+        behavior: z.enum(['AUTO_UPGRADE', 'PINNED', 'UNSPECIFIED']),
+      })
+      .optional()
+      .openapi('RunVersioning', {
+        description: 'The Worker Deployment build the run is on, when its workers use Worker Versioning.',
+      }),
   })
   .openapi('RunSnapshot');
 

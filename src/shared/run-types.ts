@@ -248,6 +248,14 @@ export interface ModelTextProgress {
   text: string;
 }
 
+/** The Worker Deployment version a run's workflow is on, when its workers run under Worker Versioning. */
+export interface RunVersioning {
+  deploymentName: string;
+  buildId: string;
+  /** How the run follows new versions: `AUTO_UPGRADE` for Relay-E's workflows. */
+  behavior: 'AUTO_UPGRADE' | 'PINNED' | 'UNSPECIFIED';
+}
+
 /** Everything a caller needs to know about a run at one moment. */
 export interface RunSnapshot {
   runId: string;
@@ -267,6 +275,11 @@ export interface RunSnapshot {
   updatedAt: string;
   /** The sequence number of the newest event; pass it as `after` to read only what comes next. */
   lastEventSeq: number;
+  /**
+   * The build the run is on, when its workers use Worker Versioning: what the server says of the run, added by
+   * `getRun` (and `GET /v1/runs/{id}`) from the description it reads anyway; the run's own answers leave it out.
+   */
+  versioning?: RunVersioning;
 }
 
 /** What a finished run returns. */

@@ -159,7 +159,7 @@ describe('relay-e run, approve and reject (scripts)', () => {
     const { snapshot, events } = shown;
     expect(snapshot.pendingApprovals).toHaveLength(1);
     // The worker is not versioned: nothing is said of a version.
-    expect(shown).not.toHaveProperty('versioning');
+    expect(snapshot).not.toHaveProperty('versioning');
     expect(events.map((event) => event.type)).toEqual([
       'run_started',
       'model_responded',

@@ -62,7 +62,7 @@ describe('relay-e worker under Worker Versioning', () => {
     const inspect = await relayE(['inspect', runId, '--json']);
     expect(inspect.code).toBe(0);
     expect(JSON.parse(inspect.stdout)).toMatchObject({
-      versioning: { deploymentName, buildId: 'b1', behavior: 'AUTO_UPGRADE' },
+      snapshot: { versioning: { deploymentName, buildId: 'b1', behavior: 'AUTO_UPGRADE' } },
     });
     expect((await relayE(['inspect', runId])).stdout).toContain(
       `Version  build b1 of Worker Deployment ${deploymentName} (AUTO_UPGRADE)`,

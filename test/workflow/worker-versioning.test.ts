@@ -1,6 +1,8 @@
 import { NativeConnection } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startApiServer } from '../../src/http/start-api-server.js';
 import { RelayError } from '../../src/shared/errors.js';
+import type { RunSnapshot } from '../../src/shared/run-types.js';
 import { workerCatalogWorkflowId } from '../../src/shared/worker-catalog.js';
 import { defineTool } from '../../src/tool/define-tool.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
@@ -36,6 +38,20 @@ const addedInV2 = defineTool({
   inputSchema: z.object({}),
   execute: () => ({ ok: true }),
 });
+
+/** `GET /v1/runs/{id}` of an API over `client`, with a key of the runs' tenant. */
+async function snapshotOverHttp(client: RunningWorker['client'], runId: string): Promise<RunSnapshot> {
+  const api = await startApiServer({ client, apiKeys: new Map([['versioning-key', { tenantId: base.tenantId }]]) });
+  try {
+    const response = await fetch(`${api.url}/v1/runs/${runId}`, {
+      headers: { authorization: 'Bearer versioning-key' },
+    });
+    expect(response.status).toBe(200);
+    return (await response.json()) as RunSnapshot;
+  } finally {
+    await api.close();
+  }
+}
 
 /** A worker of one build in a Worker Deployment, with versioning on and the behavior Relay-E's workflows need. */
 async function startVersionedWorker(
@@ -113,6 +129,12 @@ describe('Worker Versioning', () => {
       // A run waiting for a human while v2 becomes current and v1 goes away.
       const waiting = await v1.client.startRun({ ...base, prompt: 'Move 5 later.' });
       await waitForRun(v1.client, waiting.runId, (snapshot) => snapshot.status === 'awaiting_approval');
+      // Its readers see the build it is on: the snapshot carries what the server says of the run.
+      expect((await v1.client.getRun(waiting.runId)).versioning).toEqual({
+        deploymentName,
+        buildId: 'v1',
+        behavior: 'AUTO_UPGRADE',
+      });
       v2 = await startVersionedWorker(taskQueue, deploymentName, 'v2', { connection, addsTool: true });
       await makeCurrentVersion(kit.temporal, kit.namespace, deploymentName, 'v2');
       await v1.stop();
@@ -120,6 +142,11 @@ describe('Worker Versioning', () => {
       await v2.client.approve(waiting.runId, 'call_1_0');
       expect(await v2.client.result(waiting.runId)).toMatchObject({ status: 'completed', output: 'Moved.' });
       expect(await versioningOf(kit.temporal, waiting.runId)).toEqual({ buildId: 'v2', behavior: autoUpgrade });
+      expect((await snapshotOverHttp(v2.client, waiting.runId)).versioning).toEqual({
+        deploymentName,
+        buildId: 'v2',
+        behavior: 'AUTO_UPGRADE',
+      });
       // Its next model call was for v1's own queue, gone with v1: it went to the shared queue whole, and v2 answered.
       expect(eventTypes(await v2.client.events(waiting.runId))).toContain('model_context_resent');
       expect(v2.model.requestsOf(waiting.runId).map(({ step }) => step)).toEqual([2]);

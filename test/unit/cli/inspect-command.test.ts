@@ -52,7 +52,7 @@ describe('relay-e inspect', () => {
 describe('relay-e inspect under Worker Versioning', () => {
   it('names the build and deployment a run is on, and its behavior', () => {
     const versioning = { deploymentName: 'agents', buildId: 'b7', behavior: 'AUTO_UPGRADE' } as const;
-    expect(describeRun(snapshot, [], [], versioning)).toContain(
+    expect(describeRun({ ...snapshot, versioning }, [])).toContain(
       '\nVersion  build b7 of Worker Deployment agents (AUTO_UPGRADE)\n',
     );
   });
