@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Worker } from '@temporalio/worker';
-import type { NativeConnection } from '@temporalio/worker';
+import type { FixedSizeSlotSupplier, NativeConnection, WorkerOptions } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import type { RelayActivities } from '../../activities/index.js';
 import { modelDeltaBatchMs } from '../shared/run-types.js';
@@ -15,15 +15,16 @@ export interface ModelCallWorker {
 /**
  * Polls a task queue only this process knows for the model activity, so a run can send its next model call to the
  * worker whose private store holds the run's context. It has the main worker's connection, namespace, identity, data
- * converter, activity interceptors, shutdown grace time and (when fixed) number of activity slots; if it fails, the
- * main worker is shut down too, so the failure is not silent.
+ * converter, activity interceptors, shutdown grace time and activity slots ({@link modelCallSlotsOf}); if it fails,
+ * the main worker is shut down too, so the failure is not silent.
  */
 export async function startModelCallWorker(
   main: Worker,
   connection: NativeConnection,
   activities: Pick<RelayActivities, 'callModel'>,
-  dataConverter: DataConverter | undefined,
+  options: { dataConverter: DataConverter | undefined; slots: ModelCallSlots },
 ): Promise<ModelCallWorker> {
+  const { dataConverter, slots } = options;
   // 64 random bits tell worker processes apart; the name is in every model call's scheduled event, so it is short.
   const taskQueue = `${main.options.taskQueue}/model-calls/${randomBytes(8).toString('hex')}`;
   const worker = await Worker.create({
@@ -32,7 +33,7 @@ export async function startModelCallWorker(
     taskQueue,
     activities: { callModel: (request: Parameters<RelayActivities['callModel']>[0]) => activities.callModel(request) },
     identity: main.options.identity,
-    ...activitySlotsOf(main),
+    ...slots,
     // Model calls still running when it stops get the time the main worker gave its own activities.
     shutdownGraceTime: main.options.shutdownGraceTimeMs,
     // Streamed model text rides on heartbeats, as on the main worker (see createWorker).
@@ -55,11 +56,32 @@ export async function startModelCallWorker(
   };
 }
 
+/** What bounds the model-call worker's activities. */
+export type ModelCallSlots = Pick<WorkerOptions, 'tuner' | 'maxConcurrentActivityTaskExecutions'>;
+
+/** Slots for the task kinds the model-call worker never polls (it runs no workflows, local activities or Nexus). */
+const unpolled: FixedSizeSlotSupplier = { type: 'fixed-size', numSlots: 1 };
+
 /**
- * The main worker's activity slots, when a fixed number: its model calls get as many on their own queue, since one
- * that waits for a slot past the run's start timeout is sent whole to the shared queue.
+ * The main worker's activity slots, as its options give them, for its model calls: a call waiting for a slot past the
+ * run's start timeout is sent whole to the shared queue, so the calls get what the worker's own activities get. A
+ * fixed number gives each worker that many; a resource-based tuner or a custom slot supplier is used as given, so a
+ * shared `ResourceBasedController` or a custom supplier's budget spans both workers.
  */
-function activitySlotsOf(main: Worker): { maxConcurrentActivityTaskExecutions?: number } {
-  const supplier = main.options.tuner.activityTaskSlotSupplier;
-  return supplier.type === 'fixed-size' ? { maxConcurrentActivityTaskExecutions: supplier.numSlots } : {};
+export function modelCallSlotsOf(
+  options: Pick<WorkerOptions, 'tuner' | 'maxConcurrentActivityTaskExecutions'>,
+): ModelCallSlots {
+  const { tuner, maxConcurrentActivityTaskExecutions } = options;
+  if (tuner === undefined) {
+    return maxConcurrentActivityTaskExecutions === undefined ? {} : { maxConcurrentActivityTaskExecutions };
+  }
+  if (!('activityTaskSlotSupplier' in tuner)) return { tuner };
+  return {
+    tuner: {
+      activityTaskSlotSupplier: tuner.activityTaskSlotSupplier,
+      workflowTaskSlotSupplier: unpolled,
+      localActivityTaskSlotSupplier: unpolled,
+      nexusTaskSlotSupplier: unpolled,
+    },
+  };
 }

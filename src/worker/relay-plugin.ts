@@ -21,7 +21,8 @@ import type { LoadedTools, ToolEntry } from '../tool/tool-source.js';
 import type { ToolSourceOptions } from './resolve-tool-registry.js';
 import { resolveToolRegistry } from './resolve-tool-registry.js';
 import { startCatalogPublisher } from './worker-catalog-publisher.js';
-import { startModelCallWorker } from './model-call-worker.js';
+import { modelCallSlotsOf, startModelCallWorker } from './model-call-worker.js';
+import type { ModelCallSlots } from './model-call-worker.js';
 import { approvalReminderMs, checkApprovalWebhook } from '../notify/approval-webhook.js';
 import type { DurationInput } from '../shared/run-types.js';
 import { durationOptionMs } from '../shared/duration-option.js';
@@ -132,6 +133,8 @@ export class RelayPlugin extends SimplePlugin {
   /** This worker's own model-call queue once it runs, and whether it still takes calls (keepModelCallsOnWorker). */
   readonly #modelCallQueue: OwnModelCallQueueHolder | undefined;
   #dataConverter: DataConverter | undefined;
+  /** The worker's activity slots as its options give them, for its model-call worker. */
+  #modelCallSlots: ModelCallSlots = {};
 
   private constructor(
     options: RelayPluginOptions,
@@ -187,6 +190,7 @@ export class RelayPlugin extends SimplePlugin {
     const configured = super.configureWorker(options);
     refusePinnedRelayWorkflows(configured);
     this.#dataConverter = configured.dataConverter;
+    this.#modelCallSlots = modelCallSlotsOf(configured);
     if (configured.workflowsPath !== undefined || configured.workflowBundle !== undefined) return configured;
     if (this.#options.workflowBundle !== undefined)
       return { ...configured, workflowBundle: this.#options.workflowBundle };
@@ -244,7 +248,10 @@ export class RelayPlugin extends SimplePlugin {
     const queue = this.#modelCallQueue;
     const { connection } = worker;
     if (!queue || !connection) return run();
-    const modelCalls = await startModelCallWorker(worker, connection, this.#activities, this.#dataConverter);
+    const modelCalls = await startModelCallWorker(worker, connection, this.#activities, {
+      dataConverter: this.#dataConverter,
+      slots: this.#modelCallSlots,
+    });
     // A worker shutting down closes its queue: the run's next call would find nobody polling it.
     const wait = queue.startTimeoutMs !== undefined ? { startTimeoutMs: queue.startTimeoutMs } : {};
     queue.current = () => ({ name: modelCalls.taskQueue, open: worker.getState() === 'RUNNING', ...wait });

@@ -2,6 +2,7 @@ import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
+import type { ActivitySlotInfo, CustomSlotSupplier, SlotPermit } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readHistory } from '../../src/client/read-history.js';
 import { ModelProviderError } from '../../src/model/model-provider.js';
@@ -590,6 +591,47 @@ describe('model calls kept on the worker that stored the context (keepModelCalls
       await second.stop();
     } finally {
       await connection.close();
+    }
+  });
+
+  it('holds model calls on the worker’s own queue to the activity slots the worker was given', async () => {
+    // A custom supplier of the worker's activity slots: each permit names the task queue it was reserved for.
+    const used: Array<{ taskQueue: string; activityType: string }> = [];
+    const slots: CustomSlotSupplier<ActivitySlotInfo> = {
+      type: 'custom',
+      reserveSlot: (ctx) => Promise.resolve({ taskQueue: ctx.taskQueue }),
+      tryReserveSlot: (ctx) => ({ taskQueue: ctx.taskQueue }),
+      markSlotUsed: ({ slotInfo, permit }) => {
+        used.push({ taskQueue: (permit as SlotPermit & { taskQueue: string }).taskQueue, ...slotInfo });
+      },
+      releaseSlot: () => undefined,
+    };
+    const fixed = { type: 'fixed-size', numSlots: 10 } as const;
+    const worker = await startWorker(adding(2), {
+      workerOptions: {
+        tuner: {
+          activityTaskSlotSupplier: slots,
+          workflowTaskSlotSupplier: fixed,
+          localActivityTaskSlotSupplier: fixed,
+          nexusTaskSlotSupplier: fixed,
+        },
+      },
+    });
+    try {
+      const { runId } = await worker.client.startRun({ ...base, prompt: 'count' });
+      expect(await worker.client.result(runId)).toMatchObject({ status: 'completed', steps: 3 });
+      const ownQueue = (await modelCallInputs(runId)).at(-1)?.taskQueue ?? '';
+      expect(ownQueue).toMatch(/\/model-calls\/[0-9a-f]{16}$/);
+      // The calls after the first ran on the worker's own queue, in slots of the supplier the worker was given.
+      expect(used.filter(({ taskQueue }) => taskQueue === ownQueue).map(({ activityType }) => activityType)).toEqual([
+        'callModel',
+        'callModel',
+      ]);
+      expect(
+        used.filter(({ taskQueue }) => taskQueue === worker.taskQueue).map(({ activityType }) => activityType),
+      ).toEqual(['callModel', 'executeTool', 'executeTool']);
+    } finally {
+      await worker.stop();
     }
   });
 

@@ -1,0 +1,55 @@
+import type { CustomSlotSupplier, ActivitySlotInfo } from '@temporalio/worker';
+import { describe, expect, it } from 'vitest';
+import { modelCallSlotsOf } from '../../../src/worker/model-call-worker.js';
+
+const custom: CustomSlotSupplier<ActivitySlotInfo> = {
+  type: 'custom',
+  reserveSlot: () => Promise.resolve({}),
+  tryReserveSlot: () => ({}),
+  markSlotUsed: () => undefined,
+  releaseSlot: () => undefined,
+};
+const fixed = { type: 'fixed-size', numSlots: 4 } as const;
+
+describe('the model-call worker’s activity slots', () => {
+  it('are the SDK’s default when the worker names none', () => {
+    expect(modelCallSlotsOf({})).toEqual({});
+  });
+
+  it('are as many as the worker’s own activities get when it names a number', () => {
+    expect(modelCallSlotsOf({ maxConcurrentActivityTaskExecutions: 7 })).toEqual({
+      maxConcurrentActivityTaskExecutions: 7,
+    });
+  });
+
+  it('come from the same supplier as the worker’s activity slots, the other kinds left at one unused slot', () => {
+    const slots = modelCallSlotsOf({
+      tuner: {
+        activityTaskSlotSupplier: custom,
+        workflowTaskSlotSupplier: fixed,
+        localActivityTaskSlotSupplier: fixed,
+        nexusTaskSlotSupplier: fixed,
+      },
+    });
+    const unpolled = { type: 'fixed-size', numSlots: 1 };
+    expect(slots).toEqual({
+      tuner: {
+        activityTaskSlotSupplier: custom,
+        workflowTaskSlotSupplier: unpolled,
+        localActivityTaskSlotSupplier: unpolled,
+        nexusTaskSlotSupplier: unpolled,
+      },
+    });
+    expect(slots.tuner && 'activityTaskSlotSupplier' in slots.tuner && slots.tuner.activityTaskSlotSupplier).toBe(
+      custom,
+    );
+  });
+
+  it('follow a resource-based tuner as given', () => {
+    const tuner = {
+      tunerOptions: { targetMemoryUsage: 0.8, targetCpuUsage: 0.9 },
+      activityTaskSlotOptions: { maximumSlots: 50 },
+    };
+    expect(modelCallSlotsOf({ tuner }).tuner).toBe(tuner);
+  });
+});
