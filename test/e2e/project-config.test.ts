@@ -1,8 +1,11 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { readHistory } from '../../src/client/read-history.js';
 import { RelayClient } from '../../src/client/relay-client.js';
 import { defaultPayloadDirectory } from '../../src/cli/cli-payload-store.js';
 import { createFilePayloadStore } from '../../src/store/file-payload-store.js';
@@ -74,6 +77,43 @@ describe('relay-e worker in a project with a relay-e.config.ts', () => {
       });
     } finally {
       await store.close();
+    }
+  });
+});
+
+describe('relay-e worker with a config that names modelCallStartTimeout', () => {
+  it('gives a model call sent back to it the config’s wait to start', async () => {
+    const taskQueue = `config-start-timeout-${randomUUID()}`;
+    // A folder of its own, so the worker keeps its model-call contexts (and calls) to itself.
+    const folder = await mkdtemp(path.join(tmpdir(), 'relay-e-start-timeout-'));
+    const config = path.join(root, 'test/fixtures/project-config/start-timeout.config.ts');
+    const worker = spawnRelayE(['worker', '--json', '--config', config], cliEnv(taskQueue), folder);
+    const client = await RelayClient.connect({ address: inject('temporalAddress'), taskQueue });
+    try {
+      expect(JSON.parse(await worker.nextLine())).toMatchObject({ status: 'ready', taskQueue, tools: ['echo'] });
+      const { runId } = await client.startRun({ tenantId: 'shop', model: 'scripted:echo', prompt: 'echo hi' });
+      expect(await client.result(runId)).toMatchObject({ output: 'echoed', steps: 2 });
+      const modelCalls = ((await readHistory(client.temporal, runId)).events ?? []).flatMap((event) => {
+        const scheduled = event.activityTaskScheduledEventAttributes;
+        return scheduled?.activityType?.name === 'callModel' ? [scheduled] : [];
+      });
+      // The first call by the shared queue with no start limit of its own; the second to the worker's queue, 3 s.
+      expect(
+        modelCalls.map((scheduled) => ({
+          queue:
+            scheduled.taskQueue?.name === taskQueue
+              ? 'shared'
+              : scheduled.taskQueue?.name?.replace(/[0-9a-f]{16}$/, '…'),
+          startWithinSeconds: Number(scheduled.scheduleToStartTimeout?.seconds ?? 0),
+        })),
+      ).toEqual([
+        { queue: 'shared', startWithinSeconds: 0 },
+        { queue: `${taskQueue}/model-calls/…`, startWithinSeconds: 3 },
+      ]);
+    } finally {
+      expect(await worker.stop()).toBe(0);
+      await client.close();
+      await rm(folder, { recursive: true, force: true });
     }
   });
 });
