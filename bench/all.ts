@@ -1,7 +1,7 @@
 /**
  * Every benchmark whose figures docs/benchmarks.md shows for today's code, one after the other, each in a fresh
  * process so none inherits another's heap or JIT state: `npm run bench`. The options are those of the figures in
- * the docs, about an hour on two cores (the cluster's first build adds its own); each script takes its own
+ * the docs, about 25 minutes on two cores (the cluster's first build adds its own); each script takes its own
  * options when run alone. The "before" rows of the docs were measured on earlier code and are kept as files.
  */
 import { execFileSync } from 'node:child_process';

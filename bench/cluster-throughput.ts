@@ -147,7 +147,7 @@ try {
     statistic: `median of ${rounds} rounds (runsPerSecond.p50); min and max beside it; runMs over all rounds`,
     machine: describeMachine(),
     loadAverage: { atStart: loadAverageAtStart, atEnd: loadavg() },
-    note: 'measured on a machine shared with other work: compare the load averages before comparing figures',
+    note: 'the 1-minute load average before each measurement counts this benchmark too: compare it before comparing figures',
     backends: Object.fromEntries(Object.entries(backends).map(([name, backend]) => [name, backend.describe])),
     rounds,
     stepsPerRun,
