@@ -1,7 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Worker } from '@temporalio/worker';
 import type { FixedSizeSlotSupplier, NativeConnection, WorkerOptions } from '@temporalio/worker';
-import type { DataConverter } from '@temporalio/common';
 import type { RelayActivities } from '../../activities/index.js';
 import { modelDeltaBatchMs } from '../shared/run-types.js';
 
@@ -22,9 +21,10 @@ export async function startModelCallWorker(
   main: Worker,
   connection: NativeConnection,
   activities: Pick<RelayActivities, 'callModel'>,
-  options: { dataConverter: DataConverter | undefined; slots: ModelCallSlots },
+  slots: ModelCallSlots,
 ): Promise<ModelCallWorker> {
-  const { dataConverter, slots } = options;
+  // The running worker's data converter: every plugin's codecs, those configured after Relay-E's included.
+  const { dataConverter } = main.options;
   // 64 random bits tell worker processes apart; the name is in every model call's scheduled event, so it is short.
   const taskQueue = `${main.options.taskQueue}/model-calls/${randomBytes(8).toString('hex')}`;
   const worker = await Worker.create({

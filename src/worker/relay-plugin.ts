@@ -132,8 +132,10 @@ export class RelayPlugin extends SimplePlugin {
   readonly #activities: RelayActivities;
   /** This worker's own model-call queue once it runs, and whether it still takes calls (keepModelCallsOnWorker). */
   readonly #modelCallQueue: OwnModelCallQueueHolder | undefined;
-  #dataConverter: DataConverter | undefined;
-  /** The worker's activity slots as its options give them, for its model-call worker. */
+  /**
+   * The worker's activity slots as its options give them when this plugin configures it, for its model-call worker
+   * (the running worker holds only the compiled tuner).
+   */
   #modelCallSlots: ModelCallSlots = {};
 
   private constructor(
@@ -189,7 +191,6 @@ export class RelayPlugin extends SimplePlugin {
   override configureWorker(options: WorkerOptions): WorkerOptions {
     const configured = super.configureWorker(options);
     refusePinnedRelayWorkflows(configured);
-    this.#dataConverter = configured.dataConverter;
     this.#modelCallSlots = modelCallSlotsOf(configured);
     if (configured.workflowsPath !== undefined || configured.workflowBundle !== undefined) return configured;
     if (this.#options.workflowBundle !== undefined)
@@ -222,7 +223,8 @@ export class RelayPlugin extends SimplePlugin {
                 connection,
                 namespace: worker.options.namespace,
                 taskQueue: worker.options.taskQueue,
-                dataConverter: this.#dataConverter,
+                // As every plugin left it: codecs of plugins configured after this one included.
+                dataConverter: worker.options.dataConverter,
               },
               () => ({ tools: this.#tools.registry.catalog(), modelPrefixes: this.#modelPrefixes }),
               (message, error) => {
@@ -248,10 +250,7 @@ export class RelayPlugin extends SimplePlugin {
     const queue = this.#modelCallQueue;
     const { connection } = worker;
     if (!queue || !connection) return run();
-    const modelCalls = await startModelCallWorker(worker, connection, this.#activities, {
-      dataConverter: this.#dataConverter,
-      slots: this.#modelCallSlots,
-    });
+    const modelCalls = await startModelCallWorker(worker, connection, this.#activities, this.#modelCallSlots);
     // A worker shutting down closes its queue: the run's next call would find nobody polling it.
     const wait = queue.startTimeoutMs !== undefined ? { startTimeoutMs: queue.startTimeoutMs } : {};
     queue.current = () => ({ name: modelCalls.taskQueue, open: worker.getState() === 'RUNNING', ...wait });

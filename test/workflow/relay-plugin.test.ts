@@ -1,7 +1,11 @@
 import { randomBytes } from 'node:crypto';
+import type { Payload, PayloadCodec } from '@temporalio/common';
+import { SimplePlugin } from '@temporalio/plugin';
+import protos from '@temporalio/proto';
 import { DefaultLogger, Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { readHistory } from '../../src/client/read-history.js';
 import { RelayClient } from '../../src/client/relay-client.js';
 import { encryptionKeyIdMetadataKey } from '../../src/security/aes-gcm-payload-codec.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
@@ -34,8 +38,39 @@ const shipParcel = defineTool({
   },
 });
 
+const { Payload: PayloadMessage } = protos.temporal.api.common.v1;
+const wrappedEncoding = 'binary/wrapped-by-test';
+
+/** A codec of another team's plugin: it wraps each payload whole, and leaves alone what it did not wrap. */
+const wrappingCodec: PayloadCodec = {
+  encode: async (payloads) =>
+    payloads.map((payload) => ({
+      metadata: { encoding: new TextEncoder().encode(wrappedEncoding) },
+      data: PayloadMessage.encode(payload).finish(),
+    })),
+  decode: async (payloads) =>
+    payloads.map((payload): Payload => {
+      const encoding = payload.metadata?.['encoding'];
+      if (!encoding || new TextDecoder().decode(encoding) !== wrappedEncoding) return payload;
+      return PayloadMessage.decode(payload.data ?? new Uint8Array());
+    }),
+};
+
+/** A plugin that adds {@link wrappingCodec} after the codecs a worker or client already has. */
+const wrappingPlugin = new SimplePlugin({
+  name: 'wrapping-codec',
+  dataConverter: (existing) => ({
+    ...existing,
+    payloadCodecs: [...(existing?.payloadCodecs ?? []), wrappingCodec],
+  }),
+});
+
 /** A plain `Worker.create` with the plugin, the way a team adds Relay-E to its own worker; it runs until `stop`. */
-async function startPlainWorker(taskQueue: string, options: Omit<RelayPluginOptions, 'tools' | 'workflowBundle'>) {
+async function startPlainWorker(
+  taskQueue: string,
+  options: Omit<RelayPluginOptions, 'tools' | 'workflowBundle'>,
+  pluginsAfter: SimplePlugin[] = [],
+) {
   const plugin = await RelayPlugin.create({
     ...options,
     tools: [shipParcel],
@@ -45,7 +80,7 @@ async function startPlainWorker(taskQueue: string, options: Omit<RelayPluginOpti
     connection: env.nativeConnection,
     namespace: env.namespace,
     taskQueue,
-    plugins: [plugin],
+    plugins: [plugin, ...pluginsAfter],
   });
   const running = worker.run();
   return {
@@ -87,6 +122,52 @@ describe('RelayPlugin', () => {
       const history = JSON.stringify(await env.client.workflow.getHandle(runId).fetchHistory());
       expect(history).not.toContain('1 Main St');
       expect(history).toContain(encryptionKeyIdMetadataKey);
+    } finally {
+      await stop();
+      await client.close();
+    }
+  });
+
+  it('calls the model on the worker’s own queue with the codecs of plugins configured after it', async () => {
+    const taskQueue = uniqueTaskQueue('plugin-codec');
+    const { stop } = await startPlainWorker(
+      taskQueue,
+      {
+        models: {
+          scripted: scriptedModel([
+            { toolCalls: [{ id: 'ship', name: 'ship_parcel', input: { parcel: 'P-8', address: '2 Main St' } }] },
+            { text: 'Shipped.' },
+          ]),
+        },
+      },
+      [wrappingPlugin],
+    );
+    const client = await RelayClient.connect({
+      connection: env.connection,
+      namespace: env.namespace,
+      taskQueue,
+      plugins: [wrappingPlugin],
+    });
+    try {
+      const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'ship P-8' });
+      await waitForRun(client, runId, (snapshot) => snapshot.status === 'awaiting_approval');
+      await client.approve(runId, 'call_1_0', { approver: 'ops' });
+      expect(await client.result(runId)).toMatchObject({ output: 'Shipped.', steps: 2 });
+      expect((await client.events(runId)).map(({ type }) => type)).not.toContain('model_context_resent');
+      // The second model call went to the worker's own queue, its input wrapped by the other plugin's codec.
+      const modelCalls = ((await readHistory(env.client, runId)).events ?? []).flatMap((event) => {
+        const scheduled = event.activityTaskScheduledEventAttributes;
+        return scheduled?.activityType?.name === 'callModel' ? [scheduled] : [];
+      });
+      expect(
+        modelCalls.map((scheduled) => ({
+          own: scheduled.taskQueue?.name !== taskQueue,
+          encoding: new TextDecoder().decode(scheduled.input?.payloads?.[0]?.metadata?.['encoding'] ?? undefined),
+        })),
+      ).toEqual([
+        { own: false, encoding: wrappedEncoding },
+        { own: true, encoding: wrappedEncoding },
+      ]);
     } finally {
       await stop();
       await client.close();
