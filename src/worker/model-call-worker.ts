@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { Worker } from '@temporalio/worker';
 import type { FixedSizeSlotSupplier, NativeConnection, WorkerOptions } from '@temporalio/worker';
 import type { RelayActivities } from '../../activities/index.js';
+import { RelayError } from '../shared/errors.js';
 import { modelDeltaBatchMs } from '../shared/run-types.js';
 
 /** A worker of model calls on a task queue of this process's own, beside a Relay-E worker. */
@@ -84,4 +85,21 @@ export function modelCallSlotsOf(
       nexusTaskSlotSupplier: unpolled,
     },
   };
+}
+
+/**
+ * Refuses activity rate limits on a worker that keeps model calls on itself: they hold only its shared task queue, so
+ * the model calls sent back to it on its own queue would go past them unseen.
+ */
+export function refuseActivityRateLimits(
+  options: Pick<WorkerOptions, 'maxActivitiesPerSecond' | 'maxTaskQueueActivitiesPerSecond'>,
+): void {
+  const limit = (['maxActivitiesPerSecond', 'maxTaskQueueActivitiesPerSecond'] as const).find(
+    (name) => options[name] !== undefined,
+  );
+  if (limit === undefined) return;
+  throw new RelayError(
+    'invalid_input',
+    `${limit} limits only the worker's shared task queue: the model calls sent back to this worker on its own queue (keepModelCallsOnWorker) would not count against it. Set keepModelCallsOnWorker: false to send every call by the shared queue, under the limit, or limit calls in the model provider`,
+  );
 }

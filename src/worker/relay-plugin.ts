@@ -21,7 +21,7 @@ import type { LoadedTools, ToolEntry } from '../tool/tool-source.js';
 import type { ToolSourceOptions } from './resolve-tool-registry.js';
 import { resolveToolRegistry } from './resolve-tool-registry.js';
 import { startCatalogPublisher } from './worker-catalog-publisher.js';
-import { modelCallSlotsOf, startModelCallWorker } from './model-call-worker.js';
+import { modelCallSlotsOf, refuseActivityRateLimits, startModelCallWorker } from './model-call-worker.js';
 import type { ModelCallSlots } from './model-call-worker.js';
 import { approvalReminderMs, checkApprovalWebhook } from '../notify/approval-webhook.js';
 import type { DurationInput } from '../shared/run-types.js';
@@ -75,6 +75,8 @@ export interface RelayPluginOptions extends ToolSourceOptions {
    * for model calls beside the shared one, and a call's result names it. A call that worker does not start within 5
    * seconds (it stopped or died) is sent to the shared task queue with the whole context, and a
    * `model_context_resent` event says so. For stores other workers cannot read; a shared store needs no affinity.
+   * Such a worker refuses activity rate limits (`maxActivitiesPerSecond`, `maxTaskQueueActivitiesPerSecond`): they
+   * would hold only the shared queue, not the calls sent back to it.
    * @default true for the default memory store, false when `payloadStore` is given
    */
   keepModelCallsOnWorker?: boolean;
@@ -191,6 +193,7 @@ export class RelayPlugin extends SimplePlugin {
   override configureWorker(options: WorkerOptions): WorkerOptions {
     const configured = super.configureWorker(options);
     refusePinnedRelayWorkflows(configured);
+    if (this.#modelCallQueue) refuseActivityRateLimits(configured);
     this.#modelCallSlots = modelCallSlotsOf(configured);
     if (configured.workflowsPath !== undefined || configured.workflowBundle !== undefined) return configured;
     if (this.#options.workflowBundle !== undefined)
@@ -215,6 +218,7 @@ export class RelayPlugin extends SimplePlugin {
     try {
       // Again as every plugin left the options: one configured after this one may have pinned the worker.
       refusePinnedRelayWorkflows(worker.options);
+      if (this.#modelCallQueue) refuseActivityRateLimits(worker.options);
       if (connection && (this.#options.checkSearchAttributes ?? true)) {
         await checkSearchAttributes(connection, worker.options.namespace);
       }

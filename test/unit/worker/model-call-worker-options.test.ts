@@ -1,6 +1,9 @@
 import type { CustomSlotSupplier, ActivitySlotInfo } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
+import { RelayError } from '../../../src/shared/errors.js';
+import { scriptedModel } from '../../../src/testing/scripted-model.js';
 import { modelCallSlotsOf } from '../../../src/worker/model-call-worker.js';
+import { RelayPlugin } from '../../../src/worker/relay-plugin.js';
 
 const custom: CustomSlotSupplier<ActivitySlotInfo> = {
   type: 'custom',
@@ -51,5 +54,31 @@ describe('the model-call worker’s activity slots', () => {
       activityTaskSlotOptions: { maximumSlots: 50 },
     };
     expect(modelCallSlotsOf({ tuner }).tuner).toBe(tuner);
+  });
+});
+
+describe('activity rate limits on a worker that keeps model calls on itself', () => {
+  const models = { scripted: scriptedModel([{ text: 'done' }]) };
+  const base = { taskQueue: 'rate-limited' };
+
+  it('are refused, since the calls sent back to it on its own queue would not count against them', async () => {
+    const plugin = await RelayPlugin.create({ tools: [], models });
+    for (const limit of ['maxActivitiesPerSecond', 'maxTaskQueueActivitiesPerSecond'] as const) {
+      const refused = (() => {
+        try {
+          plugin.configureWorker({ ...base, [limit]: 5 });
+          return undefined;
+        } catch (error) {
+          return error;
+        }
+      })();
+      expect(RelayError.isInstance(refused) && refused.code).toBe('invalid_input');
+      expect(String(refused)).toContain(`${limit} limits only the worker's shared task queue`);
+    }
+  });
+
+  it('are taken by a worker that sends every call by the shared queue', async () => {
+    const plugin = await RelayPlugin.create({ tools: [], models, keepModelCallsOnWorker: false });
+    expect(plugin.configureWorker({ ...base, maxActivitiesPerSecond: 5 })).toMatchObject({ maxActivitiesPerSecond: 5 });
   });
 });
