@@ -216,9 +216,6 @@ export class RelayPlugin extends SimplePlugin {
   override async runWorker(worker: Worker, next: (worker: Worker) => Promise<void>): Promise<void> {
     const { connection } = worker;
     try {
-      // Again as every plugin left the options: one configured after this one may have pinned the worker.
-      refusePinnedRelayWorkflows(worker.options);
-      if (this.#modelCallQueue) refuseActivityRateLimits(worker.options);
       if (connection && (this.#options.checkSearchAttributes ?? true)) {
         await checkSearchAttributes(connection, worker.options.namespace);
       }
@@ -342,7 +339,7 @@ function refuseRemindingSourcesWithoutWebhook(tools: readonly ToolEntry[]): void
  * patched and replayed against recorded histories, so a run can move to a new version; pinned, a run waiting days for
  * a human, and the worker catalog workflow that lives as long as its task queue, would wait for retired workers.
  */
-function refusePinnedRelayWorkflows(options: Pick<WorkerOptions, 'workerDeploymentOptions'>): void {
+function refusePinnedRelayWorkflows(options: WorkerOptions): void {
   const deployment = options.workerDeploymentOptions;
   if (!deployment?.useWorkerVersioning || deployment.defaultVersioningBehavior === 'AUTO_UPGRADE') return;
   throw new RelayError(

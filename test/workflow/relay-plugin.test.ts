@@ -1,5 +1,4 @@
 import { randomBytes } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { SimplePlugin } from '@temporalio/plugin';
 import protos from '@temporalio/proto';
@@ -9,7 +8,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { readHistory } from '../../src/client/read-history.js';
 import { RelayClient } from '../../src/client/relay-client.js';
-import { RelayError } from '../../src/shared/errors.js';
 import { encryptionKeyIdMetadataKey } from '../../src/security/aes-gcm-payload-codec.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { defineTool } from '../../src/tool/define-tool.js';
@@ -88,7 +86,6 @@ async function startPlainWorker(
   const running = worker.run();
   return {
     plugin,
-    running,
     stop: async () => {
       worker.shutdown();
       await running;
@@ -176,36 +173,6 @@ describe('RelayPlugin', () => {
       await stop();
       await client.close();
     }
-  });
-
-  it('refuses to run pinned by a plugin configured after it', async () => {
-    const pinning: WorkerPlugin = {
-      name: 'pinning',
-      configureWorker: (options) => ({
-        ...options,
-        workerDeploymentOptions: {
-          version: { deploymentName: uniqueTaskQueue('pinned-deployment'), buildId: 'v1' },
-          useWorkerVersioning: true,
-          defaultVersioningBehavior: 'PINNED',
-        },
-      }),
-    };
-    const { running, stop } = await startPlainWorker(
-      uniqueTaskQueue('plugin-pinned'),
-      { models: { scripted: scriptedModel([{ text: 'ok' }]) } },
-      [pinning],
-    );
-    const stillRunning = Symbol('still running');
-    const refused = await Promise.race([
-      running.then(
-        () => undefined,
-        (error: unknown) => error,
-      ),
-      sleep(10_000).then(() => stillRunning),
-    ]);
-    if (refused === stillRunning) await stop();
-    expect(RelayError.isInstance(refused) && refused.code).toBe('invalid_input');
-    expect(String(refused)).toMatch(/run as AUTO_UPGRADE, not PINNED/);
   });
 
   it('announces the worker’s tools and models on its task queue while it runs', async () => {
