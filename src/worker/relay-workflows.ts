@@ -34,16 +34,19 @@ export function compileWorkflowSourceAsBuilt(config: WebpackConfiguration): Webp
 }
 
 /**
- * Pure modules loaded once per workflow thread and shared by every cached run, instead of once per run: the tool
- * call validator and Zod beneath it cost about 1.2 MiB per cached run otherwise (bench/memory-per-run.ts), and the
- * closed-run record brings fflate, whose tables every run would build again. None holds per-run state, so sharing
- * cannot change a run's behaviour.
+ * Modules loaded once per workflow thread and shared by every cached run, instead of once per run
+ * (bench/memory-per-run.ts measures the difference): Relay-E's workflows with every module they import, each of
+ * which a run would otherwise load again with its export getters and module scope; the tool call validator with Zod
+ * beneath it; the closed-run record with fflate, whose tables every run would build again. The SDK freezes what they
+ * export. None holds per-run state (their caches are keyed by a run's own objects, or hold what any run may share,
+ * as compiled schemas), so sharing cannot change a run's behaviour.
  */
 export function relaySharedWorkflowModules(): string[] {
   return [
     resolveRelayModule('workflows/tool-call-validator'),
     resolveRelayModule('src/shared/run-input-schema'),
     resolveRelayModule('src/shared/closed-run-record'),
+    resolveRelayModule('workflows/index'),
   ];
 }
 
