@@ -10,7 +10,7 @@ export type {
 } from '../mcp/index.js';
 export { RelayPlugin, createRelayPlugin } from './relay-plugin.js';
 export type { RelayPluginOptions } from './relay-plugin.js';
-export { bundleRelayWorkflows } from './relay-workflows.js';
+export { bundleRelayWorkflows, relaySharedWorkflowModules } from './relay-workflows.js';
 export type { ToolSourceOptions } from './resolve-tool-registry.js';
 export { createPayloadStore } from '../store/create-payload-store.js';
 export type { PayloadStoreConfig } from '../store/create-payload-store.js';

@@ -15,7 +15,7 @@ import { relaySearchAttributeDefinitions } from '../shared/search-attributes.js'
 import { ToolExecutor } from '../tool/tool-executor.js';
 import type { ToolExecutorOptions } from '../tool/tool-executor.js';
 import { errorMessage } from '../tool/error-message.js';
-import { compileWorkflowSourceAsBuilt, relaySharedWorkflowModules, relayWorkflowsPath } from './relay-workflows.js';
+import { compileWorkflowSourceAsBuilt, relayWorkflowsPath, withRelaySharedModules } from './relay-workflows.js';
 import { isToolSource } from '../tool/tool-source.js';
 import type { LoadedTools, ToolEntry } from '../tool/tool-source.js';
 import type { ToolSourceOptions } from './resolve-tool-registry.js';
@@ -195,15 +195,17 @@ export class RelayPlugin extends SimplePlugin {
     refusePinnedRelayWorkflows(configured);
     if (this.#modelCallQueue) refuseActivityRateLimits(configured);
     this.#modelCallSlots = modelCallSlotsOf(configured);
-    if (configured.workflowsPath !== undefined || configured.workflowBundle !== undefined) return configured;
+    if (configured.workflowBundle !== undefined) return configured;
+    // The worker's own workflows re-export Relay-E's: share them as well, and leave the compiling of its files alone.
+    if (configured.workflowsPath !== undefined) return withRelaySharedModules(configured);
     if (this.#options.workflowBundle !== undefined)
       return { ...configured, workflowBundle: this.#options.workflowBundle };
+    const shared = withRelaySharedModules(configured);
     return {
-      ...configured,
+      ...shared,
       workflowsPath: relayWorkflowsPath(),
       bundlerOptions: {
-        ...configured.bundlerOptions,
-        preloadModules: [...(configured.bundlerOptions?.preloadModules ?? []), ...relaySharedWorkflowModules()],
+        ...shared.bundlerOptions,
         // The worker's own hook, if any, sees Relay-E's compile settings and has the last word.
         webpackConfigHook: (config) => {
           const compiled = compileWorkflowSourceAsBuilt(config);

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import type { BundleOptions, WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type { BundleOptions, WorkerOptions, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { RelayError } from '../shared/errors.js';
 
 /** Bundles Relay-E's workflows once, for workers that should start without bundling (tests, several workers). */
@@ -48,6 +48,12 @@ export function relaySharedWorkflowModules(): string[] {
     resolveRelayModule('src/shared/closed-run-record'),
     resolveRelayModule('workflows/index'),
   ];
+}
+
+/** `options` with {@link relaySharedWorkflowModules} preloaded after the modules the worker already preloads. */
+export function withRelaySharedModules(options: WorkerOptions): WorkerOptions {
+  const preloadModules = [...(options.bundlerOptions?.preloadModules ?? []), ...relaySharedWorkflowModules()];
+  return { ...options, bundlerOptions: { ...options.bundlerOptions, preloadModules } };
 }
 
 /** The file that holds Relay-E's workflows, next to this module whether it runs from source or from `dist`. */

@@ -70,6 +70,46 @@ await client.close();
 process.stdout.write(JSON.stringify({ result, litres: greenhouse.get('tomatoes'), events: events.map((e) => e.type) }));
 `;
 
+// A team's own Temporal worker with Relay-E's plugin: its workflows file re-exports Relay-E's beside its own workflow,
+// which answers whether the worker shares Relay-E's workflow modules between runs (the SDK freezes what it shares).
+const ownWorkflows = `
+import * as relayWorkflows from '@relay-e/engine/workflows';
+export * from '@relay-e/engine/workflows';
+
+export async function relayModulesShared() {
+  return Object.isFrozen(relayWorkflows);
+}
+`;
+
+const ownWorker = `
+import path from 'node:path';
+import { NativeConnection, Worker } from '@temporalio/worker';
+import { RelayClient } from '@relay-e/engine';
+import { RelayPlugin } from '@relay-e/engine/worker';
+import { scriptedModel } from '@relay-e/engine/testing';
+
+const [address, namespace, taskQueue] = process.argv.slice(2);
+const relay = await RelayPlugin.create({ tools: [], models: { scripted: scriptedModel([{ text: 'Hello.' }]) } });
+const connection = await NativeConnection.connect({ address });
+const worker = await Worker.create({
+  connection,
+  namespace,
+  taskQueue,
+  workflowsPath: path.join(import.meta.dirname, 'workflows.mjs'),
+  plugins: [relay],
+});
+const client = await RelayClient.connect({ address, namespace, taskQueue });
+const outcome = await worker.runUntil(async () => {
+  const { runId } = await client.startRun({ tenantId: 'garden', model: 'scripted:gardener', prompt: 'hello' });
+  const { output } = await client.result(runId);
+  const shared = await client.temporal.workflow.execute('relayModulesShared', { taskQueue, workflowId: 'shared-' + runId });
+  return { output, shared };
+});
+await client.close();
+await connection.close();
+process.stdout.write(JSON.stringify(outcome));
+`;
+
 // Every subpath, type-checked by the TypeScript the repository uses, as a consumer with NodeNext resolution. An
 // entry point whose types did not resolve fails under \`strict\` (implicit any); \`skipLibCheck\`, as Temporal's own
 // setup advises, skips only the checking inside dependencies' declaration files.
@@ -159,6 +199,8 @@ beforeAll(async () => {
     'zod@4.6.7',
   ]);
   await writeFile(path.join(project, 'run.mjs'), userRun);
+  await writeFile(path.join(project, 'workflows.mjs'), ownWorkflows);
+  await writeFile(path.join(project, 'own-worker.mjs'), ownWorker);
   await writeFile(path.join(project, 'check-types.ts'), userTypes);
   await writeFile(path.join(project, 'tsconfig.json'), JSON.stringify(tsconfig));
   await writeFile(path.join(project, 'relay-e.config.ts'), userConfig);
@@ -185,6 +227,21 @@ describe('the packed package, installed in a project of its own', () => {
       expect(outcome.events).toEqual(
         expect.arrayContaining(['tool_awaiting_approval', 'tool_approved', 'tool_succeeded']),
       );
+    },
+    3 * minutes,
+  );
+
+  it(
+    'runs agent runs on the project’s own worker and workflows file, with Relay-E’s workflow modules shared',
+    async () => {
+      const { stdout } = await inProject(project, process.execPath, [
+        'own-worker.mjs',
+        inject('temporalAddress'),
+        inject('temporalNamespace'),
+        `user-project-own-worker-${Date.now()}`,
+      ]);
+
+      expect(JSON.parse(stdout)).toEqual({ output: 'Hello.', shared: true });
     },
     3 * minutes,
   );

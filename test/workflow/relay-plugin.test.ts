@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import path from 'node:path';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { SimplePlugin } from '@temporalio/plugin';
 import protos from '@temporalio/proto';
@@ -14,7 +15,7 @@ import { defineTool } from '../../src/tool/define-tool.js';
 import { RelayPlugin, bundleRelayWorkflows } from '../../src/worker/index.js';
 import type { RelayPluginOptions } from '../../src/worker/index.js';
 import { waitForRun, waitForWorkerCatalog } from '../helpers/relay-test-kit.js';
-import { connectTemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal-test-env.js';
+import { connectTemporalTestEnv, uniqueTaskQueue, uniqueWorkflowId, withWorker } from '../helpers/temporal-test-env.js';
 import type { TemporalTestEnv } from '../helpers/temporal-test-env.js';
 
 let env: TemporalTestEnv;
@@ -65,6 +66,13 @@ const wrappingPlugin = new SimplePlugin({
     payloadCodecs: [...(existing?.payloadCodecs ?? []), wrappingCodec],
   }),
 });
+
+const ownWorkflows = path.join(import.meta.dirname, '../fixtures/own-workflows/workflows.ts');
+
+/** Runs the own workflows' `relayModulesShared` on `taskQueue`. */
+function askWhetherShared(taskQueue: string): Promise<boolean> {
+  return env.client.workflow.execute('relayModulesShared', { taskQueue, workflowId: uniqueWorkflowId('shared') });
+}
 
 /** A plain `Worker.create` with the plugin, the way a team adds Relay-E to its own worker; it runs until `stop`. */
 async function startPlainWorker(
@@ -174,6 +182,36 @@ describe('RelayPlugin', () => {
       await client.close();
     }
   });
+
+  it('shares Relay-E’s workflow modules between runs of a worker whose own workflows re-export them', async () => {
+    const taskQueue = uniqueTaskQueue('plugin-own-workflows');
+    const plugin = await RelayPlugin.create({
+      tools: [shipParcel],
+      models: { scripted: scriptedModel([{ text: 'Done.' }]) },
+    });
+    const worker = await Worker.create({
+      connection: env.nativeConnection,
+      namespace: env.namespace,
+      taskQueue,
+      workflowsPath: ownWorkflows,
+      plugins: [plugin],
+    });
+    const client = await RelayClient.connect({ connection: env.connection, namespace: env.namespace, taskQueue });
+    try {
+      await worker.runUntil(async () => {
+        const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'hello' });
+        expect((await client.result(runId)).output).toBe('Done.');
+        expect(await askWhetherShared(taskQueue)).toBe(true);
+      });
+    } finally {
+      await client.close();
+    }
+    // The same workflows bundled without the plugin's settings load Relay-E's modules again for each run.
+    const unshared = await withWorker(env, { workflowsPath: ownWorkflows }, ({ taskQueue: plainQueue }) =>
+      askWhetherShared(plainQueue),
+    );
+    expect(unshared).toBe(false);
+  }, 120_000);
 
   it('announces the worker’s tools and models on its task queue while it runs', async () => {
     const taskQueue = uniqueTaskQueue('plugin-catalog');

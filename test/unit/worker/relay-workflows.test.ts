@@ -1,7 +1,7 @@
 import { DefaultLogger } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { scriptedModel } from '../../../src/testing/scripted-model.js';
-import { RelayPlugin, bundleRelayWorkflows } from '../../../src/worker/index.js';
+import { RelayPlugin, bundleRelayWorkflows, relaySharedWorkflowModules } from '../../../src/worker/index.js';
 import { compileWorkflowSourceAsBuilt } from '../../../src/worker/relay-workflows.js';
 
 type WebpackConfiguration = Parameters<typeof compileWorkflowSourceAsBuilt>[0];
@@ -55,5 +55,19 @@ describe('the workflow bundle', () => {
     expect(hook).toBeDefined();
     expect(swcTarget(hook?.(sdkLikeConfig()) ?? {})).toBe('es2022');
     expect(targetsSeen).toEqual(['es2022']);
+  });
+
+  it('preloads the shared modules for a worker with its own workflows file, and leaves its compiling alone', async () => {
+    const plugin = await RelayPlugin.create({ tools: [], models: { scripted: scriptedModel([]) } });
+    const configured = plugin.configureWorker({
+      taskQueue: 'own-workflows',
+      workflowsPath: '/team/workflows.ts',
+      bundlerOptions: { preloadModules: ['/team/shared.ts'] },
+    });
+
+    expect(configured.workflowsPath).toBe('/team/workflows.ts');
+    expect(configured.bundlerOptions?.preloadModules).toEqual(['/team/shared.ts', ...relaySharedWorkflowModules()]);
+    expect(configured.bundlerOptions?.webpackConfigHook).toBeUndefined();
+    expect(relaySharedWorkflowModules()).toContainEqual(expect.stringMatching(/workflows[/\\]index\.(ts|js)$/));
   });
 });
