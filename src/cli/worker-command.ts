@@ -76,11 +76,7 @@ export async function startCliWorker(
   const connection = await connectWorkerConnection(settings);
   const payloads = openCliPayloadStore(settings, project, connection, { defaultFolderShared });
   const tools = project ? project.config.tools : createDemoTools(new DemoBankFile(demoBankFile));
-  const configured = approvalWebhooksOf(project, process.env);
-  const approvalWebhook =
-    configured.webhooks && inboxUrl ? linkedToInbox(configured.webhooks, inboxUrl) : configured.webhooks;
-  const reminder =
-    project?.config.remindApproversBeforeExpiry ?? (process.env['RELAY_E_APPROVAL_REMINDER'] || undefined);
+  const { approvalWebhook, reminder, where } = approvalNoticesOf(project, inboxUrl);
   const models = {
     ...providersFromEnv(process.env),
     ...(project ? project.config.models : { scripted: createDemoModel() }),
@@ -115,9 +111,7 @@ export async function startCliWorker(
     toolNames: tools.map(describeToolEntry),
     source: project ? project.file : 'the banking demo (no relay-e.config.ts found)',
     approvalWebhook:
-      configured.where && reminder !== undefined
-        ? `${configured.where} (reminded ${String(reminder)} before a call expires)`
-        : configured.where,
+      where && reminder !== undefined ? `${where} (reminded ${String(reminder)} before a call expires)` : where,
     stop: () =>
       (stopping ??= (async () => {
         if (worker.getState() === 'RUNNING') worker.shutdown();
@@ -126,6 +120,19 @@ export async function startCliWorker(
         await connection.close();
       })()),
   };
+}
+
+/**
+ * Where the worker sends approval notices (the config's webhooks, else the environment's, linked to `inboxUrl` when
+ * they name no inbox), how long before expiry it reminds approvers, and the ready line's words for the webhook.
+ */
+function approvalNoticesOf(project: ProjectConfig | undefined, inboxUrl: (() => string | undefined) | undefined) {
+  const configured = approvalWebhooksOf(project, process.env);
+  const approvalWebhook =
+    configured.webhooks && inboxUrl ? linkedToInbox(configured.webhooks, inboxUrl) : configured.webhooks;
+  const reminder =
+    project?.config.remindApproversBeforeExpiry ?? (process.env['RELAY_E_APPROVAL_REMINDER'] || undefined);
+  return { approvalWebhook, reminder, where: configured.where };
 }
 
 /**

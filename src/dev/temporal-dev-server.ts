@@ -202,16 +202,7 @@ async function spawnDevServer(
   const port = options.port ?? (await findFreePort(ip));
   const uiPort = options.ui === true ? (options.uiPort ?? (await findFreePort(ip))) : undefined;
   const address = `${formatHost(ip)}:${port}`;
-
-  const args = ['server', 'start-dev', '--ip', ip, '--port', String(port), '--log-level', options.logLevel ?? 'warn'];
-  if (uiPort === undefined) args.push('--headless');
-  else args.push('--ui-port', String(uiPort));
-  if (options.dbFilename !== undefined) args.push('--db-filename', options.dbFilename);
-  if (namespace !== 'default') args.push('--namespace', namespace);
-  for (const { name, type } of options.searchAttributes ?? relaySearchAttributeDefinitions) {
-    args.push('--search-attribute', `${name}=${type}`);
-  }
-  args.push(...dynamicConfigArgs(options), ...(options.extraArgs ?? []));
+  const args = devServerArgs({ ip, port, uiPort, namespace }, options);
 
   const child = spawn(executablePath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   const output = collectOutput(child, options.onOutput);
@@ -225,15 +216,8 @@ async function spawnDevServer(
   });
   spawnFailed.catch(() => {});
   trackUntilExit(child, exited, options.dbFilename === undefined ? 'SIGKILL' : 'SIGTERM');
-
   const earlyExit = exited.then(({ code, signal }) => {
-    const tail = output.tail();
-    const message =
-      `temporal server start-dev exited before it accepted connections (${signal ?? `code ${code}`}).\n` +
-      `Command: ${executablePath} ${args.join(' ')}\n${tail}`;
-    throw /address already in use/i.test(tail)
-      ? new DevServerPortClashError(message, portInUse(tail))
-      : new TemporalDevServerError(message);
+    throw exitedBeforeServing(`${executablePath} ${args.join(' ')}`, signal ?? `code ${code}`, output.tail());
   });
   earlyExit.catch(() => {});
 
@@ -265,6 +249,31 @@ async function spawnDevServer(
     ...(child.pid === undefined ? {} : { pid: child.pid }),
     stop: () => (stopping ??= stopProcess(child, exited, options.stopGracePeriodMs ?? 10_000)),
   };
+}
+
+/** The arguments of `temporal server start-dev` for these ports and options. */
+function devServerArgs(
+  listen: { ip: string; port: number; uiPort: number | undefined; namespace: string },
+  options: TemporalDevServerOptions,
+): string[] {
+  const { ip, port, uiPort, namespace } = listen;
+  const args = ['server', 'start-dev', '--ip', ip, '--port', String(port), '--log-level', options.logLevel ?? 'warn'];
+  if (uiPort === undefined) args.push('--headless');
+  else args.push('--ui-port', String(uiPort));
+  if (options.dbFilename !== undefined) args.push('--db-filename', options.dbFilename);
+  if (namespace !== 'default') args.push('--namespace', namespace);
+  for (const { name, type } of options.searchAttributes ?? relaySearchAttributeDefinitions) {
+    args.push('--search-attribute', `${name}=${type}`);
+  }
+  return [...args, ...dynamicConfigArgs(options), ...(options.extraArgs ?? [])];
+}
+
+/** The error for a server that exited before it accepted connections: a port clash named as such, with its port. */
+function exitedBeforeServing(command: string, how: string, tail: string): TemporalDevServerError {
+  const message = `temporal server start-dev exited before it accepted connections (${how}).\nCommand: ${command}\n${tail}`;
+  return /address already in use/i.test(tail)
+    ? new DevServerPortClashError(message, portInUse(tail))
+    : new TemporalDevServerError(message);
 }
 
 /** Finds the Temporal CLI: the given path, then `TEMPORAL_CLI_PATH`, then `temporal` on `PATH`. */
