@@ -1,7 +1,14 @@
+import type { ClientOptions, ClientPlugin } from '@temporalio/client';
 import { SimplePlugin } from '@temporalio/plugin';
 import type { DataConverter } from '@temporalio/common';
-import { Runtime } from '@temporalio/worker';
-import type { NativeConnection, Worker, WorkerOptions, WorkflowBundleOption } from '@temporalio/worker';
+import { NativeConnection, Runtime } from '@temporalio/worker';
+import type {
+  ReplayWorkerOptions,
+  Worker,
+  WorkerOptions,
+  WorkerPlugin,
+  WorkflowBundleOption,
+} from '@temporalio/worker';
 import { createActivities } from '../../activities/index.js';
 import type { ActivityDependencies, OwnModelCallQueue, RelayActivities } from '../../activities/index.js';
 import { ModelRegistry } from '../model/model-registry.js';
@@ -108,8 +115,8 @@ export interface RelayPluginOptions extends ToolSourceOptions {
    */
   workflowBundle?: WorkflowBundleOption;
   /**
-   * Check when the worker is created that the server knows Relay-E's search attributes, so a run cannot get stuck
-   * on a server where they were never registered.
+   * Check when the worker is created (in `Worker.create`, which then rejects) that the server knows Relay-E's search
+   * attributes, so a run cannot get stuck on a server where they were never registered.
    * @default true
    */
   checkSearchAttributes?: boolean;
@@ -127,7 +134,13 @@ export interface RelayPluginOptions extends ToolSourceOptions {
  * `@relay-e/engine/workflows` from it), the activities bound to your tools and models, and the encryption codec;
  * `Client`s given the plugin get the codec too. One plugin serves one worker: its tools close when that worker stops.
  */
-export class RelayPlugin extends SimplePlugin {
+export class RelayPlugin implements WorkerPlugin, ClientPlugin {
+  readonly name = 'relay-e';
+  /**
+   * Adds the activities and the codec as the SDK's own plugins do. Held rather than extended: its `configureWorker`
+   * is synchronous, and this plugin's waits for the search-attribute check, so a refused worker is never created.
+   */
+  readonly #base: SimplePlugin;
   readonly #options: RelayPluginOptions;
   readonly #tools: LoadedTools;
   readonly #modelPrefixes: string[];
@@ -150,7 +163,7 @@ export class RelayPlugin extends SimplePlugin {
       ...reminder,
       ...(modelCallQueue ? { modelCallQueue: () => modelCallQueue.current?.() } : {}),
     });
-    super({
+    this.#base = new SimplePlugin({
       name: 'relay-e',
       activities,
       // A function, so the codec goes after the codecs the worker or client already has.
@@ -190,11 +203,36 @@ export class RelayPlugin extends SimplePlugin {
     return this.#tools.registry;
   }
 
-  override configureWorker(options: WorkerOptions): WorkerOptions {
-    const configured = super.configureWorker(options);
+  configureClient(options: ClientOptions): ClientOptions {
+    return this.#base.configureClient(options);
+  }
+
+  configureReplayWorker(options: ReplayWorkerOptions): ReplayWorkerOptions {
+    return this.#base.configureReplayWorker(options);
+  }
+
+  async configureWorker(options: WorkerOptions): Promise<WorkerOptions> {
+    const configured = this.#base.configureWorker(options);
+    try {
+      await this.#refuseUnfitWorker(configured);
+    } catch (error) {
+      // A refused worker is never created, so it never runs to close the tools (an MCP server's process would stay).
+      await this.#tools.close();
+      throw error;
+    }
+    this.#modelCallSlots = modelCallSlotsOf(configured);
+    return this.#withWorkflows(configured);
+  }
+
+  /** Refuses, before `Worker.create` makes the worker, what Relay-E's runs cannot work with. */
+  async #refuseUnfitWorker(configured: WorkerOptions): Promise<void> {
     refusePinnedRelayWorkflows(configured);
     if (this.#modelCallQueue) refuseActivityRateLimits(configured);
-    this.#modelCallSlots = modelCallSlotsOf(configured);
+    if (this.#options.checkSearchAttributes ?? true) await checkSearchAttributesOf(configured);
+  }
+
+  /** `configured` with Relay-E's workflows, or with the shared modules when the worker brings its own. */
+  #withWorkflows(configured: WorkerOptions): WorkerOptions {
     if (configured.workflowBundle !== undefined) return configured;
     // The worker's own workflows re-export Relay-E's: share them as well, and leave the compiling of its files alone.
     if (configured.workflowsPath !== undefined) return withRelaySharedModules(configured);
@@ -215,12 +253,9 @@ export class RelayPlugin extends SimplePlugin {
     };
   }
 
-  override async runWorker(worker: Worker, next: (worker: Worker) => Promise<void>): Promise<void> {
+  async runWorker(worker: Worker, next: (worker: Worker) => Promise<void>): Promise<void> {
     const { connection } = worker;
     try {
-      if (connection && (this.#options.checkSearchAttributes ?? true)) {
-        await checkSearchAttributes(connection, worker.options.namespace);
-      }
       const publisher =
         connection && (this.#options.publishCatalog ?? true)
           ? startCatalogPublisher(
@@ -240,7 +275,7 @@ export class RelayPlugin extends SimplePlugin {
       // An MCP server that adds or drops tools is announced at once, so clients check runs against what is served.
       const stopFollowing = this.#tools.onChange(() => publisher?.announce());
       try {
-        await this.#runWithModelCallWorker(worker, () => super.runWorker(worker, next));
+        await this.#runWithModelCallWorker(worker, () => this.#base.runWorker(worker, next));
       } finally {
         stopFollowing();
         await publisher?.stop();
@@ -273,6 +308,21 @@ export function createRelayPlugin(options: RelayPluginOptions): Promise<RelayPlu
 }
 
 /** Fails with the commands that fix it when the namespace lacks Relay-E's search attributes. */
+/**
+ * {@link checkSearchAttributes} on the worker's connection; a worker given none will connect to the SDK's default
+ * address, which a connection of the check's own reads then.
+ */
+async function checkSearchAttributesOf(options: WorkerOptions): Promise<void> {
+  const namespace = options.namespace ?? 'default';
+  if (options.connection) return checkSearchAttributes(options.connection, namespace);
+  const connection = await NativeConnection.connect();
+  try {
+    await checkSearchAttributes(connection, namespace);
+  } finally {
+    await connection.close();
+  }
+}
+
 export async function checkSearchAttributes(connection: NativeConnection, namespace: string): Promise<void> {
   const response = await connection.operatorService.listSearchAttributes({ namespace });
   const known = new Set(Object.keys(response.customAttributes ?? {}));

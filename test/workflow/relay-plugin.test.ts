@@ -3,15 +3,17 @@ import path from 'node:path';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { SimplePlugin } from '@temporalio/plugin';
 import protos from '@temporalio/proto';
-import { DefaultLogger, Worker } from '@temporalio/worker';
+import { DefaultLogger, NativeConnection, Worker } from '@temporalio/worker';
 import type { WorkerPlugin } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { readHistory } from '../../src/client/read-history.js';
+import { startTemporalDevServer } from '../../src/dev/temporal-dev-server.js';
 import { RelayClient } from '../../src/client/relay-client.js';
 import { encryptionKeyIdMetadataKey } from '../../src/security/aes-gcm-payload-codec.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { defineTool } from '../../src/tool/define-tool.js';
+import type { ToolSource } from '../../src/tool/tool-source.js';
 import { RelayPlugin, bundleRelayWorkflows } from '../../src/worker/index.js';
 import type { RelayPluginOptions } from '../../src/worker/index.js';
 import { waitForRun, waitForWorkerCatalog } from '../helpers/relay-test-kit.js';
@@ -68,6 +70,20 @@ const wrappingPlugin = new SimplePlugin({
 });
 
 const ownWorkflows = path.join(import.meta.dirname, '../fixtures/own-workflows/workflows.ts');
+
+/** A tool source with no tools that counts how often it is closed. */
+function countingCloses(closed: { count: number }): ToolSource {
+  return {
+    kind: 'tool-source',
+    name: 'counting',
+    open: async () => ({
+      tools: [],
+      close: async () => {
+        closed.count += 1;
+      },
+    }),
+  };
+}
 
 /** Runs the own workflows' `relayModulesShared` on `taskQueue`. */
 function askWhetherShared(taskQueue: string): Promise<boolean> {
@@ -212,6 +228,34 @@ describe('RelayPlugin', () => {
     );
     expect(unshared).toBe(false);
   }, 120_000);
+
+  it('refuses at Worker.create a namespace without Relay-E’s search attributes, and leaves nothing open', async () => {
+    const bare = await startTemporalDevServer({ searchAttributes: [] });
+    const connection = await NativeConnection.connect({ address: bare.address });
+    const sourceClosed = { count: 0 };
+    try {
+      const plugin = await RelayPlugin.create({
+        tools: [shipParcel, countingCloses(sourceClosed)],
+        models: { scripted: scriptedModel([]) },
+      });
+      const created = Worker.create({
+        connection,
+        namespace: bare.namespace,
+        taskQueue: uniqueTaskQueue('bare'),
+        plugins: [plugin],
+      });
+
+      await expect(created).rejects.toMatchObject({
+        code: 'invalid_input',
+        message: expect.stringContaining('temporal operator search-attribute create') as unknown,
+      });
+      expect(sourceClosed.count).toBe(1);
+      // A worker that had been created would hold the connection until it ran and stopped.
+      await expect(connection.close()).resolves.toBeUndefined();
+    } finally {
+      await bare.stop();
+    }
+  }, 60_000);
 
   it('announces the worker’s tools and models on its task queue while it runs', async () => {
     const taskQueue = uniqueTaskQueue('plugin-catalog');

@@ -64,21 +64,24 @@ describe('activity rate limits on a worker that keeps model calls on itself', ()
   it('are refused, since the calls sent back to it on its own queue would not count against them', async () => {
     const plugin = await RelayPlugin.create({ tools: [], models });
     for (const limit of ['maxActivitiesPerSecond', 'maxTaskQueueActivitiesPerSecond'] as const) {
-      const refused = (() => {
-        try {
-          plugin.configureWorker({ ...base, [limit]: 5 });
-          return undefined;
-        } catch (error) {
-          return error;
-        }
-      })();
+      const refused = await plugin.configureWorker({ ...base, [limit]: 5 }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
       expect(RelayError.isInstance(refused) && refused.code).toBe('invalid_input');
       expect(String(refused)).toContain(`${limit} limits only the worker's shared task queue`);
     }
   });
 
   it('are taken by a worker that sends every call by the shared queue', async () => {
-    const plugin = await RelayPlugin.create({ tools: [], models, keepModelCallsOnWorker: false });
-    expect(plugin.configureWorker({ ...base, maxActivitiesPerSecond: 5 })).toMatchObject({ maxActivitiesPerSecond: 5 });
+    const plugin = await RelayPlugin.create({
+      tools: [],
+      models,
+      keepModelCallsOnWorker: false,
+      checkSearchAttributes: false,
+    });
+    await expect(plugin.configureWorker({ ...base, maxActivitiesPerSecond: 5 })).resolves.toMatchObject({
+      maxActivitiesPerSecond: 5,
+    });
   });
 });

@@ -40,9 +40,13 @@ describe('the workflow bundle', () => {
   }, 60_000);
 
   it("applies when the plugin bundles, and the worker's own webpack hook runs after it", async () => {
-    const plugin = await RelayPlugin.create({ tools: [], models: { scripted: scriptedModel([]) } });
+    const plugin = await RelayPlugin.create({
+      tools: [],
+      models: { scripted: scriptedModel([]) },
+      checkSearchAttributes: false,
+    });
     const targetsSeen: string[] = [];
-    const configured = plugin.configureWorker({
+    const configured = await plugin.configureWorker({
       taskQueue: 'bundle-settings',
       bundlerOptions: {
         webpackConfigHook: (config) => {
@@ -58,8 +62,12 @@ describe('the workflow bundle', () => {
   });
 
   it('preloads the shared modules for a worker with its own workflows file, and leaves its compiling alone', async () => {
-    const plugin = await RelayPlugin.create({ tools: [], models: { scripted: scriptedModel([]) } });
-    const configured = plugin.configureWorker({
+    const plugin = await RelayPlugin.create({
+      tools: [],
+      models: { scripted: scriptedModel([]) },
+      checkSearchAttributes: false,
+    });
+    const configured = await plugin.configureWorker({
       taskQueue: 'own-workflows',
       workflowsPath: '/team/workflows.ts',
       bundlerOptions: { preloadModules: ['/team/shared.ts'] },
