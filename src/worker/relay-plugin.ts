@@ -307,10 +307,9 @@ export function createRelayPlugin(options: RelayPluginOptions): Promise<RelayPlu
   return RelayPlugin.create(options);
 }
 
-/** Fails with the commands that fix it when the namespace lacks Relay-E's search attributes. */
 /**
- * {@link checkSearchAttributes} on the worker's connection; a worker given none will connect to the SDK's default
- * address, which a connection of the check's own reads then.
+ * {@link checkSearchAttributes} on the worker's connection. A worker given no connection connects to the SDK's default
+ * address, so the check opens a connection of its own there.
  */
 async function checkSearchAttributesOf(options: WorkerOptions): Promise<void> {
   const namespace = options.namespace ?? 'default';
@@ -323,6 +322,7 @@ async function checkSearchAttributesOf(options: WorkerOptions): Promise<void> {
   }
 }
 
+/** Fails with the commands that fix it when the namespace lacks Relay-E's search attributes. */
 export async function checkSearchAttributes(connection: NativeConnection, namespace: string): Promise<void> {
   const response = await connection.operatorService.listSearchAttributes({ namespace });
   const known = new Set(Object.keys(response.customAttributes ?? {}));
