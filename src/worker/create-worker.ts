@@ -33,7 +33,8 @@ export interface CreateWorkerOptions extends Omit<RelayPluginOptions, 'workflowB
 export async function createWorker(options: CreateWorkerOptions): Promise<Worker> {
   const { connection: given, address, namespace = 'default', taskQueue, workerOptions, ...pluginOptions } = options;
   const connection = given ?? (await NativeConnection.connect({ address: address ?? 'localhost:7233' }));
-  // Checked before the worker exists, so a misconfigured namespace fails `createWorker`, not a later `run()`.
+  // Checked here rather than by the plugin in `Worker.create`, so a misconfigured namespace is refused before the
+  // plugin opens any tool source (an MCP server's process).
   if (options.checkSearchAttributes ?? true) await checkSearchAttributes(connection, namespace);
   const plugin = await RelayPlugin.create({ ...pluginOptions, checkSearchAttributes: false });
   const dataConverter = options.dataConverter ?? workerOptions?.dataConverter;

@@ -69,9 +69,7 @@ const unpolled: FixedSizeSlotSupplier = { type: 'fixed-size', numSlots: 1 };
  * fixed number gives each worker that many; a resource-based tuner or a custom slot supplier is used as given, so a
  * shared `ResourceBasedController` or a custom supplier's budget spans both workers.
  */
-export function modelCallSlotsOf(
-  options: Pick<WorkerOptions, 'tuner' | 'maxConcurrentActivityTaskExecutions'>,
-): ModelCallSlots {
+export function modelCallSlotsOf(options: ModelCallSlots): ModelCallSlots {
   const { tuner, maxConcurrentActivityTaskExecutions } = options;
   if (tuner === undefined) {
     return maxConcurrentActivityTaskExecutions === undefined ? {} : { maxConcurrentActivityTaskExecutions };
