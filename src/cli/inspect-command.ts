@@ -1,4 +1,3 @@
-import { readHandedOffNotices } from '../client/read-handed-off-notices.js';
 import type { HandedOffNotices } from '../client/read-handed-off-notices.js';
 import type { RunEvent, RunSnapshot } from '../shared/run-types.js';
 import { exitCodes, usageError } from './cli-error.js';
@@ -36,9 +35,7 @@ Exit codes: 0 shown, 3 no such run.`,
     const client = await connectRelayClient(settings);
     try {
       const scope = settings.tenantGiven ? { tenantId: settings.tenantId } : {};
-      const snapshot = await client.getRun(runId, scope);
-      const events = await client.events(runId);
-      const handedOff = await readHandedOffNotices(client.temporal, runId, events);
+      const { snapshot, events, handedOffNotices: handedOff } = await client.inspect(runId, scope);
       const shown = { snapshot, events, ...(handedOff.length > 0 ? { handedOffNotices: handedOff } : {}) };
       process.stdout.write(values.json ? `${JSON.stringify(shown)}\n` : describeRun(snapshot, events, handedOff));
       return exitCodes.ok;

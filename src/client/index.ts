@@ -3,6 +3,7 @@ export type {
   ApproveOptions,
   DecisionOptions,
   RelayClientOptions,
+  RunInspection,
   StartRunOptions,
   TenantScope,
   WatchOptions,

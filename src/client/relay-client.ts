@@ -99,6 +99,15 @@ export interface EventsOptions extends TenantScope {
   limit?: number;
 }
 
+/** What {@link RelayClient.inspect} reads of a run. */
+export interface RunInspection {
+  snapshot: RunSnapshot;
+  /** The whole event log. */
+  events: RunEvent[];
+  /** What became of the approval notices the run handed off when it closed; empty when it handed off none. */
+  handedOffNotices: HandedOffNotices[];
+}
+
 /** Limits a call to one tenant's runs: another tenant's run is reported as not found. */
 export interface TenantScope {
   tenantId?: string;
@@ -249,14 +258,34 @@ export class RelayClient {
    */
   async getRun(runId: string, scope: TenantScope = {}): Promise<RunSnapshot> {
     const description = await this.describeInScope(runId, scope);
+    return this.snapshotOf(runId, description, await this.closedRunRecord(runId, description), scope);
+  }
+
+  /** {@link getRun} of a run already described (and its tenant checked), from its record when it left one. */
+  private async snapshotOf(
+    runId: string,
+    description: WorkflowExecutionDescription,
+    closed: ClosedRunRecord | undefined,
+    scope: TenantScope,
+  ): Promise<RunSnapshot> {
     const versioning = runVersioningOf(description);
-    const withVersioning = (snapshot: RunSnapshot): RunSnapshot =>
-      versioning ? { ...snapshot, versioning } : snapshot;
-    const closed = await this.closedRunRecord(runId, description);
-    if (closed) return withVersioning(closed.snapshot);
-    const snapshot = await this.query(runId, () => this.handle(runId).query(snapshotQuery), scope);
+    const snapshot =
+      closed?.snapshot ?? (await this.query(runId, () => this.handle(runId).query(snapshotQuery), scope));
     if (scope.tenantId !== undefined && snapshot.tenantId !== scope.tenantId) throw runNotFound(runId);
-    return withVersioning(snapshot);
+    return versioning ? { ...snapshot, versioning } : snapshot;
+  }
+
+  /**
+   * The run's snapshot, its whole event log and what became of the notices it handed off, from one description of
+   * it: a closed run's snapshot and events come from the same record, its long output read once, where `getRun` and
+   * `events` one after the other describe the run twice.
+   */
+  async inspect(runId: string, scope: TenantScope = {}): Promise<RunInspection> {
+    const description = await this.describeInScope(runId, scope);
+    const closed = await this.closedRunRecord(runId, description);
+    const snapshot = await this.snapshotOf(runId, description, closed, scope);
+    const events = await this.eventsOf(runId, closed, scope);
+    return { snapshot, events, handedOffNotices: await readHandedOffNotices(this.temporal, runId, events) };
   }
 
   /**
@@ -274,18 +303,18 @@ export class RelayClient {
    * by an `events_dropped` marker that says how many are missing.
    */
   async events(runId: string, options: EventsOptions = {}): Promise<RunEvent[]> {
-    return this.eventsOf(runId, await this.describeInScope(runId, options), options);
+    const description = await this.describeInScope(runId, options);
+    return this.eventsOf(runId, await this.closedRunRecord(runId, description), options);
   }
 
-  /** {@link events} of a run already described (and its tenant checked). */
+  /** {@link events} of a run already described (and its tenant checked), from its record when it left one. */
   private async eventsOf(
     runId: string,
-    description: WorkflowExecutionDescription,
+    closed: ClosedRunRecord | undefined,
     options: EventsOptions,
   ): Promise<RunEvent[]> {
     const limit = options.limit ?? Infinity;
     const after = options.after ?? 0;
-    const closed = await this.closedRunRecord(runId, description);
     if (!closed) return this.readEventPages(runId, after, limit, options);
     const recorded = recordedEventsAfter(closed, after);
     if (recorded[0]?.type !== 'events_dropped') return recorded.slice(0, limit);
@@ -318,12 +347,12 @@ export class RelayClient {
   async *watch(runId: string, options: WatchOptions = {}): AsyncGenerator<RunEvent> {
     let after = options.after ?? 0;
     const interval = options.pollIntervalMs ?? 250;
-    if (options.tenantId !== undefined) await this.getRun(runId, options);
+    const scope: TenantScope = options.tenantId !== undefined ? { tenantId: options.tenantId } : {};
     const deltas = options.deltas === false ? undefined : new ModelDeltaTracker();
     let firstLook = true;
     while (!options.signal?.aborted) {
       // One description a look serves both the events (a closed run's come from its record) and the streamed text.
-      const look = await this.lookAt(runId, after).catch((error: unknown) => waitOutUnavailable(error));
+      const look = await this.lookAt(runId, after, scope).catch((error: unknown) => waitOutUnavailable(error));
       if (look === undefined) continue;
       for (const event of look.events) {
         after = event.seq;
@@ -351,15 +380,17 @@ export class RelayClient {
   }
 
   /**
-   * One look of a follower: the run described, then its events after `after`. A run waiting for a worker to recover
-   * it cannot answer (`run_unavailable`); the follower waits, as the run itself does.
+   * One look of a follower: the run described (its tenant checked), then its events after `after`. A run waiting for
+   * a worker to recover it cannot answer (`run_unavailable`); the follower waits, as the run itself does.
    */
   private async lookAt(
     runId: string,
     after: number,
+    scope: TenantScope,
   ): Promise<{ description: WorkflowExecutionDescription; events: RunEvent[] }> {
-    const description = await this.query(runId, () => this.handle(runId).describe());
-    return { description, events: await this.eventsOf(runId, description, { after }) };
+    const description = await this.describeInScope(runId, scope);
+    const closed = await this.closedRunRecord(runId, description);
+    return { description, events: await this.eventsOf(runId, closed, { ...scope, after }) };
   }
 
   /** Approves a pending tool call; answers once the run has accepted the decision, or throws why it refused. */
