@@ -111,8 +111,10 @@ describe.concurrent('a run no worker can answer for', () => {
         const otherTenant = await fetch(`${api.url}/v1/runs/${runId}`, { headers: { 'x-api-key': 'key-other' } });
         expect(otherTenant.status).toBe(404);
 
+        // Scoped to its tenant, the follower waits too: the tenant is read from the run's description, not asked of it.
         following = (async () => {
-          for await (const event of client.watch(runId, { pollIntervalMs: 100 })) followed.push(event);
+          for await (const event of client.watch(runId, { tenantId: 'acme', pollIntervalMs: 100 }))
+            followed.push(event);
         })();
       });
 
