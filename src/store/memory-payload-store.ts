@@ -3,7 +3,7 @@ import { RelayError } from '../shared/errors.js';
 import { sweepCutoff, toRetentionMs } from './payload-retention.js';
 import { assertPayloadRef, createPayloadSealer, payloadNotFound } from './payload-sealer.js';
 import type { SealedPayload } from './payload-sealer.js';
-import type { PayloadScope, PayloadStore, UnclosedRun } from './payload-store.js';
+import type { PayloadScope, PayloadStore, UnclosedRun, UnclosedRunsQuery } from './payload-store.js';
 import { pageOfUnclosedRuns } from './unclosed-runs.js';
 
 /** Options of `createMemoryPayloadStore`. */
@@ -39,8 +39,6 @@ const defaultMaxBytes = 64 * 1024 * 1024;
  * another's payload, even one with the same bytes.
  */
 export function createMemoryPayloadStore(options: MemoryPayloadStoreOptions = {}): PayloadStore {
-  const sealer = createPayloadSealer(options.encryption);
-  const retentionMs = toRetentionMs(options.retentionMs);
   const maxBytes = options.maxBytes ?? defaultMaxBytes;
   if (!Number.isSafeInteger(maxBytes) || maxBytes <= 0) {
     throw new RelayError(
@@ -48,94 +46,153 @@ export function createMemoryPayloadStore(options: MemoryPayloadStoreOptions = {}
       `The memory payload store's maxBytes must be a positive integer, not ${maxBytes}`,
     );
   }
-  // A Map iterates in insertion order: re-inserting on every use keeps the least recently used first.
-  const payloads = new Map<string, MemoryPayload>();
-  const closedRuns = new Map<string, Date>();
-  const unclosedRuns = new Map<string, UnclosedRun>();
-  let heldBytes = 0;
-
-  const remove = (key: string, payload: MemoryPayload) => {
-    payloads.delete(key);
-    heldBytes -= payload.sealed.body.length;
-  };
-  const evictBeyondLimit = () => {
-    for (const [key, payload] of payloads) {
-      if (heldBytes <= maxBytes) return;
-      remove(key, payload);
-    }
-  };
-  const isOpenOrRecent = (tenantId: string, runId: string, cutoff: Date) => {
-    const closedAt = closedRuns.get(runKey(tenantId, runId));
-    return closedAt === undefined || closedAt >= cutoff;
-  };
-  const recordRun = (scope: PayloadScope) => {
-    const key = runKey(scope.tenantId, scope.runId);
-    if (closedRuns.has(key) || unclosedRuns.has(key)) return;
-    unclosedRuns.set(key, { tenantId: scope.tenantId, runId: scope.runId, firstStoredAt: new Date() });
-  };
-
+  const sealer = createPayloadSealer(options.encryption);
+  const retentionMs = toRetentionMs(options.retentionMs);
+  const payloads = new LruPayloads(maxBytes);
+  const runs = new RunLedger();
+  // A plain object, as every store is: callers may wrap one by spreading it.
   return {
     async put(scope, data) {
       const ref = sealer.address(scope.tenantId, data);
       const key = payloadKey(scope.tenantId, ref);
-      const existing = payloads.get(key);
+      const existing = payloads.peek(key);
       // Copies in and out (below, in get): callers keep their arrays to change, and the store keeps its bytes.
       const sealed = existing?.sealed ?? sealer.seal(scope.tenantId, ref, data.slice());
-      if (sealed.body.length > maxBytes) {
-        throw new RelayError(
-          'payload_too_large',
-          `A payload of ${sealed.body.length} bytes exceeds the memory payload store's ${maxBytes} bytes`,
-        );
-      }
-      if (existing) remove(key, existing);
       // Added to in place: a payload many runs share (a fixed prompt, a common answer) would be copied on every put.
       const runIds = existing?.runIds ?? new Set<string>();
       runIds.add(scope.runId);
       payloads.set(key, { tenantId: scope.tenantId, sealed, lastPutAt: new Date(), runIds });
-      heldBytes += sealed.body.length;
-      recordRun(scope);
-      evictBeyondLimit();
+      runs.stored(scope);
       return ref;
     },
     async get(scope, ref) {
       assertPayloadRef(ref);
-      const key = payloadKey(scope.tenantId, ref);
-      const payload = payloads.get(key);
+      const payload = payloads.use(payloadKey(scope.tenantId, ref));
       if (!payload) throw payloadNotFound(scope, ref);
-      payloads.delete(key);
-      payloads.set(key, payload);
       return sealer.open(scope.tenantId, ref, payload.sealed).slice();
     },
     async markRunClosed(scope, closedAt = new Date()) {
-      const key = runKey(scope.tenantId, scope.runId);
-      closedRuns.set(key, closedAt);
-      unclosedRuns.delete(key);
+      runs.closed(scope, closedAt);
     },
     async sweep(sweepOptions = {}) {
       const cutoff = sweepCutoff(sweepOptions, retentionMs);
-      let deleted = 0;
-      for (const [key, payload] of payloads) {
+      const deleted = payloads.deleteWhere((payload) => {
         for (const runId of payload.runIds) {
-          if (!isOpenOrRecent(payload.tenantId, runId, cutoff)) payload.runIds.delete(runId);
+          if (!runs.isOpenOrClosedSince(payload.tenantId, runId, cutoff)) payload.runIds.delete(runId);
         }
-        if (payload.runIds.size === 0 && payload.lastPutAt < cutoff) {
-          remove(key, payload);
-          deleted++;
-        }
-      }
-      for (const [key, closedAt] of closedRuns) if (closedAt < cutoff) closedRuns.delete(key);
+        return payload.runIds.size === 0 && payload.lastPutAt < cutoff;
+      });
+      runs.forgetClosedBefore(cutoff);
       return deleted;
     },
     async listUnclosedRuns(query) {
-      return pageOfUnclosedRuns(unclosedRuns.values(), query);
+      return runs.unclosedPage(query);
     },
     async close() {
       payloads.clear();
-      closedRuns.clear();
-      unclosedRuns.clear();
-      heldBytes = 0;
+      runs.clear();
     },
   };
+}
+
+/** Payloads by key, bounded by their bytes: storing past the bound evicts the least recently used. */
+class LruPayloads {
+  // A Map iterates in insertion order: re-inserting on every use keeps the least recently used first.
+  readonly #payloads = new Map<string, MemoryPayload>();
+  #heldBytes = 0;
+
+  constructor(private readonly maxBytes: number) {}
+
+  /** The payload, without counting this as a use. */
+  peek(key: string): MemoryPayload | undefined {
+    return this.#payloads.get(key);
+  }
+
+  /** The payload, now the most recently used. */
+  use(key: string): MemoryPayload | undefined {
+    const payload = this.#payloads.get(key);
+    if (payload) {
+      this.#payloads.delete(key);
+      this.#payloads.set(key, payload);
+    }
+    return payload;
+  }
+
+  /** Holds `payload` as the most recently used, in place of any under `key`, then evicts beyond the bound. */
+  set(key: string, payload: MemoryPayload): void {
+    const bytes = payload.sealed.body.length;
+    if (bytes > this.maxBytes) {
+      throw new RelayError(
+        'payload_too_large',
+        `A payload of ${bytes} bytes exceeds the memory payload store's ${this.maxBytes} bytes`,
+      );
+    }
+    const existing = this.#payloads.get(key);
+    if (existing) this.#delete(key, existing);
+    this.#payloads.set(key, payload);
+    this.#heldBytes += bytes;
+    for (const [oldKey, old] of this.#payloads) {
+      if (this.#heldBytes <= this.maxBytes) return;
+      this.#delete(oldKey, old);
+    }
+  }
+
+  /** Deletes every payload `expired` says yes to (it may change the payload first); returns how many. */
+  deleteWhere(expired: (payload: MemoryPayload) => boolean): number {
+    let deleted = 0;
+    for (const [key, payload] of this.#payloads) {
+      if (!expired(payload)) continue;
+      this.#delete(key, payload);
+      deleted++;
+    }
+    return deleted;
+  }
+
+  clear(): void {
+    this.#payloads.clear();
+    this.#heldBytes = 0;
+  }
+
+  #delete(key: string, payload: MemoryPayload): void {
+    this.#payloads.delete(key);
+    this.#heldBytes -= payload.sealed.body.length;
+  }
+}
+
+/** The runs that stored payloads in a memory store: those not marked closed, and when the others closed. */
+class RunLedger {
+  readonly #closedAt = new Map<string, Date>();
+  readonly #unclosed = new Map<string, UnclosedRun>();
+
+  stored({ tenantId, runId }: PayloadScope): void {
+    const key = runKey(tenantId, runId);
+    if (this.#closedAt.has(key) || this.#unclosed.has(key)) return;
+    this.#unclosed.set(key, { tenantId, runId, firstStoredAt: new Date() });
+  }
+
+  closed({ tenantId, runId }: PayloadScope, closedAt: Date): void {
+    const key = runKey(tenantId, runId);
+    this.#closedAt.set(key, closedAt);
+    this.#unclosed.delete(key);
+  }
+
+  isOpenOrClosedSince(tenantId: string, runId: string, cutoff: Date): boolean {
+    const closedAt = this.#closedAt.get(runKey(tenantId, runId));
+    return closedAt === undefined || closedAt >= cutoff;
+  }
+
+  forgetClosedBefore(cutoff: Date): void {
+    for (const [key, closedAt] of this.#closedAt) if (closedAt < cutoff) this.#closedAt.delete(key);
+  }
+
+  unclosedPage(query: UnclosedRunsQuery): UnclosedRun[] {
+    return pageOfUnclosedRuns(this.#unclosed.values(), query);
+  }
+
+  clear(): void {
+    this.#closedAt.clear();
+    this.#unclosed.clear();
+  }
 }
 
 function payloadKey(tenantId: string, ref: string): string {
