@@ -1,4 +1,5 @@
 import { Hono } from 'hono';
+import type { Handler, MiddlewareHandler } from 'hono';
 import { cors } from 'hono/cors';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { z } from 'zod';
@@ -67,10 +68,27 @@ type JsonPayload = z.infer<typeof payloadsBodySchema>['payloads'][number];
  * `POST /decode` take and return `{ payloads: [...] }`, so people who may see a run's data read it decrypted.
  */
 export function createCodecServer(options: CodecServerOptions): Hono<CodecEnv> {
-  const { codec, authorize } = options;
-  const logger = options.logger ?? console;
   const app = new Hono<CodecEnv>();
+  answerErrors(app, options.logger ?? console);
+  app.get('/healthz', (c) => c.json({ status: 'ok' }));
+  app.use(
+    '*',
+    cors({
+      origin: [...(options.uiOrigins ?? defaultUiOrigins)],
+      allowMethods: ['POST', 'OPTIONS'],
+      allowHeaders: ['Content-Type', 'X-Namespace', 'Authorization'],
+      credentials: true,
+      maxAge: 600,
+    }),
+  );
+  app.use('*', checkAccess(options.authorize));
+  app.use('*', readJsonBody(options.maxBodyBytes ?? 4_194_304));
+  for (const operation of ['encode', 'decode'] as const) app.post(`/${operation}`, runCodec(operation, options));
+  return app;
+}
 
+/** Problem responses for errors and unknown routes; an unexpected error is logged and answered as a bare 500. */
+function answerErrors(app: Hono<CodecEnv>, logger: Pick<Console, 'error'>): void {
   app.onError((error, c) => {
     const httpError = toHttpError(error);
     if (httpError.status >= 500) logger.error(`Relay-E codec server: ${c.req.method} ${c.req.path} failed`, error);
@@ -83,19 +101,11 @@ export function createCodecServer(options: CodecServerOptions): Hono<CodecEnv> {
       `No route for ${c.req.method} ${c.req.path}; use POST /encode or /decode`,
     ).getResponse(),
   );
+}
 
-  app.get('/healthz', (c) => c.json({ status: 'ok' }));
-  app.use(
-    '*',
-    cors({
-      origin: [...(options.uiOrigins ?? defaultUiOrigins)],
-      allowMethods: ['POST', 'OPTIONS'],
-      allowHeaders: ['Content-Type', 'X-Namespace', 'Authorization'],
-      credentials: true,
-      maxAge: 600,
-    }),
-  );
-  app.use('*', async (c, next) => {
+/** Refuses a request `authorize` refuses (401), and keeps what it allows as the request's access. */
+function checkAccess(authorize: CodecServerOptions['authorize']): MiddlewareHandler<CodecEnv> {
+  return async (c, next) => {
     const access = authorize ? await authorize(c.req.header('authorization')) : true;
     if (access === false) {
       throw new HttpError(401, 'unauthorized', 'This codec server needs an authorization header', {
@@ -104,31 +114,31 @@ export function createCodecServer(options: CodecServerOptions): Hono<CodecEnv> {
     }
     c.set('access', access === true ? {} : access);
     await next();
-  });
-  app.use('*', readJsonBody(options.maxBodyBytes ?? 4_194_304));
+  };
+}
 
-  for (const operation of ['encode', 'decode'] as const) {
-    app.post(`/${operation}`, async (c) => {
-      const check = checkToolInput(payloadsBodySchema, await c.req.json());
-      if (!check.success) throw new HttpError(400, 'invalid_input', check.message, { issues: check.issues });
-      const payloads = check.data.payloads.map(fromJsonPayload);
-      try {
-        const { tenantId } = c.get('access');
-        const result = await (operation === 'encode'
-          ? codec.encode(payloads)
-          : tenantId === undefined
-            ? codec.decode(payloads)
-            : decodeForTenant(codec, payloads, tenantId, options.tenantOfRun));
-        return c.json({ payloads: result.map(toJsonPayload) });
-      } catch (error) {
-        if (RelayError.isInstance(error) && error.code === 'decryption_failed') {
-          throw new HttpError(422, 'decryption_failed', error.message, { cause: error });
-        }
-        throw error;
+/** `POST /encode` or `/decode`: the body's payloads through the codec, decoded only as far as the access allows. */
+function runCodec(operation: 'encode' | 'decode', options: CodecServerOptions): Handler<CodecEnv> {
+  const { codec } = options;
+  return async (c) => {
+    const check = checkToolInput(payloadsBodySchema, await c.req.json());
+    if (!check.success) throw new HttpError(400, 'invalid_input', check.message, { issues: check.issues });
+    const payloads = check.data.payloads.map(fromJsonPayload);
+    try {
+      const { tenantId } = c.get('access');
+      const result = await (operation === 'encode'
+        ? codec.encode(payloads)
+        : tenantId === undefined
+          ? codec.decode(payloads)
+          : decodeForTenant(codec, payloads, tenantId, options.tenantOfRun));
+      return c.json({ payloads: result.map(toJsonPayload) });
+    } catch (error) {
+      if (RelayError.isInstance(error) && error.code === 'decryption_failed') {
+        throw new HttpError(422, 'decryption_failed', error.message, { cause: error });
       }
-    });
-  }
-  return app;
+      throw error;
+    }
+  };
 }
 
 /**
