@@ -3,6 +3,7 @@ import { SimplePlugin } from '@temporalio/plugin';
 import type { DataConverter } from '@temporalio/common';
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import type {
+  NativeConnectionPlugin,
   ReplayWorkerOptions,
   Worker,
   WorkerOptions,
@@ -134,7 +135,7 @@ export interface RelayPluginOptions extends ToolSourceOptions {
  * `@relay-e/engine/workflows` from it), the activities bound to your tools and models, and the encryption codec;
  * `Client`s given the plugin get the codec too. One plugin serves one worker: its tools close when that worker stops.
  */
-export class RelayPlugin implements WorkerPlugin, ClientPlugin {
+export class RelayPlugin implements WorkerPlugin, ClientPlugin, NativeConnectionPlugin {
   readonly name = 'relay-e';
   /**
    * Adds the activities and the codec as the SDK's own plugins do. Held rather than extended: its `configureWorker`
@@ -205,6 +206,22 @@ export class RelayPlugin implements WorkerPlugin, ClientPlugin {
 
   configureClient(options: ClientOptions): ClientOptions {
     return this.#base.configureClient(options);
+  }
+
+  /**
+   * Refuses to be a connection's plugin. The SDK applies a connection's plugins to every worker on it: another worker
+   * sharing the connection would take Relay-E's workflows, and the model-call worker this plugin starts would start
+   * one of its own, and that one another, without end.
+   */
+  configureNativeConnection(): never {
+    // Nothing will run a worker of this plugin to close its tool sources, and an MCP server's process would stay.
+    this.#tools.close().catch((error: unknown) => {
+      Runtime.instance().logger.warn(`Could not close the refused plugin's tool sources: ${errorMessage(error)}`);
+    });
+    throw new RelayError(
+      'invalid_input',
+      "Relay-E's plugin configures one worker: give it to Worker.create({ plugins }), not to NativeConnection.connect, whose plugins configure every worker on the connection (Relay-E's own model-call worker included)",
+    );
   }
 
   configureReplayWorker(options: ReplayWorkerOptions): ReplayWorkerOptions {

@@ -5,7 +5,7 @@ import { SimplePlugin } from '@temporalio/plugin';
 import protos from '@temporalio/proto';
 import { DefaultLogger, NativeConnection, Worker } from '@temporalio/worker';
 import type { WorkerPlugin } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { readHistory } from '../../src/client/read-history.js';
 import { startTemporalDevServer } from '../../src/dev/temporal-dev-server.js';
@@ -256,6 +256,21 @@ describe('RelayPlugin', () => {
       await bare.stop();
     }
   }, 60_000);
+
+  it('refuses to be a connection’s plugin, which would configure every worker on it, and closes its tools', async () => {
+    const sourceClosed = { count: 0 };
+    const plugin = await RelayPlugin.create({
+      tools: [shipParcel, countingCloses(sourceClosed)],
+      models: { scripted: scriptedModel([]) },
+    });
+    // Before this refusal, its model-call worker took the connection's plugins too and started one of its own, and so
+    // on: workers without end.
+    await expect(NativeConnection.connect({ address: env.address, plugins: [plugin] })).rejects.toMatchObject({
+      code: 'invalid_input',
+      message: expect.stringContaining('give it to Worker.create({ plugins })') as unknown,
+    });
+    await vi.waitFor(() => expect(sourceClosed.count).toBe(1));
+  });
 
   it('announces the worker’s tools and models on its task queue while it runs', async () => {
     const taskQueue = uniqueTaskQueue('plugin-catalog');
