@@ -22,62 +22,66 @@ import { apiKeySecurity, problemResponses } from './problem-responses.js';
 export function createApprovalsApi({ client }: { client: RelayClient }): OpenAPIHono<ApiEnv> {
   const app = createResourceApi();
 
-  app.openapi(
-    decisionRoute('approve', approveRequestSchema, 'Approve a pending tool call, optionally with edited input'),
-    async (c) => {
-      const { id } = c.req.valid('param');
-      const { toolCallId, ...decision } = c.req.valid('json');
-      const outcome = await decideOnOpenRun(client, id, c.get('caller'), (scope) =>
-        client.approve(id, toolCallId, { ...decision, ...scope }),
-      );
-      return c.json(outcome, 200);
-    },
-  );
+  app.openapi(approveRoute, async (c) => {
+    const { id } = c.req.valid('param');
+    const { toolCallId, ...decision } = c.req.valid('json');
+    const outcome = await decideOnOpenRun(client, id, c.get('caller'), (scope) =>
+      client.approve(id, toolCallId, { ...decision, ...scope }),
+    );
+    return c.json(outcome, 200);
+  });
 
-  app.openapi(
-    decisionRoute('reject', rejectRequestSchema, 'Reject a pending tool call; the model is told it did not run'),
-    async (c) => {
-      const { id } = c.req.valid('param');
-      const { toolCallId, ...decision } = c.req.valid('json');
-      const outcome = await decideOnOpenRun(client, id, c.get('caller'), (scope) =>
-        client.reject(id, toolCallId, { ...decision, ...scope }),
-      );
-      return c.json(outcome, 200);
-    },
-  );
+  app.openapi(rejectRoute, async (c) => {
+    const { id } = c.req.valid('param');
+    const { toolCallId, ...decision } = c.req.valid('json');
+    const outcome = await decideOnOpenRun(client, id, c.get('caller'), (scope) =>
+      client.reject(id, toolCallId, { ...decision, ...scope }),
+    );
+    return c.json(outcome, 200);
+  });
 
-  app.openapi(
-    createRoute({
-      method: 'get',
-      path: '/v1/approvals',
-      operationId: 'listPendingApprovals',
-      summary: 'List the tool calls of the caller’s tenant that wait for a human',
-      description:
-        'Read from Temporal visibility: each waiting run keeps its waiting calls in its memo, so no worker is asked. ' +
-        'Visibility trails a run by a moment, so a call decided just now can still be listed for that moment.',
-      security: apiKeySecurity,
-      request: { query: approvalsQuerySchema },
-      responses: {
-        200: {
-          description: 'Pending approvals',
-          content: { 'application/json': { schema: approvalsResponseSchema } },
-          links: decisionLinks('$response.body#/approvals/0/runId', '$response.body#/approvals/0/toolCallId'),
-        },
-        ...problemResponses('unauthorized', 'invalid_input'),
-      },
-    }),
-    async (c) => {
-      const { limit } = c.req.valid('query');
-      const listing = await client.listPendingApprovals({
-        tenantId: c.get('caller').tenantId,
-        ...(limit !== undefined ? { limit } : {}),
-      });
-      return c.json(listing, 200);
-    },
-  );
+  app.openapi(listApprovalsRoute, async (c) => {
+    const { limit } = c.req.valid('query');
+    const listing = await client.listPendingApprovals({
+      tenantId: c.get('caller').tenantId,
+      ...(limit !== undefined ? { limit } : {}),
+    });
+    return c.json(listing, 200);
+  });
 
   return app;
 }
+
+const approveRoute = decisionRoute(
+  'approve',
+  approveRequestSchema,
+  'Approve a pending tool call, optionally with edited input',
+);
+const rejectRoute = decisionRoute(
+  'reject',
+  rejectRequestSchema,
+  'Reject a pending tool call; the model is told it did not run',
+);
+
+const listApprovalsRoute = createRoute({
+  method: 'get',
+  path: '/v1/approvals',
+  operationId: 'listPendingApprovals',
+  summary: 'List the tool calls of the caller’s tenant that wait for a human',
+  description:
+    'Read from Temporal visibility: each waiting run keeps its waiting calls in its memo, so no worker is asked. ' +
+    'Visibility trails a run by a moment, so a call decided just now can still be listed for that moment.',
+  security: apiKeySecurity,
+  request: { query: approvalsQuerySchema },
+  responses: {
+    200: {
+      description: 'Pending approvals',
+      content: { 'application/json': { schema: approvalsResponseSchema } },
+      links: decisionLinks('$response.body#/approvals/0/runId', '$response.body#/approvals/0/toolCallId'),
+    },
+    ...problemResponses('unauthorized', 'invalid_input'),
+  },
+});
 
 function decisionRoute<Schema extends typeof approveRequestSchema | typeof rejectRequestSchema>(
   decision: 'approve' | 'reject',
