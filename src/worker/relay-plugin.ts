@@ -153,6 +153,8 @@ export class RelayPlugin implements WorkerPlugin, ClientPlugin, NativeConnection
    * (the running worker holds only the compiled tuner).
    */
   #modelCallSlots: ModelCallSlots = {};
+  /** The task queue of the worker this plugin configured: it serves that one alone. */
+  #configuredTaskQueue: string | undefined;
 
   private constructor(
     options: RelayPluginOptions,
@@ -229,6 +231,8 @@ export class RelayPlugin implements WorkerPlugin, ClientPlugin, NativeConnection
   }
 
   async configureWorker(options: WorkerOptions): Promise<WorkerOptions> {
+    // Refused before the checks below, which close the tools on a refusal: the first worker still uses them.
+    this.#refuseSecondWorker();
     const configured = this.#base.configureWorker(options);
     try {
       await this.#refuseUnfitWorker(configured);
@@ -238,7 +242,20 @@ export class RelayPlugin implements WorkerPlugin, ClientPlugin, NativeConnection
       throw error;
     }
     this.#modelCallSlots = modelCallSlotsOf(configured);
+    this.#configuredTaskQueue = configured.taskQueue;
     return this.#withWorkflows(configured);
+  }
+
+  /**
+   * A plugin holds one worker's model-call queue and closes its tools when that worker stops, so a second worker
+   * given it would have its model calls sent to the other worker's queue and its tools closed under it.
+   */
+  #refuseSecondWorker(): void {
+    if (this.#configuredTaskQueue === undefined) return;
+    throw new RelayError(
+      'invalid_input',
+      `This Relay-E plugin already configured the worker of task queue '${this.#configuredTaskQueue}': one plugin serves one worker (it routes that worker's model calls and closes its tools when it stops). Create a plugin for each worker with RelayPlugin.create`,
+    );
   }
 
   /** Refuses, before `Worker.create` makes the worker, what Relay-E's runs cannot work with. */

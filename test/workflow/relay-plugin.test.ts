@@ -272,6 +272,31 @@ describe('RelayPlugin', () => {
     await vi.waitFor(() => expect(sourceClosed.count).toBe(1));
   });
 
+  it('serves one worker: a second Worker.create given the same plugin is refused, and the first keeps its tools', async () => {
+    const sourceClosed = { count: 0 };
+    const plugin = await RelayPlugin.create({
+      tools: [shipParcel, countingCloses(sourceClosed)],
+      models: { scripted: scriptedModel([{ text: 'Still here.' }]) },
+      workflowBundle: await bundleRelayWorkflows({ logger: new DefaultLogger('WARN') }),
+    });
+    const taskQueue = uniqueTaskQueue('first');
+    const options = { connection: env.nativeConnection, namespace: env.namespace, plugins: [plugin] };
+    const first = await Worker.create({ ...options, taskQueue });
+    const second = Worker.create({ ...options, taskQueue: uniqueTaskQueue('second') });
+    await expect(second).rejects.toMatchObject({
+      code: 'invalid_input',
+      message: expect.stringContaining(`already configured the worker of task queue '${taskQueue}'`) as unknown,
+    });
+    expect(sourceClosed.count).toBe(0);
+    const client = await RelayClient.connect({ connection: env.connection, namespace: env.namespace, taskQueue });
+    const result = await first.runUntil(async () => {
+      const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'there?' });
+      return client.result(runId);
+    });
+    expect(result.output).toBe('Still here.');
+    expect(sourceClosed.count).toBe(1);
+  });
+
   it('announces the worker’s tools and models on its task queue while it runs', async () => {
     const taskQueue = uniqueTaskQueue('plugin-catalog');
     const { stop } = await startPlainWorker(taskQueue, { models: { scripted: scriptedModel([{ text: 'ok' }]) } });
