@@ -10,6 +10,7 @@ import { createInbox } from './inbox/create-inbox.js';
 import { createOpenApiApi } from './openapi-api.js';
 import { readJsonBody } from './read-json-body.js';
 import { requireApiKey } from './require-api-key.js';
+import { RunEventHub } from './run-event-hub.js';
 import { createRunEventsApi } from './run-events-api.js';
 import { createRunsApi } from './runs-api.js';
 import { createStoredPayloadsApi } from './stored-payloads-api.js';
@@ -23,7 +24,7 @@ export interface CreateApiOptions {
   apiKeys: ApiKeyTenants;
   /** The largest request body accepted. @default 1_048_576 (1 MiB) */
   maxBodyBytes?: number;
-  /** How often an event stream asks the run for new events. @default 250 */
+  /** How often a followed run is asked for new events (once for all its event streams and inbox pages). @default 250 */
   ssePollIntervalMs?: number;
   /** How often an idle event stream sends a comment line to keep proxies from closing it. @default 15_000 */
   sseHeartbeatIntervalMs?: number;
@@ -50,12 +51,14 @@ export function createApi(options: CreateApiOptions): OpenAPIHono<ApiEnv> {
   app.notFound(createNotFoundHandler(app));
   app.route('/', createHealthApi());
   app.route('/', createOpenApiApi(app, options));
+  // One poller a run for every follower in this process: the event streams' and the inbox's run pages'.
+  const followers = new RunEventHub(options.client, options.ssePollIntervalMs ?? 250);
   // The web inbox signs people in with a key itself and keeps them in a session cookie.
-  app.route('/', createInbox({ client: options.client, apiKeys: options.apiKeys, logger }));
+  app.route('/', createInbox({ client: options.client, apiKeys: options.apiKeys, followers, logger }));
   app.use('/v1/*', requireApiKey(options.apiKeys));
   app.use('/v1/*', readJsonBody(options.maxBodyBytes ?? 1_048_576));
   app.route('/', createRunsApi(options));
-  app.route('/', createRunEventsApi(options));
+  app.route('/', createRunEventsApi({ ...options, followers }));
   app.route('/', createApprovalsApi(options));
   app.route('/', createToolsApi(options));
   app.route('/', createStoredPayloadsApi(options));

@@ -5,13 +5,13 @@ import type { CreateApiOptions } from './create-api.js';
 import { createResourceApi } from './create-resource-api.js';
 import type { ApiEnv } from './create-resource-api.js';
 import { apiKeySecurity, problemResponses } from './problem-responses.js';
-import { RunEventHub } from './run-event-hub.js';
+import type { RunEventHub } from './run-event-hub.js';
 import { streamRunEvents } from './stream-run-events.js';
 
-export type RunEventsApiOptions = Pick<
-  CreateApiOptions,
-  'client' | 'ssePollIntervalMs' | 'sseHeartbeatIntervalMs' | 'logger'
->;
+export type RunEventsApiOptions = Pick<CreateApiOptions, 'sseHeartbeatIntervalMs' | 'logger'> & {
+  /** The process's followers of runs, which the inbox's run pages share. */
+  followers: RunEventHub;
+};
 
 /**
  * `GET /v1/runs/:id/events`: a run's events as server-sent events, resumable with `Last-Event-ID`; every follower
@@ -19,7 +19,7 @@ export type RunEventsApiOptions = Pick<
  */
 export function createRunEventsApi(options: RunEventsApiOptions): OpenAPIHono<ApiEnv> {
   const app = createResourceApi();
-  const followers = new RunEventHub(options.client, options.ssePollIntervalMs ?? 250);
+  const { followers } = options;
 
   app.openapi(
     createRoute({

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RunEvent } from '../../src/shared/run-types.js';
 import { createRelayTestKit, eventTypes } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit } from '../helpers/relay-test-kit.js';
@@ -133,7 +133,7 @@ describe('GET /v1/runs/:id/events', () => {
 
 describe('many followers of one run', () => {
   /** Opens a follower and resolves once its stream has started, with what it reads until the server ends it. */
-  async function openFollower(path: string, headers: Record<string, string> = {}) {
+  async function openFollower(path: string, headers: Record<string, string> = {}, eventsOf = runEventsOf) {
     const response = await api.request(path, { key: keys.alice, headers });
     expect(response.status).toBe(200);
     const messages = readServerSentEvents(response);
@@ -141,9 +141,14 @@ describe('many followers of one run', () => {
     const read = (async () => {
       const rest: ServerSentMessage[] = [];
       for await (const message of messages) rest.push(message);
-      return runEventsOf(rest);
+      return eventsOf(rest);
     })();
     return { read };
+  }
+
+  /** The inbox's stream names no event types (the page reads every message alike): each message is an event. */
+  function inboxEventsOf(messages: readonly ServerSentMessage[]): RunEvent[] {
+    return messages.flatMap((message) => ('comment' in message ? [] : [JSON.parse(message.data) as RunEvent]));
   }
 
   it('gives every follower, early, late or resuming, exactly the events after its position, once and in order', async () => {
@@ -170,6 +175,33 @@ describe('many followers of one run', () => {
     for (const follower of [...early, late]) expect(await follower.read).toEqual(all);
     expect(await resuming.read).toEqual(all.filter((event) => event.seq > 2));
     expect(await fromNow.read).toEqual(all.filter((event) => event.seq > soFar.length));
+  });
+
+  it('shares one poller of a run between its event streams and the inbox’s pages of it', async () => {
+    const runId = await startRun('pay B');
+    await api.waitForRun(runId, keys.alice, (run) => run.status === 'awaiting_approval');
+    const signedIn = await fetch(`${api.url}/inbox/session`, {
+      method: 'POST',
+      body: new URLSearchParams({ apiKey: keys.alice }),
+      redirect: 'manual',
+    });
+    const cookie = signedIn.headers.get('set-cookie')?.split(';')[0] ?? '';
+    const watch = vi.spyOn(api.worker.client, 'watch');
+    try {
+      const followers = await Promise.all([
+        ...Array.from({ length: 3 }, () => openFollower(`/v1/runs/${runId}/events`)),
+        ...Array.from({ length: 3 }, () => openFollower(`/inbox/runs/${runId}/events`, { cookie }, inboxEventsOf)),
+      ]);
+      await api.request(`/v1/runs/${runId}/cancel`, { method: 'POST', key: keys.alice });
+      const reads = await Promise.all(followers.map((follower) => follower.read));
+      const all = await api.worker.client.events(runId);
+      expect(all.at(-1)?.type).toBe('run_cancelled');
+      for (const read of reads) expect(read).toEqual(all);
+      // Six followers, one poller: each inbox page used to watch the run on its own.
+      expect(watch).toHaveBeenCalledTimes(1);
+    } finally {
+      watch.mockRestore();
+    }
   });
 
   it('refuses another tenant’s follower of a run others follow exactly as a run that does not exist', async () => {

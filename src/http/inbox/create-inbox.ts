@@ -3,6 +3,7 @@ import { Hono } from 'hono';
 import type { Context } from 'hono';
 import type { RelayClient } from '../../client/relay-client.js';
 import type { ApiKeyTenants } from '../api-keys.js';
+import type { RunEventHub } from '../run-event-hub.js';
 import { inboxApprovalRoutes } from './inbox-approval-routes.js';
 import type { InboxEnv } from './inbox-env.js';
 import { inboxRunRoutes } from './inbox-run-routes.js';
@@ -17,8 +18,8 @@ export interface CreateInboxOptions {
   apiKeys: ApiKeyTenants;
   /** How often the live approvals list asks Temporal for changes. @default 1_000 */
   approvalsPollIntervalMs?: number;
-  /** How often a run's event stream asks the run for new events. @default 250 */
-  eventsPollIntervalMs?: number;
+  /** The process's followers of runs, which a run page's timeline joins (one poller a run, shared with the API). */
+  followers: RunEventHub;
   /** @default console */
   logger?: Pick<Console, 'error'>;
 }
@@ -61,8 +62,7 @@ export function createInbox(options: CreateInboxOptions): Hono<InboxEnv> {
     '/inbox/approvals',
     inboxApprovalRoutes({ client, catalogs, pollIntervalMs: approvalsPollIntervalMs, logger }),
   );
-  const eventsPollIntervalMs = options.eventsPollIntervalMs ?? 250;
-  app.route('/inbox/runs', inboxRunRoutes({ client, catalogs, eventsPollIntervalMs, logger }));
+  app.route('/inbox/runs', inboxRunRoutes({ client, catalogs, followers: options.followers, logger }));
   return app;
 }
 

@@ -5,6 +5,7 @@ import { ToolCallValidator } from '../../../workflows/tool-call-validator.js';
 import type { RelayClient } from '../../client/relay-client.js';
 import { checkToolInput } from '../../shared/tool-input.js';
 import { HttpError } from '../http-error.js';
+import type { RunEventHub } from '../run-event-hub.js';
 import { streamRunEvents } from '../stream-run-events.js';
 import type { InboxEnv } from './inbox-env.js';
 import { runPage } from './inbox-pages.js';
@@ -21,8 +22,8 @@ const decisionSchema = z.strictObject({
 export interface InboxRunRoutesOptions {
   client: RelayClient;
   catalogs: RunCatalogs;
-  /** How often a run's event stream asks the run for new events. */
-  eventsPollIntervalMs: number;
+  /** The process's followers of runs, shared with the API's event streams. */
+  followers: RunEventHub;
   logger: Pick<Console, 'error'>;
 }
 
@@ -37,7 +38,7 @@ export function inboxRunRoutes(options: InboxRunRoutesOptions): Hono<InboxEnv> {
 }
 
 /** The run's state with the schemas of the tools it waits on, and its events as a stream. */
-function readingRoutes(app: Hono<InboxEnv>, { client, catalogs, eventsPollIntervalMs, logger }: InboxRunRoutesOptions) {
+function readingRoutes(app: Hono<InboxEnv>, { client, catalogs, followers, logger }: InboxRunRoutesOptions) {
   app.get('/:id/state', async (c) => {
     const runId = c.req.param('id');
     const tenantId = c.get('session').tenant.tenantId;
@@ -48,21 +49,15 @@ function readingRoutes(app: Hono<InboxEnv>, { client, catalogs, eventsPollInterv
   });
 
   app.get('/:id/events', async (c) => {
-    const runId = c.req.param('id');
-    await client.getRun(runId, { tenantId: c.get('session').tenant.tenantId });
     const lastEventId = c.req.header('last-event-id');
     const disconnected = new AbortController();
-    return streamRunEvents(c, {
-      events: client.watch(runId, {
-        after: lastEventId !== undefined && /^\d+$/.test(lastEventId) ? Number(lastEventId) : 0,
-        pollIntervalMs: eventsPollIntervalMs,
-        signal: disconnected.signal,
-      }),
-      disconnected,
-      heartbeatIntervalMs: 15_000,
-      logger,
-      namedEvents: false,
+    // Joins the run's one poller in this process (a run of another tenant is not found before the stream opens).
+    const events = await followers.follow(c.req.param('id'), {
+      tenantId: c.get('session').tenant.tenantId,
+      after: lastEventId !== undefined && /^\d+$/.test(lastEventId) ? Number(lastEventId) : 0,
+      signal: disconnected.signal,
     });
+    return streamRunEvents(c, { events, disconnected, heartbeatIntervalMs: 15_000, logger, namedEvents: false });
   });
 }
 
