@@ -1,13 +1,13 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startApiServer } from '../../src/http/start-api-server.js';
 import type { ApiServer } from '../../src/http/start-api-server.js';
 import { createRelayTestKit } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit } from '../helpers/relay-test-kit.js';
-import { createTestTenants, payCallId, startHttpTestApi } from './http-test-kit.js';
+import { createTestTenants, payCallId, readServerSentEvents, startHttpTestApi } from './http-test-kit.js';
 import type { HttpTestApi } from './http-test-kit.js';
 
 // Two API servers over one worker stand for two API processes behind a load balancer.
-const { tenantA, keys, apiKeys } = createTestTenants();
+const { tenantA, tenantB, keys, apiKeys } = createTestTenants();
 let kit: RelayTestKit;
 let api: HttpTestApi;
 const servers: ApiServer[] = [];
@@ -103,6 +103,31 @@ describe('inbox sessions across API processes', () => {
     expect(signedOut.headers.get('set-cookie')).toMatch(/^relay_e_inbox=;.*Max-Age=0/);
   });
 
+  it('reads a tenant’s live list once for all its people on a process, and another tenant’s for itself', async () => {
+    const runId = await startPayment();
+    const url = await anotherApiProcess();
+    const tenantAPeople = await Promise.all(Array.from({ length: 6 }, () => signIn(url, keys.alice)));
+    const bob = await signIn(url, keys.bob);
+    await expect.poll(() => pendingRunIds(url, tenantAPeople[0] ?? ''), { timeout: 10_000 }).toContain(runId);
+    const listed = vi.spyOn(api.worker.client, 'listPendingApprovals');
+    const left = new AbortController();
+    try {
+      const firstLists = await Promise.all(
+        [...tenantAPeople, bob].map((cookie) => firstLiveList(url, cookie, left.signal)),
+      );
+      expect(firstLists.slice(0, 6).every((list) => list.includes(runId))).toBe(true);
+      expect(firstLists[6]).not.toContain(runId);
+      const readsFor = (tenantId: string) =>
+        listed.mock.calls.filter(([options]) => options?.tenantId === tenantId).length;
+      // Six people, one read (two if their streams opened across half an interval); one each before.
+      expect(readsFor(tenantA)).toBeLessThanOrEqual(2);
+      expect(readsFor(tenantB)).toBeGreaterThanOrEqual(1);
+    } finally {
+      left.abort();
+      listed.mockRestore();
+    }
+  });
+
   it('refuses a key that is not configured, with no cookie', async () => {
     const response = await fetch(`${api.url}/inbox/session`, {
       method: 'POST',
@@ -113,6 +138,17 @@ describe('inbox sessions across API processes', () => {
     expect(response.headers.get('set-cookie')).toBeNull();
   });
 });
+
+/** The run ids of the first list the live stream at `url` sends. */
+async function firstLiveList(url: string, cookie: string, signal: AbortSignal): Promise<string[]> {
+  const response = await fetch(`${url}/inbox/approvals/stream`, { headers: { cookie }, signal });
+  for await (const message of readServerSentEvents(response)) {
+    if ('comment' in message) continue;
+    const { approvals } = JSON.parse(message.data) as { approvals: Array<{ runId: string }> };
+    return approvals.map((approval) => approval.runId);
+  }
+  throw new Error('The live list ended before its first list');
+}
 
 async function pendingRunIds(url: string, cookie: string): Promise<string[]> {
   const response = await fetch(`${url}/inbox/approvals`, { headers: { cookie } });

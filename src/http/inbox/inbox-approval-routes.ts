@@ -3,6 +3,7 @@ import type { RelayClient } from '../../client/relay-client.js';
 import type { InboxEnv } from './inbox-env.js';
 import type { InboxSession } from './inbox-sessions.js';
 import type { RunCatalogs } from './run-catalogs.js';
+import { SharedReads } from './shared-reads.js';
 import { streamChanges } from './stream-changes.js';
 
 /** The waiting runs the inbox's list reads at most, newest first; it says when more wait. */
@@ -19,13 +20,20 @@ export interface InboxApprovalRoutesOptions {
 /** The tenant's waiting calls (`/inbox/approvals`), read once or streamed as they change. */
 export function inboxApprovalRoutes({ client, catalogs, pollIntervalMs, logger }: InboxApprovalRoutesOptions) {
   const app = new Hono<InboxEnv>();
+  // Half an interval: every live list of a tenant shares one read, at most two an interval, whoever shows them.
+  const tenantLists = new SharedReads<string>(pollIntervalMs / 2);
+
+  /** {@link readApprovals} as JSON, read once for all the tenant's people: the list depends on the tenant alone. */
+  function sharedApprovals(session: InboxSession): Promise<string> {
+    const tenantId = session.tenant.tenantId;
+    return tenantLists.read(tenantId, async () => JSON.stringify(await readApprovals(tenantId)));
+  }
 
   /**
    * The tenant's pending approvals, each with the JSON Schema of its tool for the editor, the waiting runs that did
    * not answer in time, and whether more runs wait than the list reads.
    */
-  async function listApprovals(session: InboxSession) {
-    const tenantId = session.tenant.tenantId;
+  async function readApprovals(tenantId: string) {
     const limit = inboxListedRuns;
     const { approvals, unanswered, hasMore } = await client.listPendingApprovals({ tenantId, limit });
     const withSchemas = await Promise.all(
@@ -37,7 +45,8 @@ export function inboxApprovalRoutes({ client, catalogs, pollIntervalMs, logger }
     return { approvals: withSchemas, unanswered, hasMore, limit };
   }
 
-  app.get('/', async (c) => c.json(await listApprovals(c.get('session'))));
+  // A read asked for once is read afresh; the live lists below share theirs.
+  app.get('/', async (c) => c.json(await readApprovals(c.get('session').tenant.tenantId)));
 
   app.get('/stream', (c) => {
     const session = c.get('session');
@@ -47,7 +56,7 @@ export function inboxApprovalRoutes({ client, catalogs, pollIntervalMs, logger }
       eventName: 'approvals',
       logger,
       read: async () => {
-        const approvals = JSON.stringify(await listApprovals(session));
+        const approvals = await sharedApprovals(session);
         if (approvals === last) return undefined;
         last = approvals;
         return approvals;
