@@ -324,7 +324,12 @@ export class RelayPlugin implements WorkerPlugin, ClientPlugin, NativeConnection
     const queue = this.#modelCallQueue;
     const { connection } = worker;
     if (!queue || !connection) return run();
-    const modelCalls = await startModelCallWorker(worker, connection, this.#activities, this.#modelCallSlots);
+    const modelCalls = await startModelCallWorker(worker, connection, this.#activities, this.#modelCallSlots).catch(
+      async (error: unknown) => {
+        await runOnlyToStop(worker, run);
+        throw error;
+      },
+    );
     // A worker shutting down closes its queue: the run's next call would find nobody polling it.
     const wait = queue.startTimeoutMs !== undefined ? { startTimeoutMs: queue.startTimeoutMs } : {};
     queue.current = () => ({ name: modelCalls.taskQueue, open: worker.getState() === 'RUNNING', ...wait });
@@ -334,6 +339,25 @@ export class RelayPlugin implements WorkerPlugin, ClientPlugin, NativeConnection
       await modelCalls.stop();
     }
   }
+}
+
+/**
+ * Runs a worker that cannot go on, only to stop it at once. The SDK lets go of a worker's connection when the worker
+ * stops; one created and never run keeps it, and the process would hang after reporting the error instead of exiting.
+ */
+async function runOnlyToStop(worker: Worker, run: () => Promise<void>): Promise<void> {
+  let settled = false;
+  const running = run()
+    .catch((error: unknown) => {
+      Runtime.instance().logger.warn(`The worker stopped after a failed start failed too: ${errorMessage(error)}`);
+    })
+    .finally(() => {
+      settled = true;
+    });
+  // Plugins listed after this one may wait before they run the worker.
+  while (!settled && worker.getState() === 'INITIALIZED') await new Promise((resolve) => setImmediate(resolve));
+  if (worker.getState() === 'RUNNING') worker.shutdown();
+  await running;
 }
 
 /** Creates a {@link RelayPlugin}: `Worker.create({ …, plugins: [await createRelayPlugin({ tools, models })] })`. */

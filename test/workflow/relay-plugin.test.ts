@@ -4,7 +4,7 @@ import type { Payload, PayloadCodec } from '@temporalio/common';
 import { SimplePlugin } from '@temporalio/plugin';
 import protos from '@temporalio/proto';
 import { DefaultLogger, NativeConnection, Worker } from '@temporalio/worker';
-import type { WorkerPlugin } from '@temporalio/worker';
+import type { NativeConnectionPlugin, WorkerPlugin } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { readHistory } from '../../src/client/read-history.js';
@@ -295,6 +295,34 @@ describe('RelayPlugin', () => {
     });
     expect(result.output).toBe('Still here.');
     expect(sourceClosed.count).toBe(1);
+  });
+
+  it('stops a worker whose model-call worker cannot be created, so its connection closes and the process can exit', async () => {
+    // A team's own plugin on the connection: the SDK applies it to every worker there, the model-call worker too.
+    const refusesOtherQueues: NativeConnectionPlugin & WorkerPlugin = {
+      name: 'refuses-other-queues',
+      configureWorker(options) {
+        if (options.taskQueue?.includes('/model-calls/')) throw new Error('This team runs no worker on such a queue');
+        return options;
+      },
+    };
+    const connection = await NativeConnection.connect({ address: env.address, plugins: [refusesOtherQueues] });
+    const plugin = await RelayPlugin.create({
+      tools: [shipParcel],
+      models: { scripted: scriptedModel([]) },
+      workflowBundle: await bundleRelayWorkflows({ logger: new DefaultLogger('WARN') }),
+    });
+    const worker = await Worker.create({
+      connection,
+      namespace: env.namespace,
+      taskQueue: uniqueTaskQueue('refused-model-calls'),
+      plugins: [plugin],
+    });
+
+    await expect(worker.run()).rejects.toThrow('This team runs no worker on such a queue');
+    expect(worker.getState()).toBe('STOPPED');
+    // A worker created and never run would still hold the connection: closing it would throw.
+    await expect(connection.close()).resolves.toBeUndefined();
   });
 
   it('announces the worker’s tools and models on its task queue while it runs', async () => {
