@@ -155,6 +155,8 @@ export class RelayPlugin implements WorkerPlugin, ClientPlugin, NativeConnection
   #modelCallSlots: ModelCallSlots = {};
   /** The task queue of the worker this plugin configured: it serves that one alone. */
   #configuredTaskQueue: string | undefined;
+  /** The closing of the tool sources, once begun: a plugin whose tools are closed configures no worker. */
+  #toolsClosed: Promise<void> | undefined;
 
   private constructor(
     options: RelayPluginOptions,
@@ -206,6 +208,19 @@ export class RelayPlugin implements WorkerPlugin, ClientPlugin, NativeConnection
     return this.#tools.registry;
   }
 
+  /**
+   * Closes the plugin's tool sources (an MCP server's connection or process), as its worker does when it stops: for a
+   * plugin whose worker never ran, such as after a failed `Worker.create`. Closing again does nothing more.
+   */
+  async close(): Promise<void> {
+    await this.#closeTools();
+  }
+
+  #closeTools(): Promise<void> {
+    this.#toolsClosed ??= this.#tools.close();
+    return this.#toolsClosed;
+  }
+
   configureClient(options: ClientOptions): ClientOptions {
     return this.#base.configureClient(options);
   }
@@ -217,7 +232,7 @@ export class RelayPlugin implements WorkerPlugin, ClientPlugin, NativeConnection
    */
   configureNativeConnection(): never {
     // Nothing will run a worker of this plugin to close its tool sources, and an MCP server's process would stay.
-    this.#tools.close().catch((error: unknown) => {
+    this.#closeTools().catch((error: unknown) => {
       Runtime.instance().logger.warn(`Could not close the refused plugin's tool sources: ${errorMessage(error)}`);
     });
     throw new RelayError(
@@ -232,13 +247,13 @@ export class RelayPlugin implements WorkerPlugin, ClientPlugin, NativeConnection
 
   async configureWorker(options: WorkerOptions): Promise<WorkerOptions> {
     // Refused before the checks below, which close the tools on a refusal: the first worker still uses them.
-    this.#refuseSecondWorker();
+    this.#refuseUnlessUnused();
     const configured = this.#base.configureWorker(options);
     try {
       await this.#refuseUnfitWorker(configured);
     } catch (error) {
       // A refused worker is never created, so it never runs to close the tools (an MCP server's process would stay).
-      await this.#tools.close();
+      await this.#closeTools();
       throw error;
     }
     this.#modelCallSlots = modelCallSlotsOf(configured);
@@ -248,14 +263,22 @@ export class RelayPlugin implements WorkerPlugin, ClientPlugin, NativeConnection
 
   /**
    * A plugin holds one worker's model-call queue and closes its tools when that worker stops, so a second worker
-   * given it would have its model calls sent to the other worker's queue and its tools closed under it.
+   * given it would have its model calls sent to the other worker's queue and its tools closed under it; and a worker
+   * given a plugin whose tools are closed would fail every call to an MCP server's tool.
    */
-  #refuseSecondWorker(): void {
-    if (this.#configuredTaskQueue === undefined) return;
-    throw new RelayError(
-      'invalid_input',
-      `This Relay-E plugin already configured the worker of task queue '${this.#configuredTaskQueue}': one plugin serves one worker (it routes that worker's model calls and closes its tools when it stops). Create a plugin for each worker with RelayPlugin.create`,
-    );
+  #refuseUnlessUnused(): void {
+    if (this.#configuredTaskQueue !== undefined) {
+      throw new RelayError(
+        'invalid_input',
+        `This Relay-E plugin already configured the worker of task queue '${this.#configuredTaskQueue}': one plugin serves one worker (it routes that worker's model calls and closes its tools when it stops). Create a plugin for each worker with RelayPlugin.create`,
+      );
+    }
+    if (this.#toolsClosed !== undefined) {
+      throw new RelayError(
+        'invalid_input',
+        "This Relay-E plugin's tool sources are closed (by close(), or when a worker was refused): create a new plugin with RelayPlugin.create",
+      );
+    }
   }
 
   /** Refuses, before `Worker.create` makes the worker, what Relay-E's runs cannot work with. */
@@ -315,7 +338,7 @@ export class RelayPlugin implements WorkerPlugin, ClientPlugin, NativeConnection
         await publisher?.stop();
       }
     } finally {
-      await this.#tools.close();
+      await this.#closeTools();
     }
   }
 

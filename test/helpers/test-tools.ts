@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { defineTool } from '../../src/tool/define-tool.js';
+import type { ToolSource } from '../../src/tool/tool-source.js';
 
 /** Side effects the test tools performed, in order, so tests can count executions. */
 export interface ToolLedger {
@@ -58,4 +59,18 @@ export function createTestTools(ledger: ToolLedger) {
       execute: ({ text, times }) => ({ text: text.repeat(times) }),
     }),
   ];
+}
+
+/** A tool source with no tools that counts how often it is closed (an MCP server's connection or process, in use). */
+export function countingCloses(closed: { count: number }): ToolSource {
+  return {
+    kind: 'tool-source',
+    name: 'counting',
+    open: async () => ({
+      tools: [],
+      close: async () => {
+        closed.count += 1;
+      },
+    }),
+  };
 }

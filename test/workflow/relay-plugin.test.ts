@@ -13,10 +13,10 @@ import { RelayClient } from '../../src/client/relay-client.js';
 import { encryptionKeyIdMetadataKey } from '../../src/security/aes-gcm-payload-codec.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { defineTool } from '../../src/tool/define-tool.js';
-import type { ToolSource } from '../../src/tool/tool-source.js';
 import { RelayPlugin, bundleRelayWorkflows } from '../../src/worker/index.js';
 import type { RelayPluginOptions } from '../../src/worker/index.js';
 import { waitForRun, waitForWorkerCatalog } from '../helpers/relay-test-kit.js';
+import { countingCloses } from '../helpers/test-tools.js';
 import { connectTemporalTestEnv, uniqueTaskQueue, uniqueWorkflowId, withWorker } from '../helpers/temporal-test-env.js';
 import type { TemporalTestEnv } from '../helpers/temporal-test-env.js';
 
@@ -70,20 +70,6 @@ const wrappingPlugin = new SimplePlugin({
 });
 
 const ownWorkflows = path.join(import.meta.dirname, '../fixtures/own-workflows/workflows.ts');
-
-/** A tool source with no tools that counts how often it is closed. */
-function countingCloses(closed: { count: number }): ToolSource {
-  return {
-    kind: 'tool-source',
-    name: 'counting',
-    open: async () => ({
-      tools: [],
-      close: async () => {
-        closed.count += 1;
-      },
-    }),
-  };
-}
 
 /** Runs the own workflows' `relayModulesShared` on `taskQueue`. */
 function askWhetherShared(taskQueue: string): Promise<boolean> {

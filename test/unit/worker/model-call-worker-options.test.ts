@@ -62,14 +62,16 @@ describe('activity rate limits on a worker that keeps model calls on itself', ()
   const base = { taskQueue: 'rate-limited' };
 
   it('are refused, since the calls sent back to it on its own queue would not count against them', async () => {
-    const plugin = await RelayPlugin.create({ tools: [], models });
     for (const limit of ['maxActivitiesPerSecond', 'maxTaskQueueActivitiesPerSecond'] as const) {
+      const plugin = await RelayPlugin.create({ tools: [], models });
       const refused = await plugin.configureWorker({ ...base, [limit]: 5 }).then(
         () => undefined,
         (error: unknown) => error,
       );
       expect(RelayError.isInstance(refused) && refused.code).toBe('invalid_input');
       expect(String(refused)).toContain(`${limit} limits only the worker's shared task queue`);
+      // The refusal closed the plugin's tools, so it configures no worker after it.
+      await expect(plugin.configureWorker(base)).rejects.toThrow('tool sources are closed');
     }
   });
 
