@@ -70,10 +70,15 @@ export async function loadToolSources(
 ): Promise<LoadedTools> {
   const logger = options.logger ?? defaultLogger;
   const registry = new ToolRegistry(tools.filter((entry): entry is ToolDefinition => !isToolSource(entry)));
-  const opened: OpenToolSource[] = [];
+  const opened: Array<{ name: string; source: OpenToolSource }> = [];
   const listeners = new Set<() => void>();
+  // Every source is closed even when one fails to close; a failure is logged, not kept from the operator.
   const close = async () => {
-    await Promise.allSettled(opened.map((source) => source.close()));
+    const closings = await Promise.allSettled(opened.map(({ source }) => source.close()));
+    closings.forEach((closing, index) => {
+      if (closing.status === 'fulfilled') return;
+      logger.error('Could not close a tool source', { source: opened[index]?.name, error: closing.reason });
+    });
   };
   try {
     for (const source of tools.filter(isToolSource)) {
@@ -102,7 +107,7 @@ export async function loadToolSources(
         logger,
         ...(options.secrets ? { secrets: options.secrets } : {}),
       });
-      opened.push(open);
+      opened.push({ name: source.name, source: open });
       registry.replace([], open.tools);
       current = open.tools.map((tool) => tool.name);
       started = true;

@@ -76,4 +76,29 @@ describe('loadToolSources', () => {
       }),
     );
   });
+  it('closes every source even when one fails to close, and logs the one that failed', async () => {
+    const closed: string[] = [];
+    const closing = (name: string, fails: boolean): ToolSource => ({
+      kind: 'tool-source',
+      name,
+      open: async () => ({
+        tools: [],
+        close: async () => {
+          if (fails) throw new Error('the server did not exit');
+          closed.push(name);
+        },
+      }),
+    });
+    const logger = recordingLogger();
+    const loaded = await loadToolSources([closing('stuck', true), closing('fine', false)], { logger });
+    await loaded.close();
+    expect(closed).toEqual(['fine']);
+    expect(logger.records).toContainEqual(
+      expect.objectContaining({
+        level: 'error',
+        message: 'Could not close a tool source',
+        attributes: expect.objectContaining({ source: 'stuck' }) as unknown,
+      }),
+    );
+  });
 });
