@@ -64,12 +64,18 @@ export class McpConnection {
     await client?.close().catch(() => undefined);
   }
 
-  /** Closes the link for good; a stdio server's process is stopped. */
+  /**
+   * Closes the link for good; a stdio server's process is stopped. A link that fails to close throws, for the caller
+   * to report (the pool and the worker's tool sources log it).
+   */
   async close(): Promise<void> {
     this.#closed = true;
     clearTimeout(this.#reconnectTimer);
+    // A connect under way settles first; its failure went to whoever asked for the link.
     await this.#connecting?.catch(() => undefined);
-    await this.reset();
+    const client = this.#client;
+    this.#client = undefined;
+    await client?.close();
   }
 
   /** Every tool the server lists, following pagination. */
