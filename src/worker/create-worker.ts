@@ -38,7 +38,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
   if (options.checkSearchAttributes ?? true) await checkSearchAttributes(connection, namespace);
   const plugin = await RelayPlugin.create({ ...pluginOptions, checkSearchAttributes: false });
   const dataConverter = options.dataConverter ?? workerOptions?.dataConverter;
-  return Worker.create({
+  const created = Worker.create({
     // Streamed model text rides on heartbeats (activities/model-text-stream.ts): without this the SDK would send at
     // most one heartbeat per 80% of the heartbeat timeout, so followers would see text every 8 s, not every 100 ms.
     maxHeartbeatThrottleInterval: modelDeltaBatchMs,
@@ -48,5 +48,10 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     connection,
     namespace,
     taskQueue,
+  });
+  // A worker never created never runs to close the plugin's tool sources (an MCP server's process would stay).
+  return created.catch(async (error: unknown) => {
+    await plugin.close();
+    throw error;
   });
 }

@@ -13,7 +13,7 @@ import { RelayClient } from '../../src/client/relay-client.js';
 import { encryptionKeyIdMetadataKey } from '../../src/security/aes-gcm-payload-codec.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { defineTool } from '../../src/tool/define-tool.js';
-import { RelayPlugin, bundleRelayWorkflows } from '../../src/worker/index.js';
+import { RelayPlugin, bundleRelayWorkflows, createWorker } from '../../src/worker/index.js';
 import type { RelayPluginOptions } from '../../src/worker/index.js';
 import { waitForRun, waitForWorkerCatalog } from '../helpers/relay-test-kit.js';
 import { countingCloses } from '../helpers/test-tools.js';
@@ -309,6 +309,26 @@ describe('RelayPlugin', () => {
     expect(worker.getState()).toBe('STOPPED');
     // A worker created and never run would still hold the connection: closing it would throw.
     await expect(connection.close()).resolves.toBeUndefined();
+  });
+
+  it('closes the tool sources when createWorker cannot create the worker', async () => {
+    const sourceClosed = { count: 0 };
+    const refusesEveryWorker: WorkerPlugin = {
+      name: 'refuses-every-worker',
+      configureWorker() {
+        throw new Error('Not on this machine');
+      },
+    };
+    const created = createWorker({
+      connection: env.nativeConnection,
+      namespace: env.namespace,
+      taskQueue: uniqueTaskQueue('not-created'),
+      tools: [countingCloses(sourceClosed)],
+      models: { scripted: scriptedModel([]) },
+      workerOptions: { plugins: [refusesEveryWorker] },
+    });
+    await expect(created).rejects.toThrow('Not on this machine');
+    expect(sourceClosed.count).toBe(1);
   });
 
   it('announces the worker’s tools and models on its task queue while it runs', async () => {
