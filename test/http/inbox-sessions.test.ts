@@ -128,6 +128,39 @@ describe('inbox sessions across API processes', () => {
     }
   });
 
+  it('reads a run’s state once for the pages that ask together, each answer started after its page asked', async () => {
+    const runId = await startPayment();
+    const url = await anotherApiProcess();
+    const pages = await Promise.all(Array.from({ length: 6 }, () => signIn(url, keys.alice)));
+    const bob = await signIn(url, keys.bob);
+    const original = api.worker.client.getRun.bind(api.worker.client);
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const getRun = vi.spyOn(api.worker.client, 'getRun').mockImplementation(async (...args) => {
+      await held;
+      return original(...args);
+    });
+    try {
+      const states = pages.map((cookie) => fetch(`${url}/inbox/runs/${runId}/state`, { headers: { cookie } }));
+      const foreign = fetch(`${url}/inbox/runs/${runId}/state`, { headers: { cookie: bob } });
+      // The first read is held while the other pages ask, so they wait for it and share the read after it.
+      await vi.waitFor(() => expect(getRun).toHaveBeenCalled());
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      release();
+      for (const response of await Promise.all(states)) {
+        expect(response.status).toBe(200);
+        expect(((await response.json()) as { snapshot: { runId: string } }).snapshot.runId).toBe(runId);
+      }
+      expect((await foreign).status).toBe(404);
+      const readsFor = (tenantId: string) => getRun.mock.calls.filter(([, scope]) => scope?.tenantId === tenantId);
+      // Six pages, two reads (one each before); the other tenant's page got a read of its own.
+      expect(readsFor(tenantA).length).toBeLessThanOrEqual(2);
+      expect(readsFor(tenantB).length).toBe(1);
+    } finally {
+      getRun.mockRestore();
+    }
+  });
+
   it('refuses a key that is not configured, with no cookie', async () => {
     const response = await fetch(`${api.url}/inbox/session`, {
       method: 'POST',

@@ -4,9 +4,11 @@ import { z } from 'zod';
 import { ToolCallValidator } from '../../../workflows/tool-call-validator.js';
 import type { RelayClient } from '../../client/relay-client.js';
 import { checkToolInput } from '../../shared/tool-input.js';
+import type { RunSnapshot } from '../../shared/run-types.js';
 import { HttpError } from '../http-error.js';
 import type { RunEventHub } from '../run-event-hub.js';
 import { streamRunEvents } from '../stream-run-events.js';
+import { FreshReads } from './fresh-reads.js';
 import type { InboxEnv } from './inbox-env.js';
 import { runPage } from './inbox-pages.js';
 import { approverOf } from './inbox-sessions.js';
@@ -39,10 +41,12 @@ export function inboxRunRoutes(options: InboxRunRoutesOptions): Hono<InboxEnv> {
 
 /** The run's state with the schemas of the tools it waits on, and its events as a stream. */
 function readingRoutes(app: Hono<InboxEnv>, { client, catalogs, followers, logger }: InboxRunRoutesOptions) {
+  // Every page of a run asks for its state on the same events: they share a read started after they asked.
+  const snapshots = new FreshReads<RunSnapshot>();
   app.get('/:id/state', async (c) => {
     const runId = c.req.param('id');
     const tenantId = c.get('session').tenant.tenantId;
-    const snapshot = await client.getRun(runId, { tenantId });
+    const snapshot = await snapshots.read(JSON.stringify([tenantId, runId]), () => client.getRun(runId, { tenantId }));
     const pendingTools = new Set(snapshot.pendingApprovals.map((approval) => approval.toolName));
     const catalog = pendingTools.size > 0 ? await catalogs.of(runId, tenantId) : [];
     return c.json({ snapshot, tools: catalog.filter((tool) => pendingTools.has(tool.name)) });
