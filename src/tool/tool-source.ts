@@ -70,49 +70,15 @@ export async function loadToolSources(
 ): Promise<LoadedTools> {
   const logger = options.logger ?? defaultLogger;
   const registry = new ToolRegistry(tools.filter((entry): entry is ToolDefinition => !isToolSource(entry)));
-  const opened: Array<{ name: string; source: OpenToolSource }> = [];
+  const opened: OpenedSource[] = [];
   const listeners = new Set<() => void>();
-  // Every source is closed even when one fails to close; a failure is logged, not kept from the operator.
-  const close = async () => {
-    const closings = await Promise.allSettled(opened.map(({ source }) => source.close()));
-    closings.forEach((closing, index) => {
-      if (closing.status === 'fulfilled') return;
-      logger.error('Could not close a tool source', { source: opened[index]?.name, error: closing.reason });
-    });
+  const close = () => closeSources(opened, logger);
+  const changed = () => {
+    for (const listener of listeners) listener();
   };
   try {
     for (const source of tools.filter(isToolSource)) {
-      let current: readonly string[] = [];
-      let started = false;
-      let early: readonly ToolDefinition[] | undefined;
-      const onToolsChanged = (next: readonly ToolDefinition[]) => {
-        if (!started) {
-          early = next;
-          return;
-        }
-        try {
-          registry.replace(current, next);
-          current = next.map((tool) => tool.name);
-          logger.info('Tool source changed its tools', { source: source.name, tools: current });
-          for (const listener of listeners) listener();
-        } catch (error) {
-          logger.error('Kept the previous tools of a tool source: its new list clashes', {
-            source: source.name,
-            error,
-          });
-        }
-      };
-      const open = await source.open({
-        onToolsChanged,
-        logger,
-        ...(options.secrets ? { secrets: options.secrets } : {}),
-      });
-      opened.push({ name: source.name, source: open });
-      registry.replace([], open.tools);
-      current = open.tools.map((tool) => tool.name);
-      started = true;
-      // A change announced while the source was still opening is applied now rather than lost.
-      if (early) onToolsChanged(early);
+      opened.push({ name: source.name, open: await openSource(source, registry, { ...options, logger }, changed) });
     }
   } catch (error) {
     await close();
@@ -123,4 +89,54 @@ export async function loadToolSources(
     return () => listeners.delete(listener);
   };
   return { registry, onChange, close };
+}
+
+interface OpenedSource {
+  name: string;
+  open: OpenToolSource;
+}
+
+/**
+ * Opens one source and registers its tools. Each later change replaces them in the registry and calls `changed`; a
+ * list that clashes with another tool keeps the previous one and is logged.
+ */
+async function openSource(
+  source: ToolSource,
+  registry: ToolRegistry,
+  { logger, secrets }: LoadToolSourcesOptions & { logger: Logger },
+  changed: () => void,
+): Promise<OpenToolSource> {
+  let current: readonly string[] = [];
+  let started = false;
+  let early: readonly ToolDefinition[] | undefined;
+  const onToolsChanged = (next: readonly ToolDefinition[]) => {
+    if (!started) {
+      early = next;
+      return;
+    }
+    try {
+      registry.replace(current, next);
+      current = next.map((tool) => tool.name);
+      logger.info('Tool source changed its tools', { source: source.name, tools: current });
+      changed();
+    } catch (error) {
+      logger.error('Kept the previous tools of a tool source: its new list clashes', { source: source.name, error });
+    }
+  };
+  const open = await source.open({ onToolsChanged, logger, ...(secrets ? { secrets } : {}) });
+  registry.replace([], open.tools);
+  current = open.tools.map((tool) => tool.name);
+  started = true;
+  // A change announced while the source was still opening is applied now rather than lost.
+  if (early) onToolsChanged(early);
+  return open;
+}
+
+/** Closes every source even when one fails to close; a failure is logged, not kept from the operator. */
+async function closeSources(opened: readonly OpenedSource[], logger: Logger): Promise<void> {
+  const closings = await Promise.allSettled(opened.map(({ open }) => open.close()));
+  closings.forEach((closing, index) => {
+    if (closing.status === 'fulfilled') return;
+    logger.error('Could not close a tool source', { source: opened[index]?.name, error: closing.reason });
+  });
 }
