@@ -4,6 +4,7 @@ import type { EncryptionOptions } from '../security/encryption-keys.js';
 import { RelayError } from '../shared/errors.js';
 import { sweepCutoff, toRetentionMs } from './payload-retention.js';
 import { assertPayloadRef, createPayloadSealer, payloadNotFound } from './payload-sealer.js';
+import type { SealedPayload } from './payload-sealer.js';
 import type { PayloadRef, PayloadScope, PayloadStore, UnclosedRun, UnclosedRunsQuery } from './payload-store.js';
 import { checkedUnclosedRunsLimit } from './unclosed-runs.js';
 
@@ -70,21 +71,13 @@ export function createPostgresPayloadStore(options: PostgresPayloadStoreOptions)
     async get(scope, ref) {
       assertPayloadRef(ref);
       await ready();
-      const { rows } = await pool.query<{ key_id: string | null; data: Buffer }>(
-        `SELECT key_id, data FROM ${tables.payloads} WHERE tenant_id = $1 AND ref = $2`,
-        [scope.tenantId, ref],
-      );
-      const row = rows[0];
-      if (!row) throw payloadNotFound(scope, ref);
-      return sealer.open(scope.tenantId, ref, { keyId: row.key_id ?? undefined, body: row.data });
+      const sealed = await selectPayload(pool, tables, scope, ref);
+      if (!sealed) throw payloadNotFound(scope, ref);
+      return sealer.open(scope.tenantId, ref, sealed);
     },
     async markRunClosed(scope, closedAt = new Date()) {
       await ready();
-      await pool.query(
-        `INSERT INTO ${tables.runs} (tenant_id, run_id, closed_at) VALUES ($1, $2, $3)
-         ON CONFLICT (tenant_id, run_id) DO UPDATE SET closed_at = EXCLUDED.closed_at`,
-        [scope.tenantId, scope.runId, closedAt],
-      );
+      await recordRunClosed(pool, tables, scope, closedAt);
     },
     async sweep(sweepOptions = {}) {
       await ready();
@@ -99,6 +92,29 @@ export function createPostgresPayloadStore(options: PostgresPayloadStoreOptions)
       if (ownsPool) await pool.end();
     },
   };
+}
+
+/** The sealed payload of the tenant at `ref`, or undefined when the store holds none. */
+async function selectPayload(
+  pool: Pool,
+  tables: Tables,
+  scope: PayloadScope,
+  ref: PayloadRef,
+): Promise<SealedPayload | undefined> {
+  const { rows } = await pool.query<{ key_id: string | null; data: Buffer }>(
+    `SELECT key_id, data FROM ${tables.payloads} WHERE tenant_id = $1 AND ref = $2`,
+    [scope.tenantId, ref],
+  );
+  const row = rows[0];
+  return row ? { keyId: row.key_id ?? undefined, body: row.data } : undefined;
+}
+
+async function recordRunClosed(pool: Pool, tables: Tables, scope: PayloadScope, closedAt: Date): Promise<void> {
+  await pool.query(
+    `INSERT INTO ${tables.runs} (tenant_id, run_id, closed_at) VALUES ($1, $2, $3)
+     ON CONFLICT (tenant_id, run_id) DO UPDATE SET closed_at = EXCLUDED.closed_at`,
+    [scope.tenantId, scope.runId, closedAt],
+  );
 }
 
 function createPool(connectionString: string): Pool {
