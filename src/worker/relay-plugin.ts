@@ -232,9 +232,8 @@ export class RelayPlugin implements WorkerPlugin, ClientPlugin, NativeConnection
    */
   configureNativeConnection(): never {
     // Nothing will run a worker of this plugin to close its tool sources, and an MCP server's process would stay.
-    this.#closeTools().catch((error: unknown) => {
-      Runtime.instance().logger.warn(`Could not close the refused plugin's tool sources: ${errorMessage(error)}`);
-    });
+    // Closing never rejects: a source that fails to close is logged by the closing itself.
+    void this.#closeTools();
     throw new RelayError(
       'invalid_input',
       "Relay-E's plugin configures one worker: give it to Worker.create({ plugins }), not to NativeConnection.connect, whose plugins configure every worker on the connection (Relay-E's own model-call worker included)",

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { expect } from 'vitest';
 import type { ModelCall } from '../../src/model/model-provider.js';
 import type { ApiKeyTenant } from '../../src/http/api-keys.js';
 import { startApiServer } from '../../src/http/start-api-server.js';
@@ -150,4 +151,17 @@ export function runEventsOf(messages: readonly ServerSentMessage[]): RunEvent[] 
     }
     return [event];
   });
+}
+
+/** Signs in to the inbox at `url` with `apiKey` and returns the session cookie (`name=value`). */
+export async function signInToInbox(url: string, apiKey: string): Promise<string> {
+  const response = await fetch(`${url}/inbox/session`, {
+    method: 'POST',
+    body: new URLSearchParams({ apiKey }),
+    redirect: 'manual',
+  });
+  expect(response.status).toBe(303);
+  const cookie = response.headers.get('set-cookie')?.split(';')[0];
+  expect(cookie).toMatch(/^relay_e_inbox=/);
+  return cookie ?? '';
 }

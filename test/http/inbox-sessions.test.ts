@@ -3,7 +3,13 @@ import { startApiServer } from '../../src/http/start-api-server.js';
 import type { ApiServer } from '../../src/http/start-api-server.js';
 import { createRelayTestKit } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit } from '../helpers/relay-test-kit.js';
-import { createTestTenants, payCallId, readServerSentEvents, startHttpTestApi } from './http-test-kit.js';
+import {
+  createTestTenants,
+  payCallId,
+  readServerSentEvents,
+  signInToInbox,
+  startHttpTestApi,
+} from './http-test-kit.js';
 import type { HttpTestApi } from './http-test-kit.js';
 
 // Two API servers over one worker stand for two API processes behind a load balancer.
@@ -29,19 +35,6 @@ async function anotherApiProcess(keysOfIt = apiKeys): Promise<string> {
   return server.url;
 }
 
-/** Signs in at `url` and returns the session cookie (`name=value`). */
-async function signIn(url: string, apiKey: string): Promise<string> {
-  const response = await fetch(`${url}/inbox/session`, {
-    method: 'POST',
-    body: new URLSearchParams({ apiKey }),
-    redirect: 'manual',
-  });
-  expect(response.status).toBe(303);
-  const cookie = response.headers.get('set-cookie')?.split(';')[0];
-  expect(cookie).toMatch(/^relay_e_inbox=/);
-  return cookie ?? '';
-}
-
 /** The CSRF token the inbox page at `url` gives a signed-in browser, or undefined on the sign-in page. */
 async function csrfTokenOnPage(url: string, cookie: string): Promise<string | undefined> {
   const page = await (await fetch(`${url}/`, { headers: { cookie } })).text();
@@ -53,7 +46,7 @@ describe('inbox sessions across API processes', () => {
     const runId = await startPayment();
     const first = await anotherApiProcess();
     const second = await anotherApiProcess();
-    const cookie = await signIn(first, keys.alice);
+    const cookie = await signInToInbox(first, keys.alice);
     const csrf = await csrfTokenOnPage(first, cookie);
     expect(csrf).toBeDefined();
     expect(await csrfTokenOnPage(second, cookie)).toBe(csrf);
@@ -75,8 +68,8 @@ describe('inbox sessions across API processes', () => {
   });
 
   it('refuses a change without the session’s CSRF token on any process', async () => {
-    const cookie = await signIn(await anotherApiProcess(), keys.alice);
-    const otherCookie = await signIn(api.url, keys.unnamedA);
+    const cookie = await signInToInbox(await anotherApiProcess(), keys.alice);
+    const otherCookie = await signInToInbox(api.url, keys.unnamedA);
     const wrongToken = await csrfTokenOnPage(api.url, otherCookie);
     for (const headers of [{ cookie }, { cookie, 'x-relay-csrf': wrongToken ?? 'x' }]) {
       const response = await fetch(`${api.url}/inbox/runs/run_none/cancel`, { method: 'POST', headers });
@@ -85,7 +78,7 @@ describe('inbox sessions across API processes', () => {
   });
 
   it('keeps sessions where a key was added, ends them where their own key was rotated, and signs out', async () => {
-    const cookie = await signIn(api.url, keys.alice);
+    const cookie = await signInToInbox(api.url, keys.alice);
     const withAnotherKey = await anotherApiProcess(new Map([...apiKeys, ['key-of-a-new-tenant', { tenantId: 'new' }]]));
     expect((await fetch(`${withAnotherKey}/inbox/approvals`, { headers: { cookie } })).status).toBe(200);
     const aliceRotated = new Map([...apiKeys].filter(([key]) => key !== keys.alice));
@@ -106,8 +99,8 @@ describe('inbox sessions across API processes', () => {
   it('reads a tenant’s live list once for all its people on a process, and another tenant’s for itself', async () => {
     const runId = await startPayment();
     const url = await anotherApiProcess();
-    const tenantAPeople = await Promise.all(Array.from({ length: 6 }, () => signIn(url, keys.alice)));
-    const bob = await signIn(url, keys.bob);
+    const tenantAPeople = await Promise.all(Array.from({ length: 6 }, () => signInToInbox(url, keys.alice)));
+    const bob = await signInToInbox(url, keys.bob);
     await expect.poll(() => pendingRunIds(url, tenantAPeople[0] ?? ''), { timeout: 10_000 }).toContain(runId);
     const listed = vi.spyOn(api.worker.client, 'listPendingApprovals');
     const left = new AbortController();
@@ -131,8 +124,8 @@ describe('inbox sessions across API processes', () => {
   it('reads a run’s state once for the pages that ask together, each answer started after its page asked', async () => {
     const runId = await startPayment();
     const url = await anotherApiProcess();
-    const pages = await Promise.all(Array.from({ length: 6 }, () => signIn(url, keys.alice)));
-    const bob = await signIn(url, keys.bob);
+    const pages = await Promise.all(Array.from({ length: 6 }, () => signInToInbox(url, keys.alice)));
+    const bob = await signInToInbox(url, keys.bob);
     const original = api.worker.client.getRun.bind(api.worker.client);
     let release: () => void = () => undefined;
     const held = new Promise<void>((resolve) => (release = resolve));

@@ -2,7 +2,14 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RunEvent } from '../../src/shared/run-types.js';
 import { createRelayTestKit, eventTypes } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit } from '../helpers/relay-test-kit.js';
-import { createTestTenants, payCallId, readServerSentEvents, runEventsOf, startHttpTestApi } from './http-test-kit.js';
+import {
+  createTestTenants,
+  payCallId,
+  readServerSentEvents,
+  runEventsOf,
+  signInToInbox,
+  startHttpTestApi,
+} from './http-test-kit.js';
 import type { HttpTestApi, ServerSentMessage } from './http-test-kit.js';
 
 const { keys, apiKeys } = createTestTenants();
@@ -180,12 +187,7 @@ describe('many followers of one run', () => {
   it('shares one poller of a run between its event streams and the inbox’s pages of it', async () => {
     const runId = await startRun('pay B');
     await api.waitForRun(runId, keys.alice, (run) => run.status === 'awaiting_approval');
-    const signedIn = await fetch(`${api.url}/inbox/session`, {
-      method: 'POST',
-      body: new URLSearchParams({ apiKey: keys.alice }),
-      redirect: 'manual',
-    });
-    const cookie = signedIn.headers.get('set-cookie')?.split(';')[0] ?? '';
+    const cookie = await signInToInbox(api.url, keys.alice);
     const watch = vi.spyOn(api.worker.client, 'watch');
     try {
       const followers = await Promise.all([
