@@ -2,6 +2,7 @@ import pg from 'pg';
 import type { Pool, PoolClient } from 'pg';
 import type { EncryptionOptions } from '../security/encryption-keys.js';
 import { RelayError } from '../shared/errors.js';
+import { errorMessage } from '../tool/error-message.js';
 import { sweepCutoff, toRetentionMs } from './payload-retention.js';
 import { assertPayloadRef, createPayloadSealer, payloadNotFound } from './payload-sealer.js';
 import type { SealedPayload } from './payload-sealer.js';
@@ -26,6 +27,12 @@ export type PostgresPayloadStoreOptions = PostgresPayloadStoreConnection & {
    * @default 'relay_payloads'
    */
   tableName?: string;
+  /**
+   * Where the store reports a connection of its own pool that broke while idle (the server restarted, or ended it).
+   * A pool you pass in is yours to watch.
+   * @default console
+   */
+  logger?: Pick<Console, 'warn'>;
 };
 
 /** The quoted names of the store's tables and indexes. */
@@ -50,7 +57,7 @@ export function createPostgresPayloadStore(options: PostgresPayloadStoreOptions)
   const retentionMs = toRetentionMs(options.retentionMs);
   const tables = quotedTables(options.tableName ?? 'relay_payloads');
   const ownsPool = options.pool === undefined;
-  const pool = options.pool ?? createPool(options.connectionString);
+  const pool = options.pool ?? createPool(options.connectionString, options.logger ?? console);
   let schema: Promise<void> | undefined;
   // Created at the first call, not at construction, so constructing a store needs no database yet.
   const ready = () =>
@@ -117,11 +124,15 @@ async function recordRunClosed(pool: Pool, tables: Tables, scope: PayloadScope, 
   );
 }
 
-function createPool(connectionString: string): Pool {
+function createPool(connectionString: string, logger: Pick<Console, 'warn'>): Pool {
   const pool = new pg.Pool({ connectionString });
-  // An idle connection that breaks (the server restarted) needs nothing from us: the pool drops it and the next query
-  // connects again. Without a listener its 'error' event would end the process.
-  pool.on('error', () => {});
+  // The pool drops an idle connection that breaks, and the next query connects again; without a listener its 'error'
+  // event would end the process. The operator still hears of it: a database that keeps dropping connections is news.
+  pool.on('error', (error) => {
+    logger.warn(
+      `Relay-E payload store: an idle PostgreSQL connection broke; the next query opens a new one: ${errorMessage(error)}`,
+    );
+  });
   return pool;
 }
 

@@ -116,6 +116,27 @@ describe('PostgreSQL store', () => {
     await pool.end();
   });
 
+  it('reports an idle connection of its own pool that the server ended, and carries on with a new one', async () => {
+    const warnings: string[] = [];
+    const store = createPostgresPayloadStore({
+      connectionString: `${server.connectionString}?application_name=relay_idle_break`,
+      tableName: 'idle_break',
+      logger: { warn: (message: string) => warnings.push(message) },
+    });
+    await store.put(scope, new TextEncoder().encode('before the break'));
+
+    const { rows } = await admin.query<{ ended: boolean }>(
+      "SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE application_name = 'relay_idle_break'",
+    );
+    expect(rows.length).toBeGreaterThan(0);
+    await expect.poll(() => warnings, { timeout: 5_000 }).toHaveLength(rows.length);
+    expect(warnings[0]).toMatch(/idle PostgreSQL connection broke.*terminat/);
+
+    const ref = await store.put(scope, new TextEncoder().encode('after the break'));
+    expect(new TextDecoder().decode(await store.get(scope, ref))).toBe('after the break');
+    await store.close();
+  });
+
   it('is what createPayloadStore builds for { kind: "postgres" }, with the default table name', async () => {
     const store = createPayloadStore({ kind: 'postgres', connectionString: server.connectionString });
     const ref = await store.put(scope, new TextEncoder().encode('configured'));
