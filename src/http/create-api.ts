@@ -1,5 +1,6 @@
 import { OpenAPIHono } from '@hono/zod-openapi';
 import type { RelayClient } from '../client/relay-client.js';
+import { RelayError } from '../shared/errors.js';
 import type { PayloadStore } from '../store/payload-store.js';
 import type { ApiKeyTenants } from './api-keys.js';
 import { createApprovalsApi } from './approvals-api.js';
@@ -20,7 +21,7 @@ export type { ApiEnv } from './create-resource-api.js';
 
 export interface CreateApiOptions {
   client: RelayClient;
-  /** The keys callers authenticate with, each mapped to the tenant it speaks for. */
+  /** The keys callers authenticate with, each mapped to the tenant it speaks for; at least one. */
   apiKeys: ApiKeyTenants;
   /** The largest request body accepted. @default 1_048_576 (1 MiB) */
   maxBodyBytes?: number;
@@ -45,6 +46,10 @@ export interface CreateApiOptions {
  * the inbox (which signs people in with a key itself) needs an API key; run routes see only the key's tenant's runs.
  */
 export function createApi(options: CreateApiOptions): OpenAPIHono<ApiEnv> {
+  // An API without keys would refuse every caller: a deployment that lost its keys is told so, not left to answer 401.
+  if (options.apiKeys.size === 0) {
+    throw new RelayError('invalid_input', 'createApi needs at least one API key (apiKeys is empty)');
+  }
   const logger = options.logger ?? console;
   const app = new OpenAPIHono<ApiEnv>();
   app.onError(createErrorHandler(logger));
