@@ -32,8 +32,9 @@ Usage: ${cli} <command> [options]
 Commands:
 ${summaries.join('\n')}
 
-Run '${cli} <command> --help' for a command's options. Every command takes --address, --namespace,
---task-queue, --tenant and --json.
+Run '${cli} <command> --help' for a command's options. The commands that talk to Temporal take --address,
+--namespace, --profile, --task-queue, --tenant and --json (codec-server: --address, --namespace, --profile and
+--json; tools asks no server).
 
 Exit codes:
   0    ok (for run: the run completed)

@@ -67,7 +67,7 @@ export interface RelayPluginOptions extends ToolSourceOptions {
    * lacking the stored context fails fast and the run sends it again with the whole context (a
    * `model_context_resent` event says so), which is safe after a restart but costs a second call each time when
    * every worker keeps its own. The caller closes a store it gives.
-   * @default a store in this worker's memory, bounded to 256 MiB
+   * @default a store in this worker's memory, bounded to 64 MiB (`createMemoryPayloadStore`'s default)
    */
   payloadStore?: PayloadStore;
   /**
