@@ -1,7 +1,8 @@
 /**
  * The variants that live in this package, each served in its own process by a benchmark
  * (`node --import tsx bench/lib/relay-variants.ts --variant relay --address host:port`):
- * `relay` (a Relay-E worker), `in-process` (the same loop without Temporal) and `bare-temporal` (the floor).
+ * `relay` (a Relay-E worker), `in-process` (the same loop without Temporal), `bare-temporal` (the floor) and
+ * `bare-temporal-bookkeeping` (the floor with the server-side bookkeeping of a Relay-E run).
  */
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -12,6 +13,7 @@ import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { ToolExecutor } from '../../src/tool/tool-executor.js';
 import { ToolRegistry } from '../../src/tool/tool-registry.js';
 import type { ToolResult } from '../../src/shared/tool-result.js';
+import { relaySearchAttributes } from '../../src/shared/search-attributes.js';
 import type { TranscriptMessage } from '../../src/shared/transcript.js';
 import { ToolCallValidator } from '../../workflows/tool-call-validator.js';
 import { addTool, addWithApprovalTool } from './add-tool.js';
@@ -19,6 +21,7 @@ import { agentPrompt, agentTurn, stepsInPrompt } from './agent-script.js';
 import { bareAgentActivities } from './bare-agent-activities.js';
 import { approveUpdate, awaitingApprovalQuery } from './bare-agent.js';
 import type { bareAgent } from './bare-agent.js';
+import type { bareAgentWithBookkeeping } from './bare-agent-bookkeeping.js';
 import { installBenchRuntime, mapWithConcurrency, startBenchStack } from './bench-stack.js';
 import { serveVariant } from './variant-protocol.js';
 import type { ApprovalSample, ApproveAnswer, RunAnswer, VariantCommand } from './variant-protocol.js';
@@ -166,19 +169,32 @@ async function serveInProcess(): Promise<void> {
   });
 }
 
-async function serveBareTemporal(address: string): Promise<void> {
+/** A worker of the floor's activities and the workflows of `workflowsFile` (in this folder), with a client. */
+async function startBareWorker(address: string, taskQueue: string, workflowsFile: string) {
   installBenchRuntime(values['metrics-address']);
   const nativeConnection = await NativeConnection.connect({ address });
   const connection = await Connection.connect({ address });
-  const client = new Client({ connection });
-  const taskQueue = 'bench-bare';
   const worker = await Worker.create({
     connection: nativeConnection,
     taskQueue,
-    workflowsPath: fileURLToPath(new URL('./bare-agent.ts', import.meta.url)),
+    workflowsPath: fileURLToPath(new URL(workflowsFile, import.meta.url)),
     activities: bareAgentActivities,
   });
   const running = worker.run();
+  return {
+    client: new Client({ connection }),
+    stop: async () => {
+      worker.shutdown();
+      await running;
+      await connection.close();
+      await nativeConnection.close();
+    },
+  };
+}
+
+async function serveBareTemporal(address: string): Promise<void> {
+  const taskQueue = 'bench-bare';
+  const { client, stop } = await startBareWorker(address, taskQueue, './bare-agent.ts');
   await serveVariant(async (command) => {
     if (command.type === 'run') {
       return timeRuns(command, async () => {
@@ -206,10 +222,35 @@ async function serveBareTemporal(address: string): Promise<void> {
     }
     return { samples } satisfies ApproveAnswer;
   });
-  worker.shutdown();
-  await running;
-  await connection.close();
-  await nativeConnection.close();
+  await stop();
+}
+
+/** The floor with Relay-E's bookkeeping on the server (bare-agent-bookkeeping.ts), started as Relay-E starts a run. */
+async function serveBareWithBookkeeping(address: string): Promise<void> {
+  const taskQueue = 'bench-bare-bookkeeping';
+  const { client, stop } = await startBareWorker(address, taskQueue, './bare-agent-bookkeeping.ts');
+  await serveVariant(async (command) => {
+    if (command.type !== 'run') throw new Error('bare-temporal-bookkeeping measures runs, not approvals');
+    return timeRuns(command, async () => {
+      const workflowId = nextRunId('bare-bookkeeping');
+      const prompt = agentPrompt(command.steps);
+      await client.workflow.execute<typeof bareAgentWithBookkeeping>('bareAgentWithBookkeeping', {
+        workflowId,
+        taskQueue,
+        args: [command.steps],
+        memo: { model: 'scripted:bench', prompt },
+        typedSearchAttributes: [
+          { key: relaySearchAttributes.tenant, value: 'bench' },
+          { key: relaySearchAttributes.status, value: 'running' },
+          { key: relaySearchAttributes.pendingApprovals, value: 0 },
+        ],
+        staticSummary: `scripted:bench: ${prompt}`,
+        staticDetails: prompt,
+      });
+      return workflowId;
+    });
+  });
+  await stop();
 }
 
 const address = values.address ?? '';
@@ -218,4 +259,5 @@ else if (values.variant === 'relay-shared-queue')
   await serveRelay(address, 'relay-shared-queue', { keepModelCallsOnWorker: false });
 else if (values.variant === 'in-process') await serveInProcess();
 else if (values.variant === 'bare-temporal') await serveBareTemporal(address);
+else if (values.variant === 'bare-temporal-bookkeeping') await serveBareWithBookkeeping(address);
 else throw new Error(`Unknown variant '${values.variant ?? ''}'`);

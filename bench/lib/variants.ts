@@ -9,9 +9,11 @@ import { VariantProcess } from './variant-protocol.js';
 export const allVariants = ['in-process', 'bare-temporal', 'relay', 'peer'] as const;
 /**
  * Variants a benchmark runs only when named (`--variants`): Relay-E with every model call on the shared task queue
- * (`keepModelCallsOnWorker: false`), to measure what sending calls back to the storing worker costs or saves.
+ * (`keepModelCallsOnWorker: false`), to measure what sending calls back to the storing worker costs or saves; and
+ * the floor with the server-side bookkeeping of a Relay-E run (its memo, search attributes, patch marker), to tell
+ * the server's share of Relay-E's gap to the floor from its own code's.
  */
-export const namedOnlyVariants = ['relay-shared-queue'] as const;
+export const namedOnlyVariants = ['relay-shared-queue', 'bare-temporal-bookkeeping'] as const;
 export type VariantName = (typeof allVariants)[number] | (typeof namedOnlyVariants)[number];
 
 /** Reads a `--variants` list, refusing a name no variant has. */
