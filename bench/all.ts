@@ -1,7 +1,7 @@
 /**
  * Every benchmark whose figures docs/benchmarks.md shows for today's code, one after the other, each in a fresh
  * process so none inherits another's heap or JIT state: `npm run bench`. The options are those of the figures in
- * the docs, about 25 minutes on two cores (the cluster's first build adds its own); each script takes its own
+ * the docs, about 50 minutes on two cores (the cluster's first build adds its own); each script takes its own
  * options when run alone. The "before" rows of the docs were measured on earlier code and are kept as files.
  */
 import { execFileSync } from 'node:child_process';
@@ -19,6 +19,14 @@ const scripts: Array<{ file: string; nodeOptions?: string[]; args?: string[]; en
     args: [
       ...['--rounds', '5', '--min-runs', '30', '--variants', 'bare-temporal,relay,relay-shared-queue'],
       ...['--out', 'throughput-affinity-against-shared-queue'],
+    ],
+  },
+  // How much of Relay-E's gap to the floor is the server's work for a run's memo and search attributes: 15 rounds.
+  {
+    file: 'throughput.ts',
+    args: [
+      ...['--rounds', '15', '--runs-per-lane', '3', '--min-runs', '30'],
+      ...['--variants', 'bare-temporal,bare-temporal-bookkeeping,relay,peer', '--out', 'throughput-bookkeeping'],
     ],
   },
   { file: 'worker-profile.ts', args: ['--rounds', '5', '--concurrency', '1,10,50', '--runs', '100'] },
