@@ -1,7 +1,7 @@
 /**
  * Every benchmark whose figures docs/benchmarks.md shows for today's code, one after the other, each in a fresh
  * process so none inherits another's heap or JIT state: `npm run bench`. The options are those of the figures in
- * the docs, about 50 minutes on two cores (the cluster's first build adds its own); each script takes its own
+ * the docs, about 65 minutes on two cores (the cluster's first build adds its own); each script takes its own
  * options when run alone. The "before" rows of the docs were measured on earlier code and are kept as files.
  */
 import { execFileSync } from 'node:child_process';
@@ -27,6 +27,15 @@ const scripts: Array<{ file: string; nodeOptions?: string[]; args?: string[]; en
     args: [
       ...['--rounds', '15', '--runs-per-lane', '3', '--min-runs', '30'],
       ...['--variants', 'bare-temporal,bare-temporal-bookkeeping,relay,peer', '--out', 'throughput-bookkeeping'],
+    ],
+  },
+  // The same bookkeeping in parts: all of it, without the patch marker, only what the start carries.
+  {
+    file: 'throughput.ts',
+    args: [
+      ...['--rounds', '15', '--runs-per-lane', '3', '--min-runs', '30', '--concurrency', '10,50', '--variants'],
+      'bare-temporal,bare-temporal-bookkeeping,bare-temporal-bookkeeping-no-marker,bare-temporal-bookkeeping-start-only,relay',
+      ...['--out', 'throughput-bookkeeping-parts'],
     ],
   },
   { file: 'worker-profile.ts', args: ['--rounds', '5', '--concurrency', '1,10,50', '--runs', '100'] },

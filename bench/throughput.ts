@@ -53,6 +53,8 @@ const result = await withVariants(variantList(values.variants), async ({ variant
       const runMs = summarize(level.runMs);
       (table[name] ??= {})[concurrency] = {
         runsPerSecond,
+        // Each round's figure in round order, so two variants can be compared round by round as well as by median.
+        runsPerSecondByRound: level.runsPerSecond.map((value) => Math.round(value * 1000) / 1000),
         stepsPerSecondP50: Math.round(runsPerSecond.p50 * stepsPerRun * 100) / 100,
         runMs,
       };

@@ -2,7 +2,8 @@
  * The variants that live in this package, each served in its own process by a benchmark
  * (`node --import tsx bench/lib/relay-variants.ts --variant relay --address host:port`):
  * `relay` (a Relay-E worker), `in-process` (the same loop without Temporal), `bare-temporal` (the floor) and
- * `bare-temporal-bookkeeping` (the floor with the server-side bookkeeping of a Relay-E run).
+ * `bare-temporal-bookkeeping` (the floor with the server-side bookkeeping of a Relay-E run; `-no-marker` and
+ * `-start-only` leave parts of it out).
  */
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
@@ -21,7 +22,7 @@ import { agentPrompt, agentTurn, stepsInPrompt } from './agent-script.js';
 import { bareAgentActivities } from './bare-agent-activities.js';
 import { approveUpdate, awaitingApprovalQuery } from './bare-agent.js';
 import type { bareAgent } from './bare-agent.js';
-import type { bareAgentWithBookkeeping } from './bare-agent-bookkeeping.js';
+import type { BookkeepingParts, bareAgentWithBookkeeping } from './bare-agent-bookkeeping.js';
 import { installBenchRuntime, mapWithConcurrency, startBenchStack } from './bench-stack.js';
 import { serveVariant } from './variant-protocol.js';
 import type { ApprovalSample, ApproveAnswer, RunAnswer, VariantCommand } from './variant-protocol.js';
@@ -225,19 +226,22 @@ async function serveBareTemporal(address: string): Promise<void> {
   await stop();
 }
 
-/** The floor with Relay-E's bookkeeping on the server (bare-agent-bookkeeping.ts), started as Relay-E starts a run. */
-async function serveBareWithBookkeeping(address: string): Promise<void> {
-  const taskQueue = 'bench-bare-bookkeeping';
+/**
+ * The floor with Relay-E's bookkeeping on the server (bare-agent-bookkeeping.ts), started as Relay-E starts a run;
+ * `parts` leaves some of it out.
+ */
+async function serveBareWithBookkeeping(address: string, name: string, parts: BookkeepingParts): Promise<void> {
+  const taskQueue = `bench-${name}`;
   const { client, stop } = await startBareWorker(address, taskQueue, './bare-agent-bookkeeping.ts');
   await serveVariant(async (command) => {
-    if (command.type !== 'run') throw new Error('bare-temporal-bookkeeping measures runs, not approvals');
+    if (command.type !== 'run') throw new Error(`${name} measures runs, not approvals`);
     return timeRuns(command, async () => {
       const workflowId = nextRunId('bare-bookkeeping');
       const prompt = agentPrompt(command.steps);
       await client.workflow.execute<typeof bareAgentWithBookkeeping>('bareAgentWithBookkeeping', {
         workflowId,
         taskQueue,
-        args: [command.steps],
+        args: [command.steps, parts],
         memo: { model: 'scripted:bench', prompt },
         typedSearchAttributes: [
           { key: relaySearchAttributes.tenant, value: 'bench' },
@@ -259,5 +263,10 @@ else if (values.variant === 'relay-shared-queue')
   await serveRelay(address, 'relay-shared-queue', { keepModelCallsOnWorker: false });
 else if (values.variant === 'in-process') await serveInProcess();
 else if (values.variant === 'bare-temporal') await serveBareTemporal(address);
-else if (values.variant === 'bare-temporal-bookkeeping') await serveBareWithBookkeeping(address);
+else if (values.variant === 'bare-temporal-bookkeeping')
+  await serveBareWithBookkeeping(address, values.variant, { marker: true, closing: true });
+else if (values.variant === 'bare-temporal-bookkeeping-no-marker')
+  await serveBareWithBookkeeping(address, values.variant, { marker: false, closing: true });
+else if (values.variant === 'bare-temporal-bookkeeping-start-only')
+  await serveBareWithBookkeeping(address, values.variant, { marker: false, closing: false });
 else throw new Error(`Unknown variant '${values.variant ?? ''}'`);

@@ -11,9 +11,15 @@ export const allVariants = ['in-process', 'bare-temporal', 'relay', 'peer'] as c
  * Variants a benchmark runs only when named (`--variants`): Relay-E with every model call on the shared task queue
  * (`keepModelCallsOnWorker: false`), to measure what sending calls back to the storing worker costs or saves; and
  * the floor with the server-side bookkeeping of a Relay-E run (its memo, search attributes, patch marker), to tell
- * the server's share of Relay-E's gap to the floor from its own code's.
+ * the server's share of Relay-E's gap to the floor from its own code's: all of it, all but the patch marker, or only
+ * what the start carries.
  */
-export const namedOnlyVariants = ['relay-shared-queue', 'bare-temporal-bookkeeping'] as const;
+export const namedOnlyVariants = [
+  'relay-shared-queue',
+  'bare-temporal-bookkeeping',
+  'bare-temporal-bookkeeping-no-marker',
+  'bare-temporal-bookkeeping-start-only',
+] as const;
 export type VariantName = (typeof allVariants)[number] | (typeof namedOnlyVariants)[number];
 
 /** Reads a `--variants` list, refusing a name no variant has. */
