@@ -12,7 +12,9 @@
  */
 import { parseArgs } from 'node:util';
 import { interleave, numberList, withVariants, writeResult } from './lib/measure-harness.js';
+import { floorAndPeerRatios } from './lib/round-ratios.js';
 import { summarize } from './lib/stats.js';
+import type { Summary } from './lib/stats.js';
 import { allVariants, variantList } from './lib/variants.js';
 
 const { values } = parseArgs({
@@ -25,6 +27,14 @@ const { values } = parseArgs({
     out: { type: 'string', default: 'throughput' },
   },
 });
+/** One variant's figures at one concurrency, as the result file holds them. */
+interface ThroughputLevel {
+  runsPerSecond: Summary;
+  runsPerSecondByRound: number[];
+  stepsPerSecondP50: number;
+  runMs: Summary;
+}
+
 const rounds = Number(values.rounds);
 const levels = numberList(values.concurrency);
 const stepsPerRun = 3;
@@ -46,7 +56,7 @@ const result = await withVariants(variantList(values.variants), async ({ variant
     }
     console.log(`round ${round + 1}/${rounds} done`);
   }
-  const table: Record<string, Record<string, unknown>> = {};
+  const table: Record<string, Record<string, ThroughputLevel>> = {};
   for (const [name, byLevel] of Object.entries(figures)) {
     for (const [concurrency, level] of Object.entries(byLevel)) {
       const runsPerSecond = summarize(level.runsPerSecond);
@@ -64,7 +74,7 @@ const result = await withVariants(variantList(values.variants), async ({ variant
       );
     }
   }
-  return { throughput: table, failed };
+  return { throughput: table, roundRatios: floorAndPeerRatios(table), failed };
 });
 
 writeResult(values.out, {
