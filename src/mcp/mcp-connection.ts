@@ -59,9 +59,7 @@ export class McpConnection {
 
   /** Drops the current link (after a transport failure) so the next use starts a fresh one. */
   async reset(): Promise<void> {
-    const client = this.#client;
-    this.#client = undefined;
-    await client?.close().catch(() => undefined);
+    await this.#closeClient().catch(() => undefined);
   }
 
   /**
@@ -73,6 +71,11 @@ export class McpConnection {
     clearTimeout(this.#reconnectTimer);
     // A connect under way settles first; its failure went to whoever asked for the link.
     await this.#connecting?.catch(() => undefined);
+    await this.#closeClient();
+  }
+
+  /** Forgets the current link and closes it. */
+  async #closeClient(): Promise<void> {
     const client = this.#client;
     this.#client = undefined;
     await client?.close();
