@@ -3,7 +3,9 @@
  * steps and a final answer. Each variant runs in its own process (one worker, default options) against one dev
  * server; within a round every concurrency level runs each variant in turn, the order rotating between rounds.
  * A figure is runs (or steps) over the wall time from the first start to the last result; the table gives the
- * median over rounds with min and max, and the run latency p50/p99 across all rounds.
+ * median over rounds with min and max, and the run latency p50/p99 across all rounds. Beside it, the CPU a run cost
+ * the server and the variant's process (its worker and the client starting the runs), read from /proc around each
+ * lane: a machine's speed moves between rounds, the work a run takes much less.
  *
  *   npm run bench:throughput -- [--rounds 3] [--concurrency 1,10,50] [--runs-per-lane 3] [--variants a,b,…]
  *
@@ -12,6 +14,7 @@
  */
 import { parseArgs } from 'node:util';
 import { interleave, numberList, withVariants, writeResult } from './lib/measure-harness.js';
+import { startCpuSpan } from './lib/process-cpu.js';
 import { floorAndPeerRatios } from './lib/round-ratios.js';
 import { summarize } from './lib/stats.js';
 import type { Summary } from './lib/stats.js';
@@ -33,6 +36,20 @@ interface ThroughputLevel {
   runsPerSecondByRound: number[];
   stepsPerSecondP50: number;
   runMs: Summary;
+  /** Milliseconds of the server's CPU per completed run, each round's lane. */
+  serverCpuMsPerRun: Summary;
+  serverCpuMsPerRunByRound: number[];
+  /** Milliseconds of the variant process's CPU (worker and client) per completed run, each round's lane. */
+  variantCpuMsPerRun: Summary;
+  variantCpuMsPerRunByRound: number[];
+}
+
+/** One variant's lanes at one concurrency, as they are measured. */
+interface LaneFigures {
+  runsPerSecond: number[];
+  runMs: number[];
+  serverCpuMsPerRun: number[];
+  variantCpuMsPerRun: number[];
 }
 
 const rounds = Number(values.rounds);
@@ -41,17 +58,26 @@ const stepsPerRun = 3;
 const runsAt = (concurrency: number) =>
   Math.max(Number(values['min-runs']), concurrency * Number(values['runs-per-lane']));
 
-const result = await withVariants(variantList(values.variants), async ({ variants, failed }) => {
-  const figures: Record<string, Record<string, { runsPerSecond: number[]; runMs: number[] }>> = {};
+const result = await withVariants(variantList(values.variants), async ({ variants, failed, serverPid }) => {
+  const figures: Record<string, Record<string, LaneFigures>> = {};
   for (const variant of variants.values()) await variant.run({ steps: stepsPerRun, runs: 10, concurrency: 10 });
   for (let round = 0; round < rounds; round++) {
     for (const concurrency of levels) {
       for (const [name, variant] of interleave([...variants], round)) {
         const runs = runsAt(concurrency);
+        const endCpuSpan = startCpuSpan(serverPid, variant.pid);
         const answer = await variant.run({ steps: stepsPerRun, runs, concurrency });
-        const level = ((figures[name] ??= {})[String(concurrency)] ??= { runsPerSecond: [], runMs: [] });
+        const cpu = endCpuSpan();
+        const level = ((figures[name] ??= {})[String(concurrency)] ??= {
+          runsPerSecond: [],
+          runMs: [],
+          serverCpuMsPerRun: [],
+          variantCpuMsPerRun: [],
+        });
         level.runsPerSecond.push(runs / (answer.wallMs / 1000));
         level.runMs.push(...answer.runMs);
+        level.serverCpuMsPerRun.push(cpu.serverMs / runs);
+        level.variantCpuMsPerRun.push(cpu.variantMs / runs);
       }
     }
     console.log(`round ${round + 1}/${rounds} done`);
@@ -61,21 +87,40 @@ const result = await withVariants(variantList(values.variants), async ({ variant
     for (const [concurrency, level] of Object.entries(byLevel)) {
       const runsPerSecond = summarize(level.runsPerSecond);
       const runMs = summarize(level.runMs);
+      const serverCpuMsPerRun = summarize(level.serverCpuMsPerRun);
+      const variantCpuMsPerRun = summarize(level.variantCpuMsPerRun);
       (table[name] ??= {})[concurrency] = {
         runsPerSecond,
         // Each round's figure in round order, so two variants can be compared round by round as well as by median.
-        runsPerSecondByRound: level.runsPerSecond.map((value) => Math.round(value * 1000) / 1000),
+        runsPerSecondByRound: level.runsPerSecond.map(toThousandths),
         stepsPerSecondP50: Math.round(runsPerSecond.p50 * stepsPerRun * 100) / 100,
         runMs,
+        serverCpuMsPerRun,
+        serverCpuMsPerRunByRound: level.serverCpuMsPerRun.map(toThousandths),
+        variantCpuMsPerRun,
+        variantCpuMsPerRunByRound: level.variantCpuMsPerRun.map(toThousandths),
       };
       console.log(
         `${name.padEnd(14)} c=${concurrency.padStart(2)}  ${runsPerSecond.p50.toFixed(2)} runs/s (min ${runsPerSecond.min.toFixed(2)}, max ${runsPerSecond.max.toFixed(2)})  ` +
-          `${(runsPerSecond.p50 * stepsPerRun).toFixed(1)} steps/s  run p50 ${runMs.p50.toFixed(0)} ms p99 ${runMs.p99.toFixed(0)} ms`,
+          `${(runsPerSecond.p50 * stepsPerRun).toFixed(1)} steps/s  run p50 ${runMs.p50.toFixed(0)} ms p99 ${runMs.p99.toFixed(0)} ms  ` +
+          `CPU/run server ${serverCpuMsPerRun.p50.toFixed(1)} ms variant ${variantCpuMsPerRun.p50.toFixed(1)} ms`,
       );
     }
   }
-  return { throughput: table, roundRatios: floorAndPeerRatios(table), failed };
+  return {
+    throughput: table,
+    roundRatios: floorAndPeerRatios(table),
+    cpuRoundRatios: {
+      server: floorAndPeerRatios(table, 'serverCpuMsPerRunByRound'),
+      variant: floorAndPeerRatios(table, 'variantCpuMsPerRunByRound'),
+    },
+    failed,
+  };
 });
+
+function toThousandths(value: number): number {
+  return Math.round(value * 1000) / 1000;
+}
 
 writeResult(values.out, {
   description: 'completed runs/s and steps/s on one worker, runs of 3 tool steps + final answer',

@@ -112,15 +112,17 @@ export function benchServerOptions(): Pick<TemporalDevServerOptions, 'dynamicCon
 }
 
 /** Starts the dev server every variant of one benchmark shares, on a SQLite file in a fresh folder. */
-export async function startBenchServer(): Promise<{ address: string; stop(): Promise<void> }> {
+export async function startBenchServer(): Promise<{ address: string; pid: number; stop(): Promise<void> }> {
   const directory = mkdtempSync(join(tmpdir(), 'relay-bench-'));
   const server = await startTemporalDevServer({
     dbFilename: join(directory, 'temporal.db'),
     extraArgs: benchSqlitePragmas,
     ...benchServerOptions(),
   });
+  if (server.pid === undefined) throw new Error('The benchmark server started without a process id');
   return {
     address: server.address,
+    pid: server.pid,
     async stop() {
       await server.stop();
       rmSync(directory, { recursive: true, force: true });

@@ -11,6 +11,8 @@ export interface MeasureContext {
   variants: Map<VariantName, VariantProcess>;
   failed: FailedVariant[];
   client: Client;
+  /** The dev server's process id, for reading the CPU it uses. */
+  serverPid: number;
 }
 
 /**
@@ -28,7 +30,7 @@ export async function withVariants<T>(
   const { running, failed } = await startVariants(server.address, names, options);
   for (const failure of failed) console.log(`variant ${failure.name} could not run: ${failure.error}`);
   try {
-    return await measure({ variants: running, failed, client: new Client({ connection }) });
+    return await measure({ variants: running, failed, client: new Client({ connection }), serverPid: server.pid });
   } finally {
     await stopVariants(running);
     await connection.close();

@@ -95,6 +95,12 @@ export class VariantProcess {
     this.exited = new Promise((resolve) => this.child.once('exit', () => resolve()));
   }
 
+  /** The variant's process id, for reading the CPU it uses. */
+  get pid(): number {
+    if (this.child.pid === undefined) throw new Error(`Variant ${this.name} has no process`);
+    return this.child.pid;
+  }
+
   run(command: Omit<RunCommand, 'type'>): Promise<RunAnswer> {
     return this.ask<RunAnswer>({ type: 'run', ...command });
   }

@@ -33,6 +33,19 @@ describe('round ratios', () => {
     ]);
   });
 
+  it('divides another figure kept round by round when named, such as the server CPU a run cost', () => {
+    const table = {
+      relay: { '50': { runsPerSecondByRound: [1, 1], serverCpuMsPerRunByRound: [30, 33] } },
+      'bare-temporal': { '50': { runsPerSecondByRound: [2, 2], serverCpuMsPerRunByRound: [20, 30] } },
+    };
+
+    expect(roundRatios(table, 'relay', 'bare-temporal', 'serverCpuMsPerRunByRound')['50']).toMatchObject({
+      min: 1.1,
+      max: 1.5,
+    });
+    expect(floorAndPeerRatios(table, 'serverCpuMsPerRunByRound')['relay/bare-temporal']?.['50']?.max).toBe(1.5);
+  });
+
   it('has nothing to pair in a file taken before rounds were kept', () => {
     const table = { relay: { '1': {} }, 'bare-temporal': { '1': {} } };
 
