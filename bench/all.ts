@@ -1,7 +1,7 @@
 /**
  * Every benchmark whose figures docs/benchmarks.md shows for today's code, one after the other, each in a fresh
  * process so none inherits another's heap or JIT state: `npm run bench`. The options are those of the figures in
- * the docs, about 65 minutes on two cores (the cluster's first build adds its own); each script takes its own
+ * the docs, about 70 minutes on two cores (the cluster's first build adds its own); each script takes its own
  * options when run alone. The "before" rows of the docs were measured on earlier code and are kept as files.
  */
 import { execFileSync } from 'node:child_process';
@@ -21,12 +21,21 @@ const scripts: Array<{ file: string; nodeOptions?: string[]; args?: string[]; en
       ...['--out', 'throughput-affinity-against-shared-queue'],
     ],
   },
-  // How much of Relay-E's gap to the floor is the server's work for a run's memo and search attributes: 15 rounds.
+  // How much of Relay-E's gap to the floor is the server's work for a run's memo and search attributes: 15 rounds,
+  // with the CPU a run costs the server and the worker (throughput-bookkeeping.json is this run before CPU was read).
   {
     file: 'throughput.ts',
     args: [
       ...['--rounds', '15', '--runs-per-lane', '3', '--min-runs', '30'],
-      ...['--variants', 'bare-temporal,bare-temporal-bookkeeping,relay,peer', '--out', 'throughput-bookkeeping'],
+      ...['--variants', 'bare-temporal,relay,peer,bare-temporal-bookkeeping', '--out', 'throughput-cpu'],
+    ],
+  },
+  // Whether Relay-E's own model-call worker is what its worker's extra CPU goes to.
+  {
+    file: 'throughput.ts',
+    args: [
+      ...['--rounds', '7', '--runs-per-lane', '3', '--min-runs', '30', '--concurrency', '10,50'],
+      ...['--variants', 'bare-temporal,relay,relay-shared-queue', '--out', 'throughput-cpu-shared-queue'],
     ],
   },
   // The same bookkeeping in parts: all of it, without the patch marker, only what the start carries.
