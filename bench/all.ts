@@ -1,7 +1,7 @@
 /**
  * Every benchmark whose figures docs/benchmarks.md shows for today's code, one after the other, each in a fresh
  * process so none inherits another's heap or JIT state: `npm run bench`. The options are those of the figures in
- * the docs, about 70 minutes on two cores (the cluster's first build adds its own); each script takes its own
+ * the docs, about 75 minutes on two cores (the cluster's first build adds its own); each script takes its own
  * options when run alone. The "before" rows of the docs were measured on earlier code and are kept as files.
  */
 import { execFileSync } from 'node:child_process';
@@ -28,6 +28,14 @@ const scripts: Array<{ file: string; nodeOptions?: string[]; args?: string[]; en
     args: [
       ...['--rounds', '15', '--runs-per-lane', '3', '--min-runs', '30'],
       ...['--variants', 'bare-temporal,relay,peer,bare-temporal-bookkeeping', '--out', 'throughput-cpu'],
+    ],
+  },
+  // Which of the worker process's threads Relay-E's extra CPU goes to.
+  {
+    file: 'throughput.ts',
+    args: [
+      ...['--rounds', '7', '--runs-per-lane', '3', '--min-runs', '30', '--concurrency', '10,50'],
+      ...['--variants', 'bare-temporal,bare-temporal-bookkeeping,relay', '--out', 'throughput-cpu-by-thread'],
     ],
   },
   // Whether Relay-E's own model-call worker is what its worker's extra CPU goes to.

@@ -42,6 +42,8 @@ interface ThroughputLevel {
   /** Milliseconds of the variant process's CPU (worker and client) per completed run, each round's lane. */
   variantCpuMsPerRun: Summary;
   variantCpuMsPerRunByRound: number[];
+  /** The same by kind of thread (bench/lib/process-cpu.ts), to tell JavaScript's share from the SDK's core's. */
+  variantCpuMsPerRunByThread: Record<string, Summary>;
 }
 
 /** One variant's lanes at one concurrency, as they are measured. */
@@ -50,6 +52,7 @@ interface LaneFigures {
   runMs: number[];
   serverCpuMsPerRun: number[];
   variantCpuMsPerRun: number[];
+  variantCpuMsPerRunByThread: Record<string, number[]>;
 }
 
 const rounds = Number(values.rounds);
@@ -73,11 +76,15 @@ const result = await withVariants(variantList(values.variants), async ({ variant
           runMs: [],
           serverCpuMsPerRun: [],
           variantCpuMsPerRun: [],
+          variantCpuMsPerRunByThread: {},
         });
         level.runsPerSecond.push(runs / (answer.wallMs / 1000));
         level.runMs.push(...answer.runMs);
         level.serverCpuMsPerRun.push(cpu.serverMs / runs);
         level.variantCpuMsPerRun.push(cpu.variantMs / runs);
+        for (const [thread, ms] of Object.entries(cpu.variantMsByThread)) {
+          (level.variantCpuMsPerRunByThread[thread] ??= []).push(ms / runs);
+        }
       }
     }
     console.log(`round ${round + 1}/${rounds} done`);
@@ -99,6 +106,9 @@ const result = await withVariants(variantList(values.variants), async ({ variant
         serverCpuMsPerRunByRound: level.serverCpuMsPerRun.map(toThousandths),
         variantCpuMsPerRun,
         variantCpuMsPerRunByRound: level.variantCpuMsPerRun.map(toThousandths),
+        variantCpuMsPerRunByThread: Object.fromEntries(
+          Object.entries(level.variantCpuMsPerRunByThread).map(([thread, values]) => [thread, summarize(values)]),
+        ),
       };
       console.log(
         `${name.padEnd(14)} c=${concurrency.padStart(2)}  ${runsPerSecond.p50.toFixed(2)} runs/s (min ${runsPerSecond.min.toFixed(2)}, max ${runsPerSecond.max.toFixed(2)})  ` +

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { cpuTicks, processCpuMs } from '../../../bench/lib/process-cpu.js';
+import { cpuTicks, processCpuMs, threadCpuMsByName } from '../../../bench/lib/process-cpu.js';
 
 describe('process CPU', () => {
   it('adds utime and stime, counting fields from after a command name that holds spaces and parentheses', () => {
@@ -18,5 +18,16 @@ describe('process CPU', () => {
     while (performance.now() < until) Math.sqrt(Math.random());
 
     expect(processCpuMs(process.pid)).toBeGreaterThan(before);
+  });
+
+  it("splits the CPU by thread name, and the busy thread's share grows while it works", () => {
+    const before = threadCpuMsByName(process.pid);
+    const until = performance.now() + 60;
+    while (performance.now() < until) Math.sqrt(Math.random());
+    const after = threadCpuMsByName(process.pid);
+
+    const busiest = Object.entries(after).sort(([, a], [, b]) => b - a)[0]?.[0] ?? '';
+    expect(after[busiest]).toBeGreaterThan(before[busiest] ?? 0);
+    expect(Object.values(after).reduce((sum, ms) => sum + ms, 0)).toBeLessThanOrEqual(processCpuMs(process.pid) + 10);
   });
 });
