@@ -19,17 +19,26 @@ export type PayloadStoreConfig = (
   retentionMs?: number;
 };
 
+/** What a store reports on besides its answers, kept out of {@link PayloadStoreConfig}, which is plain data. */
+export interface PayloadStoreReporting {
+  /**
+   * Where a PostgreSQL store reports a connection of its pool that broke while idle.
+   * @default console
+   */
+  logger?: Pick<Console, 'warn'>;
+}
+
 /**
  * The payload store a config names: `memory` for tests and a single-process worker, `file` for the dev stack,
  * `postgres` for workers on several machines.
  */
-export function createPayloadStore(config: PayloadStoreConfig): PayloadStore {
+export function createPayloadStore(config: PayloadStoreConfig, { logger }: PayloadStoreReporting = {}): PayloadStore {
   switch (config.kind) {
     case 'memory':
       return createMemoryPayloadStore(config);
     case 'file':
       return createFilePayloadStore(config);
     case 'postgres':
-      return createPostgresPayloadStore(config);
+      return createPostgresPayloadStore(logger ? { ...config, logger } : config);
   }
 }

@@ -13,7 +13,7 @@ export type { RelayPluginOptions } from './relay-plugin.js';
 export { bundleRelayWorkflows, relaySharedWorkflowModules } from './relay-workflows.js';
 export type { ToolSourceOptions } from './resolve-tool-registry.js';
 export { createPayloadStore } from '../store/create-payload-store.js';
-export type { PayloadStoreConfig } from '../store/create-payload-store.js';
+export type { PayloadStoreConfig, PayloadStoreReporting } from '../store/create-payload-store.js';
 export { createFilePayloadStore } from '../store/file-payload-store.js';
 export type { FilePayloadStoreOptions } from '../store/file-payload-store.js';
 export { createMemoryPayloadStore } from '../store/memory-payload-store.js';

@@ -116,26 +116,40 @@ describe('PostgreSQL store', () => {
     await pool.end();
   });
 
-  it('reports an idle connection of its own pool that the server ended, and carries on with a new one', async () => {
-    const warnings: string[] = [];
-    const store = createPostgresPayloadStore({
-      connectionString: `${server.connectionString}?application_name=relay_idle_break`,
-      tableName: 'idle_break',
-      logger: { warn: (message: string) => warnings.push(message) },
-    });
-    await store.put(scope, new TextEncoder().encode('before the break'));
+  it.each([
+    {
+      how: 'createPostgresPayloadStore',
+      open: (connectionString: string, logger: Pick<Console, 'warn'>) =>
+        createPostgresPayloadStore({ connectionString, tableName: 'idle_break', logger }),
+    },
+    {
+      how: 'createPayloadStore',
+      open: (connectionString: string, logger: Pick<Console, 'warn'>) =>
+        createPayloadStore({ kind: 'postgres', connectionString, tableName: 'idle_break' }, { logger }),
+    },
+  ])(
+    'reports an idle connection of its own pool that the server ended to the logger given to $how, and carries on',
+    async ({ how, open }) => {
+      const warnings: string[] = [];
+      const application = `relay_idle_break_${how.toLowerCase()}`;
+      const store = open(`${server.connectionString}?application_name=${application}`, {
+        warn: (message: string) => warnings.push(message),
+      });
+      await store.put(scope, new TextEncoder().encode('before the break'));
 
-    const { rows } = await admin.query<{ ended: boolean }>(
-      "SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE application_name = 'relay_idle_break'",
-    );
-    expect(rows.length).toBeGreaterThan(0);
-    await expect.poll(() => warnings.length, { timeout: 5_000 }).toBeGreaterThanOrEqual(rows.length);
-    expect(warnings[0]).toMatch(/idle PostgreSQL connection broke.*terminat/);
+      const { rows } = await admin.query<{ ended: boolean }>(
+        'SELECT pg_terminate_backend(pid) AS ended FROM pg_stat_activity WHERE application_name = $1',
+        [application],
+      );
+      expect(rows.length).toBeGreaterThan(0);
+      await expect.poll(() => warnings.length, { timeout: 5_000 }).toBeGreaterThanOrEqual(rows.length);
+      expect(warnings[0]).toMatch(/idle PostgreSQL connection broke.*terminat/);
 
-    const ref = await store.put(scope, new TextEncoder().encode('after the break'));
-    expect(new TextDecoder().decode(await store.get(scope, ref))).toBe('after the break');
-    await store.close();
-  });
+      const ref = await store.put(scope, new TextEncoder().encode('after the break'));
+      expect(new TextDecoder().decode(await store.get(scope, ref))).toBe('after the break');
+      await store.close();
+    },
+  );
 
   it('is what createPayloadStore builds for { kind: "postgres" }, with the default table name', async () => {
     const store = createPayloadStore({ kind: 'postgres', connectionString: server.connectionString });
