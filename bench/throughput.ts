@@ -15,9 +15,11 @@
 import { parseArgs } from 'node:util';
 import { interleave, numberList, withVariants, writeResult } from './lib/measure-harness.js';
 import { startCpuSpan } from './lib/process-cpu.js';
+import type { CpuSpan } from './lib/process-cpu.js';
 import { floorAndPeerRatios } from './lib/round-ratios.js';
 import { summarize } from './lib/stats.js';
 import type { Summary } from './lib/stats.js';
+import type { RunAnswer } from './lib/variant-protocol.js';
 import { allVariants, variantList } from './lib/variants.js';
 
 const { values } = parseArgs({
@@ -70,21 +72,8 @@ const result = await withVariants(variantList(values.variants), async ({ variant
         const runs = runsAt(concurrency);
         const endCpuSpan = startCpuSpan(serverPid, variant.pid);
         const answer = await variant.run({ steps: stepsPerRun, runs, concurrency });
-        const cpu = endCpuSpan();
-        const level = ((figures[name] ??= {})[String(concurrency)] ??= {
-          runsPerSecond: [],
-          runMs: [],
-          serverCpuMsPerRun: [],
-          variantCpuMsPerRun: [],
-          variantCpuMsPerRunByThread: {},
-        });
-        level.runsPerSecond.push(runs / (answer.wallMs / 1000));
-        level.runMs.push(...answer.runMs);
-        level.serverCpuMsPerRun.push(cpu.serverMs / runs);
-        level.variantCpuMsPerRun.push(cpu.variantMs / runs);
-        for (const [thread, ms] of Object.entries(cpu.variantMsByThread)) {
-          (level.variantCpuMsPerRunByThread[thread] ??= []).push(ms / runs);
-        }
+        const level = ((figures[name] ??= {})[String(concurrency)] ??= emptyLaneFigures());
+        recordLane(level, runs, answer, endCpuSpan());
       }
     }
     console.log(`round ${round + 1}/${rounds} done`);
@@ -92,29 +81,9 @@ const result = await withVariants(variantList(values.variants), async ({ variant
   const table: Record<string, Record<string, ThroughputLevel>> = {};
   for (const [name, byLevel] of Object.entries(figures)) {
     for (const [concurrency, level] of Object.entries(byLevel)) {
-      const runsPerSecond = summarize(level.runsPerSecond);
-      const runMs = summarize(level.runMs);
-      const serverCpuMsPerRun = summarize(level.serverCpuMsPerRun);
-      const variantCpuMsPerRun = summarize(level.variantCpuMsPerRun);
-      (table[name] ??= {})[concurrency] = {
-        runsPerSecond,
-        // Each round's figure in round order, so two variants can be compared round by round as well as by median.
-        runsPerSecondByRound: level.runsPerSecond.map(toThousandths),
-        stepsPerSecondP50: Math.round(runsPerSecond.p50 * stepsPerRun * 100) / 100,
-        runMs,
-        serverCpuMsPerRun,
-        serverCpuMsPerRunByRound: level.serverCpuMsPerRun.map(toThousandths),
-        variantCpuMsPerRun,
-        variantCpuMsPerRunByRound: level.variantCpuMsPerRun.map(toThousandths),
-        variantCpuMsPerRunByThread: Object.fromEntries(
-          Object.entries(level.variantCpuMsPerRunByThread).map(([thread, values]) => [thread, summarize(values)]),
-        ),
-      };
-      console.log(
-        `${name.padEnd(14)} c=${concurrency.padStart(2)}  ${runsPerSecond.p50.toFixed(2)} runs/s (min ${runsPerSecond.min.toFixed(2)}, max ${runsPerSecond.max.toFixed(2)})  ` +
-          `${(runsPerSecond.p50 * stepsPerRun).toFixed(1)} steps/s  run p50 ${runMs.p50.toFixed(0)} ms p99 ${runMs.p99.toFixed(0)} ms  ` +
-          `CPU/run server ${serverCpuMsPerRun.p50.toFixed(1)} ms variant ${variantCpuMsPerRun.p50.toFixed(1)} ms`,
-      );
+      const summary = summarizeLevel(level);
+      (table[name] ??= {})[concurrency] = summary;
+      console.log(describeLevel(name, concurrency, summary));
     }
   }
   return {
@@ -127,6 +96,53 @@ const result = await withVariants(variantList(values.variants), async ({ variant
     failed,
   };
 });
+
+function emptyLaneFigures(): LaneFigures {
+  return {
+    runsPerSecond: [],
+    runMs: [],
+    serverCpuMsPerRun: [],
+    variantCpuMsPerRun: [],
+    variantCpuMsPerRunByThread: {},
+  };
+}
+
+/** Adds one lane's runs/s, run times and CPU a run to its variant's figures at that concurrency. */
+function recordLane(level: LaneFigures, runs: number, answer: RunAnswer, cpu: CpuSpan): void {
+  level.runsPerSecond.push(runs / (answer.wallMs / 1000));
+  level.runMs.push(...answer.runMs);
+  level.serverCpuMsPerRun.push(cpu.serverMs / runs);
+  level.variantCpuMsPerRun.push(cpu.variantMs / runs);
+  for (const [thread, ms] of Object.entries(cpu.variantMsByThread)) {
+    (level.variantCpuMsPerRunByThread[thread] ??= []).push(ms / runs);
+  }
+}
+
+function summarizeLevel(level: LaneFigures): ThroughputLevel {
+  const runsPerSecond = summarize(level.runsPerSecond);
+  return {
+    runsPerSecond,
+    // Each round's figure in round order, so two variants can be compared round by round as well as by median.
+    runsPerSecondByRound: level.runsPerSecond.map(toThousandths),
+    stepsPerSecondP50: Math.round(runsPerSecond.p50 * stepsPerRun * 100) / 100,
+    runMs: summarize(level.runMs),
+    serverCpuMsPerRun: summarize(level.serverCpuMsPerRun),
+    serverCpuMsPerRunByRound: level.serverCpuMsPerRun.map(toThousandths),
+    variantCpuMsPerRun: summarize(level.variantCpuMsPerRun),
+    variantCpuMsPerRunByRound: level.variantCpuMsPerRun.map(toThousandths),
+    variantCpuMsPerRunByThread: Object.fromEntries(
+      Object.entries(level.variantCpuMsPerRunByThread).map(([thread, values]) => [thread, summarize(values)]),
+    ),
+  };
+}
+
+function describeLevel(name: string, concurrency: string, { runsPerSecond, runMs, ...cpu }: ThroughputLevel): string {
+  return (
+    `${name.padEnd(14)} c=${concurrency.padStart(2)}  ${runsPerSecond.p50.toFixed(2)} runs/s (min ${runsPerSecond.min.toFixed(2)}, max ${runsPerSecond.max.toFixed(2)})  ` +
+    `${(runsPerSecond.p50 * stepsPerRun).toFixed(1)} steps/s  run p50 ${runMs.p50.toFixed(0)} ms p99 ${runMs.p99.toFixed(0)} ms  ` +
+    `CPU/run server ${cpu.serverCpuMsPerRun.p50.toFixed(1)} ms variant ${cpu.variantCpuMsPerRun.p50.toFixed(1)} ms`
+  );
+}
 
 function toThousandths(value: number): number {
   return Math.round(value * 1000) / 1000;
