@@ -9,7 +9,7 @@ import { createErrorHandler, createNotFoundHandler } from './error-handlers.js';
 import { createHealthApi } from './health-api.js';
 import { createInbox } from './inbox/create-inbox.js';
 import { createOpenApiApi } from './openapi-api.js';
-import { readJsonBody } from './read-json-body.js';
+import { readJsonBody } from './request-body.js';
 import { requireApiKey } from './require-api-key.js';
 import { RunEventHub } from './run-event-hub.js';
 import { createRunEventsApi } from './run-events-api.js';
@@ -23,7 +23,7 @@ export interface CreateApiOptions {
   client: RelayClient;
   /** The keys callers authenticate with, each mapped to the tenant it speaks for; at least one. */
   apiKeys: ApiKeyTenants;
-  /** The largest request body accepted. @default 1_048_576 (1 MiB) */
+  /** The largest request body accepted, by the API and the inbox alike. @default 1_048_576 (1 MiB) */
   maxBodyBytes?: number;
   /** How often a followed run is asked for new events (once for all its event streams and inbox pages). @default 250 */
   ssePollIntervalMs?: number;
@@ -59,9 +59,10 @@ export function createApi(options: CreateApiOptions): OpenAPIHono<ApiEnv> {
   // One poller a run for every follower in this process: the event streams' and the inbox's run pages'.
   const followers = new RunEventHub(options.client, options.ssePollIntervalMs ?? 250);
   // The web inbox signs people in with a key itself and keeps them in a session cookie.
-  app.route('/', createInbox({ client: options.client, apiKeys: options.apiKeys, followers, logger }));
+  const maxBodyBytes = options.maxBodyBytes ?? 1_048_576;
+  app.route('/', createInbox({ client: options.client, apiKeys: options.apiKeys, followers, logger, maxBodyBytes }));
   app.use('/v1/*', requireApiKey(options.apiKeys));
-  app.use('/v1/*', readJsonBody(options.maxBodyBytes ?? 1_048_576));
+  app.use('/v1/*', readJsonBody(maxBodyBytes));
   app.route('/', createRunsApi(options));
   app.route('/', createRunEventsApi({ ...options, followers }));
   app.route('/', createApprovalsApi(options));

@@ -4,7 +4,7 @@ import { cors } from 'hono/cors';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { z } from 'zod';
 import { HttpError, toHttpError } from '../http/http-error.js';
-import { readJsonBody } from '../http/read-json-body.js';
+import { readJsonBody } from '../http/request-body.js';
 import { RelayError } from '../shared/errors.js';
 import { checkToolInput } from '../shared/tool-input.js';
 import { payloadWorkflowId } from './aes-gcm-payload-codec.js';

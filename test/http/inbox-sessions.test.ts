@@ -29,8 +29,8 @@ afterAll(async () => {
   await kit?.close();
 });
 
-async function anotherApiProcess(keysOfIt = apiKeys): Promise<string> {
-  const server = await startApiServer({ client: api.worker.client, apiKeys: keysOfIt });
+async function anotherApiProcess(keysOfIt = apiKeys, options: { maxBodyBytes?: number } = {}): Promise<string> {
+  const server = await startApiServer({ client: api.worker.client, apiKeys: keysOfIt, ...options });
   servers.push(server);
   return server.url;
 }
@@ -162,6 +162,64 @@ describe('inbox sessions across API processes', () => {
     });
     expect(response.status).toBe(401);
     expect(response.headers.get('set-cookie')).toBeNull();
+  });
+
+  it('refuses a sign-in body over the body limit before reading it whole, declared or streamed', async () => {
+    const url = await anotherApiProcess(apiKeys, { maxBodyBytes: 4_096 });
+    const declared = await fetch(`${url}/inbox/session`, {
+      method: 'POST',
+      body: new URLSearchParams({ apiKey: 'x'.repeat(8_192) }),
+      redirect: 'manual',
+    });
+    expect(declared.status).toBe(413);
+    expect(await declared.json()).toMatchObject({ code: 'payload_too_large' });
+
+    const chunk = new TextEncoder().encode(`apiKey=${'x'.repeat(16 * 1024)}`);
+    let sent = 0;
+    const streamed = await fetch(`${url}/inbox/session`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: new ReadableStream<Uint8Array>({
+        pull(controller) {
+          // Far more than the limit: the server must answer without reading it all.
+          if (sent++ < 1_000) controller.enqueue(chunk);
+          else controller.close();
+        },
+      }),
+      duplex: 'half',
+      redirect: 'manual',
+    });
+    expect(streamed.status).toBe(413);
+    expect(sent).toBeLessThan(1_000);
+
+    // A sign-in within the limit still signs in.
+    expect(await signInToInbox(url, keys.alice)).toMatch(/^relay_e_inbox=/);
+  });
+
+  it('answers a decision whose body is not JSON with 400 invalid_json, and one over the limit with 413', async () => {
+    const url = await anotherApiProcess(apiKeys, { maxBodyBytes: 4_096 });
+    const cookie = await signInToInbox(url, keys.alice);
+    const headers = {
+      cookie,
+      'content-type': 'application/json',
+      'x-relay-csrf': (await csrfTokenOnPage(url, cookie)) ?? '',
+    };
+
+    const malformed = await fetch(`${url}/inbox/runs/run_none/approve`, {
+      method: 'POST',
+      headers,
+      body: '{"toolCallId": "call_1_0",',
+    });
+    expect(malformed.status).toBe(400);
+    expect(await malformed.json()).toMatchObject({ code: 'invalid_json' });
+
+    const oversized = await fetch(`${url}/inbox/runs/run_none/approve`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ toolCallId: payCallId, input: { note: 'x'.repeat(8_192) } }),
+    });
+    expect(oversized.status).toBe(413);
+    expect(await oversized.json()).toMatchObject({ code: 'payload_too_large' });
   });
 });
 

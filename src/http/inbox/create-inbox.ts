@@ -3,6 +3,7 @@ import { Hono } from 'hono';
 import type { Context } from 'hono';
 import type { RelayClient } from '../../client/relay-client.js';
 import type { ApiKeyTenants } from '../api-keys.js';
+import { limitBody } from '../request-body.js';
 import type { RunEventHub } from '../run-event-hub.js';
 import { inboxApprovalRoutes } from './inbox-approval-routes.js';
 import type { InboxEnv } from './inbox-env.js';
@@ -20,6 +21,8 @@ export interface CreateInboxOptions {
   approvalsPollIntervalMs?: number;
   /** The process's followers of runs, which a run page's timeline joins (one poller a run, shared with the API). */
   followers: RunEventHub;
+  /** The largest request body accepted, signing in included. @default 1_048_576 (1 MiB) */
+  maxBodyBytes?: number;
   /** @default console */
   logger?: Pick<Console, 'error'>;
 }
@@ -49,6 +52,8 @@ export function createInbox(options: CreateInboxOptions): Hono<InboxEnv> {
 
   app.use('/', setSecurityHeaders);
   app.use('/inbox/*', setSecurityHeaders);
+  // Before anything reads a body: signing in reads one from anybody.
+  app.use('/inbox/*', limitBody(options.maxBodyBytes ?? 1_048_576));
   app.get('/inbox/assets/inbox.js', async (c) =>
     c.body(await inboxScript, 200, { 'content-type': 'text/javascript; charset=utf-8' }),
   );

@@ -109,9 +109,18 @@ function decisionRoutes(app: Hono<InboxEnv>, { client, catalogs }: InboxRunRoute
 }
 
 async function readDecision(c: Context<InboxEnv>): Promise<z.infer<typeof decisionSchema>> {
-  const check = checkToolInput(decisionSchema, await c.req.json().catch(() => undefined));
+  const check = checkToolInput(decisionSchema, await readJson(c));
   if (!check.success) throw new HttpError(422, 'invalid_input', check.message, { issues: check.issues });
   return check.data;
+}
+
+/** The body as JSON; a body that is not JSON is the sender's mistake to hear of, not a decision missing its fields. */
+async function readJson(c: Context<InboxEnv>): Promise<unknown> {
+  try {
+    return await c.req.json();
+  } catch (error) {
+    throw new HttpError(400, 'invalid_json', `The body is not valid JSON: ${(error as Error).message}`);
+  }
 }
 
 function decidedBy(session: InboxSession): { tenantId: string; approver: string } {

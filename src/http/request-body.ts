@@ -1,4 +1,4 @@
-import type { MiddlewareHandler } from 'hono';
+import type { Context, MiddlewareHandler } from 'hono';
 import { HttpError } from './http-error.js';
 
 /**
@@ -9,8 +9,7 @@ import { HttpError } from './http-error.js';
 export function readJsonBody(maxBytes: number): MiddlewareHandler {
   return async (c, next) => {
     if (c.req.method !== 'POST') return next();
-    if (Number(c.req.header('content-length')) > maxBytes) throw payloadTooLarge(maxBytes);
-    const text = await readText(c.req.raw.body, maxBytes);
+    const text = utf8Text(await readLimitedBody(c, maxBytes));
     let value: unknown = {};
     if (text.trim() !== '') {
       try {
@@ -27,8 +26,26 @@ export function readJsonBody(maxBytes: number): MiddlewareHandler {
   };
 }
 
-async function readText(body: ReadableStream<Uint8Array> | null, maxBytes: number): Promise<string> {
-  if (!body) return '';
+/**
+ * Refuses a POST body over `maxBytes` the same way, and hands the body on as it came for the route to parse (a form,
+ * say): what the inbox's routes, signing in among them, read before anyone is known.
+ */
+export function limitBody(maxBytes: number): MiddlewareHandler {
+  return async (c, next) => {
+    if (c.req.method !== 'POST') return next();
+    const body = await readLimitedBody(c, maxBytes);
+    const headers = new Headers(c.req.raw.headers);
+    headers.delete('content-length');
+    c.req.raw = new Request(c.req.raw.url, { method: 'POST', headers, body });
+    await next();
+  };
+}
+
+/** The request's body, refused with 413 once it passes `maxBytes`, declared or counted. */
+async function readLimitedBody(c: Context, maxBytes: number): Promise<Uint8Array> {
+  if (Number(c.req.header('content-length')) > maxBytes) throw payloadTooLarge(maxBytes);
+  const body: ReadableStream<Uint8Array> | null = c.req.raw.body;
+  if (!body) return new Uint8Array();
   const reader = body.getReader();
   const chunks: Uint8Array[] = [];
   let size = 0;
@@ -42,8 +59,12 @@ async function readText(body: ReadableStream<Uint8Array> | null, maxBytes: numbe
     }
     chunks.push(value);
   }
+  return Buffer.concat(chunks);
+}
+
+function utf8Text(bytes: Uint8Array): string {
   try {
-    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.concat(chunks));
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
   } catch {
     throw new HttpError(400, 'invalid_json', 'The body is not valid UTF-8');
   }
