@@ -165,3 +165,21 @@ export async function signInToInbox(url: string, apiKey: string): Promise<string
   expect(cookie).toMatch(/^relay_e_inbox=/);
   return cookie ?? '';
 }
+
+/**
+ * A body of 1,000 copies of `chunk`, far more than any body limit, sent without a declared length; `chunksRead` says
+ * how many the server pulled, so a test can tell it answered without reading the body whole.
+ */
+export function streamedOversizedBody(chunk: Uint8Array): {
+  body: ReadableStream<Uint8Array>;
+  chunksRead: () => number;
+} {
+  let pulled = 0;
+  const body = new ReadableStream<Uint8Array>({
+    pull(controller) {
+      if (pulled++ < 1_000) controller.enqueue(chunk);
+      else controller.close();
+    },
+  });
+  return { body, chunksRead: () => pulled };
+}

@@ -9,6 +9,7 @@ import {
   readServerSentEvents,
   signInToInbox,
   startHttpTestApi,
+  streamedOversizedBody,
 } from './http-test-kit.js';
 import type { HttpTestApi } from './http-test-kit.js';
 
@@ -174,23 +175,16 @@ describe('inbox sessions across API processes', () => {
     expect(declared.status).toBe(413);
     expect(await declared.json()).toMatchObject({ code: 'payload_too_large' });
 
-    const chunk = new TextEncoder().encode(`apiKey=${'x'.repeat(16 * 1024)}`);
-    let sent = 0;
+    const { body, chunksRead } = streamedOversizedBody(new TextEncoder().encode(`apiKey=${'x'.repeat(16 * 1024)}`));
     const streamed = await fetch(`${url}/inbox/session`, {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: new ReadableStream<Uint8Array>({
-        pull(controller) {
-          // Far more than the limit: the server must answer without reading it all.
-          if (sent++ < 1_000) controller.enqueue(chunk);
-          else controller.close();
-        },
-      }),
+      body,
       duplex: 'half',
       redirect: 'manual',
     });
     expect(streamed.status).toBe(413);
-    expect(sent).toBeLessThan(1_000);
+    expect(chunksRead()).toBeLessThan(1_000);
 
     // A sign-in within the limit still signs in.
     expect(await signInToInbox(url, keys.alice)).toMatch(/^relay_e_inbox=/);

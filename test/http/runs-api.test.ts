@@ -4,7 +4,14 @@ import { createRelayTestKit } from '../helpers/relay-test-kit.js';
 import type { RelayTestKit } from '../helpers/relay-test-kit.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
-import { createTestTenants, httpTestModel, payCallId, promptOf, startHttpTestApi } from './http-test-kit.js';
+import {
+  createTestTenants,
+  httpTestModel,
+  payCallId,
+  promptOf,
+  startHttpTestApi,
+  streamedOversizedBody,
+} from './http-test-kit.js';
 import type { HttpTestApi } from './http-test-kit.js';
 
 const { tenantA, tenantB, keys, apiKeys } = createTestTenants();
@@ -356,24 +363,17 @@ describe('problems', () => {
     expect(declared.status).toBe(413);
     expect((await problemOf(declared)).code).toBe('payload_too_large');
 
-    const chunk = new TextEncoder().encode('x'.repeat(16 * 1024));
-    let sent = 0;
+    const { body, chunksRead } = streamedOversizedBody(new TextEncoder().encode('x'.repeat(16 * 1024)));
     const streamed = await api.request('/v1/runs', {
       method: 'POST',
       key: keys.alice,
       headers: { 'content-type': 'application/json' },
-      body: new ReadableStream<Uint8Array>({
-        pull(controller) {
-          // Far more than the limit: the server must answer without reading it all.
-          if (sent++ < 1_000) controller.enqueue(chunk);
-          else controller.close();
-        },
-      }),
+      body,
       duplex: 'half',
     });
     expect(streamed.status).toBe(413);
     expect((await problemOf(streamed)).code).toBe('payload_too_large');
-    expect(sent).toBeLessThan(1_000);
+    expect(chunksRead()).toBeLessThan(1_000);
   });
 
   it('answers 404 run_not_found for a run that does not exist', async () => {
