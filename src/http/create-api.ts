@@ -9,7 +9,7 @@ import { createErrorHandler, createNotFoundHandler } from './error-handlers.js';
 import { createHealthApi } from './health-api.js';
 import { createInbox } from './inbox/create-inbox.js';
 import { createOpenApiApi } from './openapi-api.js';
-import { readJsonBody } from './request-body.js';
+import { defaultMaxBodyBytes, readJsonBody } from './request-body.js';
 import { requireApiKey } from './require-api-key.js';
 import { RunEventHub } from './run-event-hub.js';
 import { createRunEventsApi } from './run-events-api.js';
@@ -59,7 +59,7 @@ export function createApi(options: CreateApiOptions): OpenAPIHono<ApiEnv> {
   // One poller a run for every follower in this process: the event streams' and the inbox's run pages'.
   const followers = new RunEventHub(options.client, options.ssePollIntervalMs ?? 250);
   // The web inbox signs people in with a key itself and keeps them in a session cookie.
-  const maxBodyBytes = options.maxBodyBytes ?? 1_048_576;
+  const maxBodyBytes = options.maxBodyBytes ?? defaultMaxBodyBytes;
   app.route('/', createInbox({ client: options.client, apiKeys: options.apiKeys, followers, logger, maxBodyBytes }));
   app.use('/v1/*', requireApiKey(options.apiKeys));
   app.use('/v1/*', readJsonBody(maxBodyBytes));

@@ -1,6 +1,9 @@
 import type { Context, MiddlewareHandler } from 'hono';
 import { HttpError } from './http-error.js';
 
+/** The largest request body the API and the inbox take unless told otherwise: 1 MiB. */
+export const defaultMaxBodyBytes = 1_048_576;
+
 /**
  * Reads a POST body as JSON, counting bytes as they arrive so an oversized body is refused without being
  * buffered whatever its `Content-Length` says, then hands the parsed value on as `application/json`.

@@ -3,7 +3,7 @@ import { Hono } from 'hono';
 import type { Context } from 'hono';
 import type { RelayClient } from '../../client/relay-client.js';
 import type { ApiKeyTenants } from '../api-keys.js';
-import { limitBody } from '../request-body.js';
+import { defaultMaxBodyBytes, limitBody } from '../request-body.js';
 import type { RunEventHub } from '../run-event-hub.js';
 import { inboxApprovalRoutes } from './inbox-approval-routes.js';
 import type { InboxEnv } from './inbox-env.js';
@@ -53,7 +53,7 @@ export function createInbox(options: CreateInboxOptions): Hono<InboxEnv> {
   app.use('/', setSecurityHeaders);
   app.use('/inbox/*', setSecurityHeaders);
   // Before anything reads a body: signing in reads one from anybody.
-  app.use('/inbox/*', limitBody(options.maxBodyBytes ?? 1_048_576));
+  app.use('/inbox/*', limitBody(options.maxBodyBytes ?? defaultMaxBodyBytes));
   app.get('/inbox/assets/inbox.js', async (c) =>
     c.body(await inboxScript, 200, { 'content-type': 'text/javascript; charset=utf-8' }),
   );
