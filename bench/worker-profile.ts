@@ -8,9 +8,10 @@
  * packages, Node, garbage collection) and by function, and the functions of Relay-E and of the workflow bundle are
  * also ranked by total time (with all they call).
  *
- *   npm run bench:profile -- [--rounds 5] [--concurrency 1,10,50] [--runs 100] [--keep-profiles <folder>]
+ *   npm run bench:profile -- [--rounds 5] [--concurrency 1,10,50] [--runs 100] [--keep-profiles <folder>] [--out NAME]
  *
- * `--keep-profiles` keeps the .cpuprofile files (one folder a variant) to open in Chrome's DevTools.
+ * `--keep-profiles` keeps the .cpuprofile files (one folder a variant) to open in Chrome's DevTools; `--out NAME`
+ * writes bench/results/NAME.json instead of worker-profile.json, so a quick look leaves the committed file alone.
  */
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -27,6 +28,7 @@ const { values } = parseArgs({
     concurrency: { type: 'string', default: '1,10,50' },
     runs: { type: 'string', default: '100' },
     'keep-profiles': { type: 'string' },
+    out: { type: 'string', default: 'worker-profile' },
   },
 });
 const rounds = Number(values.rounds);
@@ -244,7 +246,7 @@ try {
     levels.map((level) => [level, Math.round((median('relay', level) / median('bare-temporal', level)) * 100) / 100]),
   );
   console.log('relay ÷ floor (medians)', JSON.stringify(relayOverFloor));
-  writeResult('worker-profile', {
+  writeResult(values.out, {
     description:
       `busy CPU time of each worker process (all threads, its client included) while ${runs} runs of ${stepsPerRun} ` +
       `tool steps were in flight, per concurrency, ${rounds} interleaved rounds; cpuMsPerRun is per round (p50 the ` +
