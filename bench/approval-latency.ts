@@ -13,7 +13,11 @@ import { interleave, withVariants, writeResult } from './lib/measure-harness.js'
 import { summarize } from './lib/stats.js';
 
 const { values } = parseArgs({
-  options: { rounds: { type: 'string', default: '3' }, runs: { type: 'string', default: '10' } },
+  options: {
+    out: { type: 'string', default: 'approval-latency' },
+    rounds: { type: 'string', default: '3' },
+    runs: { type: 'string', default: '10' },
+  },
 });
 const rounds = Number(values.rounds);
 const runs = Number(values.runs);
@@ -46,7 +50,7 @@ const result = await withVariants(['bare-temporal', 'relay'], async ({ variants,
   return { approval: table, failed };
 });
 
-writeResult('approval-latency', {
+writeResult(values.out, {
   description: 'decision sent -> tool activity started (ms); the peer has no approval primitive',
   rounds,
   runsPerRound: runs,

@@ -23,7 +23,11 @@ import { writeResult } from './lib/measure-harness.js';
 import { median, summarize } from './lib/stats.js';
 
 const { values } = parseArgs({
-  options: { rounds: { type: 'string', default: '5' }, runs: { type: 'string', default: '20' } },
+  options: {
+    out: { type: 'string', default: 'catalog-step' },
+    rounds: { type: 'string', default: '5' },
+    runs: { type: 'string', default: '20' },
+  },
 });
 const rounds = Number(values.rounds);
 const runs = Number(values.runs);
@@ -87,7 +91,7 @@ try {
 const all = summarize(samples);
 const ofRounds = median(roundMedians);
 console.log(`start -> first model call p50 ${all.p50} ms (p99 ${all.p99}), median of round medians ${ofRounds} ms`);
-writeResult('catalog-step', {
+writeResult(values.out, {
   description:
     'run start -> first model call scheduled (ms, server clock), one run at a time; the first model call reads the catalog (rule catalog-in-first-model-call)',
   rounds,

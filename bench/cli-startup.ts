@@ -21,7 +21,11 @@ import { interleave } from './lib/measure-harness.js';
 import { summarize } from './lib/stats.js';
 
 const { values } = parseArgs({
-  options: { before: { type: 'string' }, runs: { type: 'string', default: '11' } },
+  options: {
+    out: { type: 'string', default: 'cli-startup' },
+    before: { type: 'string' },
+    runs: { type: 'string', default: '11' },
+  },
 });
 const runs = Number(values.runs);
 if (values.before === undefined) throw new Error('--before COMMIT is required: the tree to compare with');
@@ -83,13 +87,13 @@ try {
       return [name, { medianMs: summary.p50, minMs: summary.min, maxMs: summary.max, samplesMs: values.map(round1) }];
     }),
   );
-  const resultFile = path.join(root, 'bench/results/cli-startup.json');
+  const resultFile = path.join(root, `bench/results/${values.out}.json`);
   mkdirSync(path.dirname(resultFile), { recursive: true });
   writeFileSync(
     resultFile,
     `${JSON.stringify(
       {
-        measure: 'cli-startup',
+        measure: values.out,
         description:
           'wall ms from spawning `relay-e --help` to its exit; median of an odd number of runs, with min-max; ' +
           'source = node with the tsx loader on src/cli/main.ts, built = node on dist/src/cli/main.js',

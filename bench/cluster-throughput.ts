@@ -22,6 +22,7 @@ import { startVariants } from './lib/variants.js';
 
 const { values } = parseArgs({
   options: {
+    out: { type: 'string', default: 'cluster-throughput' },
     rounds: { type: 'string', default: '3' },
     concurrency: { type: 'string', default: '10,50,200' },
     'runs-per-lane': { type: 'string', default: '2' },
@@ -140,7 +141,7 @@ try {
     }
   }
   const document = {
-    measure: 'cluster-throughput',
+    measure: values.out,
     description:
       'completed runs/s and steps/s with two Relay-E worker processes, runs of 3 tool steps + final answer, ' +
       'on the dev server and on a two-node Temporal Server cluster on PostgreSQL',
@@ -155,8 +156,8 @@ try {
     throughput: table,
   };
   mkdirSync('bench/results', { recursive: true });
-  writeFileSync('bench/results/cluster-throughput.json', `${JSON.stringify(document, null, 2)}\n`);
-  console.log('wrote bench/results/cluster-throughput.json');
+  writeFileSync(`bench/results/${values.out}.json`, `${JSON.stringify(document, null, 2)}\n`);
+  console.log(`wrote bench/results/${values.out}.json`);
   for (const [name, byLevel] of Object.entries(table)) console.log(name, JSON.stringify(byLevel));
 } finally {
   for (const backend of Object.values(backends)) await backend.stop();

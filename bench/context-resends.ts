@@ -24,6 +24,7 @@ import { median, summarize } from './lib/stats.js';
 
 const { values } = parseArgs({
   options: {
+    out: { type: 'string', default: 'context-resends' },
     rounds: { type: 'string', default: '3' },
     runs: { type: 'string', default: '20' },
     steps: { type: 'string', default: '5' },
@@ -164,7 +165,7 @@ try {
   await server.stop();
 }
 
-writeResult('context-resends', {
+writeResult(values.out, {
   description:
     "share of model calls (every call but a run's first) whose stored context the worker did not hold, with createWorker's default payload store (each worker its own memory): 1 worker, 2 workers with every model call on the shared task queue, 2 workers with each call after a run's first sent to the worker that stored the context",
   rounds,

@@ -18,7 +18,11 @@ import { numberList, withVariants, writeResult } from './lib/measure-harness.js'
 import type { VariantProcess } from './lib/variant-protocol.js';
 
 const { values } = parseArgs({
-  options: { steps: { type: 'string', default: '5,20,50' }, 'long-steps': { type: 'string', default: '500' } },
+  options: {
+    out: { type: 'string', default: 'history-size' },
+    steps: { type: 'string', default: '5,20,50' },
+    'long-steps': { type: 'string', default: '500' },
+  },
 });
 const sizes = numberList(values.steps);
 const longSteps = Number(values['long-steps']);
@@ -114,4 +118,4 @@ async function measureLongRun(relay: VariantProcess, client: Client) {
   };
 }
 
-writeResult('history-size', { description: 'history events and bytes per run, by number of tool steps', ...result });
+writeResult(values.out, { description: 'history events and bytes per run, by number of tool steps', ...result });

@@ -23,6 +23,7 @@ import { benchServerOptions, describeMachine, mapWithConcurrency, slope, startBe
 
 const { values } = parseArgs({
   options: {
+    out: { type: 'string', default: 'memory-per-run' },
     runs: { type: 'string', default: '600' },
     batch: { type: 'string', default: '100' },
     variant: { type: 'string' },
@@ -167,5 +168,5 @@ if (values.variant) {
     batch,
     variants,
   };
-  writeFileSync('bench/results/memory-per-run.json', `${JSON.stringify(result, null, 2)}\n`);
+  writeFileSync(`bench/results/${values.out}.json`, `${JSON.stringify(result, null, 2)}\n`);
 }

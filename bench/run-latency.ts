@@ -15,6 +15,7 @@ import type { VariantName } from './lib/variants.js';
 
 const { values } = parseArgs({
   options: {
+    out: { type: 'string', default: 'run-latency' },
     rounds: { type: 'string', default: '5' },
     runs: { type: 'string', default: '30' },
   },
@@ -85,7 +86,7 @@ const relayMinusFloorOfMediansMs =
           .map((key) => [key, Math.round(((relay[key]?.p50 ?? 0) - (floor[key]?.p50 ?? 0)) * 1000) / 1000]),
       )
     : {};
-writeResult('run-latency', {
+writeResult(values.out, {
   description:
     'where a run of 3 tool steps + final answer spends its time at concurrency 1: per round the mean per run of ' +
     "each part (the SDK's workflow task and activity metrics of each worker process; rest = run time minus them), " +

@@ -17,6 +17,7 @@ import type { VariantName } from './lib/variants.js';
 
 const { values } = parseArgs({
   options: {
+    out: { type: 'string', default: 'step-overhead' },
     rounds: { type: 'string', default: '3' },
     runs: { type: 'string', default: '10' },
     steps: { type: 'string', default: '5' },
@@ -50,7 +51,7 @@ const result = await withVariants(allVariants, async ({ variants, failed, client
   return { stepMs: summaries, failed };
 });
 
-writeResult('step-overhead', {
+writeResult(values.out, {
   description: 'one agent step (model call + tool call), concurrency 1, milliseconds',
   rounds,
   runsPerRound: runs,

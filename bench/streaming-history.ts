@@ -15,7 +15,11 @@ import { readHistoryFacts } from './lib/history-facts.js';
 import { numberList, writeResult } from './lib/measure-harness.js';
 
 const { values } = parseArgs({
-  options: { pieces: { type: 'string', default: '10,100,1000' }, 'piece-delay-ms': { type: 'string', default: '10' } },
+  options: {
+    out: { type: 'string', default: 'streaming-history' },
+    pieces: { type: 'string', default: '10,100,1000' },
+    'piece-delay-ms': { type: 'string', default: '10' },
+  },
 });
 const sizes = numberList(values.pieces);
 const pieceDelayMs = Number(values['piece-delay-ms']);
@@ -58,7 +62,7 @@ try {
         `(${deltas} deltas seen), whole ${row.whole.events} events ${row.whole.bytes} B`,
     );
   }
-  writeResult('streaming-history', {
+  writeResult(values.out, {
     description: 'history events and bytes of a one-step run, its answer streamed vs returned whole',
     pieceDelayMs,
     rows,

@@ -17,6 +17,7 @@ import { summarize } from './lib/stats.js';
 
 const { values } = parseArgs({
   options: {
+    out: { type: 'string', default: 'validation-cost' },
     rounds: { type: 'string', default: '5' },
     iterations: { type: 'string', default: '20000' },
     runs: { type: 'string', default: '10' },
@@ -85,7 +86,7 @@ if (workflowTask) {
   );
 }
 
-writeResult('validation-cost', {
+writeResult(values.out, {
   description: 'ToolCallValidator.check in Node (ns per call) and its share of a Relay-E workflow task',
   rounds,
   iterations,
