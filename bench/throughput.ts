@@ -136,11 +136,12 @@ function summarizeLevel(level: LaneFigures): ThroughputLevel {
   };
 }
 
-function describeLevel(name: string, concurrency: string, { runsPerSecond, runMs, ...cpu }: ThroughputLevel): string {
+function describeLevel(name: string, concurrency: string, level: ThroughputLevel): string {
+  const { runsPerSecond, runMs, serverCpuMsPerRun, variantCpuMsPerRun } = level;
   return (
     `${name.padEnd(14)} c=${concurrency.padStart(2)}  ${runsPerSecond.p50.toFixed(2)} runs/s (min ${runsPerSecond.min.toFixed(2)}, max ${runsPerSecond.max.toFixed(2)})  ` +
     `${(runsPerSecond.p50 * stepsPerRun).toFixed(1)} steps/s  run p50 ${runMs.p50.toFixed(0)} ms p99 ${runMs.p99.toFixed(0)} ms  ` +
-    `CPU/run server ${cpu.serverCpuMsPerRun.p50.toFixed(1)} ms variant ${cpu.variantCpuMsPerRun.p50.toFixed(1)} ms`
+    `CPU/run server ${serverCpuMsPerRun.p50.toFixed(1)} ms variant ${variantCpuMsPerRun.p50.toFixed(1)} ms`
   );
 }
 

@@ -18,7 +18,7 @@ export function readJsonBody(maxBytes: number): MiddlewareHandler {
       try {
         value = JSON.parse(text);
       } catch (error) {
-        throw new HttpError(400, 'invalid_json', `The body is not valid JSON: ${(error as Error).message}`);
+        throw invalidJson(error);
       }
     }
     const headers = new Headers(c.req.raw.headers);
@@ -71,6 +71,11 @@ function utf8Text(bytes: Uint8Array): string {
   } catch {
     throw new HttpError(400, 'invalid_json', 'The body is not valid UTF-8');
   }
+}
+
+/** The 400 a body that does not parse as JSON answers, with the parser's reason. */
+export function invalidJson(error: unknown): HttpError {
+  return new HttpError(400, 'invalid_json', `The body is not valid JSON: ${(error as Error).message}`);
 }
 
 function payloadTooLarge(maxBytes: number): HttpError {

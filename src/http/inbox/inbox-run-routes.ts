@@ -6,6 +6,7 @@ import type { RelayClient } from '../../client/relay-client.js';
 import { checkToolInput } from '../../shared/tool-input.js';
 import type { RunSnapshot } from '../../shared/run-types.js';
 import { HttpError } from '../http-error.js';
+import { invalidJson } from '../request-body.js';
 import type { RunEventHub } from '../run-event-hub.js';
 import { streamRunEvents } from '../stream-run-events.js';
 import { FreshReads } from './fresh-reads.js';
@@ -119,7 +120,7 @@ async function readJson(c: Context<InboxEnv>): Promise<unknown> {
   try {
     return await c.req.json();
   } catch (error) {
-    throw new HttpError(400, 'invalid_json', `The body is not valid JSON: ${(error as Error).message}`);
+    throw invalidJson(error);
   }
 }
 
