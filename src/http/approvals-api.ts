@@ -1,4 +1,5 @@
 import { createRoute } from '@hono/zod-openapi';
+import type { z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { RelayClient } from '../client/relay-client.js';
 import { RelayError } from '../shared/errors.js';
@@ -21,22 +22,15 @@ import { apiKeySecurity, problemResponses } from './problem-responses.js';
 /** Decisions on pending tool calls (`/v1/runs/:id/approve`, `/reject`) and the tenant's list of them (`/v1/approvals`). */
 export function createApprovalsApi({ client }: { client: RelayClient }): OpenAPIHono<ApiEnv> {
   const app = createResourceApi();
+  const decide = decideOnOpenRun.bind(undefined, client);
 
   app.openapi(approveRoute, async (c) => {
-    const { id } = c.req.valid('param');
-    const { toolCallId, ...decision } = c.req.valid('json');
-    const outcome = await decideOnOpenRun(client, id, c.get('caller'), (scope) =>
-      client.approve(id, toolCallId, { ...decision, ...scope }),
-    );
+    const outcome = await decide('approve', c.req.valid('param').id, c.get('caller'), c.req.valid('json'));
     return c.json(outcome, 200);
   });
 
   app.openapi(rejectRoute, async (c) => {
-    const { id } = c.req.valid('param');
-    const { toolCallId, ...decision } = c.req.valid('json');
-    const outcome = await decideOnOpenRun(client, id, c.get('caller'), (scope) =>
-      client.reject(id, toolCallId, { ...decision, ...scope }),
-    );
+    const outcome = await decide('reject', c.req.valid('param').id, c.get('caller'), c.req.valid('json'));
     return c.json(outcome, 200);
   });
 
@@ -118,12 +112,17 @@ function decisionRoute<Schema extends typeof approveRequestSchema | typeof rejec
  */
 async function decideOnOpenRun(
   client: RelayClient,
+  decision: 'approve' | 'reject',
   runId: string,
   caller: ApiKeyTenant,
-  decide: (scope: { tenantId: string; approver: string }) => Promise<ApprovalOutcome>,
+  { toolCallId, ...fields }: z.infer<typeof approveRequestSchema> | z.infer<typeof rejectRequestSchema>,
 ): Promise<ApprovalOutcome> {
+  // A reject request has no `input`: its schema is strict, so nothing the caller sent is dropped here.
+  const options = { ...fields, tenantId: caller.tenantId, approver: approverOf(caller) };
   try {
-    return await decide({ tenantId: caller.tenantId, approver: approverOf(caller) });
+    return await (decision === 'approve'
+      ? client.approve(runId, toolCallId, options)
+      : client.reject(runId, toolCallId, options));
   } catch (error) {
     if (!RelayError.isInstance(error) || error.code !== 'run_not_found') throw error;
     const { status } = await client.getRun(runId, { tenantId: caller.tenantId });
