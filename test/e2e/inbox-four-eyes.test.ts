@@ -7,8 +7,8 @@ import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { defineTool } from '../../src/tool/define-tool.js';
 import type { ToolDefinition } from '../../src/tool/define-tool.js';
 import { launchChromium } from '../helpers/chromium.js';
-import { createRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit, RunningWorker } from '../helpers/relay-test-kit.js';
+import { useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
+import type { RunningWorker } from '../helpers/relay-test-kit.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 import { httpTestModel } from '../http/http-test-kit.js';
 
@@ -24,13 +24,12 @@ const apiKeys = new Map<string, ApiKeyTenant>([
 ]);
 const patience = { timeout: 15_000 };
 const ledger = createLedger();
-let kit: RelayTestKit;
+const kit = useRelayTestKit();
 let worker: RunningWorker;
 let api: ApiServer;
 let browser: Browser;
 
 beforeAll(async () => {
-  kit = await createRelayTestKit();
   const tools = createTestTools(ledger).map((tool): ToolDefinition =>
     tool.name === 'transfer_funds'
       ? defineTool({ ...(tool as ToolDefinition), approvers: ['finance-lead', 'cfo'], approvalsRequired: 2 })
@@ -45,7 +44,6 @@ afterAll(async () => {
   await browser?.close();
   await api?.close();
   await worker?.stop();
-  await kit?.close();
 });
 
 async function openRun(context: BrowserContext, key: string, runId: string): Promise<Page> {

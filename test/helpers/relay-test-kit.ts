@@ -1,5 +1,6 @@
 import type { Client } from '@temporalio/client';
 import type { Worker } from '@temporalio/worker';
+import { afterAll, beforeAll } from 'vitest';
 import { readHistory } from '../../src/client/read-history.js';
 import { RelayClient } from '../../src/client/relay-client.js';
 import type { RunEvent } from '../../src/shared/run-types.js';
@@ -37,7 +38,7 @@ export interface RunningWorker {
   stop: () => Promise<void>;
 }
 
-export async function createRelayTestKit(): Promise<RelayTestKit> {
+async function createRelayTestKit(): Promise<RelayTestKit> {
   const env = await connectTemporalTestEnv();
   const { connection, namespace } = env;
   const client = await RelayClient.connect({ connection, namespace, taskQueue: uniqueTaskQueue('no-worker') });
@@ -101,4 +102,44 @@ export async function countScheduledActivities(temporal: Client, runId: string, 
   return (history.events ?? []).filter(
     (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === activityType,
   ).length;
+}
+
+/** The kit as a test file uses it: closed by the file's own `afterAll`, never by a test. */
+export type FileTestKit = Omit<RelayTestKit, 'close'>;
+
+/**
+ * The test file's kit: made before its first test (`beforeAll`) and closed after its last, once the `afterAll` hooks
+ * the file registers later have run (vitest runs them in reverse). Call it at the top of the file; its members read
+ * the kit, so use them inside tests and hooks.
+ */
+export function useRelayTestKit(): FileTestKit {
+  let kit: RelayTestKit | undefined;
+  beforeAll(async () => {
+    kit = await createRelayTestKit();
+  });
+  afterAll(async () => {
+    await kit?.close();
+  });
+  const made = (): RelayTestKit => {
+    if (!kit) throw new Error('The Relay-E test kit is made in beforeAll: use it inside tests and hooks');
+    return kit;
+  };
+  return {
+    get env() {
+      return made().env;
+    },
+    get address() {
+      return made().address;
+    },
+    get namespace() {
+      return made().namespace;
+    },
+    get temporal() {
+      return made().temporal;
+    },
+    get client() {
+      return made().client;
+    },
+    startWorker: (options) => made().startWorker(options),
+  };
 }

@@ -1,29 +1,22 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
-import { afterAll, beforeAll } from 'vitest';
-import { createRelayTestKit } from './relay-test-kit.js';
-import type { RelayTestKit } from './relay-test-kit.js';
+import { afterAll } from 'vitest';
+import { useRelayTestKit } from './relay-test-kit.js';
+import type { FileTestKit } from './relay-test-kit.js';
 
 const childWorkers = new Set<ChildProcess>();
 
 /**
- * Sets up a test file whose workers run in child processes: a test kit before its tests, and after them the
- * child workers still alive SIGKILLed and the kit closed. Returns the kit's getter.
+ * Sets up a test file whose workers run in child processes: the file's test kit, and after its tests the child
+ * workers still alive SIGKILLed before the kit closes (vitest runs `afterAll` hooks in reverse).
  */
-export function setUpChildWorkerTests(): () => RelayTestKit {
-  let kit: RelayTestKit | undefined;
-  beforeAll(async () => {
-    kit = await createRelayTestKit();
-  });
-  afterAll(async () => {
+export function setUpChildWorkerTests(): FileTestKit {
+  const kit = useRelayTestKit();
+  afterAll(() => {
     for (const child of childWorkers) child.kill('SIGKILL');
     childWorkers.clear();
-    await kit?.close();
   });
-  return () => {
-    if (!kit) throw new Error('The test kit is created in beforeAll; use it inside a test');
-    return kit;
-  };
+  return kit;
 }
 
 /** Starts a TypeScript worker script in its own process and resolves once it prints `ready`. */

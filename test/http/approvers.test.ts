@@ -6,8 +6,8 @@ import { RelayError } from '../../src/shared/errors.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { defineTool } from '../../src/tool/define-tool.js';
 import type { ToolDefinition } from '../../src/tool/define-tool.js';
-import { createRelayTestKit, eventTypes, waitForRun } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit, RunningWorker } from '../helpers/relay-test-kit.js';
+import { eventTypes, useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
+import type { RunningWorker } from '../helpers/relay-test-kit.js';
 import { currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 import { httpTestModel, payCallId } from './http-test-kit.js';
@@ -20,12 +20,11 @@ const apiKeys = new Map<string, ApiKeyTenant>([
   [keys.ops, { tenantId, name: 'ops' }],
 ]);
 const ledger = createLedger();
-let kit: RelayTestKit;
+const kit = useRelayTestKit();
 let worker: RunningWorker;
 let api: ApiServer;
 
 beforeAll(async () => {
-  kit = await createRelayTestKit();
   const tools = createTestTools(ledger).map((tool): ToolDefinition =>
     tool.name === 'transfer_funds' ? defineTool({ ...(tool as ToolDefinition), approvers: ['finance-lead'] }) : tool,
   );
@@ -36,7 +35,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await api?.close();
   await worker?.stop();
-  await kit?.close();
 });
 
 function decide(runId: string, key: string, decision: 'approve' | 'reject', body: object = {}, url = api.url) {

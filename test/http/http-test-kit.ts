@@ -7,7 +7,7 @@ import type { ApiServer, StartApiServerOptions } from '../../src/http/start-api-
 import type { RunEvent, RunSnapshot } from '../../src/shared/run-types.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
-import type { RelayTestKit, RunningWorker } from '../helpers/relay-test-kit.js';
+import type { FileTestKit, RunningWorker } from '../helpers/relay-test-kit.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 import type { ToolLedger } from '../helpers/test-tools.js';
 
@@ -58,7 +58,7 @@ export interface HttpTestApi {
 
 /** Starts a worker with the test tools and `httpTestModel`, and an API server over its client. */
 export async function startHttpTestApi(
-  kit: RelayTestKit,
+  kit: FileTestKit,
   options: Omit<StartApiServerOptions, 'client'>,
 ): Promise<HttpTestApi> {
   const ledger = createLedger();

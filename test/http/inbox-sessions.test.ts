@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { startApiServer } from '../../src/http/start-api-server.js';
 import type { ApiServer } from '../../src/http/start-api-server.js';
-import { createRelayTestKit } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { useRelayTestKit } from '../helpers/relay-test-kit.js';
 import {
   createTestTenants,
   payCallId,
@@ -15,19 +14,17 @@ import type { HttpTestApi } from './http-test-kit.js';
 
 // Two API servers over one worker stand for two API processes behind a load balancer.
 const { tenantA, tenantB, keys, apiKeys } = createTestTenants();
-let kit: RelayTestKit;
+const kit = useRelayTestKit();
 let api: HttpTestApi;
 const servers: ApiServer[] = [];
 
 beforeAll(async () => {
-  kit = await createRelayTestKit();
   api = await startHttpTestApi(kit, { apiKeys });
 });
 
 afterAll(async () => {
   await Promise.all(servers.map((server) => server.close()));
   await api?.close();
-  await kit?.close();
 });
 
 async function anotherApiProcess(keysOfIt = apiKeys, options: { maxBodyBytes?: number } = {}): Promise<string> {

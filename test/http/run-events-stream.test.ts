@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RunEvent } from '../../src/shared/run-types.js';
-import { createRelayTestKit, eventTypes } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { eventTypes, useRelayTestKit } from '../helpers/relay-test-kit.js';
 import {
   createTestTenants,
   payCallId,
@@ -13,17 +12,15 @@ import {
 import type { HttpTestApi, ServerSentMessage } from './http-test-kit.js';
 
 const { keys, apiKeys } = createTestTenants();
-let kit: RelayTestKit;
+const kit = useRelayTestKit();
 let api: HttpTestApi;
 
 beforeAll(async () => {
-  kit = await createRelayTestKit();
   api = await startHttpTestApi(kit, { apiKeys, ssePollIntervalMs: 50, sseHeartbeatIntervalMs: 100 });
 });
 
 afterAll(async () => {
   await api?.close();
-  await kit?.close();
 });
 
 async function startRun(prompt: string): Promise<string> {

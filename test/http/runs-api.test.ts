@@ -1,7 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../src/shared/run-types.js';
-import { createRelayTestKit } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { useRelayTestKit } from '../helpers/relay-test-kit.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 import {
@@ -15,17 +14,15 @@ import {
 import type { HttpTestApi } from './http-test-kit.js';
 
 const { tenantA, tenantB, keys, apiKeys } = createTestTenants();
-let kit: RelayTestKit;
+const kit = useRelayTestKit();
 let api: HttpTestApi;
 
 beforeAll(async () => {
-  kit = await createRelayTestKit();
   api = await startHttpTestApi(kit, { apiKeys, maxBodyBytes: 64 * 1024 });
 });
 
 afterAll(async () => {
   await api?.close();
-  await kit?.close();
 });
 
 async function startRun(key: string, body: Record<string, unknown>): Promise<string> {

@@ -1,12 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunListing, RunPage } from '../../src/client/list-runs.js';
-import { createRelayTestKit } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { useRelayTestKit } from '../helpers/relay-test-kit.js';
 import { createTestTenants, startHttpTestApi } from './http-test-kit.js';
 import type { HttpTestApi } from './http-test-kit.js';
 
 const { keys, apiKeys } = createTestTenants();
-let kit: RelayTestKit;
+const kit = useRelayTestKit();
 let api: HttpTestApi;
 /** Tenant A's runs in the order they were started: three left waiting, one completed, one cancelled. */
 const runs = { waiting: [] as string[], completed: '', cancelled: '' };
@@ -41,7 +40,6 @@ async function waitForListing(key: string, isCaughtUp: (runs: RunListing[]) => b
 }
 
 beforeAll(async () => {
-  kit = await createRelayTestKit();
   api = await startHttpTestApi(kit, { apiKeys });
   runs.completed = await startRun(keys.alice, 'add');
   await api.waitForRun(runs.completed, keys.alice, (run) => run.status === 'completed');
@@ -68,7 +66,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await api?.close();
-  await kit?.close();
 });
 
 describe('GET /v1/runs', () => {

@@ -5,8 +5,7 @@ import type { ApiServer } from '../../src/http/start-api-server.js';
 import type { StoredToolOutput } from '../../src/shared/stored-output.js';
 import { createMemoryPayloadStore } from '../../src/store/memory-payload-store.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
-import { createRelayTestKit } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { useRelayTestKit } from '../helpers/relay-test-kit.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 import { createTestTenants } from './http-test-kit.js';
 
@@ -15,13 +14,12 @@ import { createTestTenants } from './http-test-kit.js';
 
 const { tenantA, keys, apiKeys } = createTestTenants();
 const store = createMemoryPayloadStore();
-let kit: RelayTestKit;
+const kit = useRelayTestKit();
 let withStore: ApiServer;
 let withoutStore: ApiServer;
 let client: RelayClient;
 
 beforeAll(async () => {
-  kit = await createRelayTestKit();
   const worker = await kit.startWorker({
     tools: createTestTools(createLedger()),
     models: {
@@ -40,7 +38,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await Promise.all([withStore?.close(), withoutStore?.close()]);
-  await kit.close();
   await store.close();
 });
 

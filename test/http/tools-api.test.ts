@@ -5,19 +5,17 @@ import type { ApiServer } from '../../src/http/start-api-server.js';
 import { mcpTools } from '../../src/mcp/mcp-tools.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ToolListing } from '../../src/tool/tool-listing.js';
-import { createRelayTestKit, waitForWorkerCatalog } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { useRelayTestKit, waitForWorkerCatalog } from '../helpers/relay-test-kit.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 import { fixtureStdioTransport } from '../mcp/mcp-test-kit.js';
 import { createTestTenants } from './http-test-kit.js';
 
 const { keys, apiKeys } = createTestTenants();
-let kit: RelayTestKit;
+const kit = useRelayTestKit();
 let server: ApiServer;
 let client: RelayClient;
 
 beforeAll(async () => {
-  kit = await createRelayTestKit();
   const worker = await kit.startWorker({
     tools: [
       ...createTestTools(createLedger()),
@@ -39,7 +37,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await server?.close();
-  await kit?.close();
 });
 
 function getTools(key?: string): Promise<Response> {

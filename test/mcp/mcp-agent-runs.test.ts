@@ -1,7 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mcpTools } from '../../src/mcp/mcp-tools.js';
 import type { RunEvent } from '../../src/shared/run-types.js';
 import type { ToolProgress } from '../../src/tool/tool-context.js';
@@ -9,19 +9,10 @@ import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { ToolExecutor } from '../../src/tool/tool-executor.js';
 import { loadToolSources } from '../../src/tool/tool-source.js';
 import { startFixtureHttpServer } from '../fixtures/mcp/http-server.js';
-import { createRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
 import { eventually, fixtureStdioTransport, installedBin, quietLogger, temporaryFolder } from './mcp-test-kit.js';
 
-let kit: RelayTestKit;
-
-beforeAll(async () => {
-  kit = await createRelayTestKit();
-});
-
-afterAll(async () => {
-  await kit.close();
-});
+const kit = useRelayTestKit();
 
 function eventOf<T extends RunEvent['type']>(events: readonly RunEvent[], type: T, toolCallId: string) {
   return events.find((event) => event.type === type && 'toolCallId' in event && event.toolCallId === toolCallId) as

@@ -7,10 +7,10 @@ import { waitForRun } from '../helpers/relay-test-kit.js';
 import { setUpChildWorkerTests, killChildWorker, spawnChildWorker } from '../helpers/spawn-child-worker.js';
 import { eventually, readServerEvents, temporaryFolder } from './mcp-test-kit.js';
 
-const testKit = setUpChildWorkerTests();
+const kit = setUpChildWorkerTests();
 
 it('completes an approved MCP call cut short by a worker SIGKILL on a new worker, applying the approved input once', async () => {
-  const { address, namespace } = testKit();
+  const { address, namespace } = kit;
   const folder = temporaryFolder('mcp-crash');
   const env = {
     TEMPORAL_ADDRESS: address,

@@ -5,8 +5,7 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { createMemoryPayloadStore } from '../../src/store/memory-payload-store.js';
-import { createRelayTestKit } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { useRelayTestKit } from '../helpers/relay-test-kit.js';
 import { createTestTenants, payCallId, startHttpTestApi } from '../http/http-test-kit.js';
 import type { HttpTestApi } from '../http/http-test-kit.js';
 import { bySize, reliabilitySeed, reliabilitySize, writeResults } from './reliability-kit.js';
@@ -15,12 +14,11 @@ const size = bySize({ small: { requests: 800 }, large: { requests: 5_000 } });
 const maxBodyBytes = 16 * 1024;
 const seed = reliabilitySeed();
 const { keys, apiKeys } = createTestTenants();
-let kit: RelayTestKit;
+const kit = useRelayTestKit();
 let api: HttpTestApi;
 let knownRunId: string;
 
 beforeAll(async () => {
-  kit = await createRelayTestKit();
   // With a payload store, as a deployment serving stored outputs runs it, so the fuzz reaches that route's handler.
   api = await startHttpTestApi(kit, { apiKeys, maxBodyBytes, payloadStore: createMemoryPayloadStore() });
   const started = await api.request('/v1/runs', {
@@ -33,7 +31,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await api?.close();
-  await kit?.close();
 });
 
 const runId = fc.oneof(

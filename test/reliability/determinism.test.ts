@@ -3,29 +3,23 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { bundleWorkflowCode, DefaultLogger } from '@temporalio/worker';
 import { DeterminismViolationError } from '@temporalio/workflow';
 import { z } from 'zod';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
 import { HistoryReplayError, loadHistories, replayHistories } from '../../src/testing/replay-histories.js';
 import { defineTool } from '../../src/tool/define-tool.js';
 import { relayWorkflowsPath } from '../../src/worker/relay-workflows.js';
-import { createRelayTestKit, eventTypes, waitForRun } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { eventTypes, useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
 import { agentRunHistories, currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 import { writeResults } from './reliability-kit.js';
 
 const changedWorkflows = path.join(import.meta.dirname, '../fixtures/nondeterministic');
 const figures: Record<string, unknown> = {};
-let kit: RelayTestKit;
-
-beforeAll(async () => {
-  kit = await createRelayTestKit();
-});
+const kit = useRelayTestKit();
 
 afterAll(async () => {
   await writeResults('determinism', figures);
-  await kit?.close();
 });
 
 /** Replays the corpus against `workflowBundle` and returns each failing file with its error's class name. */

@@ -3,8 +3,8 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import type { RunEvent } from '../../src/shared/run-types.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
-import { createRelayTestKit } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit, RunningWorker } from '../helpers/relay-test-kit.js';
+import { useRelayTestKit } from '../helpers/relay-test-kit.js';
+import type { RunningWorker } from '../helpers/relay-test-kit.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 import { bySize, percentile, startChildModule, writeResults } from './reliability-kit.js';
 import type { ChildModule } from './reliability-kit.js';
@@ -14,7 +14,7 @@ import { chosenPart } from '../helpers/chosen-run-id.js';
 const size = bySize({ small: { runs: 50 }, large: { runs: 300 } });
 const tenantId = `load-${randomUUID().slice(0, 8)}`;
 const ledger = createLedger();
-let kit: RelayTestKit;
+const kit = useRelayTestKit();
 let worker: RunningWorker;
 let decider: ChildModule | undefined;
 
@@ -29,7 +29,6 @@ interface DecisionLine {
 }
 
 beforeAll(async () => {
-  kit = await createRelayTestKit();
   worker = await kit.startWorker({
     tools: createTestTools(ledger),
     models: {
@@ -46,7 +45,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await decider?.kill();
   await worker?.stop();
-  await kit?.close();
 });
 
 it(

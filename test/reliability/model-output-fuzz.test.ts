@@ -7,8 +7,8 @@ import { maxEchoedInputBytes, maxEchoedIssues, toJsonText, utf8ByteLength } from
 import type { ProposedToolCall } from '../../src/shared/transcript.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
-import { createRelayTestKit } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit, RunningWorker } from '../helpers/relay-test-kit.js';
+import { useRelayTestKit } from '../helpers/relay-test-kit.js';
+import type { RunningWorker } from '../helpers/relay-test-kit.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 import { bySize, reliabilitySeed, writeResults } from './reliability-kit.js';
 import { scopedRunId } from '../../src/shared/run-ids.js';
@@ -18,12 +18,11 @@ const size = bySize({ small: { batches: 6, batchSize: 12 }, large: { batches: 40
 /** Smaller than the 1 MiB default, so oversized responses are cheap to make; the mechanism is the same. */
 const maxModelResponseBytes = 256 * 1024;
 const seed = reliabilitySeed();
-let kit: RelayTestKit;
+const kit = useRelayTestKit();
 let worker: RunningWorker;
 const turns = new Map<string, ScriptedTurn>();
 
 beforeAll(async () => {
-  kit = await createRelayTestKit();
   worker = await kit.startWorker({
     tools: createTestTools(createLedger()),
     // Step 1 plays the fuzzed turn; step 2 answers, so every run that survives step 1 ends.
@@ -36,7 +35,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await worker?.stop();
-  await kit?.close();
 });
 
 function nested(depth: number): unknown {

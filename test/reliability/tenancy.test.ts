@@ -2,24 +2,21 @@ import { afterAll, beforeAll, expect, it } from 'vitest';
 import { RelayError } from '../../src/shared/errors.js';
 import type { RunEvent } from '../../src/shared/run-types.js';
 import { decideUpdate } from '../../workflows/messages.js';
-import { createRelayTestKit } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { useRelayTestKit } from '../helpers/relay-test-kit.js';
 import { createTestTenants, payCallId, startHttpTestApi } from '../http/http-test-kit.js';
 import type { HttpTestApi } from '../http/http-test-kit.js';
 import { writeResults } from './reliability-kit.js';
 
 const { tenantA, tenantB, keys, apiKeys } = createTestTenants();
-let kit: RelayTestKit;
+const kit = useRelayTestKit();
 let api: HttpTestApi;
 
 beforeAll(async () => {
-  kit = await createRelayTestKit();
   api = await startHttpTestApi(kit, { apiKeys });
 });
 
 afterAll(async () => {
   await api?.close();
-  await kit?.close();
 });
 
 type Request = { method: string; path: string; json?: unknown; headers?: Record<string, string> };

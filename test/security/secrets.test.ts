@@ -1,12 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { openaiCompatibleProvider } from '../../src/model/providers/openai-compatible-provider.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { defineTool } from '../../src/tool/define-tool.js';
 import { chatCompletion, chatToolCall } from '../helpers/provider-wire-bodies.js';
 import { startProviderWireServer } from '../helpers/provider-wire-server.js';
-import { createRelayTestKit } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { useRelayTestKit } from '../helpers/relay-test-kit.js';
 import { rawRunRecord } from './security-test-kit.js';
 
 const bankToken = 'bank-token-SECRET-31d9f0';
@@ -32,15 +31,7 @@ const leakyFailure = defineTool({
   },
 });
 
-let kit: RelayTestKit;
-
-beforeAll(async () => {
-  kit = await createRelayTestKit();
-});
-
-afterAll(async () => {
-  await kit.close();
-});
+const kit = useRelayTestKit();
 
 const config = { bank: { token: { $secret: 'BANK_API_TOKEN' }, region: 'eu' } };
 

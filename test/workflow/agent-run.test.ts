@@ -1,28 +1,19 @@
 import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RelayError } from '../../src/shared/errors.js';
 import { pendingApprovalsMemoKey } from '../../src/shared/pending-approvals-memo.js';
 import type { ModelCall } from '../../src/model/model-provider.js';
 import type { TranscriptMessage } from '../../src/shared/transcript.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
-import { countScheduledActivities, createRelayTestKit, eventTypes, waitForRun } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { countScheduledActivities, eventTypes, useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
 import { latch } from '../helpers/latch.js';
 import { currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 
-let kit: RelayTestKit;
-
-beforeAll(async () => {
-  kit = await createRelayTestKit();
-});
-
-afterAll(async () => {
-  await kit.close();
-});
+const kit = useRelayTestKit();
 
 async function startWorker(
   script: readonly ScriptedTurn[] | ((call: ModelCall) => ScriptedTurn),

@@ -5,8 +5,7 @@ import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
 import { ModelProviderError } from '../../src/model/model-provider.js';
 import { WorkflowFailedError } from '@temporalio/client';
-import { countScheduledActivities, createRelayTestKit, eventTypes, waitForRun } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { countScheduledActivities, eventTypes, useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
 import type { RelayClient } from '../../src/client/relay-client.js';
 import { currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
@@ -18,7 +17,7 @@ import type { ApprovalReceiver } from '../helpers/approval-receiver.js';
 
 const secret = 'workflow-test-secret-0123';
 
-let kit: RelayTestKit;
+const kit = useRelayTestKit();
 let receiver: ApprovalReceiver;
 let url = '';
 let answers: Map<string, number[]>;
@@ -27,11 +26,9 @@ let delays: Map<string, number[]>;
 beforeAll(async () => {
   receiver = await startApprovalReceiver(secret);
   ({ url, answers, delays } = receiver);
-  kit = await createRelayTestKit();
 });
 
 afterAll(async () => {
-  await kit?.close();
   await receiver?.close();
 });
 

@@ -1,21 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { ApprovalRuleContext } from '../../src/tool/define-tool.js';
 import { defineTool } from '../../src/tool/define-tool.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
-import { createRelayTestKit, eventTypes, waitForRun } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { eventTypes, useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
 import { currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
 
-let kit: RelayTestKit;
-
-beforeAll(async () => {
-  kit = await createRelayTestKit();
-});
-
-afterAll(async () => {
-  await kit?.close();
-});
+const kit = useRelayTestKit();
 
 /** A payment tool that needs a human above 100, and records who its rule was asked for and what it paid. */
 function paymentTool() {

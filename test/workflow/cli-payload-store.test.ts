@@ -2,23 +2,20 @@ import { NativeConnection } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { defaultPayloadDirectory, openCliPayloadStore } from '../../src/cli/cli-payload-store.js';
 import type { TemporalSettings } from '../../src/cli/temporal-settings.js';
-import { createRelayTestKit } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { useRelayTestKit } from '../helpers/relay-test-kit.js';
 
 // Which store a CLI worker keeps tool outputs in: only one every worker of the task queue reads. The janitor it
 // starts connects over a real worker connection to the dev server.
 
-let kit: RelayTestKit;
+const kit = useRelayTestKit();
 let connection: NativeConnection;
 
 beforeAll(async () => {
-  kit = await createRelayTestKit();
   connection = await NativeConnection.connect({ address: kit.address });
 });
 
 afterAll(async () => {
   await connection.close();
-  await kit.close();
 });
 
 function settings(): TemporalSettings {

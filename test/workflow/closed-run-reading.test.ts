@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RelayClient } from '../../src/client/relay-client.js';
 import { startApiServer } from '../../src/http/start-api-server.js';
 import type { EncryptionOptions } from '../../src/security/encryption-keys.js';
@@ -12,8 +12,8 @@ import { RelayError } from '../../src/shared/errors.js';
 import { queriedEvents } from '../helpers/queried-events.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
-import { createRelayTestKit, eventTypes, waitForRun } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit, RunningWorker } from '../helpers/relay-test-kit.js';
+import { eventTypes, useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
+import type { RunningWorker } from '../helpers/relay-test-kit.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 import { snapshotQuery } from '../../workflows/messages.js';
 import { rawRunRecord } from '../security/security-test-kit.js';
@@ -21,15 +21,7 @@ import { rawRunRecord } from '../security/security-test-kit.js';
 // Every read below happens after the run's only worker has stopped: a closed run answers from the record it left
 // in its memo, not from a query some worker would have to answer.
 
-let kit: RelayTestKit;
-
-beforeAll(async () => {
-  kit = await createRelayTestKit();
-});
-
-afterAll(async () => {
-  await kit.close();
-});
+const kit = useRelayTestKit();
 
 const transferThenAnswer: ScriptedTurn[] = [
   { toolCalls: [{ id: 'pay', name: 'transfer_funds', input: { from: 'A', to: 'B', amount: 5 } }] },

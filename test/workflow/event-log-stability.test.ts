@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool } from '../../src/tool/define-tool.js';
 import { decideUpdate, eventPageQuery } from '../../workflows/messages.js';
@@ -14,20 +14,12 @@ import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
 import type { StartRunOptions } from '../../src/client/relay-client.js';
 import { currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
-import { createRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit, RunningWorker } from '../helpers/relay-test-kit.js';
+import { useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
+import type { RunningWorker } from '../helpers/relay-test-kit.js';
 import { uniqueTaskQueue } from '../helpers/temporal-test-env.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 
-let kit: RelayTestKit;
-
-beforeAll(async () => {
-  kit = await createRelayTestKit();
-});
-
-afterAll(async () => {
-  await kit.close();
-});
+const kit = useRelayTestKit();
 
 const base = { tenantId: 'acme', model: 'scripted:test' } as const;
 /**

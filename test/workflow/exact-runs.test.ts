@@ -1,5 +1,5 @@
 import { WorkflowFailedError } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import type { ModelCall } from '../../src/model/model-provider.js';
 import { readHistory } from '../../src/client/read-history.js';
@@ -10,20 +10,11 @@ import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
 import { defineTool } from '../../src/tool/define-tool.js';
 import type { ToolDefinition } from '../../src/tool/define-tool.js';
-import { createRelayTestKit, eventTypes, waitForRun } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { eventTypes, useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
 import { currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 
-let kit: RelayTestKit;
-
-beforeAll(async () => {
-  kit = await createRelayTestKit();
-});
-
-afterAll(async () => {
-  await kit.close();
-});
+const kit = useRelayTestKit();
 
 const base = { tenantId: 'acme', userId: 'u1', model: 'scripted:test' } as const;
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
 import type { ActivitySlotInfo, CustomSlotSupplier, SlotPermit } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readHistory } from '../../src/client/read-history.js';
 import { ModelProviderError } from '../../src/model/model-provider.js';
 import type { ModelCall } from '../../src/model/model-provider.js';
@@ -15,20 +15,11 @@ import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn, ScriptedTurnFunction } from '../../src/testing/scripted-model.js';
 import type { CreateWorkerOptions } from '../../src/worker/create-worker.js';
 import { latch } from '../helpers/latch.js';
-import { createRelayTestKit, eventTypes, waitForRun } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { eventTypes, useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
 import { agentRunHistories, currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 
-let kit: RelayTestKit;
-
-beforeAll(async () => {
-  kit = await createRelayTestKit();
-});
-
-afterAll(async () => {
-  await kit.close();
-});
+const kit = useRelayTestKit();
 
 const base = { tenantId: 'acme', userId: 'u1', model: 'scripted:test' } as const;
 

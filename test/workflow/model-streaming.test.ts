@@ -6,8 +6,8 @@ import type { RunEvent } from '../../src/shared/run-types.js';
 import { chatCompletion, chatCompletionStream } from '../helpers/provider-wire-bodies.js';
 import { startProviderWireServer } from '../helpers/provider-wire-server.js';
 import type { ProviderWireServer } from '../helpers/provider-wire-server.js';
-import { createRelayTestKit } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit, RunningWorker } from '../helpers/relay-test-kit.js';
+import { useRelayTestKit } from '../helpers/relay-test-kit.js';
+import type { RunningWorker } from '../helpers/relay-test-kit.js';
 
 // A model that streams its answer over the OpenAI-compatible wire format, a piece every 250 ms: followers see
 // the pieces as they come (ephemeral model_delta events read from the model call's heartbeat), and the run's
@@ -17,13 +17,12 @@ const pieces = ['The ', 'ledger ', 'balances ', 'after ', 'the ', 'transfer ', '
 const answer = pieces.join('');
 const pieceDelayMs = 250;
 
-let kit: RelayTestKit;
+const kit = useRelayTestKit();
 let wire: ProviderWireServer;
 let streaming: RunningWorker;
 let plain: RunningWorker;
 
 beforeAll(async () => {
-  kit = await createRelayTestKit();
   wire = await startProviderWireServer('/v1');
   const provider = (stream: boolean) => openaiCompatibleProvider({ name: 'compat', baseURL: wire.baseURL, stream });
   streaming = await kit.startWorker({ tools: [], models: { compat: provider(true) } });
@@ -31,7 +30,6 @@ beforeAll(async () => {
 });
 
 afterAll(async () => {
-  await kit.close();
   await wire.close();
 });
 

@@ -3,7 +3,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { inspectCommand } from '../../src/cli/inspect-command.js';
 import { RelayClient } from '../../src/client/relay-client.js';
 import { readHistory } from '../../src/client/read-history.js';
@@ -17,23 +17,15 @@ import { relayWorkflowBundle } from '../../src/testing/relay-workflow-bundle.js'
 import { recordHistory, replayHistories } from '../../src/testing/replay-histories.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
-import { createRelayTestKit, eventTypes } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit, RunningWorker } from '../helpers/relay-test-kit.js';
+import { eventTypes, useRelayTestKit } from '../helpers/relay-test-kit.js';
+import type { RunningWorker } from '../helpers/relay-test-kit.js';
 import { currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 
 // Runs whose model answers with a text just under the largest model response a worker accepts, read back every
 // public way: the client, the HTTP API and its event stream, and `relay-e inspect`, with a worker and without.
 
-let kit: RelayTestKit;
-
-beforeAll(async () => {
-  kit = await createRelayTestKit();
-});
-
-afterAll(async () => {
-  await kit.close();
-});
+const kit = useRelayTestKit();
 
 /** The scripted model's response is the text, usage and a finish reason: 512 bytes cover all but the text. */
 const longText = (letter: string) => letter.repeat(defaultMaxModelResponseBytes - 512);

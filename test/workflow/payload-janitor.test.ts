@@ -1,29 +1,20 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Client } from '@temporalio/client';
 import { NativeConnection } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RelayClient } from '../../src/client/relay-client.js';
 import type { EncryptionOptions } from '../../src/security/encryption-keys.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { createMemoryPayloadStore } from '../../src/store/memory-payload-store.js';
 import { startPayloadJanitor } from '../../src/store/payload-janitor.js';
 import type { PayloadScope } from '../../src/store/payload-store.js';
-import { createRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 
 // The janitor against the real dev server: real runs, one closed and one open after a continue-as-new, described by a
 // real client; only the payload store is in memory.
 
-let kit: RelayTestKit;
-
-beforeAll(async () => {
-  kit = await createRelayTestKit();
-});
-
-afterAll(async () => {
-  await kit.close();
-});
+const kit = useRelayTestKit();
 
 const scope = (runId: string): PayloadScope => ({ tenantId: 'acme', runId });
 const text = (value: string) => new TextEncoder().encode(value);

@@ -2,27 +2,24 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RelayClient } from '../../src/client/relay-client.js';
 import { RelayError } from '../../src/shared/errors.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
-import { createRelayTestKit, waitForWorkerCatalog } from '../helpers/relay-test-kit.js';
+import { useRelayTestKit, waitForWorkerCatalog } from '../helpers/relay-test-kit.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
-import type { RelayTestKit } from '../helpers/relay-test-kit.js';
 import path from 'node:path';
 import { currentHistoryFile, recordHistoryIfRequested, workerCatalogHistories } from '../helpers/replay-histories.js';
 import { createTestTenants, startHttpTestApi } from '../http/http-test-kit.js';
 import type { HttpTestApi } from '../http/http-test-kit.js';
 
 const { tenantA, keys, apiKeys } = createTestTenants();
-let kit: RelayTestKit;
+const kit = useRelayTestKit();
 let api: HttpTestApi;
 
 beforeAll(async () => {
-  kit = await createRelayTestKit();
   api = await startHttpTestApi(kit, { apiKeys });
   await waitForWorkerCatalog(api.worker.client);
 });
 
 afterAll(async () => {
   await api?.close();
-  await kit?.close();
 });
 
 /** Whether Temporal has a workflow with this id at all. */

@@ -1,27 +1,18 @@
 import { Connection } from '@temporalio/client';
 import type { ConnectionOptions } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RelayClient } from '../../src/client/relay-client.js';
 import { maxRecordedOutputBytes } from '../../src/shared/closed-run-record.js';
 import { RelayError } from '../../src/shared/errors.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
-import { createRelayTestKit, eventTypes, waitForRun } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { eventTypes, useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 
 // `inspect` reads a run from one description: the calls below are counted on the wire, where reading the snapshot and
 // then the events describes the run twice (and fetches a closed run's long output twice).
 
-let kit: RelayTestKit;
-
-beforeAll(async () => {
-  kit = await createRelayTestKit();
-});
-
-afterAll(async () => {
-  await kit.close();
-});
+const kit = useRelayTestKit();
 
 type GrpcInterceptor = NonNullable<ConnectionOptions['interceptors']>[number];
 

@@ -1,24 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { readHistory } from '../../src/client/read-history.js';
 import { relaySearchAttributes } from '../../src/shared/search-attributes.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
-import { createRelayTestKit } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { useRelayTestKit } from '../helpers/relay-test-kit.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 
 // Where a run's search attributes come from: the starter's start request, or the run's own first upsert when the
 // start carried none. Real dev server, real histories.
 
-let kit: RelayTestKit;
-
-beforeAll(async () => {
-  kit = await createRelayTestKit();
-});
-
-afterAll(async () => {
-  await kit.close();
-});
+const kit = useRelayTestKit();
 
 const relayKeys = ['RelayTenant', 'RelayUser', 'RelayStatus', 'RelayPendingApprovals'];
 

@@ -1,7 +1,7 @@
 import path from 'node:path';
 import { WorkflowFailedError } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
-import { afterAll, beforeAll, describe, it } from 'vitest';
+import { describe, it } from 'vitest';
 import { RelayClient } from '../../src/client/relay-client.js';
 import { startApiServer } from '../../src/http/start-api-server.js';
 import type { ApiKeyTenant } from '../../src/http/api-keys.js';
@@ -9,8 +9,7 @@ import type { ApiServer } from '../../src/http/start-api-server.js';
 import { RelayError } from '../../src/shared/errors.js';
 import type { RunEvent } from '../../src/shared/run-types.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
-import { createRelayTestKit } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit } from '../helpers/relay-test-kit.js';
+import { useRelayTestKit } from '../helpers/relay-test-kit.js';
 import { uniqueTaskQueue, withWorker } from '../helpers/temporal-test-env.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 
@@ -19,15 +18,7 @@ import { createLedger, createTestTools } from '../helpers/test-tools.js';
 // retryable `run_unavailable`, followers wait, and everything carries on once a good worker takes the run up.
 
 const brokenWorkflows = path.join(import.meta.dirname, '../fixtures/broken/agent-run-failing-task.ts');
-let kit: RelayTestKit;
-
-beforeAll(async () => {
-  kit = await createRelayTestKit();
-});
-
-afterAll(async () => {
-  await kit.close();
-});
+const kit = useRelayTestKit();
 
 async function untilHistoryHas(runId: string, attributes: keyof temporal.api.history.v1.IHistoryEvent) {
   const handle = kit.temporal.workflow.getHandle(runId);

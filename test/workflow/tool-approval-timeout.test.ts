@@ -1,12 +1,12 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool } from '../../src/tool/define-tool.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
-import { createRelayTestKit } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit, RunningWorker } from '../helpers/relay-test-kit.js';
+import { useRelayTestKit } from '../helpers/relay-test-kit.js';
+import type { RunningWorker } from '../helpers/relay-test-kit.js';
 import { currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
 
-let kit: RelayTestKit;
+const kit = useRelayTestKit();
 let worker: RunningWorker;
 const paid: number[] = [];
 
@@ -24,7 +24,6 @@ const payQuote = defineTool({
 });
 
 beforeAll(async () => {
-  kit = await createRelayTestKit();
   worker = await kit.startWorker({
     tools: [payQuote],
     models: {
@@ -33,10 +32,6 @@ beforeAll(async () => {
       ),
     },
   });
-});
-
-afterAll(async () => {
-  await kit?.close();
 });
 
 /** How long the run's call waited for a decision, from its events once the run is over (no race with the wait). */

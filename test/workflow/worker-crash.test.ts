@@ -7,11 +7,11 @@ import { RelayClient } from '../../src/client/relay-client.js';
 import { waitForRun } from '../helpers/relay-test-kit.js';
 import { setUpChildWorkerTests, killChildWorker as kill, spawnChildWorker } from '../helpers/spawn-child-worker.js';
 
-const testKit = setUpChildWorkerTests();
+const kit = setUpChildWorkerTests();
 
 function startChildWorker(taskQueue: string, ledgerFile: string) {
   return spawnChildWorker(join(import.meta.dirname, '../helpers/child-worker.ts'), {
-    TEMPORAL_ADDRESS: testKit().address,
+    TEMPORAL_ADDRESS: kit.address,
     TASK_QUEUE: taskQueue,
     LEDGER_FILE: ledgerFile,
   });
@@ -29,7 +29,7 @@ function readLedger(file: string): Array<{ tool: string; pid: number; key: strin
 it('finishes a run on a new worker after SIGKILLs mid-tool and mid-approval, executing the approved transfer once', async () => {
   const taskQueue = `crash-${randomUUID()}`;
   const ledgerFile = join(mkdtempSync(join(tmpdir(), 'relay-crash-')), 'ledger.jsonl');
-  const { address, namespace } = testKit();
+  const { address, namespace } = kit;
   const client = await RelayClient.connect({ address, namespace, taskQueue });
 
   const first = await startChildWorker(taskQueue, ledgerFile);

@@ -1,5 +1,5 @@
 import { NativeConnection } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { startApiServer } from '../../src/http/start-api-server.js';
 import { RelayError } from '../../src/shared/errors.js';
 import type { RunSnapshot } from '../../src/shared/run-types.js';
@@ -8,21 +8,13 @@ import { defineTool } from '../../src/tool/define-tool.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
 import { z } from 'zod';
-import { createRelayTestKit, eventTypes, waitForRun } from '../helpers/relay-test-kit.js';
-import type { RelayTestKit, RunningWorker } from '../helpers/relay-test-kit.js';
+import { eventTypes, useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
+import type { RunningWorker } from '../helpers/relay-test-kit.js';
 import { uniqueTaskQueue } from '../helpers/temporal-test-env.js';
 import { autoUpgrade, makeCurrentVersion, versioningOf } from '../helpers/worker-deployments.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 
-let kit: RelayTestKit;
-
-beforeAll(async () => {
-  kit = await createRelayTestKit();
-});
-
-afterAll(async () => {
-  await kit.close();
-});
+const kit = useRelayTestKit();
 
 const base = { tenantId: 'acme', userId: 'u1', model: 'scripted:test' } as const;
 
