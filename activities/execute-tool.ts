@@ -2,7 +2,8 @@ import type { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure, log } from '@temporalio/activity';
 import { redactSecrets, resolveSecretReferences } from '../src/security/resolve-secret-references.js';
 import type { SecretSource } from '../src/security/resolve-secret-references.js';
-import type { ToolFailure, ToolResult } from '../src/shared/tool-result.js';
+import type { ToolFailure, ToolResult, ToolSuccess } from '../src/shared/tool-result.js';
+import { errorMessage } from '../src/tool/error-message.js';
 import type { ToolProgress } from '../src/tool/tool-context.js';
 import type { ToolExecutor } from '../src/tool/tool-executor.js';
 import type { PayloadStore } from '../src/store/payload-store.js';
@@ -54,7 +55,7 @@ export function createExecuteTool({ executor, secrets, payloadStore, keepsLargeP
     );
     const result = redactSecrets(executed, values);
     if (result.success && call.outputByReference && keepsLargePayloads) {
-      return storeLargeOutput(payloadStore, call, result);
+      return keepLargeOutput(payloadStore, call, result);
     }
     return result.success ? result : failureOrRetry(call, result, context);
   }
@@ -75,6 +76,24 @@ export function createExecuteTool({ executor, secrets, payloadStore, keepsLargeP
       });
     return { ...(await whileHeartbeating(run, () => latestProgress)), at: new Date().toISOString() };
   };
+}
+
+/**
+ * The result with a large output kept in the store, or whole when the store fails. The tool has run by now: failing
+ * the activity would make Temporal run it again, or tell the model that a call which took effect failed. So the output
+ * stays in history, and the worker's log says why.
+ */
+async function keepLargeOutput(store: PayloadStore, call: ExecuteToolInput, result: ToolSuccess): Promise<ToolSuccess> {
+  try {
+    return await storeLargeOutput(store, call, result);
+  } catch (error) {
+    log.warn('Could not keep a tool output in the payload store: it stays whole in the run history', {
+      toolName: call.toolName,
+      toolCallId: call.toolCallId,
+      error: errorMessage(error),
+    });
+    return result;
+  }
 }
 
 /**

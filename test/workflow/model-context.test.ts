@@ -4,6 +4,7 @@ import path from 'node:path';
 import { NativeConnection } from '@temporalio/worker';
 import type { ActivitySlotInfo, CustomSlotSupplier, SlotPermit } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { readHistory } from '../../src/client/read-history.js';
 import { ModelProviderError } from '../../src/model/model-provider.js';
 import type { ModelCall } from '../../src/model/model-provider.js';
@@ -13,6 +14,7 @@ import { createMemoryPayloadStore } from '../../src/store/memory-payload-store.j
 import type { PayloadStore } from '../../src/store/payload-store.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn, ScriptedTurnFunction } from '../../src/testing/scripted-model.js';
+import { defineTool } from '../../src/tool/define-tool.js';
 import type { CreateWorkerOptions } from '../../src/worker/create-worker.js';
 import { latch } from '../helpers/latch.js';
 import { eventTypes, useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
@@ -342,6 +344,51 @@ describe('model calls by reference', () => {
         .at(-1)
         ?.messages.find((message) => message.role === 'tool');
       expect(seen).toMatchObject({ role: 'tool', result: { success: true, data: output } });
+    } finally {
+      await stop();
+    }
+  });
+
+  it('keeps a tool output whole in history when the store fails to take it, and runs the tool once', async () => {
+    const report = 'r'.repeat(6_000);
+    let executions = 0;
+    const bigReport = defineTool({
+      name: 'big_report',
+      description: 'A long report.',
+      inputSchema: z.object({}),
+      execute: async () => {
+        executions += 1;
+        return { report };
+      },
+    });
+    // The store refuses the tool's output (a full disk, a database gone) and takes the model's context.
+    const store = createMemoryPayloadStore();
+    const outputJson = JSON.stringify({ report });
+    const refusingOutputs: PayloadStore = {
+      ...store,
+      put: (scope, data) =>
+        new TextDecoder().decode(data) === outputJson ? Promise.reject(new Error('disk full')) : store.put(scope, data),
+    };
+    const model = scriptedModel((call) =>
+      call.step === 1 ? { toolCalls: [{ name: 'big_report', input: {} }] } : { text: 'read' },
+    );
+    const { client, stop } = await kit.startWorker({
+      tools: [bigReport],
+      models: { scripted: model },
+      payloadStore: refusingOutputs,
+    });
+    try {
+      const { runId } = await client.startRun({ ...base, prompt: 'report' });
+      expect(await client.result(runId)).toMatchObject({ status: 'completed', output: 'read' });
+      // Failing the activity instead would have run the tool again on each retry, or told the model it failed.
+      expect(executions).toBe(1);
+      const succeeded = (await client.events(runId)).find((event) => event.type === 'tool_succeeded');
+      expect(succeeded).toMatchObject({ output: { report } });
+      const seen = model
+        .requestsOf(runId)
+        .at(-1)
+        ?.messages.find((message) => message.role === 'tool');
+      expect(seen).toMatchObject({ result: { success: true, data: { report } } });
     } finally {
       await stop();
     }
