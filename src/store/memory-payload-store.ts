@@ -27,11 +27,26 @@ interface MemoryPayload {
   tenantId: string;
   sealed: SealedPayload;
   lastPutAt: Date;
-  /** The runs that stored it and have not expired yet. */
-  runIds: Set<string>;
+  /**
+   * The runs that stored it and have not expired yet, or `'many'` past `maxRunsRecordedPerPayload`: a payload every
+   * run puts (a tenant's tools) would otherwise record every run a worker ever served.
+   */
+  runIds: Set<string> | 'many';
 }
 
 const defaultMaxBytes = 64 * 1024 * 1024;
+
+/**
+ * Past this many runs a payload is taken as shared by runs without end: retention no longer removes it, the byte
+ * bound still does. Without a janitor nothing marks a run closed, so the runs recorded would only grow.
+ */
+const maxRunsRecordedPerPayload = 1_000;
+
+/**
+ * The most runs remembered as not closed; past it the oldest are forgotten. A forgotten run counts as open, so its
+ * payloads leave by the byte bound rather than retention, and the ledger of a worker no janitor serves stays bounded.
+ */
+const maxUnclosedRunsRemembered = 100_000;
 
 /**
  * A payload store in this process's memory, bounded by bytes with least-recently-used eviction: for tests and a
@@ -58,9 +73,7 @@ export function createMemoryPayloadStore(options: MemoryPayloadStoreOptions = {}
       const existing = payloads.peek(key);
       // Copies in and out (below, in get): callers keep their arrays to change, and the store keeps its bytes.
       const sealed = existing?.sealed ?? sealer.seal(scope.tenantId, ref, data.slice());
-      // Added to in place: a payload many runs share (a fixed prompt, a common answer) would be copied on every put.
-      const runIds = existing?.runIds ?? new Set<string>();
-      runIds.add(scope.runId);
+      const runIds = withRun(existing?.runIds, scope.runId);
       payloads.set(key, { tenantId: scope.tenantId, sealed, lastPutAt: new Date(), runIds });
       runs.stored(scope);
       return ref;
@@ -68,7 +81,8 @@ export function createMemoryPayloadStore(options: MemoryPayloadStoreOptions = {}
     async get(scope, ref) {
       assertPayloadRef(ref);
       const payload = payloads.use(payloadKey(scope.tenantId, ref));
-      if (!payload) throw payloadNotFound(scope, ref);
+      if (!payload)
+        throw payloadNotFound(scope, ref, `it expired, or this store evicted it to stay within ${maxBytes} bytes`);
       return sealer.open(scope.tenantId, ref, payload.sealed).slice();
     },
     async markRunClosed(scope, closedAt = new Date()) {
@@ -77,10 +91,12 @@ export function createMemoryPayloadStore(options: MemoryPayloadStoreOptions = {}
     async sweep(sweepOptions = {}) {
       const cutoff = sweepCutoff(sweepOptions, retentionMs);
       const deleted = payloads.deleteWhere((payload) => {
-        for (const runId of payload.runIds) {
-          if (!runs.isOpenOrClosedSince(payload.tenantId, runId, cutoff)) payload.runIds.delete(runId);
+        const { runIds } = payload;
+        if (runIds === 'many') return false;
+        for (const runId of runIds) {
+          if (!runs.isOpenOrClosedSince(payload.tenantId, runId, cutoff)) runIds.delete(runId);
         }
-        return payload.runIds.size === 0 && payload.lastPutAt < cutoff;
+        return runIds.size === 0 && payload.lastPutAt < cutoff;
       });
       runs.forgetClosedBefore(cutoff);
       return deleted;
@@ -93,6 +109,17 @@ export function createMemoryPayloadStore(options: MemoryPayloadStoreOptions = {}
       runs.clear();
     },
   };
+}
+
+/**
+ * The runs of a payload with `runId` added: in place, since a payload many runs share (a fixed prompt, a common answer)
+ * would be copied on every put; `'many'` past the bound.
+ */
+function withRun(runIds: Set<string> | 'many' | undefined, runId: string): Set<string> | 'many' {
+  if (runIds === 'many') return runIds;
+  const recorded = runIds ?? new Set<string>();
+  recorded.add(runId);
+  return recorded.size > maxRunsRecordedPerPayload ? 'many' : recorded;
 }
 
 /** Payloads by key, bounded by their bytes: storing past the bound evicts the least recently used. */
@@ -168,6 +195,11 @@ class RunLedger {
     const key = runKey(tenantId, runId);
     if (this.#closedAt.has(key) || this.#unclosed.has(key)) return;
     this.#unclosed.set(key, { tenantId, runId, firstStoredAt: new Date() });
+    // A Map iterates in insertion order: the first key is the run remembered longest.
+    if (this.#unclosed.size > maxUnclosedRunsRemembered) {
+      const oldest = this.#unclosed.keys().next();
+      if (!oldest.done) this.#unclosed.delete(oldest.value);
+    }
   }
 
   closed({ tenantId, runId }: PayloadScope, closedAt: Date): void {

@@ -77,11 +77,11 @@ export function assertPayloadRef(ref: string): asserts ref is PayloadRef {
   }
 }
 
-/** The `payload_not_found` error every store throws, worded the same. */
-export function payloadNotFound(scope: PayloadScope, ref: string): RelayError {
+/** The `payload_not_found` error every store throws, worded the same but for how else a store may have lost it. */
+export function payloadNotFound(scope: PayloadScope, ref: string, orElse = 'it expired'): RelayError {
   return new RelayError(
     'payload_not_found',
-    `No payload ${ref} is stored for tenant '${scope.tenantId}': it was never stored for this tenant, or it expired`,
+    `No payload ${ref} is stored for tenant '${scope.tenantId}': it was never stored for this tenant, or ${orElse}`,
     { details: { ref } },
   );
 }
