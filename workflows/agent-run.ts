@@ -39,7 +39,7 @@ import { RunState } from './run-state.js';
 import type { CarriedRunState, UnfinishedCall } from './run-state.js';
 import { boundCarriedState } from './carried-state.js';
 import { describeFailure } from './describe-failure.js';
-import { handleToolCalls } from './tool-calls.js';
+import { handleToolCalls, runningCallsEnded } from './tool-calls.js';
 import type { RunContext } from './run-context.js';
 import { publishRunState, publishRunStateIfChanged } from './run-visibility.js';
 import { modelContextTools, receiveCatalog, recordRefusal, RunRefused, startRun } from './run-start.js';
@@ -336,14 +336,15 @@ function finishRun(
 }
 
 /**
- * Records a cancelled run's end. Under the exact rules every call still waiting for a human or still running gets a
- * `tool_cancelled` event and leaves the pending list, so the snapshot and the search attributes show none, and the
- * approvers told of a waiting call are told it was withdrawn. The time is read outside the cancelled scope
- * (readRecordedTime), so the cancellation cannot interrupt it.
+ * Records a cancelled run's end, once the step's running calls have ended (runningCallsEnded). Under the exact rules
+ * every call still waiting for a human or still running gets a `tool_cancelled` event and leaves the pending list, so
+ * the snapshot and the search attributes show none, and the approvers told of a waiting call are told it was
+ * withdrawn. The time is read outside the cancelled scope (readRecordedTime), so the cancellation cannot interrupt it.
  */
 async function recordCancellation(context: RunContext): Promise<void> {
   const { run } = context;
   endWaitsUnder(context, () => context.patches.cancelledRunEndsWaitsFirst());
+  await runningCallsEnded(context);
   const at = usesRecordedTime(context) ? await readRecordedTime() : undefined;
   if (context.exact) {
     for (const call of run.unfinishedCalls()) {

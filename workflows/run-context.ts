@@ -20,4 +20,9 @@ export interface RunContext {
   awaitsCatalog?: boolean;
   /** The approval notices sent and not yet ended (approval-notices.ts): the run waits for them before it ends. */
   notices: RunNotices;
+  /**
+   * When the current step has several calls: the moment every one of them has ended, however it ended (a step's only
+   * call leaves it undefined). A cancelled run waits for it (see recordCancellation).
+   */
+  callsOfStepSettled?: Promise<unknown>;
 }

@@ -124,6 +124,14 @@ const failedRunCancelsWaitingCallsPatch = 'failed-run-cancels-waiting-calls';
  */
 const cancelledRunEndsWaitsFirstPatch = 'cancelled-run-ends-waits-first';
 
+/**
+ * A run cancelled while calls of a step of several run waits for their activities to end before it reads its clock
+ * and closes, as it does for a step's only call: the first call to stop (a wait for a human ends at once) would
+ * otherwise close the run while another tool had not yet seen `ctx.signal` abort, or was finishing. Asked at such a
+ * cancellation only, by the same runs as {@link approversToldEveryEndingPatch}.
+ */
+const cancelledRunWaitsForRunningCallsPatch = 'cancelled-run-waits-for-running-calls';
+
 /** The answers to the patches a run follows. */
 export interface RunPatches {
   /** False for runs started before the exact identity and limit rules: they replay with the old ones. */
@@ -155,6 +163,11 @@ export interface RunPatches {
   failedRunCancelsWaitingCalls(): boolean;
   /** Asked when the run is cancelled while calls wait for a human (see {@link cancelledRunEndsWaitsFirstPatch}). */
   cancelledRunEndsWaitsFirst(): boolean;
+  /**
+   * Asked when the run is cancelled while calls of a step of several still run (see
+   * {@link cancelledRunWaitsForRunningCallsPatch}).
+   */
+  cancelledRunWaitsForRunningCalls(): boolean;
 }
 
 /** The rules decided at the start, without those asked later in the run. */
@@ -165,6 +178,7 @@ type StartRules = Omit<
   | 'awaitingEventNamesApprovers'
   | 'failedRunCancelsWaitingCalls'
   | 'cancelledRunEndsWaitsFirst'
+  | 'cancelledRunWaitsForRunningCalls'
 >;
 
 const everyRule: StartRules = {
@@ -215,6 +229,7 @@ export function decideRunPatches(): RunPatches {
     awaitingEventNamesApprovers: askedOnce(late ? awaitingEventNamesApproversPatch : undefined),
     failedRunCancelsWaitingCalls: askedOnce(late ? failedRunCancelsWaitingCallsPatch : undefined),
     cancelledRunEndsWaitsFirst: askedOnce(late ? cancelledRunEndsWaitsFirstPatch : undefined),
+    cancelledRunWaitsForRunningCalls: askedOnce(late ? cancelledRunWaitsForRunningCallsPatch : undefined),
   };
 }
 

@@ -46,8 +46,24 @@ const { checkToolCallInput } = proxyActivities<RelayActivities>(inputCheckOption
 export function handleToolCalls(context: RunContext, calls: readonly ToolCall[], at?: string): Promise<ToolResult[]> {
   // One call, the common case, in one promise rather than Promise.all's two (see handleToolCall on why it counts).
   const [only] = calls;
-  if (only && calls.length === 1) return handleToolCall(context, only, at).then((result) => [result]);
-  return Promise.all(calls.map((call) => handleToolCall(context, call, at)));
+  if (only && calls.length === 1) {
+    context.callsOfStepSettled = undefined;
+    return handleToolCall(context, only, at).then((result) => [result]);
+  }
+  const handled = calls.map((call) => handleToolCall(context, call, at));
+  context.callsOfStepSettled = Promise.allSettled(handled);
+  return Promise.all(handled);
+}
+
+/**
+ * Waits, in a cancelled run, until every call of the step has ended: a step's only call ends before the run sees the
+ * cancellation (its activity waits for the tool to acknowledge it), but of several the first to stop would end the
+ * step. Under the rule `cancelled-run-waits-for-running-calls`, asked only where a call still runs.
+ */
+export async function runningCallsEnded(context: RunContext): Promise<void> {
+  const settled = context.callsOfStepSettled;
+  if (!settled || !context.run.unfinishedCalls().some(({ stage }) => stage === 'executing')) return;
+  if (context.patches.cancelledRunWaitsForRunningCalls()) await settled;
 }
 
 /**

@@ -110,6 +110,9 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
  * (asked at that failure): the call's wait ends with `tool_cancelled` before `run_failed`.
  * `decision-refused-while-cancelling` is a run cancelled while a call waits, under `cancelled-run-ends-waits-first`
  * (asked at that cancellation): the wait ends before the clock is read, so a decision sent meanwhile is refused.
+ * `cancelled-while-waiting-and-running` is the old side of `cancelled-run-waits-for-running-calls`, asked when a run
+ * is cancelled while calls of a step of several still run; `cancelled-while-calls-run` its new side (the run waits
+ * for the running tool's activity to end before it reads its clock and closes).
  * `model-calls-on-storing-worker` sends each model call after the first to the task queue of the worker that stored
  * the context (the model activity's recorded result names it); `model-context-resent-after-worker-left` is that
  * call not started in time, sent again whole to the shared queue; `model-context-resent-after-its-own-wait` the same
@@ -138,6 +141,7 @@ const pendingApprovalsInMemo = [
   'four-eyes-notified-approvers-in-event',
   'failed-while-waiting',
   'decision-refused-while-cancelling',
+  'cancelled-while-calls-run',
 ].map((name) => `pending-approvals-in-memo/${name}.json`);
 
 describe('replaying recorded agent runs', () => {

@@ -345,7 +345,7 @@ describe('approvals, exactly', () => {
 });
 
 describe('cancellation', () => {
-  it('leaves no pending approval behind and records what became of each waiting or running call', async () => {
+  it('leaves no pending approval behind, waits for running calls to stop, and records what became of each', async () => {
     const { client, stop, ledger } = await startWorker([
       { toolCalls: [transfer('t', 'B'), { id: 'w', name: 'wait_for_abort', input: {} }] },
       { text: 'never' },
@@ -356,6 +356,14 @@ describe('cancellation', () => {
       await expect.poll(() => ledger.started.length).toBe(1);
       await client.cancel(runId);
       await client.result(runId).catch(() => undefined);
+      // The wait for a human ended at once; the run still waited for the running tool to see the cancellation, as it
+      // does for a step's only call, before it closed.
+      expect(ledger.aborted).toEqual(['call_1_1']);
+      const history = (await readHistory(kit.temporal, runId)).events ?? [];
+      const toolCancelledAt = history.findIndex((event) => event.activityTaskCanceledEventAttributes);
+      const runClosedAt = history.findIndex((event) => event.workflowExecutionCanceledEventAttributes);
+      expect(toolCancelledAt).toBeGreaterThan(-1);
+      expect(toolCancelledAt).toBeLessThan(runClosedAt);
       const snapshot = await client.getRun(runId);
       expect(snapshot).toMatchObject({ status: 'cancelled', pendingApprovals: [] });
       const description = await kit.temporal.workflow.getHandle(runId).describe();
@@ -370,7 +378,7 @@ describe('cancellation', () => {
       );
       await recordHistoryIfRequested(
         kit.temporal.workflow.getHandle(runId),
-        currentHistoryFile('cancelled-while-waiting-and-running'),
+        currentHistoryFile('cancelled-while-calls-run'),
       );
     } finally {
       await stop();
