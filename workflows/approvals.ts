@@ -1,4 +1,5 @@
 import { ApplicationFailure } from '@temporalio/workflow';
+import { maxDecisionReasonLength } from '../src/shared/run-types.js';
 import type { ApprovalDecision, GivenApproval, PendingApproval } from '../src/shared/run-types.js';
 import type { ToolCallCheck } from './tool-call-validator.js';
 
@@ -41,9 +42,6 @@ export function isOneOfSeveral(decision: AcceptedDecision): decision is OneOfSev
 /** How a wait for one call ended. */
 export type ApprovalEnding =
   { kind: 'decided'; decision: AcceptedDecision } | { kind: 'timed_out' } | { kind: 'cancelled' };
-
-/** The longest rejection reason kept in the event log and sent to the model. */
-export const maxDecisionReasonLength = 1_000;
 
 /**
  * The approval state machine of one run. A call is `pending` from the moment the run asks for a decision, then

@@ -1,6 +1,7 @@
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { executionInfoFromRaw } from '@temporalio/client/lib/helpers.js';
 import { RelayError } from '../shared/errors.js';
+import { tenantIdPattern } from '../shared/run-ids.js';
 import type { RunStatus } from '../shared/run-types.js';
 import { relaySearchAttributes } from '../shared/search-attributes.js';
 
@@ -79,7 +80,7 @@ export async function listRuns(temporal: Client, options: ListRunsOptions): Prom
 /** The visibility query for one tenant's agent runs; tenant ids outside a quote-free alphabet are refused. */
 export function tenantRunsQuery(tenantId: string): string {
   // Visibility queries have no bind parameters; a tenant id that could close the string literal is refused.
-  if (!/^[\w.:@-]{1,128}$/.test(tenantId)) {
+  if (!tenantIdPattern.test(tenantId)) {
     throw new RelayError('invalid_input', `Tenant id '${tenantId}' cannot be used in a visibility query`);
   }
   return `WorkflowType = 'agentRun' AND ${relaySearchAttributes.tenant.name} = '${tenantId}'`;

@@ -41,7 +41,7 @@ import type {
   RunSnapshot,
 } from '../shared/run-types.js';
 import type { ToolCatalogEntry } from '../shared/tool-catalog.js';
-import { modelDeltaBatchMs } from '../shared/run-types.js';
+import { maxDecisionReasonLength, modelDeltaBatchMs } from '../shared/run-types.js';
 import { relaySearchAttributes } from '../shared/search-attributes.js';
 import { checkToolInput } from '../shared/tool-input.js';
 import { scopedRunId } from '../shared/run-ids.js';
@@ -447,6 +447,7 @@ export class RelayClient {
   }
 
   private async decide(runId: string, decision: ApprovalDecision, scope: TenantScope): Promise<ApprovalOutcome> {
+    refuseOverlongReason(decision);
     const stamped = stampedNow(decision);
     const scoped = scope.tenantId !== undefined ? { ...stamped, tenantId: scope.tenantId } : stamped;
     try {
@@ -645,6 +646,16 @@ function decisionFields(options: ApproveOptions): Omit<ApprovalDecision, 'toolCa
     ...(options.reason !== undefined ? { reason: options.reason } : {}),
     ...(options.input !== undefined ? { input: options.input } : {}),
   };
+}
+
+/** Refuses a reason the run would cut short: it keeps (and the model reads) only its first characters. */
+function refuseOverlongReason({ reason, toolCallId }: ApprovalDecision): void {
+  if (reason === undefined || reason.length <= maxDecisionReasonLength) return;
+  throw new RelayError(
+    'invalid_input',
+    `A decision's reason is at most ${maxDecisionReasonLength} characters, not ${reason.length}`,
+    { details: { toolCallId } },
+  );
 }
 
 /** A decision stamped with this client's clock unless it says when it was sent (the run records that time). */

@@ -2,6 +2,7 @@ import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
 import { readFile } from 'node:fs/promises';
 import { z } from 'zod';
 import { RelayError } from '../shared/errors.js';
+import { maxTenantIdLength, tenantIdPattern } from '../shared/run-ids.js';
 import { checkToolInput } from '../shared/tool-input.js';
 
 /** Who an API key speaks for: its tenant, and a name recorded as the approver of its decisions. */
@@ -20,9 +21,8 @@ export interface LoadApiKeysOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-// Tenant ids end up in visibility queries and approver names, so they keep to a quote-free alphabet.
-const tenantIdSchema = z.string().regex(/^[\w.:@-]{1,128}$/, {
-  message: 'Expected 1 to 128 letters, digits or . _ : @ -',
+const tenantIdSchema = z.string().regex(tenantIdPattern, {
+  message: `Expected 1 to ${maxTenantIdLength} letters, digits or . _ : @ -`,
 });
 const keySchema = z.string().regex(/^\S{1,512}$/, { message: 'Expected 1 to 512 characters and no whitespace' });
 const keyFileSchema = z.object({

@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { agentRunInputSchema } from '../shared/run-input-schema.js';
-import { chosenRunIdPattern } from '../shared/run-ids.js';
+import { maxDecisionReasonLength } from '../shared/run-types.js';
+import { chosenRunIdPattern, chosenRunIdRule, maxRunIdLength } from '../shared/run-ids.js';
 
 const { tenantId: _tenantId, ...runInputShape } = agentRunInputSchema().shape;
 
@@ -10,7 +11,7 @@ export const startRunRequestSchema = z
     ...runInputShape,
     runId: z
       .string()
-      .regex(chosenRunIdPattern, { message: 'Expected 1 to 200 letters, digits or . _ : -' })
+      .regex(chosenRunIdPattern, { message: `Expected ${chosenRunIdRule}` })
       .optional()
       .openapi({
         description:
@@ -23,11 +24,12 @@ export const startRunRequestSchema = z
 
 export const startRunResponseSchema = z.object({ runId: z.string() }).openapi('StartRunResponse');
 
+/** Every id the API can create (a chosen id scoped by the longest tenant id), and nothing longer. */
 export const runIdParamsSchema = z.object({
   id: z
     .string()
     .min(1)
-    .max(256)
+    .max(maxRunIdLength)
     .openapi({ param: { name: 'id', in: 'path' }, example: 'run_5f0c…' }),
 });
 
@@ -206,7 +208,8 @@ export const runEventsHeadersSchema = z.object({
 });
 
 const toolCallIdSchema = z.string().min(1).max(256);
-const reasonSchema = z.string().max(4_000).optional();
+// The run keeps no more of a reason than this: a longer one is refused, not cut short behind the caller's back.
+const reasonSchema = z.string().max(maxDecisionReasonLength).optional();
 
 export const approveRequestSchema = z
   .strictObject({

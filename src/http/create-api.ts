@@ -27,7 +27,7 @@ export interface CreateApiOptions {
   maxBodyBytes?: number;
   /** How often a followed run is asked for new events (once for all its event streams and inbox pages). @default 250 */
   ssePollIntervalMs?: number;
-  /** How often an idle event stream sends a comment line to keep proxies from closing it. @default 15_000 */
+  /** How often an idle event stream (the inbox's run timelines too) sends a comment line to keep proxies from closing it. @default 15_000 */
   sseHeartbeatIntervalMs?: number;
   /** Where unexpected errors are logged; callers only ever see a bare 500. @default console */
   logger?: Pick<Console, 'error'>;
@@ -60,7 +60,8 @@ export function createApi(options: CreateApiOptions): OpenAPIHono<ApiEnv> {
   const followers = new RunEventHub(options.client, options.ssePollIntervalMs ?? 250);
   // The web inbox signs people in with a key itself and keeps them in a session cookie.
   const maxBodyBytes = options.maxBodyBytes ?? defaultMaxBodyBytes;
-  app.route('/', createInbox({ client: options.client, apiKeys: options.apiKeys, followers, logger, maxBodyBytes }));
+  const { client, apiKeys, sseHeartbeatIntervalMs } = options;
+  app.route('/', createInbox({ client, apiKeys, followers, logger, maxBodyBytes, sseHeartbeatIntervalMs }));
   app.use('/v1/*', requireApiKey(options.apiKeys));
   app.use('/v1/*', readJsonBody(maxBodyBytes));
   app.route('/', createRunsApi(options));

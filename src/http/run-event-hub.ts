@@ -32,9 +32,16 @@ export class RunEventHub {
       const { tenantId, lastEventSeq } = await this.client.getRun(runId, { tenantId: options.tenantId });
       poller = this.pollers.get(runId) ?? this.startPoller(runId, tenantId, Math.min(options.after, lastEventSeq));
     } else if (poller.tenantId !== options.tenantId) {
-      throw new RelayError('run_not_found', `Run '${runId}' not found`);
+      throw runNotFound(runId);
     }
     return poller.subscribe(options.after, options.signal);
+  }
+
+  /** Throws what {@link follow} would refuse the caller with, without following the run. */
+  async checkFollower(runId: string, tenantId: string): Promise<void> {
+    const poller = this.pollers.get(runId);
+    if (poller === undefined) await this.client.getRun(runId, { tenantId });
+    else if (poller.tenantId !== tenantId) throw runNotFound(runId);
   }
 
   private startPoller(runId: string, tenantId: string, after: number): RunPoller {
@@ -44,6 +51,10 @@ export class RunEventHub {
     this.pollers.set(runId, poller);
     return poller;
   }
+}
+
+function runNotFound(runId: string): RelayError {
+  return new RelayError('run_not_found', `Run '${runId}' not found`);
 }
 
 /**

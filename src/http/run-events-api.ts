@@ -6,7 +6,7 @@ import { createResourceApi } from './create-resource-api.js';
 import type { ApiEnv } from './create-resource-api.js';
 import { apiKeySecurity, problemResponses } from './problem-responses.js';
 import type { RunEventHub } from './run-event-hub.js';
-import { streamRunEvents } from './stream-run-events.js';
+import { defaultSseHeartbeatIntervalMs, streamRunEvents } from './stream-run-events.js';
 
 export type RunEventsApiOptions = Pick<CreateApiOptions, 'sseHeartbeatIntervalMs' | 'logger'> & {
   /** The process's followers of runs, which the inbox's run pages share. */
@@ -15,7 +15,7 @@ export type RunEventsApiOptions = Pick<CreateApiOptions, 'sseHeartbeatIntervalMs
 
 /**
  * `GET /v1/runs/:id/events`: a run's events as server-sent events, resumable with `Last-Event-ID`; every follower
- * of a run in this process shares one poller of it.
+ * of a run in this process shares one poller of it. A HEAD answers the GET's headers and follows nothing.
  */
 export function createRunEventsApi(options: RunEventsApiOptions): OpenAPIHono<ApiEnv> {
   const app = createResourceApi();
@@ -41,18 +41,13 @@ export function createRunEventsApi(options: RunEventsApiOptions): OpenAPIHono<Ap
       },
     }),
     async (c) => {
-      const { id } = c.req.valid('param');
       const lastEventId = c.req.valid('header')['last-event-id'];
-      const disconnected = new AbortController();
-      const events = await followers.follow(id, {
+      return streamRunEvents(c, {
+        followers,
+        runId: c.req.valid('param').id,
         tenantId: c.get('caller').tenantId,
         after: lastEventId !== undefined ? Number(lastEventId) : (c.req.valid('query').after ?? 0),
-        signal: disconnected.signal,
-      });
-      return streamRunEvents(c, {
-        events,
-        disconnected,
-        heartbeatIntervalMs: options.sseHeartbeatIntervalMs ?? 15_000,
+        heartbeatIntervalMs: options.sseHeartbeatIntervalMs ?? defaultSseHeartbeatIntervalMs,
         logger: options.logger ?? console,
       });
     },

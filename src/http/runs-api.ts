@@ -1,7 +1,5 @@
 import { createRoute } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { RelayError } from '../shared/errors.js';
-import { isTerminalStatus } from '../shared/run-types.js';
 import type { AgentRunInput } from '../shared/run-types.js';
 import {
   cancelResponseSchema,
@@ -12,6 +10,7 @@ import {
   startRunRequestSchema,
   startRunResponseSchema,
 } from './api-schemas.js';
+import { cancelStatusOf, cancelUnlessEnded } from './cancel-run.js';
 import type { CreateApiOptions } from './create-api.js';
 import { createResourceApi } from './create-resource-api.js';
 import { createCursorSeal } from './cursor-seal.js';
@@ -125,16 +124,8 @@ export function createRunsApi({ client, apiKeys }: Pick<CreateApiOptions, 'clien
   });
 
   app.openapi(cancelRunRoute, async (c) => {
-    const { id } = c.req.valid('param');
-    const tenantId = c.get('caller').tenantId;
-    // A run waiting for a worker to recover it cannot say its status, but it can be cancelled.
-    const snapshot = await client.getRun(id, { tenantId }).catch((error: unknown) => {
-      if (RelayError.isInstance(error) && error.code === 'run_unavailable') return undefined;
-      throw error;
-    });
-    if (snapshot && isTerminalStatus(snapshot.status)) return c.json({ runId: id, status: snapshot.status }, 200);
-    await client.cancel(id, { tenantId });
-    return c.json({ runId: id, status: 'cancelling' as const }, 202);
+    const outcome = await cancelUnlessEnded(client, c.req.valid('param').id, c.get('caller').tenantId);
+    return c.json(outcome, cancelStatusOf(outcome));
   });
 
   return app;

@@ -1,12 +1,19 @@
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
-import type { RunEvent } from '../shared/run-types.js';
+import { eventStreamHead, isHeadRequest } from './event-stream-head.js';
+import type { RunEventHub } from './run-event-hub.js';
+
+/** How often an idle event stream sends a comment line unless the API is told otherwise. */
+export const defaultSseHeartbeatIntervalMs = 15_000;
 
 export interface StreamRunEventsOptions {
-  /** The run's events as they happen; the caller must already be known to own the run. */
-  events: AsyncIterable<RunEvent>;
-  /** Aborted when the caller disconnects or the stream ends, so whatever feeds `events` can let go. */
-  disconnected: AbortController;
+  /** The process's followers of runs, which this stream joins. */
+  followers: RunEventHub;
+  runId: string;
+  /** The caller's tenant: another tenant's run is not found before the stream opens. */
+  tenantId: string;
+  /** Only events with a higher sequence number. */
+  after: number;
   /** How often a comment line is sent while nothing happens, so proxies keep the connection open. */
   heartbeatIntervalMs: number;
   logger: Pick<Console, 'error'>;
@@ -20,18 +27,25 @@ export interface StreamRunEventsOptions {
 
 /**
  * Answers with the run's events as server-sent events (`id:` seq, `event:` type, `data:` JSON) until the run
- * ends or the caller disconnects.
+ * ends or the caller disconnects; a HEAD gets the same checks and headers, and no stream.
  */
-export function streamRunEvents(c: Context, options: StreamRunEventsOptions): Response {
+export async function streamRunEvents(c: Context, options: StreamRunEventsOptions): Promise<Response> {
+  const { followers, runId, tenantId } = options;
+  if (isHeadRequest(c)) {
+    await followers.checkFollower(runId, tenantId);
+    return eventStreamHead(c);
+  }
+  const disconnected = new AbortController();
+  // Joins the run's one poller in this process.
+  const events = await followers.follow(runId, { tenantId, after: options.after, signal: disconnected.signal });
   c.header('X-Accel-Buffering', 'no');
-  const { disconnected } = options;
   return streamSSE(c, async (stream) => {
     stream.onAbort(() => disconnected.abort());
     const heartbeat = setInterval(() => void stream.write(': heartbeat\n\n'), options.heartbeatIntervalMs);
     try {
       // A first line lets the caller see the response start before the run has anything to say.
       await stream.write(': connected\n\n');
-      for await (const event of options.events) {
+      for await (const event of events) {
         // A delta is ephemeral: without an id, Last-Event-ID keeps naming the last durable event.
         const id = event.type === 'model_delta' ? {} : { id: String(event.seq) };
         const name = options.namedEvents === false ? {} : { event: event.type };

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { maxTenantIdLength } from './run-ids.js';
 
 let schema: ReturnType<typeof buildAgentRunInputSchema> | undefined;
 
@@ -48,7 +49,7 @@ function buildAgentRunInputSchema() {
 
   return z
     .object({
-      tenantId: z.string().min(1).max(128),
+      tenantId: z.string().min(1).max(maxTenantIdLength),
       userId: z.string().min(1).max(256).optional(),
       sessionId: z.string().min(1).max(256).optional(),
       model: z.string().regex(/^[^:\s]+:\S+$/, { message: "Expected 'provider:model', e.g. 'openai:gpt-4.1-mini'" }),

@@ -85,12 +85,19 @@ export interface GivenApproval {
   reason?: string;
 }
 
+/**
+ * The longest reason a decision may give: the run keeps no more of one (in the event log and for the model), so
+ * `RelayClient`, the API and the inbox refuse a longer one; one sent as a signal is cut to it.
+ */
+export const maxDecisionReasonLength = 1_000;
+
 /** A human's decision on one tool call, sent by update (answered) or signal (fire and forget). */
 export interface ApprovalDecision {
   toolCallId: string;
   decision: 'approve' | 'reject';
   /** Who decided; recorded in the event log. */
   approver?: string;
+  /** At most {@link maxDecisionReasonLength} characters. */
   reason?: string;
   /** Edited arguments to run instead of the proposed ones; checked against the tool's schema. */
   input?: unknown;

@@ -214,6 +214,53 @@ describe('inbox sessions across API processes', () => {
   });
 });
 
+describe('decisions and cancels from the inbox', () => {
+  async function signedInHeaders(): Promise<Record<string, string>> {
+    const cookie = await signInToInbox(api.url, keys.alice);
+    return {
+      cookie,
+      'content-type': 'application/json',
+      'x-relay-csrf': (await csrfTokenOnPage(api.url, cookie)) ?? '',
+    };
+  }
+
+  it('refuses a decision reason longer than the run keeps (1,000 characters), and records one of 1,000 whole', async () => {
+    const runId = await startPayment();
+    const headers = await signedInHeaders();
+    const reject = (reason: string) =>
+      fetch(`${api.url}/inbox/runs/${runId}/reject`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ toolCallId: payCallId, reason }),
+      });
+    const tooLong = await reject('x'.repeat(1_001));
+    expect(tooLong.status).toBe(422);
+    expect(await tooLong.json()).toMatchObject({ code: 'invalid_input', issues: [{ path: 'reason' }] });
+    const reason = 'y'.repeat(1_000);
+    expect((await reject(reason)).status).toBe(200);
+    await api.waitForRun(runId, keys.alice, (run) => run.status === 'completed');
+    const events = await api.worker.client.events(runId);
+    expect(events.find((event) => event.type === 'tool_rejected')).toMatchObject({ reason });
+  });
+
+  it('answers a cancel of a run that has ended as the API does, with the status it ended with', async () => {
+    const started = await api.request('/v1/runs', {
+      method: 'POST',
+      key: keys.alice,
+      json: { model: 'scripted:test', prompt: 'hello' },
+    });
+    const { runId } = (await started.json()) as { runId: string };
+    await api.waitForRun(runId, keys.alice, (run) => run.status === 'completed');
+    const fromInbox = await fetch(`${api.url}/inbox/runs/${runId}/cancel`, {
+      method: 'POST',
+      headers: await signedInHeaders(),
+    });
+    const fromApi = await api.request(`/v1/runs/${runId}/cancel`, { method: 'POST', key: keys.alice });
+    expect([fromInbox.status, await fromInbox.json()]).toEqual([200, { runId, status: 'completed' }]);
+    expect([fromApi.status, await fromApi.json()]).toEqual([200, { runId, status: 'completed' }]);
+  });
+});
+
 /** The run ids of the first list the live stream at `url` sends. */
 async function firstLiveList(url: string, cookie: string, signal: AbortSignal): Promise<string[]> {
   const response = await fetch(`${url}/inbox/approvals/stream`, { headers: { cookie }, signal });

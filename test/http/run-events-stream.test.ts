@@ -135,6 +135,76 @@ describe('GET /v1/runs/:id/events', () => {
   });
 });
 
+describe('HEAD on an event stream', () => {
+  it('answers a GET’s status and headers without joining a run’s followers', async () => {
+    const runId = await startRun('pay B');
+    await api.waitForRun(runId, keys.alice, (run) => run.status === 'awaiting_approval');
+    const cookie = await signInToInbox(api.url, keys.alice);
+    const watch = vi.spyOn(api.worker.client, 'watch');
+    try {
+      const streams: Array<[string, { key?: string; headers?: Record<string, string> }]> = [
+        [`/v1/runs/${runId}/events`, { key: keys.alice }],
+        [`/inbox/runs/${runId}/events`, { headers: { cookie } }],
+      ];
+      for (const [path, init] of streams) {
+        const response = await api.request(path, { method: 'HEAD', ...init });
+        expect(response.status, path).toBe(200);
+        expect(response.headers.get('content-type'), path).toContain('text/event-stream');
+        // A follower joined for a HEAD would never leave: Hono drops its body without cancelling it.
+        expect(watch, path).not.toHaveBeenCalled();
+      }
+      const foreign = await api.request(`/v1/runs/${runId}/events`, { method: 'HEAD', key: keys.bob });
+      const missing = await api.request('/v1/runs/run_never_started/events', { method: 'HEAD', key: keys.alice });
+      expect([foreign.status, missing.status]).toEqual([404, 404]);
+      expect(watch).not.toHaveBeenCalled();
+    } finally {
+      watch.mockRestore();
+      await api.request(`/v1/runs/${runId}/cancel`, { method: 'POST', key: keys.alice });
+    }
+  });
+
+  it('answers HEAD on the inbox’s live approvals list without reading the list', async () => {
+    const cookie = await signInToInbox(api.url, keys.alice);
+    const listed = vi.spyOn(api.worker.client, 'listPendingApprovals');
+    try {
+      const response = await api.request('/inbox/approvals/stream', { method: 'HEAD', headers: { cookie } });
+      expect(response.status).toBe(200);
+      expect(response.headers.get('content-type')).toContain('text/event-stream');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(listed).not.toHaveBeenCalled();
+    } finally {
+      listed.mockRestore();
+    }
+  });
+});
+
+describe('the inbox’s run timeline', () => {
+  it('sends heartbeat comments at the API’s configured interval', async () => {
+    const runId = await startRun('pay B');
+    await api.waitForRun(runId, keys.alice, (run) => run.status === 'awaiting_approval');
+    const cookie = await signInToInbox(api.url, keys.alice);
+    const disconnect = new AbortController();
+    // Far below the 15 s default, far above the 100 ms this API is configured with.
+    const giveUp = setTimeout(() => disconnect.abort(), 3_000);
+    try {
+      const response = await api.request(`/inbox/runs/${runId}/events`, {
+        headers: { cookie },
+        signal: disconnect.signal,
+      });
+      let heartbeats = 0;
+      for await (const message of readServerSentEvents(response)) {
+        if ('comment' in message && message.comment === 'heartbeat') heartbeats += 1;
+        if (heartbeats === 2) break;
+      }
+      expect(heartbeats).toBe(2);
+    } finally {
+      clearTimeout(giveUp);
+      disconnect.abort();
+      await api.request(`/v1/runs/${runId}/cancel`, { method: 'POST', key: keys.alice });
+    }
+  });
+});
+
 describe('many followers of one run', () => {
   /** Opens a follower and resolves once its stream has started, with what it reads until the server ends it. */
   async function openFollower(path: string, headers: Record<string, string> = {}, eventsOf = runEventsOf) {

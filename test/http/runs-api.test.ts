@@ -14,6 +14,9 @@ import {
 import type { HttpTestApi } from './http-test-kit.js';
 
 const { tenantA, tenantB, keys, apiKeys } = createTestTenants();
+// A tenant id as long as a key may give (128 characters): its chosen run ids make the longest ids the API creates.
+const longTenantKey = `${keys.alice}-long-tenant`;
+apiKeys.set(longTenantKey, { tenantId: `${tenantA}-`.padEnd(128, 'x') });
 const kit = useRelayTestKit();
 let api: HttpTestApi;
 
@@ -111,6 +114,33 @@ describe('runs over HTTP', () => {
     const again = await api.request(`/v1/runs/${runId}/cancel`, { method: 'POST', key: keys.alice });
     expect(again.status).toBe(200);
     expect(await again.json()).toEqual({ runId, status: 'cancelled' });
+  });
+
+  it('serves every route on a run with the longest id it creates: the longest tenant id and chosen id', async () => {
+    const started = await api.request('/v1/runs', {
+      method: 'POST',
+      key: longTenantKey,
+      json: { model: 'scripted:test', prompt: 'pay B', approvalTimeout: '1h', runId: 'r'.repeat(200) },
+    });
+    expect(started.status).toBe(201);
+    const { runId } = (await started.json()) as { runId: string };
+    expect(runId).toHaveLength(128 + 1 + 200);
+    const read = await api.request(started.headers.get('location') ?? '', { key: longTenantKey });
+    expect(read.status).toBe(200);
+    await api.waitForRun(runId, longTenantKey, (run) => run.status === 'awaiting_approval');
+    const disconnect = new AbortController();
+    const events = await api.request(`/v1/runs/${runId}/events`, { key: longTenantKey, signal: disconnect.signal });
+    disconnect.abort();
+    expect(events.status).toBe(200);
+    const rejected = await api.request(`/v1/runs/${runId}/reject`, {
+      method: 'POST',
+      key: longTenantKey,
+      json: { toolCallId: payCallId, reason: 'no' },
+    });
+    expect(rejected.status).toBe(200);
+    await api.waitForRun(runId, longTenantKey, (run) => run.status === 'completed');
+    const cancelled = await api.request(`/v1/runs/${runId}/cancel`, { method: 'POST', key: longTenantKey });
+    expect([cancelled.status, await cancelled.json()]).toEqual([200, { runId, status: 'completed' }]);
   });
 
   it('refuses to start a second run with an id that is taken', async () => {
@@ -408,6 +438,29 @@ describe('problems', () => {
     await api.request(`/v1/runs/${runId}/cancel`, { method: 'POST', key: keys.alice });
   });
 
+  it('refuses a decision reason longer than the run keeps (1,000 characters), and records one of 1,000 whole', async () => {
+    const runId = await startPaymentAwaitingApproval();
+    for (const decision of ['approve', 'reject']) {
+      const tooLong = await api.request(`/v1/runs/${runId}/${decision}`, {
+        method: 'POST',
+        key: keys.alice,
+        json: { toolCallId: payCallId, reason: 'x'.repeat(1_001) },
+      });
+      expect(tooLong.status, decision).toBe(422);
+      const problem = await problemOf(tooLong);
+      expect([problem.code, problem.issues?.map((issue) => issue.path)]).toEqual(['invalid_input', ['reason']]);
+    }
+    const reason = 'y'.repeat(1_000);
+    const rejected = await api.request(`/v1/runs/${runId}/reject`, {
+      method: 'POST',
+      key: keys.alice,
+      json: { toolCallId: payCallId, reason },
+    });
+    expect(rejected.status).toBe(200);
+    await api.waitForRun(runId, keys.alice, (run) => run.status === 'completed');
+    expect((await eventsOf(runId)).find((event) => event.type === 'tool_rejected')).toMatchObject({ reason });
+  });
+
   it('answers 404 to an unknown route and 405 with Allow to a known route with the wrong method', async () => {
     const unknown = await api.request('/v1/nothing-here', { key: keys.alice });
     expect(unknown.status).toBe(404);
@@ -464,7 +517,8 @@ describe('GET /v1/openapi.json', () => {
     expect(withPathParameters).toHaveLength(6);
     for (const { route, operation } of withPathParameters)
       expect(Object.keys(operation.responses), route).toContain('422');
-    const longId = 'x'.repeat(257);
+    // One past the longest id the API creates: a 128-character tenant id, `~`, a 200-character chosen id.
+    const longId = 'x'.repeat(128 + 1 + 200 + 1);
     for (const path of [`/v1/runs/${longId}`, `/v1/runs/${longId}/events`]) {
       const response = await api.request(path, { key: keys.alice });
       expect(response.status, path).toBe(422);

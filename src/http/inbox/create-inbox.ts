@@ -5,6 +5,7 @@ import type { RelayClient } from '../../client/relay-client.js';
 import type { ApiKeyTenants } from '../api-keys.js';
 import { defaultMaxBodyBytes, limitBody } from '../request-body.js';
 import type { RunEventHub } from '../run-event-hub.js';
+import { defaultSseHeartbeatIntervalMs } from '../stream-run-events.js';
 import { inboxApprovalRoutes } from './inbox-approval-routes.js';
 import type { InboxEnv } from './inbox-env.js';
 import { inboxRunRoutes } from './inbox-run-routes.js';
@@ -21,6 +22,8 @@ export interface CreateInboxOptions {
   approvalsPollIntervalMs?: number;
   /** The process's followers of runs, which a run page's timeline joins (one poller a run, shared with the API). */
   followers: RunEventHub;
+  /** How often an idle run timeline sends a comment line to keep proxies from closing it. @default 15_000 */
+  sseHeartbeatIntervalMs?: number;
   /** The largest request body accepted, signing in included. @default 1_048_576 (1 MiB) */
   maxBodyBytes?: number;
   /** @default console */
@@ -67,7 +70,11 @@ export function createInbox(options: CreateInboxOptions): Hono<InboxEnv> {
     '/inbox/approvals',
     inboxApprovalRoutes({ client, catalogs, pollIntervalMs: approvalsPollIntervalMs, logger }),
   );
-  app.route('/inbox/runs', inboxRunRoutes({ client, catalogs, followers: options.followers, logger }));
+  const heartbeatIntervalMs = options.sseHeartbeatIntervalMs ?? defaultSseHeartbeatIntervalMs;
+  app.route(
+    '/inbox/runs',
+    inboxRunRoutes({ client, catalogs, followers: options.followers, heartbeatIntervalMs, logger }),
+  );
   return app;
 }
 

@@ -4,7 +4,9 @@ import { z } from 'zod';
 import { ToolCallValidator } from '../../../workflows/tool-call-validator.js';
 import type { RelayClient } from '../../client/relay-client.js';
 import { checkToolInput } from '../../shared/tool-input.js';
+import { maxDecisionReasonLength } from '../../shared/run-types.js';
 import type { RunSnapshot } from '../../shared/run-types.js';
+import { cancelStatusOf, cancelUnlessEnded } from '../cancel-run.js';
 import { HttpError } from '../http-error.js';
 import { invalidJson } from '../request-body.js';
 import type { RunEventHub } from '../run-event-hub.js';
@@ -18,7 +20,8 @@ import type { RunCatalogs } from './run-catalogs.js';
 
 const decisionSchema = z.strictObject({
   toolCallId: z.string().min(1).max(256),
-  reason: z.string().max(2_000).optional(),
+  // The run keeps no more of a reason than this: a longer one is refused, not cut short without a word.
+  reason: z.string().max(maxDecisionReasonLength).optional(),
   input: z.unknown().optional(),
 });
 
@@ -27,6 +30,8 @@ export interface InboxRunRoutesOptions {
   catalogs: RunCatalogs;
   /** The process's followers of runs, shared with the API's event streams. */
   followers: RunEventHub;
+  /** How often an idle timeline sends a comment line, as the API's event streams do. */
+  heartbeatIntervalMs: number;
   logger: Pick<Console, 'error'>;
 }
 
@@ -41,7 +46,8 @@ export function inboxRunRoutes(options: InboxRunRoutesOptions): Hono<InboxEnv> {
 }
 
 /** The run's state with the schemas of the tools it waits on, and its events as a stream. */
-function readingRoutes(app: Hono<InboxEnv>, { client, catalogs, followers, logger }: InboxRunRoutesOptions) {
+function readingRoutes(app: Hono<InboxEnv>, options: InboxRunRoutesOptions) {
+  const { client, catalogs } = options;
   // Every page of a run asks for its state on the same events: they share a read started after they asked.
   const snapshots = new FreshReads<RunSnapshot>();
   app.get('/:id/state', async (c) => {
@@ -53,16 +59,17 @@ function readingRoutes(app: Hono<InboxEnv>, { client, catalogs, followers, logge
     return c.json({ snapshot, tools: catalog.filter((tool) => pendingTools.has(tool.name)) });
   });
 
-  app.get('/:id/events', async (c) => {
+  app.get('/:id/events', (c) => {
     const lastEventId = c.req.header('last-event-id');
-    const disconnected = new AbortController();
-    // Joins the run's one poller in this process (a run of another tenant is not found before the stream opens).
-    const events = await followers.follow(c.req.param('id'), {
+    return streamRunEvents(c, {
+      followers: options.followers,
+      runId: c.req.param('id'),
       tenantId: c.get('session').tenant.tenantId,
       after: lastEventId !== undefined && /^\d+$/.test(lastEventId) ? Number(lastEventId) : 0,
-      signal: disconnected.signal,
+      heartbeatIntervalMs: options.heartbeatIntervalMs,
+      logger: options.logger,
+      namedEvents: false,
     });
-    return streamRunEvents(c, { events, disconnected, heartbeatIntervalMs: 15_000, logger, namedEvents: false });
   });
 }
 
@@ -103,9 +110,10 @@ function decisionRoutes(app: Hono<InboxEnv>, { client, catalogs }: InboxRunRoute
     return c.json(outcome);
   });
 
+  // As the API answers: a run that already ended is left as it is, and its final status said.
   app.post('/:id/cancel', async (c) => {
-    await client.cancel(c.req.param('id'), { tenantId: c.get('session').tenant.tenantId });
-    return c.json({ runId: c.req.param('id'), status: 'cancelling' }, 202);
+    const outcome = await cancelUnlessEnded(client, c.req.param('id'), c.get('session').tenant.tenantId);
+    return c.json(outcome, cancelStatusOf(outcome));
   });
 }
 

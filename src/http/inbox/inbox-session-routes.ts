@@ -1,6 +1,8 @@
 import { Hono } from 'hono';
+import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { createMiddleware } from 'hono/factory';
+import { errorMessage } from '../../tool/error-message.js';
 import { HttpError } from '../http-error.js';
 import type { InboxEnv } from './inbox-env.js';
 import { inboxPage, signInPage } from './inbox-pages.js';
@@ -8,6 +10,8 @@ import type { InboxSessions } from './inbox-sessions.js';
 
 const sessionCookie = 'relay_e_inbox';
 const csrfHeader = 'x-relay-csrf';
+/** Methods that change nothing: they need a session, not the page's CSRF token. */
+const safeMethods = new Set(['GET', 'HEAD']);
 
 /** The front page (the inbox, or the sign-in form without a session), signing in and signing out. */
 export function inboxSessionRoutes(sessions: InboxSessions): Hono<InboxEnv> {
@@ -20,7 +24,7 @@ export function inboxSessionRoutes(sessions: InboxSessions): Hono<InboxEnv> {
 
   app.post('/inbox/session', async (c) => {
     refuseCrossOrigin(c.req.header('origin'), c.req.url);
-    const form = await c.req.parseBody();
+    const form = await readForm(c);
     const signedIn = typeof form['apiKey'] === 'string' ? sessions.create(form['apiKey'].trim()) : undefined;
     if (!signedIn) return c.html(signInPage('That API key is not valid.'), 401);
     setCookie(c, sessionCookie, signedIn.cookie, {
@@ -51,10 +55,10 @@ export function requireSession(sessions: InboxSessions) {
   return createMiddleware<InboxEnv>(async (c, next) => {
     const session = sessions.get(getCookie(c, sessionCookie));
     if (!session) {
-      if (c.req.method === 'GET' && c.req.header('accept')?.includes('text/html')) return c.redirect('/', 303);
+      if (safeMethods.has(c.req.method) && c.req.header('accept')?.includes('text/html')) return c.redirect('/', 303);
       throw new HttpError(401, 'unauthorized', 'Sign in to the inbox first');
     }
-    if (c.req.method !== 'GET') {
+    if (!safeMethods.has(c.req.method)) {
       refuseCrossOrigin(c.req.header('origin'), c.req.url);
       if (c.req.header(csrfHeader) !== session.csrfToken) {
         throw new HttpError(403, 'forbidden', `Missing or wrong ${csrfHeader} header`);
@@ -64,6 +68,15 @@ export function requireSession(sessions: InboxSessions) {
     await next();
     return undefined;
   });
+}
+
+/** The sign-in form; one that does not parse (a multipart body without its boundary, say) is the sender's mistake. */
+async function readForm(c: Context<InboxEnv>): Promise<Record<string, unknown>> {
+  try {
+    return await c.req.parseBody();
+  } catch (error) {
+    throw new HttpError(400, 'invalid_input', `The sign-in form could not be read: ${errorMessage(error)}`);
+  }
 }
 
 /** Refuses a change whose Origin names another site (the cookie is SameSite=Strict too; this covers sign-in). */

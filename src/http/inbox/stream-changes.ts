@@ -2,6 +2,7 @@ import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { SSEStreamingApi } from 'hono/streaming';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { eventStreamHead, isHeadRequest } from '../event-stream-head.js';
 
 export interface StreamChangesOptions {
   /** How long to wait between two reads. */
@@ -16,9 +17,10 @@ export interface StreamChangesOptions {
 /**
  * Server-sent events of whatever `options.read` returns that is new, polled until the caller leaves. A read that
  * fails is logged and tried again at the next tick; a caller who leaves while a read is under way ends the loop
- * without writing to the closed stream.
+ * without writing to the closed stream. A HEAD gets the stream's headers, and nothing is read.
  */
 export function streamChanges(c: Context, options: StreamChangesOptions): Response {
+  if (isHeadRequest(c)) return eventStreamHead(c);
   c.header('Cache-Control', 'no-store');
   c.header('X-Accel-Buffering', 'no');
   return streamSSE(c, async (stream) => {

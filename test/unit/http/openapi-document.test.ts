@@ -95,6 +95,18 @@ describe('GET /v1/openapi.json', () => {
     }
   });
 
+  it('bounds a decision’s reason by what a run keeps, and a run id by the longest the API creates', async () => {
+    const document = await readDocument();
+    for (const name of ['ApproveRequest', 'RejectRequest']) {
+      expect(document.components?.schemas?.[name]?.properties?.['reason'], name).toMatchObject({ maxLength: 1_000 });
+    }
+    const getRun = document.paths['/v1/runs/{id}']?.['get'] as {
+      parameters?: Array<{ name: string; schema: unknown }>;
+    };
+    // A 128-character tenant id, `~`, a 200-character chosen id.
+    expect(getRun.parameters?.find((parameter) => parameter.name === 'id')?.schema).toMatchObject({ maxLength: 329 });
+  });
+
   it('marks only the document, its page and /healthz as open to callers without a key', async () => {
     const open = operationsOf(await readDocument())
       .filter(({ operation }) => operation.security?.length === 0)

@@ -32,6 +32,17 @@ describe('streamChanges', () => {
     expect(logger.error).not.toHaveBeenCalled();
   });
 
+  it('answers HEAD with the stream’s headers and reads nothing', async () => {
+    const read = vi.fn(async () => '{"n":1}');
+    const response = await appStreaming(read, { error: vi.fn() }).request('/changes', { method: 'HEAD' });
+    expect(response.status).toBe(200);
+    expect(response.headers.get('content-type')).toContain('text/event-stream');
+    expect(response.body).toBeNull();
+    // Hono drops a HEAD's body without cancelling it: a stream started for one would read on forever.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(read).not.toHaveBeenCalled();
+  });
+
   it('ends quietly when the caller leaves while a read is under way', async () => {
     const unhandled = vi.fn();
     process.on('unhandledRejection', unhandled);

@@ -190,7 +190,11 @@ function startRunPage(root) {
   cancel.addEventListener('click', async () => {
     cancel.disabled = true;
     const result = await post(`${runPath(runId)}/cancel`);
-    summary.textContent = result.ok ? 'Cancelling the run…' : (result.data.detail ?? 'Could not cancel the run.');
+    summary.textContent = !result.ok
+      ? (result.data.detail ?? 'Could not cancel the run.')
+      : result.data.status === 'cancelling'
+        ? 'Cancelling the run…'
+        : `The run had already ended (${result.data.status}).`;
     cancel.disabled = false;
     summary.focus();
   });
