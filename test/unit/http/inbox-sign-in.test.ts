@@ -1,23 +1,14 @@
-import { Connection } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { RelayClient } from '../../../src/client/relay-client.js';
+import { describe, expect, it, vi } from 'vitest';
+import { useUnconnectedClient } from '../../helpers/unconnected-client.js';
 import { createApi } from '../../../src/http/create-api.js';
 
 /** Signing in reads a form and no run: a client that never connects is enough. */
-let client: RelayClient;
-
-beforeAll(async () => {
-  client = await RelayClient.connect({ connection: Connection.lazy({ address: '127.0.0.1:1' }), taskQueue: 'none' });
-});
-
-afterAll(async () => {
-  await client?.close();
-});
+const client = useUnconnectedClient();
 
 describe('POST /inbox/session', () => {
   it('answers a form that does not parse with 400 invalid_input, and logs no server fault', async () => {
     const logger = { error: vi.fn() };
-    const api = createApi({ client, apiKeys: new Map([['key-a', { tenantId: 'a' }]]), logger });
+    const api = createApi({ client: client(), apiKeys: new Map([['key-a', { tenantId: 'a' }]]), logger });
     for (const contentType of ['multipart/form-data', 'multipart/form-data; boundary=relay']) {
       const response = await api.request('/inbox/session', {
         method: 'POST',

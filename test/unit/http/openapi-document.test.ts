@@ -1,11 +1,10 @@
 import { Validator } from '@seriousme/openapi-schema-validator';
-import { Connection } from '@temporalio/client';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { RelayClient } from '../../../src/client/relay-client.js';
+import { beforeAll, describe, expect, it } from 'vitest';
+import { useUnconnectedClient } from '../../helpers/unconnected-client.js';
 import { createApi } from '../../../src/http/create-api.js';
 
 /** The document and the reference page need no Temporal: a client that never connects serves them. */
-let client: RelayClient;
+const client = useUnconnectedClient();
 let api: ReturnType<typeof createApi>;
 
 type Schema = { $ref?: string; properties?: Record<string, Schema>; items?: Schema; allOf?: Schema[] };
@@ -25,12 +24,11 @@ type Document = {
 };
 
 beforeAll(async () => {
-  client = await RelayClient.connect({ connection: Connection.lazy({ address: '127.0.0.1:1' }), taskQueue: 'none' });
-  api = createApi({ client, apiKeys: new Map([['key-a', { tenantId: 'a' }]]), publicUrl: 'https://relay.example' });
-});
-
-afterAll(async () => {
-  await client?.close();
+  api = createApi({
+    client: client(),
+    apiKeys: new Map([['key-a', { tenantId: 'a' }]]),
+    publicUrl: 'https://relay.example',
+  });
 });
 
 async function readDocument(): Promise<Document> {

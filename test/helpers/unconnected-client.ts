@@ -1,0 +1,22 @@
+import { Connection } from '@temporalio/client';
+import { afterAll, beforeAll } from 'vitest';
+import { RelayClient } from '../../src/client/relay-client.js';
+
+/**
+ * The test file's `RelayClient` whose connection never reaches a server, for what is built or refused before anything
+ * is sent (the API's routes and documents, the client's own checks): made before the file's first test and closed
+ * after its last. Returns its getter, for use inside tests and hooks.
+ */
+export function useUnconnectedClient(): () => RelayClient {
+  let client: RelayClient | undefined;
+  beforeAll(async () => {
+    client = await RelayClient.connect({ connection: Connection.lazy({ address: '127.0.0.1:1' }), taskQueue: 'none' });
+  });
+  afterAll(async () => {
+    await client?.close();
+  });
+  return () => {
+    if (!client) throw new Error('The unconnected client is made in beforeAll: use it inside tests and hooks');
+    return client;
+  };
+}
