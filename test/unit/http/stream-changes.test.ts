@@ -70,6 +70,20 @@ describe('streamChanges', () => {
     }
   });
 
+  it('tells the page its list may be out of date while reads fail, and that it is current once one succeeds', async () => {
+    const answers: Array<string | Error | undefined> = ['{"n":1}', new Error('visibility is down'), undefined];
+    const read = async () => {
+      const answer = answers.shift();
+      if (answer instanceof Error) throw answer;
+      return answer;
+    };
+    const reader = (await appStreaming(read, { error: vi.fn() }).request('/changes')).body!.getReader();
+    const text = await readText(reader, /event: current/);
+    await reader.cancel();
+    // Nothing changed since the failure, so no new list is sent: the page keeps its list and drops the warning.
+    expect(text).toBe('event: approvals\ndata: {"n":1}\n\nevent: stale\ndata: \n\nevent: current\ndata: \n\n');
+  });
+
   it('logs a failed read and keeps the stream open for the next one', async () => {
     const logger = { error: vi.fn() };
     let reads = 0;
@@ -81,7 +95,7 @@ describe('streamChanges', () => {
     const reader = (await appStreaming(read, logger).request('/changes')).body!.getReader();
     const text = await readText(reader, /back/);
     await reader.cancel();
-    expect(text).toBe(': retrying\n\nevent: approvals\ndata: {"back":true}\n\n');
+    expect(text).toBe('event: stale\ndata: \n\nevent: approvals\ndata: {"back":true}\n\n');
     expect(logger.error).toHaveBeenCalledWith(
       'Relay-E: reading the approvals stream failed; trying again',
       expect.objectContaining({ message: 'Temporal is unreachable' }),

@@ -72,10 +72,12 @@ function runPath(runId) {
 function startApprovalsList(list) {
   const status = /** @type {HTMLElement} */ (document.getElementById('approvals-status'));
   const stream = new EventSource('/inbox/approvals/stream');
+  // What the list says of itself, kept so a warning that it may be out of date can be taken back.
+  let listed = '';
   stream.addEventListener('approvals', (message) => {
     /** @type {{ approvals: InboxApproval[], unanswered: Array<{ runId: string, error: string }>, hasMore: boolean, limit: number }} */
     const { approvals, unanswered, hasMore, limit } = JSON.parse(/** @type {MessageEvent<string>} */ (message).data);
-    status.textContent =
+    listed =
       (approvals.length === 0
         ? 'Nothing waits for a decision.'
         : `${approvals.length} tool call${approvals.length === 1 ? '' : 's'} wait${approvals.length === 1 ? 's' : ''} for a decision.`) +
@@ -83,7 +85,15 @@ function startApprovalsList(list) {
         ? ''
         : ` ${unanswered.length} waiting run${unanswered.length === 1 ? '' : 's'} did not answer in time (is a worker running?).`) +
       (hasMore ? ` More runs wait than the ${limit} newest listed here.` : '');
+    status.textContent = listed;
     list.replaceChildren(...approvals.map(approvalListItem), ...unanswered.map(unansweredListItem));
+  });
+  // The server could not read the list: it stays as it was, and may be out of date until a read succeeds again.
+  stream.addEventListener('stale', () => {
+    status.textContent = `${listed} The list could not be refreshed and may be out of date; trying again…`.trim();
+  });
+  stream.addEventListener('current', () => {
+    status.textContent = listed;
   });
   stream.addEventListener('error', () => {
     status.textContent = 'Reconnecting…';
