@@ -24,6 +24,19 @@ export function emitDecision(
 }
 
 /**
+ * The time a decision's client said it sent it, under the rule that trusts it (decision-time-from-decider); one later
+ * than the current workflow task, which took the decision after it was sent, is that task's time under the rule
+ * decision-time-bounded-by-task (asked only then). Workflow time is the task's, read from history.
+ */
+export function decisionSentAt(context: RunContext, decidedAt: string | undefined): string | undefined {
+  const sent = context.patches.decisionTimeFromDecider() ? decidedAt : undefined;
+  if (sent === undefined) return undefined;
+  const taskTime = Date.now();
+  if (Date.parse(sent) <= taskTime || !context.patches.decisionTimeBoundedByTask()) return sent;
+  return new Date(taskTime).toISOString();
+}
+
+/**
  * Records a decision's event in the handler that accepted it, when the run's rules say the handler does, and returns
  * when; else the waiting call records it once it resumes (tool-calls.ts). Runs from before the reads-from-history
  * rule record it here with the clock; runs under the decision-recorded-when-accepted rule here with the time its
@@ -35,7 +48,7 @@ export function recordDecisionWhenAccepted(
   accepted: AcceptedDecision,
 ): string | undefined {
   if (!usesRecordedTime(context)) return emitDecision(context.run, ids, accepted);
-  const sent = context.patches.decisionTimeFromDecider() ? accepted.decidedAt : undefined;
+  const sent = decisionSentAt(context, accepted.decidedAt);
   if (sent === undefined || !context.patches.decisionRecordedWhenAccepted()) return undefined;
   return emitDecision(context.run, ids, accepted, sent);
 }
@@ -48,7 +61,7 @@ export function recordDecisionWhenAccepted(
 export function recordApprovalAdded(context: RunContext, pending: PendingApproval, accepted: OneOfSeveral): void {
   const { run } = context;
   const { approver, reason, approvals } = accepted;
-  const sent = context.patches.decisionTimeFromDecider() ? accepted.decidedAt : undefined;
+  const sent = decisionSentAt(context, accepted.decidedAt);
   const because = reason !== undefined ? { reason } : {};
   const event = run.emit(
     {

@@ -132,6 +132,14 @@ const cancelledRunEndsWaitsFirstPatch = 'cancelled-run-ends-waits-first';
  */
 const cancelledRunWaitsForRunningCallsPatch = 'cancelled-run-waits-for-running-calls';
 
+/**
+ * A decision's time from its client (`decidedAt`) that is later than the workflow task that took it (a client whose
+ * clock runs ahead) is taken back to that task's time: every later event is stamped no earlier than the one before,
+ * so one fast clock would otherwise date the rest of the run in the future. Asked at such a decision only, by the
+ * same runs as {@link approversToldEveryEndingPatch}.
+ */
+const decisionTimeBoundedByTaskPatch = 'decision-time-bounded-by-task';
+
 /** The answers to the patches a run follows. */
 export interface RunPatches {
   /** False for runs started before the exact identity and limit rules: they replay with the old ones. */
@@ -168,6 +176,8 @@ export interface RunPatches {
    * {@link cancelledRunWaitsForRunningCallsPatch}).
    */
   cancelledRunWaitsForRunningCalls(): boolean;
+  /** Asked at a decision whose `decidedAt` is later than its task (see {@link decisionTimeBoundedByTaskPatch}). */
+  decisionTimeBoundedByTask(): boolean;
 }
 
 /** The rules decided at the start, without those asked later in the run. */
@@ -179,6 +189,7 @@ type StartRules = Omit<
   | 'failedRunCancelsWaitingCalls'
   | 'cancelledRunEndsWaitsFirst'
   | 'cancelledRunWaitsForRunningCalls'
+  | 'decisionTimeBoundedByTask'
 >;
 
 const everyRule: StartRules = {
@@ -230,6 +241,7 @@ export function decideRunPatches(): RunPatches {
     failedRunCancelsWaitingCalls: askedOnce(late ? failedRunCancelsWaitingCallsPatch : undefined),
     cancelledRunEndsWaitsFirst: askedOnce(late ? cancelledRunEndsWaitsFirstPatch : undefined),
     cancelledRunWaitsForRunningCalls: askedOnce(late ? cancelledRunWaitsForRunningCallsPatch : undefined),
+    decisionTimeBoundedByTask: askedOnce(late ? decisionTimeBoundedByTaskPatch : undefined),
   };
 }
 

@@ -25,7 +25,7 @@ import type { PendingApproval } from '../src/shared/run-types.js';
 import type { RunContext } from './run-context.js';
 import type { ToolCallCheck } from './tool-call-validator.js';
 import type { AcceptedDecision } from './approvals.js';
-import { emitDecision } from './decision-events.js';
+import { decisionSentAt, emitDecision } from './decision-events.js';
 import { readRecordedTime, usesRecordedTime } from './recorded-clock.js';
 import { recordedOrNow } from './run-state.js';
 import { publishRunState } from './run-visibility.js';
@@ -357,8 +357,7 @@ function toolActivityOptions(entry: ToolCatalogEntry): ActivityOptions {
   };
 }
 
-/** The time a decision's event is stamped with: the one its client sent, under the rule that trusts it, else a worker's. */
+/** The time a decision's event is stamped with: the one its client sent (decisionSentAt), else a worker's. */
 function decisionTime(context: RunContext, decision: AcceptedDecision): Promise<string> | string {
-  const sent = context.patches.decisionTimeFromDecider() ? decision.decidedAt : undefined;
-  return sent ?? readRecordedTime();
+  return decisionSentAt(context, decision.decidedAt) ?? readRecordedTime();
 }

@@ -113,6 +113,8 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
  * `cancelled-while-waiting-and-running` is the old side of `cancelled-run-waits-for-running-calls`, asked when a run
  * is cancelled while calls of a step of several still run; `cancelled-while-calls-run` its new side (the run waits
  * for the running tool's activity to end before it reads its clock and closes).
+ * `decision-from-a-clock-ahead` is a decision whose `decidedAt` is later than the task that took it, dated at that
+ * task under `decision-time-bounded-by-task` (asked at such a decision); every other history is that rule's old side.
  * `model-calls-on-storing-worker` sends each model call after the first to the task queue of the worker that stored
  * the context (the model activity's recorded result names it); `model-context-resent-after-worker-left` is that
  * call not started in time, sent again whole to the shared queue; `model-context-resent-after-its-own-wait` the same
@@ -142,6 +144,7 @@ const pendingApprovalsInMemo = [
   'failed-while-waiting',
   'decision-refused-while-cancelling',
   'cancelled-while-calls-run',
+  'decision-from-a-clock-ahead',
 ].map((name) => `pending-approvals-in-memo/${name}.json`);
 
 describe('replaying recorded agent runs', () => {

@@ -262,6 +262,38 @@ describe('the time of a decision', () => {
   });
 });
 
+describe('a decision from a client whose clock runs ahead', () => {
+  it('is dated at the workflow task that took it, so nothing in the run is dated in the future', async () => {
+    const worker = await kit.startWorker({
+      tools: createTestTools(createLedger()),
+      models: {
+        scripted: scriptedModel([
+          { toolCalls: [{ name: 'transfer_funds', input: { from: 'A', to: 'B', amount: 5 } }] },
+          { text: 'paid' },
+        ]),
+      },
+    });
+    try {
+      const { runId } = await worker.client.startRun({ ...base, prompt: 'pay', approvalTimeout: '1h' });
+      await waitForRun(worker.client, runId, (run) => run.status === 'awaiting_approval');
+      const handle = kit.temporal.workflow.getHandle(runId);
+      const ahead = '2099-01-01T00:00:00.000Z';
+      await handle.executeUpdate(decideUpdate, {
+        args: [{ toolCallId: 'call_1_0', decision: 'approve', decidedAt: ahead }],
+      });
+      await worker.client.result(runId);
+      const now = new Date().toISOString();
+      const events = await worker.client.events(runId);
+      expect(events.map((event) => event.type)).toContain('tool_approved');
+      // Each event is stamped no earlier than the one before: the decision's 2099 would have dated all that follows.
+      expect(events.filter((event) => event.at > now)).toEqual([]);
+      await recordHistoryIfRequested(handle, currentHistoryFile('decision-from-a-clock-ahead'));
+    } finally {
+      await worker.stop();
+    }
+  });
+});
+
 describe('a decision delivered in the workflow task that cancels its run', () => {
   it('is in the log before the cancellation', async () => {
     const taskQueue = uniqueTaskQueue('decided-then-cancelled');
