@@ -36,7 +36,7 @@ import { answerMessage, assignLegacyCallIds } from '../src/shared/call-ids.js';
 import { readRecordedTime, usesRecordedTime } from './recorded-clock.js';
 import { registerRunHandlers } from './run-handlers.js';
 import { RunState } from './run-state.js';
-import type { CarriedRunState, UnfinishedCall } from './run-state.js';
+import type { CallBeingChecked, CarriedRunState, UnfinishedCall } from './run-state.js';
 import { boundCarriedState } from './carried-state.js';
 import { describeFailure } from './describe-failure.js';
 import { handleToolCalls, runningCallsEnded } from './tool-calls.js';
@@ -347,7 +347,7 @@ async function recordCancellation(context: RunContext): Promise<void> {
   await runningCallsEnded(context);
   const at = usesRecordedTime(context) ? await readRecordedTime() : undefined;
   if (context.exact) {
-    for (const call of run.unfinishedCalls()) {
+    for (const call of [...run.unfinishedCalls(), ...checksEndedByCancellation(context)]) {
       const { toolCallId, toolName, stage } = call;
       run.emit({ type: 'tool_cancelled', toolCallId, toolName, stage }, { at });
     }
@@ -357,6 +357,12 @@ async function recordCancellation(context: RunContext): Promise<void> {
   run.finish('cancelled', 'cancelled');
   run.emit({ type: 'run_cancelled' }, { at });
   publishRunState(context);
+}
+
+/** The calls a cancellation caught in their input check, under the rule that records them (a late patch). */
+function checksEndedByCancellation(context: RunContext): CallBeingChecked[] {
+  const checked = context.run.callsBeingChecked();
+  return checked.length > 0 && context.patches.cancelledRunEndsChecks() ? checked : [];
 }
 
 /** Records a failed run's end and returns the failure that ends the workflow. */

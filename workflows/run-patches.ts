@@ -140,6 +140,14 @@ const cancelledRunWaitsForRunningCallsPatch = 'cancelled-run-waits-for-running-c
  */
 const decisionTimeBoundedByTaskPatch = 'decision-time-bounded-by-task';
 
+/**
+ * A run cancelled while a call's input is being checked before a human is asked (its tool's own schema or approval
+ * rule, an activity) gives that call a `tool_cancelled` event too (stage `checking_input`): before, such a call ended
+ * the log at `tool_call_validated`. Asked at such a cancellation only, by the same runs as
+ * {@link approversToldEveryEndingPatch}.
+ */
+const cancelledRunEndsChecksPatch = 'cancelled-run-ends-input-checks';
+
 /** The answers to the patches a run follows. */
 export interface RunPatches {
   /** False for runs started before the exact identity and limit rules: they replay with the old ones. */
@@ -178,6 +186,8 @@ export interface RunPatches {
   cancelledRunWaitsForRunningCalls(): boolean;
   /** Asked at a decision whose `decidedAt` is later than its task (see {@link decisionTimeBoundedByTaskPatch}). */
   decisionTimeBoundedByTask(): boolean;
+  /** Asked when the run is cancelled while a call's input is checked (see {@link cancelledRunEndsChecksPatch}). */
+  cancelledRunEndsChecks(): boolean;
 }
 
 /** The rules decided at the start, without those asked later in the run. */
@@ -190,6 +200,7 @@ type StartRules = Omit<
   | 'cancelledRunEndsWaitsFirst'
   | 'cancelledRunWaitsForRunningCalls'
   | 'decisionTimeBoundedByTask'
+  | 'cancelledRunEndsChecks'
 >;
 
 const everyRule: StartRules = {
@@ -242,6 +253,7 @@ export function decideRunPatches(): RunPatches {
     cancelledRunEndsWaitsFirst: askedOnce(late ? cancelledRunEndsWaitsFirstPatch : undefined),
     cancelledRunWaitsForRunningCalls: askedOnce(late ? cancelledRunWaitsForRunningCallsPatch : undefined),
     decisionTimeBoundedByTask: askedOnce(late ? decisionTimeBoundedByTaskPatch : undefined),
+    cancelledRunEndsChecks: askedOnce(late ? cancelledRunEndsChecksPatch : undefined),
   };
 }
 

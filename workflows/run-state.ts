@@ -81,6 +81,13 @@ export interface UnfinishedCall {
   stage: 'awaiting_approval' | 'executing';
 }
 
+/** A call whose input the tool's own schema (and approval rule) is checking before a human is asked. */
+export interface CallBeingChecked {
+  toolCallId: string;
+  toolName: string;
+  stage: 'checking_input';
+}
+
 /** The in-memory state of one agent run: transcript, counters, approvals and the event log. Pure, replay-safe. */
 export class RunState {
   readonly runId: string;
@@ -101,6 +108,7 @@ export class RunState {
   private readonly maxEventsKept: number;
   readonly approvals: ApprovalBook;
   private readonly callsInFlight = new Map<string, UnfinishedCall>();
+  private readonly checksInFlight = new Map<string, CallBeingChecked>();
   constructor(runId: string, input: AgentRunInput, carried?: CarriedRunState, options: RunStateOptions = {}) {
     this.runId = runId;
     this.maxEventsKept = Math.max(1, options.maxEventsKept ?? defaultMaxEventsKept);
@@ -206,13 +214,28 @@ export class RunState {
     return this.approvals.count;
   }
 
-  /** Marks a call as waiting for a human or running, until {@link callEnded}. */
+  /** Marks a call as waiting for a human or running, until {@link callEnded}; its input check has ended. */
   callStarted(call: { id: string; name: string }, stage: UnfinishedCall['stage']): void {
+    this.checksInFlight.delete(call.id);
     this.callsInFlight.set(call.id, { toolCallId: call.id, toolName: call.name, stage });
   }
 
   callEnded(toolCallId: string): void {
+    this.checksInFlight.delete(toolCallId);
     this.callsInFlight.delete(toolCallId);
+  }
+
+  /**
+   * Marks a call whose input is being checked before a human is asked, until {@link callStarted} or
+   * {@link callEnded}. Kept apart from the unfinished calls, whose order runs recorded before it replay with.
+   */
+  checkStarted(call: { id: string; name: string }): void {
+    this.checksInFlight.set(call.id, { toolCallId: call.id, toolName: call.name, stage: 'checking_input' });
+  }
+
+  /** Calls whose input check has not ended, in the order their checks began. */
+  callsBeingChecked(): CallBeingChecked[] {
+    return [...this.checksInFlight.values()];
   }
 
   /** Calls still waiting for a human or still running, in the order they got there. */

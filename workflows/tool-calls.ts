@@ -105,9 +105,13 @@ async function executeAfterApproval(
   if (context.exact) {
     // The JSON Schema passed; the tool's own schema (refinements) may still refuse it. A human is never asked to
     // approve an input the tool would refuse.
+    context.run.checkStarted(call);
     const verdict = await checkInputOfCall(context, entry, call, input);
     checkedAt = verdict.at;
-    if (!verdict.valid) return refuseInput(context, call, verdict, checkedAt);
+    if (!verdict.valid) {
+      context.run.callEnded(call.id);
+      return refuseInput(context, call, verdict, checkedAt);
+    }
     // Only a rule's recorded `false` skips the human: catalogs and verdicts recorded before rules carry none.
     if (verdict.approvalNeeded === false) {
       context.run.emit({ type: 'tool_approval_not_required', ...callIds(call) }, { at: checkedAt });

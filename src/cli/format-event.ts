@@ -51,7 +51,7 @@ function describeEvent(event: RunEvent): string {
     case 'tool_failed':
       return `${call(event)} ${event.errorType}: ${event.error}`;
     case 'tool_cancelled':
-      return `${call(event)} ${event.stage === 'executing' ? 'stopped while running' : 'never decided'}`;
+      return `${call(event)} ${cancelledStage[event.stage]}`;
     case 'run_completed':
       return event.stopReason;
     case 'run_failed':
@@ -95,3 +95,10 @@ export function compact(value: unknown): string {
   const json = JSON.stringify(value) ?? 'undefined';
   return json.length > maxJsonLength ? `${json.slice(0, maxJsonLength - 3)}...` : json;
 }
+
+/** How a cancelled call's line ends, by the stage it was in. */
+const cancelledStage = {
+  checking_input: 'stopped while its input was checked',
+  awaiting_approval: 'never decided',
+  executing: 'stopped while running',
+} as const;

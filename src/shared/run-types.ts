@@ -210,7 +210,7 @@ export type RunEvent =
   | (ToolEventBase & { type: 'tool_succeeded'; output: unknown; truncated?: boolean })
   | (ToolEventBase & { type: 'tool_failed'; error: string; errorType: ToolErrorType })
   /** The run was cancelled while this call waited for a human or ran. */
-  | (ToolEventBase & { type: 'tool_cancelled'; stage: 'awaiting_approval' | 'executing' })
+  | (ToolEventBase & { type: 'tool_cancelled'; stage: 'checking_input' | 'awaiting_approval' | 'executing' })
   | (RunEventBase & { type: 'run_completed'; stopReason: StopReason; output?: string })
   /** `code` names the kind of failure when it has one (`payload_too_large`, `invalid_tool_definition`, …). */
   | (RunEventBase & { type: 'run_failed'; error: string; code?: string })

@@ -115,6 +115,8 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
  * for the running tool's activity to end before it reads its clock and closes).
  * `decision-from-a-clock-ahead` is a decision whose `decidedAt` is later than the task that took it, dated at that
  * task under `decision-time-bounded-by-task` (asked at such a decision); every other history is that rule's old side.
+ * `cancelled-while-checking-input` is a run cancelled while a call's approval rule is still answering, the call given
+ * `tool_cancelled` (stage `checking_input`) under `cancelled-run-ends-input-checks` (asked at such a cancellation).
  * `model-calls-on-storing-worker` sends each model call after the first to the task queue of the worker that stored
  * the context (the model activity's recorded result names it); `model-context-resent-after-worker-left` is that
  * call not started in time, sent again whole to the shared queue; `model-context-resent-after-its-own-wait` the same
@@ -145,6 +147,7 @@ const pendingApprovalsInMemo = [
   'decision-refused-while-cancelling',
   'cancelled-while-calls-run',
   'decision-from-a-clock-ahead',
+  'cancelled-while-checking-input',
 ].map((name) => `pending-approvals-in-memo/${name}.json`);
 
 describe('replaying recorded agent runs', () => {

@@ -345,6 +345,41 @@ describe('approvals, exactly', () => {
 });
 
 describe('cancellation', () => {
+  it('records a call whose input was still being checked before approval as cancelled at that stage', async () => {
+    let ruleAsked = false;
+    const slowlyRuledPayment = defineTool({
+      name: 'slowly_ruled_payment',
+      description: 'A payment whose approval rule takes its time to answer.',
+      inputSchema: z.object({ amount: z.number() }),
+      requiresApproval: async () => {
+        ruleAsked = true;
+        await new Promise((resolve) => setTimeout(resolve, 3_000));
+        return true;
+      },
+      execute: () => ({ paid: true }),
+    });
+    const { client, stop } = await startWorker(
+      [{ toolCalls: [{ name: 'slowly_ruled_payment', input: { amount: 5 } }] }, { text: 'never' }],
+      [slowlyRuledPayment],
+    );
+    try {
+      const { runId } = await client.startRun({ ...base, prompt: 'pay' });
+      await expect.poll(() => ruleAsked).toBe(true);
+      await client.cancel(runId);
+      await client.result(runId).catch(() => undefined);
+      const events = await client.events(runId);
+      // Before, the log ended this call at tool_call_validated, as if it were still on its way.
+      expect(eventTypes(events).slice(-3)).toEqual(['tool_call_validated', 'tool_cancelled', 'run_cancelled']);
+      expect(events.at(-2)).toMatchObject({ toolCallId: 'call_1_0', stage: 'checking_input' });
+      await recordHistoryIfRequested(
+        kit.temporal.workflow.getHandle(runId),
+        currentHistoryFile('cancelled-while-checking-input'),
+      );
+    } finally {
+      await stop();
+    }
+  });
+
   it('leaves no pending approval behind, waits for running calls to stop, and records what became of each', async () => {
     const { client, stop, ledger } = await startWorker([
       { toolCalls: [transfer('t', 'B'), { id: 'w', name: 'wait_for_abort', input: {} }] },
