@@ -4,7 +4,7 @@ import path from 'node:path';
 import type { EncryptionOptions } from '../security/encryption-keys.js';
 import { RelayError } from '../shared/errors.js';
 import { sweepCutoff, toRetentionMs } from './payload-retention.js';
-import { assertPayloadRef, createPayloadSealer, payloadNotFound } from './payload-sealer.js';
+import { assertPayloadRef, createPayloadSealer, openOrRemoveDamaged, payloadNotFound } from './payload-sealer.js';
 import type { SealedPayload } from './payload-sealer.js';
 import type { PayloadRef, PayloadScope, PayloadStore, UnclosedRun } from './payload-store.js';
 import { pageOfUnclosedRuns } from './unclosed-runs.js';
@@ -78,7 +78,10 @@ export function createFilePayloadStore(options: FilePayloadStoreOptions): Payloa
       const record = await readFile(file).catch((error: unknown) => {
         throw isMissing(error) ? payloadNotFound(scope, ref) : error;
       });
-      return sealer.open(scope.tenantId, ref, decodeRecord(record, ref));
+      return openOrRemoveDamaged(
+        () => sealer.open(scope.tenantId, ref, decodeRecord(record, ref)),
+        () => rm(file, { force: true }),
+      );
     },
     async markRunClosed(scope, closedAt = new Date()) {
       const folder = runFolder(tenantFolders(directory, scope.tenantId), scope.runId);

@@ -77,6 +77,26 @@ export function assertPayloadRef(ref: string): asserts ref is PayloadRef {
   }
 }
 
+/**
+ * Reads a stored payload with `open`; one found damaged (`payload_corrupt`) is removed with `remove` first, so the next
+ * put of the same bytes stores them afresh instead of finding the damaged record and keeping it. The read still fails,
+ * and says so. `decryption_failed` removes nothing: a worker holding the wrong key must not destroy what the right one
+ * reads.
+ */
+export async function openOrRemoveDamaged(open: () => Uint8Array, remove: () => Promise<void>): Promise<Uint8Array> {
+  try {
+    return open();
+  } catch (error) {
+    if (!RelayError.isInstance(error) || error.code !== 'payload_corrupt') throw error;
+    await remove();
+    throw new RelayError(
+      'payload_corrupt',
+      `${error.message}; it is removed, so storing the same bytes again stores them afresh`,
+      { cause: error, ...(error.details ? { details: error.details } : {}) },
+    );
+  }
+}
+
 /** The `payload_not_found` error every store throws, worded the same but for how else a store may have lost it. */
 export function payloadNotFound(scope: PayloadScope, ref: string, orElse = 'it expired'): RelayError {
   return new RelayError(

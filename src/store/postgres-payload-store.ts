@@ -4,7 +4,7 @@ import type { EncryptionOptions } from '../security/encryption-keys.js';
 import { RelayError } from '../shared/errors.js';
 import { errorMessage } from '../tool/error-message.js';
 import { sweepCutoff, toRetentionMs } from './payload-retention.js';
-import { assertPayloadRef, createPayloadSealer, payloadNotFound } from './payload-sealer.js';
+import { assertPayloadRef, createPayloadSealer, openOrRemoveDamaged, payloadNotFound } from './payload-sealer.js';
 import type { SealedPayload } from './payload-sealer.js';
 import type { PayloadRef, PayloadScope, PayloadStore, UnclosedRun, UnclosedRunsQuery } from './payload-store.js';
 import { checkedUnclosedRunsLimit } from './unclosed-runs.js';
@@ -80,7 +80,10 @@ export function createPostgresPayloadStore(options: PostgresPayloadStoreOptions)
       await ready();
       const sealed = await selectPayload(pool, tables, scope, ref);
       if (!sealed) throw payloadNotFound(scope, ref);
-      return sealer.open(scope.tenantId, ref, sealed);
+      return openOrRemoveDamaged(
+        () => sealer.open(scope.tenantId, ref, sealed),
+        () => deletePayload(pool, tables, scope, ref),
+      );
     },
     async markRunClosed(scope, closedAt = new Date()) {
       await ready();
@@ -102,6 +105,11 @@ export function createPostgresPayloadStore(options: PostgresPayloadStoreOptions)
 }
 
 /** The sealed payload of the tenant at `ref`, or undefined when the store holds none. */
+/** Deletes one payload (its uses go with it), for a payload found damaged (see openOrRemoveDamaged). */
+async function deletePayload(pool: Pool, tables: Tables, scope: PayloadScope, ref: PayloadRef): Promise<void> {
+  await pool.query(`DELETE FROM ${tables.payloads} WHERE tenant_id = $1 AND ref = $2`, [scope.tenantId, ref]);
+}
+
 async function selectPayload(
   pool: Pool,
   tables: Tables,

@@ -360,6 +360,22 @@ function describeAtRest(storage: () => TestStorage, open: (options?: TestStoreOp
       expect(await failureCode(encryptedStore.get(acme(), encryptedRef))).toBe('decryption_failed');
     });
 
+    it('removes a payload it found damaged, so storing the same bytes again stores them afresh', async () => {
+      const store = open();
+      const ref = await store.put(acme(), text('original words'));
+      const stored = await atRest().read('acme', ref);
+      stored.writeUInt8(stored.readUInt8(stored.length - 1) ^ 0x01, stored.length - 1);
+      await atRest().write('acme', ref, stored);
+
+      await expect(store.get(acme(), ref)).rejects.toMatchObject({
+        code: 'payload_corrupt',
+        message: expect.stringContaining('it is removed') as unknown,
+      });
+      // Before, the put found the damaged record, kept it, and every later read failed again.
+      expect(await store.put(acme(), text('original words'))).toBe(ref);
+      expect(new TextDecoder().decode(await store.get(acme(), ref))).toBe('original words');
+    });
+
     it("reports another tenant's encrypted payload copied under a tenant's own address", async () => {
       const store = open({ encryption });
       const acmeRef = await store.put(acme(), text('acme secret'));
