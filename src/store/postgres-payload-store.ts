@@ -175,12 +175,19 @@ async function createTables(pool: Pool, tables: Tables): Promise<void> {
       CREATE TABLE IF NOT EXISTS ${tables.runs} (
         tenant_id text NOT NULL,
         run_id text NOT NULL,
-        first_stored_at timestamptz NOT NULL DEFAULT now(),
+        first_stored_at timestamptz NOT NULL DEFAULT date_trunc('milliseconds', now()),
         closed_at timestamptz,
         PRIMARY KEY (tenant_id, run_id)
       );
       -- Tables made before runs recorded when they were first stored get the column: their runs count from now.
-      ALTER TABLE ${tables.runs} ADD COLUMN IF NOT EXISTS first_stored_at timestamptz NOT NULL DEFAULT now();
+      ALTER TABLE ${tables.runs}
+        ADD COLUMN IF NOT EXISTS first_stored_at timestamptz NOT NULL DEFAULT date_trunc('milliseconds', now());
+      -- A janitor pages through unclosed runs with a cursor a JavaScript Date holds, to the millisecond: a time with
+      -- microseconds (the old default gave every run of an upgraded table the same one) sorted after its own cursor,
+      -- so the same page came back for ever. Times are kept to the millisecond, old ones cut to it.
+      ALTER TABLE ${tables.runs} ALTER COLUMN first_stored_at SET DEFAULT date_trunc('milliseconds', now());
+      UPDATE ${tables.runs} SET first_stored_at = date_trunc('milliseconds', first_stored_at)
+        WHERE closed_at IS NULL AND first_stored_at <> date_trunc('milliseconds', first_stored_at);
       CREATE TABLE IF NOT EXISTS ${tables.uses} (
         tenant_id text NOT NULL,
         ref text NOT NULL,

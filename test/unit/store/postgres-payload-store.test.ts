@@ -2,6 +2,7 @@ import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresPayloadStore } from '../../../src/store/postgres-payload-store.js';
 import { createPayloadStore } from '../../../src/worker/index.js';
+import type { UnclosedRun } from '../../../src/store/payload-store.js';
 import { startLocalPostgres } from '../../helpers/local-postgres.js';
 import type { LocalPostgres } from '../../helpers/local-postgres.js';
 import { describePayloadStoreBehaviour } from './payload-store-behaviour.js';
@@ -103,6 +104,32 @@ describe('PostgreSQL store', () => {
     await store.close();
     expect(unclosed.map((run) => run.runId).sort()).toEqual(['run-after', 'run-from-before']);
     for (const run of unclosed) expect(run.firstStoredAt.getTime()).toBeGreaterThanOrEqual(opened - 1_000);
+  });
+
+  it('pages through unclosed runs whose times have microseconds, as an upgraded table held, listing each once', async () => {
+    await admin.query(`
+      CREATE TABLE microsecond_runs_runs (
+        tenant_id text NOT NULL, run_id text NOT NULL, first_stored_at timestamptz NOT NULL DEFAULT now(),
+        closed_at timestamptz, PRIMARY KEY (tenant_id, run_id));
+      INSERT INTO microsecond_runs_runs (tenant_id, run_id, first_stored_at) VALUES
+        ('acme', 'run-a', '2026-12-01 10:00:00.123456+00'),
+        ('acme', 'run-b', '2026-12-01 10:00:00.123456+00'),
+        ('acme', 'run-c', '2026-12-01 10:00:00.123456+00');`);
+    const store = createPostgresPayloadStore({
+      connectionString: server.connectionString,
+      tableName: 'microsecond_runs',
+    });
+    const listed: string[] = [];
+    let after: UnclosedRun | undefined;
+    // Three pages at most: before, the cursor sorted before every such run and the first page came back each time.
+    for (let page = 0; page < 3; page++) {
+      const runs = await store.listUnclosedRuns({ limit: 2, ...(after ? { after } : {}) });
+      listed.push(...runs.map((run) => run.runId));
+      after = runs.at(-1);
+      if (runs.length < 2) break;
+    }
+    await store.close();
+    expect(listed).toEqual(['run-a', 'run-b', 'run-c']);
   });
 
   it('uses a pool it is given and leaves it open when it closes', async () => {
