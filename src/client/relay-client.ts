@@ -403,8 +403,12 @@ export class RelayClient {
     return this.decide(runId, { toolCallId, decision: 'reject', ...decisionFields(options) }, options);
   }
 
-  /** Sends a decision as a signal: no answer, and an invalid decision is dropped by the run. */
+  /**
+   * Sends a decision as a signal: no answer, and an invalid decision is dropped by the run. A reason the run would cut
+   * short is refused here, before anything is sent.
+   */
   async signalDecision(runId: string, decision: ApprovalDecision): Promise<void> {
+    refuseOverlongReason(decision);
     await this.query(runId, () => this.handle(runId).signal(decideSignal, stampedNow(decision)));
   }
 

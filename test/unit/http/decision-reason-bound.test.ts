@@ -15,5 +15,9 @@ describe('RelayClient decisions', () => {
       name: 'RelayError',
       code: 'invalid_input',
     });
+    // A signal cannot be refused by the run, which would cut the reason short: the client refuses it instead.
+    await expect(
+      client().signalDecision('run_x', { toolCallId: 'call_1_0', decision: 'reject', reason }),
+    ).rejects.toMatchObject({ name: 'RelayError', code: 'invalid_input' });
   }, 5_000);
 });
