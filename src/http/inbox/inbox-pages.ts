@@ -1,5 +1,6 @@
 import { html } from 'hono/html';
 import type { HtmlEscapedString } from 'hono/utils/html';
+import { maxDecisionReasonLength } from '../../shared/run-types.js';
 import { approverOf } from './inbox-sessions.js';
 import type { InboxSession } from './inbox-sessions.js';
 
@@ -87,7 +88,7 @@ export function runPage(session: InboxSession, runId: string): Page {
     `Run ${runId}`,
     html`<p><a href="/">← All pending approvals</a></p>
       <h1>Run <code>${runId}</code></h1>
-      <div data-inbox="run" data-run-id="${runId}">
+      <div data-inbox="run" data-run-id="${runId}" data-max-reason-length="${maxDecisionReasonLength}">
         <p id="run-summary" role="status" aria-live="polite">Loading…</p>
         <section aria-labelledby="pending-heading">
           <h2 id="pending-heading">Waiting for a decision</h2>

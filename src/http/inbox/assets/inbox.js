@@ -403,7 +403,12 @@ function decisionForm(runId, approval, schema, onDecided) {
     ])
   );
   const issues = element('ul', { id: `${id}-issues`, class: 'issues', 'aria-live': 'polite' });
-  const reason = /** @type {HTMLInputElement} */ (element('input', { id: `${id}-reason`, autocomplete: 'off' }));
+  // The longest reason the run keeps, as the page was given it: the server refuses a longer one.
+  const maxReasonLength = document.querySelector('[data-max-reason-length]')?.getAttribute('data-max-reason-length');
+  const bounded = maxReasonLength ? { maxlength: maxReasonLength } : {};
+  const reason = /** @type {HTMLInputElement} */ (
+    element('input', { id: `${id}-reason`, autocomplete: 'off', ...bounded })
+  );
   const approve = /** @type {HTMLButtonElement} */ (element('button', { type: 'submit' }, ['Approve']));
   const reject = /** @type {HTMLButtonElement} */ (element('button', { type: 'button', class: 'danger' }, ['Reject']));
   const result = element('p', { role: 'status', tabindex: '-1', class: 'result' });
