@@ -108,7 +108,7 @@ function failureOrRetry(call: ExecuteToolInput, result: ToolFailure, context: Co
       error: `${result.error}. It may still have had an effect: it was not retried, so check before calling it again.`,
     };
   }
-  if (result.errorType === 'execution' || result.errorType === 'timeout') {
+  if ((result.errorType === 'execution' || result.errorType === 'timeout') && result.retryable !== false) {
     throw ApplicationFailure.create({
       type: 'tool_execution_failed',
       message: result.error,

@@ -44,7 +44,10 @@ export interface ToolFailure {
   issues?: ToolInputIssue[];
   /** What the model sent, echoed back on validation failures so it can correct itself. */
   input?: unknown;
-  /** For `transport` and `protocol` failures: whether another attempt is safe (the call cannot have had an effect). */
+  /**
+   * For `transport` and `protocol` failures: whether another attempt is safe (the call cannot have had an effect).
+   * `false` on an `execution` failure that came after the tool ran (its output could not be kept): it is not retried.
+   */
   retryable?: boolean;
 }
 

@@ -128,7 +128,7 @@ export class ToolExecutor {
         logger,
         signal: lifetime.signal,
       });
-      // Output that cannot be serialised (or a logger that throws) rejects here and becomes an execution failure.
+      // A logger that throws (or any other fault around the tool) rejects here and becomes an execution failure.
       const run = this.#run(tool, check.data, ctx, base).catch((error: unknown) =>
         failure(base, 'execution', errorMessage(error)),
       );
@@ -157,10 +157,15 @@ export class ToolExecutor {
     const verdict = await runAfterGuardrails(layers, output, ctx, tool);
     if (!verdict.allow) return failure(base, 'guardrail', `Denied by guardrail: ${verdict.reason}`);
 
-    const { data, truncated, originalSize } = truncateOutput(
-      verdict.output,
-      tool.maxResultBytes ?? this.#maxResultBytes,
-    );
+    let kept: ReturnType<typeof truncateOutput>;
+    try {
+      kept = truncateOutput(verdict.output, tool.maxResultBytes ?? this.#maxResultBytes);
+    } catch (error) {
+      // The tool has run: another attempt would run it again, so this failure is final.
+      const message = `${errorMessage(error)}. The tool ran, so it was not retried: check before calling it again.`;
+      return { ...failure(base, 'execution', message), retryable: false };
+    }
+    const { data, truncated, originalSize } = kept;
     return truncated ? { success: true, ...base, data, truncated, originalSize } : { success: true, ...base, data };
   }
 

@@ -344,6 +344,35 @@ describe('approvals, exactly', () => {
   });
 });
 
+describe('a tool whose output cannot be kept', () => {
+  it('runs once and tells the model it ran, since a retry would run it again', async () => {
+    let charges = 0;
+    const charge = defineTool({
+      name: 'charge_card',
+      description: 'Charge a card; returns the charge id as a BigInt, which JSON cannot hold.',
+      inputSchema: z.object({ amount: z.number() }),
+      execute: () => {
+        charges += 1;
+        return { id: 123n };
+      },
+    });
+    const { client, stop } = await startWorker(
+      [{ toolCalls: [{ name: 'charge_card', input: { amount: 5 } }] }, { text: 'checked' }],
+      [charge],
+    );
+    try {
+      const { runId } = await client.startRun({ ...base, prompt: 'charge' });
+      expect(await client.result(runId)).toMatchObject({ status: 'completed', output: 'checked' });
+      expect(charges).toBe(1);
+      const failed = (await client.events(runId)).find((event) => event.type === 'tool_failed');
+      expect(failed).toMatchObject({ errorType: 'execution' });
+      expect(failed && 'error' in failed ? failed.error : '').toContain('The tool ran, so it was not retried');
+    } finally {
+      await stop();
+    }
+  });
+});
+
 describe('cancellation', () => {
   it('records a call whose input was still being checked before approval as cancelled at that stage', async () => {
     let ruleAsked = false;

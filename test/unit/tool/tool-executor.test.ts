@@ -277,8 +277,11 @@ describe('ToolExecutor.executeCall', () => {
       success: false,
       errorType: 'execution',
       error: expect.stringMatching(/^Output is not JSON-serialisable: /) as unknown,
+      // The tool ran: a retry would run it again.
+      retryable: false,
     });
     expect(result.success ? '' : result.error).toContain(reason);
+    expect(result.success ? '' : result.error).toContain('The tool ran, so it was not retried');
   });
 
   it('returns the JSON form of the output, as history and the model will see it', async () => {
