@@ -12,7 +12,7 @@ import { exitCodes, usageError } from './cli-error.js';
 import { cliInvocation } from './cli-invocation.js';
 import type { Command } from './command.js';
 import { commandSummaries } from './command-summaries.js';
-import { parseCommandArgs } from './command.js';
+import { parseCommandFlags } from './command.js';
 import { waitForShutdownSignal } from './shutdown-signal.js';
 import { connectRelayClient, readTemporalSettings } from './temporal-settings.js';
 import type { TemporalSettings } from './temporal-settings.js';
@@ -115,7 +115,7 @@ Options:
   --json                 machine-readable output
   -h, --help             this help`,
   async run(argv) {
-    const { values } = parseCommandArgs('codec-server', argv, codecServerOptions);
+    const { values } = parseCommandFlags('codec-server', argv, codecServerOptions);
     const encryption = encryptionOptionsFromEnv(process.env);
     if (!encryption) throw usageError('Set RELAY_E_ENCRYPTION_KEYS="id:base64key,..." to serve the codec');
     const portText = values.port ?? process.env['RELAY_E_CODEC_PORT'];

@@ -45,6 +45,23 @@ export const scopedConnectionOptionsHelp = connectionHelp(
   'only runs of this tenant (env RELAY_E_TENANT; default: runs of every tenant)',
 );
 
+/** {@link parseCommandArgs} for a command that takes flags only: an argument left over is a usage error too. */
+export function parseCommandFlags<T extends ParseArgsOptionsConfig>(command: string, argv: string[], options: T) {
+  const parsed = parseCommandArgs(command, argv, options);
+  const [extra] = parsed.positionals;
+  if (extra !== undefined)
+    throw usageError(`Unexpected argument '${extra}'. See '${cliInvocation()} ${command} --help'.`);
+  return parsed;
+}
+
+/**
+ * The API's bind address: the flag, else `RELAY_E_HOST` unless empty, else loopback. An empty variable must not
+ * become Node's empty host, which binds every interface.
+ */
+export function apiHost(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
+  return flag ?? (env['RELAY_E_HOST'] || undefined) ?? '127.0.0.1';
+}
+
 /** Parses a command's argv strictly; a bad flag is a usage error that names the command's help. */
 export function parseCommandArgs<T extends ParseArgsOptionsConfig>(command: string, argv: string[], options: T) {
   try {

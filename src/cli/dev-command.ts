@@ -12,7 +12,7 @@ import { startApiServer } from '../http/start-api-server.js';
 import { exitCodes, usageError } from './cli-error.js';
 import { runTenantsOf, startCodecServer } from './codec-server-command.js';
 import type { Command } from './command.js';
-import { connectionOptions, connectionOptionsHelp, parseCommandArgs } from './command.js';
+import { apiHost, connectionOptions, connectionOptionsHelp, parseCommandFlags } from './command.js';
 import { resolveModel } from './resolve-model.js';
 import { defaultApiPort, explainBusyPort, readPort } from './serve-command.js';
 import { waitForShutdownSignal } from './shutdown-signal.js';
@@ -64,7 +64,7 @@ ${configOptionHelp}
 
 ${connectionOptionsHelp}`,
   async run(argv) {
-    const { values } = parseCommandArgs('dev', argv, devOptions);
+    const { values } = parseCommandFlags('dev', argv, devOptions);
     const shutdown = waitForShutdownSignal();
     const project = await loadProjectConfig(values.config);
     const settings = await readTemporalSettings(
@@ -91,7 +91,7 @@ ${connectionOptionsHelp}`,
       stack.add(() => worker.stop());
       const api = await startDevApi(stack, serverSettings, {
         port: readPort(values.port),
-        host: values.host ?? process.env['RELAY_E_HOST'] ?? '127.0.0.1',
+        host: apiHost(values.host),
         // The API reads stored outputs and texts from the store its worker keeps them in.
         payloadStore: worker.payloadStore,
       });

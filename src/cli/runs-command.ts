@@ -4,7 +4,7 @@ import type { RunStatus } from '../shared/run-types.js';
 import { exitCodes, usageError } from './cli-error.js';
 import { cliInvocation } from './cli-invocation.js';
 import type { Command } from './command.js';
-import { connectionOptions, parseCommandArgs, scopedConnectionOptionsHelp } from './command.js';
+import { connectionOptions, parseCommandFlags, scopedConnectionOptionsHelp } from './command.js';
 import { commandSummaries } from './command-summaries.js';
 import { formatTable } from './format-table.js';
 import { readPositiveInteger } from './run-command.js';
@@ -49,7 +49,7 @@ Options:
 
 ${scopedConnectionOptionsHelp}`,
   async run(argv) {
-    const { values } = parseCommandArgs('runs', argv, runsOptions);
+    const { values } = parseCommandFlags('runs', argv, runsOptions);
     const status = values.status;
     if (status !== undefined && !(runStatuses as readonly string[]).includes(status)) {
       throw usageError(`--status must be one of ${runStatuses.join(', ')}`);

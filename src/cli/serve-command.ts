@@ -6,7 +6,7 @@ import { exitCodes, usageError } from './cli-error.js';
 import { cliInvocation } from './cli-invocation.js';
 import type { Command } from './command.js';
 import { commandSummaries } from './command-summaries.js';
-import { connectionOptions, connectionOptionsHelp, parseCommandArgs } from './command.js';
+import { apiHost, connectionOptions, connectionOptionsHelp, parseCommandFlags } from './command.js';
 import { waitForShutdownSignal } from './shutdown-signal.js';
 import { configOption, configOptionHelp, loadProjectConfig } from './project-config.js';
 import { connectRelayClient, readTemporalSettings } from './temporal-settings.js';
@@ -61,7 +61,7 @@ ${configOptionHelp}
 
 ${connectionOptionsHelp}`,
   async run(argv) {
-    const { values } = parseCommandArgs('serve', argv, serveOptions);
+    const { values } = parseCommandFlags('serve', argv, serveOptions);
     const shutdown = waitForShutdownSignal();
     const file = values['api-keys-file'] ?? process.env['RELAY_E_API_KEYS_FILE'];
     const apiKeys = await loadApiKeys({ ...(file ? { file } : {}), env: process.env });
@@ -71,7 +71,7 @@ ${connectionOptionsHelp}`,
     // Where the workers keep outputs and texts out of history, for GET /v1/runs/{id}/stored/{ref}.
     const payloadStore = createPayloadStore(projectPayloadStoreConfig(settings, project));
     const port = readPort(values.port);
-    const host = values.host ?? process.env['RELAY_E_HOST'] ?? '127.0.0.1';
+    const host = apiHost(values.host);
     const api = await startApiServer({ client, apiKeys, payloadStore, port, host }).catch(async (error: unknown) => {
       await Promise.all([payloadStore.close(), client.close()]);
       throw explainBusyPort(error, port, host);

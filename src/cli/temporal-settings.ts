@@ -44,14 +44,15 @@ export async function readTemporalSettings(
   env: NodeJS.ProcessEnv = process.env,
   config: ConfigSettings = {},
 ): Promise<TemporalSettings> {
-  const tenant = flags.tenant ?? env['RELAY_E_TENANT'];
+  // An empty variable is unset, as a shell's `VAR=` means: a tenant '' would match no run.
+  const tenant = flags.tenant ?? (env['RELAY_E_TENANT'] || undefined);
   const temporal = loadTemporalProfile(flags.profile, env);
   const { apiKey, tls } = temporal.connectionOptions;
   const encryption = encryptionOptionsFromEnv(env) ?? config.encryption;
   return {
     address: flags.address ?? temporal.connectionOptions.address ?? 'localhost:7233',
     namespace: flags.namespace ?? temporal.namespace ?? 'default',
-    taskQueue: flags['task-queue'] ?? env['RELAY_E_TASK_QUEUE'] ?? config.taskQueue ?? 'relay-e',
+    taskQueue: flags['task-queue'] ?? (env['RELAY_E_TASK_QUEUE'] || undefined) ?? config.taskQueue ?? 'relay-e',
     tenantId: tenant ?? 'demo',
     tenantGiven: tenant !== undefined,
     ...(typeof apiKey === 'string' ? { apiKey } : {}),

@@ -12,7 +12,7 @@ import type { ToolEntry, ToolSource } from '../tool/tool-source.js';
 import { exitCodes, usageError } from './cli-error.js';
 import type { Command } from './command.js';
 import { configOption, configOptionHelp, loadProjectConfig } from './project-config.js';
-import { parseCommandArgs } from './command.js';
+import { parseCommandFlags } from './command.js';
 
 const toolsOptions = {
   'mcp-stdio': { type: 'string', multiple: true },
@@ -41,8 +41,7 @@ ${configOptionHelp}
   --json                     the listings as a JSON array (the shape GET /v1/tools answers with)
   -h, --help                 this help`,
   async run(argv) {
-    const { values, positionals } = parseCommandArgs('tools', argv, toolsOptions);
-    if (positionals.length > 0) throw usageError(`Unexpected argument '${positionals[0]}'. See '${cli} tools --help'.`);
+    const { values } = parseCommandFlags('tools', argv, toolsOptions);
     const servers = [
       ...(values['mcp-stdio'] ?? []).map((flag) => stdioServer(flag)),
       ...(values['mcp-http'] ?? []).map((flag) => httpServer(flag)),

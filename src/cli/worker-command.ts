@@ -20,7 +20,7 @@ import type { DurationInput } from '../shared/run-types.js';
 import { createWorker } from '../worker/create-worker.js';
 import { exitCodes } from './cli-error.js';
 import type { Command } from './command.js';
-import { connectionOptions, connectionOptionsHelp, parseCommandArgs } from './command.js';
+import { connectionOptions, connectionOptionsHelp, parseCommandFlags } from './command.js';
 import { defaultPayloadDirectory, openCliPayloadStore } from './cli-payload-store.js';
 import { waitForShutdownSignal } from './shutdown-signal.js';
 import { connectWorkerConnection, readTemporalSettings } from './temporal-settings.js';
@@ -227,7 +227,7 @@ ${workerDeploymentHelp}
 ${connectionOptionsHelp}`,
   async run(argv) {
     const options = { ...connectionOptions, ...configOption, ...workerDeploymentOptions };
-    const { values } = parseCommandArgs('worker', argv, options);
+    const { values } = parseCommandFlags('worker', argv, options);
     const deployment = readWorkerDeployment(values, process.env);
     const project = await loadProjectConfig(values.config);
     const settings = await readTemporalSettings(values, process.env, project?.config);

@@ -196,10 +196,12 @@ describe('relay-e run, approve and reject (scripts)', () => {
     expect(await run.exited).toBe(0);
   });
 
-  it('exits 3 for an unknown run and 2 for a bad flag', async () => {
+  it('exits 3 for an unknown run and 2 for a bad flag or an argument a command does not take', async () => {
     expect((await relayE(['inspect', 'run_does_not_exist'])).code).toBe(3);
     expect((await relayE(['runs', '--status', 'sleeping'])).code).toBe(2);
     expect((await relayE(['run', '--frobnicate', 'hi'])).code).toBe(2);
+    // Before, `runs acme` dropped the argument and listed every tenant's runs.
+    expect((await relayE(['runs', 'acme'])).code).toBe(2);
   });
 
   it("prints each command's own help for --help or -h anywhere before --, without touching Temporal", async () => {

@@ -63,6 +63,16 @@ describe('readTemporalSettings', () => {
     expect((await readTemporalSettings({ 'task-queue': 'from-flag' }, env, config)).taskQueue).toBe('from-flag');
   });
 
+  it('takes an empty RELAY_E_TENANT or RELAY_E_TASK_QUEUE for unset, as a shell means VAR=', async () => {
+    const settings = await readTemporalSettings(
+      {},
+      { TEMPORAL_CONFIG_FILE: configFile, RELAY_E_TENANT: '', RELAY_E_TASK_QUEUE: '' },
+    );
+
+    // A tenant '' would narrow listings to no run and refuse every run by id.
+    expect(settings).toMatchObject({ tenantId: 'demo', tenantGiven: false, taskQueue: 'relay-e' });
+  });
+
   it('refuses a profile the file does not have, naming it', async () => {
     await expect(readTemporalSettings({ profile: 'staging' }, { TEMPORAL_CONFIG_FILE: configFile })).rejects.toThrow(
       "Profile 'staging' not found",
