@@ -20,12 +20,15 @@ export interface ModelTextStream {
 export function createModelTextStream(context: Context, step: number): ModelTextStream {
   let text = '';
   let bytes = 0;
+  // Once a delta does not fit, none after it is taken: a smaller later one would leave a hole in the text.
+  let full = false;
   let timer: ReturnType<typeof setTimeout> | undefined;
   const progress = () => (text === '' ? undefined : { step, attempt: context.info.attempt, text });
   return {
     push(delta) {
       const deltaBytes = utf8ByteLength(delta);
-      if (bytes + deltaBytes > maxStreamedBytes) return;
+      full ||= bytes + deltaBytes > maxStreamedBytes;
+      if (full) return;
       text += delta;
       bytes += deltaBytes;
       timer ??= setTimeout(() => {
