@@ -17,6 +17,7 @@ import { resolveModel } from './resolve-model.js';
 import { defaultApiPort, explainBusyPort, readPort } from './serve-command.js';
 import { waitForShutdownSignal } from './shutdown-signal.js';
 import { createSpinner } from './spinner.js';
+import { errorMessage } from '../tool/error-message.js';
 import type { Spinner } from './spinner.js';
 import { connectRelayClient, readTemporalSettings } from './temporal-settings.js';
 import type { TemporalSettings } from './temporal-settings.js';
@@ -109,18 +110,30 @@ ${connectionOptionsHelp}`,
 };
 
 /** What `dev` started, stopped in reverse order, and the spinner that tells what it is doing. */
-class DevStack {
+export class DevStack {
   readonly #cleanups: Array<() => Promise<void>> = [];
 
-  constructor(readonly spinner: Spinner) {}
+  constructor(
+    readonly spinner: Spinner,
+    private readonly stderr: Pick<NodeJS.WriteStream, 'write'> = process.stderr,
+  ) {}
 
   add(cleanup: () => Promise<void>): void {
     this.#cleanups.push(cleanup);
   }
 
+  /**
+   * Runs every cleanup, the last added first, even after one fails: a worker that failed would otherwise leave the
+   * Temporal dev server running and the process waiting on it. Rethrows the first failure; the others are printed.
+   */
   async stop(): Promise<void> {
     this.spinner.stop();
-    for (const cleanup of this.#cleanups.reverse()) await cleanup();
+    const failures: unknown[] = [];
+    for (const cleanup of this.#cleanups.reverse()) await cleanup().catch((error: unknown) => failures.push(error));
+    for (const later of failures.slice(1)) {
+      this.stderr.write(`relay-e dev: while stopping, also: ${errorMessage(later)}\n`);
+    }
+    if (failures.length > 0) throw failures[0];
   }
 }
 
