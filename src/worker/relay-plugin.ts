@@ -14,6 +14,7 @@ import { createActivities } from '../../activities/index.js';
 import type { ActivityDependencies, OwnModelCallQueue, RelayActivities } from '../../activities/index.js';
 import { ModelRegistry } from '../model/model-registry.js';
 import type { ModelProvider } from '../model/model-provider.js';
+import { toEncryptionKeyRing } from '../security/encryption-keys.js';
 import type { EncryptionOptions } from '../security/encryption-keys.js';
 import type { SecretSource } from '../security/resolve-secret-references.js';
 import type { PayloadStore } from '../store/payload-store.js';
@@ -193,9 +194,17 @@ export class RelayPlugin implements WorkerPlugin, ClientPlugin, NativeConnection
     const reminder = approvalReminderOption(options);
     const modelCallQueue = ownModelCallQueueOption(options);
     if (!options.approvalWebhook) refuseRemindingSourcesWithoutWebhook(options.tools ?? []);
+    // Keys that cannot be used are refused now, not when a worker's codec is built after the tools opened.
+    if (options.encryption) toEncryptionKeyRing(options.encryption);
     const tools = await resolveToolRegistry(options);
     if (!options.approvalWebhook) await refuseRemindersWithoutWebhook(tools);
-    return new RelayPlugin(options, tools, reminder, modelCallQueue);
+    try {
+      return new RelayPlugin(options, tools, reminder, modelCallQueue);
+    } catch (error) {
+      // An option the activities refuse (maxModelResponseBytes): no plugin is returned to close the sources.
+      await tools.close();
+      throw error;
+    }
   }
 
   /** The model id prefixes this plugin's worker serves. */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { scriptedModel } from '../../../src/testing/scripted-model.js';
 import { RelayPlugin } from '../../../src/worker/relay-plugin.js';
+import type { ToolSource } from '../../../src/tool/tool-source.js';
 import { countingCloses } from '../../helpers/test-tools.js';
 
 describe('RelayPlugin.close', () => {
@@ -28,5 +29,25 @@ describe('RelayPlugin.close', () => {
       code: 'invalid_input',
       message: expect.stringContaining('tool sources are closed') as unknown,
     });
+  });
+
+  it.each([
+    { option: 'a maxModelResponseBytes over its bound', extra: { maxModelResponseBytes: 2_000_000 } },
+    { option: 'an encryption key that is not one', extra: { encryption: { keys: { 'k-1': 'short' } } } },
+  ])('leaves no tool source open when it refuses $option', async ({ extra }) => {
+    const source = { opened: 0, closed: 0 };
+    const counting: ToolSource = {
+      kind: 'tool-source',
+      name: 'counting',
+      open: async () => {
+        source.opened += 1;
+        return { tools: [], close: async () => void (source.closed += 1) };
+      },
+    };
+    await expect(
+      RelayPlugin.create({ tools: [counting], models: { scripted: scriptedModel([]) }, ...extra }),
+    ).rejects.toMatchObject({ code: 'invalid_input' });
+    // No plugin came back to close them: an MCP server's process would have kept the caller's process alive.
+    expect(source.closed).toBe(source.opened);
   });
 });
