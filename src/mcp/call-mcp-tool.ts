@@ -4,7 +4,7 @@ import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { RelayError } from '../shared/errors.js';
 import type { ToolContext } from '../tool/tool-context.js';
 import type { McpConnection } from './mcp-connection.js';
-import { describeTransportError, isRefusal, transportFailure } from './mcp-connection.js';
+import { describeTransportError, isAskedToRetryLater, isRefusal, transportFailure } from './mcp-connection.js';
 
 /** The `_meta` key under which a call carries the run's idempotency key to the server. */
 export const idempotencyKeyMetaKey = 'relay-e/idempotencyKey';
@@ -44,7 +44,8 @@ export async function callMcpTool(connection: McpConnection, call: McpCall, ctx:
     if (ctx.signal.aborted) throw error;
     // A server that could not be reached at all is already told apart by the connection.
     const failure = RelayError.isInstance(error) ? error : classifyFailure(call, error);
-    if (failure.code === 'tool_transport_failed') await connection.reset();
+    // A server that asks for the request later is reachable: its connection stays for the other calls on it.
+    if (failure.code === 'tool_transport_failed' && !isAskedToRetryLater(error)) await connection.reset();
     throw failure;
   }
   if (result.isError === true) {
@@ -130,8 +131,9 @@ function classifyFailure(call: McpCall, error: unknown): RelayError {
     });
   }
   if (isRefusal(error)) return transportFailure(`${prefix}: ${describeTransportError(error)}`, false, error);
-  // The request may have reached the server before the link broke: repeat it only when that cannot hurt.
-  const retryable = neverSent(error) || call.safeToRepeat;
+  // The request may have reached the server before the link broke: repeat it only when that cannot hurt, or when
+  // the server said it did not take it.
+  const retryable = neverSent(error) || isAskedToRetryLater(error) || call.safeToRepeat;
   return transportFailure(`${prefix}: ${describeTransportError(error)}`, retryable, error);
 }
 

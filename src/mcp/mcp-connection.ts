@@ -184,9 +184,23 @@ export function describeTransportError(error: unknown): string {
   return `${status}${errorMessage(error)}`;
 }
 
-/** An HTTP 4xx answer: the server understood and said no, so the same request would be refused again. */
+/**
+ * An HTTP 4xx answer: the server understood and said no, so the same request would be refused again. Not 408 or 429,
+ * which say the server did not take the request and asks for it again later ({@link isAskedToRetryLater}).
+ */
 export function isRefusal(error: unknown): boolean {
-  return error instanceof StreamableHTTPError && error.code !== undefined && error.code >= 400 && error.code < 500;
+  return (
+    error instanceof StreamableHTTPError &&
+    error.code !== undefined &&
+    error.code >= 400 &&
+    error.code < 500 &&
+    !isAskedToRetryLater(error)
+  );
+}
+
+/** HTTP 408 (request timeout) or 429 (too many requests): the request was not processed, so repeating it is safe. */
+export function isAskedToRetryLater(error: unknown): boolean {
+  return error instanceof StreamableHTTPError && (error.code === 408 || error.code === 429);
 }
 
 function abortable<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
