@@ -1,5 +1,5 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
-import { isSecretReference, resolveSecretReferences } from '../security/resolve-secret-references.js';
+import { isSecretReference, redactSecrets, resolveSecretReferences } from '../security/resolve-secret-references.js';
 import type { SecretReference, SecretSource } from '../security/resolve-secret-references.js';
 import { RelayError } from '../shared/errors.js';
 import type { ToolAnnotations } from '../shared/tool-catalog.js';
@@ -150,12 +150,14 @@ async function openMcpSource(options: McpToolsOptions, context: ToolSourceContex
 
   const onConnection: ConnectionUser = async (tenantId, toolName, call) => {
     if (!usesSecrets) return call(catalog);
-    const resolved = await resolveTransport(transport, secrets, { tenantId, toolName }).catch((error: unknown) => {
-      throw new RelayError('tool_transport_failed', `MCP server '${server}': ${errorMessage(error)}`, {
-        details: { retryable: false },
-      });
-    });
-    return pool.use(tenantId, resolved, call);
+    const resolved = await resolveTransportWithSecrets(transport, secrets, { tenantId, toolName }).catch(
+      (error: unknown) => {
+        throw new RelayError('tool_transport_failed', `MCP server '${server}': ${errorMessage(error)}`, {
+          details: { retryable: false },
+        });
+      },
+    );
+    return withSecretsHidden(resolved.secretValues, () => pool.use(tenantId, resolved.transport, call));
   };
   const buildTools = (listed: readonly Tool[]) => toToolDefinitions(options, listed, logger, onConnection);
   const refresh = () => {
@@ -166,7 +168,9 @@ async function openMcpSource(options: McpToolsOptions, context: ToolSourceContex
 
   const catalog = new McpConnection({
     server,
-    transport: await resolveTransport(transport, secrets, { tenantId: catalogTenantId, toolName: `${server}/*` }),
+    transport: (
+      await resolveTransportWithSecrets(transport, secrets, { tenantId: catalogTenantId, toolName: `${server}/*` })
+    ).transport,
     logger,
     onToolsChanged: refresh,
   });
@@ -184,22 +188,46 @@ async function openMcpSource(options: McpToolsOptions, context: ToolSourceContex
   }
 }
 
-async function resolveTransport(
+/**
+ * The transport with its secret references resolved, and the secret values to hide from what its calls return: each
+ * value, and the credentials of one written `Scheme credentials` (`Bearer …`), which a server may echo alone.
+ */
+async function resolveTransportWithSecrets(
   transport: McpStdioTransport | McpHttpTransport,
   secrets: SecretSource | undefined,
   context: { tenantId: string; toolName: string },
-): Promise<ResolvedTransport> {
-  const values = transport.type === 'http' ? transport.headers : transport.env;
-  const { config } = await resolveSecretReferences(values ?? {}, secrets, context);
+): Promise<{ transport: ResolvedTransport; secretValues: string[] }> {
+  const settings = transport.type === 'http' ? transport.headers : transport.env;
+  const { config, values } = await resolveSecretReferences(settings ?? {}, secrets, context);
   const resolved = config as Record<string, string>;
-  if (transport.type === 'http') return { type: 'http', url: transport.url, headers: resolved };
-  return {
+  const secretValues = values.flatMap((value) => [value, ...(/^\S+ (\S+)$/.exec(value)?.slice(1) ?? [])]);
+  if (transport.type === 'http') {
+    return { transport: { type: 'http', url: transport.url, headers: resolved }, secretValues };
+  }
+  const stdio: ResolvedTransport = {
     type: 'stdio',
     command: transport.command,
     args: transport.args ?? [],
     env: resolved,
     ...(transport.cwd !== undefined ? { cwd: transport.cwd } : {}),
   };
+  return { transport: stdio, secretValues };
+}
+
+/**
+ * Runs a call made with a tenant's secrets, hiding them from its result and its error: a tool may return its token,
+ * and a server that refuses one may quote it in its answer, and both reach history and the model.
+ */
+async function withSecretsHidden<T>(secretValues: readonly string[], call: () => Promise<T>): Promise<T> {
+  try {
+    return redactSecrets(await call(), secretValues);
+  } catch (error) {
+    if (error instanceof Error) {
+      error.message = redactSecrets(error.message, secretValues);
+      if (error.stack !== undefined) error.stack = redactSecrets(error.stack, secretValues);
+    }
+    throw error;
+  }
 }
 
 /**

@@ -161,9 +161,11 @@ describe('relay-e dev with MCP servers in relay-e.config.ts', () => {
 
     const done = await waitForRun(runId, (run) => run.status === 'completed');
     expect(readFileSync(notesFile, 'utf8')).toBe('from the dev stack\n');
-    // What the servers answered reached the model: the stdio server's write and the token the HTTP server saw.
+    // What the servers answered reached the model: the stdio server's write, and `whoami`'s answer with the secret
+    // token it echoes hidden (the HTTP server saw the token itself).
     expect(done.output).toContain(`wrote ${notesFile}`);
-    expect(done.output).toContain(token);
+    expect(done.output).toContain('[secret]');
+    expect(done.output).not.toContain(token);
     expect(remote.tokensSeen).toContain(token);
   });
 

@@ -42,14 +42,19 @@ describe('an MCP server over Streamable HTTP with a per-tenant token', () => {
     expect(server.tokensSeen[0]).toBe('token-default');
   });
 
-  it('calls each tenant’s tools with that tenant’s own token', async () => {
-    const asAcme = await executor.execute('remote_whoami', {}, { context: { tenantId: 'acme' } });
-    const asGlobex = await executor.execute('remote_whoami', {}, { context: { tenantId: 'globex' } });
-    const asAcmeAgain = await executor.execute('remote_whoami', {}, { context: { tenantId: 'acme' } });
-    expect([asAcme, asGlobex, asAcmeAgain].map((result) => (result.success ? result.data : result.error))).toEqual([
-      'token-acme',
-      'token-globex',
-      'token-acme',
+  it('calls each tenant’s tools with that tenant’s own token, and hides the token from what they return', async () => {
+    const callAs = async (tenantId: string) => {
+      const seenBefore = server.tokensSeen.length;
+      const result = await executor.execute('remote_whoami', {}, { context: { tenantId } });
+      return { result, tokensSent: [...new Set(server.tokensSeen.slice(seenBefore))] };
+    };
+    const calls = [await callAs('acme'), await callAs('globex'), await callAs('acme')];
+    expect(calls.map(({ tokensSent }) => tokensSent)).toEqual([['token-acme'], ['token-globex'], ['token-acme']]);
+    // `whoami` returns the token it was called with: the secret `Bearer token-…` is hidden whole and as its token.
+    expect(calls.map(({ result }) => (result.success ? result.data : result.error))).toEqual([
+      '[secret]',
+      '[secret]',
+      '[secret]',
     ]);
   });
 
@@ -77,16 +82,18 @@ describe('an MCP server over Streamable HTTP with a per-tenant token', () => {
 
 describe('an MCP server over HTTP that restarted between two calls', () => {
   it('answers the next call on a new session instead of failing it: the old session answered 404, so nothing ran', async () => {
+    // The token is hidden from the result (see above); the fresh server's record says whose it was.
     expect(await executor.execute('remote_whoami', {}, { context: { tenantId: 'globex' } })).toMatchObject({
       success: true,
-      data: 'token-globex',
+      data: '[secret]',
     });
     const { port } = server;
     await server.close();
     server = await startFixtureHttpServer({ tokens, port });
 
     const after = await executor.execute('remote_whoami', {}, { context: { tenantId: 'globex' } });
-    expect(after).toMatchObject({ success: true, data: 'token-globex' });
+    expect(after).toMatchObject({ success: true, data: '[secret]' });
+    expect(new Set(server.tokensSeen)).toEqual(new Set(['token-globex']));
   });
 });
 

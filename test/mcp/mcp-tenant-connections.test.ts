@@ -6,13 +6,16 @@ import type { ToolContext } from '../../src/tool/tool-context.js';
 import { ToolExecutor } from '../../src/tool/tool-executor.js';
 import { loadToolSources } from '../../src/tool/tool-source.js';
 import type { LoadedTools } from '../../src/tool/tool-source.js';
+import { callerFingerprint } from '../fixtures/mcp/fixture-mcp-server.js';
 import { eventually, fixtureStdioTransport, quietLogger } from './mcp-test-kit.js';
+
+const fingerprints = (...callers: string[]) => callers.map(callerFingerprint);
 
 // A stdio server whose TOKEN is a secret runs one process per tenant: a process that exits is a connection closed.
 
 /** Tenants whose token was rotated, and what it is now. */
 const rotated = new Map<string, string>();
-/** Each tenant's own token; the stdio fixture's `whoami` answers with the TOKEN it was started with. */
+/** Each tenant's own token; the stdio fixture's `caller_fingerprint` answers for the TOKEN it was started with. */
 const secrets: SecretResolver = (name, { tenantId }) =>
   name === 'TOKEN' ? (rotated.get(tenantId) ?? `token-${tenantId}`) : undefined;
 
@@ -51,7 +54,8 @@ async function openPerTenantServer(limits: Pick<McpToolsOptions, 'maxTenantConne
     return result.data as string;
   };
   return {
-    whoami: (tenantId: string) => call('whoami', tenantId),
+    /** Which token the tenant's process holds, as its fingerprint (`whoami`'s answer would be hidden as a secret). */
+    whoami: (tenantId: string) => call('caller_fingerprint', tenantId),
     pidOf: async (tenantId: string) => Number(await call('process_id', tenantId)),
     /** A long count on the tenant's connection, followed by its progress reports, until `stop` cancels it. */
     startCounting: (tenantId: string) => {
@@ -92,7 +96,9 @@ describe('per-tenant connections of an MCP server whose settings hold secrets', 
 
     expect(globex).not.toBe(acme);
     expect(await server.pidOf('acme')).toBe(acme);
-    expect([await server.whoami('acme'), await server.whoami('globex')]).toEqual(['token-acme', 'token-globex']);
+    expect([await server.whoami('acme'), await server.whoami('globex')]).toEqual(
+      fingerprints('token-acme', 'token-globex'),
+    );
   });
 
   it('closes the least recently used beyond the bound, and a tenant that comes back gets its own again', async () => {
@@ -106,11 +112,13 @@ describe('per-tenant connections of an MCP server whose settings hold secrets', 
     expect([isRunning(acme), isRunning(initech)]).toEqual([true, true]);
 
     // Back after eviction: a fresh connection with globex's own token, never one left open for another tenant.
-    expect(await server.whoami('globex')).toBe('token-globex');
+    expect(await server.whoami('globex')).toBe(callerFingerprint('token-globex'));
     const globexAgain = await server.pidOf('globex');
     expect([acme, initech]).not.toContain(globexAgain);
     await eventually('acme’s, now the least recently used, has exited', () => !isRunning(acme));
-    expect([await server.whoami('initech'), await server.whoami('acme')]).toEqual(['token-initech', 'token-acme']);
+    expect([await server.whoami('initech'), await server.whoami('acme')]).toEqual(
+      fingerprints('token-initech', 'token-acme'),
+    );
   });
 
   it('never closes a connection under a running call: the bound is kept by closing an idle one', async () => {
@@ -133,7 +141,7 @@ describe('per-tenant connections of an MCP server whose settings hold secrets', 
     const before = await server.pidOf('acme');
     rotated.set('acme', 'token-acme-rotated');
     try {
-      expect(await server.whoami('acme')).toBe('token-acme-rotated');
+      expect(await server.whoami('acme')).toBe(callerFingerprint('token-acme-rotated'));
       await eventually('the server process with the old token has exited', () => !isRunning(before));
     } finally {
       rotated.clear();
@@ -145,7 +153,7 @@ describe('per-tenant connections of an MCP server whose settings hold secrets', 
     const acme = await server.pidOf('acme');
 
     await eventually('acme’s idle server process has exited', () => !isRunning(acme));
-    expect(await server.whoami('acme')).toBe('token-acme');
+    expect(await server.whoami('acme')).toBe(callerFingerprint('token-acme'));
   });
 
   it('refuses a bound that is not a positive integer', () => {
