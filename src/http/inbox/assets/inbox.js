@@ -405,10 +405,10 @@ function decisionForm(runId, approval, schema, onDecided) {
   const issues = element('ul', { id: `${id}-issues`, class: 'issues', 'aria-live': 'polite' });
   // The longest reason the run keeps, as the page was given it: the server refuses a longer one.
   const maxReasonLength = document.querySelector('[data-max-reason-length]')?.getAttribute('data-max-reason-length');
-  const bounded = maxReasonLength ? { maxlength: maxReasonLength } : {};
-  const reason = /** @type {HTMLInputElement} */ (
-    element('input', { id: `${id}-reason`, autocomplete: 'off', ...bounded })
-  );
+  /** @type {Record<string, string>} */
+  const reasonAttributes = { id: `${id}-reason`, autocomplete: 'off' };
+  if (maxReasonLength) reasonAttributes['maxlength'] = maxReasonLength;
+  const reason = /** @type {HTMLInputElement} */ (element('input', reasonAttributes));
   const approve = /** @type {HTMLButtonElement} */ (element('button', { type: 'submit' }, ['Approve']));
   const reject = /** @type {HTMLButtonElement} */ (element('button', { type: 'button', class: 'danger' }, ['Reject']));
   const result = element('p', { role: 'status', tabindex: '-1', class: 'result' });
