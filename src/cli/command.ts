@@ -2,6 +2,7 @@ import { parseArgs } from 'node:util';
 import type { ParseArgsOptionsConfig } from 'node:util';
 import { usageError } from './cli-error.js';
 import { cliInvocation } from './cli-invocation.js';
+import { envSetting } from './env-setting.js';
 
 /** One `relay-e` subcommand. */
 export interface Command {
@@ -54,12 +55,9 @@ export function parseCommandFlags<T extends ParseArgsOptionsConfig>(command: str
   return parsed;
 }
 
-/**
- * The API's bind address: the flag, else `RELAY_E_HOST` unless empty, else loopback. An empty variable must not
- * become Node's empty host, which binds every interface.
- */
+/** The API's bind address: the flag, else `RELAY_E_HOST` (see envSetting), else loopback. */
 export function apiHost(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): string {
-  return flag ?? (env['RELAY_E_HOST'] || undefined) ?? '127.0.0.1';
+  return flag ?? envSetting(env, 'RELAY_E_HOST') ?? '127.0.0.1';
 }
 
 /** Parses a command's argv strictly; a bad flag is a usage error that names the command's help. */

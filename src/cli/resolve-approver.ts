@@ -1,5 +1,6 @@
 import { userInfo } from 'node:os';
 import { usageError } from './cli-error.js';
+import { envSetting } from './env-setting.js';
 
 /** The help line of `--approver`, the same for every command that decides. */
 export const approverOptionHelp = `--approver NAME        recorded with the decision (default $USER, else this OS account's name;
@@ -11,7 +12,7 @@ export function resolveApprover(
   env: NodeJS.ProcessEnv = process.env,
   accountName: () => string = () => userInfo().username,
 ): string {
-  const named = flag ?? (env['USER'] || undefined);
+  const named = flag ?? envSetting(env, 'USER');
   if (named !== undefined) return named;
   try {
     const account = accountName();

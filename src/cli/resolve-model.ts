@@ -1,5 +1,6 @@
 import { demoModelId } from '../demo/demo-model.js';
 import { providersFromEnv } from '../model/providers/index.js';
+import { envSetting } from './env-setting.js';
 
 /** The model a run uses and a sentence saying where it comes from. */
 export interface ResolvedModel {
@@ -20,7 +21,7 @@ const defaultModels: Readonly<Record<string, string>> = {
  */
 export function resolveModel(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): ResolvedModel {
   const configured = Object.keys(providersFromEnv(env));
-  const named = flag ?? (env['RELAY_E_MODEL'] || undefined);
+  const named = flag ?? envSetting(env, 'RELAY_E_MODEL');
   const modelId = named ?? configured.map((provider) => defaultModels[provider]).find((model) => model !== undefined);
   if (modelId !== undefined && modelId !== demoModelId) {
     const source = named === undefined ? 'default of the configured provider; --model or RELAY_E_MODEL to change' : '';

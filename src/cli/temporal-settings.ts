@@ -7,6 +7,7 @@ import { encryptionOptionsFromEnv } from '../security/encryption-keys.js';
 import type { EncryptionOptions } from '../security/encryption-keys.js';
 import type { RelayConfig } from '../config/define-config.js';
 import { usageError } from './cli-error.js';
+import { envSetting } from './env-setting.js';
 
 /** Where the Temporal server is and which runs a command works on, from flags first, then the environment. */
 export interface TemporalSettings {
@@ -44,15 +45,14 @@ export async function readTemporalSettings(
   env: NodeJS.ProcessEnv = process.env,
   config: ConfigSettings = {},
 ): Promise<TemporalSettings> {
-  // An empty variable is unset, as a shell's `VAR=` means: a tenant '' would match no run.
-  const tenant = flags.tenant ?? (env['RELAY_E_TENANT'] || undefined);
+  const tenant = flags.tenant ?? envSetting(env, 'RELAY_E_TENANT');
   const temporal = loadTemporalProfile(flags.profile, env);
   const { apiKey, tls } = temporal.connectionOptions;
   const encryption = encryptionOptionsFromEnv(env) ?? config.encryption;
   return {
     address: flags.address ?? temporal.connectionOptions.address ?? 'localhost:7233',
     namespace: flags.namespace ?? temporal.namespace ?? 'default',
-    taskQueue: flags['task-queue'] ?? (env['RELAY_E_TASK_QUEUE'] || undefined) ?? config.taskQueue ?? 'relay-e',
+    taskQueue: flags['task-queue'] ?? envSetting(env, 'RELAY_E_TASK_QUEUE') ?? config.taskQueue ?? 'relay-e',
     tenantId: tenant ?? 'demo',
     tenantGiven: tenant !== undefined,
     ...(typeof apiKey === 'string' ? { apiKey } : {}),

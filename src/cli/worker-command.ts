@@ -36,6 +36,7 @@ import {
 } from './worker-deployment.js';
 import type { WorkerDeployment } from './worker-deployment.js';
 import type { ProjectConfig } from './project-config.js';
+import { envSetting } from './env-setting.js';
 
 /** A worker with the project's tools (or the demo's) that runs until `stop`. */
 export interface CliWorker {
@@ -130,8 +131,7 @@ function approvalNoticesOf(project: ProjectConfig | undefined, inboxUrl: (() => 
   const configured = approvalWebhooksOf(project, process.env);
   const approvalWebhook =
     configured.webhooks && inboxUrl ? linkedToInbox(configured.webhooks, inboxUrl) : configured.webhooks;
-  const reminder =
-    project?.config.remindApproversBeforeExpiry ?? (process.env['RELAY_E_APPROVAL_REMINDER'] || undefined);
+  const reminder = project?.config.remindApproversBeforeExpiry ?? envSetting(process.env, 'RELAY_E_APPROVAL_REMINDER');
   return { approvalWebhook, reminder, where: configured.where };
 }
 

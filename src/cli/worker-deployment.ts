@@ -1,6 +1,7 @@
 import type { ParseArgsOptionsConfig } from 'node:util';
 import type { WorkerOptions } from '@temporalio/worker';
 import { usageError } from './cli-error.js';
+import { envSetting } from './env-setting.js';
 
 /** The Worker Deployment version a CLI worker polls as, under Worker Versioning. */
 export interface WorkerDeployment {
@@ -24,8 +25,8 @@ export function readWorkerDeployment(
   values: { deployment?: string | undefined; 'build-id'?: string | undefined },
   env: NodeJS.ProcessEnv,
 ): WorkerDeployment | undefined {
-  const deploymentName = values.deployment ?? (env['RELAY_E_WORKER_DEPLOYMENT'] || undefined);
-  const buildId = values['build-id'] ?? (env['RELAY_E_WORKER_BUILD_ID'] || undefined);
+  const deploymentName = values.deployment ?? envSetting(env, 'RELAY_E_WORKER_DEPLOYMENT');
+  const buildId = values['build-id'] ?? envSetting(env, 'RELAY_E_WORKER_BUILD_ID');
   if (deploymentName === undefined && buildId === undefined) return undefined;
   if (!deploymentName || !buildId) {
     const missing = deploymentName
