@@ -5,21 +5,33 @@ export type TruncatedOutput =
   | { data: unknown; truncated?: undefined; originalSize?: undefined }
   | { data: string; truncated: true; originalSize: number };
 
-const encoder = new TextEncoder();
-
 /**
  * Serialises a tool's output to JSON and, when that is over `maxBytes` of UTF-8, returns the text cut at a
- * character boundary to fit, with the full size. Functions, symbols, BigInt and cycles throw
- * `RelayError('tool_execution_failed')` rather than vanish, because silently dropped data misleads the model.
+ * character boundary with the full size. The cut text is measured as history stores it, a JSON string whose quotes
+ * and backslashes are escaped again, so an output full of them cannot take twice the bound. Functions, symbols,
+ * BigInt and cycles throw `RelayError('tool_execution_failed')` rather than vanish, because silently dropped data
+ * misleads the model.
  */
 export function truncateOutput(output: unknown, maxBytes: number): TruncatedOutput {
   const json = toJson(output);
   if (json === undefined) return { data: undefined };
   const originalSize = Buffer.byteLength(json, 'utf8');
   if (originalSize <= maxBytes) return { data: JSON.parse(json) as unknown };
-  // encodeInto writes whole code points only, so `read` never ends inside a character or a surrogate pair.
-  const { read } = encoder.encodeInto(json, new Uint8Array(maxBytes));
-  return { data: json.slice(0, read), truncated: true, originalSize };
+  return { data: cutToFit(json, maxBytes), truncated: true, originalSize };
+}
+
+/** The longest start of `text` whose JSON string (quotes and escapes included) fits in `maxBytes` of UTF-8. */
+function cutToFit(text: string, maxBytes: number): string {
+  let budget = maxBytes - 2; // the quotes around the string
+  let end = 0;
+  // Iterating by code point keeps a surrogate pair whole; each costs what JSON makes of it.
+  for (const character of text) {
+    const cost = Buffer.byteLength(JSON.stringify(character), 'utf8') - 2;
+    if (cost > budget) break;
+    budget -= cost;
+    end += character.length;
+  }
+  return text.slice(0, end);
 }
 
 function toJson(output: unknown): string | undefined {

@@ -2,6 +2,8 @@ import { describe, expect, it } from 'vitest';
 import { truncateOutput } from '../../../src/tool/truncate-output.js';
 
 const byteLength = (text: string) => new TextEncoder().encode(text).length;
+/** What a cut output's text takes in history: a JSON string, quotes and escapes included. */
+const storedLength = (text: string) => byteLength(JSON.stringify(text));
 
 describe('truncateOutput', () => {
   it('returns small output as its JSON value, without a flag', () => {
@@ -33,12 +35,34 @@ describe('truncateOutput', () => {
 
       expect(typeof data).toBe('string');
       const text = data as string;
-      expect(byteLength(text)).toBeLessThanOrEqual(maxBytes);
-      expect(byteLength(text)).toBeGreaterThan(maxBytes - byteLength(character));
+      expect(storedLength(text)).toBeLessThanOrEqual(maxBytes);
+      expect(storedLength(text)).toBeGreaterThan(maxBytes - byteLength(character));
       expect(json.startsWith(text)).toBe(true);
       expect(text).not.toContain('\uFFFD');
       expect(new TextDecoder().decode(new TextEncoder().encode(text))).toBe(text);
     }
+  });
+
+  it.each([
+    ['quotes', '"'],
+    ['backslashes', '\\'],
+    ['newlines', '\n'],
+    ['control characters', '\u0001'],
+  ])('keeps an output full of %s within the bound as history stores it', (_label, character) => {
+    const maxBytes = 1000;
+
+    const { data, truncated } = truncateOutput(character.repeat(5000), maxBytes);
+
+    expect(truncated).toBe(true);
+    const text = data as string;
+    expect(storedLength(text)).toBeLessThanOrEqual(maxBytes);
+    // Within one escaped character of the bound: nothing is cut that would have fitted.
+    expect(storedLength(text)).toBeGreaterThan(maxBytes - storedLength(JSON.stringify(character)));
+    expect(JSON.stringify(character.repeat(5000)).startsWith(text)).toBe(true);
+  });
+
+  it('cuts to an empty text when the bound cannot hold even the quotes', () => {
+    expect(truncateOutput('abc', 1)).toStrictEqual({ data: '', truncated: true, originalSize: 5 });
   });
 
   it('refuses output JSON cannot carry instead of dropping it', () => {
