@@ -1,13 +1,14 @@
-import { NativeConnection, Worker } from '@temporalio/worker';
+import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { WorkerOptions } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import { modelDeltaBatchMs } from '../shared/run-types.js';
 import type { RelayPluginOptions } from './relay-plugin.js';
+import { errorMessage } from '../tool/error-message.js';
 import { RelayPlugin, checkSearchAttributes } from './relay-plugin.js';
 
 export interface CreateWorkerOptions extends Omit<RelayPluginOptions, 'workflowBundle'> {
   taskQueue: string;
-  /** A connection to reuse; otherwise one is opened to `address`. */
+  /** A connection to reuse; otherwise one is opened to `address`, and closed again if the worker cannot be created. */
   connection?: NativeConnection;
   /** @default 'localhost:7233' */
   address?: string;
@@ -33,25 +34,41 @@ export interface CreateWorkerOptions extends Omit<RelayPluginOptions, 'workflowB
 export async function createWorker(options: CreateWorkerOptions): Promise<Worker> {
   const { connection: given, address, namespace = 'default', taskQueue, workerOptions, ...pluginOptions } = options;
   const connection = given ?? (await NativeConnection.connect({ address: address ?? 'localhost:7233' }));
-  // Checked here rather than by the plugin in `Worker.create`, so a misconfigured namespace is refused before the
-  // plugin opens any tool source (an MCP server's process).
-  if (options.checkSearchAttributes ?? true) await checkSearchAttributes(connection, namespace);
-  const plugin = await RelayPlugin.create({ ...pluginOptions, checkSearchAttributes: false });
-  const dataConverter = options.dataConverter ?? workerOptions?.dataConverter;
-  const created = Worker.create({
-    // Streamed model text rides on heartbeats (activities/model-text-stream.ts): without this the SDK would send at
-    // most one heartbeat per 80% of the heartbeat timeout, so followers would see text every 8 s, not every 100 ms.
-    maxHeartbeatThrottleInterval: modelDeltaBatchMs,
-    ...workerOptions,
-    ...(dataConverter ? { dataConverter } : {}),
-    plugins: [...(workerOptions?.plugins ?? []), plugin],
-    connection,
-    namespace,
-    taskQueue,
-  });
-  // A worker never created never runs to close the plugin's tool sources (an MCP server's process would stay).
-  return created.catch(async (error: unknown) => {
-    await plugin.close();
+  try {
+    // Checked here rather than by the plugin in `Worker.create`, so a misconfigured namespace is refused before the
+    // plugin opens any tool source (an MCP server's process).
+    if (options.checkSearchAttributes ?? true) await checkSearchAttributes(connection, namespace);
+    const plugin = await RelayPlugin.create({ ...pluginOptions, checkSearchAttributes: false });
+    const dataConverter = options.dataConverter ?? workerOptions?.dataConverter;
+    const created = Worker.create({
+      // Streamed model text rides on heartbeats (activities/model-text-stream.ts): without this the SDK would send
+      // at most one heartbeat per 80% of the heartbeat timeout, so followers would see text every 8 s, not every
+      // 100 ms.
+      maxHeartbeatThrottleInterval: modelDeltaBatchMs,
+      ...workerOptions,
+      ...(dataConverter ? { dataConverter } : {}),
+      plugins: [...(workerOptions?.plugins ?? []), plugin],
+      connection,
+      namespace,
+      taskQueue,
+    });
+    // A worker never created never runs to close the plugin's tool sources (an MCP server's process would stay).
+    return await created.catch(async (error: unknown) => {
+      await plugin.close();
+      throw error;
+    });
+  } catch (error) {
+    // A connection opened here has no other owner: left open, each failed attempt would keep one to the server.
+    if (!given) await closeAfterFailure(connection);
     throw error;
-  });
+  }
+}
+
+/** Closes a connection on the way out of a failure, whose error is the one to throw: a failed close is logged. */
+async function closeAfterFailure(connection: NativeConnection): Promise<void> {
+  try {
+    await connection.close();
+  } catch (error) {
+    Runtime.instance().logger.warn(`createWorker could not close the connection it opened: ${errorMessage(error)}`);
+  }
 }

@@ -331,6 +331,68 @@ describe('RelayPlugin', () => {
     expect(sourceClosed.count).toBe(1);
   });
 
+  it('closes the connection createWorker opened when it cannot create the worker, and leaves a given one open', async () => {
+    const closes: string[] = [];
+    const connect = NativeConnection.connect.bind(NativeConnection);
+    const connectSpy = vi.spyOn(NativeConnection, 'connect').mockImplementation(async (options) => {
+      const connection = await connect(options);
+      const close = connection.close.bind(connection);
+      vi.spyOn(connection, 'close').mockImplementation(() => {
+        closes.push(options?.address ?? '');
+        return close();
+      });
+      return connection;
+    });
+    const refusesEveryWorker: WorkerPlugin = {
+      name: 'refuses-every-worker',
+      configureWorker() {
+        throw new Error('Not on this machine');
+      },
+    };
+    const reminding = defineTool({
+      name: 'reminding',
+      description: 'Reminds, which needs an approval webhook.',
+      inputSchema: z.object({}),
+      requiresApproval: true,
+      remindApproversBeforeExpiryMs: 1_000,
+      execute: () => 'done',
+    });
+    const common = { namespace: env.namespace, models: { scripted: scriptedModel([]) } };
+    try {
+      // Refused by Worker.create, then by RelayPlugin.create before any worker: each closes its own connection.
+      const refusedWorker = createWorker({
+        ...common,
+        address: env.address,
+        taskQueue: uniqueTaskQueue('refused-worker'),
+        workerOptions: { plugins: [refusesEveryWorker] },
+      });
+      await expect(refusedWorker).rejects.toThrow('Not on this machine');
+      const refusedPlugin = createWorker({
+        ...common,
+        address: env.address,
+        taskQueue: uniqueTaskQueue('refused-plugin'),
+        tools: [reminding],
+      });
+      await expect(refusedPlugin).rejects.toMatchObject({ code: 'invalid_input' });
+      expect(connectSpy).toHaveBeenCalledTimes(2);
+      expect(closes).toStrictEqual([env.address, env.address]);
+
+      const given = createWorker({
+        ...common,
+        connection: env.nativeConnection,
+        taskQueue: uniqueTaskQueue('given'),
+        tools: [reminding],
+      });
+      await expect(given).rejects.toMatchObject({ code: 'invalid_input' });
+      expect(closes).toHaveLength(2);
+      await expect(
+        env.nativeConnection.operatorService.listSearchAttributes({ namespace: env.namespace }),
+      ).resolves.toBeDefined();
+    } finally {
+      connectSpy.mockRestore();
+    }
+  });
+
   it('announces the worker’s tools and models on its task queue while it runs', async () => {
     const taskQueue = uniqueTaskQueue('plugin-catalog');
     const { stop } = await startPlainWorker(taskQueue, { models: { scripted: scriptedModel([{ text: 'ok' }]) } });
