@@ -3,14 +3,14 @@ import type { PendingApproval } from '../shared/run-types.js';
 import { exitCodes, usageError } from './cli-error.js';
 import { cliInvocation } from './cli-invocation.js';
 import type { Command } from './command.js';
-import { connectionOptions, connectionOptionsHelp, parseCommandArgs } from './command.js';
+import { runConnectionOptions, runConnectionOptionsHelp, parseCommandArgs } from './command.js';
 import { commandSummaries } from './command-summaries.js';
 import { compact } from './format-event.js';
 import { formatTable } from './format-table.js';
 import { readPositiveInteger } from './run-command.js';
-import { connectRelayClient, readTemporalSettings } from './temporal-settings.js';
+import { connectRelayClient, readRunCommandSettings } from './temporal-settings.js';
 
-const approvalsOptions = { ...connectionOptions, limit: { type: 'string' } } as const;
+const approvalsOptions = { ...runConnectionOptions, limit: { type: 'string' } } as const;
 
 const defaultLimit = 100;
 const cli = cliInvocation();
@@ -29,12 +29,12 @@ on standard error with why, and so is a limit that left waiting runs out. With -
 Options:
   --limit N              read at most N waiting runs (default ${defaultLimit})
 
-${connectionOptionsHelp}`,
+${runConnectionOptionsHelp}`,
   async run(argv) {
     const { values, positionals } = parseCommandArgs('approvals', argv, approvalsOptions);
     if (positionals.length > 0) throw usageError(`Usage: ${cli} approvals [--tenant ID] [--limit N]`);
     const limit = values.limit === undefined ? defaultLimit : readPositiveInteger('--limit', values.limit);
-    const settings = await readTemporalSettings(values);
+    const settings = await readRunCommandSettings(values);
     const client = await connectRelayClient(settings);
     try {
       const listing = await client.listPendingApprovals({ tenantId: settings.tenantId, limit });

@@ -3,6 +3,7 @@ import type { ParseArgsOptionsConfig } from 'node:util';
 import { usageError } from './cli-error.js';
 import { cliInvocation } from './cli-invocation.js';
 import { envSetting } from './env-setting.js';
+import { configOption, configOptionHelp } from './project-config.js';
 
 /** One `relay-e` subcommand. */
 export interface Command {
@@ -25,13 +26,22 @@ export const connectionOptions = {
   json: { type: 'boolean' },
 } as const satisfies ParseArgsOptionsConfig;
 
-function connectionHelp(tenantLine: string): string {
+/**
+ * {@link connectionOptions} with `--config`, for the commands that start, list, inspect or decide runs: the project's
+ * config gives them its task queue and encryption keys, as it gives the workers.
+ */
+export const runConnectionOptions = { ...connectionOptions, ...configOption } as const satisfies ParseArgsOptionsConfig;
+
+const configLines = `${configOptionHelp}
+                         (its taskQueue and encryption keys; flags and the environment win over it)`;
+
+function connectionHelp(tenantLine: string, withConfig = false): string {
   return `Connection:
   --address HOST:PORT    Temporal frontend (env TEMPORAL_ADDRESS, default localhost:7233)
   --namespace NAME       Temporal namespace (env TEMPORAL_NAMESPACE, default default)
   --profile NAME         profile of the Temporal config file (env TEMPORAL_PROFILE, file TEMPORAL_CONFIG_FILE)
   --task-queue NAME      task queue of the Relay-E workers (env RELAY_E_TASK_QUEUE, default relay-e)
-  --tenant ID            ${tenantLine}
+  --tenant ID            ${tenantLine}${withConfig ? `\n${configLines}` : ''}
   --json                 machine-readable output, no spinner
   -h, --help             this help
   Temporal Cloud: TEMPORAL_API_KEY, or mTLS with TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH;
@@ -41,9 +51,13 @@ function connectionHelp(tenantLine: string): string {
 /** The help lines of {@link connectionOptions} for commands that start runs under a tenant. */
 export const connectionOptionsHelp = connectionHelp('tenant of the runs (env RELAY_E_TENANT, default demo)');
 
-/** The help lines of {@link connectionOptions} for commands that read or decide runs, where a tenant only narrows. */
+/** The help lines of {@link runConnectionOptions} for commands that start runs or list their approvals. */
+export const runConnectionOptionsHelp = connectionHelp('tenant of the runs (env RELAY_E_TENANT, default demo)', true);
+
+/** The help lines of {@link runConnectionOptions} for commands that read or decide runs, where a tenant only narrows. */
 export const scopedConnectionOptionsHelp = connectionHelp(
   'only runs of this tenant (env RELAY_E_TENANT; default: runs of every tenant)',
+  true,
 );
 
 /** {@link parseCommandArgs} for a command that takes flags only: an argument left over is a usage error too. */

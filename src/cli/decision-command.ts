@@ -2,14 +2,14 @@ import type { ApprovalOutcome } from '../shared/run-types.js';
 import { exitCodes, usageError } from './cli-error.js';
 import { cliInvocation } from './cli-invocation.js';
 import type { Command } from './command.js';
-import { connectionOptions, parseCommandArgs, parseJsonFlag, scopedConnectionOptionsHelp } from './command.js';
+import { runConnectionOptions, parseCommandArgs, parseJsonFlag, scopedConnectionOptionsHelp } from './command.js';
 import { commandSummaries } from './command-summaries.js';
 import { compact } from './format-event.js';
 import { approverOptionHelp, resolveApprover } from './resolve-approver.js';
-import { connectRelayClient, readTemporalSettings } from './temporal-settings.js';
+import { connectRelayClient, readRunCommandSettings } from './temporal-settings.js';
 
 const decisionOptions = {
-  ...connectionOptions,
+  ...runConnectionOptions,
   reason: { type: 'string' },
   approver: { type: 'string' },
   input: { type: 'string' },
@@ -66,7 +66,7 @@ async function decide(decision: 'approve' | 'reject', argv: string[]): Promise<n
   }
   if (decision === 'reject' && values.input !== undefined) throw usageError('--input is for approve only');
   const input = values.input === undefined ? undefined : parseJsonFlag('--input', values.input);
-  const settings = await readTemporalSettings(values);
+  const settings = await readRunCommandSettings(values);
   const client = await connectRelayClient(settings);
   try {
     const options = {

@@ -3,10 +3,10 @@ import type { RunEvent, RunSnapshot } from '../shared/run-types.js';
 import { exitCodes, usageError } from './cli-error.js';
 import { cliInvocation } from './cli-invocation.js';
 import type { Command } from './command.js';
-import { connectionOptions, parseCommandArgs, scopedConnectionOptionsHelp } from './command.js';
+import { runConnectionOptions, parseCommandArgs, scopedConnectionOptionsHelp } from './command.js';
 import { commandSummaries } from './command-summaries.js';
 import { compact, formatEvent } from './format-event.js';
-import { connectRelayClient, readTemporalSettings } from './temporal-settings.js';
+import { connectRelayClient, readRunCommandSettings } from './temporal-settings.js';
 
 const cli = cliInvocation();
 
@@ -28,10 +28,10 @@ ${scopedConnectionOptionsHelp}
 
 Exit codes: 0 shown, 3 no such run.`,
   async run(argv) {
-    const { values, positionals } = parseCommandArgs('inspect', argv, connectionOptions);
+    const { values, positionals } = parseCommandArgs('inspect', argv, runConnectionOptions);
     const [runId, ...extra] = positionals;
     if (runId === undefined || extra.length > 0) throw usageError(`Usage: ${cli} inspect <runId>`);
-    const settings = await readTemporalSettings(values);
+    const settings = await readRunCommandSettings(values);
     const client = await connectRelayClient(settings);
     try {
       const scope = settings.tenantGiven ? { tenantId: settings.tenantId } : {};

@@ -6,17 +6,17 @@ import { askApproval } from './ask-approval.js';
 import { exitCodes, usageError } from './cli-error.js';
 import { cliInvocation } from './cli-invocation.js';
 import type { Command } from './command.js';
-import { connectionOptions, connectionOptionsHelp, parseCommandArgs } from './command.js';
+import { runConnectionOptions, runConnectionOptionsHelp, parseCommandArgs } from './command.js';
 import { commandSummaries } from './command-summaries.js';
 import { formatEvent } from './format-event.js';
 import { approverOptionHelp, resolveApprover } from './resolve-approver.js';
 import { resolveModel } from './resolve-model.js';
 import { createSpinner } from './spinner.js';
 import type { Spinner } from './spinner.js';
-import { connectRelayClient, readTemporalSettings } from './temporal-settings.js';
+import { connectRelayClient, readRunCommandSettings } from './temporal-settings.js';
 
 const runOptions = {
-  ...connectionOptions,
+  ...runConnectionOptions,
   model: { type: 'string' },
   user: { type: 'string' },
   system: { type: 'string' },
@@ -54,7 +54,7 @@ Options:
   --detach               print only the run id and exit without following (RUN=$(${cli} run --detach …))
   With --json: one line per event {"runId","event"}, then {"runId","snapshot"}; never prompts.
 
-${connectionOptionsHelp}
+${runConnectionOptionsHelp}
 
 Exit codes: 0 completed, 1 failed or cancelled, 130 stopped following with Ctrl-C.`,
   async run(argv) {
@@ -64,7 +64,7 @@ Exit codes: 0 completed, 1 failed or cancelled, 130 stopped following with Ctrl-
     const asksHere = !json && values['no-interactive'] !== true && !fromStandardInput && process.stdin.isTTY === true;
     // Resolved before the run starts, so a missing approver is reported before anything happens.
     const terminalApprover = asksHere ? resolveApprover(values.approver) : undefined;
-    const settings = await readTemporalSettings(values);
+    const settings = await readRunCommandSettings(values);
     const model = resolveModel(values.model);
     const client = await connectRelayClient(settings);
     const spinner = createSpinner(!json && process.stderr.isTTY);

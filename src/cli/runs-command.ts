@@ -4,16 +4,16 @@ import type { RunStatus } from '../shared/run-types.js';
 import { exitCodes, usageError } from './cli-error.js';
 import { cliInvocation } from './cli-invocation.js';
 import type { Command } from './command.js';
-import { connectionOptions, parseCommandFlags, scopedConnectionOptionsHelp } from './command.js';
+import { runConnectionOptions, parseCommandFlags, scopedConnectionOptionsHelp } from './command.js';
 import { commandSummaries } from './command-summaries.js';
 import { formatTable } from './format-table.js';
 import { readPositiveInteger } from './run-command.js';
-import { connectRelayClient, readTemporalSettings } from './temporal-settings.js';
+import { connectRelayClient, readRunCommandSettings } from './temporal-settings.js';
 
 const runStatuses: readonly RunStatus[] = ['running', 'awaiting_approval', 'completed', 'failed', 'cancelled'];
 
 const runsOptions = {
-  ...connectionOptions,
+  ...runConnectionOptions,
   status: { type: 'string' },
   limit: { type: 'string' },
 } as const;
@@ -55,7 +55,7 @@ ${scopedConnectionOptionsHelp}`,
       throw usageError(`--status must be one of ${runStatuses.join(', ')}`);
     }
     const limit = values.limit === undefined ? defaultLimit : readPositiveInteger('--limit', values.limit);
-    const settings = await readTemporalSettings(values);
+    const settings = await readRunCommandSettings(values);
     const conditions = [`WorkflowType = 'agentRun'`];
     if (settings.tenantGiven) conditions.push(`${relaySearchAttributes.tenant.name} = ${quote(settings.tenantId)}`);
     if (status !== undefined) conditions.push(`${relaySearchAttributes.status.name} = ${quote(status)}`);

@@ -8,6 +8,7 @@ import type { EncryptionOptions } from '../security/encryption-keys.js';
 import type { RelayConfig } from '../config/define-config.js';
 import { usageError } from './cli-error.js';
 import { envSetting } from './env-setting.js';
+import { loadProjectConfig } from './project-config.js';
 
 /** Where the Temporal server is and which runs a command works on, from flags first, then the environment. */
 export interface TemporalSettings {
@@ -59,6 +60,19 @@ export async function readTemporalSettings(
     ...(tls !== undefined && tls !== null ? { tls } : {}),
     ...(encryption ? { encryption } : {}),
   };
+}
+
+/**
+ * The settings of a command that starts, lists, inspects or decides runs: {@link readTemporalSettings} over the
+ * project's config (`--config FILE`, else the one in the working folder), so it finds the workers' task queue and
+ * reads their encrypted payloads without repeating either in flags.
+ */
+export async function readRunCommandSettings(
+  flags: TemporalFlags & { config?: string | undefined },
+  env: NodeJS.ProcessEnv = process.env,
+): Promise<TemporalSettings> {
+  const project = await loadProjectConfig(flags.config);
+  return readTemporalSettings(flags, env, project?.config);
 }
 
 function loadTemporalProfile(profile: string | undefined, env: NodeJS.ProcessEnv): ClientConnectConfig {

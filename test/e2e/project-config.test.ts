@@ -1,10 +1,11 @@
 import { execFile } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { Client, Connection } from '@temporalio/client';
 import { readHistory } from '../../src/client/read-history.js';
 import { RelayClient } from '../../src/client/relay-client.js';
 import { defaultPayloadDirectory } from '../../src/cli/cli-payload-store.js';
@@ -188,6 +189,59 @@ describe('relay-e serve and dev with a config', () => {
       expect(stderr).not.toContain('EADDRINUSE');
     } finally {
       busy.close();
+    }
+  });
+});
+
+describe('the commands that work on runs, with a config that moves the task queue and encrypts payloads', () => {
+  it('start, list, decide and inspect runs on the config’s task queue, with its keys', async () => {
+    const fixture = path.join(root, 'test/fixtures/project-config/encrypted-orders.config.ts');
+    // A folder whose relay-e.config.ts is the fixture: found there without --config, as in a project.
+    const folder = await mkdtemp(path.join(tmpdir(), 'relay-e-run-commands-'));
+    await writeFile(path.join(folder, 'relay-e.config.ts'), `export { default } from ${JSON.stringify(fixture)};\n`);
+    const { RELAY_E_TASK_QUEUE: _queue, RELAY_E_ENCRYPTION_KEYS: _keys, ...env } = cliEnv('unused');
+    const worker = spawnRelayE(['worker', '--json'], env, folder);
+    try {
+      expect(JSON.parse(await worker.nextLine())).toMatchObject({ taskQueue: 'encrypted-orders-from-config' });
+      const started = await relayE(
+        ['run', '--detach', '--tenant', 'shop', '--model', 'scripted:orders', 'ship'],
+        env,
+        folder,
+      );
+      expect([started.code, started.stderr]).toEqual([0, '']);
+      const runId = started.stdout.trim();
+
+      // From another folder, the config named with --config.
+      const elsewhere = ['--config', fixture, '--json'];
+      let waiting: { approvals: { runId: string; toolCallId: string; input: unknown }[] } = { approvals: [] };
+      await vi.waitFor(async () => {
+        const listed = await relayE(['approvals', '--tenant', 'shop', ...elsewhere], env, root);
+        waiting = JSON.parse(listed.stdout) as typeof waiting;
+        expect(waiting.approvals.filter((approval) => approval.runId === runId)).toHaveLength(1);
+      }, 30_000);
+      const call = waiting.approvals.find((approval) => approval.runId === runId);
+      expect(call?.input).toEqual({ orderId: 'ORD-7' });
+      const approved = await relayE(['approve', runId, call?.toolCallId ?? '', ...elsewhere], env, root);
+      expect([approved.code, approved.stderr]).toEqual([0, '']);
+
+      await vi.waitFor(async () => {
+        const inspected = await relayE(['inspect', runId, '--json'], env, folder);
+        expect(inspected.code).toBe(0);
+        expect(inspected.stdout).toContain('"shipped":true');
+        expect(inspected.stdout).toContain('Shipped.');
+      }, 30_000);
+      // The payloads were encrypted with the config's key: a client without it sees ciphertext only.
+      const connection = await Connection.connect({ address: inject('temporalAddress') });
+      try {
+        const history = await readHistory(new Client({ connection }), runId);
+        const started = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
+        expect(new TextDecoder().decode(started?.metadata?.['encoding'])).toBe('binary/encrypted');
+      } finally {
+        await connection.close();
+      }
+    } finally {
+      expect(await worker.stop()).toBe(0);
+      await rm(folder, { recursive: true, force: true });
     }
   });
 });
