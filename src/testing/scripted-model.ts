@@ -3,8 +3,15 @@ import { ModelProviderError } from '../model/model-provider.js';
 import { toJsonText } from '../shared/payload-limits.js';
 import type { ModelResponse, ProposedToolCall } from '../shared/transcript.js';
 
-/** One scripted model turn: a final answer, or tool calls (with optional text beside them). */
-export type ScriptedTurn = { text: string; toolCalls?: undefined } | { toolCalls: ProposedToolCall[]; text?: string };
+/**
+ * One scripted model turn: a final answer, or tool calls (with optional text beside them). `finishReason` is why the
+ * model stopped, as providers report it through the AI SDK (`'stop'`, `'length'`, `'content-filter'`, …); by default
+ * `'tool-calls'` for a turn with calls, else `'stop'`. Set it to play an answer cut off by a token limit or a filter.
+ */
+export type ScriptedTurn = (
+  | { text: string; toolCalls?: undefined }
+  | { toolCalls: ProposedToolCall[]; text?: string }
+) & { finishReason?: string };
 
 /** Decides the next turn from the request, e.g. by looking at the last tool result. */
 export type ScriptedTurnFunction = (request: ModelCall) => ScriptedTurn | Promise<ScriptedTurn>;
@@ -71,7 +78,7 @@ export function scriptedModel(
           // A turn that has no JSON (fuzz tests send some) still gets through, for the model activity to refuse.
           outputTokens: estimateTokens(toJsonText(turn) ?? ''),
         },
-        finishReason: toolCalls.length > 0 ? 'tool-calls' : 'stop',
+        finishReason: turn.finishReason ?? (toolCalls.length > 0 ? 'tool-calls' : 'stop'),
       };
     },
   };

@@ -29,6 +29,17 @@ describe('the scripted model', () => {
     ]);
   });
 
+  it('answers with the finish reason a turn names, else tool-calls or stop', async () => {
+    const model = scriptedModel([
+      { toolCalls: [{ name: 'add', input: {} }] },
+      { text: 'All done.' },
+      { text: '', finishReason: 'length' },
+    ]);
+    const reasons = [];
+    for (const step of [1, 2, 3]) reasons.push((await model.generate(call('run', step), options)).finishReason);
+    expect(reasons).toEqual(['tool-calls', 'stop', 'length']);
+  });
+
   it('keeps only the latest requests up to its limit, and none with a limit of 0', async () => {
     const bounded = scriptedModel(() => ({ text: 'ok' }), { recordRequests: 2 });
     const silent = scriptedModel(() => ({ text: 'ok' }), { recordRequests: 0 });
