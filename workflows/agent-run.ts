@@ -118,6 +118,7 @@ async function runSteps(context: RunContext): Promise<RunResult> {
     const response = recordModelResponse(context, receiveCatalog(context, await requestModelTurn(context)));
     const suggested = workflowInfo().continueAsNewSuggested;
     if ((response.toolCalls ?? []).length === 0) {
+      refuseUnfinishedAnswer(context, response.finishReason);
       if (context.notices.inFlight.size > 0) await noticesDelivered(context);
       return finishRun(context, 'final_answer', { output: response.text ?? '', at: response.at });
     }
@@ -168,6 +169,27 @@ function recordModelResponse(context: RunContext, response: Recorded<ModelRespon
 
 /** A model call's answer as the loop gets it: with the catalog on a run's first call (see receiveCatalog). */
 type ModelTurn = Recorded<ModelResponse & { catalog?: CatalogSnapshot }>;
+
+/** What each finish reason that means an unfinished answer tells the run's owner (see refuseUnfinishedAnswer). */
+const unfinishedAnswerReasons = new Map([
+  ['length', 'it reached its output token limit (modelSettings.maxOutputTokens, or the model’s own)'],
+  ['content-filter', 'a content filter stopped it'],
+  ['error', 'the provider reported an error'],
+]);
+
+/**
+ * Fails the run on a final answer the model did not finish, under the `unfinished-answer-fails-run` rule: completed,
+ * the run would hand on a cut or empty output as if it were the answer. Its text stays in the `model_responded` event.
+ */
+function refuseUnfinishedAnswer(context: RunContext, finishReason: string | undefined): void {
+  const why = finishReason === undefined ? undefined : unfinishedAnswerReasons.get(finishReason);
+  if (why === undefined || !context.patches.unfinishedAnswerFailsRun()) return;
+  throw ApplicationFailure.create({
+    type: 'model_answer_unfinished',
+    message: `The model stopped before finishing its answer (finish reason '${finishReason}': ${why})`,
+    nonRetryable: true,
+  });
+}
 
 /** Calls the model with the run's transcript and tools: by reference where the run can, else whole. */
 function requestModelTurn(context: RunContext): Promise<ModelTurn> {

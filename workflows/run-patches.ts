@@ -148,6 +148,14 @@ const decisionTimeBoundedByTaskPatch = 'decision-time-bounded-by-task';
  */
 const cancelledRunEndsChecksPatch = 'cancelled-run-ends-input-checks';
 
+/**
+ * A final answer the model did not finish (its finish reason `length`, `content-filter` or `error`: a token limit, a
+ * filter, a provider error) fails the run with `model_answer_unfinished` instead of completing it with a cut or empty
+ * output. Asked at such an answer only, by the same runs as {@link approversToldEveryEndingPatch}; runs that ended so
+ * before it completed, and replay so.
+ */
+const unfinishedAnswerFailsRunPatch = 'unfinished-answer-fails-run';
+
 /** The answers to the patches a run follows. */
 export interface RunPatches {
   /** False for runs started before the exact identity and limit rules: they replay with the old ones. */
@@ -188,6 +196,8 @@ export interface RunPatches {
   decisionTimeBoundedByTask(): boolean;
   /** Asked when the run is cancelled while a call's input is checked (see {@link cancelledRunEndsChecksPatch}). */
   cancelledRunEndsChecks(): boolean;
+  /** Asked at a final answer the model did not finish (see {@link unfinishedAnswerFailsRunPatch}). */
+  unfinishedAnswerFailsRun(): boolean;
 }
 
 /** The rules decided at the start, without those asked later in the run. */
@@ -201,6 +211,7 @@ type StartRules = Omit<
   | 'cancelledRunWaitsForRunningCalls'
   | 'decisionTimeBoundedByTask'
   | 'cancelledRunEndsChecks'
+  | 'unfinishedAnswerFailsRun'
 >;
 
 const everyRule: StartRules = {
@@ -254,6 +265,7 @@ export function decideRunPatches(): RunPatches {
     cancelledRunWaitsForRunningCalls: askedOnce(late ? cancelledRunWaitsForRunningCallsPatch : undefined),
     decisionTimeBoundedByTask: askedOnce(late ? decisionTimeBoundedByTaskPatch : undefined),
     cancelledRunEndsChecks: askedOnce(late ? cancelledRunEndsChecksPatch : undefined),
+    unfinishedAnswerFailsRun: askedOnce(late ? unfinishedAnswerFailsRunPatch : undefined),
   };
 }
 

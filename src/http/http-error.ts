@@ -55,6 +55,8 @@ export const relayErrorStatus: Readonly<Record<ErrorCode, ContentfulStatusCode>>
   // What a receiver of approval notices answers one whose signature does not verify.
   invalid_signature: 401,
   model_error: 502,
+  // The model stopped before finishing its final answer (a token limit, a content filter): a run's failure code.
+  model_answer_unfinished: 502,
   invalid_tool_definition: 500,
   duplicate_tool: 500,
   tool_execution_failed: 500,
@@ -81,6 +83,7 @@ const titles: Readonly<Record<HttpErrorCode, string>> = {
   payload_corrupt: 'Stored payload corrupt',
   invalid_signature: 'Invalid signature',
   model_error: 'Model error',
+  model_answer_unfinished: 'Model answer unfinished',
   invalid_tool_definition: 'Internal server error',
   duplicate_tool: 'Internal server error',
   tool_execution_failed: 'Internal server error',

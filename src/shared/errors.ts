@@ -7,6 +7,7 @@ export const errorCodes = [
   'invalid_input',
   'model_not_configured',
   'model_error',
+  'model_answer_unfinished',
   'run_not_found',
   'run_already_exists',
   'run_unavailable',

@@ -1,15 +1,18 @@
 /** Response bodies in each provider's real wire format, shaped like recorded API responses. */
 
-/** A Responses API body as `POST /v1/responses` returns it. */
-export function openaiResponse(output: unknown[]) {
+/**
+ * A Responses API body as `POST /v1/responses` returns it; `incompleteReason` makes it one the model did not finish
+ * (`status: 'incomplete'`, as for a token limit or a content filter).
+ */
+export function openaiResponse(output: unknown[], incompleteReason?: 'max_output_tokens' | 'content_filter') {
   return {
     id: 'resp_68a1c2f0e4b88190a3f7d2c1b5e6f7a8',
     object: 'response',
     created_at: 1755435760,
-    status: 'completed',
+    status: incompleteReason ? 'incomplete' : 'completed',
     background: false,
     error: null,
-    incomplete_details: null,
+    incomplete_details: incompleteReason ? { reason: incompleteReason } : null,
     instructions: null,
     max_output_tokens: null,
     model: 'gpt-4.1-mini-2025-04-14',
@@ -63,7 +66,7 @@ export function openaiError(message: string, type: string, code: string | null) 
 }
 
 /** A Messages API body as `POST /v1/messages` returns it. */
-export function anthropicMessage(content: unknown[], stopReason: 'end_turn' | 'tool_use') {
+export function anthropicMessage(content: unknown[], stopReason: 'end_turn' | 'tool_use' | 'max_tokens' | 'refusal') {
   return {
     id: 'msg_01XFDUDYJgAACzvnptvVoYEL',
     type: 'message',
@@ -87,7 +90,10 @@ export function anthropicError(type: string, message: string) {
 }
 
 /** A Chat Completions body as Ollama's `POST /v1/chat/completions` returns it. */
-export function chatCompletion(message: Record<string, unknown>, finishReason: 'stop' | 'tool_calls') {
+export function chatCompletion(
+  message: Record<string, unknown>,
+  finishReason: 'stop' | 'tool_calls' | 'length' | 'content_filter',
+) {
   return {
     id: 'chatcmpl-417',
     object: 'chat.completion',

@@ -117,6 +117,9 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
  * task under `decision-time-bounded-by-task` (asked at such a decision); every other history is that rule's old side.
  * `cancelled-while-checking-input` is a run cancelled while a call's approval rule is still answering, the call given
  * `tool_cancelled` (stage `checking_input`) under `cancelled-run-ends-input-checks` (asked at such a cancellation).
+ * `answer-cut-off-completed` is the old side of `unfinished-answer-fails-run`, asked at a final answer whose finish
+ * reason says the model did not finish it (recorded before the rule: the run completed with the cut text);
+ * `answer-cut-off-fails` its new side (the run fails with `model_answer_unfinished`).
  * `model-calls-on-storing-worker` sends each model call after the first to the task queue of the worker that stored
  * the context (the model activity's recorded result names it); `model-context-resent-after-worker-left` is that
  * call not started in time, sent again whole to the shared queue; `model-context-resent-after-its-own-wait` the same
@@ -148,6 +151,8 @@ const pendingApprovalsInMemo = [
   'cancelled-while-calls-run',
   'decision-from-a-clock-ahead',
   'cancelled-while-checking-input',
+  'answer-cut-off-completed',
+  'answer-cut-off-fails',
 ].map((name) => `pending-approvals-in-memo/${name}.json`);
 
 describe('replaying recorded agent runs', () => {

@@ -504,6 +504,53 @@ describe('agentRun', () => {
     }
   });
 
+  it('fails the run when the model stops before finishing its answer, and keeps the cut text in the log', async () => {
+    // A token limit cuts the answer to 'The sum'; for the prompt 'filtered' a content filter leaves nothing.
+    const { client, stop } = await startWorker((call) => {
+      if (call.step === 1) return { toolCalls: [{ name: 'add', input: { a: 2, b: 3 } }] };
+      const filtered = JSON.stringify(call.messages).includes('filtered');
+      return filtered ? { text: '', finishReason: 'content-filter' } : { text: 'The sum', finishReason: 'length' };
+    });
+    try {
+      const { runId } = await client.startRun({ ...base, prompt: 'What is 2 + 3?' });
+      const failure = await client.result(runId).catch((error: unknown) => error);
+      expect(failure).toBeInstanceOf(WorkflowFailedError);
+      const events = await client.events(runId);
+      expect(eventTypes(events).slice(-2)).toEqual(['model_responded', 'run_failed']);
+      expect(events.at(-2)).toMatchObject({ text: 'The sum', finishReason: 'length', toolCallCount: 0 });
+      expect(events.at(-1)).toMatchObject({
+        code: 'model_answer_unfinished',
+        error: expect.stringContaining("finish reason 'length': it reached its output token limit") as unknown,
+      });
+      expect(await client.getRun(runId)).toMatchObject({ status: 'failed', step: 2 });
+      await recordHistory(runId, 'answer-cut-off-fails');
+
+      // Nothing to hand on at all: an answer a filter stopped, empty.
+      const filtered = await client.startRun({ ...base, prompt: 'filtered' });
+      await client.result(filtered.runId).catch(() => undefined);
+      expect((await client.events(filtered.runId)).at(-1)).toMatchObject({
+        type: 'run_failed',
+        code: 'model_answer_unfinished',
+        error: expect.stringContaining('a content filter stopped it') as unknown,
+      });
+    } finally {
+      await stop();
+    }
+  });
+
+  it('completes with an empty output when the model ends its turn with nothing to add', async () => {
+    const { client, stop } = await startWorker([
+      { toolCalls: [{ name: 'add', input: { a: 2, b: 3 } }] },
+      { text: '', finishReason: 'stop' },
+    ]);
+    try {
+      const { runId } = await client.startRun({ ...base, prompt: 'Add 2 and 3; nothing to say.' });
+      expect(await client.result(runId)).toMatchObject({ status: 'completed', stopReason: 'final_answer', output: '' });
+    } finally {
+      await stop();
+    }
+  });
+
   it('passes the run’s modelSettings to every model call', async () => {
     const seen: unknown[] = [];
     const { client, stop } = await startWorker((call) => {

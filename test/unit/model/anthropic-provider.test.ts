@@ -36,6 +36,15 @@ describe('anthropicProvider', () => {
     });
   });
 
+  it.each([
+    ['max_tokens', 'length'],
+    ['refusal', 'content-filter'],
+  ] as const)('reports stop_reason %s as finish reason %s, for the run to refuse', async (wire, reason) => {
+    server.reply({ body: anthropicMessage([{ type: 'text', text: 'It is sunny in' }], wire) });
+
+    expect(await generate(provider(), firstStepCall('claude-sonnet-4-5'))).toMatchObject({ finishReason: reason });
+  });
+
   it('sends the tools with their input_schema and maps tool_use blocks to tool calls with their ids', async () => {
     server.reply({
       body: anthropicMessage(

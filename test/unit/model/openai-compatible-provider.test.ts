@@ -35,6 +35,15 @@ describe('openaiCompatibleProvider', () => {
     });
   });
 
+  it.each([
+    ['length', 'length'],
+    ['content_filter', 'content-filter'],
+  ] as const)('reports an answer cut off with finish_reason %s as %s, for the run to refuse', async (wire, reason) => {
+    server.reply({ body: chatCompletion({ content: '' }, wire) });
+
+    expect(await generate(provider(), firstStepCall('llama3.1:8b'))).toMatchObject({ finishReason: reason });
+  });
+
   it('sends the tools as function JSON Schemas and maps tool_calls to tool calls with their ids', async () => {
     server.reply({
       body: chatCompletion(

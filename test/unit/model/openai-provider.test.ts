@@ -39,6 +39,18 @@ describe('openaiProvider', () => {
     });
   });
 
+  it.each([
+    ['max_output_tokens', 'length'],
+    ['content_filter', 'content-filter'],
+  ] as const)(
+    'reports an incomplete response (%s) as finish reason %s, for the run to refuse',
+    async (wire, reason) => {
+      server.reply({ body: openaiResponse([openaiMessageItem('It is sunny in')], wire) });
+
+      expect(await generate(provider(), firstStepCall('gpt-4.1-mini'))).toMatchObject({ finishReason: reason });
+    },
+  );
+
   it('asks OpenAI not to store the response unless configured to, and sends the run’s sampling settings', async () => {
     server.reply(
       { body: openaiResponse([openaiMessageItem('Sunny.')]) },
