@@ -9,8 +9,7 @@ import type { ModelResponse, ProposedToolCall } from '../shared/transcript.js';
  * `'tool-calls'` for a turn with calls, else `'stop'`. Set it to play an answer cut off by a token limit or a filter.
  */
 export type ScriptedTurn = (
-  | { text: string; toolCalls?: undefined }
-  | { toolCalls: ProposedToolCall[]; text?: string }
+  { text: string; toolCalls?: undefined } | { toolCalls: ProposedToolCall[]; text?: string }
 ) & { finishReason?: string };
 
 /** Decides the next turn from the request, e.g. by looking at the last tool result. */
