@@ -122,15 +122,23 @@ export function tenantReminderMs(webhooks: ApprovalWebhooks, tenantId: string): 
 
 /** Refuses a webhook that could never deliver or be trusted: a URL that is not http(s), an unknown format, a short secret. */
 export function checkApprovalWebhook(webhook: ApprovalWebhook): void {
-  let protocol: string;
+  let url: URL;
   try {
-    protocol = new URL(webhook.url).protocol;
+    url = new URL(webhook.url);
   } catch {
     // The URL itself is not echoed: a Slack webhook's URL is its secret, and this message can reach history.
     throw new RelayError('invalid_input', 'Approval webhook URL is not a URL');
   }
+  const { protocol } = url;
   if (protocol !== 'http:' && protocol !== 'https:') {
     throw new RelayError('invalid_input', `Approval webhook URL must be http: or https: (not ${protocol})`);
+  }
+  // fetch refuses such a URL and quotes it whole, password included, in an error that would reach history.
+  if (url.username !== '' || url.password !== '') {
+    throw new RelayError(
+      'invalid_input',
+      'Approval webhook URL must not carry a user name or password: receivers authenticate notices by their signature',
+    );
   }
   const format: unknown = webhook.format ?? 'relay-e';
   if (format !== 'relay-e' && format !== 'slack') {

@@ -67,6 +67,13 @@ describe('approval webhook settings', () => {
     expect(refusal(() => checkApprovalWebhook({ url: 'not a url', secret }))).toBe(
       'invalid_input: Approval webhook URL is not a URL',
     );
+    // fetch would refuse it, quoting the password in an error recorded in the run's history.
+    const withPassword = refusal(() => checkApprovalWebhook({ url: 'https://relay:hunter2@hooks.test/T0/x', secret }));
+    expect(withPassword).toMatch(/must not carry a user name or password/);
+    expect(withPassword).not.toContain('hunter2');
+    expect(refusal(() => checkApprovalWebhook({ url: 'https://relay@hooks.test/T0/x', secret }))).toMatch(
+      /must not carry a user name/,
+    );
     expect(refusal(() => checkApprovalWebhook({ url: 'http://127.0.0.1/hook', secret: 'short' }))).toMatch(
       /secret must be at least 16 characters/,
     );
