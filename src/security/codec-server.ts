@@ -153,14 +153,39 @@ async function decodeForTenant(
   tenantOfRun: CodecServerOptions['tenantOfRun'],
 ): Promise<Payload[]> {
   if (!tenantOfRun) throw new Error('A codec caller limited to a tenant needs the tenantOfRun option');
+  const runIds = payloads.map(payloadWorkflowId);
+  const tenants = await tenantsOfRuns(new Set(runIds.filter((runId) => runId !== undefined)), tenantOfRun);
   return Promise.all(
-    payloads.map(async (payload) => {
-      const runId = payloadWorkflowId(payload);
-      if (runId === undefined || (await tenantOfRun(runId)) !== tenantId) return payload;
+    payloads.map(async (payload, index) => {
+      const runId = runIds[index];
+      if (runId === undefined || tenants.get(runId) !== tenantId) return payload;
       const [decoded] = await codec.decode([payload]);
       return decoded ?? payload;
     }),
   );
+}
+
+/** How many runs' tenants one decode request asks Temporal for at once. */
+const tenantLookupsAtOnce = 8;
+
+/**
+ * The tenant of each run, each run asked once and at most {@link tenantLookupsAtOnce} at a time: the UI sends a run's
+ * payloads together (hundreds of one run), and a caller could name thousands of runs in one body, each a describe
+ * call that counts against the namespace's rate limit the workers share.
+ */
+async function tenantsOfRuns(
+  runIds: Set<string>,
+  tenantOfRun: (runId: string) => Promise<string | undefined>,
+): Promise<Map<string, string | undefined>> {
+  const tenants = new Map<string, string | undefined>();
+  const queue = [...runIds];
+  const lookUpNext = async (): Promise<void> => {
+    for (let runId = queue.shift(); runId !== undefined; runId = queue.shift()) {
+      tenants.set(runId, await tenantOfRun(runId));
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(tenantLookupsAtOnce, queue.length) }, lookUpNext));
+  return tenants;
 }
 
 function fromJsonPayload(payload: JsonPayload): Payload {

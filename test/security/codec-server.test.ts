@@ -152,6 +152,43 @@ describe('codec server limited to a tenant', () => {
     );
   });
 
+  it('asks each run’s tenant once a request, and at most eight runs at a time', async () => {
+    let asked = 0;
+    let askingNow = 0;
+    let mostAtOnce = 0;
+    const counted = createCodecServer({
+      codec,
+      authorize: () => ({ tenantId: 'acme' }),
+      tenantOfRun: async (runId) => {
+        asked += 1;
+        askingNow += 1;
+        mostAtOnce = Math.max(mostAtOnce, askingNow);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        askingNow -= 1;
+        return runId.startsWith('acme~') ? 'acme' : undefined;
+      },
+    });
+    const send = async (payloads: Payload[]) => {
+      const response = await counted.request('/decode', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer any' },
+        body: JSON.stringify({ payloads: payloads.map(toJson) }),
+      });
+      return (await response.json()) as { payloads: Array<{ data: string }> };
+    };
+    // The UI sends a run's payloads together: 300 of one run are one lookup, and all decrypt.
+    const ofOneRun = await Promise.all(Array.from({ length: 300 }, (_, index) => encodeFor('acme~run-1', `p${index}`)));
+    const decoded = await send(ofOneRun);
+    expect(asked).toBe(1);
+    expect(Buffer.from(decoded.payloads[299]?.data ?? '', 'base64').toString()).toBe('"p299"');
+    // Forty made-up runs in one body: each asked once, never more than eight at a time.
+    asked = 0;
+    const ofManyRuns = await Promise.all(Array.from({ length: 40 }, (_, index) => encodeFor(`other~${index}`, 'x')));
+    await send([...ofManyRuns, ...ofManyRuns]);
+    expect(asked).toBe(40);
+    expect(mostAtOnce).toBe(8);
+  });
+
   it('refuses a payload of another tenant renamed to name a run of the caller’s', async () => {
     const ofGlobex = await encodeFor('globex~run-2', 'globex secret');
     const renamed = {

@@ -1,6 +1,6 @@
 import { DefaultLogger } from '@temporalio/worker';
 import type { Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { RelayClient } from '../../src/client/relay-client.js';
 import {
@@ -200,6 +200,30 @@ describe('payload encryption', () => {
 });
 
 describe('the codec server with a token limited to a tenant', () => {
+  it('looks a run’s tenant up again after Temporal refused the first connection, and shares a lookup under way', async () => {
+    const client = await connectClient(uniqueTaskQueue('lookup'), rotatedKeys);
+    const { runId } = await client.startRun({ ...base, tenantId: 'acme' });
+    let attempts = 0;
+    const runTenants = createRunTenantLookup(async () => {
+      attempts += 1;
+      if (attempts === 1) throw new Error('Temporal is restarting');
+      return { temporal: env.client, close: async () => {} };
+    });
+    const describeSpy = vi.spyOn(env.client.workflowService, 'describeWorkflowExecution');
+    try {
+      await expect(runTenants.tenantOf(runId)).rejects.toThrow('Temporal is restarting');
+      // Before, the failed connection was kept: every later lookup failed until the codec server restarted.
+      const answers = await Promise.all([runTenants.tenantOf(runId), runTenants.tenantOf(runId)]);
+      expect(answers).toEqual(['acme', 'acme']);
+      expect(attempts).toBe(2);
+      expect(describeSpy.mock.calls.filter(([request]) => request.execution?.workflowId === runId)).toHaveLength(1);
+    } finally {
+      describeSpy.mockRestore();
+      await env.client.workflow.getHandle(runId).terminate('no worker serves this test run');
+      await runTenants.close();
+    }
+  });
+
   it('decrypts in a run’s history only what the token’s tenant owns, reading each run’s tenant from Temporal', async () => {
     const taskQueue = uniqueTaskQueue('codec-tenants');
     const worker = await startWorker(taskQueue, 'read_note', rotatedKeys);
