@@ -49,7 +49,8 @@ export function createExecuteTool({ executor, secrets, payloadStore, keepsLargeP
           idempotencyKey: call.idempotencyKey,
           config,
           logger: log,
-          reportProgress: onProgress,
+          // Progress goes into heartbeat details, which Temporal shows and may keep in history: no secret in it.
+          reportProgress: (progress) => onProgress(redactSecrets(progress, values)),
         },
       },
     );

@@ -6,7 +6,7 @@ import type { ToolAnnotations } from '../shared/tool-catalog.js';
 import { defineJsonSchemaTool } from '../tool/define-tool.js';
 import type { ToolDefinition } from '../tool/define-tool.js';
 import { errorMessage } from '../tool/error-message.js';
-import type { Logger } from '../tool/tool-context.js';
+import type { Logger, ToolContext } from '../tool/tool-context.js';
 import type { OpenToolSource, ToolSource, ToolSourceContext } from '../tool/tool-source.js';
 import { callMcpTool } from './call-mcp-tool.js';
 import { McpConnection } from './mcp-connection.js';
@@ -149,7 +149,7 @@ async function openMcpSource(options: McpToolsOptions, context: ToolSourceContex
   let refreshing = Promise.resolve();
 
   const onConnection: ConnectionUser = async (tenantId, toolName, call) => {
-    if (!usesSecrets) return call(catalog);
+    if (!usesSecrets) return call(catalog, (value) => value);
     const resolved = await resolveTransportWithSecrets(transport, secrets, { tenantId, toolName }).catch(
       (error: unknown) => {
         throw new RelayError('tool_transport_failed', `MCP server '${server}': ${errorMessage(error)}`, {
@@ -157,7 +157,10 @@ async function openMcpSource(options: McpToolsOptions, context: ToolSourceContex
         });
       },
     );
-    return withSecretsHidden(resolved.secretValues, () => pool.use(tenantId, resolved.transport, call));
+    const hide = <T>(value: T): T => redactSecrets(value, resolved.secretValues);
+    return withSecretsHidden(resolved.secretValues, () =>
+      pool.use(tenantId, resolved.transport, (connection) => call(connection, hide)),
+    );
   };
   const buildTools = (listed: readonly Tool[]) => toToolDefinitions(options, listed, logger, onConnection);
   const refresh = () => {
@@ -259,10 +262,14 @@ function toToolDefinitions(
 }
 
 /** Runs a call on the connection that serves the tenant: the shared one, or the tenant's own when secrets differ. */
+/**
+ * Runs `call` on the connection that serves the tenant; `hide` replaces that connection's secret values (none on a
+ * shared connection), for what the call passes on before it returns, such as its progress.
+ */
 type ConnectionUser = (
   tenantId: string,
   toolName: string,
-  call: (connection: McpConnection) => Promise<unknown>,
+  call: (connection: McpConnection, hide: <T>(value: T) => T) => Promise<unknown>,
 ) => Promise<unknown>;
 
 function toToolDefinition(
@@ -293,10 +300,16 @@ function toToolDefinition(
     source: { kind: 'mcp', server, tool: toolName },
     ...(annotations ? { annotations } : {}),
     execute: (input, ctx) =>
-      onConnection(ctx.tenantId, modelName, (connection) =>
-        callMcpTool(connection, { server, toolName, input, safeToRepeat }, ctx),
+      onConnection(ctx.tenantId, modelName, (connection, hide) =>
+        callMcpTool(connection, { server, toolName, input, safeToRepeat }, withProgressHidden(ctx, hide)),
       ),
   });
+}
+
+/** The context with its progress reports passed through `hide`: a server may echo its credentials in a progress note. */
+function withProgressHidden(ctx: ToolContext, hide: <T>(value: T) => T): ToolContext {
+  const { reportProgress } = ctx;
+  return reportProgress ? { ...ctx, reportProgress: (progress) => reportProgress(hide(progress)) } : ctx;
 }
 
 function toAnnotations(tool: Tool): ToolAnnotations | undefined {

@@ -54,6 +54,7 @@ async function openPerTenantServer(limits: Pick<McpToolsOptions, 'maxTenantConne
     return result.data as string;
   };
   return {
+    execute,
     /** Which token the tenant's process holds, as its fingerprint (`whoami`'s answer would be hidden as a secret). */
     whoami: (tenantId: string) => call('caller_fingerprint', tenantId),
     pidOf: async (tenantId: string) => Number(await call('process_id', tenantId)),
@@ -99,6 +100,26 @@ describe('per-tenant connections of an MCP server whose settings hold secrets', 
     expect([await server.whoami('acme'), await server.whoami('globex')]).toEqual(
       fingerprints('token-acme', 'token-globex'),
     );
+  });
+
+  it('hides the tenant’s secret in the progress its server reports, as in its result', async () => {
+    const server = await openPerTenantServer({});
+    const notes: unknown[] = [];
+
+    const result = await server.execute(
+      'slow_count',
+      'acme',
+      { to: 3, stepMs: 20, echoToken: true },
+      { reportProgress: (progress) => notes.push(progress) },
+    );
+
+    expect(result).toMatchObject({ success: true });
+    // The last notification may race the response, which ends the request on the client.
+    expect(notes.slice(0, 2)).toEqual([
+      { progress: 1, total: 3, message: 'step 1 as [secret]' },
+      { progress: 2, total: 3, message: 'step 2 as [secret]' },
+    ]);
+    expect(JSON.stringify(notes)).not.toContain('token-acme');
   });
 
   it('closes the least recently used beyond the bound, and a tenant that comes back gets its own again', async () => {
