@@ -32,19 +32,27 @@ const codecServerOptions = {
 
 /**
  * Reads RELAY_E_CODEC_TOKENS: `token` lets its holder decrypt every payload, `token:tenant` only the payloads of that
- * tenant's runs; empty when unset (no token needed).
+ * tenant's runs; empty when unset (no token needed). A token given twice is refused: the last entry would win, and
+ * `t1:acme,t1` would make a token meant for one tenant read every tenant's payloads.
  */
 export function parseCodecTokens(list: string | undefined): Map<string, CodecAccess> {
   const tokens = new Map<string, CodecAccess>();
+  const positions = new Map<string, number>();
   for (const entry of (list ?? '').split(',').map((item) => item.trim())) {
     if (entry === '') continue;
+    const position = positions.size + 1;
     const separator = entry.indexOf(':');
     const token = separator < 0 ? entry : entry.slice(0, separator);
     const tenantId = separator < 0 ? undefined : entry.slice(separator + 1);
-    // The entry holds a secret, so the message points at it by position instead of quoting it.
+    // The entry holds a secret, so the messages point at it by position instead of quoting it.
     if (token === '' || tenantId === '') {
-      throw usageError(`RELAY_E_CODEC_TOKENS entry ${tokens.size + 1}: expected 'token' or 'token:tenant'`);
+      throw usageError(`RELAY_E_CODEC_TOKENS entry ${position}: expected 'token' or 'token:tenant'`);
     }
+    const earlier = positions.get(token);
+    if (earlier !== undefined) {
+      throw usageError(`RELAY_E_CODEC_TOKENS entry ${position} repeats the token of entry ${earlier}`);
+    }
+    positions.set(token, position);
     tokens.set(token, tenantId === undefined ? {} : { tenantId });
   }
   return tokens;

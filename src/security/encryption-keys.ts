@@ -73,6 +73,14 @@ export function decryptionKey(ring: EncryptionKeyRing, keyId: string, subject: s
  */
 export function encryptionOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): EncryptionOptions | undefined {
   const list = env['RELAY_E_ENCRYPTION_KEYS']?.trim();
+  const currentKeyId = env['RELAY_E_ENCRYPTION_KEY_ID']?.trim();
+  // A key id alone means keys were meant to be set: without this, payloads would be stored unencrypted.
+  if (!list && currentKeyId) {
+    throw new RelayError(
+      'invalid_input',
+      'RELAY_E_ENCRYPTION_KEY_ID is set but RELAY_E_ENCRYPTION_KEYS is not: set the keys, or unset the key id',
+    );
+  }
   if (!list) return undefined;
   const keys: Record<string, string> = {};
   list.split(',').forEach((item, index) => {
@@ -83,7 +91,6 @@ export function encryptionOptionsFromEnv(env: NodeJS.ProcessEnv = process.env): 
     }
     keys[id] = material;
   });
-  const currentKeyId = env['RELAY_E_ENCRYPTION_KEY_ID']?.trim();
   const options: EncryptionOptions = { keys, ...(currentKeyId ? { currentKeyId } : {}) };
   toEncryptionKeyRing(options);
   return options;

@@ -265,4 +265,11 @@ describe('AesGcmPayloadCodec', () => {
       "RELAY_E_ENCRYPTION_KEYS entry 1: expected 'id:base64key'",
     );
   });
+
+  it('refuses a key id without keys (a misspelt RELAY_E_ENCRYPTION_KEYS), rather than store payloads in the clear', () => {
+    expect(() => encryptionOptionsFromEnv({ RELAY_E_ENCRYPTION_KEY_ID: 'k-2025' })).toThrow(
+      'RELAY_E_ENCRYPTION_KEY_ID is set but RELAY_E_ENCRYPTION_KEYS is not',
+    );
+    expect(encryptionOptionsFromEnv({ RELAY_E_ENCRYPTION_KEY_ID: ' ' })).toBeUndefined();
+  });
 });

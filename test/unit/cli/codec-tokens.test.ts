@@ -22,6 +22,14 @@ describe('RELAY_E_CODEC_TOKENS', () => {
     expect(() => parseCodecTokens('ops,secret-token:')).not.toThrow('secret-token');
   });
 
+  it('refuses a token given twice, which would otherwise widen a tenant’s token to every tenant', () => {
+    expect(() => parseCodecTokens('t1:acme,ops,t1')).toThrow(
+      'RELAY_E_CODEC_TOKENS entry 3 repeats the token of entry 1',
+    );
+    expect(() => parseCodecTokens('t1:acme,t1:acme')).toThrow('entry 2 repeats');
+    expect(() => parseCodecTokens('t1:acme,t1')).not.toThrow('t1:');
+  });
+
   it('refuses to serve a token limited to a tenant without a way to find runs’ tenants', () => {
     expect(() =>
       startCodecServer({
