@@ -270,7 +270,8 @@ export class RelayClient {
   ): Promise<RunSnapshot> {
     const versioning = runVersioningOf(description);
     const snapshot =
-      closed?.snapshot ?? (await this.query(runId, () => this.handle(runId).query(snapshotQuery), scope));
+      closed?.snapshot ??
+      endedByTemporal(await this.query(runId, () => this.handle(runId).query(snapshotQuery), scope), description);
     if (scope.tenantId !== undefined && snapshot.tenantId !== scope.tenantId) throw runNotFound(runId);
     return versioning ? { ...snapshot, versioning } : snapshot;
   }
@@ -722,4 +723,22 @@ function summarizePrompt(input: AgentRunInput): string {
   const lastUser = [...(input.messages ?? [])].reverse().find((message) => message.role === 'user');
   const text = input.prompt ?? (lastUser && 'content' in lastUser ? lastUser.content : '');
   return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+}
+
+/**
+ * The snapshot of a run Temporal ended without its code running to the end (terminated, or past its execution
+ * timeout): such a run leaves no record, and a replay answers with its last live state, waiting calls and all. It
+ * failed, as `listRuns` says, and nothing waits any more.
+ */
+function endedByTemporal(snapshot: RunSnapshot, description: WorkflowExecutionDescription): RunSnapshot {
+  const status = description.status.name;
+  if (status !== 'TERMINATED' && status !== 'TIMED_OUT') return snapshot;
+  return {
+    ...snapshot,
+    status: 'failed',
+    stopReason: 'error',
+    pendingApprovals: [],
+    error: `Temporal ${status === 'TERMINATED' ? 'terminated' : 'timed out'} the run; its event log ends where it stopped`,
+    ...(description.closeTime ? { updatedAt: description.closeTime.toISOString() } : {}),
+  };
 }

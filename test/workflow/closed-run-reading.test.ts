@@ -230,6 +230,25 @@ describe('reading a closed run with every worker stopped', () => {
     }
   });
 
+  it('reads a run Temporal terminated as failed, with nothing waiting, where a replay would show it waiting', async () => {
+    const worker = await startWorker(transferThenAnswer);
+    const client = await connectClient(worker.taskQueue);
+    try {
+      const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'pay B' });
+      await waitForRun(client, runId, (snapshot) => snapshot.status === 'awaiting_approval');
+      await kit.temporal.workflow.getHandle(runId).terminate('an operator stopped it from the Temporal UI');
+
+      const snapshot = await client.getRun(runId, { tenantId: 'acme' });
+
+      expect(snapshot).toMatchObject({ status: 'failed', stopReason: 'error', pendingApprovals: [] });
+      expect(snapshot.error).toContain('Temporal terminated the run');
+      // The run's own log stops where it was: the wait, with no end recorded by the run.
+      expect((await client.events(runId)).at(-1)).toMatchObject({ type: 'tool_awaiting_approval' });
+    } finally {
+      await Promise.all([worker.stop(), client.close()]);
+    }
+  });
+
   it('reads a cancelled run, with the cancellation as its last event', async () => {
     const worker = await startWorker(transferThenAnswer);
     const { runId } = await worker.client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'pay B' });
