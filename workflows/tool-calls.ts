@@ -17,7 +17,7 @@ import type {
   ToolInputVerdict,
 } from '../activities/index.js';
 import { boundEchoedInput } from '../src/shared/payload-limits.js';
-import { approvalHints, toolActivitySummary } from '../src/shared/tool-catalog.js';
+import { approvalHints, retriesTimeouts, toolActivitySummary } from '../src/shared/tool-catalog.js';
 import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
 import type { ToolFailure, ToolResult } from '../src/shared/tool-result.js';
 import type { ToolCall } from '../src/shared/transcript.js';
@@ -313,7 +313,7 @@ function toolCallOptions(
   entry: ToolCatalogEntry,
 ): Pick<ExecuteToolInput, 'config' | 'retryTimeouts' | 'outputByReference'> {
   const config = context.run.input.config ?? {};
-  const retryTimeouts = entry.retry !== undefined;
+  const retryTimeouts = retriesTimeouts(entry);
   if (!context.patches.leanHistory()) {
     return { config, ...(context.exact ? { retryTimeouts } : {}) };
   }

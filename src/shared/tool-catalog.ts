@@ -102,6 +102,11 @@ export interface CatalogRequest {
 }
 
 /** What the model is told of each tool: the catalog less what only the run uses (approval, limits, source). */
+/** Whether a call of the tool that timed out is retried: only a tool with a retry policy of its own opted in. */
+export function retriesTimeouts(entry: Pick<ToolCatalogEntry, 'retry'>): boolean {
+  return entry.retry !== undefined;
+}
+
 export function modelToolSpecs(catalog: readonly ToolCatalogEntry[]): ModelToolSpec[] {
   return catalog.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
 }

@@ -62,8 +62,12 @@ export interface RelayTestEnvironment {
   waitForApproval(runId: string, options?: WaitOptions & { toolCallId?: string }): Promise<AwaitedApproval>;
   /** Moves the server's clock forward (time-skipping mode only): timers due in between fire. */
   advanceTime(duration: Duration): Promise<void>;
-  /** Moves the clock just past the call's approval deadline, so the run treats it as timed out. */
-  advancePastApprovalTimeout(approval: Pick<PendingApproval, 'expiresAt'>): Promise<void>;
+  /**
+   * Moves the clock past the call's approval deadline, so the run treats it as timed out: by the call's whole wait
+   * (`expiresAt − requestedAt`) and a second more. The wait's timer runs on the server's clock from the workflow task
+   * that started it, at or before the server's current time, however far that clock jumped ahead of the worker's.
+   */
+  advancePastApprovalTimeout(approval: Pick<PendingApproval, 'requestedAt' | 'expiresAt'>): Promise<void>;
   /** Waits for the run to complete and returns its result; a failed or cancelled run throws. */
   result(runId: string): Promise<RunResult>;
   /** Waits for the run to end, however it ends, and returns its whole event log. */
@@ -73,6 +77,15 @@ export interface RelayTestEnvironment {
   /** Stops the worker and the server; rethrows the worker's failure if it failed. */
   teardown(): Promise<void>;
 }
+
+/**
+ * How far advancePastApprovalTimeout moves the clock beyond a call's whole wait. `expiresAt` counts from the worker's
+ * clock (the input check's time), which a time-skipping server's clock leaves behind at its first jump, so the wait
+ * is measured from the server's current time instead: its timer started at or before it. A wait split by a reminder
+ * (`remindApproversBeforeExpiry`) starts its last part only once the worker has handled the reminder, in real time;
+ * the margin covers that turn.
+ */
+const approvalTimeoutMarginMs = 1_000;
 
 /** How many times a server that does not answer within the SDK's start-up deadline is started, in all. */
 const serverStartAttempts = 3;
@@ -106,7 +119,11 @@ export async function startServerPatiently(
 export async function createTestEnvironment(options: TestEnvironmentOptions): Promise<RelayTestEnvironment> {
   quietenWorkerRuntime();
   const { mode = 'local', serverExecutable, taskQueue = `relay-e-test-${randomUUID()}`, ...workerOptions } = options;
-  const dataConverter = withEncryption(options.dataConverter, options.encryption);
+  // The converter createWorker gives the worker (its own, else the worker options'), so the client reads what it writes.
+  const dataConverter = withEncryption(
+    options.dataConverter ?? options.workerOptions?.dataConverter,
+    options.encryption,
+  );
   const clientOptions = dataConverter ? { client: { dataConverter } } : {};
   const testEnvironment = await startServerPatiently(async () =>
     mode === 'time-skipping'
@@ -170,10 +187,8 @@ function environment(
     waitForRun: (runId, predicate, waitOptions) => waitForRun(client, runId, predicate, waitOptions),
     waitForApproval: (runId, waitOptions) => waitForApproval(client, runId, waitOptions),
     advanceTime,
-    async advancePastApprovalTimeout(approval) {
-      const untilExpiry = Date.parse(approval.expiresAt) - (await testEnvironment.currentTimeMs());
-      await advanceTime(Math.max(untilExpiry, 0) + 1);
-    },
+    advancePastApprovalTimeout: (approval) =>
+      advanceTime(Date.parse(approval.expiresAt) - Date.parse(approval.requestedAt) + approvalTimeoutMarginMs),
     result: (runId) => client.result(runId),
     async collectEvents(runId) {
       await temporal.workflow

@@ -6,6 +6,7 @@ import type { ExecuteToolInput, Recorded } from '../../activities/index.js';
 import { ModelRegistry } from '../model/model-registry.js';
 import type { SecretSource } from '../security/resolve-secret-references.js';
 import type { ToolResult } from '../shared/tool-result.js';
+import { retriesTimeouts } from '../shared/tool-catalog.js';
 import type { ToolDefinition } from '../tool/define-tool.js';
 import { ToolExecutor } from '../tool/tool-executor.js';
 import type { ToolExecutorOptions } from '../tool/tool-executor.js';
@@ -46,8 +47,8 @@ export interface ToolCallOptions {
 export interface ToolExecution {
   /**
    * The result the run would record. Rejects as the activity does where Temporal would act: an `ApplicationFailure`
-   * of type `tool_execution_failed` (the tool threw or timed out, and is retried by its retry policy), or a
-   * `CancelledFailure` (the call was cancelled).
+   * of type `tool_execution_failed` (the tool threw, or timed out and has a `retry` policy of its own: a run retries
+   * the call), or a `CancelledFailure` (the call was cancelled). A tool without `retry` that timed out resolves.
    */
   readonly result: Promise<ToolResult>;
   /** How many heartbeats the activity has sent so far (one a second while the tool runs). */
@@ -65,7 +66,7 @@ export function startTool(tool: ToolDefinition, input: unknown, options: ToolCal
     models: new ModelRegistry({}),
     ...(options.secrets !== undefined ? { secrets: options.secrets } : {}),
   });
-  const call = toolCallInput(tool.name, input, options);
+  const call = toolCallInput(tool, input, options);
   const environment = new MockActivityEnvironment(
     {
       activityType: 'executeTool',
@@ -98,11 +99,13 @@ function toolResultOf({ at, ...result }: Recorded<ToolResult>): ToolResult {
   return result;
 }
 
-function toolCallInput(toolName: string, input: unknown, options: ToolCallOptions): ExecuteToolInput {
+function toolCallInput(tool: ToolDefinition, input: unknown, options: ToolCallOptions): ExecuteToolInput {
   const runId = options.runId ?? 'run_test';
   const toolCallId = options.toolCallId ?? 'call_1_0';
+  // As a run asks (toolCallOptions in workflows/tool-calls.ts), leaving out the default `false` as lean runs do.
+  const retryTimeouts = retriesTimeouts(tool);
   return {
-    toolName,
+    toolName: tool.name,
     toolCallId,
     input,
     idempotencyKey: options.idempotencyKey ?? `${runId}/first-execution/${toolCallId}`,
@@ -111,5 +114,6 @@ function toolCallInput(toolName: string, input: unknown, options: ToolCallOption
     ...(options.sessionId !== undefined ? { sessionId: options.sessionId } : {}),
     runId,
     config: options.config ?? {},
+    ...(retryTimeouts ? { retryTimeouts } : {}),
   };
 }

@@ -3,9 +3,11 @@ import { randomBytes } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import type { PayloadCodec } from '@temporalio/common';
+import proto from '@temporalio/proto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { liftedDispatchCap } from '../../src/dev/temporal-dev-server.js';
-import { encryptedEncoding } from '../../src/security/aes-gcm-payload-codec.js';
+import { AesGcmPayloadCodec, encryptedEncoding } from '../../src/security/aes-gcm-payload-codec.js';
 import { RelayError } from '../../src/shared/errors.js';
 import type { TranscriptMessage } from '../../src/shared/transcript.js';
 import { createTestEnvironment } from '../../src/testing/create-test-environment.js';
@@ -28,6 +30,29 @@ function firstUserText(messages: readonly TranscriptMessage[]): string {
 }
 
 const base = { tenantId: 'acme', model: 'scripted:test' } as const;
+
+const markedEncoding = 'binary/relay-e-test-marked';
+const { Payload: PayloadMessage } = proto.temporal.api.common.v1;
+
+/**
+ * Wraps each payload in one of its own encoding: a data converter without it cannot read what it wrote. Decoding
+ * passes an unmarked payload through, so a client without it fails where it reads, not a worker in a retry loop.
+ */
+const markingCodec: PayloadCodec = {
+  async encode(payloads) {
+    return payloads.map((payload) => ({
+      metadata: { encoding: Buffer.from(markedEncoding) },
+      data: PayloadMessage.encode(payload).finish(),
+    }));
+  },
+  async decode(payloads) {
+    return payloads.map((payload) => {
+      if (Buffer.from(payload.metadata?.['encoding'] ?? []).toString() !== markedEncoding) return payload;
+      const { metadata, data } = PayloadMessage.decode(payload.data ?? new Uint8Array());
+      return { metadata, data };
+    });
+  },
+};
 
 describe.each(['local', 'time-skipping'] as const)('a test environment in %s mode', (mode) => {
   const ledger = createLedger();
@@ -158,6 +183,18 @@ describe('time skipping', () => {
     expect(Date.parse(timedOut?.at ?? '') - Date.parse(approval.requestedAt)).toBeGreaterThanOrEqual(86_400_000);
   });
 
+  it('moves the clock past the deadline once it has jumped ahead of the worker clock that stamped it', async () => {
+    // The server's clock now runs 30 days ahead of the worker's, which requestedAt and expiresAt are read from.
+    await env.advanceTime('30 days');
+    const { runId } = await env.client.startRun({ ...base, prompt: 'pay', approvalTimeout: '24h' });
+    const approval = await env.waitForApproval(runId);
+    await env.advancePastApprovalTimeout(approval);
+    // Queries let no time skip, unlike result(): only the advance can have ended the wait.
+    await env.waitForRun(runId, (run) => run.pendingApprovals.length === 0, { timeoutMs: 5_000 });
+    expect((await env.client.events(runId)).map((event) => event.type)).toContain('tool_approval_timed_out');
+    expect(await env.result(runId)).toMatchObject({ output: 'Nobody approved.' });
+  });
+
   it('lets time skip while it waits for a result, so a waiting run times out on its own', async () => {
     const { runId } = await env.client.startRun({ ...base, prompt: 'pay', approvalTimeout: '7 days' });
     expect(await env.result(runId)).toMatchObject({ output: 'Nobody approved.' });
@@ -194,6 +231,7 @@ describe('time skipping', () => {
 });
 
 describe('an encrypted test environment', () => {
+  const encryption = { keys: { test: randomBytes(32) } };
   let env: RelayTestEnvironment;
 
   beforeAll(async () => {
@@ -201,7 +239,9 @@ describe('an encrypted test environment', () => {
       mode: 'time-skipping',
       tools: createTestTools(createLedger()),
       models: { scripted: scriptedModel([firstTurns['add 2 and 3'] as ScriptedTurn, { text: 'Five.' }]) },
-      encryption: { keys: { test: randomBytes(32) } },
+      encryption,
+      // A codec given only in the worker options: createWorker uses it, and so must the client.
+      workerOptions: { dataConverter: { payloadCodecs: [markingCodec] } },
     });
   });
 
@@ -216,6 +256,15 @@ describe('an encrypted test environment', () => {
     const input = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0];
     expect(Buffer.from(input?.metadata?.['encoding'] ?? []).toString()).toBe(encryptedEncoding);
     expect(Buffer.from(input?.data ?? []).toString()).not.toContain('add 2 and 3');
+  });
+
+  it("gives the client the worker options' codec too: it writes through it and reads what the worker wrote", async () => {
+    const { runId } = await env.client.startRun({ ...base, prompt: 'add 2 and 3' });
+    expect(await env.result(runId)).toMatchObject({ output: 'Five.' });
+    const history = await env.temporal.workflow.getHandle(runId).fetchHistory();
+    const input = history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads?.[0] ?? {};
+    const [decrypted] = await new AesGcmPayloadCodec(encryption).decode([input]);
+    expect(Buffer.from(decrypted?.metadata?.['encoding'] ?? []).toString()).toBe(markedEncoding);
   });
 });
 

@@ -111,6 +111,32 @@ describe('running one tool as a worker runs it, without a server', () => {
     expect(failure).toMatchObject({ type: 'tool_execution_failed', nonRetryable: false });
   });
 
+  it('rejects a timed-out call of a tool with its own retry policy, as a run retries it', async () => {
+    /** Sleeps past its 50 ms limit; the executor's timeout ends the call first. */
+    const slow = (retry?: { maximumAttempts: number }) =>
+      defineTool({
+        name: 'slow_quote',
+        description: 'Answers after a second.',
+        inputSchema: z.object({}),
+        timeoutMs: 50,
+        ...(retry ? { retry } : {}),
+        execute: (_input, ctx) =>
+          new Promise((resolve) => {
+            const answer = setTimeout(() => resolve({ quote: 1 }), 1_000);
+            ctx.signal.addEventListener('abort', () => clearTimeout(answer));
+          }),
+      });
+    const logger = new DefaultLogger('ERROR');
+    const failure = await runTool(slow({ maximumAttempts: 3 }), {}, { logger }).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ApplicationFailure);
+    expect(failure).toMatchObject({ type: 'tool_execution_failed', nonRetryable: false, details: ['timeout'] });
+
+    // Without a retry policy the attempt that timed out may still be running: the model is told, nothing retries.
+    const timedOut = await runTool(slow(), {}, { logger });
+    expect(timedOut).toMatchObject({ success: false, errorType: 'timeout' });
+    expect(timedOut.success || timedOut.error).toContain('it was not retried');
+  });
+
   it('aborts ctx.signal when the call is cancelled, and rejects with a CancelledFailure', async () => {
     const { tool, started, aborted } = toolThatWaitsForAbort();
     // #region cancel-a-running-tool
