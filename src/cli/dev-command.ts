@@ -160,7 +160,15 @@ async function startTemporal(
   const reused = await isReachable(host, port);
   const cliPath = await findTemporalExecutable().catch(() => undefined);
   if (reused) {
-    const server = await startTemporalDevServer({ reuseAddress: settings.address, namespace: settings.namespace });
+    const reuseCredentials = {
+      ...(settings.tls !== undefined ? { tls: settings.tls } : {}),
+      ...(settings.apiKey !== undefined ? { apiKey: settings.apiKey } : {}),
+    };
+    const server = await startTemporalDevServer({
+      reuseAddress: settings.address,
+      namespace: settings.namespace,
+      reuseCredentials,
+    });
     return { server, reused, host, uiPort, dbFilename, codec: undefined, cliPath };
   }
   stack.spinner.start(`starting a Temporal dev server on ${settings.address} (data in ${dbFilename})`);

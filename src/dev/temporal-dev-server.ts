@@ -6,6 +6,7 @@ import { connect, createServer } from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
+import type { TLSConfig } from '@temporalio/client';
 import { relaySearchAttributeDefinitions } from '../shared/search-attributes.js';
 
 /** A search attribute to register at server start, as `temporal server start-dev --search-attribute` takes it. */
@@ -22,6 +23,12 @@ export interface TemporalDevServerOptions {
    * @default undefined (spawn a new `temporal server start-dev`)
    */
   reuseAddress?: string;
+  /**
+   * How to reach the server at `reuseAddress` when it asks more than a plain connection (Temporal Cloud, a cluster
+   * with TLS): the TLS settings and API key the worker and API connect with, so the check that it serves does too.
+   * @default a plain connection
+   */
+  reuseCredentials?: { tls?: TLSConfig | boolean; apiKey?: string };
   /**
    * Path of the `temporal` CLI binary.
    * @default the `TEMPORAL_CLI_PATH` environment variable, else `temporal` found on `PATH`
@@ -157,7 +164,7 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions =
 
   if (options.reuseAddress !== undefined) {
     const address = options.reuseAddress;
-    await waitUntilServing(address, namespace, Date.now() + startTimeoutMs);
+    await waitUntilServing(address, namespace, Date.now() + startTimeoutMs, undefined, options.reuseCredentials);
     return { address, namespace, stop: async () => {} };
   }
 
@@ -333,6 +340,7 @@ async function waitUntilServing(
   namespace: string,
   deadline: number,
   spawned?: { host: string; port: number; output: CollectedOutput; signal: AbortSignal },
+  credentials: { tls?: TLSConfig | boolean; apiKey?: string } = {},
 ): Promise<void> {
   let lastError: unknown;
   while (Date.now() < deadline && spawned?.signal.aborted !== true) {
@@ -343,6 +351,7 @@ async function waitUntilServing(
     }
     const connection = Connection.lazy({
       address,
+      ...credentials,
       connectTimeout: Math.max(1, Math.min(connectAttemptTimeoutMs, deadline - Date.now())),
     });
     try {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DevServerPortClashError, startTemporalDevServer } from '../../src/dev/temporal-dev-server.js';
 import type { TemporalDevServerOptions } from '../../src/dev/temporal-dev-server.js';
 import { holdPort } from '../helpers/free-port.js';
@@ -39,5 +39,21 @@ describe('startTemporalDevServer on a busy port', () => {
     expect(error).toBeInstanceOf(DevServerPortClashError);
     expect((error as DevServerPortClashError).port).toBe(held.port);
     expect(clashes).toBe(1);
+  });
+});
+
+describe('startTemporalDevServer reusing a running server', () => {
+  it('checks that server with the credentials it is given, as the worker will connect', async () => {
+    const address = inject('temporalAddress');
+    await expect(startTemporalDevServer({ reuseAddress: address })).resolves.toMatchObject({ address });
+
+    // The shared dev server speaks plain gRPC: a check over TLS cannot reach it, which shows the setting is used.
+    // Before, the check ignored it, and relay-e dev waited out 60 s on a Temporal Cloud address it could reach.
+    const overTls = startTemporalDevServer({
+      reuseAddress: address,
+      reuseCredentials: { tls: true },
+      startTimeoutMs: 3_000,
+    });
+    await expect(overTls).rejects.toThrow(`Temporal server at ${address} did not accept connections`);
   });
 });
