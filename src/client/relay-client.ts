@@ -158,6 +158,8 @@ export class RelayClient {
 
   /** Connects to a Temporal server (local, self-hosted or Cloud). */
   static async connect(options: RelayClientOptions): Promise<RelayClient> {
+    // Keys are checked before connecting: a connection opened first would be left open by their refusal.
+    const dataConverter = withEncryption(options.dataConverter, options.encryption);
     const connection =
       options.connection ??
       (await Connection.connect({
@@ -165,7 +167,6 @@ export class RelayClient {
         ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
         ...(options.tls !== undefined ? { tls: options.tls } : options.apiKey !== undefined ? { tls: true } : {}),
       }));
-    const dataConverter = withEncryption(options.dataConverter, options.encryption);
     const temporal = new Client({
       connection,
       namespace: options.namespace ?? 'default',
