@@ -8,6 +8,7 @@ import type { Command } from './command.js';
 import { commandSummaries } from './command-summaries.js';
 import { apiHost, connectionOptions, connectionOptionsHelp, parseCommandFlags } from './command.js';
 import { waitForShutdownSignal } from './shutdown-signal.js';
+import { envSetting } from './env-setting.js';
 import { configOption, configOptionHelp, loadProjectConfig } from './project-config.js';
 import { connectRelayClient, readTemporalSettings } from './temporal-settings.js';
 
@@ -56,6 +57,8 @@ Options:
   --port N               port (env RELAY_E_PORT, default ${defaultApiPort}; 0 picks a free one)
   --host IP              address to bind (env RELAY_E_HOST, default 127.0.0.1; 0.0.0.0 in containers)
   --api-keys-file PATH   API keys file (env RELAY_E_API_KEYS_FILE); or RELAY_E_API_KEYS="key:tenant,..."
+  env RELAY_E_INBOX_URL  the inbox's public address (https://...) behind a proxy that ends TLS: the only
+                         origin its sign-in and decisions are taken from, and its cookie Secure for https
 ${configOptionHelp}
                          (the API takes its task queue and encryption keys from it)
 
@@ -72,7 +75,10 @@ ${connectionOptionsHelp}`,
     const payloadStore = createPayloadStore(projectPayloadStoreConfig(settings, project));
     const port = readPort(values.port);
     const host = apiHost(values.host);
-    const api = await startApiServer({ client, apiKeys, payloadStore, port, host }).catch(async (error: unknown) => {
+    // Behind a proxy that ends TLS: the inbox's public address, the only origin it takes changes from.
+    const inboxUrl = envSetting(process.env, 'RELAY_E_INBOX_URL');
+    const apiOptions = { client, apiKeys, payloadStore, port, host, ...(inboxUrl !== undefined ? { inboxUrl } : {}) };
+    const api = await startApiServer(apiOptions).catch(async (error: unknown) => {
       await Promise.all([payloadStore.close(), client.close()]);
       throw explainBusyPort(error, port, host);
     });

@@ -39,6 +39,12 @@ export interface CreateApiOptions {
   payloadStore?: PayloadStore;
   /** The URL callers reach this API at, as the OpenAPI document's `servers` names it. @default '/' (where the document is served) */
   publicUrl?: string;
+  /**
+   * The address people open the inbox at (`RELAY_E_INBOX_URL` for `relay-e serve`), behind a proxy that ends TLS:
+   * the inbox takes changes from its origin only (see `CreateInboxOptions.publicUrl`).
+   * @default undefined (each request's own origin)
+   */
+  inboxUrl?: string;
 }
 
 /**
@@ -60,8 +66,9 @@ export function createApi(options: CreateApiOptions): OpenAPIHono<ApiEnv> {
   const followers = new RunEventHub(options.client, options.ssePollIntervalMs ?? 250);
   // The web inbox signs people in with a key itself and keeps them in a session cookie.
   const maxBodyBytes = options.maxBodyBytes ?? defaultMaxBodyBytes;
-  const { client, apiKeys, sseHeartbeatIntervalMs } = options;
-  app.route('/', createInbox({ client, apiKeys, followers, logger, maxBodyBytes, sseHeartbeatIntervalMs }));
+  const { client, apiKeys, sseHeartbeatIntervalMs, inboxUrl } = options;
+  const inboxOptions = { client, apiKeys, followers, logger, maxBodyBytes, sseHeartbeatIntervalMs };
+  app.route('/', createInbox({ ...inboxOptions, ...(inboxUrl !== undefined ? { publicUrl: inboxUrl } : {}) }));
   app.use('/v1/*', requireApiKey(options.apiKeys));
   app.use('/v1/*', readJsonBody(maxBodyBytes));
   app.route('/', createRunsApi(options));

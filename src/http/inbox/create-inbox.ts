@@ -2,6 +2,7 @@ import { readFile } from 'node:fs/promises';
 import { Hono } from 'hono';
 import type { Context } from 'hono';
 import type { RelayClient } from '../../client/relay-client.js';
+import { RelayError } from '../../shared/errors.js';
 import type { ApiKeyTenants } from '../api-keys.js';
 import { defaultMaxBodyBytes, limitBody } from '../request-body.js';
 import type { RunEventHub } from '../run-event-hub.js';
@@ -28,6 +29,13 @@ export interface CreateInboxOptions {
   maxBodyBytes?: number;
   /** @default console */
   logger?: Pick<Console, 'error'>;
+  /**
+   * The address people open the inbox at, when it is not the one requests reach this server at: behind a proxy or
+   * load balancer that ends TLS, `https://inbox.example.com`. Sign-in, sign-out and decisions are then taken from its
+   * origin only, and the session cookie is `Secure` when it is `https:`. `X-Forwarded-*` headers are never trusted.
+   * @default undefined (each request's own origin: its scheme is this server's, its host the `Host` header)
+   */
+  publicUrl?: string;
 }
 
 const securityHeaders: Record<string, string> = {
@@ -49,6 +57,7 @@ const inboxScript = readFile(new URL('./assets/inbox.js', import.meta.url), 'utf
 export function createInbox(options: CreateInboxOptions): Hono<InboxEnv> {
   const { client } = options;
   const logger = options.logger ?? console;
+  const publicOrigin = publicOriginOf(options.publicUrl);
   const sessions = new InboxSessions(options.apiKeys);
   const catalogs = new RunCatalogs(client);
   const app = new Hono<InboxEnv>();
@@ -61,10 +70,10 @@ export function createInbox(options: CreateInboxOptions): Hono<InboxEnv> {
     c.body(await inboxScript, 200, { 'content-type': 'text/javascript; charset=utf-8' }),
   );
   app.get('/inbox/assets/inbox.css', (c) => c.body(inboxStyles, 200, { 'content-type': 'text/css; charset=utf-8' }));
-  app.route('/', inboxSessionRoutes(sessions));
+  app.route('/', inboxSessionRoutes(sessions, publicOrigin));
 
   // Everything below needs a session; changes also need the page's CSRF token.
-  app.use('/inbox/*', requireSession(sessions));
+  app.use('/inbox/*', requireSession(sessions, publicOrigin));
   const approvalsPollIntervalMs = options.approvalsPollIntervalMs ?? 1_000;
   app.route(
     '/inbox/approvals',
@@ -76,6 +85,16 @@ export function createInbox(options: CreateInboxOptions): Hono<InboxEnv> {
     inboxRunRoutes({ client, catalogs, followers: options.followers, heartbeatIntervalMs, logger }),
   );
   return app;
+}
+
+/** The origin of the inbox's public URL; a URL that is not http or https is refused when the inbox is built. */
+function publicOriginOf(publicUrl: string | undefined): string | undefined {
+  if (publicUrl === undefined) return undefined;
+  const url = URL.parse(publicUrl);
+  if (url?.protocol !== 'https:' && url?.protocol !== 'http:') {
+    throw new RelayError('invalid_input', `The inbox URL '${publicUrl}' is not an http or https URL`);
+  }
+  return url.origin;
 }
 
 async function setSecurityHeaders(c: Context, next: () => Promise<void>): Promise<void> {

@@ -3,6 +3,7 @@ import type { RelayClient } from '../../client/relay-client.js';
 import type { InboxEnv } from './inbox-env.js';
 import type { InboxSession } from './inbox-sessions.js';
 import type { RunCatalogs } from './run-catalogs.js';
+import { endingWithSession } from './session-streams.js';
 import { SharedReads } from './shared-reads.js';
 import { streamChanges } from './stream-changes.js';
 
@@ -48,10 +49,11 @@ export function inboxApprovalRoutes({ client, catalogs, pollIntervalMs, logger }
   // A read asked for once is read afresh; the live lists below share theirs.
   app.get('/', async (c) => c.json(await readApprovals(c.get('session').tenant.tenantId)));
 
+  // Until the session expires: it was checked once, when the stream opened.
   app.get('/stream', (c) => {
     const session = c.get('session');
     let last = '';
-    return streamChanges(c, {
+    const changes = streamChanges(c, {
       intervalMs: pollIntervalMs,
       eventName: 'approvals',
       logger,
@@ -62,6 +64,7 @@ export function inboxApprovalRoutes({ client, catalogs, pollIntervalMs, logger }
         return approvals;
       },
     });
+    return endingWithSession(changes, session);
   });
 
   return app;

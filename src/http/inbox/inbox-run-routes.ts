@@ -17,6 +17,7 @@ import { runPage } from './inbox-pages.js';
 import { approverOf } from './inbox-sessions.js';
 import type { InboxSession } from './inbox-sessions.js';
 import type { RunCatalogs } from './run-catalogs.js';
+import { endingWithSession } from './session-streams.js';
 
 const decisionSchema = z.strictObject({
   toolCallId: z.string().min(1).max(256),
@@ -59,17 +60,20 @@ function readingRoutes(app: Hono<InboxEnv>, options: InboxRunRoutesOptions) {
     return c.json({ snapshot, tools: catalog.filter((tool) => pendingTools.has(tool.name)) });
   });
 
-  app.get('/:id/events', (c) => {
+  // Until the run ends or the session expires: the session was checked once, when the stream opened.
+  app.get('/:id/events', async (c) => {
     const lastEventId = c.req.header('last-event-id');
-    return streamRunEvents(c, {
+    const session = c.get('session');
+    const events = await streamRunEvents(c, {
       followers: options.followers,
       runId: c.req.param('id'),
-      tenantId: c.get('session').tenant.tenantId,
+      tenantId: session.tenant.tenantId,
       after: lastEventId !== undefined && /^\d+$/.test(lastEventId) ? Number(lastEventId) : 0,
       heartbeatIntervalMs: options.heartbeatIntervalMs,
       logger: options.logger,
       namedEvents: false,
     });
+    return endingWithSession(events, session);
   });
 }
 

@@ -13,8 +13,11 @@ const csrfHeader = 'x-relay-csrf';
 /** Methods that change nothing: they need a session, not the page's CSRF token. */
 const safeMethods = new Set(['GET', 'HEAD']);
 
-/** The front page (the inbox, or the sign-in form without a session), signing in and signing out. */
-export function inboxSessionRoutes(sessions: InboxSessions): Hono<InboxEnv> {
+/**
+ * The front page (the inbox, or the sign-in form without a session), signing in and signing out. `publicOrigin`, when
+ * set, is the origin people open the inbox at (see CreateInboxOptions.publicUrl); else each request's own.
+ */
+export function inboxSessionRoutes(sessions: InboxSessions, publicOrigin?: string): Hono<InboxEnv> {
   const app = new Hono<InboxEnv>();
 
   app.get('/', (c) => {
@@ -23,7 +26,8 @@ export function inboxSessionRoutes(sessions: InboxSessions): Hono<InboxEnv> {
   });
 
   app.post('/inbox/session', async (c) => {
-    refuseCrossOrigin(c.req.header('origin'), c.req.url);
+    const origin = inboxOriginOf(c, publicOrigin);
+    refuseCrossOrigin(c, origin);
     const form = await readForm(c);
     const signedIn = typeof form['apiKey'] === 'string' ? sessions.create(form['apiKey'].trim()) : undefined;
     if (!signedIn) return c.html(signInPage('That API key is not valid.'), 401);
@@ -31,7 +35,8 @@ export function inboxSessionRoutes(sessions: InboxSessions): Hono<InboxEnv> {
       httpOnly: true,
       sameSite: 'Strict',
       path: '/',
-      secure: new URL(c.req.url).protocol === 'https:',
+      // Behind a proxy that ends TLS the request is plain HTTP: the inbox's public origin says whether the page is not.
+      secure: origin.startsWith('https:'),
       maxAge: sessions.lifetimeSeconds,
     });
     return c.redirect('/', 303);
@@ -39,7 +44,7 @@ export function inboxSessionRoutes(sessions: InboxSessions): Hono<InboxEnv> {
 
   // A session is sealed, not stored (see InboxSessions): signing out deletes the browser's cookie.
   app.post('/inbox/session/end', (c) => {
-    refuseCrossOrigin(c.req.header('origin'), c.req.url);
+    refuseCrossOrigin(c, inboxOriginOf(c, publicOrigin));
     deleteCookie(c, sessionCookie, { path: '/' });
     return c.redirect('/', 303);
   });
@@ -48,10 +53,10 @@ export function inboxSessionRoutes(sessions: InboxSessions): Hono<InboxEnv> {
 }
 
 /**
- * Lets through only requests with a session, and changes only with the page's CSRF token from the same origin; a
+ * Lets through only requests with a session, and changes only with the page's CSRF token from the inbox's origin; a
  * page asked for without a session goes to the sign-in form, anything else is refused.
  */
-export function requireSession(sessions: InboxSessions) {
+export function requireSession(sessions: InboxSessions, publicOrigin?: string) {
   return createMiddleware<InboxEnv>(async (c, next) => {
     const session = sessions.get(getCookie(c, sessionCookie));
     if (!session) {
@@ -59,7 +64,7 @@ export function requireSession(sessions: InboxSessions) {
       throw new HttpError(401, 'unauthorized', 'Sign in to the inbox first');
     }
     if (!safeMethods.has(c.req.method)) {
-      refuseCrossOrigin(c.req.header('origin'), c.req.url);
+      refuseCrossOrigin(c, inboxOriginOf(c, publicOrigin));
       if (c.req.header(csrfHeader) !== session.csrfToken) {
         throw new HttpError(403, 'forbidden', `Missing or wrong ${csrfHeader} header`);
       }
@@ -79,9 +84,23 @@ async function readForm(c: Context<InboxEnv>): Promise<Record<string, unknown>> 
   }
 }
 
+/**
+ * The origin the browser shows the inbox at: the configured public one, else the request's own (its scheme is the
+ * server's, its host the `Host` header). `X-Forwarded-*` headers are never read: anyone can send them.
+ */
+function inboxOriginOf(c: Context, publicOrigin: string | undefined): string {
+  return publicOrigin ?? new URL(c.req.url).origin;
+}
+
 /** Refuses a change whose Origin names another site (the cookie is SameSite=Strict too; this covers sign-in). */
-function refuseCrossOrigin(origin: string | undefined, requestUrl: string): void {
-  if (origin !== undefined && origin !== new URL(requestUrl).origin) {
-    throw new HttpError(403, 'forbidden', 'Cross-origin requests are refused');
+function refuseCrossOrigin(c: Context, inboxOrigin: string): void {
+  const origin = c.req.header('origin');
+  if (origin !== undefined && origin !== inboxOrigin) {
+    // Names the origin expected: behind a proxy that ends TLS, an `http:` one here says the inbox's URL is not set.
+    throw new HttpError(
+      403,
+      'forbidden',
+      `Cross-origin requests are refused: the inbox takes changes from ${inboxOrigin}`,
+    );
   }
 }

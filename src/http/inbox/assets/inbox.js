@@ -66,12 +66,25 @@ function runPath(runId) {
   return `/inbox/runs/${encodeURIComponent(runId)}`;
 }
 
+/**
+ * Goes back to the sign-in form once the server ends a live stream because the session expired, rather than leave
+ * the page quiet (or reconnecting, refused) on what it showed last.
+ * @param {EventSource} source
+ */
+function endWithSession(source) {
+  source.addEventListener('signed-out', () => {
+    source.close();
+    window.location.assign('/');
+  });
+}
+
 // ---- The list of pending approvals ----
 
 /** @param {HTMLElement} list */
 function startApprovalsList(list) {
   const status = /** @type {HTMLElement} */ (document.getElementById('approvals-status'));
   const stream = new EventSource('/inbox/approvals/stream');
+  endWithSession(stream);
   // What the list says of itself, kept so a warning that it may be out of date can be taken back.
   let listed = '';
   stream.addEventListener('approvals', (message) => {
@@ -183,6 +196,7 @@ function startRunPage(root) {
   }
 
   const events = new EventSource(`${runPath(runId)}/events`);
+  endWithSession(events);
   events.addEventListener('message', (message) => {
     /** @type {RunEvent} */
     const event = JSON.parse(message.data);
