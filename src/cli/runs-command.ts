@@ -1,4 +1,7 @@
 import type { WorkflowExecutionInfo } from '@temporalio/client';
+import { closedRunListingBytes, tenantRuns, visibilityQueryString } from '../client/list-runs.js';
+import type { TenantRuns } from '../client/list-runs.js';
+import { grpcPageBudgetBytes } from '../client/visibility-pages.js';
 import { relaySearchAttributes } from '../shared/search-attributes.js';
 import type { RunStatus } from '../shared/run-types.js';
 import { exitCodes, usageError } from './cli-error.js';
@@ -56,13 +59,16 @@ ${scopedConnectionOptionsHelp}`,
     }
     const limit = values.limit === undefined ? defaultLimit : readPositiveInteger('--limit', values.limit);
     const settings = await readRunCommandSettings(values);
-    const conditions = [`WorkflowType = 'agentRun'`];
-    if (settings.tenantGiven) conditions.push(`${relaySearchAttributes.tenant.name} = ${quote(settings.tenantId)}`);
-    if (status !== undefined) conditions.push(`${relaySearchAttributes.status.name} = ${quote(status)}`);
+    const tenant = settings.tenantGiven ? tenantRuns(settings.tenantId) : undefined;
+    const conditions = [tenant?.query ?? `WorkflowType = 'agentRun'`];
+    if (status !== undefined)
+      conditions.push(`${relaySearchAttributes.status.name} = ${visibilityQueryString(status)}`);
     const client = await connectRelayClient(settings);
     try {
-      const executions = client.temporal.workflow.list({ query: conditions.join(' AND ') });
-      const runs = (await newestStarted(executions, limit)).map(toListing);
+      // Pages sized for gRPC's message limit: a closed run's memo carries its record.
+      const pageSize = Math.floor(grpcPageBudgetBytes / closedRunListingBytes);
+      const listed = client.temporal.workflow.list({ query: conditions.join(' AND '), pageSize });
+      const runs = (await newestStarted(ofTenant(listed, tenant), limit)).map(toListing);
       process.stdout.write(values.json ? `${JSON.stringify(runs)}\n` : formatRuns(runs));
       return exitCodes.ok;
     } finally {
@@ -111,9 +117,12 @@ function optional<K extends string, V>(key: K, value: V | undefined): Partial<Re
   return value === undefined ? {} : ({ [key]: value } as Record<K, V>);
 }
 
-/** A string literal for a visibility query. */
-function quote(value: string): string {
-  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
+/** The listed executions the tenant's check keeps, for a tenant id a query cannot match exactly (see tenantRuns). */
+async function* ofTenant(
+  executions: AsyncIterable<WorkflowExecutionInfo>,
+  tenant: TenantRuns | undefined,
+): AsyncIterable<WorkflowExecutionInfo> {
+  for await (const execution of executions) if (!tenant?.keep || tenant.keep(execution.raw)) yield execution;
 }
 
 function formatRuns(runs: readonly RunListing[]): string {

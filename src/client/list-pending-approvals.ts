@@ -1,11 +1,14 @@
+import { isGrpcServiceError, ServiceError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
+import { executionInfoFromRaw, rethrowKnownErrorTypes } from '@temporalio/client/lib/helpers.js';
 import { RelayError } from '../shared/errors.js';
 import { pendingApprovalsMemoKey, readPendingApprovalsMemo } from '../shared/pending-approvals-memo.js';
 import type { PendingApprovalsMemo } from '../shared/pending-approvals-memo.js';
 import type { PendingApproval, RunSnapshot } from '../shared/run-types.js';
 import { relaySearchAttributes } from '../shared/search-attributes.js';
-import { tenantRunsQuery } from './list-runs.js';
+import { openRunListingBytes, tenantRuns } from './list-runs.js';
 import { noWorkerAnsweredIn } from './no-worker-answered.js';
+import { listExecutionPage } from './visibility-pages.js';
 
 export interface ListPendingApprovalsOptions {
   /** The tenant whose approvals to list; required, since an approver must never see another tenant's calls. */
@@ -64,31 +67,45 @@ export async function listPendingApprovals(
   readSnapshot: ReadSnapshot,
 ): Promise<PendingApprovals> {
   const { tenantId, limit = 100 } = options;
-  const query =
-    `${tenantRunsQuery(tenantId)} AND ExecutionStatus = 'Running' AND ` +
-    `${relaySearchAttributes.pendingApprovals.name} > 0`;
-  const answers: Array<Promise<PendingAnswer | undefined>> = [];
-  let hasMore = false;
-  // One more than the limit, so a page tells whether more runs wait.
-  for await (const execution of temporal.workflow.list({ query, pageSize: Math.min(limit + 1, 1_000) })) {
-    if (answers.length >= limit) {
-      hasMore = true;
-      break;
-    }
-    const kept = readPendingApprovalsMemo(execution.memo?.[pendingApprovalsMemoKey]);
-    const runId = execution.workflowId;
-    answers.push(
-      kept
+  const tenant = tenantRuns(tenantId);
+  // One more than the limit, so the listing tells whether more runs wait; read in pages that fit gRPC's limit.
+  const page = await listExecutionPage(temporal, {
+    query: `${tenant.query} AND ExecutionStatus = 'Running' AND ${relaySearchAttributes.pendingApprovals.name} > 0`,
+    limit: limit + 1,
+    assumedExecutionBytes: openRunListingBytes,
+    ...(tenant.keep ? { keep: tenant.keep } : {}),
+  }).catch(asListingError);
+  const hasMore = page.executions.length > limit;
+  const namespace = temporal.options.namespace;
+  const executions = await Promise.all(
+    page.executions
+      .slice(0, limit)
+      .map((raw) => executionInfoFromRaw(raw, temporal.options.loadedDataConverter, raw, namespace)),
+  );
+  // The runs are asked only once the listing is read, all in one pass that hands every answer to `Promise.all` as
+  // it is made: a read that fails is reported (the first failure fails the list), never left unhandled.
+  const answers = await Promise.all(
+    executions.map((execution): Promise<PendingAnswer | undefined> => {
+      const kept = readPendingApprovalsMemo(execution.memo?.[pendingApprovalsMemoKey]);
+      const runId = execution.workflowId;
+      return kept
         ? Promise.resolve({ approvals: approvalsOfMemo(runId, kept) })
-        : askPending(temporal, runId, tenantId, readSnapshot),
-    );
-  }
+        : askPending(temporal, runId, tenantId, readSnapshot);
+    }),
+  );
   const listing: PendingApprovals = { approvals: [], unanswered: [], hasMore };
-  for (const answer of await Promise.all(answers)) {
+  for (const answer of answers) {
     if (answer?.unanswered) listing.unanswered.push(answer.unanswered);
     if (answer?.approvals) listing.approvals.push(...answer.approvals);
   }
   return listing;
+}
+
+/** A listing's failure as `temporal.workflow.list()` reports it, as this listing always has. */
+function asListingError(error: unknown): never {
+  if (!isGrpcServiceError(error)) throw error;
+  rethrowKnownErrorTypes(error);
+  throw new ServiceError('Failed to list workflows', { cause: error });
 }
 
 /**

@@ -1,9 +1,11 @@
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
 import { executionInfoFromRaw } from '@temporalio/client/lib/helpers.js';
+import { defaultPayloadConverter } from '@temporalio/common';
 import { RelayError } from '../shared/errors.js';
-import { tenantIdPattern } from '../shared/run-ids.js';
 import type { RunStatus } from '../shared/run-types.js';
 import { relaySearchAttributes } from '../shared/search-attributes.js';
+import { listExecutionPage } from './visibility-pages.js';
+import type { RawExecution } from './visibility-pages.js';
 
 export interface ListRunsOptions {
   /** The tenant whose runs to list; required, so no caller ever sees another tenant's runs. */
@@ -48,42 +50,101 @@ const statusConditions: Readonly<Record<RunStatus, string>> = {
 };
 
 /**
+ * The bytes a listed run is planned at, when the listing may hold closed runs: a closed run's memo carries its record
+ * (up to 256 KiB of events as JSON, deflated: about 86 KB for a record at that cap).
+ */
+export const closedRunListingBytes = 96 * 1024;
+
+/** The bytes a listed open run is planned at: its memo carries its waiting calls (up to 16 KiB) and prompt's start. */
+export const openRunListingBytes = 24 * 1024;
+
+/**
  * Lists one tenant's runs from Temporal visibility, a page at a time, in visibility's order: open runs newest
  * started first, then closed runs newest closed first (SQL visibility takes no `ORDER BY`). Visibility lags a
- * run by a moment.
+ * run by a moment. A page is read in as many requests as gRPC's message limit needs (closed runs' memos are large).
  */
 export async function listRuns(temporal: Client, options: ListRunsOptions): Promise<RunPage> {
   const { limit = 20 } = options;
   if (!Number.isInteger(limit) || limit < 1 || limit > 1_000) {
     throw new RelayError('invalid_input', `limit must be an integer from 1 to 1000, not ${limit}`);
   }
-  const conditions = [tenantRunsQuery(options.tenantId), `ExecutionStatus != 'ContinuedAsNew'`];
+  const tenant = tenantRuns(options.tenantId);
+  const conditions = [tenant.query, `ExecutionStatus != 'ContinuedAsNew'`];
   if (options.status !== undefined) conditions.push(statusConditions[options.status]);
   if (options.pendingApprovals !== undefined) conditions.push(pendingCondition(options.pendingApprovals));
-  const namespace = temporal.options.namespace;
-  const response = await temporal.workflowService.listWorkflowExecutions({
-    namespace,
+  const openOnly =
+    options.status === 'running' || options.status === 'awaiting_approval' || options.pendingApprovals === true;
+  const page = await listExecutionPage(temporal, {
     query: conditions.map((condition) => `(${condition})`).join(' AND '),
-    pageSize: limit,
-    nextPageToken: options.cursor !== undefined ? Buffer.from(options.cursor, 'base64url') : null,
+    limit,
+    ...(options.cursor !== undefined ? { nextPageToken: Buffer.from(options.cursor, 'base64url') } : {}),
+    assumedExecutionBytes: openOnly ? openRunListingBytes : closedRunListingBytes,
+    ...(tenant.keep ? { keep: tenant.keep } : {}),
   });
+  const namespace = temporal.options.namespace;
   const executions = await Promise.all(
-    response.executions.map((raw) => executionInfoFromRaw(raw, temporal.options.loadedDataConverter, raw, namespace)),
+    page.executions.map((raw) => executionInfoFromRaw(raw, temporal.options.loadedDataConverter, raw, namespace)),
   );
-  const token = response.nextPageToken;
   return {
     runs: executions.map(toRunListing),
-    ...(token && token.length > 0 ? { nextCursor: Buffer.from(token).toString('base64url') } : {}),
+    ...(page.nextPageToken ? { nextCursor: Buffer.from(page.nextPageToken).toString('base64url') } : {}),
   };
 }
 
-/** The visibility query for one tenant's agent runs; tenant ids outside a quote-free alphabet are refused. */
-export function tenantRunsQuery(tenantId: string): string {
-  // Visibility queries have no bind parameters; a tenant id that could close the string literal is refused.
-  if (!tenantIdPattern.test(tenantId)) {
-    throw new RelayError('invalid_input', `Tenant id '${tenantId}' cannot be used in a visibility query`);
+/**
+ * The characters Temporal's SQL visibility stores (SQLite, as in the dev server, and PostgreSQL) never match in a
+ * query: the server escapes a query's string values the MySQL way (a double quote as backslash and quote, a backslash
+ * as two, a newline as backslash and n, and so on for tab, carriage return and backspace), and those databases read
+ * the backslashes as they are. Elasticsearch and MySQL match them.
+ */
+const unmatchedBySqlVisibility = new Set(['"', '\\', '\t', '\n', '\r', '\b']);
+
+/**
+ * How a listing finds one tenant's agent runs: a visibility query, and for a tenant id that a query cannot match
+ * exactly on every visibility store, the check that keeps its own runs of those the query lists.
+ */
+export interface TenantRuns {
+  query: string;
+  keep?: (execution: RawExecution) => boolean;
+}
+
+/**
+ * One tenant's agent runs, for any tenant id a run may have (the run input takes any 1 to 128 characters): its id
+ * quoted into the query; or, for an id with a double quote, backslash, tab, newline, carriage return or backspace
+ * ({@link unmatchedBySqlVisibility}), the runs whose tenant starts with the part before it (every agent run when
+ * that part is empty), each then checked for the whole id.
+ */
+export function tenantRuns(tenantId: string): TenantRuns {
+  const tenant = relaySearchAttributes.tenant.name;
+  const agentRuns = `WorkflowType = 'agentRun'`;
+  // Each of those characters is one UTF-16 unit, never half of a surrogate pair.
+  const unmatched = tenantId.split('').findIndex((char) => unmatchedBySqlVisibility.has(char));
+  if (unmatched < 0) return { query: `${agentRuns} AND ${tenant} = ${visibilityQueryString(tenantId)}` };
+  const prefix = tenantId.slice(0, unmatched);
+  return {
+    query: prefix ? `${agentRuns} AND ${tenant} STARTS_WITH ${visibilityQueryString(prefix)}` : agentRuns,
+    keep: (execution) => tenantOf(execution) === tenantId,
+  };
+}
+
+/** The tenant a listed run's search attributes name (they are plain JSON, never encoded by a codec). */
+function tenantOf(execution: RawExecution): unknown {
+  const payload = execution.searchAttributes?.indexedFields?.[relaySearchAttributes.tenant.name];
+  if (!payload) return undefined;
+  try {
+    return defaultPayloadConverter.fromPayload(payload);
+  } catch {
+    return undefined;
   }
-  return `WorkflowType = 'agentRun' AND ${relaySearchAttributes.tenant.name} = '${tenantId}'`;
+}
+
+/**
+ * A string literal for a Temporal visibility query (which has no bind parameters): single-quoted, with each backslash
+ * and single quote escaped by a backslash, as Temporal's query parser reads them; every other character stands as it
+ * is.
+ */
+export function visibilityQueryString(value: string): string {
+  return `'${value.replace(/\\/g, '\\\\').replace(/'/g, "\\'")}'`;
 }
 
 function pendingCondition(pending: boolean): string {

@@ -1,20 +1,11 @@
-import { isGrpcServiceError } from '@temporalio/client';
 import type { WorkflowService } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
+import { grpcPageBudgetBytes, isMessageTooLarge } from './visibility-pages.js';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
-/** gRPC status RESOURCE_EXHAUSTED: what gRPC answers for a message over its size limit (4 MiB by default). */
-const grpcResourceExhausted = 8;
-
 /** The most history events one page asks for. */
 export const maxHistoryPageSize = 1_000;
-
-/**
- * The bytes one page of history aims at, well under gRPC's 4 MiB message limit, which `@temporalio/client`'s
- * connections keep (their 128 MB setting uses a channel argument name gRPC ignores).
- */
-const historyPageBudgetBytes = 3 * 1024 * 1024;
 
 /** How many times the average event a page's largest events may be, when its size is planned from the average. */
 const eventSizeSpread = 4;
@@ -79,8 +70,8 @@ async function plannedPageSize(
   });
   const bytes = Number(info?.historySizeBytes ?? 0);
   const length = Number(info?.historyLength ?? 0);
-  if (bytes <= historyPageBudgetBytes || length === 0) return maxHistoryPageSize;
-  const planned = Math.floor((historyPageBudgetBytes * length) / (bytes * eventSizeSpread));
+  if (bytes <= grpcPageBudgetBytes || length === 0) return maxHistoryPageSize;
+  const planned = Math.floor((grpcPageBudgetBytes * length) / (bytes * eventSizeSpread));
   return Math.min(maxHistoryPageSize, Math.max(1, planned));
 }
 
@@ -93,15 +84,4 @@ export async function readHistory(
   const events: HistoryEvent[] = [];
   for await (const page of readHistoryPages(client, runId, options)) events.push(...page);
   return { events };
-}
-
-/** True for gRPC's refusal of a message over its size limit (not for a server's rate limit, the same status). */
-function isMessageTooLarge(error: unknown): boolean {
-  const cause = error instanceof Error && error.cause !== undefined ? error.cause : error;
-  return [error, cause].some(
-    (candidate) =>
-      isGrpcServiceError(candidate) &&
-      Number(candidate.code) === grpcResourceExhausted &&
-      /larger than max/i.test(candidate.message),
-  );
 }
