@@ -117,7 +117,9 @@ export class ToolExecutor {
     }
 
     const callerSignals = [options.signal, options.context?.signal].filter((signal) => signal !== undefined);
-    const lifetime = startLifetime(tool.name, tool.timeoutMs ?? this.#defaultTimeoutMs, callerSignals);
+    const timeoutMs = tool.timeoutMs ?? this.#defaultTimeoutMs;
+    const deadline = Date.now() + timeoutMs;
+    const lifetime = startLifetime(tool.name, timeoutMs, callerSignals);
     try {
       if (lifetime.signal.aborted) return failure(base, ...(await lifetime.ended));
       const logger =
@@ -132,8 +134,15 @@ export class ToolExecutor {
       const run = this.#run(tool, check.data, ctx, base).catch((error: unknown) =>
         failure(base, 'execution', errorMessage(error)),
       );
+      const first = await Promise.race([
+        run.then((result) => ({ result })),
+        lifetime.ended.then((ending) => ({ ending })),
+      ]);
+      if ('result' in first) return first.result;
+      if (first.ending[0] === 'cancelled')
+        return await afterCancellation(run, failure(base, ...first.ending), deadline);
       // A tool that ignores its signal keeps running in the background; the caller gets its answer now.
-      return await Promise.race([run, lifetime.ended.then((ending) => failure(base, ...ending))]);
+      return failure(base, ...first.ending);
     } finally {
       lifetime.dispose();
     }
@@ -173,6 +182,27 @@ export class ToolExecutor {
     const available = this.#registry.list().map((tool) => tool.name);
     const hint = available.length > 0 ? `available tools: ${available.join(', ')}` : 'no tools are registered';
     return `Tool '${name}' not found; ${hint}`;
+  }
+}
+
+/**
+ * Answers a cancelled call once the tool has ended, or at its own timeout if it ignores its signal: the run reports
+ * itself cancelled only after its tools stopped acting (a transfer letting its request finish lands before that).
+ */
+async function afterCancellation(
+  run: Promise<ToolResult>,
+  cancelled: ToolResult,
+  deadline: number,
+): Promise<ToolResult> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const outlived = new Promise<void>((resolve) => {
+    timer = setTimeout(resolve, Math.min(Math.max(0, deadline - Date.now()), 2_147_483_647));
+  });
+  try {
+    await Promise.race([run, outlived]);
+    return cancelled;
+  } finally {
+    clearTimeout(timer);
   }
 }
 

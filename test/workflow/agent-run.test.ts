@@ -2,11 +2,13 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
 import { RelayError } from '../../src/shared/errors.js';
 import { pendingApprovalsMemoKey } from '../../src/shared/pending-approvals-memo.js';
 import type { ModelCall } from '../../src/model/model-provider.js';
 import type { TranscriptMessage } from '../../src/shared/transcript.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
+import { defineTool } from '../../src/tool/define-tool.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
 import { countScheduledActivities, eventTypes, useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
 import { latch } from '../helpers/latch.js';
@@ -406,6 +408,40 @@ describe('agentRun', () => {
       await recordHistory(runId, 'cancelled');
     } finally {
       await stop();
+    }
+  });
+
+  it('closes a cancelled run only after a tool that lets its request finish has ended', async () => {
+    const landed: number[] = [];
+    const finishing = defineTool({
+      name: 'send_payment',
+      description: 'Sends a payment; a request under way is let finish when cancelled.',
+      inputSchema: z.object({}),
+      execute: async (_input, ctx) => {
+        await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
+        await new Promise((resolve) => setTimeout(resolve, 1_000));
+        landed.push(Date.now());
+        return { sent: true };
+      },
+    });
+    const running = await kit.startWorker({
+      tools: [...createTestTools(createLedger()), finishing],
+      models: { scripted: scriptedModel([{ toolCalls: [{ name: 'send_payment', input: {} }] }]) },
+    });
+    try {
+      const { client } = running;
+      const { runId } = await client.startRun({ ...base, prompt: 'pay' });
+      await waitForRun(client, runId, (snapshot) => snapshot.step === 1 && snapshot.status === 'running');
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      await client.cancel(runId);
+      expect(await client.result(runId).catch((error: unknown) => error)).toBeInstanceOf(WorkflowFailedError);
+      // Before, the activity answered at the abort: the run said cancelled a second before the payment landed.
+      expect(landed).toHaveLength(1);
+      const events = await client.events(runId);
+      expect(eventTypes(events).slice(-2)).toEqual(['tool_cancelled', 'run_cancelled']);
+      expect(Date.parse(events.at(-1)?.at ?? '')).toBeGreaterThanOrEqual(landed[0] ?? Infinity);
+    } finally {
+      await running.stop();
     }
   });
 

@@ -24,6 +24,21 @@ export function buildAddTool() {
   });
 }
 
+/** A tool that runs until its signal aborts, then stops at once with the signal's reason, as a tool should. */
+export function buildPoliteTool(options: { seen?: { signal?: AbortSignal } } = {}) {
+  return defineTool({
+    name: 'polite',
+    description: 'Runs until it is cancelled.',
+    inputSchema: z.object({}),
+    execute: (_input, ctx) => {
+      if (options.seen) options.seen.signal = ctx.signal;
+      return new Promise<never>((_resolve, reject) =>
+        ctx.signal.addEventListener('abort', () => reject(new Error('stopped: cancelled')), { once: true }),
+      );
+    },
+  });
+}
+
 /** A tool that never settles and never looks at its signal, the worst case for timeouts and cancellation. */
 export function buildStuckTool(options: { timeoutMs?: number; seen?: { signal?: AbortSignal } } = {}) {
   return defineTool({

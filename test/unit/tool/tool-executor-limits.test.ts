@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { defineTool } from '../../../src/tool/define-tool.js';
 import { ToolExecutor } from '../../../src/tool/tool-executor.js';
 import { ToolRegistry } from '../../../src/tool/tool-registry.js';
-import { buildStuckTool, recordingLogger } from './build-tools.js';
+import { buildPoliteTool, buildStuckTool, recordingLogger } from './build-tools.js';
 
 describe('ToolExecutor timeouts', () => {
   it('answers timeout quickly for a tool that ignores its signal, and aborts ctx.signal', async () => {
@@ -63,20 +63,23 @@ describe('ToolExecutor timeouts', () => {
 });
 
 describe('ToolExecutor cancellation', () => {
-  it('answers cancelled as soon as the caller aborts, and aborts ctx.signal with the caller reason', async () => {
+  it('answers cancelled once the tool stops, and aborts ctx.signal with the caller reason', async () => {
     const seen: { signal?: AbortSignal } = {};
-    const executor = new ToolExecutor(new ToolRegistry([buildStuckTool({ seen })]));
+    const executor = new ToolExecutor(new ToolRegistry([buildPoliteTool({ seen })]));
     const controller = new AbortController();
 
-    const pending = executor.executeCall({ id: 'call_x', name: 'stuck', arguments: {} }, { signal: controller.signal });
+    const pending = executor.executeCall(
+      { id: 'call_x', name: 'polite', arguments: {} },
+      { signal: controller.signal },
+    );
     await vi.waitFor(() => expect(seen.signal).toBeDefined());
     controller.abort(new Error('run cancelled'));
 
     await expect(pending).resolves.toStrictEqual({
       success: false,
-      toolName: 'stuck',
+      toolName: 'polite',
       toolCallId: 'call_x',
-      error: "Tool 'stuck' was cancelled",
+      error: "Tool 'polite' was cancelled",
       errorType: 'cancelled',
     });
     expect(seen.signal?.aborted).toBe(true);
@@ -94,13 +97,50 @@ describe('ToolExecutor cancellation', () => {
   });
 
   it('also listens to a signal passed in the context', async () => {
-    const executor = new ToolExecutor(new ToolRegistry([buildStuckTool()]));
+    const executor = new ToolExecutor(new ToolRegistry([buildPoliteTool()]));
     const controller = new AbortController();
 
-    const pending = executor.execute('stuck', {}, { context: { signal: controller.signal } });
+    const pending = executor.execute('polite', {}, { context: { signal: controller.signal } });
     setTimeout(() => controller.abort(), 5);
 
     await expect(pending).resolves.toMatchObject({ errorType: 'cancelled' });
+  });
+
+  it('waits for a cancelled tool to end before it answers cancelled', async () => {
+    // A transfer that lets its request finish when cancelled: the call is not over until it has.
+    const done: string[] = [];
+    const finishing = defineTool({
+      name: 'transfer',
+      description: 'Moves money; a request under way is let finish.',
+      inputSchema: z.object({}),
+      execute: async (_input, ctx) => {
+        await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
+        await new Promise((resolve) => setTimeout(resolve, 200));
+        done.push('transferred');
+        return { transferred: true };
+      },
+    });
+    const executor = new ToolExecutor(new ToolRegistry([finishing]));
+    const controller = new AbortController();
+
+    const pending = executor.execute('transfer', {}, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 10);
+
+    await expect(pending).resolves.toMatchObject({ errorType: 'cancelled' });
+    // Before, the answer came at the abort, and the transfer landed after the run had reported itself cancelled.
+    expect(done).toEqual(['transferred']);
+  });
+
+  it('answers a cancelled tool that ignores its signal as cancelled at its own timeout, not before', async () => {
+    const executor = new ToolExecutor(new ToolRegistry([buildStuckTool({ timeoutMs: 300 })]));
+    const controller = new AbortController();
+    const startedAt = Date.now();
+
+    const pending = executor.execute('stuck', {}, { signal: controller.signal });
+    setTimeout(() => controller.abort(), 10);
+
+    await expect(pending).resolves.toMatchObject({ errorType: 'cancelled' });
+    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(290);
   });
 });
 
@@ -160,10 +200,10 @@ describe('ToolExecutor output size', () => {
 
 describe('ToolExecutor with a very long timeout', () => {
   it('treats a timeout beyond what Node timers hold as no limit rather than firing at once', async () => {
-    const executor = new ToolExecutor(new ToolRegistry([buildStuckTool()]), { defaultTimeoutMs: Infinity });
+    const executor = new ToolExecutor(new ToolRegistry([buildPoliteTool()]), { defaultTimeoutMs: Infinity });
     const controller = new AbortController();
 
-    const pending = executor.execute('stuck', {}, { signal: controller.signal });
+    const pending = executor.execute('polite', {}, { signal: controller.signal });
     await new Promise((resolve) => setTimeout(resolve, 20));
     controller.abort();
 
