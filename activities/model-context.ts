@@ -34,14 +34,17 @@ interface StoredContextBody {
  */
 export const wholeContextEvery = 16;
 
-/** A context as read back: every message, the tools, where it sits in its chain, and its size as stored. */
+/** A context as read back: every message, the tools, where it sits in its chain, and its size as held. */
 interface DecodedContext {
   ref: PayloadRef;
   messages: readonly TranscriptMessage[];
   toolsRef: PayloadRef;
   tools: ModelToolSpec[];
   depth: number;
-  /** The bytes of JSON its chain holds: what keeping it in memory costs, roughly. */
+  /**
+   * The bytes of JSON of its messages as held (each output and text kept by reference read back in full) and of its
+   * tools: what keeping it in memory costs, roughly. Not the size of its stored chain, which holds only the refs.
+   */
   bytes: number;
 }
 
@@ -55,7 +58,8 @@ export class ModelContextCache {
   private bytes = 0;
 
   /**
-   * @param maxBytes the most bytes of contexts kept; the run used longest ago goes first.
+   * @param maxBytes the most bytes of contexts kept, counted as held; the run used longest ago goes first. A context
+   * larger than all of it is not kept (its run's next call reads the store) rather than pushing every other one out.
    * @default 64 MiB
    */
   constructor(private readonly maxBytes = 64 * 1024 * 1024) {}
@@ -70,8 +74,10 @@ export class ModelContextCache {
   }
 
   set(scope: PayloadScope, context: DecodedContext): void {
-    this.remove(cacheKey(scope));
-    this.newest.set(cacheKey(scope), context);
+    const key = cacheKey(scope);
+    this.remove(key);
+    if (context.bytes > this.maxBytes) return;
+    this.newest.set(key, context);
     this.bytes += context.bytes;
     for (const key of this.newest.keys()) {
       if (this.bytes <= this.maxBytes) break;
@@ -225,11 +231,8 @@ async function readStoredContext(
   const cached = cache.get(scope, ref);
   if (cached) return cached;
   const chain: StoredContextBody[] = [];
-  let bytes = 0;
   for (let next: PayloadRef | undefined = ref; next !== undefined;) {
-    const data = await store.get(scope, next);
-    const body = JSON.parse(new TextDecoder().decode(data)) as StoredContextBody;
-    bytes += data.byteLength;
+    const body: StoredContextBody = await readJson<StoredContextBody>(store, scope, next);
     chain.push(body);
     next = body.parent;
   }
@@ -245,6 +248,7 @@ async function readStoredContext(
       ),
   );
   const tools = await readJson<ModelToolSpec[]>(store, scope, newest.tools);
+  const bytes = jsonBytes(tools) + messagesBytes(messages);
   return { ref, messages, toolsRef: newest.tools, tools, depth: newest.depth ?? 0, bytes };
 }
 
@@ -271,9 +275,32 @@ async function storeAnswered(
     : { tools: read.toolsRef, messages };
   const data = encodeJson(body);
   const ref = await store.put(scope, data);
-  const bytes = (delta ? parent.bytes : 0) + data.byteLength;
+  const bytes = heldBytes(read, answer);
   cache.set(scope, { ref, messages, toolsRef: read.toolsRef, tools: read.tools, depth: delta ? depth : 0, bytes });
   return ref;
+}
+
+/**
+ * What the context `read` continues, with `answer` after it, costs held ({@link DecodedContext.bytes}): its parent's
+ * count with the messages this call replaced and added, so a step measures its own messages only.
+ */
+function heldBytes(read: ReadContext, answer: TranscriptMessage): number {
+  const { parent, messages } = read;
+  if (!parent) return jsonBytes(read.tools) + messagesBytes(messages) + jsonBytes(answer);
+  let bytes = parent.bytes + messagesBytes(messages.slice(parent.messages.length)) + jsonBytes(answer);
+  for (const index of new Set(read.replace.map(({ index }) => index))) {
+    bytes += jsonBytes(messages[index]) - jsonBytes(parent.messages[index]);
+  }
+  return bytes;
+}
+
+function messagesBytes(messages: readonly TranscriptMessage[]): number {
+  return messages.reduce((bytes, message) => bytes + jsonBytes(message), 0);
+}
+
+/** The bytes of `value`'s JSON, without encoding it. */
+function jsonBytes(value: unknown): number {
+  return Buffer.byteLength(JSON.stringify(value) ?? '', 'utf8');
 }
 
 /** `messages` with each replacement in place; an index outside them is a run's mistake, not the store's. */

@@ -316,3 +316,129 @@ describe('ModelContextCache', () => {
     expect(cache.get({ tenantId: 'acme', runId: 'b' }, 'sha256:b')).toMatchObject({ ref: 'sha256:b' });
   });
 });
+
+describe('ModelContextCache counting what it holds', () => {
+  /** A tool result whose output (`kib` KiB of JSON) the store keeps, as a shared store keeps a large one. */
+  async function outputByReference(store: PayloadStore, runScope: PayloadScope, step: number, kib: number) {
+    const json = JSON.stringify({ text: String(step % 10).repeat(kib * 1024) });
+    const ref = await store.put(runScope, new TextEncoder().encode(json));
+    const marker = { storedOutput: ref, bytes: json.length, preview: json.slice(0, 256) };
+    const message: TranscriptMessage = {
+      role: 'tool',
+      toolCallId: `call_${step - 1}_0`,
+      toolName: 'add',
+      result: { success: true, toolName: 'add', toolCallId: `call_${step - 1}_0`, data: marker },
+    };
+    return message;
+  }
+
+  /** Runs one step of run `runId` (the first whole, later ones a large output by reference after the answer). */
+  async function step(
+    store: PayloadStore,
+    cache: ModelContextCache,
+    runId: string,
+    number: number,
+    parent?: PayloadRef,
+  ) {
+    const runScope = { tenantId: 'acme', runId };
+    const context: ModelContext = parent
+      ? { parent, append: [await outputByReference(store, runScope, number, 300)] }
+      : { append: [prompt], tools: { specs: tools }, withAnswer: true };
+    const assembled = await assembleModelCall(store, cache, {
+      model: 'scripted:test',
+      step: number,
+      runId,
+      tenantId: 'acme',
+      context,
+    });
+    const stored = await assembled.store(addAnswer(number));
+    if (!stored) throw new Error('an answer with tool calls is stored');
+    return { ref: stored.context, messages: [...assembled.request.messages, addAnswerMessage(number)] };
+  }
+
+  const heldBytes = (messages: readonly TranscriptMessage[]) =>
+    new TextEncoder().encode(JSON.stringify(messages)).length;
+  const maxBytes = 1024 * 1024;
+
+  it('counts each output kept by reference at its full size, so a run never holds more than the bound', async () => {
+    const store = createMemoryPayloadStore();
+    const cache = new ModelContextCache(maxBytes);
+    let parent: PayloadRef | undefined;
+    let transcript: TranscriptMessage[] = [];
+    for (let number = 1; number <= 15; number++) {
+      ({ ref: parent, messages: transcript } = await step(store, cache, 'run-1', number, parent));
+      const held = cache.get(scope, parent);
+      if (held) expect(heldBytes(held.messages)).toBeLessThanOrEqual(maxBytes);
+    }
+    // Past the bound the context is not kept: the next call reads it back from the store, whole.
+    expect(heldBytes(transcript)).toBeGreaterThan(4 * maxBytes);
+    expect(cache.get(scope, parent ?? 'sha256:')).toBeUndefined();
+    const next = await call(store, 16, { parent: parent ?? 'sha256:', append: [addResult(15)] }, 'acme', cache);
+    expect(next.request.messages).toEqual([...transcript, addResult(15)]);
+  });
+
+  it('keeps runs within the bound all together, and still serves a kept one from memory', async () => {
+    const store = createMemoryPayloadStore();
+    const cache = new ModelContextCache(maxBytes);
+    const newest = new Map<string, { ref: PayloadRef; messages: TranscriptMessage[] }>();
+    for (let number = 1; number <= 3; number++) {
+      for (let run = 1; run <= 8; run++) {
+        const runId = `run-${run}`;
+        newest.set(runId, await step(store, cache, runId, number, newest.get(runId)?.ref));
+      }
+    }
+    let held = 0;
+    for (const [runId, { ref }] of newest) {
+      const context = cache.get({ tenantId: 'acme', runId }, ref);
+      if (context) held += heldBytes(context.messages);
+    }
+    expect(held).toBeLessThanOrEqual(maxBytes);
+    // The run used last is kept, and its next call reads nothing from the store.
+    const last = newest.get('run-8');
+    if (!last) throw new Error('run-8 ran');
+    let reads = 0;
+    const counting: PayloadStore = {
+      ...store,
+      get: (...args) => {
+        reads += 1;
+        return store.get(...args);
+      },
+    };
+    const next = await assembleModelCall(counting, cache, {
+      model: 'scripted:test',
+      step: 4,
+      runId: 'run-8',
+      tenantId: 'acme',
+      context: { parent: last.ref, append: [addResult(3)] },
+    });
+    expect(reads).toBe(0);
+    expect(next.request.messages).toEqual([...last.messages, addResult(3)]);
+    expect(heldBytes(last.messages)).toBeGreaterThan(maxBytes / 2);
+  });
+
+  it('keeps a context larger than the whole bound out, not every other run', () => {
+    const cache = new ModelContextCache(100);
+    const context = { messages: [prompt], toolsRef: 'sha256:t' as const, tools, depth: 0 };
+    cache.set({ tenantId: 'acme', runId: 'a' }, { ...context, ref: 'sha256:a', bytes: 60 });
+    cache.set({ tenantId: 'acme', runId: 'b' }, { ...context, ref: 'sha256:b', bytes: 101 });
+    expect(cache.get({ tenantId: 'acme', runId: 'b' }, 'sha256:b')).toBeUndefined();
+    expect(cache.get({ tenantId: 'acme', runId: 'a' }, 'sha256:a')).toMatchObject({ ref: 'sha256:a' });
+  });
+
+  it('counts a context the same built step by step, replacements included, as read back from the store', async () => {
+    const store = createMemoryPayloadStore();
+    const cache = new ModelContextCache();
+    const { refs } = await runAnsweredSteps(store, 3, cache);
+    const large = await outputByReference(store, scope, 4, 40);
+    const replace = [{ index: 2, message: large }];
+    const context: ModelContext = { parent: refs[2] ?? 'sha256:', replace, append: [large] };
+    const stepByStep = await call(store, 4, context, 'acme', cache);
+    const stored = await stepByStep.store(addAnswer(4));
+    const built = cache.get(scope, stored?.context ?? 'sha256:');
+    expect(built?.bytes).toBeGreaterThan(2 * 40 * 1024);
+    // A worker that never saw the run reads the parent back from the store, and counts from what it read.
+    const fresh = new ModelContextCache();
+    await (await call(store, 4, context, 'acme', fresh)).store(addAnswer(4));
+    expect(fresh.get(scope, stored?.context ?? 'sha256:')?.bytes).toBe(built?.bytes);
+  });
+});
