@@ -117,7 +117,15 @@ export interface TemporalDevServer {
   readonly uiUrl?: string;
   /** Process id of the spawned server; undefined when an existing server was reused. */
   readonly pid?: number;
-  /** Stops the spawned server (SIGTERM, then SIGKILL after the grace period); a no-op for a reused one. */
+  /**
+   * Stops the spawned server (SIGTERM, then SIGKILL after the grace period); a no-op for a reused one.
+   *
+   * The server runs in its own process group, so Ctrl-C in a terminal does not reach it: only this process stops it.
+   * A process that handles SIGINT, SIGTERM or SIGHUP itself (has a listener of its own, as `relay-e dev` does to stop
+   * its worker first) keeps the server until it calls `stop()`. A server still running when the process exits (say
+   * through `process.exit` in that listener) is signalled then, and on a signal the process does not handle it is
+   * signalled before the process ends by that signal; so no server outlives its process, short of a SIGKILL of it.
+   */
   stop(): Promise<void>;
 }
 
@@ -211,7 +219,12 @@ async function spawnDevServer(
   const address = `${formatHost(ip)}:${port}`;
   const args = devServerArgs({ ip, port, uiPort, namespace }, options);
 
-  const child = spawn(executablePath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
+  // In its own process group, so a terminal's Ctrl-C (SIGINT to the whole foreground group) reaches only this
+  // process, which decides when the server stops (see trackUntilExit). Not on Windows, where it opens a console.
+  const child = spawn(executablePath, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: process.platform !== 'win32',
+  });
   const output = collectOutput(child, options.onOutput);
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
     child.once('exit', (code, signal) => resolve({ code, signal }));
@@ -428,6 +441,13 @@ async function stopProcess(child: ChildProcess, exited: Promise<unknown>, graceP
 // session leaves an orphan holding a port. (A SIGKILL of this process cannot be intercepted.)
 // An in-memory server has nothing to lose and gets SIGKILL; a persistent one gets SIGTERM and
 // finishes its own graceful shutdown after we are gone.
+//
+// The signal listeners are here because a signal nobody listens to ends the process without an 'exit' event.
+// They act only when no one else listens to the signal: a process that listens itself (relay-e dev stops the API
+// and lets the worker finish before it stops the server) decides when the server stops, and its 'exit' still
+// stops what it left running. They are prepended, so they see the listeners before a `once` one removes itself, and
+// marked, so that two copies of this module (two versions of the package in one process) do not wait for each other.
+const signalHookMark = Symbol.for('relay-e.temporal-dev-server.signal-hook');
 const liveServers = new Map<ChildProcess, NodeJS.Signals>();
 const forwardedSignals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
@@ -444,16 +464,21 @@ function killLiveServers(): void {
   for (const [child, exitSignal] of liveServers) child.kill(exitSignal);
 }
 
-function onSignal(signal: NodeJS.Signals): void {
-  killLiveServers();
-  removeExitHooks();
-  // Keep the default behaviour (exit) when nobody else handles the signal.
-  if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
-}
+const onSignal = Object.assign(
+  (signal: NodeJS.Signals): void => {
+    // Someone else handles the signal: they stop the servers, or exit, and then the 'exit' hook does.
+    if (process.listeners(signal).some((listener) => !(signalHookMark in listener))) return;
+    killLiveServers();
+    removeExitHooks();
+    // Keep the default behaviour (exit) when nobody else handles the signal.
+    if (process.listenerCount(signal) === 0) process.kill(process.pid, signal);
+  },
+  { [signalHookMark]: true },
+);
 
 function installExitHooks(): void {
   process.on('exit', killLiveServers);
-  for (const signal of forwardedSignals) process.on(signal, onSignal);
+  for (const signal of forwardedSignals) process.prependListener(signal, onSignal);
 }
 
 function removeExitHooks(): void {

@@ -1,7 +1,17 @@
-import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
+import { spawn } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { createInterface } from 'node:readline';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Connection } from '@temporalio/client';
+import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import { DevServerPortClashError, startTemporalDevServer } from '../../src/dev/temporal-dev-server.js';
 import type { TemporalDevServerOptions } from '../../src/dev/temporal-dev-server.js';
 import { holdPort } from '../helpers/free-port.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
 
 let held: Awaited<ReturnType<typeof holdPort>>;
 
@@ -56,4 +66,129 @@ describe('startTemporalDevServer reusing a running server', () => {
     });
     await expect(overTls).rejects.toThrow(`Temporal server at ${address} did not accept connections`);
   });
+});
+
+/**
+ * What a process that starts a persistent dev server does on Ctrl-C (`mode`): `handles` the signal itself like
+ * relay-e dev (stops the server when told to, through stdin); `exits` from its handler without calling `stop()`;
+ * or has `none` of its own. Ctrl-C is SIGINT to the whole foreground process group, which the script leads.
+ */
+const signalScript = (mode: 'handles' | 'exits' | 'none') => `
+import { startTemporalDevServer } from ${JSON.stringify(pathToFileURL(path.join(root, 'src/dev/temporal-dev-server.ts')).href)};
+const server = await startTemporalDevServer({ dbFilename: process.argv[2] });
+if (${JSON.stringify(mode)} === 'handles') {
+  process.on('SIGINT', () => process.stdout.write('signalled\\n'));
+  process.stdin.once('data', () => void server.stop().then(() => process.exit(0)));
+}
+if (${JSON.stringify(mode)} === 'exits') process.on('SIGINT', () => process.exit(130));
+process.stdout.write(JSON.stringify({ pid: server.pid, address: server.address }) + '\\n');
+process.kill(-process.pid, 'SIGINT');
+`;
+
+/** True while `pid` runs (a zombie nobody reaped yet does not). */
+async function isRunning(pid: number): Promise<boolean> {
+  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch((error: NodeJS.ErrnoException) =>
+    error.code === 'ENOENT' ? '' : undefined,
+  );
+  if (stat !== undefined) return stat !== '' && stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+async function stopsWithin(pid: number, ms: number): Promise<boolean> {
+  for (const deadline = Date.now() + ms; Date.now() < deadline; await sleep(100)) {
+    if (!(await isRunning(pid))) return true;
+  }
+  return false;
+}
+
+async function serves(address: string): Promise<boolean> {
+  const connection = Connection.lazy({ address, connectTimeout: 2_000 });
+  try {
+    await connection.workflowService.describeNamespace({ namespace: 'default' });
+    return true;
+  } catch {
+    return false;
+  } finally {
+    await connection.close();
+  }
+}
+
+describe('startTemporalDevServer on Ctrl-C', () => {
+  let folder: string;
+  const leftovers: number[] = [];
+
+  beforeAll(async () => {
+    folder = await mkdtemp(path.join(tmpdir(), 'relay-e-dev-signal-'));
+  });
+
+  afterEach(() => {
+    for (const pid of leftovers.splice(0)) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+  });
+
+  afterAll(async () => {
+    await rm(folder, { recursive: true, force: true });
+  });
+
+  /** Runs the script in its own process group, so its Ctrl-C does not reach the test runner. */
+  async function runScript(mode: 'handles' | 'exits' | 'none') {
+    const script = path.join(folder, `${mode}.mts`);
+    await writeFile(script, signalScript(mode));
+    const child = spawn(
+      process.execPath,
+      ['--import', path.join(root, 'node_modules/tsx/dist/loader.mjs'), script, path.join(folder, `${mode}.db`)],
+      { detached: true, stdio: ['pipe', 'pipe', 'pipe'] },
+    );
+    if (child.pid !== undefined) leftovers.push(child.pid);
+    let stderr = '';
+    child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+    const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+      child.once('exit', (code, signal) => resolve({ code, signal })),
+    );
+    const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+    const nextLine = async (): Promise<string> => {
+      const next = await lines.next();
+      if (next.done) throw new Error(`the ${mode} script ended early; stderr:\n${stderr}`);
+      return next.value;
+    };
+    const server = JSON.parse(await nextLine()) as { pid: number; address: string };
+    leftovers.push(server.pid);
+    return { child, exited, nextLine, server };
+  }
+
+  it('keeps serving a caller that handles the signal itself until it calls stop()', async () => {
+    const { child, exited, nextLine, server } = await runScript('handles');
+    expect(await nextLine()).toBe('signalled');
+
+    // The caller still needs the server: relay-e dev stops its API and lets its worker finish first. Before, the
+    // module's own handler stopped it at once, and a Ctrl-C reached it directly through the process group.
+    await sleep(4_000);
+    expect(await isRunning(server.pid)).toBe(true);
+    expect(await serves(server.address)).toBe(true);
+
+    child.stdin.end('stop\n');
+    expect(await exited).toEqual({ code: 0, signal: null });
+    expect(await isRunning(server.pid)).toBe(false);
+  });
+
+  it.each(['none', 'exits'] as const)(
+    'leaves no server behind a process that exits on the signal (own handling: %s)',
+    async (mode) => {
+      const { exited, server } = await runScript(mode);
+
+      expect(await exited).toEqual(mode === 'none' ? { code: null, signal: 'SIGINT' } : { code: 130, signal: null });
+      // A persistent server gets SIGTERM and finishes its graceful stop (about 3 s) on its own.
+      expect(await stopsWithin(server.pid, 20_000)).toBe(true);
+    },
+  );
 });
