@@ -76,8 +76,10 @@ export async function readRunCommandSettings(
 }
 
 function loadTemporalProfile(profile: string | undefined, env: NodeJS.ProcessEnv): ClientConnectConfig {
+  // An empty variable is unset here as everywhere in the CLI: envconfig would take TEMPORAL_ADDRESS= as the address ''
+  // and TEMPORAL_API_KEY= as a key, which turns TLS on.
   const overrideEnvVars = Object.fromEntries(
-    Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined),
+    Object.entries(env).filter((entry): entry is [string, string] => entry[1] !== undefined && entry[1] !== ''),
   );
   try {
     return loadClientConnectConfig({ ...(profile !== undefined ? { profile } : {}), overrideEnvVars });

@@ -73,6 +73,17 @@ describe('readTemporalSettings', () => {
     expect(settings).toMatchObject({ tenantId: 'demo', tenantGiven: false, taskQueue: 'relay-e' });
   });
 
+  it('takes an empty TEMPORAL_* variable for unset too, so TEMPORAL_API_KEY= does not turn TLS on', async () => {
+    const settings = await readTemporalSettings(
+      {},
+      { TEMPORAL_CONFIG_FILE: configFile, TEMPORAL_ADDRESS: '', TEMPORAL_NAMESPACE: '', TEMPORAL_API_KEY: '' },
+    );
+
+    expect(settings).toMatchObject({ address: 'default.example:7233', namespace: 'from-default-profile' });
+    expect(settings.apiKey).toBeUndefined();
+    expect(settings.tls).toBeUndefined();
+  });
+
   it('refuses a profile the file does not have, naming it', async () => {
     await expect(readTemporalSettings({ profile: 'staging' }, { TEMPORAL_CONFIG_FILE: configFile })).rejects.toThrow(
       "Profile 'staging' not found",
