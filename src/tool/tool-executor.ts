@@ -9,7 +9,7 @@ import { runAfterGuardrails, runBeforeGuardrails } from './guardrails.js';
 import type { Logger, ToolContext } from './tool-context.js';
 import { createToolContext, defaultLogger, withLogAttributes } from './tool-context.js';
 import type { ToolRegistry } from './tool-registry.js';
-import { truncateOutput } from './truncate-output.js';
+import { boundErrorMessage, truncateOutput } from './truncate-output.js';
 
 /** Long enough for a slow third-party API, short enough that a hung tool frees its worker slot within a minute. */
 export const defaultToolTimeoutMs = 60_000;
@@ -90,11 +90,15 @@ export class ToolExecutor {
     const toolName = typeof request.name === 'string' ? request.name : '';
     const base: ResultBase = toolCallId === undefined ? { toolName } : { toolName, toolCallId };
     if (toolName === '') return failure(base, 'validation', 'A tool call needs a tool name (a non-empty string)');
+    let result: ToolResult;
     try {
-      return await this.#executeCall({ name: toolName, arguments: request.arguments }, base, options);
+      result = await this.#executeCall({ name: toolName, arguments: request.arguments }, base, options);
     } catch (error) {
-      return failure(base, 'execution', errorMessage(error));
+      result = failure(base, 'execution', errorMessage(error));
     }
+    if (result.success) return result;
+    const maxBytes = this.#registry.get(toolName)?.maxResultBytes ?? this.#maxResultBytes;
+    return { ...result, error: boundErrorMessage(result.error, maxBytes) };
   }
 
   /** The time limit of a tool call, in milliseconds: the tool's own, else the executor's default. */

@@ -20,6 +20,17 @@ export function truncateOutput(output: unknown, maxBytes: number): TruncatedOutp
   return { data: cutToFit(json, maxBytes), truncated: true, originalSize };
 }
 
+/**
+ * A tool's error message within `maxBytes` as history stores it, cut with a note of its full size: a server may answer
+ * a failure with a whole HTML page, which would otherwise go into history and every later model call.
+ */
+export function boundErrorMessage(message: string, maxBytes: number): string {
+  const size = Buffer.byteLength(JSON.stringify(message), 'utf8');
+  if (size <= maxBytes) return message;
+  const note = ` … [cut from ${Buffer.byteLength(message, 'utf8')} bytes]`;
+  return `${cutToFit(message, Math.max(2, maxBytes - Buffer.byteLength(note, 'utf8')))}${note}`;
+}
+
 /** The longest start of `text` whose JSON string (quotes and escapes included) fits in `maxBytes` of UTF-8. */
 function cutToFit(text: string, maxBytes: number): string {
   let budget = maxBytes - 2; // the quotes around the string

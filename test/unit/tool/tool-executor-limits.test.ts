@@ -198,6 +198,29 @@ describe('ToolExecutor output size', () => {
   });
 });
 
+describe('ToolExecutor error size', () => {
+  it('cuts a failure’s message to the tool’s maxResultBytes as history stores it, saying how long it was', async () => {
+    // A server that answers a failure with a whole HTML page, quotes and all.
+    const page = `<html>${'<p class="x">Service unavailable</p>'.repeat(5_000)}</html>`;
+    const failing = defineTool({
+      name: 'flaky',
+      description: 'Fails with a long message.',
+      inputSchema: z.object({}),
+      maxResultBytes: 1_000,
+      execute: () => {
+        throw new Error(page);
+      },
+    });
+
+    const result = await new ToolExecutor(new ToolRegistry([failing])).execute('flaky', {});
+
+    expect(result).toMatchObject({ success: false, errorType: 'execution' });
+    const error = result.success ? '' : result.error;
+    expect(Buffer.byteLength(JSON.stringify(error))).toBeLessThanOrEqual(1_000);
+    expect(error).toMatch(new RegExp(`^<html><p class="x">.* … \\[cut from ${Buffer.byteLength(page)} bytes\\]$`));
+  });
+});
+
 describe('ToolExecutor with a very long timeout', () => {
   it('treats a timeout beyond what Node timers hold as no limit rather than firing at once', async () => {
     const executor = new ToolExecutor(new ToolRegistry([buildPoliteTool()]), { defaultTimeoutMs: Infinity });
