@@ -290,19 +290,12 @@ describe('ModelContextCache', () => {
     const cache = new ModelContextCache();
     const store = createMemoryPayloadStore();
     const { refs } = await runAnsweredSteps(store, 2, cache);
-    let reads = 0;
-    const counting: PayloadStore = {
-      ...store,
-      get: (...args) => {
-        reads += 1;
-        return store.get(...args);
-      },
-    };
+    const { store: counting, reads } = countingReads(store);
     await call(counting, 3, { parent: refs[1] ?? 'sha256:', append: [addResult(2)] }, 'acme', cache);
-    expect(reads).toBe(0);
+    expect(reads()).toBe(0);
     await call(counting, 2, { parent: refs[0] ?? 'sha256:', append: [addResult(1)] }, 'acme', cache);
     // An older context (a retry after another worker moved on) is read from the store: its whole chain and tools.
-    expect(reads).toBe(2);
+    expect(reads()).toBe(2);
   });
 
   it('forgets the run used longest ago once it holds more than its byte budget', async () => {
@@ -396,14 +389,7 @@ describe('ModelContextCache counting what it holds', () => {
     // The run used last is kept, and its next call reads nothing from the store.
     const last = newest.get('run-8');
     if (!last) throw new Error('run-8 ran');
-    let reads = 0;
-    const counting: PayloadStore = {
-      ...store,
-      get: (...args) => {
-        reads += 1;
-        return store.get(...args);
-      },
-    };
+    const { store: counting, reads } = countingReads(store);
     const next = await assembleModelCall(counting, cache, {
       model: 'scripted:test',
       step: 4,
@@ -411,7 +397,7 @@ describe('ModelContextCache counting what it holds', () => {
       tenantId: 'acme',
       context: { parent: last.ref, append: [addResult(3)] },
     });
-    expect(reads).toBe(0);
+    expect(reads()).toBe(0);
     expect(next.request.messages).toEqual([...last.messages, addResult(3)]);
     expect(heldBytes(last.messages)).toBeGreaterThan(maxBytes / 2);
   });
@@ -442,3 +428,18 @@ describe('ModelContextCache counting what it holds', () => {
     expect(fresh.get(scope, stored?.context ?? 'sha256:')?.bytes).toBe(built?.bytes);
   });
 });
+
+/** `store` with its reads counted: what a cache hit must not do. */
+function countingReads(store: PayloadStore): { store: PayloadStore; reads: () => number } {
+  let reads = 0;
+  return {
+    store: {
+      ...store,
+      get: (...args) => {
+        reads += 1;
+        return store.get(...args);
+      },
+    },
+    reads: () => reads,
+  };
+}

@@ -4,6 +4,7 @@ import type { RelayClient } from '../../../src/client/relay-client.js';
 import { createInbox } from '../../../src/http/inbox/create-inbox.js';
 import type { RunEventHub } from '../../../src/http/run-event-hub.js';
 import type { RunEvent } from '../../../src/shared/run-types.js';
+import { readStreamUntil } from '../../helpers/read-stream.js';
 
 const eightHoursMs = 8 * 60 * 60 * 1000;
 const signedOut = 'event: signed-out\ndata: \n\n';
@@ -44,17 +45,6 @@ async function readToEnd(reader: ReadableStreamDefaultReader<Uint8Array>, within
   }
 }
 
-async function readUntil(reader: ReadableStreamDefaultReader<Uint8Array>, until: RegExp) {
-  const decoder = new TextDecoder();
-  let text = '';
-  while (!until.test(text)) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    text += decoder.decode(value, { stream: true });
-  }
-  return text;
-}
-
 afterEach(() => {
   vi.useRealTimers();
 });
@@ -76,8 +66,8 @@ describe('the inbox’s live streams', () => {
     const timeline = (await app.request('http://inbox.test/inbox/runs/r1/events', { headers: { cookie } })).body!;
     const approvalsReader = approvals.getReader();
     const timelineReader = timeline.getReader();
-    expect(await readUntil(approvalsReader, /event: approvals/)).toContain('"approvals":[]');
-    expect(await readUntil(timelineReader, /run_started/)).toContain('"seq":1');
+    expect(await readStreamUntil(approvalsReader, /event: approvals/)).toContain('"approvals":[]');
+    expect(await readStreamUntil(timelineReader, /run_started/)).toContain('"seq":1');
 
     // A minute before the sign-in ends, both still stream.
     await vi.advanceTimersByTimeAsync(eightHoursMs - 60_000);
@@ -108,7 +98,7 @@ describe('the inbox’s live streams', () => {
     const timers = vi.getTimerCount();
     const timeline = (await app.request('http://inbox.test/inbox/runs/r1/events', { headers: { cookie } })).body!;
     const reader = timeline.getReader();
-    await readUntil(reader, /run_started/);
+    await readStreamUntil(reader, /run_started/);
     expect(vi.getTimerCount()).toBe(timers + 1);
     await reader.cancel();
     expect(vi.getTimerCount()).toBe(timers);

@@ -1,22 +1,12 @@
 import { Hono } from 'hono';
 import { describe, expect, it, vi } from 'vitest';
 import { streamChanges } from '../../../src/http/inbox/stream-changes.js';
+import { readStreamUntil } from '../../helpers/read-stream.js';
 
 function appStreaming(read: () => Promise<string | undefined>, logger: Pick<Console, 'error'>): Hono {
   const app = new Hono();
   app.get('/changes', (c) => streamChanges(c, { intervalMs: 5, eventName: 'approvals', read, logger }));
   return app;
-}
-
-async function readText(reader: ReadableStreamDefaultReader<Uint8Array>, until: RegExp): Promise<string> {
-  const decoder = new TextDecoder();
-  let text = '';
-  while (!until.test(text)) {
-    const { value, done } = await reader.read();
-    if (done) break;
-    text += decoder.decode(value, { stream: true });
-  }
-  return text;
 }
 
 describe('streamChanges', () => {
@@ -26,7 +16,7 @@ describe('streamChanges', () => {
     const response = await appStreaming(async () => answers.shift(), logger).request('/changes');
     expect(response.headers.get('content-type')).toContain('text/event-stream');
     const reader = response.body!.getReader();
-    const text = await readText(reader, /n":2/);
+    const text = await readStreamUntil(reader, /n":2/);
     await reader.cancel();
     expect(text).toBe('event: approvals\ndata: {"n":1}\n\n: idle\n\nevent: approvals\ndata: {"n":2}\n\n');
     expect(logger.error).not.toHaveBeenCalled();
@@ -57,7 +47,7 @@ describe('streamChanges', () => {
       };
       const logger = { error: vi.fn() };
       const reader = (await appStreaming(read, logger).request('/changes')).body!.getReader();
-      await readText(reader, /first/);
+      await readStreamUntil(reader, /first/);
       await vi.waitFor(() => expect(reads).toBe(2));
       await reader.cancel();
       finishRead('{"late":true}');
@@ -78,7 +68,7 @@ describe('streamChanges', () => {
       return answer;
     };
     const reader = (await appStreaming(read, { error: vi.fn() }).request('/changes')).body!.getReader();
-    const text = await readText(reader, /event: current/);
+    const text = await readStreamUntil(reader, /event: current/);
     await reader.cancel();
     // Nothing changed since the failure, so no new list is sent: the page keeps its list and drops the warning.
     expect(text).toBe('event: approvals\ndata: {"n":1}\n\nevent: stale\ndata: \n\nevent: current\ndata: \n\n');
@@ -93,7 +83,7 @@ describe('streamChanges', () => {
       return '{"back":true}';
     };
     const reader = (await appStreaming(read, logger).request('/changes')).body!.getReader();
-    const text = await readText(reader, /back/);
+    const text = await readStreamUntil(reader, /back/);
     await reader.cancel();
     expect(text).toBe('event: stale\ndata: \n\nevent: approvals\ndata: {"back":true}\n\n');
     expect(logger.error).toHaveBeenCalledWith(
