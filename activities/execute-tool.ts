@@ -30,6 +30,7 @@ export function createExecuteTool({ executor, secrets, payloadStore, keepsLargeP
     context: Context,
     onProgress: (progress: ToolProgress) => void,
   ): Promise<ToolResult> {
+    const startedAt = Date.now();
     const { config, values } = await resolveSecretReferences(call.config ?? {}, secrets, {
       tenantId: call.tenantId,
       toolName: call.toolName,
@@ -56,7 +57,7 @@ export function createExecuteTool({ executor, secrets, payloadStore, keepsLargeP
     );
     const result = redactSecrets(executed, values);
     if (result.success && call.outputByReference && keepsLargePayloads) {
-      return keepLargeOutput(payloadStore, call, result);
+      return keepLargeOutput(payloadStore, call, result, storeDeadline(context, startedAt));
     }
     return result.success ? result : failureOrRetry(call, result, context);
   }
@@ -84,9 +85,20 @@ export function createExecuteTool({ executor, secrets, payloadStore, keepsLargeP
  * the activity would make Temporal run it again, or tell the model that a call which took effect failed. So the output
  * stays in history, and the worker's log says why.
  */
-async function keepLargeOutput(store: PayloadStore, call: ExecuteToolInput, result: ToolSuccess): Promise<ToolSuccess> {
+async function keepLargeOutput(
+  store: PayloadStore,
+  call: ExecuteToolInput,
+  result: ToolSuccess,
+  deadline: number,
+): Promise<ToolSuccess> {
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  // A put still going at the activity's own timeout would have Temporal run the tool again: it is given up first.
+  const tooLate = new Promise<never>((_resolve, reject) => {
+    const waitMs = Math.max(0, deadline - Date.now());
+    timer = setTimeout(() => reject(new Error(`the store did not answer within ${waitMs} ms`)), waitMs);
+  });
   try {
-    return await storeLargeOutput(store, call, result);
+    return await Promise.race([storeLargeOutput(store, call, result), tooLate]);
   } catch (error) {
     log.warn('Could not keep a tool output in the payload store: it stays whole in the run history', {
       toolName: call.toolName,
@@ -94,7 +106,17 @@ async function keepLargeOutput(store: PayloadStore, call: ExecuteToolInput, resu
       error: errorMessage(error),
     });
     return result;
+  } finally {
+    clearTimeout(timer);
   }
+}
+
+/**
+ * When a put after the tool must have ended: a second before the attempt's start-to-close timeout (the tool's own
+ * timeout and 5 s), so the completion still reaches Temporal in time.
+ */
+function storeDeadline(context: Context, attemptStartedAt: number): number {
+  return attemptStartedAt + context.info.startToCloseTimeoutMs - 1_000;
 }
 
 /**

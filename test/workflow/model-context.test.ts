@@ -394,6 +394,53 @@ describe('model calls by reference', () => {
     }
   });
 
+  it('gives up a store put that would outlast the tool activity’s timeout, and runs the tool once', async () => {
+    const report = 's'.repeat(6_000);
+    let executions = 0;
+    // A one-second tool: its activity may take 6 s in all (the tool's timeout and 5 s).
+    const slowStoreReport = defineTool({
+      name: 'slow_store_report',
+      description: 'A long report.',
+      inputSchema: z.object({}),
+      timeoutMs: 1_000,
+      execute: async () => {
+        executions += 1;
+        return { report };
+      },
+    });
+    // The store takes the output, but only after 10 s (a database under load).
+    const store = createMemoryPayloadStore();
+    const outputJson = JSON.stringify({ report });
+    const slowOutputs: PayloadStore = {
+      ...store,
+      put: async (scope, data) => {
+        if (new TextDecoder().decode(data) === outputJson) await new Promise((resolve) => setTimeout(resolve, 10_000));
+        return store.put(scope, data);
+      },
+    };
+    const model = scriptedModel((call) =>
+      call.step === 1 ? { toolCalls: [{ name: 'slow_store_report', input: {} }] } : { text: 'read' },
+    );
+    const { client, stop } = await kit.startWorker({
+      tools: [slowStoreReport],
+      models: { scripted: model },
+      payloadStore: slowOutputs,
+    });
+    try {
+      const { runId } = await client.startRun({ ...base, prompt: 'report' });
+      expect(await client.result(runId)).toMatchObject({ status: 'completed', output: 'read' });
+      // Before, the activity timed out waiting for the put, and Temporal ran the tool again on each retry.
+      expect(executions).toBe(1);
+      const seen = model
+        .requestsOf(runId)
+        .at(-1)
+        ?.messages.find((message) => message.role === 'tool');
+      expect(seen).toMatchObject({ result: { success: true, data: { report } } });
+    } finally {
+      await stop();
+    }
+  }, 60_000);
+
   it('keeps a text over 4 KiB beside a tool call out of history, and hands it whole to the model when resent', async () => {
     const thought = 'Thinking it through before I call the tool. '.repeat(150);
     const { client, model, stop } = await startWorker(
