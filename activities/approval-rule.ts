@@ -3,9 +3,16 @@ import type { ApprovalRuleContext, ToolDefinition } from '../src/tool/define-too
 import { errorMessage } from '../src/tool/error-message.js';
 
 /**
+ * How long a rule may take to answer. The input check it runs in has 10 s an attempt; a rule that never answered
+ * would time the check out three times and fail the run, where a human should be asked.
+ */
+export const approvalRuleTimeoutMs = 5_000;
+
+/**
  * Whether this call of `tool` needs a human: its rule's answer, when its `requiresApproval` is one. Fails closed: a
- * tool whose definition on this worker is no rule (redeployed since the run's catalog), a rule that throws, and any
- * answer but `false` ask a human; a throw is logged, since the rule's author should hear of it.
+ * tool whose definition on this worker is no rule (redeployed since the run's catalog), a rule that throws or does not
+ * answer within {@link approvalRuleTimeoutMs}, and any answer but `false` ask a human; a throw or a rule too slow is
+ * logged, since the rule's author should hear of it.
  */
 export async function askApprovalRule(
   tool: ToolDefinition,
@@ -14,14 +21,23 @@ export async function askApprovalRule(
 ): Promise<boolean> {
   const rule = tool.requiresApproval;
   if (typeof rule !== 'function') return true;
+  let timer: ReturnType<typeof setTimeout> | undefined;
+  const tooSlow = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(
+      () => reject(new Error(`it did not answer within ${approvalRuleTimeoutMs} ms`)),
+      approvalRuleTimeoutMs,
+    );
+  });
   try {
-    return (await rule(input, context)) !== false;
+    return (await Promise.race([Promise.resolve().then(() => rule(input, context)), tooSlow])) !== false;
   } catch (error) {
-    log.warn('Approval rule threw; a human is asked', {
+    log.warn('Approval rule threw or did not answer; a human is asked', {
       toolName: tool.name,
       toolCallId: context.toolCallId,
       error: errorMessage(error),
     });
     return true;
+  } finally {
+    clearTimeout(timer);
   }
 }

@@ -1,7 +1,7 @@
 import { MockActivityEnvironment } from '@temporalio/testing';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { askApprovalRule } from '../../../activities/approval-rule.js';
+import { approvalRuleTimeoutMs, askApprovalRule } from '../../../activities/approval-rule.js';
 import { defineTool } from '../../../src/tool/define-tool.js';
 import type { ApprovalRule } from '../../../src/tool/define-tool.js';
 
@@ -60,10 +60,26 @@ describe('an approval rule', () => {
         5,
       ),
     ).toBe(true);
-    expect(warnings).toEqual(['Approval rule threw; a human is asked']);
+    expect(warnings).toEqual(['Approval rule threw or did not answer; a human is asked']);
     expect(await ask(payWith((() => undefined) as unknown as ApprovalRule<{ amount: number }>), 5)).toBe(true);
     // Redeployed since the run's catalog: the tool on this worker always asks, or no longer does.
     expect(await ask(payWith(true), 5)).toBe(true);
     expect(await ask(payWith(false), 5)).toBe(true);
+  });
+
+  it('asks a human when it does not answer in time, rather than time the input check out and fail the run', async () => {
+    warnings.length = 0;
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const asking = ask(
+        payWith(() => new Promise<boolean>(() => undefined)),
+        5,
+      );
+      await vi.advanceTimersByTimeAsync(approvalRuleTimeoutMs);
+      expect(await asking).toBe(true);
+      expect(warnings).toEqual(['Approval rule threw or did not answer; a human is asked']);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
