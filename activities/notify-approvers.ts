@@ -2,6 +2,7 @@ import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { ApprovalNotice, ApprovalNoticeOutcome } from '../src/shared/approval-notice.js';
 import { ApprovalDeliveryError, approvalWebhookFor, postApprovalNotice } from '../src/notify/approval-webhook.js';
 import type { ApprovalWebhook, ApprovalWebhooks } from '../src/notify/approval-webhook.js';
+import { RelayError } from '../src/shared/errors.js';
 import { hasAttemptsLeft } from './attempts.js';
 import type { Recorded } from './index.js';
 
@@ -22,8 +23,14 @@ export function createNotifyApprovers(webhooks: ApprovalWebhooks | undefined) {
     try {
       webhook = approvalWebhookFor(webhooks, notice.tenantId);
     } catch (error) {
-      // The tenant's webhook is not one that could deliver (a bad URL, a short secret): no retry mends that.
       const why = error instanceof Error ? error.message : String(error);
+      // The tenant's webhook is not one that could deliver (a bad URL, a short secret): no retry mends that. Anything
+      // else the team's function threw (its lookup failed) may pass, so it is tried again while attempts are left.
+      const refused = RelayError.isInstance(error) && error.code === 'invalid_input';
+      if (!refused && hasAttemptsLeft(context)) {
+        log.warn('The tenant’s approval webhook could not be looked up; retrying', { noticeId: notice.id, error: why });
+        throw ApplicationFailure.retryable(why, 'approval_webhook_lookup_failed');
+      }
       return { outcome: 'failed', error: why, attempt: context.info.attempt, at: new Date().toISOString() };
     }
     if (webhook === undefined) return { outcome: 'not_configured', at: new Date().toISOString() };

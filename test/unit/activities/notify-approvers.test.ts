@@ -112,6 +112,22 @@ describe('the notifyApprovers activity', () => {
     expect(failure.message).toMatch(/unreachable: .*ECONNREFUSED/);
   });
 
+  it('retries a tenant’s webhook whose lookup threw, and reports it on the last attempt', async () => {
+    // The team's function reads its tenants' webhooks from a database that did not answer this time.
+    const lookup = () => {
+      throw new Error('tenant settings unavailable');
+    };
+    await expect(attemptToNotify(lookup, 1)).rejects.toMatchObject({
+      type: 'approval_webhook_lookup_failed',
+      nonRetryable: false,
+    });
+    await expect(attemptToNotify(lookup, 3)).resolves.toMatchObject({
+      outcome: 'failed',
+      error: 'tenant settings unavailable',
+      attempt: 3,
+    });
+  });
+
   it('sends nothing for a tenant without a webhook, and fails a notice on a worker with none', async () => {
     received.length = 0;
     await expect(attemptToNotify(() => undefined)).resolves.toMatchObject({ outcome: 'not_configured' });
