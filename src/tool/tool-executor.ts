@@ -52,7 +52,7 @@ export interface ToolCallRequest {
 export interface ToolExecutionOptions {
   /** Fields for `ctx`; those left out get `createToolContext`'s defaults. */
   context?: Partial<ToolContext>;
-  /** Aborting it aborts `ctx.signal` and ends the call as `cancelled` at once. */
+  /** Aborting it aborts `ctx.signal` and ends the call as `cancelled` once the tool has ended (at most at its timeout). */
   signal?: AbortSignal;
 }
 
