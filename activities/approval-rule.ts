@@ -1,6 +1,7 @@
 import { log } from '@temporalio/activity';
 import type { ApprovalRuleContext, ToolDefinition } from '../src/tool/define-tool.js';
 import { errorMessage } from '../src/tool/error-message.js';
+import { within } from './within.js';
 
 /**
  * How long a rule may take to answer. The input check it runs in has 10 s an attempt; a rule that never answered
@@ -21,15 +22,10 @@ export async function askApprovalRule(
 ): Promise<boolean> {
   const rule = tool.requiresApproval;
   if (typeof rule !== 'function') return true;
-  let timer: ReturnType<typeof setTimeout> | undefined;
-  const tooSlow = new Promise<never>((_resolve, reject) => {
-    timer = setTimeout(
-      () => reject(new Error(`it did not answer within ${approvalRuleTimeoutMs} ms`)),
-      approvalRuleTimeoutMs,
-    );
-  });
   try {
-    return (await Promise.race([Promise.resolve().then(() => rule(input, context)), tooSlow])) !== false;
+    const answering = Promise.resolve().then(() => rule(input, context));
+    const tooSlow = `it did not answer within ${approvalRuleTimeoutMs} ms`;
+    return (await within(answering, approvalRuleTimeoutMs, tooSlow)) !== false;
   } catch (error) {
     log.warn('Approval rule threw or did not answer; a human is asked', {
       toolName: tool.name,
@@ -37,7 +33,5 @@ export async function askApprovalRule(
       error: errorMessage(error),
     });
     return true;
-  } finally {
-    clearTimeout(timer);
   }
 }

@@ -11,6 +11,7 @@ import type { ExecuteToolInput, Recorded } from './activity-types.js';
 import { hasAttemptsLeft } from './attempts.js';
 import { toNonRetryableFailure } from './failures.js';
 import { whileHeartbeating } from './heartbeat.js';
+import { within } from './within.js';
 import { storeLargeOutput } from './stored-payloads.js';
 
 /** What the tool activity is built from: the worker's executor, secrets and store, as createActivities settled them. */
@@ -31,10 +32,12 @@ export function createExecuteTool({ executor, secrets, payloadStore, keepsLargeP
     onProgress: (progress: ToolProgress) => void,
   ): Promise<ToolResult> {
     const startedAt = Date.now();
-    const { config, values } = await resolveSecretReferences(call.config ?? {}, secrets, {
+    const resolving = resolveSecretReferences(call.config ?? {}, secrets, {
       tenantId: call.tenantId,
       toolName: call.toolName,
-    }).catch((error: unknown) => {
+    });
+    const tooSlow = `The call's secrets did not resolve within ${secretResolutionTimeoutMs} ms; the tool has not run`;
+    const { config, values } = await within(resolving, secretResolutionTimeoutMs, tooSlow).catch((error: unknown) => {
       throw toNonRetryableFailure(error);
     });
     const executed = await executor.executeCall(
@@ -81,6 +84,12 @@ export function createExecuteTool({ executor, secrets, payloadStore, keepsLargeP
 }
 
 /**
+ * How long a call's secrets may take to resolve. The activity has 5 s beyond the tool's own timeout; a resolver slower
+ * than that would time the activity out while the tool runs, and Temporal would run it again.
+ */
+export const secretResolutionTimeoutMs = 4_000;
+
+/**
  * The result with a large output kept in the store, or whole when the store fails. The tool has run by now: failing
  * the activity would make Temporal run it again, or tell the model that a call which took effect failed. So the output
  * stays in history, and the worker's log says why.
@@ -91,14 +100,10 @@ async function keepLargeOutput(
   result: ToolSuccess,
   deadline: number,
 ): Promise<ToolSuccess> {
-  let timer: ReturnType<typeof setTimeout> | undefined;
   // A put still going at the activity's own timeout would have Temporal run the tool again: it is given up first.
-  const tooLate = new Promise<never>((_resolve, reject) => {
-    const waitMs = Math.max(0, deadline - Date.now());
-    timer = setTimeout(() => reject(new Error(`the store did not answer within ${waitMs} ms`)), waitMs);
-  });
+  const waitMs = deadline - Date.now();
   try {
-    return await Promise.race([storeLargeOutput(store, call, result), tooLate]);
+    return await within(storeLargeOutput(store, call, result), waitMs, `the store did not answer within ${waitMs} ms`);
   } catch (error) {
     log.warn('Could not keep a tool output in the payload store: it stays whole in the run history', {
       toolName: call.toolName,
@@ -106,8 +111,6 @@ async function keepLargeOutput(
       error: errorMessage(error),
     });
     return result;
-  } finally {
-    clearTimeout(timer);
   }
 }
 
