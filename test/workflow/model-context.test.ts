@@ -349,97 +349,61 @@ describe('model calls by reference', () => {
     }
   });
 
-  it('keeps a tool output whole in history when the store fails to take it, and runs the tool once', async () => {
-    const report = 'r'.repeat(6_000);
-    let executions = 0;
-    const bigReport = defineTool({
-      name: 'big_report',
-      description: 'A long report.',
-      inputSchema: z.object({}),
-      execute: async () => {
-        executions += 1;
-        return { report };
-      },
-    });
-    // The store refuses the tool's output (a full disk, a database gone) and takes the model's context.
-    const store = createMemoryPayloadStore();
-    const outputJson = JSON.stringify({ report });
-    const refusingOutputs: PayloadStore = {
-      ...store,
-      put: (scope, data) =>
-        new TextDecoder().decode(data) === outputJson ? Promise.reject(new Error('disk full')) : store.put(scope, data),
-    };
-    const model = scriptedModel((call) =>
-      call.step === 1 ? { toolCalls: [{ name: 'big_report', input: {} }] } : { text: 'read' },
-    );
-    const { client, stop } = await kit.startWorker({
-      tools: [bigReport],
-      models: { scripted: model },
-      payloadStore: refusingOutputs,
-    });
-    try {
-      const { runId } = await client.startRun({ ...base, prompt: 'report' });
-      expect(await client.result(runId)).toMatchObject({ status: 'completed', output: 'read' });
-      // Failing the activity instead would have run the tool again on each retry, or told the model it failed.
-      expect(executions).toBe(1);
-      const succeeded = (await client.events(runId)).find((event) => event.type === 'tool_succeeded');
-      expect(succeeded).toMatchObject({ output: { report } });
-      const seen = model
-        .requestsOf(runId)
-        .at(-1)
-        ?.messages.find((message) => message.role === 'tool');
-      expect(seen).toMatchObject({ result: { success: true, data: { report } } });
-    } finally {
-      await stop();
-    }
-  });
-
-  it('gives up a store put that would outlast the tool activity’s timeout, and runs the tool once', async () => {
-    const report = 's'.repeat(6_000);
-    let executions = 0;
-    // A one-second tool: its activity may take 6 s in all (the tool's timeout and 5 s).
-    const slowStoreReport = defineTool({
-      name: 'slow_store_report',
-      description: 'A long report.',
-      inputSchema: z.object({}),
-      timeoutMs: 1_000,
-      execute: async () => {
-        executions += 1;
-        return { report };
-      },
-    });
-    // The store takes the output, but only after 10 s (a database under load).
-    const store = createMemoryPayloadStore();
-    const outputJson = JSON.stringify({ report });
-    const slowOutputs: PayloadStore = {
-      ...store,
-      put: async (scope, data) => {
-        if (new TextDecoder().decode(data) === outputJson) await new Promise((resolve) => setTimeout(resolve, 10_000));
-        return store.put(scope, data);
-      },
-    };
-    const model = scriptedModel((call) =>
-      call.step === 1 ? { toolCalls: [{ name: 'slow_store_report', input: {} }] } : { text: 'read' },
-    );
-    const { client, stop } = await kit.startWorker({
-      tools: [slowStoreReport],
-      models: { scripted: model },
-      payloadStore: slowOutputs,
-    });
-    try {
-      const { runId } = await client.startRun({ ...base, prompt: 'report' });
-      expect(await client.result(runId)).toMatchObject({ status: 'completed', output: 'read' });
-      // Before, the activity timed out waiting for the put, and Temporal ran the tool again on each retry.
-      expect(executions).toBe(1);
-      const seen = model
-        .requestsOf(runId)
-        .at(-1)
-        ?.messages.find((message) => message.role === 'tool');
-      expect(seen).toMatchObject({ result: { success: true, data: { report } } });
-    } finally {
-      await stop();
-    }
-  }, 60_000);
+  // The store refuses the tool's output (a full disk, a database gone), or takes it only after 10 s (a database
+  // under load) where the one-second tool's activity has 6 s in all (its timeout and 5 s); it takes the model's
+  // context either way. Failing the activity instead, or letting it time out, ran the tool again on each retry.
+  it.each([
+    ['refuses it', (): Promise<never> => Promise.reject(new Error('disk full'))],
+    ['would outlast the tool activity’s timeout', () => new Promise<void>((resolve) => setTimeout(resolve, 10_000))],
+  ])(
+    'keeps a tool output whole in history when the store %s, and runs the tool once',
+    async (_case, storeOutput) => {
+      const report = 'r'.repeat(6_000);
+      let executions = 0;
+      const bigReport = defineTool({
+        name: 'big_report',
+        description: 'A long report.',
+        inputSchema: z.object({}),
+        timeoutMs: 1_000,
+        execute: async () => {
+          executions += 1;
+          return { report };
+        },
+      });
+      const store = createMemoryPayloadStore();
+      const outputJson = JSON.stringify({ report });
+      const troubledOutputs: PayloadStore = {
+        ...store,
+        put: async (scope, data) => {
+          if (new TextDecoder().decode(data) === outputJson) await storeOutput();
+          return store.put(scope, data);
+        },
+      };
+      const model = scriptedModel((call) =>
+        call.step === 1 ? { toolCalls: [{ name: 'big_report', input: {} }] } : { text: 'read' },
+      );
+      const { client, stop } = await kit.startWorker({
+        tools: [bigReport],
+        models: { scripted: model },
+        payloadStore: troubledOutputs,
+      });
+      try {
+        const { runId } = await client.startRun({ ...base, prompt: 'report' });
+        expect(await client.result(runId)).toMatchObject({ status: 'completed', output: 'read' });
+        expect(executions).toBe(1);
+        const succeeded = (await client.events(runId)).find((event) => event.type === 'tool_succeeded');
+        expect(succeeded).toMatchObject({ output: { report } });
+        const seen = model
+          .requestsOf(runId)
+          .at(-1)
+          ?.messages.find((message) => message.role === 'tool');
+        expect(seen).toMatchObject({ result: { success: true, data: { report } } });
+      } finally {
+        await stop();
+      }
+    },
+    60_000,
+  );
 
   it('keeps a text over 4 KiB beside a tool call out of history, and hands it whole to the model when resent', async () => {
     const thought = 'Thinking it through before I call the tool. '.repeat(150);
