@@ -1,6 +1,6 @@
 import { isGrpcServiceError, ServiceError } from '@temporalio/client';
 import type { Client } from '@temporalio/client';
-import { executionInfoFromRaw, rethrowKnownErrorTypes } from '@temporalio/client/lib/helpers.js';
+import { rethrowKnownErrorTypes } from '@temporalio/client/lib/helpers.js';
 import { RelayError } from '../shared/errors.js';
 import { pendingApprovalsMemoKey, readPendingApprovalsMemo } from '../shared/pending-approvals-memo.js';
 import type { PendingApprovalsMemo } from '../shared/pending-approvals-memo.js';
@@ -8,7 +8,7 @@ import type { PendingApproval, RunSnapshot } from '../shared/run-types.js';
 import { relaySearchAttributes } from '../shared/search-attributes.js';
 import { openRunListingBytes, tenantRuns } from './list-runs.js';
 import { noWorkerAnsweredIn } from './no-worker-answered.js';
-import { listExecutionPage } from './visibility-pages.js';
+import { executionInfosOf, listExecutionPage } from './visibility-pages.js';
 
 export interface ListPendingApprovalsOptions {
   /** The tenant whose approvals to list; required, since an approver must never see another tenant's calls. */
@@ -76,12 +76,8 @@ export async function listPendingApprovals(
     ...(tenant.keep ? { keep: tenant.keep } : {}),
   }).catch(asListingError);
   const hasMore = page.executions.length > limit;
-  const namespace = temporal.options.namespace;
-  const executions = await Promise.all(
-    page.executions
-      .slice(0, limit)
-      .map((raw) => executionInfoFromRaw(raw, temporal.options.loadedDataConverter, raw, namespace)),
-  );
+  const executions = await executionInfosOf(temporal, page.executions.slice(0, limit));
+
   // The runs are asked only once the listing is read, all in one pass that hands every answer to `Promise.all` as
   // it is made: a read that fails is reported (the first failure fails the list), never left unhandled.
   const answers = await Promise.all(

@@ -1,10 +1,9 @@
 import type { Client, WorkflowExecutionInfo } from '@temporalio/client';
-import { executionInfoFromRaw } from '@temporalio/client/lib/helpers.js';
 import { defaultPayloadConverter } from '@temporalio/common';
 import { RelayError } from '../shared/errors.js';
 import type { RunStatus } from '../shared/run-types.js';
 import { relaySearchAttributes } from '../shared/search-attributes.js';
-import { listExecutionPage } from './visibility-pages.js';
+import { executionInfosOf, listExecutionPage } from './visibility-pages.js';
 import type { RawExecution } from './visibility-pages.js';
 
 export interface ListRunsOptions {
@@ -81,10 +80,7 @@ export async function listRuns(temporal: Client, options: ListRunsOptions): Prom
     assumedExecutionBytes: openOnly ? openRunListingBytes : closedRunListingBytes,
     ...(tenant.keep ? { keep: tenant.keep } : {}),
   });
-  const namespace = temporal.options.namespace;
-  const executions = await Promise.all(
-    page.executions.map((raw) => executionInfoFromRaw(raw, temporal.options.loadedDataConverter, raw, namespace)),
-  );
+  const executions = await executionInfosOf(temporal, page.executions);
   return {
     runs: executions.map(toRunListing),
     ...(page.nextPageToken ? { nextCursor: Buffer.from(page.nextPageToken).toString('base64url') } : {}),

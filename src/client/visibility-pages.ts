@@ -1,5 +1,6 @@
 import { isGrpcServiceError } from '@temporalio/client';
-import type { WorkflowService } from '@temporalio/client';
+import type { Client, WorkflowExecutionInfo, WorkflowService } from '@temporalio/client';
+import { executionInfoFromRaw } from '@temporalio/client/lib/helpers.js';
 import proto from '@temporalio/proto';
 import type { temporal } from '@temporalio/proto';
 
@@ -109,6 +110,12 @@ export async function listExecutionPage(
     if (nextPageToken === undefined || received.length === 0) break;
   }
   return { executions, ...(nextPageToken !== undefined ? { nextPageToken } : {}) };
+}
+
+/** Listed executions as the SDK describes them, their memos decoded with the client's data converter. */
+export function executionInfosOf(temporal: Client, executions: RawExecution[]): Promise<WorkflowExecutionInfo[]> {
+  const { loadedDataConverter, namespace } = temporal.options;
+  return Promise.all(executions.map((raw) => executionInfoFromRaw(raw, loadedDataConverter, raw, namespace)));
 }
 
 function encodedBytes(execution: RawExecution): number {
