@@ -472,6 +472,8 @@ describe('relay-e dev', () => {
       if (!apiUrl || !apiKey) throw new Error(printed);
 
       expect((await fetch(`${apiUrl}/healthz`)).status).toBe(200);
+      // The check below could not fail if it missed the running server: it sees it now.
+      expect(temporalProcessesOn(temporalPort)).toHaveLength(1);
       const started = await fetch(`${apiUrl}/v1/runs`, {
         method: 'POST',
         headers: { authorization: `Bearer ${apiKey}`, 'content-type': 'application/json' },
@@ -493,7 +495,7 @@ describe('relay-e dev', () => {
 
       dev.child.kill('SIGINT');
       expect(await dev.exited).toBe(0);
-      expect(temporalProcessesIn(workdir)).toEqual([]);
+      expect(temporalProcessesOn(temporalPort)).toEqual([]);
     } finally {
       await stopChild(dev.child, dev.exited);
       await rm(workdir, { recursive: true, force: true });
@@ -504,13 +506,14 @@ describe('relay-e dev', () => {
     const workdir = await mkdtemp(path.join(tmpdir(), 'relay-e-dev-busy-'));
     const held = await holdPort();
     const uiPort = held.port;
+    const temporalPort = await freePort();
     const { TEMPORAL_ADDRESS: _address, RELAY_E_API_KEYS: _keys, ...env } = process.env;
     try {
-      const args = ['dev', '--temporal-address', `127.0.0.1:${await freePort()}`, '--ui-port', String(uiPort)];
+      const args = ['dev', '--temporal-address', `127.0.0.1:${temporalPort}`, '--ui-port', String(uiPort)];
       const { code, stderr } = await relayE([...args, '--port', '0'], { cwd: workdir, env });
       expect(stderr).toContain(`the Web UI port ${uiPort}: change it with --ui-port N`);
       expect(code).toBe(2);
-      expect(temporalProcessesIn(workdir)).toEqual([]);
+      expect(temporalProcessesOn(temporalPort)).toEqual([]);
     } finally {
       held.close();
       await rm(workdir, { recursive: true, force: true });
@@ -518,8 +521,9 @@ describe('relay-e dev', () => {
   });
 });
 
-function temporalProcessesIn(workdir: string): string[] {
+/** Temporal dev servers listening on `port` (`relay-e dev` passes its address's port as `--port N`). */
+function temporalProcessesOn(port: number): string[] {
   return execFileSync('ps', ['-eo', 'pid,args'], { encoding: 'utf8' })
     .split('\n')
-    .filter((line) => line.includes('start-dev') && line.includes(workdir));
+    .filter((line) => line.includes('start-dev') && new RegExp(`--port ${port}(\\s|$)`).test(line));
 }
