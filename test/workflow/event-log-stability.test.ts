@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
+import { Client } from '@temporalio/client';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -416,13 +417,16 @@ describe('a decision sent before the run has applied the model answer that propo
     const stopping = first.stop();
     await sleep(1_000);
     // The call's id is known before the model proposes it (call_<step>_<index>): the update waits for a worker.
-    const deciding = client.approve(runId, 'call_1_0', { approver: 'alice' });
+    const { decider, sends } = countingDecider(taskQueue);
+    const deciding = decider.approve(runId, 'call_1_0', { approver: 'alice' });
     await sleep(1_000);
     answer.release();
     await stopping;
     const second = await start();
     try {
       await expect(deciding).resolves.toMatchObject({ toolCallId: 'call_1_0', decision: 'approve' });
+      // The premise and the retry: refused while the call was not waiting yet, accepted when sent again.
+      expect(sends).toEqual(['approval_not_pending', 'accepted']);
       await client.result(runId);
       expect(ledger.transfers).toHaveLength(1);
       const decisions = (await client.events(runId)).filter((event) => event.type === 'tool_approved');
@@ -432,6 +436,32 @@ describe('a decision sent before the run has applied the model answer that propo
     }
   });
 });
+
+/**
+ * A RelayClient whose decisions are counted as Temporal answers them: each update sent is recorded as `accepted` or
+ * as the run's refusal code.
+ */
+function countingDecider(taskQueue: string): { decider: RelayClient; sends: string[] } {
+  const sends: string[] = [];
+  const { connection, namespace } = kit.temporal.options;
+  const temporal = new Client({
+    connection,
+    namespace,
+    interceptors: {
+      workflow: [
+        {
+          async startUpdate(input, next) {
+            const output = await next(input);
+            const refusal = output.outcome?.failure?.applicationFailureInfo?.type;
+            sends.push(refusal ?? 'accepted');
+            return output;
+          },
+        },
+      ],
+    },
+  });
+  return { decider: RelayClient.fromClient(temporal, { taskQueue }), sends };
+}
 
 /** A tool that answers once the test releases it, and says when it has started. */
 function holdingTool() {
@@ -737,9 +767,16 @@ describe('a run that ends in the task that delivers the catalog, when a follower
     } finally {
       await replaying.stop();
     }
-    const history = await handle.fetchHistory();
-    expect((history.events ?? []).filter((event) => event.workflowTaskStartedEventAttributes).length).toBeGreaterThan(
-      1,
+    // The premise: the snapshot's result came in a task of its own, before the one that scheduled the failure's clock
+    // (unsplit, one task records the snapshot and schedules the clock; the clock's result always brings another).
+    const events = (await handle.fetchHistory()).events ?? [];
+    const clockScheduled = events.findIndex(
+      (event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'readClock',
     );
+    expect(clockScheduled).toBeGreaterThan(0);
+    const tasksBeforeClock = events
+      .slice(0, clockScheduled)
+      .filter((event) => event.workflowTaskStartedEventAttributes);
+    expect(tasksBeforeClock.length).toBeGreaterThan(1);
   });
 });
