@@ -118,6 +118,12 @@ async function waitForStatus(key: string, runId: string, status: RunSnapshot['st
   return snapshotOf(key, runId);
 }
 
+/** The runs `GET /v1/approvals` lists for the key's tenant. */
+async function approvalRunIds(key: string): Promise<string[]> {
+  const listed = (await (await api(key, 'GET', '/v1/approvals')).json()) as { approvals: Array<{ runId: string }> };
+  return listed.approvals.map((approval) => approval.runId);
+}
+
 /** Starts a demo transfer for tenant acme and waits until it asks for approval. */
 async function awaitingTransfer(prompt: string): Promise<string> {
   const runId = await startRun(keys.acme, prompt);
@@ -236,6 +242,8 @@ describe('the approvals inbox in Chromium', () => {
 
   it("shows a second tenant none of the first tenant's runs", async () => {
     const runId = await awaitingTransfer('transfer 5 from ACC-1 to ACC-2');
+    // Listed for its own tenant first, so an empty list below is the tenant filter's doing, not visibility's lag.
+    await expect.poll(() => approvalRunIds(keys.acme), patience).toContain(runId);
     const context = await browser.newContext();
     try {
       const page = await signIn(context, keys.globex);

@@ -112,14 +112,20 @@ it('refuses every route, stream and decision on tenant A’s runs to tenant B (4
   expect(byTenantB.filter((entry) => entry.status !== 404 || !entry.problem)).toEqual([]);
   expect(withoutKey.filter((entry) => entry.status !== 401 || !entry.problem)).toEqual([]);
 
-  // Tenant B's own listings and a body that names tenant A change nothing either.
-  const listing = await api.request('/v1/approvals', { key: keys.bob });
-  const listed = ((await listing.json()) as { approvals: Array<{ runId: string }> }).approvals;
-  const approvalsLeaked = listed.filter((approval) => runIds.includes(approval.runId));
+  // Tenant B's own listings and a body that names tenant A change nothing either. Tenant A's list the runs first, so
+  // an empty list for B is the tenant filter's doing, not visibility's lag.
+  const listedFor = async (path: string, key: string, field: 'approvals' | 'runs') => {
+    const body = (await (await api.request(path, { key })).json()) as Record<string, Array<{ runId: string }>>;
+    return (body[field] ?? []).map((entry) => entry.runId);
+  };
+  const patience = { timeout: 15_000 };
+  await expect.poll(() => listedFor('/v1/approvals', keys.alice, 'approvals'), patience).toContain(waiting);
+  await expect
+    .poll(() => listedFor('/v1/runs?limit=100', keys.alice, 'runs'), patience)
+    .toEqual(expect.arrayContaining([waiting, completed, cancelled]));
+  const approvalsLeaked = (await listedFor('/v1/approvals', keys.bob, 'approvals')).filter((id) => runIds.includes(id));
   expect(approvalsLeaked).toEqual([]);
-  const runListing = await api.request('/v1/runs?limit=100', { key: keys.bob });
-  const runsListed = ((await runListing.json()) as { runs: Array<{ runId: string }> }).runs;
-  const runsLeaked = runsListed.filter((run) => runIds.includes(run.runId));
+  const runsLeaked = (await listedFor('/v1/runs?limit=100', keys.bob, 'runs')).filter((id) => runIds.includes(id));
   expect(runsLeaked).toEqual([]);
   const smuggled = await api.request('/v1/runs', {
     method: 'POST',
