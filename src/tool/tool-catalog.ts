@@ -10,10 +10,15 @@ import type { ToolDefinition } from './define-tool.js';
  * `{}`, which would let the model send anything; `toolName` names the tool in that error.
  */
 export function toJsonSchema(schema: z.ZodType, toolName?: string): JsonSchema {
+  const subject = toolName === undefined ? 'An input schema' : `The input schema of tool '${toolName}'`;
+  const flagged: string[] = [];
+  let converted: JsonSchema;
   try {
-    return z.toJSONSchema(schema, { io: 'input' });
+    converted = z.toJSONSchema(schema, {
+      io: 'input',
+      override: ({ zodSchema, path }) => flagged.push(...patternsCheckedOtherwise(zodSchema, path)),
+    });
   } catch (error) {
-    const subject = toolName === undefined ? 'An input schema' : `The input schema of tool '${toolName}'`;
     const reason = error instanceof Error ? error.message : String(error);
     throw new RelayError(
       'invalid_tool_definition',
@@ -21,7 +26,55 @@ export function toJsonSchema(schema: z.ZodType, toolName?: string): JsonSchema {
       { cause: error, details: { toolName } },
     );
   }
+  if (flagged.length > 0) {
+    throw new RelayError(
+      'invalid_tool_definition',
+      `${subject} has regular expressions whose flags JSON Schema cannot carry: ${flagged.join(', ')}. A run checks ` +
+        'each pattern without flags, so it would refuse input the tool accepts; write the pattern without them ' +
+        '(e.g. [A-Za-z] instead of the i flag)',
+      { details: { toolName, patterns: flagged } },
+    );
+  }
+  return converted;
 }
+
+/** Where a schema keeps its regular expressions: a string format's own pattern, and its checks'. */
+interface PatternHolder {
+  _zod: { def: { pattern?: unknown; checks?: Array<{ _zod: { def: { pattern?: unknown } } }> } };
+}
+
+/**
+ * The regexes of one schema node that a run would check otherwise than the tool does: JSON Schema's `pattern` has no
+ * flags, and the run compiles it as a plain RegExp (compile-tool-schema.ts). Each is named with its place.
+ */
+function patternsCheckedOtherwise(zodSchema: unknown, path: ReadonlyArray<string | number>): string[] {
+  const { pattern, checks = [] } = (zodSchema as PatternHolder)._zod.def;
+  const patterns = [pattern, ...checks.map((check) => check._zod.def.pattern)];
+  const at = path.length === 0 ? 'the top' : `/${path.join('/')}`;
+  return patterns
+    .filter((regex): regex is RegExp => regex instanceof RegExp && !meansTheSameWithoutFlags(regex))
+    .map((regex) => `${String(regex)} at ${at}`);
+}
+
+/**
+ * Whether a regex tests as its source does without flags. `g` and `d` change no test's answer; `u` changes the meaning
+ * of `\p{…}`, `\P{…}` and `\u{…}` escapes, and of sources that only Unicode mode accepts. (Left alike: `.` and
+ * negated classes count a character beyond U+FFFF as two without it.)
+ */
+function meansTheSameWithoutFlags(regex: RegExp): boolean {
+  const flags = regex.flags.replace(/[gd]/g, '');
+  if (flags === '') return true;
+  if (flags !== 'u' || unicodeOnlyEscape.test(regex.source)) return false;
+  try {
+    new RegExp(regex.source);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** `\p{`, `\P{` or `\u{` not itself escaped (an even run of backslashes before it). */
+const unicodeOnlyEscape = /(?<!\\)(?:\\\\)*\\[pPu]\{/;
 
 /**
  * Zod's conversion is most of what a catalog entry costs, and every run's first model call asks for the catalog, so

@@ -1,0 +1,61 @@
+import { describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import { defineTool } from '../../../src/tool/define-tool.js';
+import { toCatalogEntry } from '../../../src/tool/tool-catalog.js';
+import { ToolCallValidator } from '../../../workflows/tool-call-validator.js';
+import { RelayError } from '../../../src/shared/errors.js';
+import { compileToolSchema } from '../../../src/shared/compile-tool-schema.js';
+
+function toolWith(inputSchema: z.ZodType) {
+  return defineTool({ name: 'greet', description: 'Greets someone.', inputSchema, execute: () => 'hello' });
+}
+
+function refusal(inputSchema: z.ZodType): RelayError {
+  try {
+    toolWith(inputSchema);
+  } catch (error) {
+    if (RelayError.isInstance(error)) return error;
+    throw error;
+  }
+  throw new Error('the definition was accepted');
+}
+
+describe('a regex whose flags JSON Schema cannot carry', () => {
+  it.each([
+    ['i', z.object({ name: z.string().regex(/^[a-z]+$/i) }), '/^[a-z]+$/i at /properties/name'],
+    ['u with \\p{…}', z.object({ name: z.string().regex(/^\p{L}+$/u) }), '/^\\p{L}+$/u at /properties/name'],
+    ['m, nested', z.object({ rows: z.array(z.object({ code: z.string().regex(/^x$/m) })) }), '/items/'],
+    ['s, at the top', z.string().regex(/a.b/s), '/a.b/s at the top'],
+  ])('is refused when the tool is defined (%s), naming the pattern and its place', (_flag, schema, named) => {
+    const error = refusal(schema);
+    expect(error.code).toBe('invalid_tool_definition');
+    expect(error.message).toContain(named);
+    expect(error.message).toContain("tool 'greet'");
+  });
+
+  it('is refused in z.emoji(), whose pattern needs Unicode mode', () => {
+    expect(refusal(z.object({ reaction: z.emoji() })).message).toContain('/properties/reaction');
+  });
+
+  it('would otherwise have the run refuse input the tool accepts (why the definition is refused)', () => {
+    const schema = z.object({ name: z.string().regex(/^[a-z]+$/i) });
+    const asTheRunChecksIt = compileToolSchema(z.toJSONSchema(schema, { io: 'input' }));
+    expect(schema.safeParse({ name: 'ABC' }).success).toBe(true);
+    expect(asTheRunChecksIt.safeParse({ name: 'ABC' }).success).toBe(false);
+  });
+});
+
+describe('a regex checked alike with and without its flags', () => {
+  it.each([
+    ['no flags', /^[a-z]+$/],
+    ['g', /^[a-z]+$/g],
+    ['u without Unicode-only escapes', /^[a-z]+$/u],
+    ['u with an escaped backslash before p{', /^\\p\{x\}$/u],
+  ])('is accepted (%s), and the run checks it as the tool does', (_case, regex) => {
+    const tool = toolWith(z.object({ name: z.string().regex(regex) }));
+    const validator = new ToolCallValidator([toCatalogEntry(tool)]);
+    for (const name of ['abc', 'ABC', '\\p{x}']) {
+      expect(validator.check('greet', { name }).valid, name).toBe(tool.inputSchema.safeParse({ name }).success);
+    }
+  });
+});
