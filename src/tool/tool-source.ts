@@ -124,12 +124,30 @@ async function openSource(
     }
   };
   const open = await source.open({ onToolsChanged, logger, ...(secrets ? { secrets } : {}) });
-  registry.replace([], open.tools);
+  await registerOrClose(source.name, open, registry, logger);
   current = open.tools.map((tool) => tool.name);
   started = true;
   // A change announced while the source was still opening is applied now rather than lost.
   if (early) onToolsChanged(early);
   return open;
+}
+
+/**
+ * Registers the tools of a source just opened. A list that clashes closes the source before the error is thrown: the
+ * caller never gets its handle to close, and its server (a child process) would keep the worker's start from exiting.
+ */
+async function registerOrClose(
+  name: string,
+  open: OpenToolSource,
+  registry: ToolRegistry,
+  logger: Logger,
+): Promise<void> {
+  try {
+    registry.replace([], open.tools);
+  } catch (error) {
+    await closeSources([{ name, open }], logger);
+    throw error;
+  }
 }
 
 /** Closes every source even when one fails to close; a failure is logged, not kept from the operator. */

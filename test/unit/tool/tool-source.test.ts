@@ -101,4 +101,33 @@ describe('loadToolSources', () => {
       }),
     );
   });
+
+  it('closes a source whose tools clash at start before the start fails, and logs a failure to close it', async () => {
+    const closed: string[] = [];
+    const clashing = (name: string, fails: boolean): ToolSource => ({
+      kind: 'tool-source',
+      name,
+      open: async () => ({
+        tools: [{ ...greet, name: 'add' }],
+        close: async () => {
+          if (fails) throw new Error('the server did not exit');
+          closed.push(name);
+        },
+      }),
+    });
+    await expect(loadToolSources([add, clashing('remote', false)])).rejects.toMatchObject({ code: 'duplicate_tool' });
+    expect(closed).toEqual(['remote']);
+
+    const logger = recordingLogger();
+    await expect(loadToolSources([add, clashing('stuck', true)], { logger })).rejects.toMatchObject({
+      code: 'duplicate_tool',
+    });
+    expect(logger.records).toContainEqual(
+      expect.objectContaining({
+        level: 'error',
+        message: 'Could not close a tool source',
+        attributes: expect.objectContaining({ source: 'stuck' }) as unknown,
+      }),
+    );
+  });
 });
