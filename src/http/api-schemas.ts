@@ -314,6 +314,9 @@ export const toolListingSchema = z
         initialInterval: z.string().optional(),
         backoffCoefficient: z.number().optional(),
         maximumInterval: z.string().optional(),
+        retryTimeouts: z.boolean().optional().openapi({
+          description: 'false: a call that timed out is not attempted again (other failures still are).',
+        }),
       })
       .optional(),
     annotations: z

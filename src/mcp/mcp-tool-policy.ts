@@ -38,8 +38,9 @@ export interface McpToolPolicy {
    */
   timeoutMs?: number;
   /**
-   * How often the run's activity attempts the call.
-   * @default 3 attempts for tools annotated `readOnlyHint` or `idempotentHint`, 1 for the rest
+   * How often the run's activity attempts the call. A timeout is retried only when this is configured, as for a
+   * `defineTool` tool.
+   * @default 3 attempts for tools annotated `readOnlyHint` or `idempotentHint`, 1 for the rest, timeouts not retried
    */
   retry?: ToolRetryPolicy;
   /**
@@ -73,10 +74,9 @@ export function resolveToolPolicy(
   const layers = [exact, ...patterns, server];
   const pick = <K extends keyof McpToolPolicy>(key: K): McpToolPolicy[K] =>
     layers.find((layer) => layer?.[key] !== undefined)?.[key];
-  const safeToRepeat = annotations?.readOnlyHint === true || annotations?.idempotentHint === true;
   const resolved: ResolvedToolPolicy = {
     requiresApproval: pick('requiresApproval') ?? annotations?.readOnlyHint !== true,
-    retry: pick('retry') ?? { maximumAttempts: safeToRepeat ? 3 : 1 },
+    retry: pick('retry') ?? defaultRetry(annotations),
   };
   const approvalTimeoutMs = pick('approvalTimeoutMs');
   const timeoutMs = pick('timeoutMs');
@@ -93,6 +93,16 @@ export function resolveToolPolicy(
   if (timeoutMs !== undefined) resolved.timeoutMs = timeoutMs;
   if (maxResultBytes !== undefined) resolved.maxResultBytes = maxResultBytes;
   return resolved;
+}
+
+/**
+ * The attempts of a tool whose operator configured none: 3 when the server says the tool is safe to repeat, else 1.
+ * They are always written out, as a run's own default follows approval instead. Nobody asked for a timed-out call to
+ * be repeated, so it is not: the model is told it may still have had an effect.
+ */
+function defaultRetry(annotations: ToolAnnotations | undefined): ToolRetryPolicy {
+  const safeToRepeat = annotations?.readOnlyHint === true || annotations?.idempotentHint === true;
+  return { maximumAttempts: safeToRepeat ? 3 : 1, retryTimeouts: false };
 }
 
 /** `*` matches any run of characters, `?` one character; everything else matches itself. */

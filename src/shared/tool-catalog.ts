@@ -16,6 +16,12 @@ export interface ToolRetryPolicy {
   backoffCoefficient?: number;
   /** @default '30s' */
   maximumInterval?: string;
+  /**
+   * Whether a call that timed out is attempted again; `false` keeps the attempts for other failures only. A tool source
+   * sets it on the attempts it fills in by default, since its operator did not ask for timed-out calls to be repeated.
+   * @default true: a tool that sets `retry` opts into retrying timeouts
+   */
+  retryTimeouts?: boolean;
 }
 
 /** Where a tool comes from, when it is not a `defineTool` tool of the worker's own code. */
@@ -101,12 +107,15 @@ export interface CatalogRequest {
   tenantId?: string;
 }
 
-/** What the model is told of each tool: the catalog less what only the run uses (approval, limits, source). */
-/** Whether a call of the tool that timed out is retried: only a tool with a retry policy of its own opted in. */
+/**
+ * Whether a call of the tool that timed out is retried: only a tool with a retry policy of its own opted in, unless
+ * that policy says otherwise (catalogs recorded before `retryTimeouts` never do).
+ */
 export function retriesTimeouts(entry: Pick<ToolCatalogEntry, 'retry'>): boolean {
-  return entry.retry !== undefined;
+  return entry.retry !== undefined && entry.retry.retryTimeouts !== false;
 }
 
+/** What the model is told of each tool: the catalog less what only the run uses (approval, limits, source). */
 export function modelToolSpecs(catalog: readonly ToolCatalogEntry[]): ModelToolSpec[] {
   return catalog.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));
 }

@@ -8,9 +8,10 @@ describe('resolveToolPolicy', () => {
     expect(resolveToolPolicy('list_repos', { readOnlyHint: true }, {}).requiresApproval).toBe(false);
   });
 
-  it('retries only tools that are safe to repeat, unless configured', () => {
-    expect(resolveToolPolicy('a', { idempotentHint: true }, {}).retry).toEqual({ maximumAttempts: 3 });
-    expect(resolveToolPolicy('a', { destructiveHint: true }, {}).retry).toEqual({ maximumAttempts: 1 });
+  it('retries only tools that are safe to repeat, and no timeout, unless configured', () => {
+    const safe = { maximumAttempts: 3, retryTimeouts: false };
+    expect(resolveToolPolicy('a', { idempotentHint: true }, {}).retry).toEqual(safe);
+    expect(resolveToolPolicy('a', { destructiveHint: true }, {}).retry).toEqual({ ...safe, maximumAttempts: 1 });
     expect(resolveToolPolicy('a', undefined, { retry: { maximumAttempts: 5 } }).retry).toEqual({ maximumAttempts: 5 });
   });
 
@@ -26,7 +27,7 @@ describe('resolveToolPolicy', () => {
       approvalTimeoutMs: 600_000,
       timeoutMs: 1_000,
       maxResultBytes: 100,
-      retry: { maximumAttempts: 3 },
+      retry: { maximumAttempts: 3, retryTimeouts: false },
     });
     expect(resolveToolPolicy('get_repo', { readOnlyHint: true }, server, rules)).toMatchObject({
       requiresApproval: true,
