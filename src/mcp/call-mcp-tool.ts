@@ -48,10 +48,21 @@ export async function callMcpTool(connection: McpConnection, call: McpCall, ctx:
     if (failure.code === 'tool_transport_failed' && !isAskedToRetryLater(error)) await connection.reset();
     throw failure;
   }
-  if (result.isError === true) {
-    throw new RelayError('tool_reported_error', textOf(result) || `MCP tool '${call.toolName}' reported an error`);
-  }
+  if (result.isError === true) throw new RelayError('tool_reported_error', reportedError(call, result));
   return toToolOutput(result);
+}
+
+/**
+ * What an `isError` result tells the model: its text, else its details as a result would carry them (structured
+ * content, else the other content described), so a server that reports without text is not reduced to "an error".
+ * The executor bounds the message's size.
+ */
+function reportedError(call: McpCall, result: CallToolResult): string {
+  const text = textOf(result);
+  if (text) return text;
+  const details = toToolOutput(result);
+  // Only text items (all empty, or none) come back as a string: there is nothing more to say.
+  return typeof details === 'string' ? `MCP tool '${call.toolName}' reported an error` : JSON.stringify(details);
 }
 
 async function requestToolCall(connection: McpConnection, call: McpCall, ctx: ToolContext): Promise<CallToolResult> {
