@@ -1,11 +1,12 @@
 import type { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure, log } from '@temporalio/activity';
-import { redactSecrets, resolveSecretReferences } from '../src/security/resolve-secret-references.js';
+import { redactSecrets, resolveSecretReferences, withoutCutSecret } from '../src/security/resolve-secret-references.js';
 import type { SecretSource } from '../src/security/resolve-secret-references.js';
 import type { ToolFailure, ToolResult, ToolSuccess } from '../src/shared/tool-result.js';
 import { errorMessage } from '../src/tool/error-message.js';
 import type { ToolProgress } from '../src/tool/tool-context.js';
-import type { ToolExecutor } from '../src/tool/tool-executor.js';
+import type { Redact, ToolExecutor } from '../src/tool/tool-executor.js';
+import { mapKeptText } from '../src/tool/truncate-output.js';
 import type { PayloadStore } from '../src/store/payload-store.js';
 import type { ExecuteToolInput, Recorded } from './activity-types.js';
 import { hasAttemptsLeft } from './attempts.js';
@@ -40,10 +41,12 @@ export function createExecuteTool({ executor, secrets, payloadStore, keepsLargeP
     const { config, values } = await within(resolving, secretResolutionTimeoutMs, tooSlow).catch((error: unknown) => {
       throw toNonRetryableFailure(error);
     });
+    const redact: Redact = (value) => redactSecrets(value, values);
     const executed = await executor.executeCall(
       { id: call.toolCallId, name: call.toolName, arguments: call.input },
       {
         signal: context.cancellationSignal,
+        redact,
         context: {
           tenantId: call.tenantId,
           ...(call.userId !== undefined ? { userId: call.userId } : {}),
@@ -54,11 +57,11 @@ export function createExecuteTool({ executor, secrets, payloadStore, keepsLargeP
           config,
           logger: log,
           // Progress goes into heartbeat details, which Temporal shows and may keep in history: no secret in it.
-          reportProgress: (progress) => onProgress(redactSecrets(progress, values)),
+          reportProgress: (progress) => onProgress(redact(progress)),
         },
       },
     );
-    const result = redactSecrets(executed, values);
+    const result = hideSecrets(executed, values);
     if (result.success && call.outputByReference && keepsLargePayloads) {
       return keepLargeOutput(payloadStore, call, result, storeDeadline(context, startedAt));
     }
@@ -81,6 +84,17 @@ export function createExecuteTool({ executor, secrets, payloadStore, keepsLargeP
       });
     return { ...(await whileHeartbeating(run, () => latestProgress)), at: new Date().toISOString() };
   };
+}
+
+/**
+ * The result with the call's secrets hidden. The executor hid them before it cut the output and error message to
+ * size; this is the backstop should one be left: escaped in a cut output's JSON text, or cut in two at its end.
+ */
+function hideSecrets(result: ToolResult, secrets: readonly string[]): ToolResult {
+  const hidden = redactSecrets(result, secrets);
+  const dropCutSecret = (text: string) => withoutCutSecret(text, secrets);
+  if (!hidden.success) return { ...hidden, error: mapKeptText(hidden.error, dropCutSecret) };
+  return hidden.truncated && typeof hidden.data === 'string' ? { ...hidden, data: dropCutSecret(hidden.data) } : hidden;
 }
 
 /**

@@ -65,11 +65,11 @@ export async function resolveSecretReferences(
 
 /**
  * Replaces each secret value inside every string of `value` with `[secret]`, so a tool that echoes its token (in its
- * output or an error message) does not write it into history.
+ * output or an error message) does not write it into history. A secret is also found as JSON escapes it, as it shows
+ * in JSON text held in a string (a cut output's, or a body a tool passes on).
  */
 export function redactSecrets<T>(value: T, secrets: readonly string[]): T {
-  // Longer values first, so a secret containing another is replaced whole.
-  const needles = [...new Set(secrets)].filter((secret) => secret !== '').sort((a, b) => b.length - a.length);
+  const needles = secretForms(secrets);
   if (needles.length === 0 || value === undefined) return value;
   const redact = (item: unknown): unknown => {
     if (typeof item === 'string') return needles.reduce((text, needle) => text.replaceAll(needle, '[secret]'), item);
@@ -81,6 +81,30 @@ export function redactSecrets<T>(value: T, secrets: readonly string[]): T {
   };
   // Walk what history would store (the JSON), so class instances and toJSON results are covered the same way.
   return redact(JSON.parse(JSON.stringify(value))) as T;
+}
+
+/**
+ * `text` without the start of a secret (as written or JSON-escaped) it ends with: what is left of a secret that a
+ * size limit cut in two, which `redactSecrets` no longer matches. It is dropped rather than marked, so a text cut to
+ * fit a limit grows no longer.
+ */
+export function withoutCutSecret(text: string, secrets: readonly string[]): string {
+  const cut = Math.max(0, ...secretForms(secrets).map((form) => endingStartLength(text, form)));
+  return text.slice(0, text.length - cut);
+}
+
+/** Each secret as written and as JSON escapes it (`\n`, `\"`), longest first so one containing another goes whole. */
+function secretForms(secrets: readonly string[]): string[] {
+  const forms = secrets.flatMap((secret) => [secret, JSON.stringify(secret).slice(1, -1)]);
+  return [...new Set(forms)].filter((form) => form !== '').sort((a, b) => b.length - a.length);
+}
+
+/** The length of the longest start of `secret` that `text` ends with; 0 for none. */
+function endingStartLength(text: string, secret: string): number {
+  for (let length = Math.min(secret.length, text.length); length > 0; length -= 1) {
+    if (text.endsWith(secret.slice(0, length))) return length;
+  }
+  return 0;
 }
 
 /** Resolves secret `NAME` to the environment variable `RELAY_E_SECRET_NAME` (what the CLI's worker uses). */

@@ -54,7 +54,16 @@ export interface ToolExecutionOptions {
   context?: Partial<ToolContext>;
   /** Aborting it aborts `ctx.signal` and ends the call as `cancelled` once the tool has ended (at most at its timeout). */
   signal?: AbortSignal;
+  /**
+   * Hides what must not leave the call (the run's secrets) in a JSON value and returns it. Applied to the output and
+   * the error message before they are cut to size, where a secret would be escaped or cut in two, and to the error
+   * the failure log records. Without it, nothing is hidden.
+   */
+  redact?: Redact;
 }
+
+/** Returns a JSON value with what must not be kept replaced; see `ToolExecutionOptions.redact`. */
+export type Redact = <T>(value: T) => T;
 
 type ResultBase = Pick<ToolFailure, 'toolName' | 'toolCallId'>;
 
@@ -98,7 +107,8 @@ export class ToolExecutor {
     }
     if (result.success) return result;
     const maxBytes = this.#registry.get(toolName)?.maxResultBytes ?? this.#maxResultBytes;
-    return { ...result, error: boundErrorMessage(result.error, maxBytes) };
+    const error = options.redact ? options.redact(result.error) : result.error;
+    return { ...result, error: boundErrorMessage(error, maxBytes) };
   }
 
   /** The time limit of a tool call, in milliseconds: the tool's own, else the executor's default. */
@@ -135,7 +145,7 @@ export class ToolExecutor {
         signal: lifetime.signal,
       });
       // A logger that throws (or any other fault around the tool) rejects here and becomes an execution failure.
-      const run = this.#run(tool, check.data, ctx, base).catch((error: unknown) =>
+      const run = this.#run(tool, check.data, ctx, base, options.redact).catch((error: unknown) =>
         failure(base, 'execution', errorMessage(error)),
       );
       const first = await Promise.race([
@@ -152,7 +162,13 @@ export class ToolExecutor {
     }
   }
 
-  async #run(tool: ToolDefinition, input: unknown, ctx: ToolContext, base: ResultBase): Promise<ToolResult> {
+  async #run(
+    tool: ToolDefinition,
+    input: unknown,
+    ctx: ToolContext,
+    base: ResultBase,
+    redact: Redact | undefined,
+  ): Promise<ToolResult> {
     const layers = [this.#guardrails, tool.guardrails];
     const denial = await runBeforeGuardrails(layers, input, ctx, tool);
     if (denial) return failure(base, 'guardrail', `Denied by guardrail: ${denial.reason}`);
@@ -163,7 +179,12 @@ export class ToolExecutor {
     } catch (error) {
       // The model only sees the message; the stack goes to the log for whoever fixes the tool. A throw caused
       // by the call being cut short is expected and not worth a warning.
-      if (!ctx.signal.aborted) ctx.logger.warn('Tool execution failed', { toolName: tool.name, error });
+      if (!ctx.signal.aborted) {
+        ctx.logger.warn('Tool execution failed', {
+          toolName: tool.name,
+          error: redact ? redactedError(error, redact) : error,
+        });
+      }
       return toFailure(base, error);
     }
 
@@ -172,7 +193,7 @@ export class ToolExecutor {
 
     let kept: ReturnType<typeof truncateOutput>;
     try {
-      kept = truncateOutput(verdict.output, tool.maxResultBytes ?? this.#maxResultBytes);
+      kept = truncateOutput(verdict.output, tool.maxResultBytes ?? this.#maxResultBytes, redact);
     } catch (error) {
       // The tool has run: another attempt would run it again, so this failure is final.
       const message = `${errorMessage(error)}. The tool ran, so it was not retried: check before calling it again.`;
@@ -269,6 +290,19 @@ function toFailure(base: ResultBase, error: unknown): ToolFailure {
   const result = failure(base, errorType, errorMessage(error));
   const retryable = error.details?.retryable;
   return typeof retryable === 'boolean' ? { ...result, retryable } : result;
+}
+
+/**
+ * A thrown error as the failure log records it, `redact` applied: a new error of its name, message and stack only,
+ * since its other fields and its cause (an HTTP client's request and its headers) may hold a secret too.
+ */
+function redactedError(error: unknown, redact: Redact): Error {
+  const copy = new Error(redact(errorMessage(error)));
+  if (error instanceof Error) copy.name = redact(error.name);
+  // A thrown non-error has no stack of its own; this function's would mislead.
+  copy.stack =
+    error instanceof Error && error.stack !== undefined ? redact(error.stack) : `${copy.name}: ${copy.message}`;
+  return copy;
 }
 
 function failure(base: ResultBase, errorType: ToolErrorType, error: string): ToolFailure {

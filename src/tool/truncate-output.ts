@@ -10,15 +10,27 @@ export type TruncatedOutput =
  * character boundary with the full size. The cut text is measured as history stores it, a JSON string whose quotes
  * and backslashes are escaped again, so an output full of them cannot take twice the bound. Functions, symbols,
  * BigInt and cycles throw `RelayError('tool_execution_failed')` rather than vanish, because silently dropped data
- * misleads the model.
+ * misleads the model. `redact` changes the JSON value before it is measured and cut: in the cut text a secret would
+ * show escaped or cut in two, and no longer match its value.
  */
-export function truncateOutput(output: unknown, maxBytes: number): TruncatedOutput {
-  const json = toJson(output);
-  if (json === undefined) return { data: undefined };
+export function truncateOutput(
+  output: unknown,
+  maxBytes: number,
+  redact?: (value: unknown) => unknown,
+): TruncatedOutput {
+  const serialised = toJson(output);
+  if (serialised === undefined) return { data: undefined };
+  const parsed: unknown = JSON.parse(serialised);
+  const value = redact ? redact(parsed) : parsed;
+  const json = redact ? JSON.stringify(value) : serialised;
   const originalSize = Buffer.byteLength(json, 'utf8');
-  if (originalSize <= maxBytes) return { data: JSON.parse(json) as unknown };
+  if (originalSize <= maxBytes) return { data: value };
   return { data: cutToFit(json, maxBytes), truncated: true, originalSize };
 }
+
+/** The note that ends a message `boundErrorMessage` cut, and the pattern that finds it again. */
+const cutNote = (bytes: number) => ` … [cut from ${bytes} bytes]`;
+const cutNotePattern = / … \[cut from \d+ bytes\]$/;
 
 /**
  * A tool's error message within `maxBytes` as history stores it, cut with a note of its full size: a server may answer
@@ -27,8 +39,14 @@ export function truncateOutput(output: unknown, maxBytes: number): TruncatedOutp
 export function boundErrorMessage(message: string, maxBytes: number): string {
   const size = Buffer.byteLength(JSON.stringify(message), 'utf8');
   if (size <= maxBytes) return message;
-  const note = ` … [cut from ${Buffer.byteLength(message, 'utf8')} bytes]`;
+  const note = cutNote(Buffer.byteLength(message, 'utf8'));
   return `${cutToFit(message, Math.max(2, maxBytes - Buffer.byteLength(note, 'utf8')))}${note}`;
+}
+
+/** `message` with `change` applied to the part `boundErrorMessage` kept of it; a message it did not cut, as it is. */
+export function mapKeptText(message: string, change: (kept: string) => string): string {
+  const note = cutNotePattern.exec(message);
+  return note === null ? message : `${change(message.slice(0, note.index))}${note[0]}`;
 }
 
 /** The longest start of `text` whose JSON string (quotes and escapes included) fits in `maxBytes` of UTF-8. */

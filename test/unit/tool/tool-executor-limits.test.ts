@@ -1,19 +1,38 @@
-import { describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { defineTool } from '../../../src/tool/define-tool.js';
 import { ToolExecutor } from '../../../src/tool/tool-executor.js';
 import { ToolRegistry } from '../../../src/tool/tool-registry.js';
 import { buildPoliteTool, buildStuckTool, recordingLogger } from './build-tools.js';
 
+afterEach(() => {
+  vi.useRealTimers();
+});
+
+/** Whether `promise` has settled, and its value once it has; read it after the microtasks have run. */
+function watch<T>(promise: Promise<T>): { settled: boolean; value?: T } {
+  const state: { settled: boolean; value?: T } = { settled: false };
+  void promise.then((value) => Object.assign(state, { settled: true, value }));
+  return state;
+}
+
 describe('ToolExecutor timeouts', () => {
   it('answers timeout quickly for a tool that ignores its signal, and aborts ctx.signal', async () => {
+    vi.useFakeTimers();
     const seen: { signal?: AbortSignal } = {};
     const executor = new ToolExecutor(new ToolRegistry([buildStuckTool({ timeoutMs: 30, seen })]));
 
-    const started = performance.now();
-    const result = await executor.executeCall({ id: 'call_slow', name: 'stuck', arguments: {} });
+    const call = watch(executor.executeCall({ id: 'call_slow', name: 'stuck', arguments: {} }));
+    // Fake time stands still until advanced: the tool has started, and the 30 ms have not begun to pass.
+    await vi.advanceTimersByTimeAsync(0);
+    expect(seen.signal?.aborted).toBe(false);
+    await vi.advanceTimersByTimeAsync(29);
+    expect(call.settled).toBe(false);
+    // At its timeout, though the tool never settles and never looks at its signal.
+    await vi.advanceTimersByTimeAsync(1);
+    expect(call.settled).toBe(true);
+    const result = call.value;
 
-    expect(performance.now() - started).toBeLessThan(1_000);
     expect(result).toStrictEqual({
       success: false,
       toolName: 'stuck',
@@ -132,15 +151,22 @@ describe('ToolExecutor cancellation', () => {
   });
 
   it('answers a cancelled tool that ignores its signal as cancelled at its own timeout, not before', async () => {
-    const executor = new ToolExecutor(new ToolRegistry([buildStuckTool({ timeoutMs: 300 })]));
+    vi.useFakeTimers();
+    const seen: { signal?: AbortSignal } = {};
+    const executor = new ToolExecutor(new ToolRegistry([buildStuckTool({ timeoutMs: 300, seen })]));
     const controller = new AbortController();
-    const startedAt = Date.now();
 
-    const pending = executor.execute('stuck', {}, { signal: controller.signal });
-    setTimeout(() => controller.abort(), 10);
-
-    await expect(pending).resolves.toMatchObject({ errorType: 'cancelled' });
-    expect(Date.now() - startedAt).toBeGreaterThanOrEqual(290);
+    const call = watch(executor.execute('stuck', {}, { signal: controller.signal }));
+    await vi.advanceTimersByTimeAsync(10);
+    expect(seen.signal?.aborted).toBe(false);
+    controller.abort();
+    expect(seen.signal?.aborted).toBe(true);
+    // The tool ignores the abort: the call waits for it up to its timeout, 300 ms after it started.
+    await vi.advanceTimersByTimeAsync(289);
+    expect(call.settled).toBe(false);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(call.settled).toBe(true);
+    expect(call.value).toMatchObject({ errorType: 'cancelled' });
   });
 });
 
@@ -231,5 +257,60 @@ describe('ToolExecutor with a very long timeout', () => {
     controller.abort();
 
     await expect(pending).resolves.toMatchObject({ errorType: 'cancelled' });
+  });
+});
+
+describe('ToolExecutor redact hook', () => {
+  const token = 'tok-0123456789';
+  const redact = <T>(value: T): T => JSON.parse(JSON.stringify(value).replaceAll(token, '[secret]')) as T;
+
+  it('hides secrets before it cuts an output or a failure’s message, so no cut piece of one is left', async () => {
+    const cutAt = (text: string) => `${'x'.repeat(50)}${text}${'y'.repeat(100)}`;
+    const tools = new ToolRegistry([
+      defineTool({
+        name: 'echo',
+        description: 'Echoes a token.',
+        inputSchema: z.object({}),
+        maxResultBytes: 60,
+        execute: () => cutAt(token),
+      }),
+      defineTool({
+        name: 'throws',
+        description: 'Throws a token.',
+        inputSchema: z.object({}),
+        maxResultBytes: 90,
+        execute: () => {
+          throw new Error(cutAt(token));
+        },
+      }),
+    ]);
+    const executor = new ToolExecutor(tools, { logger: recordingLogger() });
+
+    const output = await executor.execute('echo', {}, { redact });
+    const failure = await executor.execute('throws', {}, { redact });
+
+    expect(output).toMatchObject({ truncated: true, data: `"${'x'.repeat(50)}[secre` });
+    expect(failure.error).toMatch(/^x{50}\[secret\]y+ … \[cut from 158 bytes\]$/);
+  });
+
+  it('logs a thrown error with secrets hidden in its name, message and stack, and without its cause', async () => {
+    const logger = recordingLogger();
+    const leaky = defineTool({
+      name: 'leaky',
+      description: 'Throws its token.',
+      inputSchema: z.object({}),
+      execute: () => {
+        throw new Error(`token ${token} rejected`, { cause: new Error(`sent ${token}`) });
+      },
+    });
+
+    await new ToolExecutor(new ToolRegistry([leaky]), { logger }).execute('leaky', {}, { redact });
+
+    const [record] = logger.records;
+    expect(record).toMatchObject({ level: 'warn', message: 'Tool execution failed' });
+    const error = (record?.attributes as { error: Error }).error;
+    expect(error).toMatchObject({ name: 'Error', message: 'token [secret] rejected' });
+    expect(error.stack).toMatch(/^Error: token \[secret\] rejected\n {4}at /);
+    expect(error.cause).toBeUndefined();
   });
 });
