@@ -106,10 +106,12 @@ async function stopsWithin(pid: number, ms: number): Promise<boolean> {
   return false;
 }
 
-async function serves(address: string): Promise<boolean> {
+/** Whether the server answers a call; with `withinMs`, only one that answers within it (else the call is retried). */
+async function serves(address: string, withinMs?: number): Promise<boolean> {
   const connection = Connection.lazy({ address, connectTimeout: 2_000 });
+  const ask = () => connection.workflowService.describeNamespace({ namespace: 'default' });
   try {
-    await connection.workflowService.describeNamespace({ namespace: 'default' });
+    await (withinMs === undefined ? ask() : connection.withDeadline(Date.now() + withinMs, ask));
     return true;
   } catch {
     return false;
@@ -171,14 +173,20 @@ describe('startTemporalDevServer on Ctrl-C', () => {
     expect(await nextLine()).toBe('signalled');
 
     // The caller still needs the server: relay-e dev stops its API and lets its worker finish first. Before, the
-    // module's own handler stopped it at once, and a Ctrl-C reached it directly through the process group.
-    await sleep(4_000);
+    // module's own handler stopped it at once, and a Ctrl-C reached it directly through the process group. So the
+    // test keeps asking it, on a new connection each time, from the Ctrl-C until it sends stop itself: for longer
+    // than the graceful stop (about 3 s) of a server the Ctrl-C had reached, every answer must come.
+    const answers: boolean[] = [];
+    const stopAfter = Date.now() + 5_000;
+    while (Date.now() < stopAfter) answers.push(await serves(server.address));
+    expect(answers.length).toBeGreaterThan(1);
+    expect(answers.filter((answered) => !answered)).toEqual([]);
     expect(await isRunning(server.pid)).toBe(true);
-    expect(await serves(server.address)).toBe(true);
 
     child.stdin.end('stop\n');
     expect(await exited).toEqual({ code: 0, signal: null });
     expect(await isRunning(server.pid)).toBe(false);
+    expect(await serves(server.address, 2_000)).toBe(false);
   });
 
   it.each(['none', 'exits'] as const)(

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { FreshReads } from '../../src/http/inbox/fresh-reads.js';
 import { startApiServer } from '../../src/http/start-api-server.js';
 import type { ApiServer } from '../../src/http/start-api-server.js';
 import { useRelayTestKit } from '../helpers/relay-test-kit.js';
@@ -131,12 +132,16 @@ describe('inbox sessions across API processes', () => {
       await held;
       return original(...args);
     });
+    // Where each page's request reaches the shared read: the pages that asked, whether or not a read started for them.
+    const asked = vi.spyOn(FreshReads.prototype, 'read');
+    const askedBy = (tenantId: string) =>
+      asked.mock.calls.filter(([key]) => key === JSON.stringify([tenantId, runId])).length;
     try {
       const states = pages.map((cookie) => fetch(`${url}/inbox/runs/${runId}/state`, { headers: { cookie } }));
       const foreign = fetch(`${url}/inbox/runs/${runId}/state`, { headers: { cookie: bob } });
-      // The first read is held while the other pages ask, so they wait for it and share the read after it.
-      await vi.waitFor(() => expect(getRun).toHaveBeenCalled());
-      await new Promise((resolve) => setTimeout(resolve, 500));
+      // The first read is held until every page has asked, so the others wait for it and share the read after it.
+      await vi.waitFor(() => expect([askedBy(tenantA), askedBy(tenantB)]).toEqual([6, 1]), { timeout: 10_000 });
+      expect(getRun.mock.calls.map(([, scope]) => scope?.tenantId).sort()).toEqual([tenantA, tenantB].sort());
       release();
       for (const response of await Promise.all(states)) {
         expect(response.status).toBe(200);
@@ -144,10 +149,12 @@ describe('inbox sessions across API processes', () => {
       }
       expect((await foreign).status).toBe(404);
       const readsFor = (tenantId: string) => getRun.mock.calls.filter(([, scope]) => scope?.tenantId === tenantId);
-      // Six pages, two reads (one each before); the other tenant's page got a read of its own.
-      expect(readsFor(tenantA).length).toBeLessThanOrEqual(2);
+      // Six pages, two reads: the held one, and one started after the other five asked, which they share. The other
+      // tenant's page got a read of its own.
+      expect(readsFor(tenantA).length).toBe(2);
       expect(readsFor(tenantB).length).toBe(1);
     } finally {
+      asked.mockRestore();
       getRun.mockRestore();
     }
   });

@@ -11,7 +11,7 @@ import {
 } from './http-test-kit.js';
 import type { HttpTestApi, ServerSentMessage } from './http-test-kit.js';
 
-const { keys, apiKeys } = createTestTenants();
+const { tenantB, keys, apiKeys } = createTestTenants();
 const kit = useRelayTestKit();
 let api: HttpTestApi;
 
@@ -54,6 +54,14 @@ async function readEvents(
     }
   }
   return { events: runEventsOf(messages), messages, endedByServer, response };
+}
+
+/** The stream's first event (comments skipped). */
+async function firstEvent(response: Response): Promise<ServerSentMessage> {
+  for await (const message of readServerSentEvents(response)) {
+    if (!('comment' in message)) return message;
+  }
+  throw new Error('The stream ended before its first event');
 }
 
 describe('GET /v1/runs/:id/events', () => {
@@ -165,14 +173,27 @@ describe('HEAD on an event stream', () => {
 
   it('answers HEAD on the inbox’s live approvals list without reading the list', async () => {
     const cookie = await signInToInbox(api.url, keys.alice);
+    const otherTenant = await signInToInbox(api.url, keys.bob);
     const listed = vi.spyOn(api.worker.client, 'listPendingApprovals');
+    const left = new AbortController();
     try {
       const response = await api.request('/inbox/approvals/stream', { method: 'HEAD', headers: { cookie } });
       expect(response.status).toBe(200);
       expect(response.headers.get('content-type')).toContain('text/event-stream');
-      await new Promise((resolve) => setTimeout(resolve, 300));
-      expect(listed).not.toHaveBeenCalled();
+      // A GET of the same stream after it anchors the reads: a stream started for the HEAD would have read alice's
+      // tenant before the GET's first list (at once, or on its timer of the same interval, set earlier). The GET is
+      // bob's, another tenant, so it cannot share a read of alice's tenant and hide one.
+      const live = await api.request('/inbox/approvals/stream', {
+        headers: { cookie: otherTenant },
+        signal: left.signal,
+      });
+      const first = await firstEvent(live);
+      expect(first).toMatchObject({ event: 'approvals' });
+      const tenantsRead = listed.mock.calls.map(([options]) => options?.tenantId);
+      // Bob's own read shows the count is taken; alice's tenant was never read.
+      expect([...new Set(tenantsRead)]).toEqual([tenantB]);
     } finally {
+      left.abort();
       listed.mockRestore();
     }
   });

@@ -51,6 +51,33 @@ async function callsWaitingInMemo(runId: string): Promise<string[]> {
   return (kept?.approvals.map((approval) => approval.toolCallId) ?? []).sort();
 }
 
+/**
+ * The event that closed each of the run's tool activities (`executeTool`) and the one that closed the run, named by
+ * type, in history's order.
+ */
+async function closingEventsOfToolActivity(runId: string): Promise<string[]> {
+  const events = (await kit.temporal.workflow.getHandle(runId).fetchHistory()).events ?? [];
+  const toolActivities = new Set(
+    events
+      .filter((event) => event.activityTaskScheduledEventAttributes?.activityType?.name === 'executeTool')
+      .map((event) => String(event.eventId)),
+  );
+  return events.flatMap((event) => {
+    const activityClosed =
+      event.activityTaskCompletedEventAttributes ??
+      event.activityTaskFailedEventAttributes ??
+      event.activityTaskCanceledEventAttributes ??
+      event.activityTaskTimedOutEventAttributes;
+    const runClosed =
+      event.workflowExecutionCompletedEventAttributes ??
+      event.workflowExecutionFailedEventAttributes ??
+      event.workflowExecutionCanceledEventAttributes;
+    if (!runClosed && !(activityClosed && toolActivities.has(String(activityClosed.scheduledEventId)))) return [];
+    const attributes = Object.keys(event).find((key) => key.endsWith('EventAttributes')) ?? '';
+    return [attributes.replace(/EventAttributes$/, '').replace(/^./, (first) => first.toUpperCase())];
+  });
+}
+
 describe('agentRun', () => {
   it('executes a valid tool call and completes with the model answer', async () => {
     const { client, stop } = await startWorker([
@@ -412,34 +439,50 @@ describe('agentRun', () => {
   });
 
   it('closes a cancelled run only after a tool that lets its request finish has ended', async () => {
-    const landed: number[] = [];
+    // What happened on the worker, in order: the payment landing, and the tool activity answering Temporal.
+    const order: string[] = [];
+    const started = latch();
     const finishing = defineTool({
       name: 'send_payment',
       description: 'Sends a payment; a request under way is let finish when cancelled.',
       inputSchema: z.object({}),
       execute: async (_input, ctx) => {
+        started.reached();
         await new Promise((resolve) => ctx.signal.addEventListener('abort', resolve, { once: true }));
+        // The request under way takes a while to come back (a timer, so an answer sent at the abort comes first).
         await new Promise((resolve) => setTimeout(resolve, 1_000));
-        landed.push(Date.now());
+        order.push('payment landed');
         return { sent: true };
+      },
+    });
+    const recordsToolAnswer: ActivityInterceptorsFactory = (ctx) => ({
+      inbound: {
+        async execute(input, next) {
+          try {
+            return await next(input);
+          } finally {
+            if (ctx.info.activityType === 'executeTool') order.push('tool activity answered');
+          }
+        },
       },
     });
     const running = await kit.startWorker({
       tools: [...createTestTools(createLedger()), finishing],
       models: { scripted: scriptedModel([{ toolCalls: [{ name: 'send_payment', input: {} }] }]) },
+      workerOptions: { interceptors: { activity: [recordsToolAnswer] } },
     });
     try {
       const { client } = running;
       const { runId } = await client.startRun({ ...base, prompt: 'pay' });
-      await waitForRun(client, runId, (snapshot) => snapshot.step === 1 && snapshot.status === 'running');
-      await new Promise((resolve) => setTimeout(resolve, 300));
+      await started.started;
       await client.cancel(runId);
       expect(await client.result(runId).catch((error: unknown) => error)).toBeInstanceOf(WorkflowFailedError);
       // Before, the activity answered at the abort: the run said cancelled a second before the payment landed.
-      expect(landed).toHaveLength(1);
+      expect(order).toEqual(['payment landed', 'tool activity answered']);
+      // And the run waited for that answer: history has it before the run's cancellation.
+      expect(await closingEventsOfToolActivity(runId)).toEqual(['ActivityTaskCanceled', 'WorkflowExecutionCanceled']);
       const events = await client.events(runId);
       expect(eventTypes(events).slice(-2)).toEqual(['tool_cancelled', 'run_cancelled']);
-      expect(Date.parse(events.at(-1)?.at ?? '')).toBeGreaterThanOrEqual(landed[0] ?? Infinity);
     } finally {
       await running.stop();
     }

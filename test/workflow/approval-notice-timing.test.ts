@@ -1,4 +1,6 @@
 import path from 'node:path';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
+import { tsToMs } from '@temporalio/common/lib/time.js';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../src/shared/run-types.js';
 import { createTestEnvironment } from '../../src/testing/create-test-environment.js';
@@ -55,20 +57,81 @@ afterAll(async () => {
 
 const types = (runId: string) => receiver.noticesOf(runId).map((notice) => notice.type);
 
+/** What the run's history says of its approval waits: its notice activities and its timers, with event ids. */
+interface WaitHistory {
+  /** Each `notifyApprovers` scheduled, its notice type, and the workflow task that scheduled it. */
+  notices: Array<{ type: string; eventId: number; task: string }>;
+  /** Each timer started, its length, the workflow task that started it, and the event that fired it, if one did. */
+  timers: Array<{ eventId: number; ms: number; task: string; firedEventId?: number }>;
+}
+
+async function waitHistory(runId: string): Promise<WaitHistory> {
+  const converter = env.temporal.options.loadedDataConverter;
+  const events = (await env.temporal.workflow.getHandle(runId).fetchHistory()).events ?? [];
+  const fired = new Map<string, number>();
+  for (const event of events) {
+    const timerFired = event.timerFiredEventAttributes;
+    if (timerFired) fired.set(String(timerFired.startedEventId), Number(event.eventId));
+  }
+  const history: WaitHistory = { notices: [], timers: [] };
+  for (const event of events) {
+    const scheduled = event.activityTaskScheduledEventAttributes;
+    if (scheduled?.activityType?.name === 'notifyApprovers') {
+      const notice = await decodeFromPayloadsAtIndex<{ type: string }>(converter, 0, scheduled.input?.payloads ?? []);
+      const task = String(scheduled.workflowTaskCompletedEventId);
+      history.notices.push({ type: notice.type, eventId: Number(event.eventId), task });
+    }
+    const timer = event.timerStartedEventAttributes;
+    if (timer) {
+      const firedEventId = fired.get(String(event.eventId));
+      history.timers.push({
+        eventId: Number(event.eventId),
+        ms: tsToMs(timer.startToFireTimeout),
+        task: String(timer.workflowTaskCompletedEventId),
+        ...(firedEventId === undefined ? {} : { firedEventId }),
+      });
+    }
+  }
+  return history;
+}
+
 /**
- * Moves the clock to a minute before `leadMs` ahead of the 24-hour expiry (no reminder yet: activities run in wall
- * time, so one sent too early would have arrived), then two minutes on (the reminder), and approves the call.
+ * With the clock a minute before the reminder is due (`leadMs` ahead of the 24-hour expiry): the run's history
+ * shows one timer started with the request's notice, `24 h - leadMs` long and not fired, and no reminder scheduled.
+ * The server writes a timer's firing as it moves its clock, so this holds whatever the worker is doing. Returns the
+ * timer's event id.
+ */
+async function expectReminderTimerPending(runId: string, leadMs: number): Promise<number> {
+  const { notices, timers } = await waitHistory(runId);
+  expect(notices.map((notice) => notice.type)).toEqual(['approval.requested']);
+  const startedWithRequest = timers.filter((timer) => timer.task === notices[0]?.task);
+  expect(startedWithRequest.map((timer) => [timer.ms, timer.firedEventId])).toEqual([[24 * hour - leadMs, undefined]]);
+  return startedWithRequest[0]?.eventId ?? 0;
+}
+
+/** The run's one reminder was scheduled only after the timer `timerEventId` fired. */
+async function expectReminderAfter(runId: string, timerEventId: number): Promise<void> {
+  const { notices, timers } = await waitHistory(runId);
+  const reminders = notices.filter((notice) => notice.type === 'approval.expiring');
+  expect(reminders).toHaveLength(1);
+  const firedEventId = timers.find((timer) => timer.eventId === timerEventId)?.firedEventId ?? Infinity;
+  expect(reminders[0]?.eventId).toBeGreaterThan(firedEventId);
+}
+
+/**
+ * Moves the clock to a minute before `leadMs` ahead of the 24-hour expiry (the reminder's timer, from history, is
+ * that long and has not fired), then two minutes on (the reminder), and approves the call.
  */
 async function expectReminderOnlyAt(runId: string, leadMs: number, toolName: string): Promise<void> {
   const approval = await env.waitForApproval(runId);
   expect(approval.toolName).toBe(toolName);
   await receiver.waitForNotices(runId, 1);
   await env.advanceTime(24 * hour - leadMs - 60_000);
-  await new Promise((resolve) => setTimeout(resolve, 500));
-  expect(types(runId)).toEqual(['approval.requested']);
+  const timer = await expectReminderTimerPending(runId, leadMs);
   await env.advanceTime(120_000);
   await receiver.waitForNotices(runId, 2);
   expect(types(runId)).toEqual(['approval.requested', 'approval.expiring']);
+  await expectReminderAfter(runId, timer);
   await approval.approve({ approver: 'alice' });
   await env.result(runId);
 }
@@ -79,9 +142,8 @@ describe('reminding approvers before a call expires', () => {
     const approval = await env.waitForApproval(runId);
     await receiver.waitForNotices(runId, 1);
     await env.advanceTime(23 * hour - 60_000);
-    // Activities run in wall time: a reminder sent too early would have arrived by now.
-    await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(types(runId)).toEqual(['approval.requested']);
+    // Activities run in wall time, so the history, not the receiver, says no reminder is due yet.
+    const timer = await expectReminderTimerPending(runId, hour);
 
     await env.advanceTime(120_000);
     const [requested, expiring] = await receiver.waitForNotices(runId, 2);
@@ -90,6 +152,7 @@ describe('reminding approvers before a call expires', () => {
       type: 'approval.expiring',
       id: `${runId}/${approval.toolCallId}/expiring`,
     });
+    await expectReminderAfter(runId, timer);
     expect((await env.client.getRun(runId)).status).toBe('awaiting_approval');
 
     await approval.approve({ approver: 'alice' });

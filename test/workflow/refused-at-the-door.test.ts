@@ -1,6 +1,9 @@
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
+import { tsToMs } from '@temporalio/common/lib/time.js';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { RelayClient } from '../../src/client/relay-client.js';
 import { RelayError } from '../../src/shared/errors.js';
+import { workerCatalogMemoKey } from '../../src/shared/worker-catalog.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { useRelayTestKit, waitForWorkerCatalog } from '../helpers/relay-test-kit.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
@@ -31,6 +34,58 @@ async function runExists(runId: string): Promise<boolean> {
       () => true,
       () => false,
     );
+}
+
+/** A catalog as its workflow writes it to the memo. */
+interface WrittenCatalog {
+  modelPrefixes: string[];
+  workerIds: string[];
+  lastAnnouncedAt: string;
+  lapseAfterMs?: number;
+}
+
+/** One completed workflow task of a catalog workflow, from its history. */
+interface CatalogTask {
+  /** The workflow's clock in the task (its `Date.now()`): the time the task's WorkflowTaskStarted event records. */
+  now: number;
+  /** The catalog the task wrote to the memo, when it wrote one. */
+  catalog?: WrittenCatalog;
+  /** How long the timer the task started to wake the workflow again runs, when it started one. */
+  timerMs?: number;
+}
+
+/**
+ * The history of the task queue's catalog workflow: its completed workflow tasks in order, and the withdrawals it
+ * received after the last of them (which no task has applied), each with the time the server recorded it.
+ */
+async function catalogHistory(taskQueue: string) {
+  const converter = kit.temporal.options.loadedDataConverter;
+  const handle = kit.temporal.workflow.getHandle(`relay-e-worker-catalog:${taskQueue}`);
+  const events = (await handle.fetchHistory()).events ?? [];
+  const startedAt = new Map<string, number>();
+  const tasks = new Map<string, CatalogTask>();
+  let pendingWithdrawals: Array<{ workerId: unknown; at: number }> = [];
+  for (const event of events) {
+    if (event.workflowTaskStartedEventAttributes) startedAt.set(String(event.eventId), tsToMs(event.eventTime));
+    const completed = event.workflowTaskCompletedEventAttributes;
+    if (completed) {
+      tasks.set(String(event.eventId), { now: startedAt.get(String(completed.startedEventId)) ?? Number.NaN });
+      pendingWithdrawals = [];
+    }
+    const memo = event.workflowPropertiesModifiedEventAttributes;
+    const written = memo?.upsertedMemo?.fields?.[workerCatalogMemoKey];
+    const memoTask = tasks.get(String(memo?.workflowTaskCompletedEventId));
+    if (memoTask && written) memoTask.catalog = await decodeFromPayloadsAtIndex(converter, 0, [written]);
+    const timer = event.timerStartedEventAttributes;
+    const timerTask = tasks.get(String(timer?.workflowTaskCompletedEventId));
+    if (timerTask && timer) timerTask.timerMs = tsToMs(timer.startToFireTimeout);
+    const signal = event.workflowExecutionSignaledEventAttributes;
+    if (signal?.signalName === 'withdrawWorkerCatalog') {
+      const workerId = await decodeFromPayloadsAtIndex<unknown>(converter, 0, signal.input?.payloads ?? []);
+      pendingWithdrawals.push({ workerId, at: tsToMs(event.eventTime) });
+    }
+  }
+  return { tasks: [...tasks.values()], pendingWithdrawals };
 }
 
 async function refusal(start: Promise<unknown>): Promise<RelayError> {
@@ -139,9 +194,14 @@ describe('a run the workers cannot serve', () => {
       .describe();
     // The withdrawal waits in history for a workflow task no worker runs; the memo still names the stopped worker.
     expect([catalogWorkflow.status.name, Boolean(catalogWorkflow.raw.pendingWorkflowTask)]).toEqual(['RUNNING', true]);
-    const written = catalogWorkflow.memo?.['relayWorkerCatalog'] as { workerIds?: string[]; lastAnnouncedAt?: string };
+    const written = catalogWorkflow.memo?.[workerCatalogMemoKey] as WrittenCatalog;
     expect(written.workerIds).toHaveLength(1);
-    expect(Date.now() - Date.parse(written.lastAnnouncedAt ?? '')).toBeLessThan(60_000);
+    // History has the stopped worker's withdrawal after the last task, sent before its announcement lapsed: what
+    // leaves the catalog empty is the withdrawal no task applied, not the lapse.
+    const { pendingWithdrawals } = await catalogHistory(worker.taskQueue);
+    expect(pendingWithdrawals.map((withdrawal) => withdrawal.workerId)).toEqual(written.workerIds);
+    const withdrawnAfterMs = (pendingWithdrawals[0]?.at ?? Infinity) - Date.parse(written.lastAnnouncedAt);
+    expect(withdrawnAfterMs).toBeLessThan(written.lapseAfterMs ?? 0);
     expect(await worker.client.getWorkerCatalog()).toBeUndefined();
     // So a run naming a tool the stopped worker lacked is let through to wait for a worker, not refused.
     const { runId } = await worker.client.startRun({
@@ -204,14 +264,32 @@ describe('a run the workers cannot serve', () => {
         .getHandle(`relay-e-worker-catalog:${worker.taskQueue}`)
         .signal('publishWorkerCatalog', { workerId: 'killed', tools: [], modelPrefixes: ['ghost'], refreshMs: 500 });
       await vi.waitFor(async () => expect((await worker.client.getWorkerCatalog())?.modelPrefixes).toContain('ghost'));
-      const announcedAt = Date.now();
       await vi.waitFor(
         async () => expect((await worker.client.getWorkerCatalog())?.modelPrefixes).toEqual(['scripted']),
         { timeout: 15_000, interval: 200 },
       );
-      // Not before its three half-second periods were missed.
-      expect(Date.now() - announcedAt).toBeGreaterThanOrEqual(1_000);
       expect(await worker.client.getWorkerCatalog()).toMatchObject({ workers: 1, lapseAfterMs: 180_000 });
+      // When, by the workflow's own clock as history records it, the ghost came and went.
+      const { tasks } = await catalogHistory(worker.taskQueue);
+      const receivedIn = tasks.findIndex((task) => task.catalog?.workerIds.includes('killed'));
+      const droppedIn = tasks.findIndex(
+        (task, index) => index > receivedIn && task.catalog && !task.catalog.workerIds.includes('killed'),
+      );
+      expect([receivedIn >= 0, droppedIn > receivedIn]).toEqual([true, true]);
+      // The memo's lastAnnouncedAt is the ghost's receipt by the workflow's clock, the time of the task that took it.
+      const receivedAt = Date.parse(tasks[receivedIn]?.catalog?.lastAnnouncedAt ?? '');
+      expect(tasks[receivedIn]?.now).toBe(receivedAt);
+      const sinceReceived = (task: CatalogTask | undefined) => (task?.now ?? Number.NaN) - receivedAt;
+      // Dropped in the first task more than three of its half-second periods after its announcement, not before:
+      // every task in between kept it, and each woke the workflow again after one of its periods.
+      const between = tasks.slice(receivedIn, droppedIn);
+      expect(between.length).toBeGreaterThan(0);
+      expect(between.map((task) => [sinceReceived(task) <= 1_500, task.timerMs])).toEqual(
+        between.map(() => [true, 500]),
+      );
+      expect(sinceReceived(tasks[droppedIn])).toBeGreaterThan(1_500);
+      // Then the workflow wakes at the remaining worker's own period again.
+      expect(tasks[droppedIn]?.timerMs).toBe(60_000);
       // Two announcements and a lapse: its history is replayed by test/replay/worker-catalog-replay.test.ts.
       await recordHistoryIfRequested(
         kit.temporal.workflow.getHandle(`relay-e-worker-catalog:${worker.taskQueue}`),
