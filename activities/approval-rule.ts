@@ -1,7 +1,7 @@
 import { log } from '@temporalio/activity';
 import type { ApprovalRuleContext, ToolDefinition } from '../src/tool/define-tool.js';
 import { errorMessage } from '../src/tool/error-message.js';
-import { within } from './within.js';
+import { within } from '../src/shared/within.js';
 
 /**
  * How long a rule may take to answer. The input check it runs in has 10 s an attempt; a rule that never answered

@@ -12,7 +12,7 @@ import type { ExecuteToolInput, Recorded } from './activity-types.js';
 import { hasAttemptsLeft } from './attempts.js';
 import { toNonRetryableFailure } from './failures.js';
 import { whileHeartbeating } from './heartbeat.js';
-import { within } from './within.js';
+import { within } from '../src/shared/within.js';
 import { storeLargeOutput } from './stored-payloads.js';
 
 /** What the tool activity is built from: the worker's executor, secrets and store, as createActivities settled them. */

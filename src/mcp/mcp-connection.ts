@@ -1,22 +1,37 @@
+import type { Stream } from 'node:stream';
+import { StringDecoder } from 'node:string_decoder';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
+import { redactSecrets } from '../security/resolve-secret-references.js';
 import { RelayError } from '../shared/errors.js';
 import { errorMessage } from '../tool/error-message.js';
+import { within } from '../shared/within.js';
 import type { Logger } from '../tool/tool-context.js';
+import { hideSecretsInError } from './hide-secrets-in-error.js';
 
 /** How to reach a server once secret references are resolved. */
 export type ResolvedTransport =
   | { type: 'stdio'; command: string; args: string[]; env: Record<string, string>; cwd?: string }
   | { type: 'http'; url: string; headers: Record<string, string> };
 
+/** A transport with its secret references resolved, and the secret values that resolving put in it. */
+export interface ResolvedSettings {
+  transport: ResolvedTransport;
+  /** Hidden from what the server writes on stderr and from the error of a connect that fails. */
+  secretValues: readonly string[];
+}
+
 /** What one connection needs besides its transport. */
 export interface McpConnectionOptions {
   server: string;
-  transport: ResolvedTransport;
+  /** The tenant whose secrets the connection holds, for its logs; absent for a connection every tenant shares. */
+  tenantId?: string;
+  /** Called before each connect and reconnect, so a link opened after a secret was rotated uses the new value. */
+  settings: () => Promise<ResolvedSettings>;
   logger: Logger;
   /**
    * Called when the server announces a tool list change, and after the connection came back from a drop (the
@@ -28,6 +43,12 @@ export interface McpConnectionOptions {
 
 const firstRetryDelayMs = 250;
 const maxRetryDelayMs = 10_000;
+/** How long a closing link waits for the server to end its HTTP session before it closes anyway. */
+const sessionEndTimeoutMs = 2_000;
+/** The most `tools/list` pages a server may answer with: a longer list is taken for one that never ends. */
+const maxToolListPages = 1_000;
+/** A stderr line longer than this is logged in pieces, so a server that never writes a newline is not buffered. */
+const maxStderrLineLength = 64 * 1024;
 
 /**
  * One client connection to an MCP server that heals: when the server exits or the link drops, the next use
@@ -78,29 +99,67 @@ export class McpConnection {
   async #closeClient(): Promise<void> {
     const client = this.#client;
     this.#client = undefined;
-    await client?.close();
+    if (client) await this.#shutDown(client);
   }
 
-  /** Every tool the server lists, following pagination. */
+  /** Closes a link, ending its HTTP session on the server first: closing alone leaves the session open there. */
+  async #shutDown(client: Client): Promise<void> {
+    const { transport } = client;
+    if (transport instanceof StreamableHTTPClientTransport) await this.#endSession(transport);
+    await client.close();
+  }
+
+  /** Ends the session best effort, within a bound: a server that fails to end it only costs a warning. */
+  async #endSession(transport: StreamableHTTPClientTransport): Promise<void> {
+    try {
+      await within(transport.terminateSession(), sessionEndTimeoutMs, 'ending the session timed out');
+    } catch (error) {
+      // A 404 says the server no longer knows the session: it has ended already.
+      if (error instanceof StreamableHTTPError && error.code === 404) return;
+      const reason = describeTransportError(error);
+      this.#options.logger.warn('Could not end an MCP session', { ...this.#logAttributes(), error: reason });
+    }
+  }
+
+  /** Every tool the server lists, following pagination; a list that never ends throws `tool_protocol_error`. */
   async listTools(signal?: AbortSignal): Promise<Tool[]> {
     const client = await this.client(signal);
     const tools: Tool[] = [];
+    const cursors = new Set<string>();
     let cursor: string | undefined;
     do {
       const page = await client.listTools(cursor === undefined ? {} : { cursor }, signal ? { signal } : {});
       tools.push(...page.tools);
       cursor = page.nextCursor;
+      if (cursor !== undefined) this.#checkNextPage(cursor, cursors);
     } while (cursor !== undefined);
     return tools;
+  }
+
+  /** Refuses a cursor seen before, or one more page past the bound: either would page on forever. */
+  #checkNextPage(cursor: string, seen: Set<string>): void {
+    const { server } = this.#options;
+    if (seen.has(cursor)) {
+      const repeated = `repeated the tools/list cursor ${JSON.stringify(cursor)}: its tool list never ends`;
+      throw listFailure(`MCP server '${server}' ${repeated}`);
+    }
+    seen.add(cursor);
+    if (seen.size >= maxToolListPages) {
+      throw listFailure(`MCP server '${server}' lists its tools in more than ${maxToolListPages} pages`);
+    }
   }
 
   async #connect(): Promise<Client> {
     const wait = this.#nextAttemptAt - Date.now();
     if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait));
-    const { server, logger, onToolsChanged } = this.#options;
+    const { server, onToolsChanged } = this.#options;
+    const settings = await this.#options.settings().catch((error: unknown) => {
+      this.#recordFailure();
+      throw error;
+    });
     const client = new Client({ name: 'relay-e', version: '0.1.0' }, { capabilities: {} });
     if (onToolsChanged) client.setNotificationHandler(ToolListChangedNotificationSchema, () => onToolsChanged());
-    const transport = createTransport(this.#options.transport, server, logger);
+    const transport = createTransport(settings.transport, (line) => this.#logStderr(line, settings.secretValues));
     try {
       await client.connect(transport);
     } catch (error) {
@@ -108,17 +167,15 @@ export class McpConnection {
       await client.close().catch(() => undefined);
       // No request reached the server, so another attempt is safe, unless the server refused us (bad credentials).
       const retryable = !isRefusal(error);
-      throw transportFailure(
-        `MCP server '${server}' could not be reached: ${describeTransportError(error)}`,
-        retryable,
-        error,
-      );
+      const reason = `MCP server '${server}' could not be reached: ${describeTransportError(error)}`;
+      // A server that refuses a token may quote it; this error reaches the worker's log and the start's failure.
+      throw hideSecretsInError(transportFailure(reason, retryable, error), settings.secretValues);
     }
     const reconnected = this.#failures > 0;
     this.#failures = 0;
     client.onclose = () => this.#dropped(client);
     if (this.#closed) {
-      await client.close();
+      await this.#shutDown(client);
       throw transportFailure(`MCP server '${server}': the connection is closed`, false);
     }
     this.#client = client;
@@ -131,7 +188,7 @@ export class McpConnection {
     this.#client = undefined;
     if (this.#closed) return;
     this.#recordFailure();
-    this.#options.logger.warn('MCP server connection dropped; reconnecting', { server: this.#options.server });
+    this.#options.logger.warn('MCP server connection dropped; reconnecting', this.#logAttributes());
     if (this.#options.onToolsChanged) this.#scheduleReconnect();
   }
 
@@ -141,7 +198,7 @@ export class McpConnection {
       () => {
         this.client().catch((error: unknown) => {
           if (this.#closed) return;
-          this.#options.logger.warn('MCP server reconnect failed', { server: this.#options.server, error });
+          this.#options.logger.warn('MCP server reconnect failed', { ...this.#logAttributes(), error });
           this.#scheduleReconnect();
         });
       },
@@ -155,9 +212,23 @@ export class McpConnection {
     const delay = Math.min(firstRetryDelayMs * 2 ** (this.#failures - 1), maxRetryDelayMs);
     this.#nextAttemptAt = Date.now() + delay;
   }
+
+  /** A stdio server may log the credentials it was started with: they are hidden before the line is logged. */
+  #logStderr(line: string, secretValues: readonly string[]): void {
+    this.#options.logger.debug('MCP server stderr', {
+      ...this.#logAttributes(),
+      text: redactSecrets(line, secretValues),
+    });
+  }
+
+  #logAttributes(): Record<string, string> {
+    const { server, tenantId } = this.#options;
+    return tenantId === undefined ? { server } : { server, tenantId };
+  }
 }
 
-function createTransport(settings: ResolvedTransport, server: string, logger: Logger): Transport {
+/** Opens a transport; a stdio server's stderr goes to `onStderrLine` a line at a time. */
+function createTransport(settings: ResolvedTransport, onStderrLine: (line: string) => void): Transport {
   if (settings.type === 'http') {
     return new StreamableHTTPClientTransport(new URL(settings.url), { requestInit: { headers: settings.headers } });
   }
@@ -169,13 +240,37 @@ function createTransport(settings: ResolvedTransport, server: string, logger: Lo
     stderr: 'pipe',
   });
   // A server's stderr is its log; read it so the pipe never fills and blocks the server.
-  transport.stderr?.on('data', (chunk: Buffer) => logger.debug('MCP server stderr', { server, text: String(chunk) }));
+  if (transport.stderr) forEachLine(transport.stderr, onStderrLine);
   return transport;
+}
+
+/** Passes a stream's text on by whole lines, so no secret is cut in two between two records (bar over-long lines). */
+function forEachLine(stream: Stream, onLine: (line: string) => void): void {
+  const decoder = new StringDecoder('utf8');
+  let pending = '';
+  stream.on('data', (chunk: Buffer) => {
+    const lines = (pending + decoder.write(chunk)).split('\n');
+    pending = lines.pop() ?? '';
+    while (pending.length > maxStderrLineLength) {
+      lines.push(pending.slice(0, maxStderrLineLength));
+      pending = pending.slice(maxStderrLineLength);
+    }
+    for (const line of lines) onLine(line);
+  });
+  stream.on('end', () => {
+    pending += decoder.end();
+    if (pending !== '') onLine(pending);
+  });
 }
 
 /** A failure to reach or talk to an MCP server; `retryable` says whether another attempt is safe. */
 export function transportFailure(message: string, retryable: boolean, cause?: unknown): RelayError {
   return new RelayError('tool_transport_failed', message, { cause, details: { retryable } });
+}
+
+/** A server's `tools/list` that Relay-E cannot follow to its end. */
+function listFailure(message: string): RelayError {
+  return new RelayError('tool_protocol_error', message, { details: { retryable: false } });
 }
 
 /** The error's message, with the HTTP status when the server answered with one. */

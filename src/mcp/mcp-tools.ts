@@ -9,12 +9,13 @@ import { errorMessage } from '../tool/error-message.js';
 import type { Logger, ToolContext } from '../tool/tool-context.js';
 import type { OpenToolSource, ToolSource, ToolSourceContext } from '../tool/tool-source.js';
 import { callMcpTool } from './call-mcp-tool.js';
+import { hideSecretsInError } from './hide-secrets-in-error.js';
 import { McpConnection } from './mcp-connection.js';
-import type { ResolvedTransport } from './mcp-connection.js';
+import type { ResolvedSettings, ResolvedTransport } from './mcp-connection.js';
 import { mapToolNames } from './mcp-tool-name.js';
 import { TenantConnectionPool } from './tenant-connection-pool.js';
 import { resolveToolPolicy } from './mcp-tool-policy.js';
-import type { McpToolPolicy } from './mcp-tool-policy.js';
+import type { McpToolPolicy, ResolvedToolPolicy } from './mcp-tool-policy.js';
 
 /** A value in a server's settings: plain text, or `{ "$secret": "NAME" }` resolved per call with the run's tenant. */
 export type McpSettingValue = string | SecretReference;
@@ -76,7 +77,8 @@ const prefixPattern = /^[a-zA-Z0-9_-]{0,32}$/;
 /**
  * A tool source for one MCP server, accepted wherever tools are (`createWorker({ tools: [myTool, mcpTools(…)] })`).
  * The worker lists the server's tools at start and again when it announces a change; each call runs in the run's
- * tool activity. Bad options throw `RelayError('invalid_tool_definition')` here, not at worker start.
+ * tool activity. Bad options throw `RelayError('invalid_tool_definition')` here, not at worker start; only rules
+ * that are sound alone but clash once combined for one of the server's tools fail the start, naming the tool.
  */
 export function mcpTools(options: McpToolsOptions): ToolSource {
   checkOptions(options);
@@ -120,6 +122,41 @@ function checkOptions(options: McpToolsOptions): void {
       invalid(`MCP server '${name}': ${field} must be a positive integer, got ${JSON.stringify(value)}`);
     }
   }
+  checkPolicies(options);
+}
+
+/** The server's policy and each rule under `tools`, so a mistake throws here rather than drop tools at start. */
+function checkPolicies(options: McpToolsOptions): void {
+  const { name, tools } = options;
+  checkPolicy(name, '', options);
+  if (tools !== undefined && (typeof tools !== 'object' || tools === null)) {
+    invalid(`MCP server '${name}': tools must be an object of policies keyed by tool name or pattern`);
+  }
+  for (const [key, policy] of Object.entries(tools ?? {})) checkPolicy(name, `, tools['${key}']`, policy);
+}
+
+/**
+ * Checks a policy with the rules `defineTool` applies to a tool's options, by defining a stand-in tool that carries
+ * it; a bad one throws naming the server and `where`. Its approval options are checked as for a tool that asks for
+ * approval: beside `requiresApproval: false` they still reach the tools of other rules that ask.
+ */
+function checkPolicy(server: string, where: string, policy: McpToolPolicy): void {
+  if (typeof policy !== 'object' || policy === null) {
+    invalid(`MCP server '${server}'${where}: a policy must be an object`);
+  }
+  const { requiresApproval } = policy;
+  try {
+    defineJsonSchemaTool({
+      ...policy,
+      name: server,
+      description: `The policy of MCP server '${server}'`,
+      inputSchema: { type: 'object' },
+      requiresApproval: requiresApproval === false || requiresApproval === undefined ? true : requiresApproval,
+      execute: () => undefined,
+    });
+  } catch (error) {
+    invalid(`MCP server '${server}'${where}: ${errorMessage(error).replace(`Tool '${server}': `, '')}`);
+  }
 }
 
 function checkSettingValues(server: string, field: string, values: Record<string, unknown> | undefined): void {
@@ -147,19 +184,19 @@ async function openMcpSource(options: McpToolsOptions, context: ToolSourceContex
     idleMs: options.tenantConnectionIdleMs ?? defaultTenantConnectionIdleMs,
   });
   let refreshing = Promise.resolve();
+  const settingsFor = (tenantId: string, toolName: string): Promise<ResolvedSettings> =>
+    resolveTransportWithSecrets(transport, secrets, { tenantId, toolName }).catch((error: unknown) => {
+      throw new RelayError('tool_transport_failed', `MCP server '${server}': ${errorMessage(error)}`, {
+        details: { retryable: false },
+      });
+    });
 
   const onConnection: ConnectionUser = async (tenantId, toolName, call) => {
     if (!usesSecrets) return call(catalog, (value) => value);
-    const resolved = await resolveTransportWithSecrets(transport, secrets, { tenantId, toolName }).catch(
-      (error: unknown) => {
-        throw new RelayError('tool_transport_failed', `MCP server '${server}': ${errorMessage(error)}`, {
-          details: { retryable: false },
-        });
-      },
-    );
+    const resolved = await settingsFor(tenantId, toolName);
     const hide = <T>(value: T): T => redactSecrets(value, resolved.secretValues);
     return withSecretsHidden(resolved.secretValues, () =>
-      pool.use(tenantId, resolved.transport, (connection) => call(connection, hide)),
+      pool.use(tenantId, resolved, (connection) => call(connection, hide)),
     );
   };
   const buildTools = (listed: readonly Tool[]) => toToolDefinitions(options, listed, logger, onConnection);
@@ -171,9 +208,9 @@ async function openMcpSource(options: McpToolsOptions, context: ToolSourceContex
 
   const catalog = new McpConnection({
     server,
-    transport: (
-      await resolveTransportWithSecrets(transport, secrets, { tenantId: catalogTenantId, toolName: `${server}/*` })
-    ).transport,
+    ...(usesSecrets ? { tenantId: catalogTenantId } : {}),
+    // Resolved on each reconnect too: after a rotation, the current secret rather than the one the worker started with.
+    settings: () => settingsFor(catalogTenantId, `${server}/*`),
     logger,
     onToolsChanged: refresh,
   });
@@ -199,7 +236,7 @@ async function resolveTransportWithSecrets(
   transport: McpStdioTransport | McpHttpTransport,
   secrets: SecretSource | undefined,
   context: { tenantId: string; toolName: string },
-): Promise<{ transport: ResolvedTransport; secretValues: string[] }> {
+): Promise<ResolvedSettings> {
   const settings = transport.type === 'http' ? transport.headers : transport.env;
   const { config, values } = await resolveSecretReferences(settings ?? {}, secrets, context);
   const resolved = config as Record<string, string>;
@@ -218,25 +255,22 @@ async function resolveTransportWithSecrets(
 }
 
 /**
- * Runs a call made with a tenant's secrets, hiding them from its result and its error: a tool may return its token,
- * and a server that refuses one may quote it in its answer, and both reach history and the model.
+ * Runs a call made with a tenant's secrets, hiding them from its result and its error (causes included): a tool may
+ * return its token, and a server that refuses one may quote it in its answer, and both reach history, the model and
+ * the worker's log.
  */
 async function withSecretsHidden<T>(secretValues: readonly string[], call: () => Promise<T>): Promise<T> {
   try {
     return redactSecrets(await call(), secretValues);
   } catch (error) {
-    if (error instanceof Error) {
-      error.message = redactSecrets(error.message, secretValues);
-      if (error.stack !== undefined) error.stack = redactSecrets(error.stack, secretValues);
-    }
-    throw error;
+    throw hideSecretsInError(error, secretValues);
   }
 }
 
 /**
- * The server's tools as definitions. A tool Relay-E cannot offer (a JSON Schema Zod cannot read, a description
- * or option the tool layer refuses) is left out with an error in the log, so one odd tool does not take the
- * server's other tools away.
+ * The server's tools as definitions. A tool the server describes in a way Relay-E cannot offer (a JSON Schema Zod
+ * cannot read) is left out with an error in the log, so one odd tool does not take the server's other tools away. A
+ * tool the operator's own policy cannot apply to (2 approvals asked of 1 approver) throws: a mistake to fix.
  */
 function toToolDefinitions(
   options: McpToolsOptions,
@@ -252,8 +286,13 @@ function toToolDefinitions(
   );
   const byName = new Map(listed.map((tool) => [tool.name, tool]));
   return [...names].flatMap(([modelName, toolName]) => {
+    const tool = byName.get(toolName) as Tool;
+    const annotations = toAnnotations(tool);
+    const policy = resolveToolPolicy(toolName, annotations, options, options.tools);
+    // Rules sound one by one may clash once combined; that is the operator's mistake to fix, so it throws.
+    checkPolicy(server, `, tool '${toolName}'`, policy);
     try {
-      return [toToolDefinition(options, byName.get(toolName) as Tool, modelName, onConnection)];
+      return [toToolDefinition(options, { tool, modelName, annotations, policy }, onConnection)];
     } catch (error) {
       logger.error('Left out an MCP tool Relay-E cannot offer', { server, toolName, error });
       return [];
@@ -272,16 +311,21 @@ type ConnectionUser = (
   call: (connection: McpConnection, hide: <T>(value: T) => T) => Promise<unknown>,
 ) => Promise<unknown>;
 
+/** One tool of the server, as it lists it, with the name the model calls and the policy that applies to it. */
+interface ListedTool {
+  tool: Tool;
+  modelName: string;
+  annotations: ToolAnnotations | undefined;
+  policy: ResolvedToolPolicy;
+}
+
 function toToolDefinition(
   options: McpToolsOptions,
-  tool: Tool,
-  modelName: string,
+  { tool, modelName, annotations, policy }: ListedTool,
   onConnection: ConnectionUser,
 ): ToolDefinition {
   const { name: server } = options;
   const toolName = tool.name;
-  const annotations = toAnnotations(tool);
-  const policy = resolveToolPolicy(toolName, annotations, options, options.tools);
   const safeToRepeat = annotations?.readOnlyHint === true || annotations?.idempotentHint === true;
   return defineJsonSchemaTool({
     name: modelName,

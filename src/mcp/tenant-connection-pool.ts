@@ -1,7 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { Logger } from '../tool/tool-context.js';
 import { McpConnection } from './mcp-connection.js';
-import type { ResolvedTransport } from './mcp-connection.js';
+import type { ResolvedSettings } from './mcp-connection.js';
 
 /** How many tenants' connections a pool keeps open, and for how long an unused one stays. */
 export interface TenantConnectionLimits {
@@ -41,8 +41,8 @@ export class TenantConnectionPool {
   ) {}
 
   /** Runs `call` on the tenant's connection (opened when it has none, or when its settings changed). */
-  async use<T>(tenantId: string, transport: ResolvedTransport, call: (connection: McpConnection) => Promise<T>) {
-    const pooled = this.#acquire(tenantId, transport);
+  async use<T>(tenantId: string, settings: ResolvedSettings, call: (connection: McpConnection) => Promise<T>) {
+    const pooled = this.#acquire(tenantId, settings);
     try {
       return await call(pooled.connection);
     } finally {
@@ -58,8 +58,8 @@ export class TenantConnectionPool {
     await Promise.all(all.map((pooled) => this.#closeConnection(pooled)));
   }
 
-  #acquire(tenantId: string, transport: ResolvedTransport): PooledConnection {
-    const fingerprint = createHash('sha256').update(JSON.stringify(transport)).digest('hex');
+  #acquire(tenantId: string, settings: ResolvedSettings): PooledConnection {
+    const fingerprint = createHash('sha256').update(JSON.stringify(settings.transport)).digest('hex');
     let pooled = this.#pooled.get(tenantId);
     this.#pooled.delete(tenantId);
     if (pooled && pooled.fingerprint !== fingerprint) {
@@ -69,7 +69,13 @@ export class TenantConnectionPool {
     pooled ??= {
       tenantId,
       fingerprint,
-      connection: new McpConnection({ server: this.server, transport, logger: this.logger }),
+      // A rotated secret gives new settings and so a new connection: these stay fixed for this one.
+      connection: new McpConnection({
+        server: this.server,
+        tenantId,
+        settings: () => Promise.resolve(settings),
+        logger: this.logger,
+      }),
       active: 0,
     };
     clearTimeout(pooled.idleTimer);

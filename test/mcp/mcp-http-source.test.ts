@@ -1,12 +1,14 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { inspect } from 'node:util';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { mcpTools } from '../../src/mcp/mcp-tools.js';
+import { createToolContext } from '../../src/tool/tool-context.js';
 import { ToolExecutor } from '../../src/tool/tool-executor.js';
 import { loadToolSources } from '../../src/tool/tool-source.js';
 import type { LoadedTools } from '../../src/tool/tool-source.js';
 import type { SecretResolver } from '../../src/security/resolve-secret-references.js';
 import { startFixtureHttpServer } from '../fixtures/mcp/http-server.js';
 import type { FixtureHttpServer } from '../fixtures/mcp/http-server.js';
-import { fixtureStdioTransport, quietLogger } from './mcp-test-kit.js';
+import { eventually, fixtureStdioTransport, quietLogger } from './mcp-test-kit.js';
 
 const tokens = ['token-default', 'token-acme', 'token-globex'];
 /** Each tenant has its own token; tenant `mallory` has none this server accepts. */
@@ -64,6 +66,18 @@ describe('an MCP server over Streamable HTTP with a per-tenant token', () => {
     expect(result.success ? '' : result.error).toContain('401');
   });
 
+  it('hides the token the server quoted in its refusal from the whole error, causes included, which loggers print', async () => {
+    const whoami = loaded.registry.get('remote_whoami');
+    const context = createToolContext({ tenantId: 'mallory', logger: quietLogger });
+    const error: unknown = await Promise.resolve(whoami?.execute({}, context)).then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    // Temporal's logger prints an error with util.inspect, which shows its `cause` chain.
+    expect(inspect(error)).toContain("credentials '[secret]' refused");
+    expect(inspect(error)).not.toContain('token-mallory');
+  });
+
   it('fails with a retryable transport error while the server is down, and reconnects when it is back', async () => {
     const { port } = server;
     await server.close();
@@ -103,5 +117,40 @@ describe('tool names from several servers', () => {
     await expect(loadToolSources([twin('first'), twin('second')], { logger: quietLogger })).rejects.toThrow(
       "A tool named 'echo_text' (MCP server 'second', tool 'echo.text') is already registered (MCP server 'first', tool 'echo.text')",
     );
+  });
+});
+
+describe('the HTTP sessions of an MCP server', () => {
+  let sessionServer: FixtureHttpServer | undefined;
+  let pooled: LoadedTools | undefined;
+
+  afterEach(async () => {
+    await pooled?.close();
+    await sessionServer?.close();
+    pooled = undefined;
+    sessionServer = undefined;
+  });
+
+  it('are ended on the server when their connection is closed: evicted, or at shutdown', async () => {
+    sessionServer = await startFixtureHttpServer({ tokens });
+    const source = mcpTools({
+      name: 'sessions',
+      transport: { type: 'http', url: sessionServer.url, headers: { Authorization: { $secret: 'FIXTURE_TOKEN' } } },
+      maxTenantConnections: 1,
+    });
+    pooled = await loadToolSources([source], { secrets, logger: quietLogger });
+    const calls = new ToolExecutor(pooled.registry, { logger: quietLogger });
+    for (const tenantId of ['acme', 'globex', 'acme']) {
+      const result = await calls.execute('sessions_echo_text', { text: 'hi' }, { context: { tenantId } });
+      expect(result).toMatchObject({ success: true });
+    }
+    const ends = () => sessionServer?.methodsSeen.filter((method) => method === 'DELETE').length;
+
+    // acme's first session and globex's were evicted; the catalog's and acme's second stay open.
+    await eventually('the evicted sessions are ended', () => sessionServer?.openSessions() === 2);
+    expect(ends()).toBe(2);
+    await pooled.close();
+    pooled = undefined;
+    expect([sessionServer.openSessions(), ends()]).toEqual([0, 4]);
   });
 });

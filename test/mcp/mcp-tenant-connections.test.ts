@@ -1,13 +1,15 @@
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { mcpTools } from '../../src/mcp/mcp-tools.js';
 import type { McpToolsOptions } from '../../src/mcp/mcp-tools.js';
 import type { SecretResolver } from '../../src/security/resolve-secret-references.js';
-import type { ToolContext } from '../../src/tool/tool-context.js';
+import { createLogger } from '../../src/tool/tool-context.js';
+import type { Logger, ToolContext } from '../../src/tool/tool-context.js';
 import { ToolExecutor } from '../../src/tool/tool-executor.js';
 import { loadToolSources } from '../../src/tool/tool-source.js';
 import type { LoadedTools } from '../../src/tool/tool-source.js';
 import { callerFingerprint } from '../fixtures/mcp/fixture-mcp-server.js';
-import { eventually, fixtureStdioTransport, quietLogger } from './mcp-test-kit.js';
+import { eventually, fixtureStdioTransport, quietLogger, readServerEvents, temporaryFolder } from './mcp-test-kit.js';
 
 const fingerprints = (...callers: string[]) => callers.map(callerFingerprint);
 
@@ -26,16 +28,19 @@ afterEach(async () => {
   loaded = undefined;
 });
 
-async function openPerTenantServer(limits: Pick<McpToolsOptions, 'maxTenantConnections' | 'tenantConnectionIdleMs'>) {
+async function openPerTenantServer(
+  limits: Pick<McpToolsOptions, 'maxTenantConnections' | 'tenantConnectionIdleMs'>,
+  { env = {}, logger = quietLogger }: { env?: Record<string, string>; logger?: Logger } = {},
+) {
   loaded = await loadToolSources(
     [
       mcpTools({
         name: 'pooled',
-        transport: { ...fixtureStdioTransport(), env: { TOKEN: { $secret: 'TOKEN' } } },
+        transport: { ...fixtureStdioTransport(), env: { ...env, TOKEN: { $secret: 'TOKEN' } } },
         ...limits,
       }),
     ],
-    { secrets, logger: quietLogger },
+    { secrets, logger },
   );
   const executor = new ToolExecutor(loaded.registry, { logger: quietLogger });
   const execute = (
@@ -167,6 +172,46 @@ describe('per-tenant connections of an MCP server whose settings hold secrets', 
     } finally {
       rotated.clear();
     }
+  });
+
+  it('starts the catalog’s server again with the catalog tenant’s current secret, not the one it started with', async () => {
+    const eventsFile = join(temporaryFolder('mcp-catalog'), 'events.jsonl');
+    await openPerTenantServer({}, { env: { FIXTURE_EVENTS_FILE: eventsFile } });
+    const started = () => readServerEvents(eventsFile).filter((event) => event.event === 'started');
+    // No tenant called yet: the one process is the catalog's, started with the catalog tenant's token.
+    const [catalog] = started();
+    expect(catalog).toMatchObject({ caller: callerFingerprint('token-default') });
+    rotated.set('default', 'token-default-rotated');
+    try {
+      process.kill(catalog?.pid as number, 'SIGKILL');
+      await eventually('the catalog’s server started again', () => started().length > 1);
+      expect(started()[1]).toMatchObject({ caller: callerFingerprint('token-default-rotated') });
+    } finally {
+      rotated.clear();
+    }
+  });
+
+  it('logs what a server writes on stderr with the tenant it serves, its secret hidden', async () => {
+    const records: Array<Record<string, unknown>> = [];
+    const logger = createLogger({
+      level: 'debug',
+      write: (line) => records.push(JSON.parse(line) as Record<string, unknown>),
+    });
+    const server = await openPerTenantServer({}, { logger });
+    await server.pidOf('acme');
+    const stderrOf = (tenantId: string) =>
+      records.filter((record) => record.message === 'MCP server stderr' && record.tenantId === tenantId);
+
+    // The fixture writes its TOKEN on stderr at start; the catalog's connection holds the catalog tenant's.
+    await eventually(
+      'both servers’ stderr is logged',
+      () => stderrOf('acme').length > 0 && stderrOf('default').length > 0,
+    );
+    expect([...stderrOf('acme'), ...stderrOf('default')]).toMatchObject([
+      { server: 'pooled', text: 'fixture server started with TOKEN=[secret]' },
+      { server: 'pooled', text: 'fixture server started with TOKEN=[secret]' },
+    ]);
+    expect(JSON.stringify(records)).not.toMatch(/token-(acme|default)/);
   });
 
   it('closes a tenant’s connection left idle', async () => {

@@ -19,6 +19,18 @@ export function fixtureStdioTransport(env: Record<string, string> = {}): McpStdi
   };
 }
 
+/** How to start the faulty MCP server (test/fixtures/mcp/faulty-server.ts) with one of its faults. */
+export function faultyStdioTransport(
+  fault: 'repeated-cursor' | 'endless-pages' | 'unreadable-schema',
+): McpStdioTransport {
+  return {
+    type: 'stdio',
+    command: process.execPath,
+    args: ['--import', 'tsx', join(fixtureDirectory, 'faulty-server.ts')],
+    env: { FAULT: fault },
+  };
+}
+
 /** A fresh temporary folder. */
 export function temporaryFolder(prefix: string): string {
   return mkdtempSync(join(tmpdir(), `relay-e-${prefix}-`));
@@ -31,6 +43,15 @@ export function readServerEvents(file: string): Array<Record<string, unknown>> {
     .split('\n')
     .filter(Boolean)
     .map((line) => JSON.parse(line) as Record<string, unknown>);
+}
+
+/** `promise`, or a rejection naming `what` when it has not settled after `timeoutMs` (instead of a hung test). */
+export function settledWithin<T>(what: string, promise: Promise<T>, timeoutMs = 20_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(`${what} had not settled after ${timeoutMs} ms`)), timeoutMs);
+  });
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer));
 }
 
 /** Polls `predicate` until it holds; fails with `what` after `timeoutMs`. */
