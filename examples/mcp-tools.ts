@@ -8,7 +8,9 @@ import { scriptedModel } from '../src/testing/index.js';
 
 export const filesystem = mcpTools({
   name: 'fs',
-  transport: { type: 'stdio', command: 'npx', args: ['mcp-server-filesystem', '/srv/shared'] },
+  // The official server, installed first: npm install @modelcontextprotocol/server-filesystem. `--no` makes npx run
+  // only what is installed; without it npx would download and run whatever package has this name on the registry.
+  transport: { type: 'stdio', command: 'npx', args: ['--no', 'mcp-server-filesystem', '/srv/shared'] },
   // Read-only tools (annotated readOnlyHint) run at once; every other tool waits for a human.
   tools: {
     'read_*': { timeoutMs: 10_000 },
@@ -30,6 +32,8 @@ export const github = mcpTools({
 
 export async function startMcpWorker() {
   const worker = await createWorker({
+    // createWorker reads no TEMPORAL_ADDRESS (the CLI does); without `address` it connects to localhost:7233.
+    address: process.env['TEMPORAL_ADDRESS'] || 'localhost:7233',
     tools: [filesystem, github],
     models: { scripted: scriptedModel([{ text: 'ready' }]) },
     taskQueue: 'relay-e',

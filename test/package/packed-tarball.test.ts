@@ -1,6 +1,6 @@
 import { execFile, spawn } from 'node:child_process';
 import type { Readable } from 'node:stream';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -311,6 +311,24 @@ describe('the packed package, installed in a project of its own', () => {
     },
     3 * minutes,
   );
+
+  it('ships the licence, what docker-compose.yml mounts, the docs, and source maps that hold their sources', async () => {
+    const installed = path.join(project, 'node_modules/@relay-e/engine');
+    const shipped = (await readdir(installed, { recursive: true })).map((file) => file.split(path.sep).join('/'));
+    // docs/your-own-project.md tells users to copy these four and deploy/temporal, which the compose file bind-mounts.
+    const deploy = (await readdir(path.join(repository, 'deploy/temporal'))).map((file) => `deploy/temporal/${file}`);
+    expect(deploy.length).toBeGreaterThan(0);
+    expect(shipped).toEqual(
+      expect.arrayContaining(['LICENSE', 'docker-compose.yml', 'Dockerfile', '.dockerignore', ...deploy]),
+    );
+    expect(shipped).toEqual(expect.arrayContaining(['docs/your-own-project.md', 'examples/mcp-tools.ts']));
+    expect(await readFile(path.join(installed, 'LICENSE'), 'utf8')).toMatch(/^MIT License\n/);
+    // A stack trace or debugger in the user's project shows Relay-E's TypeScript, which the package does not ship.
+    const map = JSON.parse(await readFile(path.join(installed, 'dist/src/index.js.map'), 'utf8')) as {
+      sourcesContent?: string[];
+    };
+    expect(map.sourcesContent).toEqual([await readFile(path.join(repository, 'src/index.ts'), 'utf8')]);
+  });
 
   it('runs the relay-e command with npx', async () => {
     const { stdout } = await inProject(project, 'npx', ['--no-install', 'relay-e', '--help']);
