@@ -5,6 +5,7 @@ import { cliInvocation } from './cli-invocation.js';
 import type { Command } from './command.js';
 import { runConnectionOptions, runConnectionOptionsHelp, parseCommandArgs } from './command.js';
 import { commandSummaries } from './command-summaries.js';
+import { connectionHintFlags } from './connection-hints.js';
 import { compact } from './format-event.js';
 import { formatTable } from './format-table.js';
 import { readPositiveInteger } from './run-command.js';
@@ -42,7 +43,7 @@ ${runConnectionOptionsHelp}`,
       if (values.json) {
         process.stdout.write(`${JSON.stringify(listing)}\n`);
       } else {
-        process.stdout.write(formatApprovals(listing, settings.tenantId));
+        process.stdout.write(formatApprovals(listing, settings.tenantId, connectionHintFlags(values)));
         for (const { runId, error } of listing.unanswered) {
           process.stderr.write(`Run ${runId} waits for a human but did not say for which calls: ${error}\n`);
         }
@@ -55,8 +56,11 @@ ${runConnectionOptionsHelp}`,
   },
 };
 
-/** The table `relay-e approvals` prints: a call whose tool names its approvers says who may decide it. */
-export function formatApprovals({ approvals }: PendingApprovals, tenantId: string): string {
+/**
+ * The table `relay-e approvals` prints: a call whose tool names its approvers says who may decide it. The commands
+ * that decide a call carry `flags`, the connection flags the command was given ({@link connectionHintFlags}).
+ */
+export function formatApprovals({ approvals }: PendingApprovals, tenantId: string, flags = ''): string {
   if (approvals.length === 0) return `No tool call of tenant ${tenantId} waits for a human.\n`;
   const rows = approvals.map((approval) => [
     approval.runId,
@@ -66,7 +70,7 @@ export function formatApprovals({ approvals }: PendingApprovals, tenantId: strin
     compact(approval.input),
   ]);
   const table = formatTable(['RUN', 'CALL', 'TOOL', 'EXPIRES (UTC)', 'INPUT'], rows);
-  return `${table}\nDecide: ${cli} approve <run> <call>   |   ${cli} reject <run> <call> --reason "…"\n`;
+  return `${table}\nDecide: ${cli} approve${flags} <run> <call>   |   ${cli} reject${flags} <run> <call> --reason "…"\n`;
 }
 
 /** The tool's name, with who may decide its call and how many approvals it has, when its tool says. */

@@ -1,5 +1,5 @@
 import { isGrpcServiceError } from '@temporalio/client';
-import { TemporalDevServerError } from '../dev/temporal-dev-server.js';
+import { TemporalCliNotFoundError, TemporalDevServerError } from '../dev/temporal-dev-server.js';
 import { RelayError } from '../shared/errors.js';
 // Kept apart so `relay-e --help` can use the codes without loading the Temporal client this file needs.
 import { exitCodes } from './exit-codes.js';
@@ -43,6 +43,8 @@ export function toExitCode(error: unknown): number {
         return exitCodes.failed;
     }
   }
+  // No Temporal CLI to start a server with is a set-up problem to fix here, not a server that cannot be reached.
+  if (error instanceof TemporalCliNotFoundError) return exitCodes.usage;
   if (error instanceof TemporalDevServerError || isUnavailable(error)) return exitCodes.unavailable;
   return exitCodes.failed;
 }

@@ -1,5 +1,6 @@
 import { cliInvocation } from './cli-invocation.js';
 import { commandSummaries } from './command-summaries.js';
+import { connectionHintFlags } from './connection-hints.js';
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
 import { connect } from 'node:net';
@@ -37,6 +38,7 @@ const devOptions = {
 } as const;
 
 const stateDirectory = '.relay-e';
+const defaultTemporalAddress = 'localhost:7233';
 const defaultUiPort = 8233;
 const reachableTimeoutMs = 1_000;
 
@@ -98,9 +100,14 @@ ${connectionOptionsHelp}`,
       });
       inbox.url = api.url;
       stack.spinner.stop();
-      printReady({ json, temporal, worker, api, settings, isDemo: project === undefined });
+      // The printed commands reach this stack: its server, and the namespace, task queue and config it was given.
+      const hintFlags = connectionHintFlags({
+        ...values,
+        address: temporal.server.address === defaultTemporalAddress ? undefined : temporal.server.address,
+      });
+      printReady({ json, temporal, worker, api, settings, hintFlags, isDemo: project === undefined });
       await Promise.race([shutdown, worker.finished]);
-      if (!json) process.stderr.write('\nStopping Relay-E dev: API, worker, Temporal (Ctrl-C again to force)...\n');
+      if (!json) process.stderr.write(`\n${describeStopping(temporal.reused)}\n`);
     } finally {
       await stack.stop();
     }
@@ -108,6 +115,12 @@ ${connectionOptionsHelp}`,
     return exitCodes.ok;
   },
 };
+
+/** What `dev` says as it stops: a Temporal server it reused (it did not start it) is left running. */
+export function describeStopping(temporalReused: boolean): string {
+  const what = temporalReused ? 'API, worker; the reused Temporal server keeps running' : 'API, worker, Temporal';
+  return `Stopping Relay-E dev: ${what} (Ctrl-C again to force)...`;
+}
 
 /** What `dev` started, stopped in reverse order, and the spinner that tells what it is doing. */
 export class DevStack {
@@ -254,6 +267,8 @@ function printReady(ready: {
   worker: CliWorker;
   api: DevApi;
   settings: TemporalSettings;
+  /** The connection flags the printed commands carry ({@link connectionHintFlags}). */
+  hintFlags: string;
   isDemo: boolean;
 }): void {
   const { temporal, worker, api, settings } = ready;
@@ -287,6 +302,7 @@ function printReady(ready: {
           ...facts,
           uiUrl,
           keySource: api.keys.source,
+          hintFlags: ready.hintFlags,
           model: ready.isDemo ? model.description : undefined,
         }),
   );
@@ -370,9 +386,9 @@ function describeReady(ready: {
   tools: string[];
   toolsFrom: string;
   approvalWebhook?: string;
+  hintFlags: string;
 }): string {
   const cli = runningFromSource() ? 'npm run relay-e --' : 'npx relay-e';
-  const addressFlag = ready.temporalAddress === 'localhost:7233' ? '' : ` --address ${ready.temporalAddress}`;
   const temporal = ready.temporalReused
     ? `${ready.temporalAddress} (an existing server, reused)`
     : `${ready.temporalAddress} (dev server, data in ${ready.dbFilename ?? 'memory'})`;
@@ -382,10 +398,13 @@ function describeReady(ready: {
   const models =
     ready.model ?? `${ready.providers.map((provider) => `${provider}:…`).join(', ')} (the providers the worker has)`;
   const auth = `-H 'Authorization: Bearer ${ready.apiKey}'`;
+  const stops = ready.temporalReused
+    ? 'Ctrl-C stops the API and the worker; the reused Temporal server keeps running'
+    : 'Ctrl-C stops the API, the worker and Temporal';
   const tryIt =
     ready.model === undefined
       ? describeProjectExamples(ready.apiUrl, auth, ready.providers)
-      : describeDemoExamples(ready.apiUrl, auth, `${cli} run${addressFlag}`, `${cli} runs${addressFlag}`);
+      : describeDemoExamples(ready.apiUrl, auth, `${cli} run${ready.hintFlags}`, `${cli} runs${ready.hintFlags}`);
   return `
 Relay-E dev is ready.
 
@@ -400,7 +419,7 @@ Relay-E dev is ready.
                from ${ready.toolsFrom}
   Approvers    ${ready.approvalWebhook ? `notified at ${ready.approvalWebhook}` : 'not notified (RELAY_E_APPROVAL_WEBHOOK_URL sets a webhook)'}
 ${tryIt}
-Ctrl-C stops the API, the worker and Temporal (runs are kept).
+${stops} (runs are kept).
 `;
 }
 

@@ -5,6 +5,7 @@ import { cliInvocation } from './cli-invocation.js';
 import type { Command } from './command.js';
 import { runConnectionOptions, parseCommandArgs, scopedConnectionOptionsHelp } from './command.js';
 import { commandSummaries } from './command-summaries.js';
+import { connectionHintFlags } from './connection-hints.js';
 import { compact, formatEvent } from './format-event.js';
 import { connectRelayClient, readRunCommandSettings } from './temporal-settings.js';
 
@@ -37,7 +38,11 @@ Exit codes: 0 shown, 3 no such run.`,
       const scope = settings.tenantGiven ? { tenantId: settings.tenantId } : {};
       const { snapshot, events, handedOffNotices: handedOff } = await client.inspect(runId, scope);
       const shown = { snapshot, events, ...(handedOff.length > 0 ? { handedOffNotices: handedOff } : {}) };
-      process.stdout.write(values.json ? `${JSON.stringify(shown)}\n` : describeRun(snapshot, events, handedOff));
+      process.stdout.write(
+        values.json
+          ? `${JSON.stringify(shown)}\n`
+          : describeRun(snapshot, events, handedOff, connectionHintFlags(values)),
+      );
       return exitCodes.ok;
     } finally {
       await client.close();
@@ -45,10 +50,15 @@ Exit codes: 0 shown, 3 no such run.`,
   },
 };
 
+/**
+ * What `relay-e inspect` prints of a run. The commands that decide a pending call carry `flags`, the connection flags
+ * the command was given ({@link connectionHintFlags}).
+ */
 export function describeRun(
   snapshot: RunSnapshot,
   events: readonly RunEvent[],
   handedOff: readonly HandedOffNotices[] = [],
+  flags = '',
 ): string {
   const lines = [
     `Run      ${snapshot.runId}`,
@@ -65,7 +75,7 @@ export function describeRun(
   for (const pending of snapshot.pendingApprovals) {
     lines.push(
       `Pending  ${pending.toolName} [${pending.toolCallId}] ${compact(pending.input)} until ${pending.expiresAt}`,
-      `         ${cli} approve ${snapshot.runId} ${pending.toolCallId}   |   ${cli} reject ${snapshot.runId} ${pending.toolCallId}`,
+      `         ${cli} approve${flags} ${snapshot.runId} ${pending.toolCallId}   |   ${cli} reject${flags} ${snapshot.runId} ${pending.toolCallId}`,
     );
   }
   if (snapshot.error) lines.push(`Error    ${snapshot.error}`);

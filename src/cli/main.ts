@@ -39,7 +39,8 @@ Run '${cli} <command> --help' for a command's options. The commands that talk to
 Exit codes:
   0    ok (for run: the run completed)
   1    the run failed or was cancelled, or an unexpected error
-  2    usage error (unknown command or flag, missing argument, invalid JSON)
+  2    usage error (unknown command or flag, missing argument, invalid JSON) or set-up problem (a config that
+       cannot be loaded, no Temporal CLI for dev to start a server with)
   3    not found (no such run)
   4    decision refused (no such pending call, already decided, edited input fails the schema, an approver
        the tool does not name)

@@ -8,6 +8,7 @@ import { cliInvocation } from './cli-invocation.js';
 import type { Command } from './command.js';
 import { runConnectionOptions, runConnectionOptionsHelp, parseCommandArgs } from './command.js';
 import { commandSummaries } from './command-summaries.js';
+import { connectionHintFlags } from './connection-hints.js';
 import { formatEvent } from './format-event.js';
 import { approverOptionHelp, resolveApprover } from './resolve-approver.js';
 import { resolveModel } from './resolve-model.js';
@@ -83,8 +84,10 @@ Exit codes: 0 completed, 1 failed or cancelled, 130 stopped following with Ctrl-
         spinner.print(`Run ${runId} started (tenant ${settings.tenantId})`);
         spinner.print(`Model: ${model.description}`);
       }
-      stopFollowingOnCtrlC(runId, spinner, json);
-      const following = { client, runId, spinner, json, terminalApprover, taskQueue: settings.taskQueue };
+      // Hints repeat the connection flags the run was started with, so they reach the same server and queue.
+      const flags = connectionHintFlags(values);
+      stopFollowingOnCtrlC(runId, spinner, json, flags);
+      const following = { client, runId, spinner, json, terminalApprover, taskQueue: settings.taskQueue, flags };
       await printEvents(following);
       spinner.stop();
       const snapshot = await client.getRun(runId);
@@ -125,10 +128,12 @@ function runSettings(values: RunValues) {
 }
 
 /** Ctrl-C stops following, not the run, and says how to look at it later. */
-function stopFollowingOnCtrlC(runId: string, spinner: Spinner, json: boolean): void {
+function stopFollowingOnCtrlC(runId: string, spinner: Spinner, json: boolean, flags: string): void {
   process.once('SIGINT', () => {
     spinner.stop();
-    if (!json) process.stderr.write(`\nStopped following ${runId}; the run goes on. Later: ${cli} inspect ${runId}\n`);
+    if (!json) {
+      process.stderr.write(`\nStopped following ${runId}; the run goes on. Later: ${cli} inspect${flags} ${runId}\n`);
+    }
     process.exit(exitCodes.interrupted);
   });
 }
@@ -141,14 +146,17 @@ interface Following {
   json: boolean;
   terminalApprover: string | undefined;
   taskQueue: string;
+  /** The connection flags the command was given, repeated in the commands it prints ({@link connectionHintFlags}). */
+  flags: string;
 }
 
 /**
  * Prints the run's events until it ends: one JSON line each with `--json`, else a readable line, asking for the
  * decision on a call that waits when this terminal approves, or saying how to decide it otherwise.
  */
-async function printEvents({ client, runId, spinner, json, terminalApprover, taskQueue }: Following): Promise<void> {
-  for await (const event of followRun(client, runId, spinner, taskQueue)) {
+async function printEvents(following: Following): Promise<void> {
+  const { client, runId, spinner, json, terminalApprover, flags } = following;
+  for await (const event of followRun(following)) {
     if (json) {
       process.stdout.write(`${JSON.stringify({ runId, event })}\n`);
       continue;
@@ -159,10 +167,7 @@ async function printEvents({ client, runId, spinner, json, terminalApprover, tas
         spinner.stop();
         await askApproval(client, runId, event, terminalApprover);
       } else {
-        spinner.print(
-          `  approve: ${cli} approve ${runId} ${event.toolCallId} [--input JSON]\n` +
-            `  reject:  ${cli} reject ${runId} ${event.toolCallId} [--reason TEXT]`,
-        );
+        spinner.print(describeDecisionHints(runId, event.toolCallId, flags));
         spinner.start(`waiting for a decision on ${event.toolName}`);
       }
     } else if (!terminalEvents.has(event.type)) {
@@ -171,13 +176,19 @@ async function printEvents({ client, runId, spinner, json, terminalApprover, tas
   }
 }
 
+/**
+ * The commands that decide a call waiting for a human, as `relay-e run` prints them when it does not ask on the
+ * terminal; they carry `flags`, the connection flags the run was started with.
+ */
+export function describeDecisionHints(runId: string, toolCallId: string, flags = ''): string {
+  return (
+    `  approve: ${cli} approve${flags} ${runId} ${toolCallId} [--input JSON]\n` +
+    `  reject:  ${cli} reject${flags} ${runId} ${toolCallId} [--reason TEXT]`
+  );
+}
+
 /** Follows the run's events; until a worker has picked the run up the queries fail, so they are retried. */
-async function* followRun(
-  client: RelayClient,
-  runId: string,
-  spinner: Spinner,
-  taskQueue: string,
-): AsyncGenerator<RunEvent> {
+async function* followRun({ client, runId, spinner, taskQueue, flags }: Following): AsyncGenerator<RunEvent> {
   const startedAt = Date.now();
   let after = 0;
   spinner.start('starting');
@@ -191,7 +202,9 @@ async function* followRun(
     } catch (error) {
       if (RelayError.isInstance(error)) throw error;
       if (Date.now() - startedAt > noWorkerHintAfterMs) {
-        spinner.start(`waiting for a worker on task queue '${taskQueue}' (start one: ${cli} dev, or ${cli} worker)`);
+        spinner.start(
+          `waiting for a worker on task queue '${taskQueue}' (start one: ${cli} dev${flags}, or ${cli} worker${flags})`,
+        );
       }
       await sleep(retryQueryAfterMs);
     }

@@ -4,6 +4,7 @@ import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { ClientConnectConfig } from '@temporalio/envconfig';
 import { RelayClient } from '../client/relay-client.js';
 import { encryptionOptionsFromEnv } from '../security/encryption-keys.js';
+import { rememberConnectionAddress } from '../worker/connection-address.js';
 import type { EncryptionOptions } from '../security/encryption-keys.js';
 import type { RelayConfig } from '../config/define-config.js';
 import { usageError } from './cli-error.js';
@@ -100,11 +101,12 @@ export function connectRelayClient(settings: TemporalSettings): Promise<RelayCli
   });
 }
 
-/** Opens the native connection a worker needs with these settings. */
-export function connectWorkerConnection(settings: TemporalSettings): Promise<NativeConnection> {
-  return NativeConnection.connect({
+/** Opens the native connection a worker needs with these settings; messages that name its server name this address. */
+export async function connectWorkerConnection(settings: TemporalSettings): Promise<NativeConnection> {
+  const connection = await NativeConnection.connect({
     address: settings.address,
     ...(settings.apiKey !== undefined ? { apiKey: settings.apiKey } : {}),
     ...(settings.tls !== undefined ? { tls: settings.tls } : {}),
   });
+  return rememberConnectionAddress(connection, settings.address);
 }

@@ -34,8 +34,10 @@ the tool's own name), whether a call needs approval, timeout, retries, the serve
 Schema of the input. MCP servers are started and listed, then closed. GET /v1/tools lists what the
 running workers announce instead.
 
-  --mcp-stdio NAME=COMMAND   an MCP server over stdio, e.g. --mcp-stdio 'fs=npx mcp-server-filesystem /tmp'
-                             (arguments are split on spaces); repeatable
+  --mcp-stdio NAME=COMMAND   an MCP server over stdio, e.g. --mcp-stdio 'fs=npx --no mcp-server-filesystem /tmp'
+                             once npm install @modelcontextprotocol/server-filesystem has put it in the
+                             project (--no: npx runs only what is installed, never downloads a package);
+                             arguments are split on spaces; repeatable
   --mcp-http NAME=URL        an MCP server over Streamable HTTP; repeatable
 ${configOptionHelp}
   --json                     the listings as a JSON array (the shape GET /v1/tools answers with)

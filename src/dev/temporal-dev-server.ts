@@ -191,6 +191,12 @@ export async function startTemporalDevServer(options: TemporalDevServerOptions =
   }
 }
 
+/**
+ * There is no Temporal CLI to start a dev server with: a set-up problem (install it, or point TEMPORAL_CLI_PATH at
+ * it), not a server that cannot be reached.
+ */
+export class TemporalCliNotFoundError extends TemporalDevServerError {}
+
 /** The dev server could not bind a port; `port` is the one its log names (undefined when the log names none). */
 export class DevServerPortClashError extends TemporalDevServerError {
   constructor(
@@ -296,24 +302,36 @@ function exitedBeforeServing(command: string, how: string, tail: string): Tempor
     : new TemporalDevServerError(message);
 }
 
-/** Finds the Temporal CLI: the given path, then `TEMPORAL_CLI_PATH`, then `temporal` on `PATH`. */
+/** The Temporal CLI version Relay-E is tested with (scripts/env.sh builds the same). */
+const temporalCliVersion = 'v1.5.1';
+
+/** How to get the Temporal CLI, wherever Relay-E is used: a project that installed the package, or a checkout of it. */
+const installTemporalCliHint =
+  'Install the Temporal CLI (https://docs.temporal.io/cli: `brew install temporal`, a download, or with Go ' +
+  `\`go install github.com/temporalio/cli/cmd/temporal@${temporalCliVersion}\`) and put \`temporal\` on PATH, or ` +
+  'set TEMPORAL_CLI_PATH to its path. In a Relay-E checkout, `. scripts/env.sh && relay_e_ensure_temporal` ' +
+  'builds it once and sets TEMPORAL_CLI_PATH.';
+
+/**
+ * Finds the Temporal CLI: the given path, then `TEMPORAL_CLI_PATH`, then `temporal` on `PATH`. Throws a
+ * {@link TemporalCliNotFoundError} that says how to install one when there is none.
+ */
 export async function findTemporalExecutable(executablePath?: string): Promise<string> {
-  const hint =
-    'Run `bash scripts/test.sh`, or `. scripts/env.sh && relay_e_ensure_temporal`, which builds the Temporal CLI ' +
-    'once and sets TEMPORAL_CLI_PATH; or install the CLI (https://docs.temporal.io/cli) and put it on PATH.';
   const explicit = executablePath ?? process.env['TEMPORAL_CLI_PATH'];
   if (explicit !== undefined && explicit !== '') {
     if (await isExecutable(explicit)) return explicit;
     const source = executablePath === undefined ? 'TEMPORAL_CLI_PATH' : 'executablePath';
-    throw new TemporalDevServerError(`${source} is ${explicit}, which is not an executable file. ${hint}`);
+    throw new TemporalCliNotFoundError(
+      `${source} is ${explicit}, which is not an executable file. ${installTemporalCliHint}`,
+    );
   }
   for (const directory of (process.env['PATH'] ?? '').split(path.delimiter)) {
     if (directory === '') continue;
     const candidate = path.join(directory, 'temporal');
     if (await isExecutable(candidate)) return candidate;
   }
-  throw new TemporalDevServerError(
-    `No Temporal CLI found (TEMPORAL_CLI_PATH is unset and no \`temporal\` on PATH). ${hint}`,
+  throw new TemporalCliNotFoundError(
+    `No Temporal CLI found (TEMPORAL_CLI_PATH is unset and no \`temporal\` on PATH). ${installTemporalCliHint}`,
   );
 }
 

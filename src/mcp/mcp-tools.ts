@@ -186,9 +186,10 @@ async function openMcpSource(options: McpToolsOptions, context: ToolSourceContex
   let refreshing = Promise.resolve();
   const settingsFor = (tenantId: string, toolName: string): Promise<ResolvedSettings> =>
     resolveTransportWithSecrets(transport, secrets, { tenantId, toolName }).catch((error: unknown) => {
-      throw new RelayError('tool_transport_failed', `MCP server '${server}': ${errorMessage(error)}`, {
-        details: { retryable: false },
-      });
+      const reason = errorMessage(error);
+      // The connection that lists the tools is named by the secret's own message already.
+      const message = reason.startsWith(`MCP server '${server}'`) ? reason : `MCP server '${server}': ${reason}`;
+      throw new RelayError('tool_transport_failed', message, { details: { retryable: false } });
     });
 
   const onConnection: ConnectionUser = async (tenantId, toolName, call) => {

@@ -45,10 +45,7 @@ export async function resolveSecretReferences(
     if (isSecretReference(value)) {
       const secret = await lookUp(secrets, value.$secret, context);
       if (secret === undefined) {
-        throw new RelayError(
-          'invalid_input',
-          `The run's config refers to secret '${value.$secret}', which this worker does not know`,
-        );
+        throw new RelayError('invalid_input', describeUnknownSecret(value.$secret, secrets, context));
       }
       values.push(secret);
       return secret;
@@ -107,9 +104,55 @@ function endingStartLength(text: string, secret: string): number {
   return 0;
 }
 
+/** The prefix of the environment variables {@link secretsFromEnv} reads: secret `NAME` is `RELAY_E_SECRET_NAME`. */
+const secretEnvPrefix = 'RELAY_E_SECRET_';
+
+/** The secret names {@link secretsFromEnv} can read: what an environment variable's name may hold. */
+const envSecretName = /^\w{1,128}$/;
+
+/** The resolvers {@link secretsFromEnv} made, so a secret they lack is explained with the variable to set. */
+const fromEnv = new WeakSet<SecretResolver>();
+
 /** Resolves secret `NAME` to the environment variable `RELAY_E_SECRET_NAME` (what the CLI's worker uses). */
 export function secretsFromEnv(env: NodeJS.ProcessEnv = process.env): SecretResolver {
-  return (name) => (/^\w{1,128}$/.test(name) ? env[`RELAY_E_SECRET_${name}`] : undefined);
+  const resolver: SecretResolver = (name) => (envSecretName.test(name) ? env[`${secretEnvPrefix}${name}`] : undefined);
+  fromEnv.add(resolver);
+  return resolver;
+}
+
+/**
+ * The tool name an MCP server's settings are resolved under for the connection that lists its tools (at worker
+ * start, and when they change): `<server>/*`, which no tool's name can be.
+ */
+const mcpCatalogToolName = /^([\w-]{1,32})\/\*$/;
+
+/**
+ * Why a secret could not be resolved, and how to give it: the MCP server that needs it at worker start (no run exists
+ * then), or the run's config that refers to it, with the tool and tenant it was asked for and where this worker's
+ * secrets come from (for {@link secretsFromEnv}, the environment variable to set).
+ */
+function describeUnknownSecret(
+  name: string,
+  secrets: SecretSource | undefined,
+  { tenantId, toolName }: { tenantId: string; toolName: string },
+): string {
+  const server = mcpCatalogToolName.exec(toolName)?.[1];
+  const what =
+    server !== undefined
+      ? `MCP server '${server}' needs secret '${name}' for tenant '${tenantId}' (on the connection that lists its tools), and this worker does not know it`
+      : `The run's config refers to secret '${name}', which this worker does not know (tool '${toolName}', tenant '${tenantId}')`;
+  return `${what}: ${howToGiveSecret(name, secrets)}`;
+}
+
+/** What gives this worker the secret, by where its secrets come from. */
+function howToGiveSecret(name: string, secrets: SecretSource | undefined): string {
+  if (secrets === undefined) return 'the worker was given no `secrets`';
+  if (typeof secrets !== 'function') return `add '${name}' to the worker's \`secrets\``;
+  if (!fromEnv.has(secrets)) return "the worker's `secrets` resolver returned nothing for it";
+  if (!envSecretName.test(name)) {
+    return `secretsFromEnv() reads only names of letters, digits and _ (at most 128), so give it through the worker's \`secrets\` instead`;
+  }
+  return `set the environment variable ${secretEnvPrefix}${name} (secretsFromEnv() reads it), or give the worker \`secrets\` that have it`;
 }
 
 async function lookUp(

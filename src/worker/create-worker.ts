@@ -5,6 +5,7 @@ import { modelDeltaBatchMs } from '../shared/run-types.js';
 import type { RelayPluginOptions } from './relay-plugin.js';
 import { errorMessage } from '../tool/error-message.js';
 import { RelayPlugin, checkSearchAttributes } from './relay-plugin.js';
+import { rememberConnectionAddress } from './connection-address.js';
 
 export interface CreateWorkerOptions extends Omit<RelayPluginOptions, 'workflowBundle'> {
   taskQueue: string;
@@ -33,7 +34,8 @@ export interface CreateWorkerOptions extends Omit<RelayPluginOptions, 'workflowB
  */
 export async function createWorker(options: CreateWorkerOptions): Promise<Worker> {
   const { connection: given, address, namespace = 'default', taskQueue, workerOptions, ...pluginOptions } = options;
-  const connection = given ?? (await NativeConnection.connect({ address: address ?? 'localhost:7233' }));
+  const target = address ?? 'localhost:7233';
+  const connection = given ?? rememberConnectionAddress(await NativeConnection.connect({ address: target }), target);
   try {
     // Checked here rather than by the plugin in `Worker.create`, so a misconfigured namespace is refused before the
     // plugin opens any tool source (an MCP server's process).

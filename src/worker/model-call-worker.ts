@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { Worker } from '@temporalio/worker';
-import type { FixedSizeSlotSupplier, NativeConnection, WorkerOptions } from '@temporalio/worker';
+import type { FixedSizeSlotSupplier, Logger, NativeConnection, WorkerOptions } from '@temporalio/worker';
 import type { RelayActivities } from '../../activities/index.js';
 import { RelayError } from '../shared/errors.js';
 import { modelDeltaBatchMs } from '../shared/run-types.js';
@@ -42,6 +42,7 @@ export async function startModelCallWorker(
     interceptors: { activity: main.options.interceptors.activity, client: main.options.interceptors.client },
     ...(dataConverter ? { dataConverter } : {}),
   });
+  quietenNoWorkflowsWarning(worker);
   let failure: unknown;
   const running = worker.run().catch((error: unknown) => {
     failure = error;
@@ -55,6 +56,43 @@ export async function startModelCallWorker(
       if (failure !== undefined) throw failure;
     },
   };
+}
+
+/** What the SDK logs at WARN when a worker that runs no workflows starts: the model-call worker runs none by design. */
+export const noWorkflowsWarning = 'No workflows registered, not polling for workflow tasks';
+
+/**
+ * Logs the SDK's warning that the worker runs no workflows at DEBUG instead, so users of every Relay-E worker do not
+ * see a warning about a worker they never configured. The SDK (1.24) has no option that declares a worker
+ * activity-only, and logs this through the worker's own logger, so that logger is wrapped before the worker runs;
+ * every other line passes through as it was.
+ */
+export function quietenNoWorkflowsWarning(worker: Worker): void {
+  const logger = (worker as unknown as { logger?: Logger }).logger;
+  if (logger === undefined || typeof logger.warn !== 'function') return;
+  const quiet: Logger = {
+    log(level, message, meta) {
+      if (level === 'WARN' && message === noWorkflowsWarning) logger.debug(message, meta);
+      else logger.log(level, message, meta);
+    },
+    trace(message, meta) {
+      logger.trace(message, meta);
+    },
+    debug(message, meta) {
+      logger.debug(message, meta);
+    },
+    info(message, meta) {
+      logger.info(message, meta);
+    },
+    warn(message, meta) {
+      if (message === noWorkflowsWarning) logger.debug(message, meta);
+      else logger.warn(message, meta);
+    },
+    error(message, meta) {
+      logger.error(message, meta);
+    },
+  };
+  Object.defineProperty(worker, 'logger', { value: quiet, configurable: true, enumerable: true, writable: true });
 }
 
 /** What bounds the model-call worker's activities. */

@@ -30,6 +30,7 @@ import type { LoadedTools, ToolEntry } from '../tool/tool-source.js';
 import type { ToolSourceOptions } from './resolve-tool-registry.js';
 import { resolveToolRegistry } from './resolve-tool-registry.js';
 import { startCatalogPublisher } from './worker-catalog-publisher.js';
+import { connectionAddressOf } from './connection-address.js';
 import { modelCallSlotsOf, refuseActivityRateLimits, startModelCallWorker } from './model-call-worker.js';
 import type { ModelCallSlots } from './model-call-worker.js';
 import { approvalReminderMs, checkApprovalWebhook } from '../notify/approval-webhook.js';
@@ -335,6 +336,9 @@ export class RelayPlugin implements WorkerPlugin, ClientPlugin, NativeConnection
               (message, error) => {
                 Runtime.instance().logger.warn(`${message}: ${errorMessage(error)}`);
               },
+              (message) => {
+                Runtime.instance().logger.warn(message);
+              },
             )
           : undefined;
       // An MCP server that adds or drops tools is announced at once, so clients check runs against what is served.
@@ -405,27 +409,43 @@ async function checkSearchAttributesOf(options: WorkerOptions): Promise<void> {
   if (options.connection) return checkSearchAttributes(options.connection, namespace);
   const connection = await NativeConnection.connect();
   try {
-    await checkSearchAttributes(connection, namespace);
+    await checkSearchAttributes(connection, namespace, sdkDefaultAddress);
   } finally {
     await connection.close();
   }
 }
 
-/** Fails with the commands that fix it when the namespace lacks Relay-E's search attributes. */
-export async function checkSearchAttributes(connection: NativeConnection, namespace: string): Promise<void> {
+/** Where a worker given no connection connects: the SDK's default. */
+const sdkDefaultAddress = 'localhost:7233';
+
+/**
+ * Fails with the commands that fix it when the namespace lacks Relay-E's search attributes. The commands name the
+ * server the connection reaches (`address`, else where Relay-E opened it: see connection-address.ts), so
+ * they register the attributes where the worker looks for them, not on a server at the CLI's default address.
+ */
+export async function checkSearchAttributes(
+  connection: NativeConnection,
+  namespace: string,
+  address: string | undefined = connectionAddressOf(connection),
+): Promise<void> {
   const response = await connection.operatorService.listSearchAttributes({ namespace });
   const known = new Set(Object.keys(response.customAttributes ?? {}));
   const missing = relaySearchAttributeDefinitions.filter((attribute) => !known.has(attribute.name));
   if (missing.length === 0) return;
+  const server = address !== undefined ? ` --address ${address}` : '';
   const command = missing
     .map(
       (attribute) =>
-        `temporal operator search-attribute create --namespace ${namespace} --name ${attribute.name} --type ${attribute.type}`,
+        `temporal operator search-attribute create${server} --namespace ${namespace} --name ${attribute.name} --type ${attribute.type}`,
     )
     .join('\n  ');
+  const where =
+    address !== undefined
+      ? ''
+      : `\n(Add --address HOST:PORT of the server this worker's connection reaches, unless it is ${sdkDefaultAddress}.)`;
   throw new RelayError(
     'invalid_input',
-    `The Temporal namespace '${namespace}' lacks Relay-E's search attributes (${missing.map((a) => a.name).join(', ')}). Register them:\n  ${command}`,
+    `The Temporal namespace '${namespace}'${address !== undefined ? ` at ${address}` : ''} lacks Relay-E's search attributes (${missing.map((a) => a.name).join(', ')}). Register them:\n  ${command}${where}`,
   );
 }
 
