@@ -1,6 +1,8 @@
 import {
   ActivityFailure,
   ApplicationFailure,
+  CancellationScope,
+  CancelledFailure,
   condition,
   ContinueAsNew,
   continueAsNew,
@@ -119,11 +121,13 @@ async function runSteps(context: RunContext): Promise<RunResult> {
     const suggested = workflowInfo().continueAsNewSuggested;
     if ((response.toolCalls ?? []).length === 0) {
       refuseUnfinishedAnswer(context, response.finishReason);
+      stopIfCancelled(context);
       if (context.notices.inFlight.size > 0) await noticesDelivered(context);
       return finishRun(context, 'final_answer', { output: response.text ?? '', at: response.at });
     }
     const calls = proposeToolCalls(context, response);
     recordToolResults(run, calls, await handleToolCalls(context, calls, response.at));
+    stopIfCancelled(context);
     publishRunStateIfChanged(context);
     if (shouldContinueAsNew(context, stepsAtStart, suggested)) {
       await condition(allHandlersFinished);
@@ -131,6 +135,17 @@ async function runSteps(context: RunContext): Promise<RunResult> {
       return await continueAsNew<typeof agentRun>(run.input, carryState(context));
     }
   }
+}
+
+/**
+ * Ends a cancelled run where its step ends, under the rule `cancellation-ends-step` (asked only then): a tool that
+ * finished before its heartbeat carried the cancellation, or a model answer delivered with it, leaves nothing else
+ * to stop the run, which would otherwise count a step it never calls the model for, or complete. Not async: an
+ * await here could reorder the commands of runs recorded before it.
+ */
+function stopIfCancelled(context: RunContext): void {
+  if (!CancellationScope.current().consideredCancelled) return;
+  if (context.patches.cancellationEndsStep()) throw new CancelledFailure('Workflow cancelled');
 }
 
 /** Keeps the transcript within budget before the model is called. */

@@ -53,6 +53,8 @@ export class ApprovalBook {
   private readonly pending = new Map<string, PendingApproval>();
   private readonly accepted = new Map<string, AcceptedDecision>();
   private readonly settled = new Set<string>();
+  /** The calls whose waits the closing run ended (settleAll): their waits end there, whatever they resume to. */
+  private readonly endedByRun = new Set<string>();
 
   constructor(carried: readonly PendingApproval[] = []) {
     for (const approval of carried) this.pending.set(approval.toolCallId, approval);
@@ -149,8 +151,16 @@ export class ApprovalBook {
   /** Settles every call still waiting (the run was cancelled or is failing) and returns them. */
   settleAll(): PendingApproval[] {
     const waiting = this.list();
-    for (const approval of waiting) this.settle(approval.toolCallId);
+    for (const approval of waiting) {
+      this.settle(approval.toolCallId);
+      this.endedByRun.add(approval.toolCallId);
+    }
     return waiting;
+  }
+
+  /** Whether the closing run ended the call's wait ({@link settleAll}): what its wait resumes to is moot. */
+  wasEndedByRun(toolCallId: string): boolean {
+    return this.endedByRun.has(toolCallId);
   }
 }
 

@@ -1,4 +1,4 @@
-import { ApplicationFailure, log, setHandler } from '@temporalio/workflow';
+import { ApplicationFailure, CancellationScope, log, setHandler } from '@temporalio/workflow';
 import type { ApprovalDecision, ApprovalOutcome } from '../src/shared/run-types.js';
 import { decideSignal, decideUpdate, eventPageQuery, eventsQuery, snapshotQuery } from './messages.js';
 import type { RunContext } from './run-context.js';
@@ -14,7 +14,10 @@ export function registerRunHandlers(context: RunContext): void {
     run.approvals.check(decision, run.input.tenantId, (toolName, input) => context.validator.check(toolName, input));
 
   setHandler(decideUpdate, (decision) => applyDecision(context, decision, check(decision)), {
-    validator: (decision: ApprovalDecision) => void check(decision),
+    validator: (decision: ApprovalDecision) => {
+      check(decision);
+      refuseOnceCancelled(decision.toolCallId);
+    },
     description:
       'Approve or reject a tool call awaiting approval: { toolCallId, decision: "approve"|"reject", approver, reason, input? }',
   });
@@ -43,6 +46,20 @@ export function registerRunHandlers(context: RunContext): void {
   });
   setHandler(eventPageQuery, (request) => run.eventPage(request ?? {}), {
     description: 'One page of the run event log: { after, limit, maxBytes } -> { events, nextAfter, hasMore }',
+  });
+}
+
+/**
+ * Refuses a decision once the run's cancellation has reached it: no call of a cancelled run runs. Only the update's
+ * validator asks, since validators do not run on replay; a decision delivered in the task that brings the
+ * cancellation comes before it and is still accepted (tool-calls.ts ends such a call as awaiting approval).
+ */
+function refuseOnceCancelled(toolCallId: string): void {
+  if (!CancellationScope.current().consideredCancelled) return;
+  throw ApplicationFailure.create({
+    type: 'approval_not_pending',
+    message: `Tool call '${toolCallId}' is not awaiting approval: the run is being cancelled`,
+    nonRetryable: true,
   });
 }
 

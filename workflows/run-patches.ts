@@ -156,6 +156,31 @@ const cancelledRunEndsChecksPatch = 'cancelled-run-ends-input-checks';
  */
 const unfinishedAnswerFailsRunPatch = 'unfinished-answer-fails-run';
 
+/**
+ * A call whose wait the closing run ended (a failing or cancelled run settles every wait) stays ended when its wait
+ * resumes later: a decision accepted in the task that failed the run, or its timer firing while the run closes, no
+ * longer gives it a `tool_approval_timed_out` dated at its `expiresAt` (up to a day ahead, and every later event
+ * with it) and an `expired` notice beside its `tool_cancelled`. Asked when such a wait resumes, by the same runs as
+ * {@link approversToldEveryEndingPatch}.
+ */
+const waitEndedByRunStaysEndedPatch = 'wait-ended-by-run-stays-ended';
+
+/**
+ * A run whose cancellation arrives while its step's calls finish (a tool that ended before its heartbeat carried the
+ * cancellation) or with the model's final answer closes cancelled there: before, it went on to its next step,
+ * counting a model call it never made, or completed with `max_steps` or the answer though its cancellation had been
+ * accepted. Asked when the run finds itself cancelled at that point, by the same runs as
+ * {@link approversToldEveryEndingPatch}.
+ */
+const cancellationEndsStepPatch = 'cancellation-ends-step';
+
+/**
+ * A call approved in the workflow task that cancels its run ends as still awaiting approval (`tool_cancelled`, stage
+ * `awaiting_approval`, and a `withdrawn` notice) without being marked executing: its tool could never start. Asked at
+ * such an approval, by the same runs as {@link approversToldEveryEndingPatch}.
+ */
+const approvalBesideCancellationPatch = 'approval-beside-cancellation-never-executes';
+
 /** The answers to the patches a run follows. */
 export interface RunPatches {
   /** False for runs started before the exact identity and limit rules: they replay with the old ones. */
@@ -198,6 +223,15 @@ export interface RunPatches {
   cancelledRunEndsChecks(): boolean;
   /** Asked at a final answer the model did not finish (see {@link unfinishedAnswerFailsRunPatch}). */
   unfinishedAnswerFailsRun(): boolean;
+  /** Asked when a wait the closing run ended resumes (see {@link waitEndedByRunStaysEndedPatch}). */
+  waitEndedByRunStaysEnded(): boolean;
+  /**
+   * Asked when the run finds itself cancelled as its step's calls end or its final answer comes (see
+   * {@link cancellationEndsStepPatch}).
+   */
+  cancellationEndsStep(): boolean;
+  /** Asked at an approval that resumes its call in a cancelled run (see {@link approvalBesideCancellationPatch}). */
+  approvalBesideCancellationNeverExecutes(): boolean;
 }
 
 /** The rules decided at the start, without those asked later in the run. */
@@ -212,6 +246,9 @@ type StartRules = Omit<
   | 'decisionTimeBoundedByTask'
   | 'cancelledRunEndsChecks'
   | 'unfinishedAnswerFailsRun'
+  | 'waitEndedByRunStaysEnded'
+  | 'cancellationEndsStep'
+  | 'approvalBesideCancellationNeverExecutes'
 >;
 
 const everyRule: StartRules = {
@@ -266,6 +303,9 @@ export function decideRunPatches(): RunPatches {
     decisionTimeBoundedByTask: askedOnce(late ? decisionTimeBoundedByTaskPatch : undefined),
     cancelledRunEndsChecks: askedOnce(late ? cancelledRunEndsChecksPatch : undefined),
     unfinishedAnswerFailsRun: askedOnce(late ? unfinishedAnswerFailsRunPatch : undefined),
+    waitEndedByRunStaysEnded: askedOnce(late ? waitEndedByRunStaysEndedPatch : undefined),
+    cancellationEndsStep: askedOnce(late ? cancellationEndsStepPatch : undefined),
+    approvalBesideCancellationNeverExecutes: askedOnce(late ? approvalBesideCancellationPatch : undefined),
   };
 }
 

@@ -1,5 +1,8 @@
 import {
   ActivityCancellationType,
+  ApplicationFailure,
+  CancellationScope,
+  CancelledFailure,
   condition,
   isCancellation,
   proxyActivities,
@@ -194,8 +197,10 @@ async function awaitApproval(
   if (entry.notifiesApprovers) notifyApprovalRequested(context, pending);
 
   const decidedInTime = await waitForDecision(context, entry, pending, waitMs);
+  stopIfEndedByRun(context, call);
   // A decision the update accepted is the one applied, even when the timeout fired in the same activation.
   const decision = context.exact || decidedInTime ? run.approvals.decisionFor(call.id) : undefined;
+  if (decision?.approved) stopIfCancelledBeforeExecuting(context);
   run.settleApproval(call.id);
   run.callEnded(call.id);
   publishRunState(context);
@@ -218,6 +223,31 @@ async function awaitApproval(
     return { approved: false, failure: { success: false, ...ids, error, errorType: 'rejected' } };
   }
   return { approved: true, input: decision.input };
+}
+
+/**
+ * Leaves a wait the closing run has already ended (its `tool_cancelled` is the run's to record) without an event, a
+ * state change or a notice, under the rule `wait-ended-by-run-stays-ended`: the run settled the call, so "no
+ * decision" here does not mean the wait timed out. The closing run no longer reads the step's results, so nothing
+ * reads what this throws.
+ */
+function stopIfEndedByRun(context: RunContext, call: ToolCall): void {
+  if (!context.run.approvals.wasEndedByRun(call.id) || !context.patches.waitEndedByRunStaysEnded()) return;
+  throw ApplicationFailure.create({
+    type: 'wait_ended_by_run',
+    message: `The run ended the wait of call '${call.id}' as it closed`,
+    nonRetryable: true,
+  });
+}
+
+/**
+ * Ends an approved call's wait as a cancellation while the call still counts as awaiting approval, under the rule
+ * `approval-beside-cancellation-never-executes`: an approval taken in the workflow task that cancels the run would
+ * mark the call executing, though its tool can no longer be scheduled.
+ */
+function stopIfCancelledBeforeExecuting(context: RunContext): void {
+  if (!CancellationScope.current().consideredCancelled) return;
+  if (context.patches.approvalBesideCancellationNeverExecutes()) throw new CancelledFailure('Workflow cancelled');
 }
 
 /**

@@ -120,6 +120,16 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
  * `answer-cut-off-completed` is the old side of `unfinished-answer-fails-run`, asked at a final answer whose finish
  * reason says the model did not finish it (recorded before the rule: the run completed with the cut text);
  * `answer-cut-off-fails` its new side (the run fails with `model_answer_unfinished`).
+ * `failed-in-task-of-decision` and `failed-as-wait-timed-out` are runs failing while a call waits, its decision
+ * accepted in the failing task or its timer firing as the run closes: under `wait-ended-by-run-stays-ended` (asked
+ * when such a wait resumes) the call's only ending is the run's `tool_cancelled`; the `-before-patch` files are the
+ * old side (a `tool_approval_timed_out` dated at `expiresAt` beside it).
+ * `cancelled-as-tool-finished` and `cancelled-as-last-tool-finished` are runs cancelled while a tool that ignores its
+ * signal finishes, closed cancelled at that step under `cancellation-ends-step` (asked then); their `-before-patch`
+ * files are the old side (a step counted for a model call never made; a run completed with `max_steps`).
+ * `approved-beside-cancel` is an approval delivered with the run's cancellation, the call ended as still awaiting
+ * approval under `approval-beside-cancellation-never-executes` (asked at such an approval); `-before-patch` is the
+ * old side (the call marked executing though its tool never ran).
  * `model-calls-on-storing-worker` sends each model call after the first to the task queue of the worker that stored
  * the context (the model activity's recorded result names it); `model-context-resent-after-worker-left` is that
  * call not started in time, sent again whole to the shared queue; `model-context-resent-after-its-own-wait` the same
@@ -153,6 +163,13 @@ const pendingApprovalsInMemo = [
   'cancelled-while-checking-input',
   'answer-cut-off-completed',
   'answer-cut-off-fails',
+  ...[
+    'failed-in-task-of-decision',
+    'failed-as-wait-timed-out',
+    'cancelled-as-tool-finished',
+    'cancelled-as-last-tool-finished',
+    'approved-beside-cancel',
+  ].flatMap((name) => [name, `${name}-before-patch`]),
 ].map((name) => `pending-approvals-in-memo/${name}.json`);
 
 describe('replaying recorded agent runs', () => {

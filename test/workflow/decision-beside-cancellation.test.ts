@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { scriptedModel } from '../../src/testing/scripted-model.js';
+import { countScheduledActivities, eventTypes, useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
+import { currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
+import { uniqueTaskQueue } from '../helpers/temporal-test-env.js';
+import { createLedger, createTestTools } from '../helpers/test-tools.js';
+
+const kit = useRelayTestKit();
+
+const base = { tenantId: 'acme', userId: 'u1', model: 'scripted:test' } as const;
+
+describe('an approval delivered in the workflow task that cancels its run', () => {
+  it('leaves the call cancelled while awaiting approval: it never reached its tool', async () => {
+    const taskQueue = uniqueTaskQueue('approved-beside-cancel');
+    const ledger = createLedger();
+    const turns = [{ toolCalls: [{ name: 'transfer_funds', input: { from: 'A', to: 'B', amount: 5 } }] }];
+    const start = () =>
+      kit.startWorker({ taskQueue, tools: createTestTools(ledger), models: { scripted: scriptedModel(turns) } });
+    const first = await start();
+    const { client } = first;
+    const { runId } = await client.startRun({ ...base, prompt: 'pay', approvalTimeout: '1h' });
+    await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
+    // No worker polls while the cancellation and the decision arrive: the next workflow task delivers both.
+    await first.stop();
+    await client.cancel(runId);
+    await client.signalDecision(runId, { toolCallId: 'call_1_0', decision: 'approve', approver: 'alice' });
+    const second = await start();
+    try {
+      await expect(client.result(runId)).rejects.toThrow();
+      const handle = kit.temporal.workflow.getHandle(runId);
+      await recordHistoryIfRequested(handle, currentHistoryFile('approved-beside-cancel'));
+      const events = await client.events(runId);
+      const afterWait = events.slice(events.findIndex((event) => event.type === 'tool_awaiting_approval') + 1);
+      // The signal's handler took the decision before the run saw the cancellation: its event stays.
+      expect(eventTypes(afterWait)).toEqual(['tool_approved', 'tool_cancelled', 'run_cancelled']);
+      expect(afterWait[1]).toMatchObject({ toolCallId: 'call_1_0', stage: 'awaiting_approval' });
+      expect(await countScheduledActivities(kit.temporal, runId, 'executeTool')).toBe(0);
+      expect(ledger.transfers).toEqual([]);
+    } finally {
+      await second.stop();
+    }
+  });
+});
