@@ -195,7 +195,7 @@ async function readContext(
     };
   }
   if ('ref' in context.tools) {
-    const tools = await readJson<ModelToolSpec[]>(store, scope, context.tools.ref);
+    const tools = await readContextJson<ModelToolSpec[]>(store, scope, context.tools.ref);
     return {
       messages: await withStoredOutputs(store, scope, context.append),
       tools,
@@ -232,7 +232,7 @@ async function readStoredContext(
   if (cached) return cached;
   const chain: StoredContextBody[] = [];
   for (let next: PayloadRef | undefined = ref; next !== undefined;) {
-    const body: StoredContextBody = await readJson<StoredContextBody>(store, scope, next);
+    const body: StoredContextBody = await readContextJson<StoredContextBody>(store, scope, next);
     chain.push(body);
     next = body.parent;
   }
@@ -247,7 +247,7 @@ async function readStoredContext(
         [],
       ),
   );
-  const tools = await readJson<ModelToolSpec[]>(store, scope, newest.tools);
+  const tools = await readContextJson<ModelToolSpec[]>(store, scope, newest.tools);
   const bytes = jsonBytes(tools) + messagesBytes(messages);
   return { ref, messages, toolsRef: newest.tools, tools, depth: newest.depth ?? 0, bytes };
 }
@@ -344,6 +344,24 @@ async function withStoredOutputs(
       return { ...message, result: { ...message.result, data } };
     }),
   );
+}
+
+/**
+ * Reads a link of a stored context (a delta, a whole context or the tools). A record the store found damaged is gone:
+ * the file and PostgreSQL stores remove it as they report it. The context is then lost as surely as an expired one,
+ * so it is reported as `payload_not_found`, which the run answers by sending its whole transcript again (logging this
+ * message), where `payload_corrupt` failed the run.
+ */
+async function readContextJson<T>(store: PayloadStore, scope: PayloadScope, ref: PayloadRef): Promise<T> {
+  try {
+    return await readJson<T>(store, scope, ref);
+  } catch (error) {
+    if (!RelayError.isInstance(error) || error.code !== 'payload_corrupt') throw error;
+    throw new RelayError('payload_not_found', `A stored model context was damaged: ${error.message}`, {
+      cause: error,
+      details: { ref },
+    });
+  }
 }
 
 async function readJson<T>(store: PayloadStore, scope: PayloadScope, ref: PayloadRef): Promise<T> {

@@ -103,6 +103,21 @@ describe('assembleModelCall before the lean-history rules', () => {
     );
   });
 
+  it('reports a context the store found damaged (and removed) as lost, so the run sends it whole again', async () => {
+    const store = createMemoryPayloadStore();
+    const first = await assemble(store, 1, { append: [prompt], tools: { specs: tools } });
+    const damaged: PayloadStore = {
+      ...store,
+      get: (scope, ref) =>
+        ref === first.stored.context
+          ? Promise.reject(new RelayError('payload_corrupt', `Stored payload ${ref} is damaged; it is removed`))
+          : store.get(scope, ref),
+    };
+    const lost = assemble(damaged, 2, { base: first.stored.context, append: [toolCall] });
+    await expect(lost).rejects.toSatisfy(isNotFound);
+    await expect(lost).rejects.toThrow(/was damaged: Stored payload sha256:\w+ is damaged/);
+  });
+
   it("never reads another tenant's stored context", async () => {
     const store = createMemoryPayloadStore();
     const first = await assemble(store, 1, { append: [prompt], tools: { specs: tools } });
