@@ -1,5 +1,7 @@
 /** Response bodies in each provider's real wire format, shaped like recorded API responses. */
 
+import type { RecordedRequest } from './provider-wire-server.js';
+
 /**
  * A Responses API body as `POST /v1/responses` returns it; `incompleteReason` makes it one the model did not finish
  * (`status: 'incomplete'`, as for a token limit or a content filter).
@@ -113,21 +115,132 @@ export function chatError(message: string, type: string) {
   return { error: { message, type, param: null, code: null } };
 }
 
-/** A Chat Completions stream that writes `pieces` as text deltas, then stops: the `data:` lines, `[DONE]` last. */
-export function chatCompletionStream(pieces: readonly string[]): string[] {
-  const chunk = (delta: Record<string, unknown>, finishReason: string | null, usage?: Record<string, number>) =>
-    JSON.stringify({
-      id: 'chatcmpl-418',
-      object: 'chat.completion.chunk',
-      created: 1755435760,
-      model: 'llama3.1:8b',
-      choices: [{ index: 0, delta, finish_reason: finishReason }],
-      ...(usage ? { usage } : {}),
-    });
-  return [
-    chunk({ role: 'assistant', content: '' }, null),
-    ...pieces.map((piece) => chunk({ content: piece }, null)),
-    chunk({}, 'stop', { prompt_tokens: 160, completion_tokens: 18, total_tokens: 178 }),
+/**
+ * A Chat Completions stream that writes `pieces` as text deltas, then stops: the `data:` lines, `[DONE]` last. Like
+ * OpenAI, vLLM and Ollama, it sends the usage chunk only when the request asks with `stream_options.include_usage`.
+ */
+export function chatCompletionStream(pieces: readonly string[]): (request: RecordedRequest) => string[] {
+  return (request) => [
+    ...chatCompletionStreamStart(pieces),
+    chatChunk({}, 'stop'),
+    ...(asksForUsage(request)
+      ? [chatChunk({}, null, { prompt_tokens: 160, completion_tokens: 18, total_tokens: 178 })]
+      : []),
     '[DONE]',
   ];
+}
+
+/** The start of a Chat Completions stream: the role chunk and one chunk per piece, with no finish_reason yet. */
+export function chatCompletionStreamStart(pieces: readonly string[]): string[] {
+  return [
+    chatChunk({ role: 'assistant', content: '' }, null),
+    ...pieces.map((piece) => chatChunk({ content: piece }, null)),
+  ];
+}
+
+/** An error chunk inside a Chat Completions stream, as vLLM sends one (e.g. the context is too long). */
+export function chatStreamError(message: string, type: string, code: number) {
+  return JSON.stringify({ error: { message, type, code } });
+}
+
+function chatChunk(delta: Record<string, unknown>, finishReason: string | null, usage?: Record<string, number>) {
+  return JSON.stringify({
+    id: 'chatcmpl-418',
+    object: 'chat.completion.chunk',
+    created: 1755435760,
+    model: 'llama3.1:8b',
+    // The usage chunk comes last, with no choices.
+    choices: usage ? [] : [{ index: 0, delta, finish_reason: finishReason }],
+    ...(usage ? { usage } : {}),
+  });
+}
+
+function asksForUsage(request: RecordedRequest): boolean {
+  const body = request.body as { stream_options?: { include_usage?: boolean } } | undefined;
+  return body?.stream_options?.include_usage === true;
+}
+
+/** A Messages API stream that writes `pieces` as one text block and ends with `end_turn`. */
+export function anthropicStream(pieces: readonly string[]): string[] {
+  return [
+    ...anthropicStreamStart(pieces),
+    JSON.stringify({ type: 'content_block_stop', index: 0 }),
+    JSON.stringify({
+      type: 'message_delta',
+      delta: { stop_reason: 'end_turn', stop_sequence: null },
+      usage: { output_tokens: 57 },
+    }),
+    JSON.stringify({ type: 'message_stop' }),
+  ];
+}
+
+/** The start of a Messages API stream: the message, a text block and its deltas, before any stop reason. */
+export function anthropicStreamStart(pieces: readonly string[]): string[] {
+  return [
+    JSON.stringify({
+      type: 'message_start',
+      message: {
+        ...anthropicMessage([], 'end_turn'),
+        stop_reason: null,
+        usage: { input_tokens: 412, output_tokens: 1 },
+      },
+    }),
+    JSON.stringify({ type: 'content_block_start', index: 0, content_block: { type: 'text', text: '' } }),
+    ...pieces.map((text) =>
+      JSON.stringify({ type: 'content_block_delta', index: 0, delta: { type: 'text_delta', text } }),
+    ),
+  ];
+}
+
+/** An `error` event inside a Messages API stream. */
+export function anthropicStreamError(type: string, message: string) {
+  return JSON.stringify(anthropicError(type, message));
+}
+
+/** A Responses API stream that writes `pieces` as one message and ends with `response.completed`. */
+export function openaiResponseStream(pieces: readonly string[]): string[] {
+  const item = openaiMessageItem(pieces.join(''));
+  return [
+    ...openaiResponseStreamStart(pieces),
+    JSON.stringify({ type: 'response.output_item.done', sequence_number: pieces.length + 2, output_index: 0, item }),
+    JSON.stringify({
+      type: 'response.completed',
+      sequence_number: pieces.length + 3,
+      response: openaiResponse([item]),
+    }),
+  ];
+}
+
+/** The start of a Responses API stream: the response, a message item and its text deltas, before it completes. */
+export function openaiResponseStreamStart(pieces: readonly string[]): string[] {
+  const { id } = openaiMessageItem('');
+  return [
+    JSON.stringify({
+      type: 'response.created',
+      sequence_number: 0,
+      response: { ...openaiResponse([]), status: 'in_progress', usage: null },
+    }),
+    JSON.stringify({
+      type: 'response.output_item.added',
+      sequence_number: 1,
+      output_index: 0,
+      item: { type: 'message', id, status: 'in_progress', role: 'assistant', content: [] },
+    }),
+    ...pieces.map((delta, index) =>
+      JSON.stringify({
+        type: 'response.output_text.delta',
+        sequence_number: index + 2,
+        item_id: id,
+        output_index: 0,
+        content_index: 0,
+        delta,
+        logprobs: [],
+      }),
+    ),
+  ];
+}
+
+/** An `error` event inside a Responses API stream. */
+export function openaiStreamError(code: string, message: string, sequenceNumber: number) {
+  return JSON.stringify({ type: 'error', sequence_number: sequenceNumber, code, message, param: null });
 }

@@ -13,12 +13,15 @@ export interface RecordedRequest {
 /**
  * A reply as the real API would send it; `hangUp` closes the socket instead, like a dropped connection; `events`
  * streams server-sent events (each `data:` line as given, `delayMs` apart), like a streaming model, and with
- * `hangUpAfter` drops the connection after that many, like a stream cut off mid-answer.
+ * `hangUpAfter` drops the connection after that many, like a stream cut off mid-answer. Events given as a function
+ * are built from the request, for streams whose content depends on what the request asked for.
  */
 export type WireReply =
   | { status?: number; headers?: Record<string, string>; body: unknown }
   | { hangUp: true }
-  | { events: string[]; delayMs?: number; hangUpAfter?: number };
+  | { events: WireEvents; delayMs?: number; hangUpAfter?: number };
+
+export type WireEvents = string[] | ((request: RecordedRequest) => string[]);
 
 export interface ProviderWireServer {
   /** `http://127.0.0.1:<port>` followed by `basePath`. */
@@ -41,19 +44,21 @@ export async function startProviderWireServer(basePath = ''): Promise<ProviderWi
     request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
       const text = Buffer.concat(chunks).toString('utf8');
-      requests.push({
+      const recorded: RecordedRequest = {
         method: request.method ?? '',
         path: request.url ?? '',
         headers: request.headers,
         body: text === '' ? undefined : (JSON.parse(text) as unknown),
-      });
+      };
+      requests.push(recorded);
       const next = queue.shift() ?? { status: 500, body: { error: { message: 'No reply queued on the wire server' } } };
       if ('hangUp' in next) {
         request.socket.destroy();
         return;
       }
       if ('events' in next) {
-        void streamEvents(response, next.events.slice(0, next.hangUpAfter), next.delayMs ?? 0).then(() => {
+        const events = typeof next.events === 'function' ? next.events(recorded) : next.events;
+        void streamEvents(response, events.slice(0, next.hangUpAfter), next.delayMs ?? 0).then(() => {
           if (next.hangUpAfter === undefined) response.end();
           else request.socket.destroy();
         });

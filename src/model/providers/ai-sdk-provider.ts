@@ -1,6 +1,7 @@
 import { generateText, jsonSchema, streamText, tool } from 'ai';
 import type { JSONSchema7, ToolSet } from 'ai';
 import type { LanguageModelV4, SharedV4ProviderOptions } from '@ai-sdk/provider';
+import { ModelProviderError } from '../model-provider.js';
 import type { ModelProvider } from '../model-provider.js';
 import type { ModelResponse, ModelSettings, ModelToolSpec } from '../../shared/transcript.js';
 import { toModelMessages } from './to-model-messages.js';
@@ -45,6 +46,7 @@ export function aiSdkProvider(
         };
         const result =
           options.stream && onTextDelta ? await streamTurn(request, onTextDelta) : await generateText(request);
+        if (result.finishReason === 'interrupted') throw interruptedStream(provider);
         const { inputTokens, outputTokens } = result.usage;
         return {
           ...(result.text !== '' ? { text: result.text } : {}),
@@ -73,7 +75,7 @@ export function aiSdkProvider(
 
 /** One turn with `streamText`: text deltas go to `onTextDelta` as they arrive, the rest is read at the end. */
 async function streamTurn(request: Parameters<typeof streamText>[0], onTextDelta: (delta: string) => void) {
-  const result = streamText(request);
+  const result = streamText({ ...request, onError: leaveToActivity });
   for await (const part of result.fullStream) {
     if (part.type === 'text-delta') onTextDelta(part.text);
     // The stream reports a failure as a part; thrown, it is classified like a `generateText` failure.
@@ -86,6 +88,20 @@ async function streamTurn(request: Parameters<typeof streamText>[0], onTextDelta
     result.finishReason,
   ]);
   return { text, toolCalls, usage, finishReason };
+}
+
+/**
+ * Replaces the SDK's default `console.error`, which would print each failure (URL, request body, headers) to
+ * stderr past the worker's logger: the `error` part is rethrown and the activity reports it.
+ */
+function leaveToActivity(): void {}
+
+/**
+ * The stream ended before the provider said the answer was done (a proxy or restart cut it): the text may be
+ * partial, so the call is retried, as for a dropped connection, rather than returned as the answer.
+ */
+function interruptedStream(provider: string): ModelProviderError {
+  return new ModelProviderError(`${provider} ended its stream before finishing the answer`, { retryable: true });
 }
 
 /** The run's sampling settings as `generateText` takes them; absent ones are left to the provider. */

@@ -17,6 +17,7 @@ export interface OpenAICompatibleProviderOptions extends StreamingOption {
 /** A server that speaks OpenAI's Chat Completions API (`POST {baseURL}/chat/completions`): Ollama, vLLM, LM Studio… */
 export function openaiCompatibleProvider(options: OpenAICompatibleProviderOptions): ModelProvider {
   const { stream = false, ...connection } = options;
-  const compatible = createOpenAICompatible(connection);
+  // Chat Completions servers stream token usage only when asked; servers without the option ignore it.
+  const compatible = createOpenAICompatible({ ...connection, includeUsage: true });
   return aiSdkProvider((modelName) => compatible(modelName), { stream });
 }

@@ -4,20 +4,31 @@ import {
   InvalidArgumentError,
   InvalidPromptError,
   LoadAPIKeyError,
+  MissingToolResultsError,
   NoSuchModelError,
+  StreamProviderError,
   UnsupportedFunctionalityError,
 } from 'ai';
 import { ModelProviderError } from '../model-provider.js';
 
 /**
  * Classifies an AI SDK failure for the model activity: rate limits, 5xx and unreachable servers are retryable
- * (after the server's `retry-after-ms` / `retry-after`); rejected requests, answers in a shape the SDK cannot
- * read and configuration mistakes are not; anything else is left to the activity's bounded retries.
- * An abort of `signal` is returned unchanged so cancellation stays cancellation.
+ * (after the server's `retry-after-ms` / `retry-after`); rejected requests (also when the provider reports them
+ * inside a stream), answers in a shape the SDK cannot read, transcripts it cannot send and configuration mistakes
+ * are not; anything else is left to the activity's bounded retries. An abort of `signal` is returned unchanged so
+ * cancellation stays cancellation, and a `ModelProviderError` is already classified.
  */
 export function toModelProviderError(error: unknown, provider: string, signal: AbortSignal): unknown {
-  if (signal.aborted) return error;
+  if (signal.aborted || error instanceof ModelProviderError) return error;
   if (APICallError.isInstance(error)) return fromApiCallError(error, provider);
+  if (StreamProviderError.isInstance(error)) return fromStreamProviderError(error, provider);
+  if (MissingToolResultsError.isInstance(error)) {
+    // The same transcript fails the same way on every attempt.
+    return new ModelProviderError(`${provider} cannot take this transcript: ${error.message}`, {
+      retryable: false,
+      cause: error,
+    });
+  }
   if (
     LoadAPIKeyError.isInstance(error) ||
     InvalidArgumentError.isInstance(error) ||
@@ -44,18 +55,34 @@ function fromApiCallError(error: APICallError, provider: string): ModelProviderE
   if (error.statusCode === undefined) {
     return new ModelProviderError(`${provider} could not be reached: ${error.message}`, options);
   }
-  const reasonPhrase = STATUS_CODES[error.statusCode];
-  const status = reasonPhrase ? `${error.statusCode} ${reasonPhrase}` : String(error.statusCode);
+  return withStatus(provider, error.statusCode, error.message, options);
+}
+
+/** An error the provider sent inside a stream that had started: the provider says whether a retry can help. */
+function fromStreamProviderError(error: StreamProviderError, provider: string): ModelProviderError {
+  const options = { retryable: error.isRetryable, cause: error };
+  if (error.statusCode === undefined) {
+    return new ModelProviderError(`${provider} failed mid-stream: ${error.message}`, options);
+  }
+  return withStatus(provider, error.statusCode, error.message, options);
+}
+
+/** Words a failure that has an HTTP status the way the status reads: unreadable answer, transient, or rejected. */
+function withStatus(
+  provider: string,
+  statusCode: number,
+  message: string,
+  options: { retryable: boolean; cause: unknown; retryAfterMs?: number },
+): ModelProviderError {
+  const reasonPhrase = STATUS_CODES[statusCode];
+  const status = reasonPhrase ? `${statusCode} ${reasonPhrase}` : String(statusCode);
   const outcome =
-    error.statusCode < 300
+    statusCode < 300
       ? 'sent a response that could not be read'
-      : error.isRetryable
+      : options.retryable
         ? 'could not answer'
         : 'rejected the request';
-  return new ModelProviderError(`${provider} ${outcome} (${status}): ${error.message}`, {
-    ...options,
-    status: error.statusCode,
-  });
+  return new ModelProviderError(`${provider} ${outcome} (${status}): ${message}`, { ...options, status: statusCode });
 }
 
 /** OpenAI sends `retry-after-ms`; the HTTP standard `retry-after` is seconds or a date. */

@@ -5,10 +5,10 @@ import { ModelProviderError } from '../../../src/model/model-provider.js';
 import { aiSdkProvider } from '../../../src/model/providers/ai-sdk-provider.js';
 import { anthropicProvider } from '../../../src/model/providers/anthropic-provider.js';
 import type { ToolFailure } from '../../../src/shared/tool-result.js';
-import { anthropicMessage, chatCompletion } from '../../helpers/provider-wire-bodies.js';
+import { anthropicMessage, chatCompletion, chatError } from '../../helpers/provider-wire-bodies.js';
 import { startProviderWireServer } from '../../helpers/provider-wire-server.js';
 import type { ProviderWireServer } from '../../helpers/provider-wire-server.js';
-import { firstStepCall, providerErrorOf, secondStepCall } from './weather-calls.js';
+import { firstStepCall, providerErrorOf, secondStepCall, streamed } from './weather-calls.js';
 
 const textCompletion = chatCompletion({ content: 'Done.' }, 'stop');
 
@@ -19,12 +19,13 @@ describe('aiSdkProvider', () => {
   });
   afterEach(async () => {
     vi.unstubAllEnvs();
+    vi.restoreAllMocks();
     await server.close();
   });
 
-  const compatible = () => {
+  const compatible = (options: { stream?: boolean } = {}) => {
     const local = createOpenAICompatible({ name: 'local', baseURL: server.baseURL });
-    return aiSdkProvider((modelName) => local(modelName));
+    return aiSdkProvider((modelName) => local(modelName), options);
   };
 
   it('resolves the model by its name without the provider prefix and makes exactly one request a turn', async () => {
@@ -139,5 +140,26 @@ describe('aiSdkProvider', () => {
 
     expect(error).not.toBeInstanceOf(ModelProviderError);
     expect(error).toBe(cancellation);
+  });
+
+  it('fails the run without a request when the transcript has a tool call with no result', async () => {
+    const call = secondStepCall('qwen3:4b');
+    call.messages.pop();
+
+    const error = await providerErrorOf(compatible(), call);
+
+    expect(error.retryable).toBe(false);
+    expect(error.message).toMatch(/^local cannot take this transcript: /);
+    expect(server.requests).toHaveLength(0);
+  });
+
+  it('leaves a streamed failure to the activity: the SDK prints nothing to stderr', async () => {
+    const printed = vi.spyOn(console, 'error').mockImplementation(() => undefined);
+    server.reply({ status: 500, body: chatError('llama runner process has terminated', 'api_error') });
+
+    const error = await providerErrorOf(compatible({ stream: true }), firstStepCall('qwen3:4b'), streamed);
+
+    expect(error).toMatchObject({ retryable: true, status: 500 });
+    expect(printed).not.toHaveBeenCalled();
   });
 });

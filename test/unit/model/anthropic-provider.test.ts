@@ -2,8 +2,22 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { anthropicProvider } from '../../../src/model/providers/anthropic-provider.js';
 import { startProviderWireServer } from '../../helpers/provider-wire-server.js';
 import type { ProviderWireServer } from '../../helpers/provider-wire-server.js';
-import { anthropicMessage, anthropicError } from '../../helpers/provider-wire-bodies.js';
-import { firstStepCall, generate, weatherTool, parisResult, providerErrorOf, secondStepCall } from './weather-calls.js';
+import {
+  anthropicMessage,
+  anthropicError,
+  anthropicStream,
+  anthropicStreamError,
+  anthropicStreamStart,
+} from '../../helpers/provider-wire-bodies.js';
+import {
+  firstStepCall,
+  generate,
+  weatherTool,
+  parisResult,
+  providerErrorOf,
+  secondStepCall,
+  streamed,
+} from './weather-calls.js';
 
 describe('anthropicProvider', () => {
   let server: ProviderWireServer;
@@ -161,5 +175,54 @@ describe('anthropicProvider', () => {
 
     expect(error).toMatchObject({ retryable: false, status: 401 });
     expect(error.message).toBe('anthropic rejected the request (401 Unauthorized): invalid x-api-key');
+  });
+
+  describe('streaming', () => {
+    const streaming = () => anthropicProvider({ apiKey: 'sk-ant-test', baseURL: server.baseURL, stream: true });
+
+    it('streams the text as deltas and answers with the whole text, token usage and finish reason', async () => {
+      server.reply({ events: anthropicStream(['It is sunny ', 'in Paris.']) });
+
+      const { response, deltas } = await streamed(streaming(), firstStepCall('claude-sonnet-4-5'));
+
+      expect(deltas).toEqual(['It is sunny ', 'in Paris.']);
+      expect(response).toEqual({
+        text: 'It is sunny in Paris.',
+        usage: { inputTokens: 412, outputTokens: 57 },
+        finishReason: 'stop',
+      });
+    });
+
+    it('turns a stream that ends before the message stops into a retryable error, never a cut answer', async () => {
+      server.reply({ events: anthropicStreamStart(['The total is 1']) });
+
+      const error = await providerErrorOf(streaming(), firstStepCall('claude-sonnet-4-5'), streamed);
+
+      expect(error.retryable).toBe(true);
+      expect(error.message).toBe('anthropic ended its stream before finishing the answer');
+    });
+
+    it.each([
+      ['invalid_request_error', 'prompt is too long: 210000 tokens > 200000 maximum'],
+      ['billing_error', 'Your credit balance is too low to access the Anthropic API.'],
+    ])('turns a mid-stream %s into an error that fails the run, with its status', async (type, message) => {
+      server.reply({ events: [...anthropicStreamStart(['The total']), anthropicStreamError(type, message)] });
+
+      const error = await providerErrorOf(streaming(), firstStepCall('claude-sonnet-4-5'), streamed);
+
+      expect(error).toMatchObject({ retryable: false, status: 400 });
+      expect(error.message).toBe(`anthropic rejected the request (400 Bad Request): ${message}`);
+    });
+
+    it('turns a mid-stream overload into a retryable error, with its status', async () => {
+      server.reply({
+        events: [...anthropicStreamStart(['The total']), anthropicStreamError('overloaded_error', 'Overloaded')],
+      });
+
+      const error = await providerErrorOf(streaming(), firstStepCall('claude-sonnet-4-5'), streamed);
+
+      expect(error).toMatchObject({ retryable: true, status: 529 });
+      expect(error.message).toBe('anthropic could not answer (529): Overloaded');
+    });
   });
 });

@@ -2,8 +2,23 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openaiCompatibleProvider } from '../../../src/model/providers/openai-compatible-provider.js';
 import { startProviderWireServer } from '../../helpers/provider-wire-server.js';
 import type { ProviderWireServer } from '../../helpers/provider-wire-server.js';
-import { chatCompletion, chatToolCall, chatError } from '../../helpers/provider-wire-bodies.js';
-import { firstStepCall, generate, weatherTool, parisResult, providerErrorOf, secondStepCall } from './weather-calls.js';
+import {
+  chatCompletion,
+  chatCompletionStream,
+  chatCompletionStreamStart,
+  chatToolCall,
+  chatError,
+  chatStreamError,
+} from '../../helpers/provider-wire-bodies.js';
+import {
+  firstStepCall,
+  generate,
+  weatherTool,
+  parisResult,
+  providerErrorOf,
+  secondStepCall,
+  streamed,
+} from './weather-calls.js';
 
 describe('openaiCompatibleProvider', () => {
   let server: ProviderWireServer;
@@ -150,5 +165,47 @@ describe('openaiCompatibleProvider', () => {
     expect(error).toMatchObject({ retryable: false, status: 401 });
     expect(error.message).toBe('vllm rejected the request (401 Unauthorized): Invalid API key');
     expect(server.requests[0]?.headers.authorization).toBe('Bearer vllm-key');
+  });
+
+  describe('streaming', () => {
+    const streaming = () => openaiCompatibleProvider({ name: 'vllm', baseURL: server.baseURL, stream: true });
+
+    it('asks for the usage chunk, so a streamed step records its tokens', async () => {
+      server.reply({ events: chatCompletionStream(['It is sunny ', 'in Paris.']) });
+
+      const { response, deltas } = await streamed(streaming(), firstStepCall('llama3.1:8b'));
+
+      expect(deltas).toEqual(['It is sunny ', 'in Paris.']);
+      expect(response).toEqual({
+        text: 'It is sunny in Paris.',
+        usage: { inputTokens: 160, outputTokens: 18 },
+        finishReason: 'stop',
+      });
+      expect(server.requests[0]?.body).toMatchObject({ stream: true, stream_options: { include_usage: true } });
+    });
+
+    it('turns a mid-stream error chunk (context too long) into an error that fails the run, with its status', async () => {
+      server.reply({
+        events: [
+          ...chatCompletionStreamStart(['The total']),
+          chatStreamError('This model’s maximum context length is 8192 tokens.', 'BadRequestError', 400),
+        ],
+      });
+
+      const error = await providerErrorOf(streaming(), firstStepCall('llama3.1:8b'), streamed);
+
+      expect(error).toMatchObject({ retryable: false, status: 400 });
+      expect(error.message).toBe(
+        'vllm rejected the request (400 Bad Request): This model’s maximum context length is 8192 tokens.',
+      );
+    });
+
+    it('turns a stream that ends before its finish reason into a retryable error', async () => {
+      server.reply({ events: chatCompletionStreamStart(['The total is 1']) });
+
+      const error = await providerErrorOf(streaming(), firstStepCall('llama3.1:8b'), streamed);
+
+      expect(error.retryable).toBe(true);
+    });
   });
 });

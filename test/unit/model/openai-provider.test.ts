@@ -7,8 +7,19 @@ import {
   openaiMessageItem,
   openaiFunctionCallItem,
   openaiError,
+  openaiResponseStream,
+  openaiResponseStreamStart,
+  openaiStreamError,
 } from '../../helpers/provider-wire-bodies.js';
-import { firstStepCall, generate, weatherTool, parisResult, providerErrorOf, secondStepCall } from './weather-calls.js';
+import {
+  firstStepCall,
+  generate,
+  weatherTool,
+  parisResult,
+  providerErrorOf,
+  secondStepCall,
+  streamed,
+} from './weather-calls.js';
 
 describe('openaiProvider', () => {
   let server: ProviderWireServer;
@@ -164,5 +175,45 @@ describe('openaiProvider', () => {
       'openai rejected the request (401 Unauthorized): Incorrect API key provided: sk-test-openai.',
     );
     expect(server.requests[0]?.headers.authorization).toBe('Bearer sk-test-openai');
+  });
+
+  describe('streaming', () => {
+    const streaming = () => openaiProvider({ apiKey: 'sk-test-openai', baseURL: server.baseURL, stream: true });
+
+    it('streams the text as deltas and answers with the whole text, token usage and finish reason', async () => {
+      server.reply({ events: openaiResponseStream(['It is sunny ', 'in Paris.']) });
+
+      const { response, deltas } = await streamed(streaming(), firstStepCall('gpt-4.1-mini'));
+
+      expect(deltas).toEqual(['It is sunny ', 'in Paris.']);
+      expect(response).toEqual({
+        text: 'It is sunny in Paris.',
+        usage: { inputTokens: 52, outputTokens: 18 },
+        finishReason: 'stop',
+      });
+    });
+
+    it('turns a stream that ends before the response completes into a retryable error, never a cut answer', async () => {
+      server.reply({ events: openaiResponseStreamStart(['The total is 1']) });
+
+      const error = await providerErrorOf(streaming(), firstStepCall('gpt-4.1-mini'), streamed);
+
+      expect(error.retryable).toBe(true);
+      expect(error.message).toBe('openai ended its stream before finishing the answer');
+    });
+
+    it('turns a mid-stream error event for an invalid prompt into an error that fails the run', async () => {
+      server.reply({
+        events: [
+          ...openaiResponseStreamStart(['The total']),
+          openaiStreamError('invalid_prompt', 'Invalid prompt.', 3),
+        ],
+      });
+
+      const error = await providerErrorOf(streaming(), firstStepCall('gpt-4.1-mini'), streamed);
+
+      expect(error).toMatchObject({ retryable: false, status: 400 });
+      expect(error.message).toBe('openai rejected the request (400 Bad Request): Invalid prompt.');
+    });
   });
 });

@@ -62,9 +62,24 @@ export function generate(provider: ModelProvider, call: ModelCall): Promise<Mode
   return provider.generate(call, { signal: new AbortController().signal });
 }
 
+/** Runs a call with a text-delta listener, as the model activity does for a streaming provider. */
+export async function streamed(
+  provider: ModelProvider,
+  call: ModelCall,
+): Promise<{ response: ModelResponse; deltas: string[] }> {
+  const deltas: string[] = [];
+  const onTextDelta = (delta: string) => deltas.push(delta);
+  const response = await provider.generate(call, { signal: new AbortController().signal, onTextDelta });
+  return { response, deltas };
+}
+
 /** Runs a call that must fail and returns the ModelProviderError it failed with. */
-export async function providerErrorOf(provider: ModelProvider, call: ModelCall): Promise<ModelProviderError> {
-  const error: unknown = await generate(provider, call).then(
+export async function providerErrorOf(
+  provider: ModelProvider,
+  call: ModelCall,
+  run: (provider: ModelProvider, call: ModelCall) => Promise<unknown> = generate,
+): Promise<ModelProviderError> {
+  const error: unknown = await run(provider, call).then(
     () => undefined,
     (reason: unknown) => reason,
   );
