@@ -22,7 +22,8 @@ export type PayloadStoreConfig = (
 /** What a store reports on besides its answers, kept out of {@link PayloadStoreConfig}, which is plain data. */
 export interface PayloadStoreReporting {
   /**
-   * Where a PostgreSQL store reports a connection of its pool that broke while idle.
+   * Where a PostgreSQL store reports a connection of its pool that broke while idle, and a file store a damaged run
+   * file it skipped.
    * @default console
    */
   logger?: Pick<Console, 'warn'>;
@@ -33,12 +34,13 @@ export interface PayloadStoreReporting {
  * `postgres` for workers on several machines.
  */
 export function createPayloadStore(config: PayloadStoreConfig, { logger }: PayloadStoreReporting = {}): PayloadStore {
+  const reporting = logger ? { logger } : {};
   switch (config.kind) {
     case 'memory':
       return createMemoryPayloadStore(config);
     case 'file':
-      return createFilePayloadStore(config);
+      return createFilePayloadStore({ ...config, ...reporting });
     case 'postgres':
-      return createPostgresPayloadStore(logger ? { ...config, logger } : config);
+      return createPostgresPayloadStore({ ...config, ...reporting });
   }
 }

@@ -3,6 +3,7 @@ import { mkdir, open, readFile, readdir, rename, rm, stat, utimes } from 'node:f
 import path from 'node:path';
 import type { EncryptionOptions } from '../security/encryption-keys.js';
 import { RelayError } from '../shared/errors.js';
+import { errorMessage } from '../tool/error-message.js';
 import { sweepCutoff, toRetentionMs } from './payload-retention.js';
 import { assertPayloadRef, createPayloadSealer, openOrRemoveDamaged, payloadNotFound } from './payload-sealer.js';
 import type { SealedPayload } from './payload-sealer.js';
@@ -20,7 +21,14 @@ export interface FilePayloadStoreOptions {
    * @default defaultPayloadRetentionMs (7 days)
    */
   retentionMs?: number;
+  /**
+   * Where the store reports a run file it cannot read (a damaged `run.json` or `closed`), which it then skips.
+   * @default console
+   */
+  logger?: Pick<Console, 'warn'>;
 }
+
+type Logger = Pick<Console, 'warn'>;
 
 /** The folders of one tenant (named by the SHA-256 of the tenant id, so no tenant id can name a path). */
 interface TenantFolders {
@@ -55,6 +63,7 @@ export function createFilePayloadStore(options: FilePayloadStoreOptions): Payloa
   const sealer = createPayloadSealer(options.encryption);
   const retentionMs = toRetentionMs(options.retentionMs);
   const directory = path.resolve(options.directory);
+  const logger = options.logger ?? console;
 
   return {
     async put(scope, data) {
@@ -63,6 +72,7 @@ export function createFilePayloadStore(options: FilePayloadStoreOptions): Payloa
       const run = runFolder(folders, scope.runId);
       // The run is recorded before its use, so a run that used a payload can always be listed as unclosed.
       await recordRun(run, scope);
+      await clearCloseMark(run);
       // The use is recorded before the payload is touched: a sweep that has not seen the use sees the fresh time.
       await recordUse(run, ref);
       const file = payloadFile(folders, ref);
@@ -92,14 +102,14 @@ export function createFilePayloadStore(options: FilePayloadStoreOptions): Payloa
       const cutoff = sweepCutoff(sweepOptions, retentionMs);
       let deleted = 0;
       for (const tenant of await listFolder(directory)) {
-        deleted += await sweepTenant(path.join(directory, tenant), cutoff);
+        deleted += await sweepTenant(path.join(directory, tenant), cutoff, logger);
       }
       return deleted;
     },
     async listUnclosedRuns(query) {
       const runs: UnclosedRun[] = [];
       for (const tenant of await listFolder(directory))
-        runs.push(...(await readUnclosedRuns(path.join(directory, tenant))));
+        runs.push(...(await readUnclosedRuns(path.join(directory, tenant), logger)));
       return pageOfUnclosedRuns(runs, query);
     },
     async close() {},
@@ -126,6 +136,14 @@ async function recordRun(run: string, scope: PayloadScope): Promise<void> {
   await mkdir(run, { recursive: true, mode: 0o700 });
   const record = { version: recordVersion, tenantId: scope.tenantId, runId: scope.runId, firstStoredAt: new Date() };
   await writeAtomically(file, Buffer.from(JSON.stringify(record)));
+}
+
+/**
+ * Clears the run's close mark: a run that stores after its close is open again (a Temporal reset reopens a run under
+ * its id), or is a late activity's, which the janitor lists again and marks closed again at its close time.
+ */
+async function clearCloseMark(run: string): Promise<void> {
+  await rm(path.join(run, closedFileName), { force: true });
 }
 
 async function recordUse(run: string, ref: PayloadRef): Promise<void> {
@@ -197,9 +215,9 @@ function decodeRecord(record: Buffer, ref: PayloadRef): SealedPayload {
  * Deletes a tenant's expired payloads, stray temporary files older than the cutoff, and the folders of runs closed
  * before it. A payload is kept while a run that stored it is open or closed after the cutoff.
  */
-async function sweepTenant(tenant: string, cutoff: Date): Promise<number> {
+async function sweepTenant(tenant: string, cutoff: Date, logger: Logger): Promise<number> {
   const folders: TenantFolders = { payloads: path.join(tenant, 'payloads'), runs: path.join(tenant, 'runs') };
-  const runs = await readRuns(folders.runs);
+  const runs = await readRuns(folders.runs, logger);
   const inUse = new Set(runs.filter((run) => !(run.closedAt && run.closedAt < cutoff)).flatMap((run) => run.refs));
   let deleted = 0;
   for (const name of await listFolder(folders.payloads)) {
@@ -216,42 +234,86 @@ async function sweepTenant(tenant: string, cutoff: Date): Promise<number> {
   return deleted;
 }
 
-async function readRuns(runs: string): Promise<StoredRun[]> {
+async function readRuns(runs: string, logger: Logger): Promise<StoredRun[]> {
   return Promise.all(
     (await listFolder(runs)).map(async (name) => {
       const folder = path.join(runs, name);
-      const closed = await readTextIfPresent(path.join(folder, closedFileName));
       return {
         folder,
-        closedAt: closed === undefined ? undefined : new Date(closed),
+        closedAt: await readCloseMark(folder, logger),
         refs: await listFolder(path.join(folder, 'uses')),
       };
     }),
   );
 }
 
-/** A tenant's runs that have a record and no close. */
-async function readUnclosedRuns(tenant: string): Promise<UnclosedRun[]> {
+/** A tenant's runs that have a readable record and no close. */
+async function readUnclosedRuns(tenant: string, logger: Logger): Promise<UnclosedRun[]> {
   const runs = path.join(tenant, 'runs');
   const found = await Promise.all(
     (await listFolder(runs)).map(async (name) => {
       const folder = path.join(runs, name);
-      if ((await readTextIfPresent(path.join(folder, closedFileName))) !== undefined) return undefined;
+      if ((await readCloseMark(folder, logger)) !== undefined) return undefined;
       // A folder without a record is one a put began and never got to record a use in, or a close of a run that
       // stored nothing: neither holds a payload to expire.
-      const record = await readTextIfPresent(path.join(folder, runFileName));
-      return record === undefined ? undefined : decodeRunRecord(record, folder);
+      return readRunRecord(folder, logger);
     }),
   );
   return found.filter((run) => run !== undefined);
 }
 
-function decodeRunRecord(text: string, folder: string): UnclosedRun {
+/**
+ * When the run closed, or undefined when it has no close mark. A damaged mark counts as none: the run keeps its
+ * payloads (it may be open again, after a reset) and is listed, so the janitor asks Temporal and writes a fresh mark.
+ * Any guessed close would either keep them forever (now, at every read) or could delete a live run's (a past time).
+ */
+async function readCloseMark(folder: string, logger: Logger): Promise<Date | undefined> {
+  return readRunFile(path.join(folder, closedFileName), decodeCloseMark, logger, {
+    skipped: 'the run counts as open: its payloads are kept and a janitor asks Temporal about it again',
+  });
+}
+
+/** The run's record, or undefined when it has none or it is damaged. */
+async function readRunRecord(folder: string, logger: Logger): Promise<UnclosedRun | undefined> {
+  return readRunFile(path.join(folder, runFileName), decodeRunRecord, logger, {
+    skipped: 'no janitor lists the run, and its payloads are kept until the file is repaired or its folder removed',
+  });
+}
+
+/**
+ * A run file decoded, or undefined when it is missing or damaged (unreadable, or not what the store writes). Damage is
+ * reported, naming the file, and skipped: one damaged run must not stop the listing or sweep of every other.
+ */
+async function readRunFile<T>(
+  file: string,
+  decode: (text: string) => T | undefined,
+  logger: Logger,
+  { skipped }: { skipped: string },
+): Promise<T | undefined> {
+  let problem = 'it does not hold what the store writes';
+  try {
+    const text = await readTextIfPresent(file);
+    const decoded = text === undefined ? undefined : decode(text);
+    if (text === undefined || decoded !== undefined) return decoded;
+  } catch (error) {
+    problem = errorMessage(error);
+  }
+  logger.warn(`Relay-E file payload store: the run file ${file} is damaged (${problem}); ${skipped}`);
+  return undefined;
+}
+
+/** A close mark as `markRunClosed` writes it (an ISO time), or undefined. */
+function decodeCloseMark(text: string): Date | undefined {
+  const closedAt = new Date(text);
+  return Number.isNaN(closedAt.getTime()) || closedAt.toISOString() !== text ? undefined : closedAt;
+}
+
+function decodeRunRecord(text: string): UnclosedRun | undefined {
   let record: { version?: unknown; tenantId?: unknown; runId?: unknown; firstStoredAt?: unknown } | undefined;
   try {
     record = JSON.parse(text) as typeof record;
   } catch {
-    record = undefined;
+    return undefined;
   }
   const firstStoredAt = typeof record?.firstStoredAt === 'string' ? new Date(record.firstStoredAt) : undefined;
   if (
@@ -261,9 +323,7 @@ function decodeRunRecord(text: string, folder: string): UnclosedRun {
     firstStoredAt === undefined ||
     Number.isNaN(firstStoredAt.getTime())
   ) {
-    throw new RelayError('payload_corrupt', `The run record in ${folder} is not readable: the file was damaged`, {
-      details: { folder },
-    });
+    return undefined;
   }
   return { tenantId: record.tenantId, runId: record.runId, firstStoredAt };
 }

@@ -186,15 +186,27 @@ class LruPayloads {
   }
 }
 
+/** A run marked closed: when, and when it first stored, kept for a put that reopens it. */
+interface ClosedRun {
+  closedAt: Date;
+  firstStoredAt: Date | undefined;
+}
+
 /** The runs that stored payloads in a memory store: those not marked closed, and when the others closed. */
 class RunLedger {
-  readonly #closedAt = new Map<string, Date>();
+  readonly #closed = new Map<string, ClosedRun>();
   readonly #unclosed = new Map<string, UnclosedRun>();
 
+  /**
+   * Records the run as unclosed, clearing any close mark: a run that stores after its close is open again (a Temporal
+   * reset reopens a run under its id), or is a late activity's, which the janitor marks closed again at its close.
+   */
   stored({ tenantId, runId }: PayloadScope): void {
     const key = runKey(tenantId, runId);
-    if (this.#closedAt.has(key) || this.#unclosed.has(key)) return;
-    this.#unclosed.set(key, { tenantId, runId, firstStoredAt: new Date() });
+    if (this.#unclosed.has(key)) return;
+    const reopened = this.#closed.get(key);
+    this.#closed.delete(key);
+    this.#unclosed.set(key, { tenantId, runId, firstStoredAt: reopened?.firstStoredAt ?? new Date() });
     // A Map iterates in insertion order: the first key is the run remembered longest.
     if (this.#unclosed.size > maxUnclosedRunsRemembered) {
       const oldest = this.#unclosed.keys().next();
@@ -204,17 +216,18 @@ class RunLedger {
 
   closed({ tenantId, runId }: PayloadScope, closedAt: Date): void {
     const key = runKey(tenantId, runId);
-    this.#closedAt.set(key, closedAt);
+    const firstStoredAt = (this.#unclosed.get(key) ?? this.#closed.get(key))?.firstStoredAt;
+    this.#closed.set(key, { closedAt, firstStoredAt });
     this.#unclosed.delete(key);
   }
 
   isOpenOrClosedSince(tenantId: string, runId: string, cutoff: Date): boolean {
-    const closedAt = this.#closedAt.get(runKey(tenantId, runId));
+    const closedAt = this.#closed.get(runKey(tenantId, runId))?.closedAt;
     return closedAt === undefined || closedAt >= cutoff;
   }
 
   forgetClosedBefore(cutoff: Date): void {
-    for (const [key, closedAt] of this.#closedAt) if (closedAt < cutoff) this.#closedAt.delete(key);
+    for (const [key, { closedAt }] of this.#closed) if (closedAt < cutoff) this.#closed.delete(key);
   }
 
   unclosedPage(query: UnclosedRunsQuery): UnclosedRun[] {
@@ -222,7 +235,7 @@ class RunLedger {
   }
 
   clear(): void {
-    this.#closedAt.clear();
+    this.#closed.clear();
     this.#unclosed.clear();
   }
 }

@@ -219,11 +219,7 @@ async function storePayload(
   seal: () => { keyId: string | undefined; body: Uint8Array },
 ): Promise<void> {
   const now = new Date();
-  // The time comes from here, in milliseconds, so a listed run read back as a cursor names its row exactly.
-  await client.query(
-    `INSERT INTO ${tables.runs} (tenant_id, run_id, first_stored_at) VALUES ($1, $2, $3) ON CONFLICT DO NOTHING`,
-    [scope.tenantId, scope.runId, now],
-  );
+  await recordRunStored(client, tables, scope, now);
   const touched = await client.query(
     `UPDATE ${tables.payloads} SET last_put_at = $3 WHERE tenant_id = $1 AND ref = $2`,
     [scope.tenantId, ref, now],
@@ -247,6 +243,20 @@ async function storePayload(
     ref,
     scope.runId,
   ]);
+}
+
+/**
+ * Records the run as unclosed, clearing any close mark: a run that stores after its close is open again (a Temporal
+ * reset reopens a run under its id), or is a late activity's, which the janitor marks closed again at its close. The
+ * update locks the run's row, so a sweep deleting the closed run meanwhile either goes first or sees it unclosed.
+ */
+async function recordRunStored(client: PoolClient, tables: Tables, scope: PayloadScope, now: Date): Promise<void> {
+  // The time comes from here, in milliseconds, so a listed run read back as a cursor names its row exactly.
+  await client.query(
+    `INSERT INTO ${tables.runs} AS r (tenant_id, run_id, first_stored_at) VALUES ($1, $2, $3)
+     ON CONFLICT (tenant_id, run_id) DO UPDATE SET closed_at = NULL WHERE r.closed_at IS NOT NULL`,
+    [scope.tenantId, scope.runId, now],
+  );
 }
 
 /**

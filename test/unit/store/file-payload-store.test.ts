@@ -12,6 +12,9 @@ const sha256Hex = (text: string) => createHash('sha256').update(text).digest('he
 const payloadsFolder = (directory: string, tenantId: string) => path.join(directory, sha256Hex(tenantId), 'payloads');
 const payloadPath = (directory: string, tenantId: string, ref: PayloadRef) =>
   path.join(payloadsFolder(directory, tenantId), ref.slice('sha256:'.length));
+const runFile = (directory: string, scope: { tenantId: string; runId: string }, name: string) =>
+  path.join(directory, sha256Hex(scope.tenantId), 'runs', sha256Hex(scope.runId), name);
+const day = 24 * 60 * 60 * 1000;
 const writerScript = path.join(import.meta.dirname, '../../helpers/file-store-writer.ts');
 
 describePayloadStoreBehaviour(
@@ -112,15 +115,40 @@ describe('file store', () => {
     }
   });
 
-  it('reports a damaged run record as payload_corrupt when it lists unclosed runs, instead of leaving the run out', async () => {
-    const store = createFilePayloadStore({ directory });
-    await store.put(scope, new TextEncoder().encode('stored'));
-    const record = path.join(directory, sha256Hex('acme'), 'runs', sha256Hex('run-1'), 'run.json');
+  it('leaves a damaged run record out of the unclosed runs with a warning naming its file, and lists the others', async () => {
+    const warnings: string[] = [];
+    const store = createFilePayloadStore({ directory, logger: { warn: (line: string) => warnings.push(line) } });
+    const ref = await store.put(scope, new TextEncoder().encode('stored'));
+    await store.put({ tenantId: 'globex', runId: 'run-2' }, new TextEncoder().encode('stored too'));
+    const record = runFile(directory, scope, 'run.json');
     expect(JSON.parse(await readFile(record, 'utf8'))).toMatchObject({ tenantId: 'acme', runId: 'run-1' });
 
     await writeFile(record, '{"version": 1, "tenantId": "acme"');
 
-    await expect(store.listUnclosedRuns({ limit: 10 })).rejects.toMatchObject({ code: 'payload_corrupt' });
+    expect((await store.listUnclosedRuns({ limit: 10 })).map((run) => run.runId)).toEqual(['run-2']);
+    expect(warnings).toEqual([expect.stringContaining(record)]);
+    // The run's uses still keep its payload: an unreadable record never costs a run that may be open its payloads.
+    expect(await store.sweep({ now: new Date(Date.now() + 365 * day), retentionMs: day })).toBe(0);
+    expect(await store.get(scope, ref)).toEqual(new TextEncoder().encode('stored'));
+  });
+
+  it('counts a run whose close mark is damaged as open, with a warning naming the file, until it is marked again', async () => {
+    const warnings: string[] = [];
+    const store = createFilePayloadStore({ directory, logger: { warn: (line: string) => warnings.push(line) } });
+    const ref = await store.put(scope, new TextEncoder().encode('stored'));
+    const closedAt = new Date();
+    await store.markRunClosed(scope, closedAt);
+    const mark = runFile(directory, scope, 'closed');
+
+    await writeFile(mark, 'not a time');
+
+    expect(await store.sweep({ now: new Date(closedAt.getTime() + 2 * day), retentionMs: day })).toBe(0);
+    expect(await store.get(scope, ref)).toEqual(new TextEncoder().encode('stored'));
+    expect((await store.listUnclosedRuns({ limit: 10 })).map((run) => run.runId)).toEqual(['run-1']);
+    expect(warnings).toEqual([expect.stringContaining(mark), expect.stringContaining(mark)]);
+    // What a janitor does once Temporal says the run closed: the payload then expires from the real close.
+    await store.markRunClosed(scope, closedAt);
+    expect(await store.sweep({ now: new Date(closedAt.getTime() + 2 * day), retentionMs: day })).toBe(1);
   });
 
   it('deletes temporary files older than the retention period when it sweeps, and counts only payloads', async () => {

@@ -1,7 +1,12 @@
+import { createHash } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { Client } from '@temporalio/client';
 import { msNumberToTs } from '@temporalio/common/lib/time.js';
 import proto from '@temporalio/proto';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createFilePayloadStore } from '../../../src/store/file-payload-store.js';
 import { createMemoryPayloadStore } from '../../../src/store/memory-payload-store.js';
 import { startPayloadJanitor } from '../../../src/store/payload-janitor.js';
 import type { PayloadJanitor, PayloadJanitorOptions } from '../../../src/store/payload-janitor.js';
@@ -14,6 +19,7 @@ const { WorkflowExecutionStatus: Status } = proto.temporal.api.enums.v1;
 const day = 24 * 60 * 60 * 1000;
 const scope = (runId: string): PayloadScope => ({ tenantId: 'acme', runId });
 const text = (value: string) => new TextEncoder().encode(value);
+const sha256Hex = (value: string) => createHash('sha256').update(value).digest('hex');
 
 /** What the fake server answers for a workflow id: a status (with a close time), not found, or an error. */
 type Answer = { status: number; closeTime?: Date } | 'not found' | Error | (() => Promise<Answer>);
@@ -227,6 +233,58 @@ describe('payload janitor', () => {
     expect(report).toMatchObject({ markedClosed: 1, swept: 1 });
     await expect(store.get(scope('closed'), closedRef)).rejects.toMatchObject({ code: 'payload_not_found' });
     expect(await store.get(scope('open'), openRef)).toEqual(text('open'));
+  });
+
+  it("describes again a run that stored after it was marked closed: a reset one that is open keeps its payloads, a late activity's closes again", async () => {
+    const { store, closes } = recordingStore();
+    await putInTurn(store, ['reset', 'late']);
+    const closeTime = new Date();
+    const closed = { status: Status.WORKFLOW_EXECUTION_STATUS_COMPLETED, closeTime };
+    await start({
+      store,
+      client: temporalAnswering({ reset: closed, late: closed }).client,
+      logger: recordingLogger().logger,
+    }).runOnce();
+    // A Temporal reset reopens 'reset' under its id; an activity of 'late' finishes after its run closed.
+    const resetRef = await store.put(scope('reset'), text('stored after the reset'));
+    const lateRef = await store.put(scope('late'), text('stored after the close'));
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    const { client, described } = temporalAnswering({
+      reset: { status: Status.WORKFLOW_EXECUTION_STATUS_RUNNING },
+      late: closed,
+    });
+
+    const report = await start({ store, client, retentionMs: 0, logger: recordingLogger().logger }).runOnce();
+
+    expect(described).toEqual(['reset', 'late']);
+    expect(closes.slice(2)).toEqual([{ runId: 'late', closedAt: closeTime }]);
+    expect(report).toMatchObject({ checked: 2, markedClosed: 1, swept: 2 });
+    expect(await store.get(scope('reset'), resetRef)).toEqual(text('stored after the reset'));
+    await expect(store.get(scope('late'), lateRef)).rejects.toMatchObject({ code: 'payload_not_found' });
+  });
+
+  it('marks and sweeps the other runs of a file store when one run record is damaged, and warns naming the record', async () => {
+    const directory = await mkdtemp(path.join(tmpdir(), 'relay-janitor-'));
+    try {
+      const { lines, logger } = recordingLogger();
+      const store = createFilePayloadStore({ directory, logger });
+      const healthyRef = await store.put(scope('healthy'), text('healthy'));
+      const damagedRef = await store.put({ tenantId: 'globex', runId: 'damaged' }, text('damaged'));
+      const record = path.join(directory, sha256Hex('globex'), 'runs', sha256Hex('damaged'), 'run.json');
+      await writeFile(record, '{"version": 1, "tenantId": "glo');
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const completed = { status: Status.WORKFLOW_EXECUTION_STATUS_COMPLETED, closeTime: new Date() };
+      const { client } = temporalAnswering({ healthy: completed, damaged: completed });
+
+      const report = await start({ store, client, retentionMs: 0, logger }).runOnce();
+
+      expect(report).toMatchObject({ checked: 1, markedClosed: 1, swept: 1 });
+      await expect(store.get(scope('healthy'), healthyRef)).rejects.toMatchObject({ code: 'payload_not_found' });
+      expect(await store.get({ tenantId: 'globex', runId: 'damaged' }, damagedRef)).toEqual(text('damaged'));
+      expect(lines).toContainEqual({ level: 'warn', line: expect.stringContaining(record) as unknown });
+    } finally {
+      await rm(directory, { recursive: true, force: true });
+    }
   });
 
   it("takes the runs after the last pass's batch, so runs that stay open never keep newer ones from being checked", async () => {

@@ -267,15 +267,45 @@ export function describePayloadStoreBehaviour(
         ]);
       });
 
-      it('lists no run that was marked closed before it stored, nor one whose every close the sweep has forgotten', async () => {
+      it('lists no run whose every close the sweep has forgotten', async () => {
         const store = open({ retentionMs: 0 });
-        await store.markRunClosed(acme('closed-first'));
-        await store.put(acme('closed-first'), text('stored after its close'));
         await store.put(acme('swept'), text('swept'));
         await store.markRunClosed(acme('swept'));
         await store.sweep({ now: new Date(Date.now() + day) });
 
         expect(await store.listUnclosedRuns({ limit: 10 })).toEqual([]);
+      });
+
+      it('lists a run marked closed again once it stores again, and keeps what it stores while it is open', async () => {
+        // A Temporal reset reopens a closed run under the same id: its payloads must not expire from the old close.
+        const store = open({ retentionMs: 7 * day });
+        const now = Date.now();
+        await store.put(acme('reset'), text('before the reset'));
+        const [firstListed] = await store.listUnclosedRuns({ limit: 10 });
+        await store.markRunClosed(acme('reset'), new Date(now - 6 * day));
+        await nextMillisecond();
+        const ref = await store.put(acme('reset'), text('after the reset'));
+
+        expect(await store.listUnclosedRuns({ limit: 10 })).toEqual([firstListed]);
+        expect(await store.sweep({ now: new Date(now + 8 * day) })).toBe(0);
+        expect(await store.get(acme('reset'), ref)).toEqual(text('after the reset'));
+      });
+
+      it('lets a run that stored after its close expire from that close once it is marked closed again', async () => {
+        // An activity can finish after its run closed: the janitor lists the run again, Temporal says it closed, and
+        // the janitor marks it closed at the same time, so the late payload does not outlive the run for good.
+        const store = open({ retentionMs: day });
+        const closedAt = new Date();
+        await store.put(acme('late'), text('stored before its close'));
+        await store.markRunClosed(acme('late'), closedAt);
+        const ref = await store.put(acme('late'), text('stored after its close'));
+        expect((await store.listUnclosedRuns({ limit: 10 })).map((run) => run.runId)).toEqual(['late']);
+
+        await store.markRunClosed(acme('late'), closedAt);
+
+        expect(await store.listUnclosedRuns({ limit: 10 })).toEqual([]);
+        expect(await store.sweep({ now: new Date(Date.now() + day + 1) })).toBe(2);
+        expect(await failureCode(store.get(acme('late'), ref))).toBe('payload_not_found');
       });
 
       it('refuses a limit that is not a positive integer with invalid_input', async () => {
