@@ -55,8 +55,11 @@ export class AesGcmPayloadCodec implements PayloadCodec {
     }));
   }
 
-  async decode(payloads: Payload[]): Promise<Payload[]> {
-    return payloads.map((payload) => this.#decodeOne(payload));
+  async decode(payloads: Payload[], context?: SerializationContext): Promise<Payload[]> {
+    return payloads.map((payload) => {
+      refuseOtherWorkflowsPayload(payload, context);
+      return this.#decodeOne(payload);
+    });
   }
 
   #decodeOne(payload: Payload): Payload {
@@ -88,6 +91,23 @@ export class AesGcmPayloadCodec implements PayloadCodec {
       );
     }
   }
+}
+
+/**
+ * Refuses a payload that names a workflow other than the one the SDK decodes it for: the name is bound to the
+ * ciphertext, but a payload copied whole from one run into another's signal or update would still decrypt there, and
+ * what that run records of it is then readable with a codec token of the run's own tenant. A payload that names no
+ * workflow (encoded where the SDK gave no context, as the Temporal UI does), or read without a context (the codec
+ * server), is not checked.
+ */
+function refuseOtherWorkflowsPayload(payload: Payload, context: SerializationContext | undefined): void {
+  const named = payloadWorkflowId(payload);
+  const readFor = context?.workflowId;
+  if (named === undefined || readFor === undefined || named === readFor) return;
+  throw new RelayError(
+    'decryption_failed',
+    `An encrypted payload of workflow '${named}' was sent to workflow '${readFor}': a payload is read only by its own`,
+  );
 }
 
 /** The workflow an encrypted payload names as its own; trust it only once the payload has decrypted. */
