@@ -8,6 +8,7 @@ import type {
   StopReason,
 } from '../src/shared/run-types.js';
 import { eventsAfter } from '../src/shared/closed-run-record.js';
+import { defaultMaxSteps } from '../src/shared/run-types.js';
 import { newestWithinBytes, toJsonText, utf8ByteLength } from '../src/shared/payload-limits.js';
 import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
 import type { TokenUsage, TranscriptMessage } from '../src/shared/transcript.js';
@@ -113,7 +114,7 @@ export class RunState {
     this.runId = runId;
     this.maxEventsKept = Math.max(1, options.maxEventsKept ?? defaultMaxEventsKept);
     this.input = input;
-    this.maxSteps = input.maxSteps ?? 10;
+    this.maxSteps = input.maxSteps ?? defaultMaxSteps;
     const now = new Date().toISOString();
     this.catalog = carried?.catalog ?? [];
     this.transcript = carried?.transcript ?? initialTranscript(input);

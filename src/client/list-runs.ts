@@ -169,7 +169,8 @@ function openStatus(published: string | undefined): RunStatus {
   return published === 'awaiting_approval' ? 'awaiting_approval' : 'running';
 }
 
-function closedStatus(status: WorkflowExecutionInfo['status']['name']): RunStatus {
+/** A closed run's status from Temporal's: only a completed or cancelled workflow did not fail. */
+export function closedStatus(status: WorkflowExecutionInfo['status']['name']): RunStatus {
   if (status === 'COMPLETED') return 'completed';
   if (status === 'CANCELLED') return 'cancelled';
   return 'failed';

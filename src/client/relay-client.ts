@@ -19,6 +19,7 @@ import { isWorkflowNotFound } from './is-workflow-not-found.js';
 import { listPendingApprovals } from './list-pending-approvals.js';
 import type { ListPendingApprovalsOptions, PendingApprovals } from './list-pending-approvals.js';
 import { noWorkerAnsweredIn } from './no-worker-answered.js';
+import { closedBeforeItRan, snapshotFromDescription } from './snapshot-from-description.js';
 import { readToolCatalog } from './read-tool-catalog.js';
 import { readHandedOffNotices } from './read-handed-off-notices.js';
 import { runVersioningOf } from './read-run-versioning.js';
@@ -270,11 +271,35 @@ export class RelayClient {
     scope: TenantScope,
   ): Promise<RunSnapshot> {
     const versioning = runVersioningOf(description);
-    const snapshot =
-      closed?.snapshot ??
-      endedByTemporal(await this.query(runId, () => this.handle(runId).query(snapshotQuery), scope), description);
+    const snapshot = closed?.snapshot ?? (await this.unrecordedSnapshot(runId, description, scope));
     if (scope.tenantId !== undefined && snapshot.tenantId !== scope.tenantId) throw runNotFound(runId);
     return versioning ? { ...snapshot, versioning } : snapshot;
+  }
+
+  /**
+   * The snapshot of a run without a record, from a worker's answer. A closed one is asked for a bounded time (see
+   * {@link askClosedRun}); if no worker answers, or it closed before any ran it, its description tells it instead.
+   */
+  private async unrecordedSnapshot(
+    runId: string,
+    description: WorkflowExecutionDescription,
+    scope: TenantScope,
+  ): Promise<RunSnapshot> {
+    const ask = () => this.query(runId, () => this.handle(runId).query(snapshotQuery), scope);
+    if (description.status.name === 'RUNNING') return ask();
+    const answer = await this.askClosedRun(ask);
+    return answer ? endedByTemporal(answer, description) : snapshotFromDescription(this.temporal, description);
+  }
+
+  /**
+   * Asks a closed run through a worker's replay, for at most {@link closedRunQueryTimeoutMs}: undefined when no worker
+   * answered in that time, or when the run closed before any workflow task, so no worker ever will.
+   */
+  private async askClosedRun<T>(ask: () => Promise<T>): Promise<T | undefined> {
+    const deadline = Date.now() + closedRunQueryTimeoutMs;
+    return this.temporal
+      .withDeadline(deadline, ask)
+      .catch((error: unknown) => (closedBeforeItRan(error) ? undefined : noWorkerAnswered(error, deadline)));
   }
 
   /**
@@ -317,13 +342,10 @@ export class RelayClient {
   ): Promise<RunEvent[]> {
     const limit = options.limit ?? Infinity;
     const after = options.after ?? 0;
-    if (!closed) return this.readEventPages(runId, after, limit, options);
+    if (!closed) return this.readEventPages(runId, after, limit, options).catch(noEventsIfClosedBeforeItRan);
     const recorded = recordedEventsAfter(closed, after);
     if (recorded[0]?.type !== 'events_dropped') return recorded.slice(0, limit);
-    const deadline = Date.now() + closedRunQueryTimeoutMs;
-    const whole = await this.temporal
-      .withDeadline(deadline, () => this.readEventPages(runId, after, limit, options))
-      .catch((error: unknown) => noWorkerAnswered(error, deadline));
+    const whole = await this.askClosedRun(() => this.readEventPages(runId, after, limit, options));
     return (whole ?? recorded).slice(0, limit);
   }
 
@@ -454,6 +476,8 @@ export class RelayClient {
 
   private async decide(runId: string, decision: ApprovalDecision, scope: TenantScope): Promise<ApprovalOutcome> {
     refuseOverlongReason(decision);
+    // Checked before sending: the run's own check needs a worker, and without one another tenant would wait.
+    await this.checkTenant(runId, scope);
     const stamped = stampedNow(decision);
     const scoped = scope.tenantId !== undefined ? { ...stamped, tenantId: scope.tenantId } : stamped;
     try {
@@ -484,13 +508,15 @@ export class RelayClient {
 
   /** Sends a decision by update and turns the run's refusal into a `RelayError` with the refusal's code. */
   private async sendDecision(runId: string, decision: ApprovalDecision, scope: TenantScope): Promise<ApprovalOutcome> {
+    // Temporal holds an update until a worker takes it: the deadline ends the wait of a run no worker serves.
+    const deadline = Date.now() + workflowTaskRecoveryMs;
+    const send = () => this.handle(runId).executeUpdate(decideUpdate, { args: [decision] });
     try {
-      return await this.query(
-        runId,
-        () => retryWhileWorkflowTaskFails(() => this.handle(runId).executeUpdate(decideUpdate, { args: [decision] })),
-        scope,
+      return await this.temporal.withDeadline(deadline, () =>
+        this.query(runId, () => retryWhileWorkflowTaskFails(send, deadline), scope),
       );
     } catch (error) {
+      if (noWorkerAnsweredIn(error, deadline)) throw decisionUnanswered(runId, error, this.taskQueue);
       // Temporal answers an update to a closed workflow as "not found": tell an ended run from a missing one.
       if (RelayError.isInstance(error) && error.code === 'run_not_found' && (await this.hasEnded(runId, scope))) {
         throw new RelayError('approval_not_pending', `Run '${runId}' has ended; it takes no more decisions`, {
@@ -594,16 +620,38 @@ function noWorkerAnswered(error: unknown, deadline: number): undefined {
   throw error;
 }
 
-/** How long a decision waits for a run whose workflow task is failing (a worker died mid-task) to recover. */
+/**
+ * How long a decision waits for the run to take it: a run whose workflow task is failing (a worker died mid-task)
+ * recovers within this, and one that no worker takes it for by then is `run_unavailable`.
+ */
 const workflowTaskRecoveryMs = 60_000;
+
+/**
+ * A decision no worker took by its deadline, as `run_unavailable`. Temporal keeps it for the run: a worker that
+ * picks the run up later may still apply it.
+ */
+function decisionUnanswered(runId: string, error: unknown, taskQueue: string): RelayError {
+  if (RelayError.isInstance(error)) return error;
+  return new RelayError(
+    'run_unavailable',
+    `Run '${runId}' took no decision within ${workflowTaskRecoveryMs / 1000} s: no worker answered. ` +
+      `Is a Relay-E worker running on task queue '${taskQueue}'?`,
+    { cause: error },
+  );
+}
+
+/** The events of a run that closed before any workflow task ran: it recorded none. */
+function noEventsIfClosedBeforeItRan(error: unknown): RunEvent[] {
+  if (closedBeforeItRan(error)) return [];
+  throw error;
+}
 
 /**
  * Temporal refuses an update, before recording anything, while the run's last workflow task failed or timed
  * out, which is what a worker killed mid-task leaves behind until another worker picks the run up. The
- * approver should not see that: retry with backoff until it clears or `workflowTaskRecoveryMs` passes.
+ * approver should not see that: retry with backoff until it clears or `deadline` passes.
  */
-async function retryWhileWorkflowTaskFails<T>(call: () => Promise<T>): Promise<T> {
-  const deadline = Date.now() + workflowTaskRecoveryMs;
+async function retryWhileWorkflowTaskFails<T>(call: () => Promise<T>, deadline: number): Promise<T> {
   for (let attempt = 1; ; attempt += 1) {
     try {
       return await call();

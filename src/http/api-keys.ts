@@ -25,9 +25,12 @@ const tenantIdSchema = z.string().regex(tenantIdPattern, {
   message: `Expected 1 to ${maxTenantIdLength} letters, digits or . _ : @ -`,
 });
 const keySchema = z.string().regex(/^\S{1,512}$/, { message: 'Expected 1 to 512 characters and no whitespace' });
-const keyFileSchema = z.object({
-  keys: z.array(z.object({ key: keySchema, tenantId: tenantIdSchema, name: z.string().min(1).max(128).optional() })),
+const keyEntrySchema = z.object({
+  key: keySchema,
+  tenantId: tenantIdSchema,
+  name: z.string().min(1).max(128).optional(),
 });
+const keyFileSchema = z.object({ keys: z.array(keyEntrySchema) });
 
 /** Reads the API keys from a JSON file and/or `RELAY_E_API_KEYS`; finding none is an error, since the API requires a key. */
 export async function loadApiKeys(options: LoadApiKeysOptions): Promise<ApiKeyTenants> {
@@ -50,6 +53,20 @@ export async function loadApiKeys(options: LoadApiKeysOptions): Promise<ApiKeyTe
     throw new RelayError('invalid_input', 'No API keys configured: set RELAY_E_API_KEYS or give a keys file');
   }
   return keys;
+}
+
+/**
+ * Refuses a key map with an entry `loadApiKeys` would refuse: an empty key would let in every caller who sends none.
+ * The entry is named by position, since its key is a secret.
+ */
+export function checkApiKeys(apiKeys: ApiKeyTenants, owner: string): void {
+  [...apiKeys].forEach(([key, tenant], index) => {
+    const check = keyEntrySchema.safeParse({ ...tenant, key });
+    if (check.success) return;
+    // Zod's messages state the rule, never the value.
+    const issues = check.error.issues.map((issue) => `${issue.path.join('.')}: ${issue.message}`).join('; ');
+    throw new RelayError('invalid_input', `${owner}: API key ${index + 1} of apiKeys is invalid (${issues})`);
+  });
 }
 
 /**

@@ -15,7 +15,7 @@ export interface CancelOutcome {
  * run's snapshot is read first.
  */
 export async function cancelUnlessEnded(client: RelayClient, runId: string, tenantId: string): Promise<CancelOutcome> {
-  // A run waiting for a worker to recover it cannot say its status, but it can be cancelled.
+  // Only an open run is unavailable (a closed one no worker answers for reads from its description): cancel it.
   const snapshot = await client.getRun(runId, { tenantId }).catch((error: unknown) => {
     if (RelayError.isInstance(error) && error.code === 'run_unavailable') return undefined;
     throw error;

@@ -2,6 +2,7 @@ import { OpenAPIHono } from '@hono/zod-openapi';
 import type { RelayClient } from '../client/relay-client.js';
 import { RelayError } from '../shared/errors.js';
 import type { PayloadStore } from '../store/payload-store.js';
+import { checkApiKeys } from './api-keys.js';
 import type { ApiKeyTenants } from './api-keys.js';
 import { createApprovalsApi } from './approvals-api.js';
 import type { ApiEnv } from './create-resource-api.js';
@@ -21,7 +22,10 @@ export type { ApiEnv } from './create-resource-api.js';
 
 export interface CreateApiOptions {
   client: RelayClient;
-  /** The keys callers authenticate with, each mapped to the tenant it speaks for; at least one. */
+  /**
+   * The keys callers authenticate with, each mapped to the tenant it speaks for; at least one, each checked as
+   * `loadApiKeys` checks them (1 to 512 characters without whitespace, a valid tenant id).
+   */
   apiKeys: ApiKeyTenants;
   /** The largest request body accepted, by the API and the inbox alike. @default 1_048_576 (1 MiB) */
   maxBodyBytes?: number;
@@ -56,6 +60,7 @@ export function createApi(options: CreateApiOptions): OpenAPIHono<ApiEnv> {
   if (options.apiKeys.size === 0) {
     throw new RelayError('invalid_input', 'createApi needs at least one API key (apiKeys is empty)');
   }
+  checkApiKeys(options.apiKeys, 'createApi');
   const logger = options.logger ?? console;
   const app = new OpenAPIHono<ApiEnv>();
   app.onError(createErrorHandler(logger));

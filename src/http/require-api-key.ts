@@ -8,7 +8,9 @@ import { HttpError } from './http-error.js';
 export function requireApiKey(apiKeys: ApiKeyTenants): MiddlewareHandler<ApiEnv> {
   const verifyApiKey = createApiKeyVerifier(apiKeys);
   return async (c, next) => {
-    const caller = verifyApiKey(readApiKey(c.req.header('authorization'), c.req.header('x-api-key')) ?? '');
+    const presented = readApiKey(c.req.header('authorization'), c.req.header('x-api-key'));
+    // No key is refused before the lookup, whatever the map holds.
+    const caller = presented ? verifyApiKey(presented) : undefined;
     if (!caller) {
       throw new HttpError(401, 'unauthorized', 'Send a valid API key as `Authorization: Bearer <key>` or `x-api-key`', {
         headers: { 'www-authenticate': 'Bearer' },

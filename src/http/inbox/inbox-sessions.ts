@@ -56,6 +56,8 @@ export class InboxSessions {
 
   /** Starts a session for a presented API key: the cookie to set, or undefined when the key is not one of ours. */
   create(apiKey: string): { cookie: string; session: InboxSession } | undefined {
+    // A blank form is refused before the lookup, whatever keys were given.
+    if (apiKey === '') return undefined;
     const keyId = keyIdOf(apiKey);
     const key = this.keysById.get(keyId);
     if (!key) return undefined;

@@ -1,0 +1,65 @@
+import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
+import { isGrpcServiceError } from '@temporalio/client';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
+import { defaultMaxSteps } from '../shared/run-types.js';
+import type { AgentRunInput, RunSnapshot } from '../shared/run-types.js';
+import { closedStatus } from './list-runs.js';
+import { readHistoryPages } from './read-history.js';
+
+/** gRPC FAILED_PRECONDITION, as the server refuses a query to a run that closed before any workflow task. */
+const failedPrecondition = 9;
+
+/** Whether a query failed because the run closed before a workflow task ran: no worker will ever answer it. */
+export function closedBeforeItRan(error: unknown): boolean {
+  const cause = error instanceof Error && error.cause !== undefined ? error.cause : error;
+  return [error, cause].some(
+    (each) =>
+      isGrpcServiceError(each) &&
+      Number(each.code) === failedPrecondition &&
+      /closed before WorkflowTaskStarted/i.test(each.message),
+  );
+}
+
+/**
+ * The snapshot of a closed run that left no record and that no worker answers for (it closed before a workflow task
+ * ran, or none is up): its status as `listRuns` tells it, and its input from its history's first event. How far it
+ * got cannot be told without a worker, so it shows no step and no usage, and its error says why.
+ */
+export async function snapshotFromDescription(
+  temporal: Client,
+  description: WorkflowExecutionDescription,
+): Promise<RunSnapshot> {
+  const input = await readRunInput(temporal, description.workflowId);
+  const status = closedStatus(description.status.name);
+  return {
+    runId: description.workflowId,
+    tenantId: input.tenantId,
+    ...(input.userId !== undefined ? { userId: input.userId } : {}),
+    ...(input.sessionId !== undefined ? { sessionId: input.sessionId } : {}),
+    model: input.model,
+    status,
+    ...(status === 'failed' ? { stopReason: 'error' as const } : {}),
+    step: 0,
+    maxSteps: input.maxSteps ?? defaultMaxSteps,
+    pendingApprovals: [],
+    usage: { inputTokens: 0, outputTokens: 0 },
+    ...(status === 'failed' ? { error: whyItFailed(description) } : {}),
+    startedAt: description.startTime.toISOString(),
+    updatedAt: (description.closeTime ?? description.startTime).toISOString(),
+    lastEventSeq: 0,
+  };
+}
+
+function whyItFailed(description: WorkflowExecutionDescription): string {
+  const how = { TERMINATED: 'terminated', TIMED_OUT: 'timed out' }[description.status.name as string] ?? 'failed';
+  return `Temporal ${how} the run; no worker answered for it, so its steps and usage are not shown`;
+}
+
+/** The run's input, as its first history event holds it (decoded with the client's data converter). */
+async function readRunInput(temporal: Client, runId: string): Promise<AgentRunInput> {
+  for await (const page of readHistoryPages(temporal, runId, { maxPageSize: 1 })) {
+    const payloads = page[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
+    return decodeFromPayloadsAtIndex<AgentRunInput>(temporal.options.loadedDataConverter, 0, payloads);
+  }
+  throw new Error(`Run '${runId}' has no history`);
+}
