@@ -137,16 +137,15 @@ function storeDeadline(context: Context, attemptStartedAt: number): number {
 }
 
 /**
- * A failed call's result for the model, or the failure that makes Temporal retry it: a cancellation, a throw or a
- * timeout the tool opted to retry, and a retryable transport or protocol error while attempts are left.
+ * A failed call's result for the model, or the failure that makes Temporal retry it: a cancellation, a throw, a
+ * timeout the tool opted to retry while attempts are left, and a retryable transport or protocol error likewise.
  */
 function failureOrRetry(call: ExecuteToolInput, result: ToolFailure, context: Context): ToolResult {
   if (result.errorType === 'cancelled') throw new CancelledFailure(result.error);
-  if (result.errorType === 'timeout' && !call.retryTimeouts) {
-    return {
-      ...result,
-      error: `${result.error}. It may still have had an effect: it was not retried, so check before calling it again.`,
-    };
+  if (result.errorType === 'timeout' && !call.retryTimeouts) return mayHaveHadEffect(result, 'it was not retried');
+  // Thrown on the last attempt, the run would only see an activity failure: the model would lose the warning.
+  if (result.errorType === 'timeout' && !hasAttemptsLeft(context)) {
+    return mayHaveHadEffect(result, 'it was its last attempt');
   }
   if ((result.errorType === 'execution' || result.errorType === 'timeout') && result.retryable !== false) {
     throw ApplicationFailure.create({
@@ -163,4 +162,12 @@ function failureOrRetry(call: ExecuteToolInput, result: ToolFailure, context: Co
     });
   }
   return result;
+}
+
+/** A timeout for the model, which is told why it was not attempted again and to check before calling again. */
+function mayHaveHadEffect(result: ToolFailure, why: string): ToolFailure {
+  return {
+    ...result,
+    error: `${result.error}. It may still have had an effect: ${why}, so check before calling it again.`,
+  };
 }
