@@ -40,6 +40,7 @@ import { registerRunHandlers } from './run-handlers.js';
 import { RunState } from './run-state.js';
 import type { CallBeingChecked, CarriedRunState, UnfinishedCall } from './run-state.js';
 import { boundCarriedState } from './carried-state.js';
+import type { CompactionLog } from './carried-state.js';
 import { describeFailure } from './describe-failure.js';
 import { handleToolCalls, runningCallsEnded } from './tool-calls.js';
 import type { RunContext } from './run-context.js';
@@ -132,7 +133,8 @@ async function runSteps(context: RunContext): Promise<RunResult> {
     if (shouldContinueAsNew(context, stepsAtStart, suggested)) {
       await condition(allHandlersFinished);
       if (context.notices.inFlight.size > 0) await noticesDelivered(context);
-      return await continueAsNew<typeof agentRun>(run.input, carryState(context));
+      const input = continuedInput(context);
+      return await continueAsNew<typeof agentRun>(input, carryState(context, input));
     }
   }
 }
@@ -344,12 +346,45 @@ function shouldContinueAsNew(context: RunContext, stepsAtStart: number, suggeste
   return suggested || stepsThisExecution >= (context.run.input.continueAsNewAfterSteps ?? Infinity);
 }
 
-/** What the next execution starts from, within Temporal's payload limit for runs under the exact rules. */
-function carryState(context: RunContext): CarriedRunState {
+/**
+ * The input the next execution starts with: under `continued-input-without-messages` (asked here), without what the
+ * carried transcript holds, which would otherwise count twice against the continue-as-new payload limit.
+ */
+function continuedInput(context: RunContext): AgentRunInput {
+  const { input } = context.run;
+  if (!context.patches.continuedInputWithoutMessages()) return input;
+  // A continued execution reads its messages from the carried transcript; the placeholder keeps the input valid.
+  const slim: AgentRunInput = { ...input, prompt: promptInCarriedTranscript };
+  delete slim.messages;
+  delete slim.system;
+  return slim;
+}
+
+/** What a continued execution's input says in place of its prompt. */
+const promptInCarriedTranscript = '(carried in the transcript)';
+
+/**
+ * What the next execution starts from, within Temporal's payload limit (with the `input` it starts with) for runs
+ * under the exact rules.
+ */
+function carryState(context: RunContext, input: AgentRunInput): CarriedRunState {
   const carried = context.run.carry();
   if (!context.exact) return carried;
   const maxBytes = context.run.input.maxTranscriptBytes ?? defaultMaxTranscriptBytes;
-  return boundCarriedState(context.run.input, carried, maxBytes);
+  return boundCarriedState(input, carried, maxBytes, carriedCompactionLog(context));
+}
+
+/**
+ * Logs the compactions of the carried transcript under `carried-compaction-logged` (asked only at one): the next
+ * execution finds its transcript within budget, so its first step would not log them.
+ */
+function carriedCompactionLog(context: RunContext): CompactionLog {
+  const { run, patches } = context;
+  return {
+    logs: () => patches.carriedCompactionLogged(),
+    // As prepareModelCall's, it follows from the step's last result, not from a new fact of history.
+    emit: (compaction) => run.emit({ type: 'transcript_compacted', ...compaction }, { at: run.latestAt }),
+  };
 }
 
 function finishRun(

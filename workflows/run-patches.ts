@@ -181,6 +181,22 @@ const cancellationEndsStepPatch = 'cancellation-ends-step';
  */
 const approvalBesideCancellationPatch = 'approval-beside-cancellation-never-executes';
 
+/**
+ * A run that continues as new starts its next execution with an input that leaves out what the carried transcript
+ * holds (its messages, system message and prompt, which a placeholder stands for): carried twice, input messages of
+ * about 1 MB made the state too large to carry, and the run failed with `payload_too_large`. Asked at a continue-as-new
+ * only, by the same runs as {@link approversToldEveryEndingPatch}; runs that continued before it carried their input.
+ */
+const continuedInputWithoutMessagesPatch = 'continued-input-without-messages';
+
+/**
+ * A compaction made while the run carries its transcript into continue-as-new (to keep it within `maxTranscriptBytes`,
+ * or the carried state within Temporal's payload limit) is logged as `transcript_compacted` and carried with the
+ * events: before, the next execution found its transcript within budget, and no event said outputs had been elided.
+ * Asked where such a compaction happens, by the same runs as {@link approversToldEveryEndingPatch}.
+ */
+const carriedCompactionLoggedPatch = 'carried-compaction-logged';
+
 /** The answers to the patches a run follows. */
 export interface RunPatches {
   /** False for runs started before the exact identity and limit rules: they replay with the old ones. */
@@ -232,6 +248,10 @@ export interface RunPatches {
   cancellationEndsStep(): boolean;
   /** Asked at an approval that resumes its call in a cancelled run (see {@link approvalBesideCancellationPatch}). */
   approvalBesideCancellationNeverExecutes(): boolean;
+  /** Asked when the run continues as new (see {@link continuedInputWithoutMessagesPatch}). */
+  continuedInputWithoutMessages(): boolean;
+  /** Asked at a compaction made while carrying the transcript (see {@link carriedCompactionLoggedPatch}). */
+  carriedCompactionLogged(): boolean;
 }
 
 /** The rules decided at the start, without those asked later in the run. */
@@ -249,6 +269,8 @@ type StartRules = Omit<
   | 'waitEndedByRunStaysEnded'
   | 'cancellationEndsStep'
   | 'approvalBesideCancellationNeverExecutes'
+  | 'continuedInputWithoutMessages'
+  | 'carriedCompactionLogged'
 >;
 
 const everyRule: StartRules = {
@@ -306,6 +328,8 @@ export function decideRunPatches(): RunPatches {
     waitEndedByRunStaysEnded: askedOnce(late ? waitEndedByRunStaysEndedPatch : undefined),
     cancellationEndsStep: askedOnce(late ? cancellationEndsStepPatch : undefined),
     approvalBesideCancellationNeverExecutes: askedOnce(late ? approvalBesideCancellationPatch : undefined),
+    continuedInputWithoutMessages: askedOnce(late ? continuedInputWithoutMessagesPatch : undefined),
+    carriedCompactionLogged: askedOnce(late ? carriedCompactionLoggedPatch : undefined),
   };
 }
 

@@ -130,6 +130,15 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
  * `approved-beside-cancel` is an approval delivered with the run's cancellation, the call ended as still awaiting
  * approval under `approval-beside-cancellation-never-executes` (asked at such an approval); `-before-patch` is the
  * old side (the call marked executing though its tool never ran).
+ * `timed-out-last-retry` is a tool that retries its timeouts timing out on its last attempt: the activity returns the
+ * timeout as its result, and the run records `tool_failed` (`timeout`) from it. No patch: the activity's outcome is
+ * recorded, so `-before-patch` (the activity failed, recorded as an `execution` failure) replays as it was.
+ * `input-slimmed-first-execution` and `input-slimmed-last-execution` are the two executions of a run with a system
+ * message, messages and a prompt that continues as new: under `continued-input-without-messages` (asked there) the
+ * next execution's input leaves them to the carried transcript; `-before-patch` is the old side (the input carried).
+ * `compacted-while-carried` is the first execution of a run whose transcript is compacted as it continues as new:
+ * under `carried-compaction-logged` (asked at that compaction) a `transcript_compacted` event is carried with the
+ * events; `-before-patch` is the old side (no event).
  * `model-calls-on-storing-worker` sends each model call after the first to the task queue of the worker that stored
  * the context (the model activity's recorded result names it); `model-context-resent-after-worker-left` is that
  * call not started in time, sent again whole to the shared queue; `model-context-resent-after-its-own-wait` the same
@@ -169,6 +178,10 @@ const pendingApprovalsInMemo = [
     'cancelled-as-tool-finished',
     'cancelled-as-last-tool-finished',
     'approved-beside-cancel',
+    'timed-out-last-retry',
+    'input-slimmed-first-execution',
+    'input-slimmed-last-execution',
+    'compacted-while-carried',
   ].flatMap((name) => [name, `${name}-before-patch`]),
 ].map((name) => `pending-approvals-in-memo/${name}.json`);
 
