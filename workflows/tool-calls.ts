@@ -20,7 +20,7 @@ import type {
   ToolInputVerdict,
 } from '../activities/index.js';
 import { boundEchoedInput } from '../src/shared/payload-limits.js';
-import { approvalHints, retriesTimeouts, toolActivitySummary } from '../src/shared/tool-catalog.js';
+import { approvalHints, maximumAttemptsOf, retriesTimeouts, toolActivitySummary } from '../src/shared/tool-catalog.js';
 import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
 import type { ToolFailure, ToolResult } from '../src/shared/tool-result.js';
 import type { ToolCall } from '../src/shared/transcript.js';
@@ -383,7 +383,7 @@ function toolActivityOptions(entry: ToolCatalogEntry): ActivityOptions {
     heartbeatTimeout: '5 seconds',
     cancellationType: ActivityCancellationType.WAIT_CANCELLATION_COMPLETED,
     retry: {
-      maximumAttempts: retry.maximumAttempts ?? (entry.requiresApproval ? 1 : 3),
+      maximumAttempts: maximumAttemptsOf(entry),
       initialInterval: msToNumber((retry.initialInterval ?? '1 second') as Duration),
       backoffCoefficient: retry.backoffCoefficient ?? 2,
       maximumInterval: msToNumber((retry.maximumInterval ?? '30 seconds') as Duration),

@@ -115,6 +115,14 @@ export function retriesTimeouts(entry: Pick<ToolCatalogEntry, 'retry'>): boolean
   return entry.retry !== undefined && entry.retry.retryTimeouts !== false;
 }
 
+/**
+ * How many times a run attempts a call of the tool: its retry policy's, else one for a tool that requires approval (a
+ * human approved one execution) and three for the rest.
+ */
+export function maximumAttemptsOf(entry: Pick<ToolCatalogEntry, 'retry' | 'requiresApproval'>): number {
+  return entry.retry?.maximumAttempts ?? (entry.requiresApproval ? 1 : 3);
+}
+
 /** What the model is told of each tool: the catalog less what only the run uses (approval, limits, source). */
 export function modelToolSpecs(catalog: readonly ToolCatalogEntry[]): ModelToolSpec[] {
   return catalog.map(({ name, description, inputSchema }) => ({ name, description, inputSchema }));

@@ -6,7 +6,8 @@ import type { ExecuteToolInput, Recorded } from '../../activities/index.js';
 import { ModelRegistry } from '../model/model-registry.js';
 import type { SecretSource } from '../security/resolve-secret-references.js';
 import type { ToolResult } from '../shared/tool-result.js';
-import { retriesTimeouts } from '../shared/tool-catalog.js';
+import { maximumAttemptsOf, retriesTimeouts } from '../shared/tool-catalog.js';
+import { toCatalogEntry } from '../tool/tool-catalog.js';
 import type { ToolDefinition } from '../tool/define-tool.js';
 import { ToolExecutor } from '../tool/tool-executor.js';
 import type { ToolExecutorOptions } from '../tool/tool-executor.js';
@@ -46,9 +47,10 @@ export interface ToolCallOptions {
 /** One tool call running as a worker runs it, in a mock activity: no server, no workflow. */
 export interface ToolExecution {
   /**
-   * The result the run would record. Rejects as the activity does where Temporal would act: an `ApplicationFailure`
-   * of type `tool_execution_failed` (the tool threw, or timed out and has a `retry` policy of its own: a run retries
-   * the call), or a `CancelledFailure` (the call was cancelled). A tool without `retry` that timed out resolves.
+   * The result of the call's first attempt as the run would record it. Rejects as the activity does where Temporal
+   * would act: an `ApplicationFailure` of type `tool_execution_failed` (the tool threw, or timed out with a `retry`
+   * policy of its own, while attempts are left: a run retries the call), or a `CancelledFailure` (the call was
+   * cancelled). A timeout resolves for a tool without `retry`, and for one whose policy allows a single attempt.
    */
   readonly result: Promise<ToolResult>;
   /** How many heartbeats the activity has sent so far (one a second while the tool runs). */
@@ -72,6 +74,8 @@ export function startTool(tool: ToolDefinition, input: unknown, options: ToolCal
       activityType: 'executeTool',
       workflowType: 'agentRun',
       workflowExecution: { workflowId: call.runId, runId: '00000000-0000-0000-0000-000000000000' },
+      // The first of the attempts a run would make: on a tool's last, a timeout is returned rather than retried.
+      retryPolicy: { maximumAttempts: maximumAttemptsOf(toCatalogEntry(tool)) },
     },
     { logger: options.logger ?? new DefaultLogger('WARN') },
   );

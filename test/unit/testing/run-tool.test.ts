@@ -111,7 +111,7 @@ describe('running one tool as a worker runs it, without a server', () => {
     expect(failure).toMatchObject({ type: 'tool_execution_failed', nonRetryable: false });
   });
 
-  it('rejects a timed-out call of a tool with its own retry policy, as a run retries it', async () => {
+  it('rejects a timed-out call of a tool with its own retry policy while attempts are left, as a run retries it', async () => {
     /** Sleeps past its 50 ms limit; the executor's timeout ends the call first. */
     const slow = (retry?: { maximumAttempts: number }) =>
       defineTool({
@@ -135,6 +135,11 @@ describe('running one tool as a worker runs it, without a server', () => {
     const timedOut = await runTool(slow(), {}, { logger });
     expect(timedOut).toMatchObject({ success: false, errorType: 'timeout' });
     expect(timedOut.success || timedOut.error).toContain('it was not retried');
+
+    // A policy of one attempt: that attempt is the last, so a run records the timeout, and so does runTool.
+    const lastAttempt = await runTool(slow({ maximumAttempts: 1 }), {}, { logger });
+    expect(lastAttempt).toMatchObject({ success: false, errorType: 'timeout' });
+    expect(lastAttempt.success || lastAttempt.error).toContain('it was its last attempt');
   });
 
   it('aborts ctx.signal when the call is cancelled, and rejects with a CancelledFailure', async () => {
