@@ -187,9 +187,13 @@ function approvalWebhooksOf(
   return { webhooks: webhookForTenants(webhook, tenants), where };
 }
 
-/** Where a webhook posts, without a secret: a signed webhook's URL, or a Slack webhook's host (its URL is its secret). */
-function describeApprovalWebhook(webhook: ApprovalWebhook): string {
-  return webhook.format === 'slack' ? `a Slack incoming webhook on ${new URL(webhook.url).host}` : webhook.url;
+/**
+ * Where a webhook posts, by its origin only: a Slack webhook's URL is its secret, and a signed webhook's path or query
+ * can hold a credential too. The line is printed and logged.
+ */
+export function describeApprovalWebhook(webhook: ApprovalWebhook): string {
+  const { origin } = new URL(webhook.url);
+  return webhook.format === 'slack' ? `a Slack incoming webhook on ${new URL(webhook.url).host}` : origin;
 }
 
 const cli = cliInvocation();

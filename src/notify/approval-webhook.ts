@@ -231,10 +231,18 @@ export interface VerifyApprovalNoticeOptions {
 
 /**
  * The notice a webhook request carries, once its signature is checked: signed with `secret`, over this very body,
- * no older than `toleranceSeconds`. Throws `RelayError` `invalid_signature` otherwise; answer such a request 401.
+ * no older than `toleranceSeconds`. Throws `RelayError` `invalid_signature` otherwise; answer such a request 401. A
+ * secret shorter than a worker accepts throws `invalid_input`: that is the receiver's set-up, not the request.
  */
 export function verifyApprovalNotice(options: VerifyApprovalNoticeOptions): ApprovalNotice {
   const { body, signature, secret, toleranceSeconds = defaultToleranceSeconds, now = new Date() } = options;
+  // A receiver whose secret went missing (an unset variable read as '') would accept notices anyone can sign.
+  if (typeof secret !== 'string' || secret.length < minSecretLength) {
+    throw new RelayError(
+      'invalid_input',
+      `The approval webhook secret to verify with must be at least ${minSecretLength} characters, as workers require`,
+    );
+  }
   const parts = new Map(
     (signature ?? '').split(',').map((part) => {
       const equals = part.indexOf('=');

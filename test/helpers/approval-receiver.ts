@@ -25,9 +25,10 @@ export async function startApprovalReceiver(secret: string): Promise<ApprovalRec
   const delays = new Map<string, number[]>();
   const notices: ApprovalNotice[] = [];
   const server = createServer((request, response) => {
-    let body = '';
-    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
+      const body = Buffer.concat(chunks).toString('utf8');
       const signature = request.headers['relay-e-signature'] as string | undefined;
       const notice = verifyApprovalNotice({ body, signature, secret });
       const key = `${notice.toolCallId}/${notice.type}`;

@@ -59,6 +59,17 @@ describe('approval notice signatures', () => {
   });
 });
 
+describe('verifying with a missing or short secret', () => {
+  it("is refused as the receiver's set-up (invalid_input), where it accepted notices anyone could sign", () => {
+    for (const weak of ['', 'x']) {
+      const forged = signApprovalNotice(body, weak, at);
+      expect(refusal(() => verifyApprovalNotice({ body, signature: forged, secret: weak, now: at }))).toMatch(
+        /^invalid_input: The approval webhook secret to verify with must be at least 16 characters/,
+      );
+    }
+  });
+});
+
 describe('approval webhook settings', () => {
   it('refuses a URL that is not http(s), a short secret and a bad inbox URL', () => {
     expect(refusal(() => checkApprovalWebhook({ url: 'ftp://example.test/hook', secret }))).toBe(
