@@ -166,6 +166,14 @@ const unfinishedAnswerFailsRunPatch = 'unfinished-answer-fails-run';
 const waitEndedByRunStaysEndedPatch = 'wait-ended-by-run-stays-ended';
 
 /**
+ * A call whose wait the closing run ended gets no `approval.expiring` reminder when its reminder's timer fires while
+ * the run closes (its grace for notices in flight): its approvers were told it was withdrawn, and the reminder, sent
+ * after and not in order with that notice, told them it still waited. Asked when such a reminder is due, by the same
+ * runs as {@link approversToldEveryEndingPatch}; runs that sent it before replay it.
+ */
+const noReminderAfterRunEndedWaitPatch = 'no-reminder-after-run-ended-wait';
+
+/**
  * A run whose cancellation arrives while its step's calls finish (a tool that ended before its heartbeat carried the
  * cancellation) or with the model's final answer closes cancelled there: before, it went on to its next step,
  * counting a model call it never made, or completed with `max_steps` or the answer though its cancellation had been
@@ -241,6 +249,8 @@ export interface RunPatches {
   unfinishedAnswerFailsRun(): boolean;
   /** Asked when a wait the closing run ended resumes (see {@link waitEndedByRunStaysEndedPatch}). */
   waitEndedByRunStaysEnded(): boolean;
+  /** Asked when a reminder is due for a call the closing run ended (see {@link noReminderAfterRunEndedWaitPatch}). */
+  noReminderAfterRunEndedWait(): boolean;
   /**
    * Asked when the run finds itself cancelled as its step's calls end or its final answer comes (see
    * {@link cancellationEndsStepPatch}).
@@ -267,6 +277,7 @@ type StartRules = Omit<
   | 'cancelledRunEndsChecks'
   | 'unfinishedAnswerFailsRun'
   | 'waitEndedByRunStaysEnded'
+  | 'noReminderAfterRunEndedWait'
   | 'cancellationEndsStep'
   | 'approvalBesideCancellationNeverExecutes'
   | 'continuedInputWithoutMessages'
@@ -326,6 +337,7 @@ export function decideRunPatches(): RunPatches {
     cancelledRunEndsChecks: askedOnce(late ? cancelledRunEndsChecksPatch : undefined),
     unfinishedAnswerFailsRun: askedOnce(late ? unfinishedAnswerFailsRunPatch : undefined),
     waitEndedByRunStaysEnded: askedOnce(late ? waitEndedByRunStaysEndedPatch : undefined),
+    noReminderAfterRunEndedWait: askedOnce(late ? noReminderAfterRunEndedWaitPatch : undefined),
     cancellationEndsStep: askedOnce(late ? cancellationEndsStepPatch : undefined),
     approvalBesideCancellationNeverExecutes: askedOnce(late ? approvalBesideCancellationPatch : undefined),
     continuedInputWithoutMessages: askedOnce(late ? continuedInputWithoutMessagesPatch : undefined),

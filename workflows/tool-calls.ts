@@ -241,6 +241,14 @@ function stopIfEndedByRun(context: RunContext, call: ToolCall): void {
 }
 
 /**
+ * Whether the closing run ended `pending`'s wait before its reminder was due, under the rule
+ * `no-reminder-after-run-ended-wait`; asked only then, so runs that sent such a reminder replay it.
+ */
+function endedByRunBeforeReminder(context: RunContext, pending: PendingApproval): boolean {
+  return context.run.approvals.wasEndedByRun(pending.toolCallId) && context.patches.noReminderAfterRunEndedWait();
+}
+
+/**
  * Ends an approved call's wait as a cancellation while the call still counts as awaiting approval, under the rule
  * `approval-beside-cancellation-never-executes`: an approval taken in the workflow task that cancels the run would
  * mark the call executing, though its tool can no longer be scheduled.
@@ -269,6 +277,8 @@ async function waitForDecision(
   if (leadMs === undefined || leadMs >= waitMs) return wait(waitMs);
   // A decision taken in the activation the reminder's timer fired in needs no reminder.
   if ((await wait(waitMs - leadMs)) || decided()) return true;
+  // Its approvers were told the call was withdrawn; the caller leaves the wait (stopIfEndedByRun).
+  if (endedByRunBeforeReminder(context, pending)) return false;
   notifyApprovalExpiring(context, pending);
   return wait(leadMs);
 }

@@ -130,6 +130,9 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
  * `approved-beside-cancel` is an approval delivered with the run's cancellation, the call ended as still awaiting
  * approval under `approval-beside-cancellation-never-executes` (asked at such an approval); `-before-patch` is the
  * old side (the call marked executing though its tool never ran).
+ * `failed-as-reminder-due` is a run failing while a call waits, its reminder's timer firing as the run closes: under
+ * `no-reminder-after-run-ended-wait` (asked when that reminder is due) the withdrawn call gets no `approval.expiring`;
+ * `-before-patch` is the old side (the reminder sent after the `withdrawn` notice).
  * `timed-out-last-retry` is a tool that retries its timeouts timing out on its last attempt: the activity returns the
  * timeout as its result, and the run records `tool_failed` (`timeout`) from it. No patch: the activity's outcome is
  * recorded, so `-before-patch` (the activity failed, recorded as an `execution` failure) replays as it was.
@@ -182,6 +185,7 @@ const pendingApprovalsInMemo = [
     'input-slimmed-first-execution',
     'input-slimmed-last-execution',
     'compacted-while-carried',
+    'failed-as-reminder-due',
   ].flatMap((name) => [name, `${name}-before-patch`]),
 ].map((name) => `pending-approvals-in-memo/${name}.json`);
 
