@@ -1,12 +1,14 @@
 import type { Client } from '@temporalio/client';
-import type { HandedOffNoticeOutcome } from '../shared/approval-notice.js';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
+import type { ApprovalNotice, HandedOffNoticeOutcome } from '../shared/approval-notice.js';
 import type { RunEvent } from '../shared/run-types.js';
+import { readHistoryPages } from './read-history.js';
 
 /** The workflow a run handed its last approval notices to, and how far it got. */
 export interface HandedOffNotices {
   /** That workflow's id (`approval-notices/<the run's execution id>`), as `tool_approval_notice_handed_off` names it. */
   deliveredBy: string;
-  /** The ids of the notices the run handed to it (`<runId>/<toolCallId>/<kind>`). */
+  /** The ids of the notices the run handed to it, as it delivers them (`<runId>/<toolCallId>/<kind>`). */
   notices: string[];
   /** Its Temporal status: `RUNNING` while it still delivers, `COMPLETED` once every notice has ended. */
   status: string;
@@ -23,18 +25,34 @@ export async function readHandedOffNotices(
   runId: string,
   events: readonly RunEvent[],
 ): Promise<HandedOffNotices[]> {
-  const handedTo = new Map<string, string[]>();
+  const handedTo = new Set<string>();
   for (const event of events) {
-    if (event.type !== 'tool_approval_notice_handed_off') continue;
-    const notice = `${runId}/${event.toolCallId}/${event.notice.replace(/^approval\./, '')}`;
-    handedTo.set(event.deliveredBy, [...(handedTo.get(event.deliveredBy) ?? []), notice]);
+    if (event.type === 'tool_approval_notice_handed_off') handedTo.add(event.deliveredBy);
   }
   return Promise.all(
-    [...handedTo].map(async ([deliveredBy, notices]) => {
+    [...handedTo].map(async (deliveredBy) => {
       const handle = temporal.workflow.getHandle(deliveredBy);
       const status = (await handle.describe()).status.name;
+      const notices = await readHandedOffIds(temporal, deliveredBy);
       const outcomes = status === 'COMPLETED' ? { outcomes: (await handle.result()) as HandedOffNoticeOutcome[] } : {};
       return { deliveredBy, notices, status, ...outcomes };
     }),
   );
+}
+
+/**
+ * The ids of the notices `deliveredBy` was started with, from its first history event: the run's events name each
+ * notice's type only, and an `approval.added` notice's id carries its number (`added-<n>`).
+ */
+async function readHandedOffIds(temporal: Client, deliveredBy: string): Promise<string[]> {
+  for await (const page of readHistoryPages(temporal, deliveredBy, { maxPageSize: 1 })) {
+    const payloads = page[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
+    const notices = await decodeFromPayloadsAtIndex<ApprovalNotice[]>(
+      temporal.options.loadedDataConverter,
+      0,
+      payloads,
+    );
+    return notices.map((notice) => notice.id);
+  }
+  throw new Error(`Workflow '${deliveredBy}' has no history`);
 }
