@@ -77,10 +77,14 @@ async function receiverHoldingFirstDecision() {
   const held = latch();
   const received: Array<{ type: string; toolCallId: string; outcome?: string }> = [];
   const server = createServer((request, response) => {
-    let body = '';
-    request.on('data', (chunk: Buffer) => (body += chunk.toString()));
+    const chunks: Buffer[] = [];
+    request.on('data', (chunk: Buffer) => chunks.push(chunk));
     request.on('end', () => {
-      const notice = JSON.parse(body) as { type: string; toolCallId: string; outcome?: string };
+      const notice = JSON.parse(Buffer.concat(chunks).toString('utf8')) as {
+        type: string;
+        toolCallId: string;
+        outcome?: string;
+      };
       received.push(notice);
       const first = notice.type === 'approval.decided' && received.filter((n) => n.type === notice.type).length === 1;
       void (first ? held.released : Promise.resolve()).then(() => response.writeHead(200).end());
@@ -92,7 +96,7 @@ async function receiverHoldingFirstDecision() {
   return { url, received, release: held.release, close };
 }
 
-/** Polls the run's history until its approval timer has fired, 30 s at most; returns the history's event kinds. */
+/** Polls the run's history until its first timer has fired, 30 s at most; returns the history's event kinds. */
 async function historyOnceTimerFired(runId: string): Promise<string[]> {
   const deadline = Date.now() + 30_000;
   for (;;) {
@@ -223,6 +227,60 @@ describe('a run that fails in the workflow task that brings a decision for its w
       expect(ledger.transfers).toEqual([]);
     } finally {
       await second.stop();
+    }
+  });
+});
+
+describe('a run that fails while a call waits, whose reminder is due as the run closes', () => {
+  it('sends no approval.expiring for the call it withdrew', async () => {
+    const receiver = await receiverHoldingFirstDecision();
+    const ledger = createLedger();
+    const held = latch();
+    const turns = [
+      {
+        toolCalls: [
+          { name: 'transfer_funds', input: { from: 'a', to: 'b', amount: 5 } },
+          { name: 'transfer_funds', input: { from: 'a', to: 'b', amount: 7 } },
+        ],
+      },
+    ];
+    const running = await kit.startWorker({
+      tools: createTestTools(ledger),
+      models: { scripted: scriptedModel(turns) },
+      approvalWebhook: { url: receiver.url, secret: 'workflow-test-secret-0123' },
+      // The reminder is due 4 s into the wait: after the check's failure, inside the run's grace for notices.
+      remindApproversBeforeExpiry: '1s',
+      workerOptions: { interceptors: { activity: [checkOfSevenBreaks(held)] } },
+    });
+    try {
+      const { client } = running;
+      const { runId } = await client.startRun({ ...base, prompt: 'two transfers', approvalTimeout: '5s' });
+      await waitForRun(client, runId, (run) => run.pendingApprovals.some((call) => call.toolCallId === 'call_1_0'));
+      await held.started;
+      held.release();
+      const kinds = await historyOnceTimerFired(runId);
+      receiver.release();
+      expect(await client.result(runId).catch((error: unknown) => error)).toBeInstanceOf(WorkflowFailedError);
+      await recordHistoryIfRequested(
+        kit.temporal.workflow.getHandle(runId),
+        currentHistoryFile('failed-as-reminder-due'),
+      );
+      // The premise: the reminder's timer fired after the check had failed the run.
+      expect(kinds.lastIndexOf('activityTaskFailedEventAttributes')).toBeLessThan(
+        kinds.indexOf('timerFiredEventAttributes'),
+      );
+      const events = await client.events(runId);
+      const notified = events.flatMap((event) =>
+        event.type === 'tool_approval_notified' && event.toolCallId === 'call_1_0' ? [event.notice] : [],
+      );
+      expect(new Set(notified)).toEqual(new Set(['approval.requested', 'approval.decided']));
+      expect(receiver.received.filter((notice) => notice.type === 'approval.expiring')).toEqual([]);
+      expect(events.at(-1)).toMatchObject({ type: 'run_failed', code: 'check_broke' });
+      expect(ledger.transfers).toEqual([]);
+    } finally {
+      receiver.release();
+      await running.stop();
+      await receiver.close();
     }
   });
 });
