@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { connect, createServer, type Socket } from 'node:net';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -138,9 +139,9 @@ async function balanceOf(account: string): Promise<number> {
   return Number(/has \$([\d,]+\.\d{2})/.exec(output)?.[1]?.replace(/,/g, ''));
 }
 
-async function signIn(context: BrowserContext, key: string): Promise<Page> {
+async function signIn(context: BrowserContext, key: string, url = dev.url): Promise<Page> {
   const page = await context.newPage();
-  await page.goto(dev.url);
+  await page.goto(url);
   await page.getByLabel('API key').fill(key);
   await page.getByRole('button', { name: 'Sign in' }).click();
   await page.getByRole('heading', { name: 'Pending approvals' }).waitFor();
@@ -240,6 +241,76 @@ describe('the approvals inbox in Chromium', () => {
     }
   });
 
+  it('never approves on Enter in the reason field: it says to press Approve or Reject', async () => {
+    const runId = await awaitingTransfer('transfer 60 from ACC-1 to ACC-3');
+    const context = await browser.newContext();
+    try {
+      const page = await signIn(context, keys.acme);
+      await page.goto(`${dev.url}/inbox/runs/${runId}`);
+      const reason = page.getByLabel('Reason (required to reject)');
+      await reason.fill('Too large: do NOT pay this');
+      await reason.press('Enter');
+      // Whatever Enter did shows in the decision's status or the form's result.
+      const said = page.locator('#decision-status, form.approval .result');
+      await expect.poll(async () => (await said.allTextContents()).join('').trim(), patience).not.toBe('');
+      expect((await said.allTextContents()).join('').trim()).toBe('Enter does not decide: press Approve or Reject.');
+      expect((await snapshotOf(keys.acme, runId)).status).toBe('awaiting_approval');
+      await page.getByRole('button', { name: 'Reject' }).click();
+      await page.locator('[data-event-type="tool_rejected"]').waitFor(patience);
+    } finally {
+      await context.close();
+    }
+    expect((await snapshotOf(keys.acme, runId)).pendingApprovals).toEqual([]);
+  });
+
+  it('goes back to the sign-in form when a live stream reconnects after the session ended elsewhere', async () => {
+    const runId = await awaitingTransfer('transfer 7 from ACC-1 to ACC-3');
+    const proxy = await startTcpProxy(dev.url);
+    const context = await browser.newContext();
+    try {
+      const list = await signIn(context, keys.acme, proxy.url);
+      await list.getByRole('link', { name: `transfer_funds in run ${runId}` }).waitFor(patience);
+      const run = await context.newPage();
+      await run.goto(`${proxy.url}/inbox/runs/${runId}`);
+      await run.getByRole('button', { name: 'Approve' }).waitFor(patience);
+      // Signed out in another tab, then the connections drop: each stream's reconnect is refused with 401.
+      await context.clearCookies();
+      proxy.drop();
+      await list.getByLabel('API key').waitFor(patience);
+      await run.getByLabel('API key').waitFor(patience);
+    } finally {
+      await context.close();
+      await proxy.close();
+    }
+    await api(keys.acme, 'POST', `/v1/runs/${runId}/cancel`);
+  });
+
+  it('says a run page is not live while its stream is refused, and follows the run again once it is not', async () => {
+    const runId = await awaitingTransfer('transfer 8 from ACC-1 to ACC-3');
+    const proxy = await startTcpProxy(dev.url);
+    const context = await browser.newContext();
+    try {
+      const page = await signIn(context, keys.acme, proxy.url);
+      await page.goto(`${proxy.url}/inbox/runs/${runId}`);
+      await page.getByRole('button', { name: 'Approve' }).waitFor(patience);
+      // As when no worker answers the stream's first read: its reconnects answer 503, the session is still good.
+      const events = `**/inbox/runs/${runId}/events`;
+      await page.route(events, (route) => route.fulfill({ status: 503, body: 'no worker' }));
+      proxy.drop();
+      const live = page.locator('#run-live');
+      await expect.poll(() => live.textContent(), patience).toMatch(/^Not live/);
+      await page.unroute(events);
+      await expect.poll(() => live.textContent(), patience).toBe('');
+      // Followed again: a decision made elsewhere shows.
+      await api(keys.acme, 'POST', `/v1/runs/${runId}/reject`, { toolCallId: 'call_1_0', reason: 'From elsewhere' });
+      await page.locator('[data-event-type="tool_rejected"]').waitFor(patience);
+      expect(await page.locator('[data-event-type="run_started"]').count()).toBe(1);
+    } finally {
+      await context.close();
+      await proxy.close();
+    }
+  });
+
   it("shows a second tenant none of the first tenant's runs", async () => {
     const runId = await awaitingTransfer('transfer 5 from ACC-1 to ACC-2');
     // Listed for its own tenant first, so an empty list below is the tenant filter's doing, not visibility's lag.
@@ -298,6 +369,44 @@ describe('the approvals inbox in Chromium', () => {
     expect((await waitForStatus(keys.acme, runId, 'completed')).output).toContain('Transferred $3.00');
   });
 });
+
+interface TcpProxy {
+  url: string;
+  /** Drops every connection through it, as a network change or a proxy's idle timeout does. */
+  drop: () => void;
+  close: () => Promise<void>;
+}
+
+/** A TCP proxy to the dev stack: the only way a test can drop a page's live streams without stopping the server. */
+async function startTcpProxy(target: string): Promise<TcpProxy> {
+  const { hostname, port } = new URL(target);
+  const sockets = new Set<Socket>();
+  const track = (socket: Socket) => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+    socket.on('error', () => socket.destroy());
+  };
+  const server = createServer((client) => {
+    const upstream = connect(Number(port), hostname);
+    track(client);
+    track(upstream);
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('The proxy has no port');
+  const drop = () => {
+    for (const socket of sockets) socket.destroy();
+  };
+  return {
+    url: `http://127.0.0.1:${address.port}`,
+    drop,
+    close: async () => {
+      drop();
+      await new Promise((resolve) => server.close(resolve));
+    },
+  };
+}
 
 /** Presses Tab until the focused element matches, as a keyboard user would; fails after 40 presses. */
 async function tabTo(page: Page, matches: (active: { tag: string; text: string }) => boolean): Promise<void> {

@@ -21,7 +21,7 @@ export function inboxSessionRoutes(sessions: InboxSessions, publicOrigin?: strin
   const app = new Hono<InboxEnv>();
 
   app.get('/', (c) => {
-    const session = sessions.get(getCookie(c, sessionCookie));
+    const session = sessions.get(readSessionCookie(c));
     return c.html(session ? inboxPage(session) : signInPage());
   });
 
@@ -58,7 +58,7 @@ export function inboxSessionRoutes(sessions: InboxSessions, publicOrigin?: strin
  */
 export function requireSession(sessions: InboxSessions, publicOrigin?: string) {
   return createMiddleware<InboxEnv>(async (c, next) => {
-    const session = sessions.get(getCookie(c, sessionCookie));
+    const session = sessions.get(readSessionCookie(c));
     if (!session) {
       if (safeMethods.has(c.req.method) && c.req.header('accept')?.includes('text/html')) return c.redirect('/', 303);
       throw new HttpError(401, 'unauthorized', 'Sign in to the inbox first');
@@ -73,6 +73,17 @@ export function requireSession(sessions: InboxSessions, publicOrigin?: string) {
     await next();
     return undefined;
   });
+}
+
+/**
+ * The session cookie, unless the request carries more than one of its name: another host of the parent domain can set
+ * one (with a longer Path the browser sends it first), so neither is trusted and the request is signed out.
+ */
+function readSessionCookie(c: Context): string | undefined {
+  const named = (c.req.header('cookie') ?? '')
+    .split(';')
+    .filter((pair) => pair.split('=')[0]?.trim() === sessionCookie);
+  return named.length === 1 ? getCookie(c, sessionCookie) : undefined;
 }
 
 /** The sign-in form; one that does not parse (a multipart body without its boundary, say) is the sender's mistake. */

@@ -78,39 +78,110 @@ function endWithSession(source) {
   });
 }
 
+/** How long to wait before opening a refused stream again: doubling from the first, up to the last. */
+const firstReopenMs = 2_000;
+const lastReopenMs = 30_000;
+
+/**
+ * Follows a live stream and keeps following it. The browser gives up for good on a stream whose reconnect is
+ * refused (401 once the session ended elsewhere, 503 when no worker answers): then the session is checked, and
+ * without one the page goes back to the sign-in form; with one the page says it is not live and opens it again.
+ * @param {string} url
+ * @param {string} probe a GET that answers 401 without a session
+ * @param {(source: EventSource, reopened: boolean) => void} listen adds the stream's own listeners
+ * @param {(live: boolean) => void} showLive
+ */
+function followLive(url, probe, listen, showLive) {
+  let delay = firstReopenMs;
+  /** @param {boolean} reopened */
+  function open(reopened) {
+    const source = new EventSource(url);
+    endWithSession(source);
+    listen(source, reopened);
+    source.addEventListener('open', () => {
+      delay = firstReopenMs;
+      showLive(true);
+    });
+    source.addEventListener('error', () => {
+      if (source.readyState === EventSource.CLOSED) void afterRefused();
+    });
+  }
+  async function afterRefused() {
+    if (await signedOut(probe)) {
+      window.location.assign('/');
+      return;
+    }
+    showLive(false);
+    setTimeout(() => open(true), delay);
+    delay = Math.min(delay * 2, lastReopenMs);
+  }
+  open(false);
+}
+
+/**
+ * Whether the server says the session has ended; an unreachable server says nothing yet.
+ * @param {string} probe
+ */
+async function signedOut(probe) {
+  try {
+    return (await fetch(probe)).status === 401;
+  } catch {
+    return false;
+  }
+}
+
 // ---- The list of pending approvals ----
 
 /** @param {HTMLElement} list */
 function startApprovalsList(list) {
   const status = /** @type {HTMLElement} */ (document.getElementById('approvals-status'));
-  const stream = new EventSource('/inbox/approvals/stream');
-  endWithSession(stream);
   // What the list says of itself, kept so a warning that it may be out of date can be taken back.
   let listed = '';
-  stream.addEventListener('approvals', (message) => {
-    /** @type {{ approvals: InboxApproval[], unanswered: Array<{ runId: string, error: string }>, hasMore: boolean, limit: number }} */
-    const { approvals, unanswered, hasMore, limit } = JSON.parse(/** @type {MessageEvent<string>} */ (message).data);
-    listed =
-      (approvals.length === 0
-        ? 'Nothing waits for a decision.'
-        : `${approvals.length} tool call${approvals.length === 1 ? '' : 's'} wait${approvals.length === 1 ? 's' : ''} for a decision.`) +
-      (unanswered.length === 0
-        ? ''
-        : ` ${unanswered.length} waiting run${unanswered.length === 1 ? '' : 's'} did not answer in time (is a worker running?).`) +
-      (hasMore ? ` More runs wait than the ${limit} newest listed here.` : '');
-    status.textContent = listed;
-    list.replaceChildren(...approvals.map(approvalListItem), ...unanswered.map(unansweredListItem));
-  });
-  // The server could not read the list: it stays as it was, and may be out of date until a read succeeds again.
-  stream.addEventListener('stale', () => {
-    status.textContent = `${listed} The list could not be refreshed and may be out of date; trying again…`.trim();
-  });
-  stream.addEventListener('current', () => {
-    status.textContent = listed;
-  });
-  stream.addEventListener('error', () => {
-    status.textContent = 'Reconnecting…';
-  });
+  /** @param {EventSource} stream */
+  function listen(stream) {
+    stream.addEventListener('approvals', (message) => {
+      /** @type {{ approvals: InboxApproval[], unanswered: Array<{ runId: string, error: string }>, hasMore: boolean, limit: number }} */
+      const { approvals, unanswered, hasMore, limit } = JSON.parse(/** @type {MessageEvent<string>} */ (message).data);
+      listed = describeList(approvals.length, unanswered.length, hasMore, limit);
+      status.textContent = listed;
+      list.replaceChildren(...approvals.map(approvalListItem), ...unanswered.map(unansweredListItem));
+    });
+    // The server could not read the list: it stays as it was, and may be out of date until a read succeeds again.
+    stream.addEventListener('stale', () => {
+      status.textContent = `${listed} The list could not be refreshed and may be out of date; trying again…`.trim();
+    });
+    stream.addEventListener('current', () => {
+      status.textContent = listed;
+    });
+    stream.addEventListener('error', () => {
+      if (stream.readyState === EventSource.CONNECTING) status.textContent = 'Reconnecting…';
+    });
+  }
+  /** @param {boolean} live */
+  function showLive(live) {
+    if (live && listed) status.textContent = listed;
+    if (!live) status.textContent = `Not live: the list stopped following changes; trying again… ${listed}`.trim();
+  }
+  followLive('/inbox/approvals/stream', '/inbox/approvals', listen, showLive);
+}
+
+/**
+ * What the list says of itself: how many calls wait, how many runs did not answer, and whether more wait.
+ * @param {number} waiting
+ * @param {number} unanswered
+ * @param {boolean} hasMore
+ * @param {number} limit
+ */
+function describeList(waiting, unanswered, hasMore, limit) {
+  return (
+    (waiting === 0
+      ? 'Nothing waits for a decision.'
+      : `${waiting} tool call${waiting === 1 ? '' : 's'} wait${waiting === 1 ? 's' : ''} for a decision.`) +
+    (unanswered === 0
+      ? ''
+      : ` ${unanswered} waiting run${unanswered === 1 ? '' : 's'} did not answer in time (is a worker running?).`) +
+    (hasMore ? ` More runs wait than the ${limit} newest listed here.` : '')
+  );
 }
 
 /** @param {{ runId: string, error: string }} run */
@@ -195,21 +266,34 @@ function startRunPage(root) {
     void refresh();
   }
 
-  const events = new EventSource(`${runPath(runId)}/events`);
-  endWithSession(events);
-  events.addEventListener('message', (message) => {
-    /** @type {RunEvent} */
-    const event = JSON.parse(message.data);
-    if (event.type === 'model_delta') {
-      showDelta(timeline, streaming, event);
-      return;
-    }
-    streaming.get(event.step)?.remove();
-    streaming.delete(event.step);
-    timeline.append(timelineItem(event));
-    if (stateChangingEvents.has(event.type)) void refresh();
-    if (terminalEvents.has(event.type)) events.close();
-  });
+  /** @param {EventSource} events @param {boolean} reopened */
+  function listen(events, reopened) {
+    // A reopened stream tells the run from its start again: it replaces what the page showed.
+    if (reopened) events.addEventListener('open', () => clearTimeline(timeline, streaming));
+    events.addEventListener('message', (message) => {
+      /** @type {RunEvent} */
+      const event = JSON.parse(message.data);
+      if (event.type === 'model_delta') {
+        showDelta(timeline, streaming, event);
+        return;
+      }
+      streaming.get(event.step)?.remove();
+      streaming.delete(event.step);
+      timeline.append(timelineItem(event));
+      if (stateChangingEvents.has(event.type)) void refresh();
+      if (terminalEvents.has(event.type)) events.close();
+    });
+  }
+  const live = element('p', { id: 'run-live', role: 'status' });
+  summary.after(live);
+  /** @param {boolean} isLive */
+  function showLive(isLive) {
+    const wasLive = live.textContent === '';
+    live.textContent = isLive ? '' : 'Not live: this page stopped following the run; trying again…';
+    // What changed while the page was not following the run shows only on a fresh read.
+    if (!isLive || !wasLive) void refresh();
+  }
+  followLive(`${runPath(runId)}/events`, `${runPath(runId)}/state`, listen, showLive);
 
   cancel.addEventListener('click', async () => {
     cancel.disabled = true;
@@ -224,6 +308,16 @@ function startRunPage(root) {
   });
   summary.tabIndex = -1;
   void refresh();
+}
+
+/**
+ * Empties the timeline before a reopened stream fills it again.
+ * @param {HTMLElement} timeline
+ * @param {Map<number, HTMLElement>} streaming
+ */
+function clearTimeline(timeline, streaming) {
+  timeline.replaceChildren();
+  streaming.clear();
 }
 
 /** @param {RunSnapshot} snapshot */
@@ -423,7 +517,8 @@ function decisionForm(runId, approval, schema, onDecided) {
   const reasonAttributes = { id: `${id}-reason`, autocomplete: 'off' };
   if (maxReasonLength) reasonAttributes['maxlength'] = maxReasonLength;
   const reason = /** @type {HTMLInputElement} */ (element('input', reasonAttributes));
-  const approve = /** @type {HTMLButtonElement} */ (element('button', { type: 'submit' }, ['Approve']));
+  // Not a submit button: Enter in the reason field, typed to reject, must never approve (see the form's submit).
+  const approve = /** @type {HTMLButtonElement} */ (element('button', { type: 'button' }, ['Approve']));
   const reject = /** @type {HTMLButtonElement} */ (element('button', { type: 'button', class: 'danger' }, ['Reject']));
   const result = element('p', { role: 'status', tabindex: '-1', class: 'result' });
   const barred = whyNotYours(approval);
@@ -512,8 +607,12 @@ function decisionForm(runId, approval, schema, onDecided) {
     result.focus();
   }
 
-  form.addEventListener('submit', async (submitted) => {
+  // Enter in the reason field submits the form: it decides nothing, and says how to.
+  form.addEventListener('submit', (submitted) => {
     submitted.preventDefault();
+    result.textContent = 'Enter does not decide: press Approve or Reject.';
+  });
+  approve.addEventListener('click', async () => {
     clearTimeout(pendingCheck);
     const checked = await check();
     if (!checked.valid) {
