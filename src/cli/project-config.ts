@@ -83,7 +83,55 @@ function checkConfig(value: unknown, file: string): RelayConfig {
   if (config.models !== undefined && (typeof config.models !== 'object' || config.models === null)) {
     throw usageError(`${file}: 'models' must map provider prefixes to model providers`);
   }
+  refuseUnknownFields(config, file);
+  for (const [field, check] of Object.entries(fieldChecks)) {
+    const problem =
+      config[field as keyof RelayConfig] === undefined ? undefined : check(config[field as keyof RelayConfig]);
+    if (problem !== undefined) throw usageError(`${file}: '${field}' ${problem}`);
+  }
   return config as RelayConfig;
+}
+
+/**
+ * What each optional field must be, as a problem to report or `undefined`: a `.ts` config is loaded without type
+ * checking, so a wrong value would otherwise surface later, far from the field (or never, when a default stands in).
+ */
+const fieldChecks: Record<string, (value: unknown) => string | undefined> = {
+  executor: (value) => (isObject(value) ? undefined : 'must be an object of executor options'),
+  secrets: (value) =>
+    isObject(value) || typeof value === 'function' ? undefined : 'must map secret names to values, or be a resolver',
+  taskQueue: (value) => (typeof value === 'string' && value.trim() !== '' ? undefined : 'must be a non-empty string'),
+  encryption: (value) => (isObject(value) ? undefined : 'must be { keys, currentKeyId? }'),
+  payloadStore: (value) => {
+    const kind = isObject(value) ? value['kind'] : undefined;
+    return kind === 'memory' || kind === 'file' || kind === 'postgres'
+      ? undefined
+      : `must be { kind: 'memory' | 'file' | 'postgres', … }, not kind ${JSON.stringify(kind)}`;
+  },
+  approvalWebhook: (value) =>
+    isObject(value) || typeof value === 'function' ? undefined : 'must be a webhook, or a function of the tenant',
+  remindApproversBeforeExpiry: durationProblem,
+  modelCallStartTimeout: durationProblem,
+};
+
+/** The fields `defineConfig` takes: another one is a misspelling (`taskqueue`), which would otherwise be ignored. */
+const knownFields = new Set(['tools', 'models', ...Object.keys(fieldChecks)]);
+
+function refuseUnknownFields(config: object, file: string): void {
+  const unknown = Object.keys(config).filter((field) => !knownFields.has(field));
+  if (unknown.length === 0) return;
+  const known = [...knownFields].join(', ');
+  throw usageError(`${file}: unknown field${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} (known: ${known})`);
+}
+
+function durationProblem(value: unknown): string | undefined {
+  return typeof value === 'string' || typeof value === 'number'
+    ? undefined
+    : "must be a duration ('30s') or milliseconds";
+}
+
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null;
 }
 
 async function exists(file: string): Promise<boolean> {

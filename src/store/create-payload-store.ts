@@ -1,3 +1,4 @@
+import { RelayError } from '../shared/errors.js';
 import type { EncryptionOptions } from '../security/encryption-keys.js';
 import { createFilePayloadStore } from './file-payload-store.js';
 import { createMemoryPayloadStore } from './memory-payload-store.js';
@@ -42,5 +43,11 @@ export function createPayloadStore(config: PayloadStoreConfig, { logger }: Paylo
       return createFilePayloadStore({ ...config, ...reporting });
     case 'postgres':
       return createPostgresPayloadStore({ ...config, ...reporting });
+    default:
+      // A config file is loaded without type checking: a misspelt kind must not leave the worker without a store.
+      throw new RelayError(
+        'invalid_input',
+        `Unknown payload store kind ${JSON.stringify((config as { kind?: unknown }).kind)}: expected 'memory', 'file' or 'postgres'`,
+      );
   }
 }
