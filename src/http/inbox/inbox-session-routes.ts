@@ -9,6 +9,16 @@ import { inboxPage, signInPage } from './inbox-pages.js';
 import type { InboxSessions } from './inbox-sessions.js';
 
 const sessionCookie = 'relay_e_inbox';
+/**
+ * The name over https: browsers accept a `__Host-` cookie only from this very host (Secure, Path=/, no Domain), so
+ * another host of the parent domain cannot plant one. Plain http (a local inbox) cannot have it.
+ */
+const hostOnlySessionCookie = `__Host-${sessionCookie}`;
+
+/** The session cookie's name at the inbox's origin. */
+function sessionCookieAt(origin: string): string {
+  return origin.startsWith('https:') ? hostOnlySessionCookie : sessionCookie;
+}
 const csrfHeader = 'x-relay-csrf';
 /** Methods that change nothing: they need a session, not the page's CSRF token. */
 const safeMethods = new Set(['GET', 'HEAD']);
@@ -21,7 +31,7 @@ export function inboxSessionRoutes(sessions: InboxSessions, publicOrigin?: strin
   const app = new Hono<InboxEnv>();
 
   app.get('/', (c) => {
-    const session = sessions.get(readSessionCookie(c));
+    const session = sessions.get(readSessionCookie(c, publicOrigin));
     return c.html(session ? inboxPage(session) : signInPage());
   });
 
@@ -31,7 +41,7 @@ export function inboxSessionRoutes(sessions: InboxSessions, publicOrigin?: strin
     const form = await readForm(c);
     const signedIn = typeof form['apiKey'] === 'string' ? sessions.create(form['apiKey'].trim()) : undefined;
     if (!signedIn) return c.html(signInPage('That API key is not valid.'), 401);
-    setCookie(c, sessionCookie, signedIn.cookie, {
+    setCookie(c, sessionCookieAt(origin), signedIn.cookie, {
       httpOnly: true,
       sameSite: 'Strict',
       path: '/',
@@ -44,8 +54,9 @@ export function inboxSessionRoutes(sessions: InboxSessions, publicOrigin?: strin
 
   // A session is sealed, not stored (see InboxSessions): signing out deletes the browser's cookie.
   app.post('/inbox/session/end', (c) => {
-    refuseCrossOrigin(c, inboxOriginOf(c, publicOrigin));
-    deleteCookie(c, sessionCookie, { path: '/' });
+    const origin = inboxOriginOf(c, publicOrigin);
+    refuseCrossOrigin(c, origin);
+    deleteCookie(c, sessionCookieAt(origin), { path: '/', secure: origin.startsWith('https:') });
     return c.redirect('/', 303);
   });
 
@@ -58,7 +69,7 @@ export function inboxSessionRoutes(sessions: InboxSessions, publicOrigin?: strin
  */
 export function requireSession(sessions: InboxSessions, publicOrigin?: string) {
   return createMiddleware<InboxEnv>(async (c, next) => {
-    const session = sessions.get(readSessionCookie(c));
+    const session = sessions.get(readSessionCookie(c, publicOrigin));
     if (!session) {
       if (safeMethods.has(c.req.method) && c.req.header('accept')?.includes('text/html')) return c.redirect('/', 303);
       throw new HttpError(401, 'unauthorized', 'Sign in to the inbox first');
@@ -79,11 +90,10 @@ export function requireSession(sessions: InboxSessions, publicOrigin?: string) {
  * The session cookie, unless the request carries more than one of its name: another host of the parent domain can set
  * one (with a longer Path the browser sends it first), so neither is trusted and the request is signed out.
  */
-function readSessionCookie(c: Context): string | undefined {
-  const named = (c.req.header('cookie') ?? '')
-    .split(';')
-    .filter((pair) => pair.split('=')[0]?.trim() === sessionCookie);
-  return named.length === 1 ? getCookie(c, sessionCookie) : undefined;
+function readSessionCookie(c: Context, publicOrigin: string | undefined): string | undefined {
+  const name = sessionCookieAt(inboxOriginOf(c, publicOrigin));
+  const named = (c.req.header('cookie') ?? '').split(';').filter((pair) => pair.split('=')[0]?.trim() === name);
+  return named.length === 1 ? getCookie(c, name) : undefined;
 }
 
 /** The sign-in form; one that does not parse (a multipart body without its boundary, say) is the sender's mistake. */

@@ -44,7 +44,10 @@ describe('the inbox behind a proxy that ends TLS', () => {
     const signedIn = await signIn(app, publicOrigin);
     expect(signedIn.status).toBe(303);
     const setCookie = signedIn.headers.get('set-cookie') ?? '';
-    expect(setCookie).toMatch(/^relay_e_inbox=/);
+    // Host-only over https: no other host of the parent domain can set a cookie of this name.
+    expect(setCookie).toMatch(/^__Host-relay_e_inbox=/);
+    expect(setCookie).toMatch(/; Path=\/(;|$)/);
+    expect(setCookie).not.toMatch(/Domain=/i);
     expect(setCookie).toMatch(/; Secure(;|$)/);
     const cookie = setCookie.split(';')[0]!;
     expect((await decide(app, cookie, publicOrigin)).status).toBe(422);
