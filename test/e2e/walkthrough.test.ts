@@ -1,11 +1,13 @@
 import path from 'node:path';
 import { expect, it } from 'vitest';
 import { runWalkthrough } from '../../scripts/lib/walkthrough-runner.js';
+import { withDefaultPorts } from '../helpers/default-ports-lock.js';
 
 const root = path.join(import.meta.dirname, '../..');
 
 it('runs every shell block of a tour as written against npm start, taking $RUN and the call id from the answers', async () => {
-  const steps = await runWalkthrough({ root, file: 'test/fixtures/walkthrough/tour.md', section: 'Five-minute tour' });
+  const tour = { root, file: 'test/fixtures/walkthrough/tour.md', section: 'Five-minute tour' };
+  const steps = await withDefaultPorts(() => runWalkthrough(tour));
   const failed = steps.find((step) => step.exitCode !== 0);
   expect(failed, failed && `${failed.at} $ ${failed.command}\n${failed.stdout}\n${failed.stderr}`).toBeUndefined();
   expect(steps.map((step) => step.at)).toEqual(
