@@ -8,7 +8,10 @@ import { modelDeltaBatchMs } from '../shared/run-types.js';
 /** A worker of model calls on a task queue of this process's own, beside a Relay-E worker. */
 export interface ModelCallWorker {
   readonly taskQueue: string;
-  /** Stops taking calls, waits for those running, and rethrows the worker's failure if it failed. */
+  /**
+   * Stops taking calls, waits for those running, and rethrows the worker's failure if it failed. The worker already
+   * began stopping when the main worker left RUNNING, so the calls of both get the same grace time, not one each.
+   */
   stop(): Promise<void>;
 }
 
@@ -16,7 +19,8 @@ export interface ModelCallWorker {
  * Polls a task queue only this process knows for the model activity, so a run can send its next model call to the
  * worker whose private store holds the run's context. It has the main worker's connection, namespace, identity, data
  * converter, activity interceptors, shutdown grace time and activity slots ({@link modelCallSlotsOf}); if it fails,
- * the main worker is shut down too, so the failure is not silent.
+ * the main worker is shut down too, so the failure is not silent. It starts shutting down when the main worker does:
+ * otherwise it would take calls while the main worker drains, and its own calls would get a second grace time.
  */
 export async function startModelCallWorker(
   main: Worker,
@@ -48,13 +52,43 @@ export async function startModelCallWorker(
     failure = error;
     if (main.getState() === 'RUNNING') main.shutdown();
   });
+  const shutdown = () => {
+    if (worker.getState() === 'RUNNING') worker.shutdown();
+  };
+  const stopFollowing = onLeavingRunning(main, shutdown);
   return {
     taskQueue,
     async stop() {
-      if (worker.getState() === 'RUNNING') worker.shutdown();
+      stopFollowing();
+      shutdown();
       await running;
       if (failure !== undefined) throw failure;
     },
+  };
+}
+
+/** The part of the SDK's (1.24) protected state subject of a worker that {@link onLeavingRunning} reads. */
+interface WorkerStates {
+  subscribe(next: (state: string) => void): { unsubscribe(): void };
+}
+
+/**
+ * Calls `leaving` once when the worker leaves RUNNING (`shutdown()`, a shutdown signal, or a failure). The SDK has no
+ * public event for it, so its state subject is read; without one nothing is called, and the stop after the worker's
+ * `run()` still applies. Returns the unsubscribe.
+ */
+export function onLeavingRunning(worker: Worker, leaving: () => void): () => void {
+  const states = (worker as unknown as { stateSubject?: Partial<WorkerStates> }).stateSubject;
+  if (typeof states?.subscribe !== 'function') return () => {};
+  let left = false;
+  // The subject gives its current state at once (INITIALIZED, or RUNNING if the worker runs already).
+  const subscription = (states as WorkerStates).subscribe((state) => {
+    if (left || state === 'INITIALIZED' || state === 'RUNNING') return;
+    left = true;
+    leaving();
+  });
+  return () => {
+    subscription.unsubscribe();
   };
 }
 

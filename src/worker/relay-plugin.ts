@@ -31,6 +31,8 @@ import type { ToolSourceOptions } from './resolve-tool-registry.js';
 import { resolveToolRegistry } from './resolve-tool-registry.js';
 import { startCatalogPublisher } from './worker-catalog-publisher.js';
 import { connectionAddressOf } from './connection-address.js';
+import { closePluginConnection, helperConnectionOf, sdkDefaultAddress } from './plugin-connection.js';
+import type { HelperConnection } from './plugin-connection.js';
 import { modelCallSlotsOf, refuseActivityRateLimits, startModelCallWorker } from './model-call-worker.js';
 import type { ModelCallSlots } from './model-call-worker.js';
 import { approvalReminderMs, checkApprovalWebhook } from '../notify/approval-webhook.js';
@@ -320,44 +322,76 @@ export class RelayPlugin implements WorkerPlugin, ClientPlugin, NativeConnection
   }
 
   async runWorker(worker: Worker, next: (worker: Worker) => Promise<void>): Promise<void> {
-    const { connection } = worker;
+    const run = () => this.#base.runWorker(worker, next);
     try {
-      const publisher =
-        connection && (this.#options.publishCatalog ?? true)
-          ? startCatalogPublisher(
-              {
-                connection,
-                namespace: worker.options.namespace,
-                taskQueue: worker.options.taskQueue,
-                // As every plugin left it: codecs of plugins configured after this one included.
-                dataConverter: worker.options.dataConverter,
-              },
-              () => ({ tools: this.#tools.registry.catalog(), modelPrefixes: this.#modelPrefixes }),
-              (message, error) => {
-                Runtime.instance().logger.warn(`${message}: ${errorMessage(error)}`);
-              },
-              (message) => {
-                Runtime.instance().logger.warn(message);
-              },
-            )
-          : undefined;
-      // An MCP server that adds or drops tools is announced at once, so clients check runs against what is served.
-      const stopFollowing = this.#tools.onChange(() => publisher?.announce());
+      const { connection, opened } = await this.#helperConnection(worker, run);
       try {
-        await this.#runWithModelCallWorker(worker, () => this.#base.runWorker(worker, next));
+        await this.#runAnnounced(worker, connection, () => this.#runWithModelCallWorker(worker, connection, run));
       } finally {
-        stopFollowing();
-        await publisher?.stop();
+        // Last: the model-call worker and the catalog withdrawal used it until now.
+        if (connection && opened) await closePluginConnection(connection);
       }
     } finally {
       await this.#closeTools();
     }
   }
 
+  /**
+   * The connection of the model-call worker and the catalog publisher (none when neither runs): the worker's, or, for a
+   * worker given none, one of the plugin's own (see plugin-connection.ts). A worker that cannot have it is only run to
+   * stop, so it lets go of the connection the SDK opened for it.
+   */
+  async #helperConnection(worker: Worker, run: () => Promise<void>): Promise<HelperConnection> {
+    const needed = this.#modelCallQueue !== undefined || (this.#options.publishCatalog ?? true);
+    if (!needed) return { connection: undefined, opened: false };
+    return helperConnectionOf(worker).catch(async (error: unknown) => {
+      await runOnlyToStop(worker, run);
+      throw error;
+    });
+  }
+
+  /** Runs the worker with its tools and models announced on its task queue, and withdraws them once it stopped. */
+  async #runAnnounced(
+    worker: Worker,
+    connection: NativeConnection | undefined,
+    run: () => Promise<void>,
+  ): Promise<void> {
+    const publisher =
+      connection && (this.#options.publishCatalog ?? true)
+        ? startCatalogPublisher(
+            {
+              connection,
+              namespace: worker.options.namespace,
+              taskQueue: worker.options.taskQueue,
+              // As every plugin left it: codecs of plugins configured after this one included.
+              dataConverter: worker.options.dataConverter,
+            },
+            () => ({ tools: this.#tools.registry.catalog(), modelPrefixes: this.#modelPrefixes }),
+            (message, error) => {
+              Runtime.instance().logger.warn(`${message}: ${errorMessage(error)}`);
+            },
+            (message) => {
+              Runtime.instance().logger.warn(message);
+            },
+          )
+        : undefined;
+    // An MCP server that adds or drops tools is announced at once, so clients check runs against what is served.
+    const stopFollowing = this.#tools.onChange(() => publisher?.announce());
+    try {
+      await run();
+    } finally {
+      stopFollowing();
+      await publisher?.stop();
+    }
+  }
+
   /** Runs the worker beside its own model-call worker, whose queue model calls name while both run. */
-  async #runWithModelCallWorker(worker: Worker, run: () => Promise<void>): Promise<void> {
+  async #runWithModelCallWorker(
+    worker: Worker,
+    connection: NativeConnection | undefined,
+    run: () => Promise<void>,
+  ): Promise<void> {
     const queue = this.#modelCallQueue;
-    const { connection } = worker;
     if (!queue || !connection) return run();
     const modelCalls = await startModelCallWorker(worker, connection, this.#activities, this.#modelCallSlots).catch(
       async (error: unknown) => {
@@ -414,9 +448,6 @@ async function checkSearchAttributesOf(options: WorkerOptions): Promise<void> {
     await connection.close();
   }
 }
-
-/** Where a worker given no connection connects: the SDK's default. */
-const sdkDefaultAddress = 'localhost:7233';
 
 /**
  * Fails with the commands that fix it when the namespace lacks Relay-E's search attributes. The commands name the

@@ -1,5 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import path from 'node:path';
+import { Connection } from '@temporalio/client';
 import type { Payload, PayloadCodec } from '@temporalio/common';
 import { SimplePlugin } from '@temporalio/plugin';
 import protos from '@temporalio/proto';
@@ -8,9 +9,10 @@ import type { NativeConnectionPlugin, WorkerPlugin } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { readHistory } from '../../src/client/read-history.js';
-import { startTemporalDevServer } from '../../src/dev/temporal-dev-server.js';
+import { DevServerPortClashError, startTemporalDevServer } from '../../src/dev/temporal-dev-server.js';
 import { RelayClient } from '../../src/client/relay-client.js';
 import { encryptionKeyIdMetadataKey } from '../../src/security/aes-gcm-payload-codec.js';
+import { withDefaultPorts } from '../helpers/default-ports-lock.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { defineTool } from '../../src/tool/define-tool.js';
 import { RelayPlugin, bundleRelayWorkflows, createWorker } from '../../src/worker/index.js';
@@ -96,11 +98,44 @@ async function startPlainWorker(
   const running = worker.run();
   return {
     plugin,
+    worker,
     stop: async () => {
       worker.shutdown();
       await running;
     },
   };
+}
+
+/** Where a worker given no connection connects: the SDK's default address. */
+const sdkDefaultAddress = 'localhost:7233';
+
+/** A dev server at the SDK's default address, or the Temporal server already there (a developer's own). */
+async function serverAtSdkDefaultAddress() {
+  try {
+    return await startTemporalDevServer({ port: 7233 });
+  } catch (error) {
+    if (!(error instanceof DevServerPortClashError)) throw error;
+    return startTemporalDevServer({ reuseAddress: sdkDefaultAddress });
+  }
+}
+
+/** Records each `NativeConnection` opened from now on (the SDK's own for a worker included) and whether it closed. */
+function recordConnections(): { closed: boolean }[] {
+  const opened: { closed: boolean }[] = [];
+  const connect = Object.getOwnPropertyDescriptor(NativeConnection, 'connect')
+    ?.value as typeof NativeConnection.connect;
+  vi.spyOn(NativeConnection, 'connect').mockImplementation(async function (this: typeof NativeConnection, options) {
+    const connection = await connect.call(this, options);
+    const entry = { closed: false };
+    opened.push(entry);
+    const close = connection.close.bind(connection);
+    vi.spyOn(connection, 'close').mockImplementation(async () => {
+      await close();
+      entry.closed = true;
+    });
+    return connection;
+  });
+  return opened;
 }
 
 describe('RelayPlugin', () => {
@@ -406,5 +441,71 @@ describe('RelayPlugin', () => {
       await stop();
       await client.close();
     }
+  });
+  it(
+    'opens its own connection for a worker given none, so a clean stop resolves and withdraws the catalog',
+    () =>
+      // A worker given no connection connects to 7233, which the walkthrough's npm start needs free.
+      withDefaultPorts(async () => {
+        const server = await serverAtSdkDefaultAddress();
+        const connection = await Connection.connect({ address: server.address });
+        const taskQueue = uniqueTaskQueue('no-connection');
+        const client = await RelayClient.connect({ connection, namespace: server.namespace, taskQueue });
+        try {
+          const plugin = await RelayPlugin.create({
+            tools: [shipParcel],
+            models: { scripted: scriptedModel([]) },
+            workflowBundle: await bundleRelayWorkflows({ logger: new DefaultLogger('WARN') }),
+          });
+          const connections = recordConnections();
+          const worker = await Worker.create({ taskQueue, plugins: [plugin] });
+          const running = worker.run();
+          expect((await waitForWorkerCatalog(client)).workers).toBe(1);
+
+          worker.shutdown();
+          await expect(running).resolves.toBeUndefined();
+          // Withdrawn on the way out, not left listed until the announcement lapses.
+          expect(await client.getWorkerCatalog()).toBeUndefined();
+          // The search-attribute check's, the SDK's for the worker and the plugin's own: all closed.
+          expect(connections).toEqual([{ closed: true }, { closed: true }, { closed: true }]);
+        } finally {
+          vi.restoreAllMocks();
+          await connection.close();
+          await server.stop();
+        }
+      }),
+    120_000,
+  );
+
+  it('starts stopping the model-call worker as the main worker starts to, and waits for both', async () => {
+    const taskQueue = uniqueTaskQueue('plugin-drain');
+    const { worker, stop } = await startPlainWorker(taskQueue, {
+      models: { scripted: scriptedModel([{ text: 'ok' }]) },
+    });
+    const client = await RelayClient.connect({ connection: env.connection, namespace: env.namespace, taskQueue });
+    // A finished run: the worker is running.
+    const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'hi' });
+    expect(await client.result(runId)).toMatchObject({ output: 'ok' });
+    await client.close();
+    // Each shutdown as it is asked for, with the main worker's state at that moment (the spy calls through).
+    const shutdowns: { worker: Worker; mainState: string }[] = [];
+    const shutdownWorker = Object.getOwnPropertyDescriptor(Worker.prototype, 'shutdown')?.value as (
+      this: Worker,
+    ) => void;
+    const shutdown = vi.spyOn(Worker.prototype, 'shutdown').mockImplementation(function (this: Worker) {
+      shutdowns.push({ worker: this, mainState: worker.getState() });
+      shutdownWorker.call(this);
+    });
+    try {
+      await stop();
+    } finally {
+      shutdown.mockRestore();
+    }
+    const modelCalls = shutdowns.find((entry) => entry.worker !== worker);
+    expect(shutdowns.map((entry) => entry.worker === worker)).toEqual([true, false]);
+    expect(modelCalls?.worker.options.taskQueue).toContain(`${taskQueue}/model-calls/`);
+    // Not after the main worker drained, and stopped by the time its run() resolves.
+    expect(modelCalls?.mainState).not.toMatch(/DRAINED|STOPPED/);
+    expect(modelCalls?.worker.getState()).toBe('STOPPED');
   });
 });
