@@ -108,25 +108,38 @@ async function historyOnceTimerFired(runId: string): Promise<string[]> {
   }
 }
 
+/** One step proposing two transfers that need approval: of 5 (`call_1_0`, which waits) and of 7 (`call_1_1`). */
+const twoTransfers = [
+  {
+    toolCalls: [
+      { name: 'transfer_funds', input: { from: 'a', to: 'b', amount: 5 } },
+      { name: 'transfer_funds', input: { from: 'a', to: 'b', amount: 7 } },
+    ],
+  },
+];
+
+/** A worker that tells the webhook at `url`, and whose input check of the transfer of 7 breaks once `held` lets it. */
+function workerWithBreakingCheck(
+  url: string,
+  ledger: ReturnType<typeof createLedger>,
+  held: ReturnType<typeof latch>,
+  options: { remindApproversBeforeExpiry?: string } = {},
+) {
+  return kit.startWorker({
+    tools: createTestTools(ledger),
+    models: { scripted: scriptedModel(twoTransfers) },
+    approvalWebhook: { url, secret: 'workflow-test-secret-0123' },
+    ...options,
+    workerOptions: { interceptors: { activity: [checkOfSevenBreaks(held)] } },
+  });
+}
+
 describe('a run that fails while a call waits, whose approval timeout fires as the run closes', () => {
   it('ends that call once, with tool_cancelled, and tells its approvers once', async () => {
     const receiver = await receiverHoldingFirstDecision();
     const ledger = createLedger();
     const held = latch();
-    const turns = [
-      {
-        toolCalls: [
-          { name: 'transfer_funds', input: { from: 'a', to: 'b', amount: 5 } },
-          { name: 'transfer_funds', input: { from: 'a', to: 'b', amount: 7 } },
-        ],
-      },
-    ];
-    const running = await kit.startWorker({
-      tools: createTestTools(ledger),
-      models: { scripted: scriptedModel(turns) },
-      approvalWebhook: { url: receiver.url, secret: 'workflow-test-secret-0123' },
-      workerOptions: { interceptors: { activity: [checkOfSevenBreaks(held)] } },
-    });
+    const running = await workerWithBreakingCheck(receiver.url, ledger, held);
     try {
       const { client } = running;
       // Long enough for the check's failure to come first, short enough to fire while the run waits for its notice.
@@ -174,19 +187,11 @@ describe('a run that fails in the workflow task that brings a decision for its w
     const taskQueue = uniqueTaskQueue('failing-with-decision');
     const ledger = createLedger();
     const tokens: Uint8Array[] = [];
-    const turns = [
-      {
-        toolCalls: [
-          { name: 'transfer_funds', input: { from: 'a', to: 'b', amount: 5 } },
-          { name: 'transfer_funds', input: { from: 'a', to: 'b', amount: 7 } },
-        ],
-      },
-    ];
     const start = (interceptors: ActivityInterceptorsFactory[]) =>
       kit.startWorker({
         taskQueue,
         tools: createTestTools(ledger),
-        models: { scripted: scriptedModel(turns) },
+        models: { scripted: scriptedModel(twoTransfers) },
         workerOptions: { interceptors: { activity: interceptors } },
       });
     const first = await start([checkOfSevenLeftToTest(tokens)]);
@@ -236,22 +241,8 @@ describe('a run that fails while a call waits, whose reminder is due as the run 
     const receiver = await receiverHoldingFirstDecision();
     const ledger = createLedger();
     const held = latch();
-    const turns = [
-      {
-        toolCalls: [
-          { name: 'transfer_funds', input: { from: 'a', to: 'b', amount: 5 } },
-          { name: 'transfer_funds', input: { from: 'a', to: 'b', amount: 7 } },
-        ],
-      },
-    ];
-    const running = await kit.startWorker({
-      tools: createTestTools(ledger),
-      models: { scripted: scriptedModel(turns) },
-      approvalWebhook: { url: receiver.url, secret: 'workflow-test-secret-0123' },
-      // The reminder is due 4 s into the wait: after the check's failure, inside the run's grace for notices.
-      remindApproversBeforeExpiry: '1s',
-      workerOptions: { interceptors: { activity: [checkOfSevenBreaks(held)] } },
-    });
+    // The reminder is due 4 s into the wait: after the check's failure, inside the run's grace for notices.
+    const running = await workerWithBreakingCheck(receiver.url, ledger, held, { remindApproversBeforeExpiry: '1s' });
     try {
       const { client } = running;
       const { runId } = await client.startRun({ ...base, prompt: 'two transfers', approvalTimeout: '5s' });
