@@ -1,8 +1,7 @@
 import type { Client } from '@temporalio/client';
-import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import type { ApprovalNotice, HandedOffNoticeOutcome } from '../shared/approval-notice.js';
 import type { RunEvent } from '../shared/run-types.js';
-import { readHistoryPages } from './read-history.js';
+import { readStartInput } from './read-history.js';
 
 /** The workflow a run handed its last approval notices to, and how far it got. */
 export interface HandedOffNotices {
@@ -45,14 +44,6 @@ export async function readHandedOffNotices(
  * notice's type only, and an `approval.added` notice's id carries its number (`added-<n>`).
  */
 async function readHandedOffIds(temporal: Client, deliveredBy: string): Promise<string[]> {
-  for await (const page of readHistoryPages(temporal, deliveredBy, { maxPageSize: 1 })) {
-    const payloads = page[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
-    const notices = await decodeFromPayloadsAtIndex<ApprovalNotice[]>(
-      temporal.options.loadedDataConverter,
-      0,
-      payloads,
-    );
-    return notices.map((notice) => notice.id);
-  }
-  throw new Error(`Workflow '${deliveredBy}' has no history`);
+  const notices = await readStartInput<ApprovalNotice[]>(temporal, deliveredBy);
+  return notices.map((notice) => notice.id);
 }

@@ -1,4 +1,5 @@
-import type { WorkflowService } from '@temporalio/client';
+import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
+import type { Client, WorkflowService } from '@temporalio/client';
 import type { temporal } from '@temporalio/proto';
 import { grpcPageBudgetBytes, isMessageTooLarge } from './visibility-pages.js';
 
@@ -84,4 +85,13 @@ export async function readHistory(
   const events: HistoryEvent[] = [];
   for await (const page of readHistoryPages(client, runId, options)) events.push(...page);
   return { events };
+}
+
+/** The first argument a workflow was started with, from its history's first event, decoded with the client's converter. */
+export async function readStartInput<T>(client: Client, workflowId: string): Promise<T> {
+  for await (const page of readHistoryPages(client, workflowId, { maxPageSize: 1 })) {
+    const payloads = page[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
+    return decodeFromPayloadsAtIndex<T>(client.options.loadedDataConverter, 0, payloads);
+  }
+  throw new Error(`Workflow '${workflowId}' has no history`);
 }

@@ -1,10 +1,9 @@
 import type { Client, WorkflowExecutionDescription } from '@temporalio/client';
 import { isGrpcServiceError } from '@temporalio/client';
-import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import { defaultMaxSteps } from '../shared/run-types.js';
 import type { AgentRunInput, RunSnapshot } from '../shared/run-types.js';
 import { closedStatus } from './list-runs.js';
-import { readHistoryPages } from './read-history.js';
+import { readStartInput } from './read-history.js';
 
 /** gRPC FAILED_PRECONDITION, as the server refuses a query to a run that closed before any workflow task. */
 const failedPrecondition = 9;
@@ -29,7 +28,7 @@ export async function snapshotFromDescription(
   temporal: Client,
   description: WorkflowExecutionDescription,
 ): Promise<RunSnapshot> {
-  const input = await readRunInput(temporal, description.workflowId);
+  const input = await readStartInput<AgentRunInput>(temporal, description.workflowId);
   const status = closedStatus(description.status.name);
   return {
     runId: description.workflowId,
@@ -53,13 +52,4 @@ export async function snapshotFromDescription(
 function whyItFailed(description: WorkflowExecutionDescription): string {
   const how = { TERMINATED: 'terminated', TIMED_OUT: 'timed out' }[description.status.name as string] ?? 'failed';
   return `Temporal ${how} the run; no worker answered for it, so its steps and usage are not shown`;
-}
-
-/** The run's input, as its first history event holds it (decoded with the client's data converter). */
-async function readRunInput(temporal: Client, runId: string): Promise<AgentRunInput> {
-  for await (const page of readHistoryPages(temporal, runId, { maxPageSize: 1 })) {
-    const payloads = page[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
-    return decodeFromPayloadsAtIndex<AgentRunInput>(temporal.options.loadedDataConverter, 0, payloads);
-  }
-  throw new Error(`Run '${runId}' has no history`);
 }
