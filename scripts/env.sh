@@ -254,12 +254,32 @@ relay_e_ensure_postgres() {
   export RELAY_E_POSTGRES_BIN
 }
 
+# Installs the dependencies when package-lock.json differs from what was installed. It compares the lock's content
+# with a stamp written after the install, not file times: a checkout or a copy that only touches the lock must not
+# run `npm ci`, which empties node_modules under any test run using it meanwhile. An install made by hand (no stamp
+# yet) counts when npm's own copy of the lock is not older than the lock.
+relay_e_dependencies_installed() {
+  local root stamp
+  root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+  stamp="$root/node_modules/.relay-e-lock.sha256"
+  if [ -f "$stamp" ]; then
+    [ "$(cat "$stamp")" = "$(relay_e_lock_digest "$root")" ]
+    return
+  fi
+  [ -f "$root/node_modules/.package-lock.json" ] && ! [ "$root/package-lock.json" -nt "$root/node_modules/.package-lock.json" ] || return 1
+  relay_e_lock_digest "$root" >"$stamp"
+}
+
+relay_e_lock_digest() {
+  sha256sum "$1/package-lock.json" | cut -d' ' -f1
+}
+
 relay_e_ensure_dependencies() {
   local root
   root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-  if [ ! -f "$root/node_modules/.package-lock.json" ] || [ "$root/package-lock.json" -nt "$root/node_modules/.package-lock.json" ]; then
-    (cd "$root" && npm ci --no-audit --no-fund) || return 1
-  fi
+  relay_e_dependencies_installed && return 0
+  (cd "$root" && npm ci --no-audit --no-fund) || return 1
+  relay_e_lock_digest "$root" >"$root/node_modules/.relay-e-lock.sha256"
 }
 
 # Installs Debian's Chromium for the inbox's browser tests (test/e2e/inbox-browser.test.ts), which drive it with

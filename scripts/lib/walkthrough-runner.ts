@@ -9,7 +9,6 @@ import {
   rmSync,
   statSync,
   symlinkSync,
-  utimesSync,
 } from 'node:fs';
 import { createConnection } from 'node:net';
 import { tmpdir } from 'node:os';
@@ -154,13 +153,12 @@ function copyWorkingTree(root: string): string {
     copyFileSync(source, path.join(clone, file));
   }
   symlinkSync(realpathSync(path.join(root, 'node_modules')), path.join(clone, 'node_modules'));
-  // Dated 1970: the scripts' `npm ci` runs when the lockfile is newer than the install, and here it would reinstall
-  // the shared node_modules through the link (a copy of the install's own time can round up past it).
-  utimesSync(path.join(clone, 'package-lock.json'), 0, 0);
-  const wouldInstall = spawnSync('bash', ['-c', '[ package-lock.json -nt node_modules/.package-lock.json ]'], {
-    cwd: clone,
-  });
-  if (wouldInstall.status === 0) throw new Error(`the copy in ${clone} would run npm ci over the shared node_modules`);
+  // The scripts run `npm ci` when the lock differs from the installed one's stamp (scripts/env.sh), and here it would
+  // empty the shared node_modules through the link: the copy's lock must read as installed.
+  for (const folder of [root, clone]) {
+    const installed = spawnSync('bash', ['-c', '. scripts/env.sh && relay_e_dependencies_installed'], { cwd: folder });
+    if (installed.status !== 0) throw new Error(`${folder}'s node_modules is not what package-lock.json says: npm ci`);
+  }
   return clone;
 }
 
