@@ -80,6 +80,13 @@ export interface RelayClientOptions {
    * @default []
    */
   plugins?: ClientPlugin[];
+  /**
+   * How long an approval or rejection waits for a worker to take it before it answers `run_unavailable`: a run
+   * whose worker died mid-task recovers within the default. Temporal keeps a decision it was sent, so a worker that
+   * takes the run later may still apply it. Lower it below a proxy's timeout in front of the HTTP API.
+   * @default 60_000
+   */
+  decisionWaitMs?: number;
 }
 
 export interface StartRunOptions extends AgentRunInput {
@@ -148,18 +155,25 @@ export class RelayClient {
   readonly temporal: Client;
   readonly taskQueue: string;
   private readonly ownedConnection?: Connection;
+  private readonly decisionWaitMs: number;
   /** The last worker catalog read for startRun's check, and when. */
   private recentCatalog: { catalog: WorkerCatalog; readAt: number } | undefined;
 
-  private constructor(temporal: Client, taskQueue: string, ownedConnection?: Connection) {
+  private constructor(
+    temporal: Client,
+    options: Pick<RelayClientOptions, 'taskQueue' | 'decisionWaitMs'>,
+    ownedConnection?: Connection,
+  ) {
     this.temporal = temporal;
-    this.taskQueue = taskQueue;
+    this.taskQueue = options.taskQueue;
+    this.decisionWaitMs = checkedDecisionWaitMs(options.decisionWaitMs);
     if (ownedConnection) this.ownedConnection = ownedConnection;
   }
 
   /** Connects to a Temporal server (local, self-hosted or Cloud). */
   static async connect(options: RelayClientOptions): Promise<RelayClient> {
-    // Keys are checked before connecting: a connection opened first would be left open by their refusal.
+    // Keys and the wait are checked before connecting: a connection opened first would be left open by a refusal.
+    checkedDecisionWaitMs(options.decisionWaitMs);
     const dataConverter = withEncryption(options.dataConverter, options.encryption);
     const connection =
       options.connection ??
@@ -174,15 +188,15 @@ export class RelayClient {
       ...(dataConverter ? { dataConverter } : {}),
       ...(options.plugins ? { plugins: options.plugins } : {}),
     });
-    return new RelayClient(temporal, options.taskQueue, options.connection ? undefined : connection);
+    return new RelayClient(temporal, options, options.connection ? undefined : connection);
   }
 
   /**
    * Uses a Temporal client as it is (its connection, namespace and data converter), such as a test environment's
    * time-skipping client; `close()` leaves that client's connection open.
    */
-  static fromClient(temporal: Client, options: Pick<RelayClientOptions, 'taskQueue'>): RelayClient {
-    return new RelayClient(temporal, options.taskQueue);
+  static fromClient(temporal: Client, options: Pick<RelayClientOptions, 'taskQueue' | 'decisionWaitMs'>): RelayClient {
+    return new RelayClient(temporal, options);
   }
 
   /** Starts a run; the input is checked first, so a bad request never reaches Temporal. */
@@ -470,6 +484,21 @@ export class RelayClient {
     await this.ownedConnection?.close();
   }
 
+  /**
+   * A decision no worker took within `decisionWaitMs`, as `run_unavailable`. Temporal keeps it for the run: a worker
+   * that picks the run up later may still apply it.
+   */
+  private decisionUnanswered(runId: string, error: unknown): RelayError {
+    if (RelayError.isInstance(error)) return error;
+    return new RelayError(
+      'run_unavailable',
+      `Run '${runId}' took no decision within ${this.decisionWaitMs / 1000} s: no worker answered. Is a Relay-E ` +
+        `worker running on task queue '${this.taskQueue}'? Temporal keeps the decision, and a worker that takes the ` +
+        'run later may still apply it: read the run before deciding again.',
+      { cause: error },
+    );
+  }
+
   private handle(runId: string): WorkflowHandle<typeof agentRun> {
     return this.temporal.workflow.getHandle<typeof agentRun>(runId);
   }
@@ -509,14 +538,14 @@ export class RelayClient {
   /** Sends a decision by update and turns the run's refusal into a `RelayError` with the refusal's code. */
   private async sendDecision(runId: string, decision: ApprovalDecision, scope: TenantScope): Promise<ApprovalOutcome> {
     // Temporal holds an update until a worker takes it: the deadline ends the wait of a run no worker serves.
-    const deadline = Date.now() + workflowTaskRecoveryMs;
+    const deadline = Date.now() + this.decisionWaitMs;
     const send = () => this.handle(runId).executeUpdate(decideUpdate, { args: [decision] });
     try {
       return await this.temporal.withDeadline(deadline, () =>
         this.query(runId, () => retryWhileWorkflowTaskFails(send, deadline), scope),
       );
     } catch (error) {
-      if (noWorkerAnsweredIn(error, deadline)) throw decisionUnanswered(runId, error, this.taskQueue);
+      if (noWorkerAnsweredIn(error, deadline)) throw this.decisionUnanswered(runId, error);
       // Temporal answers an update to a closed workflow as "not found": tell an ended run from a missing one.
       if (RelayError.isInstance(error) && error.code === 'run_not_found' && (await this.hasEnded(runId, scope))) {
         throw new RelayError('approval_not_pending', `Run '${runId}' has ended; it takes no more decisions`, {
@@ -621,22 +650,17 @@ function noWorkerAnswered(error: unknown, deadline: number): undefined {
 }
 
 /**
- * How long a decision waits for the run to take it: a run whose workflow task is failing (a worker died mid-task)
- * recovers within this, and one that no worker takes it for by then is `run_unavailable`.
+ * How long a decision waits for the run to take it by default: a run whose workflow task is failing (a worker died
+ * mid-task) recovers within this.
  */
-const workflowTaskRecoveryMs = 60_000;
+const defaultDecisionWaitMs = 60_000;
 
-/**
- * A decision no worker took by its deadline, as `run_unavailable`. Temporal keeps it for the run: a worker that
- * picks the run up later may still apply it.
- */
-function decisionUnanswered(runId: string, error: unknown, taskQueue: string): RelayError {
-  if (RelayError.isInstance(error)) return error;
-  return new RelayError(
-    'run_unavailable',
-    `Run '${runId}' took no decision within ${workflowTaskRecoveryMs / 1000} s: no worker answered. ` +
-      `Is a Relay-E worker running on task queue '${taskQueue}'?`,
-    { cause: error },
+function checkedDecisionWaitMs(decisionWaitMs: number | undefined): number {
+  if (decisionWaitMs === undefined) return defaultDecisionWaitMs;
+  if (Number.isFinite(decisionWaitMs) && decisionWaitMs > 0) return decisionWaitMs;
+  throw new RelayError(
+    'invalid_input',
+    `decisionWaitMs must be a positive number of milliseconds, not ${decisionWaitMs}`,
   );
 }
 

@@ -9,7 +9,7 @@ import type { ApiServer } from '../../src/http/start-api-server.js';
 import { RelayError } from '../../src/shared/errors.js';
 import type { RunEvent } from '../../src/shared/run-types.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
-import { useRelayTestKit } from '../helpers/relay-test-kit.js';
+import { useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
 import { uniqueTaskQueue, withWorker } from '../helpers/temporal-test-env.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 
@@ -156,6 +156,50 @@ describe.concurrent('a run no worker can answer for', () => {
         await good.stop();
       }
     });
+  }, 60_000);
+
+  it('answers a decision no worker takes within decisionWaitMs with run_unavailable; a worker taking the run later applies it', async ({
+    expect,
+  }) => {
+    const taskQueue = uniqueTaskQueue('decision-kept');
+    const ledger = createLedger();
+    const worker = () =>
+      kit.startWorker({
+        taskQueue,
+        tools: createTestTools(ledger),
+        models: {
+          scripted: scriptedModel([
+            { toolCalls: [{ name: 'transfer_funds', input: { from: 'A', to: 'B', amount: 5 } }] },
+            { text: 'paid' },
+          ]),
+        },
+      });
+    const first = await worker();
+    const { runId } = await first.client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'pay' });
+    await waitForRun(first.client, runId, (run) => run.status === 'awaiting_approval');
+    await first.stop();
+    const options = { connection: kit.env.connection, namespace: kit.namespace, taskQueue };
+    await expect(RelayClient.connect({ ...options, decisionWaitMs: 0 })).rejects.toMatchObject({
+      code: 'invalid_input',
+    });
+    const impatient = await RelayClient.connect({ ...options, decisionWaitMs: 2_000 });
+    try {
+      const error = await errorOf(impatient.approve(runId, 'call_1_0', { approver: 'alice', tenantId: 'acme' }));
+      expect(error).toMatchObject({ code: 'run_unavailable' });
+      expect((error as Error).message).toContain('took no decision within 2 s');
+      expect(ledger.transfers).toHaveLength(0);
+      const second = await worker();
+      try {
+        expect((await second.client.result(runId)).output).toBe('paid');
+        expect(ledger.transfers).toHaveLength(1);
+        const events = await second.client.events(runId);
+        expect(events).toContainEqual(expect.objectContaining({ type: 'tool_approved', approver: 'alice' }));
+      } finally {
+        await second.stop();
+      }
+    } finally {
+      await impatient.close();
+    }
   }, 60_000);
 
   it('answers run_unavailable, naming the task queue, when no worker takes the query at all', async ({ expect }) => {
