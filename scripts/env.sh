@@ -45,9 +45,14 @@ relay_e_ensure_node() {
 }
 
 relay_e_ensure_temporal() {
-  if [ -n "${TEMPORAL_CLI_PATH:-}" ] && [ -x "$TEMPORAL_CLI_PATH" ]; then
-    export TEMPORAL_CLI_PATH
-    return 0
+  if [ -n "${TEMPORAL_CLI_PATH:-}" ]; then
+    # A path given is the one wanted: another CLI in its place would hide the mistake.
+    if [ -f "$TEMPORAL_CLI_PATH" ] && [ -x "$TEMPORAL_CLI_PATH" ]; then
+      export TEMPORAL_CLI_PATH
+      return 0
+    fi
+    echo "relay-e: TEMPORAL_CLI_PATH is $TEMPORAL_CLI_PATH, which is not an executable file (the temporal binary itself)" >&2
+    return 1
   fi
   local cached="$relay_e_cache_dir/temporal-cli-${relay_e_temporal_version#v}/temporal"
   if [ -x "$cached" ]; then
@@ -287,7 +292,9 @@ relay_e_ensure_dependencies() {
 relay_e_ensure_chromium() {
   if ! command -v chromium >/dev/null 2>&1; then
     echo "relay-e: installing Debian's chromium for the browser tests" >&2
-    DEBIAN_FRONTEND=noninteractive apt-get install -y --no-install-recommends chromium >/dev/null || return 1
+    (export DEBIAN_FRONTEND=noninteractive
+      apt-get install -y --no-install-recommends chromium >/dev/null ||
+        { apt-get update >&2 && apt-get install -y --no-install-recommends chromium >/dev/null; }) || return 1
   fi
   CHROMIUM_PATH="$(command -v chromium)"
   export CHROMIUM_PATH
