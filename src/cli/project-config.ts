@@ -2,6 +2,11 @@ import { access } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import type { RelayConfig } from '../config/define-config.js';
+import type { ModelProvider } from '../model/model-provider.js';
+import { toEncryptionKeyRing } from '../security/encryption-keys.js';
+import { toRetentionMs } from '../store/payload-retention.js';
+import { durationOptionMs } from '../shared/duration-option.js';
+import { errorMessage } from '../tool/error-message.js';
 import { usageError } from './cli-error.js';
 
 /** The names a project's config file may have, in the order they are looked for at the project root. */
@@ -34,7 +39,7 @@ export async function loadProjectConfig(
   try {
     module = (await importConfigModule(file)) as { default?: unknown };
   } catch (error) {
-    throw usageError(`Cannot load ${file}: ${error instanceof Error ? error.message : String(error)}`);
+    throw usageError(`Cannot load ${file}: ${errorMessage(error)}`);
   }
   return { file, config: checkConfig(unwrapDefault(module.default), file) };
 }
@@ -68,66 +73,162 @@ async function importConfigModule(file: string): Promise<unknown> {
 }
 
 function checkConfig(value: unknown, file: string): RelayConfig {
-  if (typeof value !== 'object' || value === null) {
+  if (!isObject(value)) {
     throw usageError(`${file} must export its config as default: export default defineConfig({ tools: [...] })`);
   }
-  const config = value as Partial<RelayConfig>;
-  if (!Array.isArray(config.tools)) throw usageError(`${file}: 'tools' must be a list of tools (defineTool(...))`);
-  for (const [index, tool] of config.tools.entries()) {
-    const name = (tool as { name?: unknown } | undefined)?.name;
-    const isTool = typeof name === 'string' && typeof (tool as { execute?: unknown }).execute === 'function';
-    if (!isTool && (tool as { kind?: unknown } | undefined)?.kind !== 'tool-source') {
-      throw usageError(`${file}: tools[${index}] is not a tool; define it with defineTool(...) or mcpTools(...)`);
-    }
-  }
-  if (config.models !== undefined && (typeof config.models !== 'object' || config.models === null)) {
-    throw usageError(`${file}: 'models' must map provider prefixes to model providers`);
-  }
-  refuseUnknownFields(config, file);
-  for (const [field, check] of Object.entries(fieldChecks)) {
-    const problem =
-      config[field as keyof RelayConfig] === undefined ? undefined : check(config[field as keyof RelayConfig]);
-    if (problem !== undefined) throw usageError(`${file}: '${field}' ${problem}`);
-  }
-  return config as RelayConfig;
+  const problem = fieldsProblem(value, '', configFields);
+  if (problem !== undefined) throw usageError(`${file}: ${problem}`);
+  return value as unknown as RelayConfig;
 }
 
 /**
- * What each optional field must be, as a problem to report or `undefined`: a `.ts` config is loaded without type
- * checking, so a wrong value would otherwise surface later, far from the field (or never, when a default stands in).
+ * What is wrong with the value at `path` (`payloadStore.directory`), naming the path, or `undefined`: a `.ts` config
+ * is loaded without type checking, so a wrong value would otherwise surface later, far from the field (or never,
+ * when a default stands in).
  */
-const fieldChecks: Record<string, (value: unknown) => string | undefined> = {
-  executor: (value) => (isObject(value) ? undefined : 'must be an object of executor options'),
-  secrets: (value) =>
-    isObject(value) || typeof value === 'function' ? undefined : 'must map secret names to values, or be a resolver',
-  taskQueue: (value) => (typeof value === 'string' && value.trim() !== '' ? undefined : 'must be a non-empty string'),
-  encryption: (value) => (isObject(value) ? undefined : 'must be { keys, currentKeyId? }'),
-  payloadStore: (value) => {
-    const kind = isObject(value) ? value['kind'] : undefined;
-    return kind === 'memory' || kind === 'file' || kind === 'postgres'
-      ? undefined
-      : `must be { kind: 'memory' | 'file' | 'postgres', … }, not kind ${JSON.stringify(kind)}`;
-  },
-  approvalWebhook: (value) =>
-    isObject(value) || typeof value === 'function' ? undefined : 'must be a webhook, or a function of the tenant',
-  remindApproversBeforeExpiry: durationProblem,
-  modelCallStartTimeout: durationProblem,
-};
+type Check = (value: unknown, path: string) => string | undefined;
 
-/** The fields `defineConfig` takes: another one is a misspelling (`taskqueue`), which would otherwise be ignored. */
-const knownFields = new Set(['tools', 'models', ...Object.keys(fieldChecks)]);
-
-function refuseUnknownFields(config: object, file: string): void {
-  const unknown = Object.keys(config).filter((field) => !knownFields.has(field));
-  if (unknown.length === 0) return;
-  const known = [...knownFields].join(', ');
-  throw usageError(`${file}: unknown field${unknown.length > 1 ? 's' : ''} ${unknown.join(', ')} (known: ${known})`);
+/** A check that `isValid(value)`, else says what the value at the path must be. */
+function rule(isValid: (value: unknown) => boolean, mustBe: string): Check {
+  return (value, path) => (isValid(value) ? undefined : `'${path}' ${mustBe}`);
 }
 
-function durationProblem(value: unknown): string | undefined {
-  return typeof value === 'string' || typeof value === 'number'
-    ? undefined
-    : "must be a duration ('30s') or milliseconds";
+/** `check`, for a field that may be left out. */
+function optional(check: Check): Check {
+  return (value, path) => (value === undefined ? undefined : check(value, path));
+}
+
+/** A check by the code that will take the value, which throws on a bad one: its own rule, run before connecting. */
+function checkedBy(take: (value: never) => unknown): Check {
+  return (value, path) => {
+    try {
+      take(value as never);
+      return undefined;
+    } catch (error) {
+      return `'${path}': ${errorMessage(error)}`;
+    }
+  };
+}
+
+/** A check of an object with these fields and no others: another is a misspelling, which would go unread. */
+function objectOf(fields: Record<string, Check>, mustBe: string): Check {
+  return (value, path) => (isObject(value) ? fieldsProblem(value, path, fields) : `'${path}' ${mustBe}`);
+}
+
+function fieldsProblem(
+  value: Record<string, unknown>,
+  path: string,
+  fields: Record<string, Check>,
+): string | undefined {
+  const unknown = Object.keys(value).filter((field) => !Object.hasOwn(fields, field));
+  if (unknown.length > 0) {
+    const known = Object.keys(fields).join(', ');
+    const plural = unknown.length > 1 ? 's' : '';
+    return `${path === '' ? '' : `'${path}' has `}unknown field${plural} ${unknown.join(', ')} (known: ${known})`;
+  }
+  return Object.entries(fields)
+    .map(([field, check]) => check(value[field], path === '' ? field : `${path}.${field}`))
+    .find((problem) => problem !== undefined);
+}
+
+const nonEmptyText = rule((value) => typeof value === 'string' && value.trim() !== '', 'must be a non-empty string');
+/** A duration as the worker will read it: `'an hour'` would otherwise load and stop the worker at its start. */
+const duration: Check = (value, path) => {
+  if (typeof value !== 'string' && typeof value !== 'number') {
+    return `'${path}' must be a duration ('30s') or milliseconds`;
+  }
+  try {
+    durationOptionMs(value, `'${path}'`, '30s');
+    return undefined;
+  } catch (error) {
+    return errorMessage(error);
+  }
+};
+
+const tools: Check = (value, path) => {
+  if (!Array.isArray(value)) return `'${path}' must be a list of tools (defineTool(...))`;
+  const index = value.findIndex((tool) => !isToolEntry(tool));
+  return index === -1 ? undefined : `${path}[${index}] is not a tool; define it with defineTool(...) or mcpTools(...)`;
+};
+
+function isToolEntry(tool: unknown): boolean {
+  if (!isObject(tool)) return false;
+  return (typeof tool['name'] === 'string' && typeof tool['execute'] === 'function') || tool['kind'] === 'tool-source';
+}
+
+/** A factory passed uncalled (`openaiProvider`) would load, and every model call through it fail much later. */
+const modelProvider: Check = (provider, path) => {
+  if (typeof (provider as Partial<ModelProvider> | null | undefined)?.generate === 'function') return undefined;
+  return typeof provider === 'function'
+    ? `'${path}' is a function, not a model provider; call the factory: ${provider.name || 'factory'}(...)`
+    : `'${path}' must be a model provider (an object with generate())`;
+};
+
+const models: Check = (value, path) =>
+  isObject(value)
+    ? Object.entries(value)
+        .map(([prefix, provider]) => modelProvider(provider, `${path}.${prefix}`))
+        .find((problem) => problem !== undefined)
+    : `'${path}' must map provider prefixes to model providers`;
+
+const encryptionFields = objectOf(
+  {
+    keys: rule(isKeyMap, 'must map key ids to AES-256 keys (32 bytes, raw or base64)'),
+    currentKeyId: optional(nonEmptyText),
+  },
+  'must be { keys, currentKeyId? }',
+);
+
+const encryptionKeyRing = checkedBy(toEncryptionKeyRing);
+
+/** `EncryptionOptions`, its keys then checked as every codec and store will check them. */
+const encryption: Check = (value, path) => encryptionFields(value, path) ?? encryptionKeyRing(value, path);
+
+function isKeyMap(value: unknown): boolean {
+  return isObject(value) && Object.values(value).every((key) => typeof key === 'string' || key instanceof Uint8Array);
+}
+
+/** Each kind's own fields (`PayloadStoreConfig`): without them a store falls back to local defaults, or fails late. */
+const payloadStoreKinds = new Map<unknown, Record<string, Check>>([
+  ['memory', { maxBytes: optional(rule(isPositiveInteger, 'must be a positive whole number of bytes')) }],
+  ['file', { directory: nonEmptyText }],
+  ['postgres', { connectionString: nonEmptyText, tableName: optional(nonEmptyText) }],
+]);
+
+const payloadStore: Check = (value, path) => {
+  const kind = isObject(value) ? value['kind'] : undefined;
+  const kindFields = payloadStoreKinds.get(kind);
+  if (!isObject(value) || kindFields === undefined) {
+    return `'${path}' must be { kind: 'memory' | 'file' | 'postgres', … }, not kind ${JSON.stringify(kind)}`;
+  }
+  return fieldsProblem(value, path, {
+    kind: () => undefined, // checked above
+    ...kindFields,
+    encryption: optional(encryption),
+    retentionMs: optional(checkedBy(toRetentionMs)),
+  });
+};
+
+/** The fields `defineConfig` takes, each with its check, in the order the checks run. */
+const configFields: Record<keyof RelayConfig, Check> = {
+  tools,
+  models: optional(models),
+  executor: optional(rule(isObject, 'must be an object of executor options')),
+  secrets: optional(rule(isObjectOrFunction, 'must map secret names to values, or be a resolver')),
+  taskQueue: optional(nonEmptyText),
+  encryption: optional(encryption),
+  payloadStore: optional(payloadStore),
+  approvalWebhook: optional(rule(isObjectOrFunction, 'must be a webhook, or a function of the tenant')),
+  remindApproversBeforeExpiry: optional(duration),
+  modelCallStartTimeout: optional(duration),
+};
+
+function isObjectOrFunction(value: unknown): boolean {
+  return isObject(value) || typeof value === 'function';
+}
+
+function isPositiveInteger(value: unknown): boolean {
+  return Number.isSafeInteger(value) && (value as number) > 0;
 }
 
 function isObject(value: unknown): value is Record<string, unknown> {
