@@ -62,6 +62,9 @@ const runFileName = 'run.json';
 export function createFilePayloadStore(options: FilePayloadStoreOptions): PayloadStore {
   const sealer = createPayloadSealer(options.encryption);
   const retentionMs = toRetentionMs(options.retentionMs);
+  if (typeof options.directory !== 'string' || options.directory.trim() === '') {
+    throw new RelayError('invalid_input', 'The file payload store needs a directory');
+  }
   const directory = path.resolve(options.directory);
   const logger = options.logger ?? console;
 

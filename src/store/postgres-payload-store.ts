@@ -133,6 +133,10 @@ async function recordRunClosed(pool: Pool, tables: Tables, scope: PayloadScope, 
 }
 
 function createPool(connectionString: string, logger: Pick<Console, 'warn'>): Pool {
+  // Without one, pg would connect to its defaults (a local server) instead of the database the caller meant.
+  if (typeof connectionString !== 'string' || connectionString.trim() === '') {
+    throw new RelayError('invalid_input', 'The PostgreSQL payload store needs a connectionString (or a pool)');
+  }
   const pool = new pg.Pool({ connectionString });
   // The pool drops an idle connection that breaks, and the next query connects again; without a listener its 'error'
   // event would end the process. The operator still hears of it: a database that keeps dropping connections is news.

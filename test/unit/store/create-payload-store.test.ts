@@ -37,4 +37,12 @@ describe('createPayloadStore', () => {
       data,
     );
   });
+
+  it('refuses a file store without a directory and a PostgreSQL one without a connection string, before any use', () => {
+    // As a JavaScript caller or a config without types could give them.
+    const untyped = (config: object) => () => createPayloadStore(config as Parameters<typeof createPayloadStore>[0]);
+    expect(untyped({ kind: 'file' })).toThrow(expect.objectContaining({ code: 'invalid_input' }));
+    expect(untyped({ kind: 'postgres', connectionString: '' })).toThrow(/needs a connectionString/);
+    expect(untyped({ kind: 'postgres' })).toThrow(expect.objectContaining({ code: 'invalid_input' }));
+  });
 });
