@@ -1,18 +1,24 @@
 import type { ModelProvider, ModelCall } from '../model/model-provider.js';
 import { ModelProviderError } from '../model/model-provider.js';
 import { toJsonText } from '../shared/payload-limits.js';
+import { errorMessage } from '../tool/error-message.js';
 import type { ModelResponse, ProposedToolCall } from '../shared/transcript.js';
 
 /**
  * One scripted model turn: a final answer, or tool calls (with optional text beside them). `finishReason` is why the
  * model stopped, as providers report it through the AI SDK (`'stop'`, `'length'`, `'content-filter'`, …); by default
  * `'tool-calls'` for a turn with calls, else `'stop'`. Set it to play an answer cut off by a token limit or a filter.
+ * A turn with neither text nor a call (`{ toolCalls: [] }`) fails the run: play an empty answer as `{ text: '' }`.
  */
 export type ScriptedTurn = (
   { text: string; toolCalls?: undefined } | { toolCalls: ProposedToolCall[]; text?: string }
 ) & { finishReason?: string };
 
-/** Decides the next turn from the request, e.g. by looking at the last tool result. */
+/**
+ * Decides the next turn from the request, e.g. by looking at the last tool result. A throw, or an answer that is not
+ * a turn, fails the run at once with a non-retryable `model_error` naming it; throw a `ModelProviderError` of your
+ * own to play a provider's failure (a retryable one is retried as a provider's would be).
+ */
 export type ScriptedTurnFunction = (request: ModelCall) => ScriptedTurn | Promise<ScriptedTurn>;
 
 /** Options of {@link scriptedModel}. */
@@ -67,7 +73,7 @@ export function scriptedModel(
         requests.push(call);
         if (requests.length > recordLimit) requests.shift();
       }
-      const turn = await nextTurn(call);
+      const turn = await scriptedTurn(nextTurn, call);
       const toolCalls = turn.toolCalls ?? [];
       return {
         ...(turn.text !== undefined ? { text: turn.text } : {}),
@@ -81,6 +87,41 @@ export function scriptedModel(
       };
     },
   };
+}
+
+/**
+ * The script's turn for `call`. Anything else the model activity would retry (eight attempts, minutes of backoff) with
+ * the script run again each time, so a broken script fails the run at once instead, with the reason in its error.
+ */
+async function scriptedTurn(script: ScriptedTurnFunction, call: ModelCall): Promise<ScriptedTurn> {
+  let turn: unknown;
+  try {
+    turn = await script(call);
+  } catch (error) {
+    if (error instanceof ModelProviderError) throw error;
+    throw scriptError(call, `the script threw: ${errorMessage(error)}`, error);
+  }
+  if (!isTurn(turn)) {
+    // `undefined` (a branch that returns nothing) has no JSON; a long answer is cut to keep the failure short.
+    const what = turn === undefined ? 'undefined' : (toJsonText(turn) ?? typeof turn).slice(0, maxShownTurnLength);
+    throw scriptError(call, `got ${what}, which is not a turn ({ text }, or { toolCalls } with at least one call)`);
+  }
+  return turn;
+}
+
+const maxShownTurnLength = 200;
+
+function scriptError(call: ModelCall, why: string, cause?: unknown): ModelProviderError {
+  return new ModelProviderError(`Scripted model failed at step ${call.step}: ${why}`, { retryable: false, cause });
+}
+
+/** Text, or at least one call: a turn with neither would end the run with an empty answer nobody scripted. */
+function isTurn(value: unknown): value is ScriptedTurn {
+  if (typeof value !== 'object' || value === null) return false;
+  const { text, toolCalls } = value as { text?: unknown; toolCalls?: unknown };
+  if (text !== undefined && typeof text !== 'string') return false;
+  if (toolCalls !== undefined && !Array.isArray(toolCalls)) return false;
+  return typeof text === 'string' || (Array.isArray(toolCalls) && toolCalls.length > 0);
 }
 
 function estimateTokens(text: string): number {

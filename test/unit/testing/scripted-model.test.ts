@@ -1,6 +1,8 @@
 import { describe, expect, it } from 'vitest';
+import { ModelProviderError } from '../../../src/model/model-provider.js';
 import type { ModelCall } from '../../../src/model/model-provider.js';
 import { scriptedModel } from '../../../src/testing/scripted-model.js';
+import type { ScriptedTurn } from '../../../src/testing/scripted-model.js';
 
 function call(runId: string, step: number, prompt = 'hi'): ModelCall {
   return {
@@ -49,5 +51,44 @@ describe('the scripted model', () => {
     }
     expect(bounded.requests.map((request) => request.step)).toEqual([2, 3]);
     expect(silent.requests).toEqual([]);
+  });
+
+  it('fails at once, not retryable, naming the error, when a script throws', async () => {
+    const model = scriptedModel(() => {
+      throw new Error('assertion in script');
+    });
+    const failure = await model.generate(call('run', 2), options).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ModelProviderError);
+    expect(failure).toMatchObject({
+      retryable: false,
+      message: 'Scripted model failed at step 2: the script threw: assertion in script',
+    });
+  });
+
+  it('passes on a ModelProviderError the script throws, to play a provider failure', async () => {
+    const overloaded = new ModelProviderError('overloaded', { retryable: true, retryAfterMs: 10 });
+    const model = scriptedModel(() => {
+      throw overloaded;
+    });
+    await expect(model.generate(call('run', 1), options)).rejects.toBe(overloaded);
+  });
+
+  it.each([
+    ['nothing', () => undefined, 'got undefined'],
+    ['a string', () => 'done', 'got "done"'],
+    ['a turn without text or calls', () => ({ toolCalls: [] }), 'got {"toolCalls":[]}'],
+  ])('fails at once, not retryable, naming what it got, when a script returns %s', async (_what, script, got) => {
+    const model = scriptedModel(script as () => ScriptedTurn);
+    const failure = await model.generate(call('run', 1), options).catch((error: unknown) => error);
+    expect(failure).toBeInstanceOf(ModelProviderError);
+    expect(failure).toMatchObject({ retryable: false });
+    const notATurn = 'which is not a turn ({ text }, or { toolCalls } with at least one call)';
+    expect((failure as Error).message).toBe(`Scripted model failed at step 1: ${got}, ${notATurn}`);
+  });
+
+  it('refuses an empty list of calls in a list script too, and plays an empty answer given as text', async () => {
+    const model = scriptedModel([{ toolCalls: [] }, { text: '' }]);
+    await expect(model.generate(call('run', 1), options)).rejects.toMatchObject({ retryable: false });
+    expect(await model.generate(call('run', 2), options)).toMatchObject({ text: '', finishReason: 'stop' });
   });
 });
