@@ -80,6 +80,29 @@ describe('running one tool as a worker runs it, without a server', () => {
     expect(contexts).toHaveLength(0);
   });
 
+  it('refuses input by the JSON Schema in its catalog, as the run does, before the tool could coerce it', async () => {
+    const seen: unknown[] = [];
+    const count = defineTool({
+      name: 'count',
+      description: 'Counts to n.',
+      inputSchema: z.object({ n: z.coerce.number() }),
+      execute: async (input) => {
+        seen.push(input);
+        return input;
+      },
+    });
+    expect(await runTool(count, { n: '5' })).toEqual({
+      success: false,
+      toolName: 'count',
+      toolCallId: 'call_1_0',
+      errorType: 'validation',
+      error: "Validation failed: Expected number, received string at 'n'",
+      issues: [{ path: 'n', message: 'Expected number, received string', code: 'invalid_type' }],
+      input: { n: '5' },
+    });
+    expect(seen).toEqual([]);
+  });
+
   it('resolves secret references in the config for the tool and keeps their values out of its result', async () => {
     const echoToken = defineTool({
       name: 'echo_token',
@@ -109,6 +132,40 @@ describe('running one tool as a worker runs it, without a server', () => {
     const failure = await runTool(broken, {}, { logger: new DefaultLogger('ERROR') }).catch((error: unknown) => error);
     expect(failure).toBeInstanceOf(ApplicationFailure);
     expect(failure).toMatchObject({ type: 'tool_execution_failed', nonRetryable: false });
+  });
+
+  it.each([
+    ['requires approval', { requiresApproval: true }],
+    ['says so in its retry policy', { retry: { maximumAttempts: 1 } }],
+  ])(
+    'resolves to the execution failure a run records when a tool with one attempt (it %s) throws',
+    async (_why, settings) => {
+      const refund = defineTool({
+        name: 'refund_order',
+        description: 'Refund an order.',
+        inputSchema: z.object({}),
+        ...settings,
+        execute: () => {
+          throw new Error('boom');
+        },
+      });
+      expect(await runTool(refund, {}, { logger: new DefaultLogger('ERROR') })).toEqual({
+        success: false,
+        toolName: 'refund_order',
+        toolCallId: 'call_1_0',
+        errorType: 'execution',
+        error: 'Activity task failed: boom',
+      });
+    },
+  );
+
+  it('resolves to the execution failure a run records for a non-retryable failure (a missing secret)', async () => {
+    const { tool, contexts } = recordingTool();
+    const config = { token: { $secret: 'MISSING' } };
+    const result = await runTool(tool, { customer: 'c-1', amount: 1 }, { config, logger: new DefaultLogger('ERROR') });
+    expect(result).toMatchObject({ success: false, errorType: 'execution' });
+    expect(result.error).toMatch(/^Activity task failed: The run's config refers to secret 'MISSING'/);
+    expect(contexts).toHaveLength(0);
   });
 
   it('rejects a timed-out call of a tool with its own retry policy while attempts are left, as a run retries it', async () => {
