@@ -14,7 +14,7 @@ import type { TemporalSettings } from './temporal-settings.js';
  */
 export const defaultPayloadDirectory = path.join('.relay-e', 'payloads');
 
-/** The store a CLI worker uses, with the janitor that expires closed runs' payloads; `close` stops both. */
+/** The store a CLI worker uses; `close` stops its janitor, once started, and closes it. */
 export interface CliPayloadStore {
   readonly store: PayloadStore;
   /** What the store is, for the worker's ready line. */
@@ -25,30 +25,42 @@ export interface CliPayloadStore {
 }
 
 /**
- * Opens the project's payload store (or the default folder), encrypted with the settings' keys like every payload
- * unless the store's config names its own, and starts its janitor on the worker's own connection (it only
- * describes runs, so it needs no keys and no connection of its own).
+ * Creates the project's payload store (or the default folder), encrypted with the settings' keys like every payload
+ * unless the store's config names its own. Nothing connects yet, so a store config it refuses fails before the
+ * worker connects.
  */
-export function openCliPayloadStore(
+export function createCliPayloadStore(
   settings: TemporalSettings,
   project: ProjectConfig | undefined,
-  connection: NativeConnection,
   { defaultFolderShared }: { defaultFolderShared: boolean },
 ): CliPayloadStore {
-  const configured = project?.config.payloadStore;
   const config = projectPayloadStoreConfig(settings, project);
   const store = createPayloadStore(config);
-  const client = new Client({ connection, namespace: settings.namespace });
-  const janitor = startPayloadJanitor({ store, client });
   return {
     store,
     description: describeStore(config),
     // A store the config names is the deployment's choice, so taken as every worker's; the default folder is this
     // machine's, which only a single-machine stack can count on.
-    sharedByEveryWorker: configured !== undefined || defaultFolderShared,
+    sharedByEveryWorker: project?.config.payloadStore !== undefined || defaultFolderShared,
+    close: () => store.close(),
+  };
+}
+
+/**
+ * `payloads` with the janitor that expires closed runs' payloads, started on the worker's own connection (it only
+ * describes runs, so it needs no keys and no connection of its own); `close` stops both.
+ */
+export function withPayloadJanitor(
+  payloads: CliPayloadStore,
+  connection: NativeConnection,
+  namespace: string,
+): CliPayloadStore {
+  const janitor = startPayloadJanitor({ store: payloads.store, client: new Client({ connection, namespace }) });
+  return {
+    ...payloads,
     async close() {
       await janitor.stop();
-      await store.close();
+      await payloads.close();
     },
   };
 }

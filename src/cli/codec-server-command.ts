@@ -13,12 +13,20 @@ import { cliInvocation } from './cli-invocation.js';
 import type { Command } from './command.js';
 import { commandSummaries } from './command-summaries.js';
 import { parseCommandFlags } from './command.js';
+import { explainBusyPort, readPort } from './serve-command.js';
+import type { PortSetting } from './serve-command.js';
 import { waitForShutdownSignal } from './shutdown-signal.js';
 import { connectRelayClient, readTemporalSettings } from './temporal-settings.js';
 import type { TemporalSettings } from './temporal-settings.js';
 
 /** The codec server's port when neither `--port` nor RELAY_E_CODEC_PORT says otherwise. */
 export const defaultCodecPort = 8788;
+
+const codecPort: PortSetting = {
+  variable: 'RELAY_E_CODEC_PORT',
+  fallback: defaultCodecPort,
+  usedBy: 'another relay-e codec-server',
+};
 
 const codecServerOptions = {
   address: { type: 'string' },
@@ -126,16 +134,17 @@ Options:
     const { values } = parseCommandFlags('codec-server', argv, codecServerOptions);
     const encryption = encryptionOptionsFromEnv(process.env);
     if (!encryption) throw usageError('Set RELAY_E_ENCRYPTION_KEYS="id:base64key,..." to serve the codec');
-    const portText = values.port ?? process.env['RELAY_E_CODEC_PORT'];
-    const port = portText === undefined || portText === '' ? defaultCodecPort : Number(portText);
-    if (!Number.isInteger(port) || port < 0 || port > 65_535) throw usageError(`Invalid port '${portText}'`);
+    const port = readPort(values.port, process.env, codecPort);
+    const host = values.host ?? '127.0.0.1';
     const runTenants = runTenantsOf(await readTemporalSettings(values, process.env));
     const server = await startCodecServer({
       encryption,
       port,
-      host: values.host ?? '127.0.0.1',
+      host,
       ...(values['ui-origin'] ? { uiOrigins: values['ui-origin'] } : {}),
       runTenants,
+    }).catch((error: unknown) => {
+      throw explainBusyPort(error, port, host, codecPort);
     });
     process.stdout.write(
       values.json

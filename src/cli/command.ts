@@ -16,14 +16,22 @@ export interface Command {
   run(argv: string[]): Promise<number>;
 }
 
-/** Flags every command that talks to Temporal takes. */
-export const connectionOptions = {
+/**
+ * The connection flags of `worker` and `serve`: no `--tenant`, since a worker serves every tenant and the API takes
+ * each caller's tenant from its key, so the flag would be silently ignored.
+ */
+export const serverConnectionOptions = {
   address: { type: 'string' },
   namespace: { type: 'string' },
   profile: { type: 'string' },
   'task-queue': { type: 'string' },
-  tenant: { type: 'string' },
   json: { type: 'boolean' },
+} as const satisfies ParseArgsOptionsConfig;
+
+/** {@link serverConnectionOptions} with `--tenant`, for the commands that work under a tenant. */
+export const connectionOptions = {
+  ...serverConnectionOptions,
+  tenant: { type: 'string' },
 } as const satisfies ParseArgsOptionsConfig;
 
 /**
@@ -35,18 +43,22 @@ export const runConnectionOptions = { ...connectionOptions, ...configOption } as
 const configLines = `${configOptionHelp}
                          (its taskQueue and encryption keys; flags and the environment win over it)`;
 
-function connectionHelp(tenantLine: string, withConfig = false): string {
+function connectionHelp(tenantLine: string | undefined, withConfig = false): string {
+  const tenant = tenantLine === undefined ? '' : `\n  --tenant ID            ${tenantLine}`;
+  const config = withConfig ? `\n${configLines}` : '';
   return `Connection:
   --address HOST:PORT    Temporal frontend (env TEMPORAL_ADDRESS, default localhost:7233)
   --namespace NAME       Temporal namespace (env TEMPORAL_NAMESPACE, default default)
   --profile NAME         profile of the Temporal config file (env TEMPORAL_PROFILE, file TEMPORAL_CONFIG_FILE)
-  --task-queue NAME      task queue of the Relay-E workers (env RELAY_E_TASK_QUEUE, default relay-e)
-  --tenant ID            ${tenantLine}${withConfig ? `\n${configLines}` : ''}
+  --task-queue NAME      task queue of the Relay-E workers (env RELAY_E_TASK_QUEUE, default relay-e)${tenant}${config}
   --json                 machine-readable output, no spinner
   -h, --help             this help
   Temporal Cloud: TEMPORAL_API_KEY, or mTLS with TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH;
   every setting Temporal's own CLI reads (@temporalio/envconfig) applies, and flags win over it.`;
 }
+
+/** The help lines of {@link serverConnectionOptions}. */
+export const serverConnectionOptionsHelp = connectionHelp(undefined);
 
 /** The help lines of {@link connectionOptions} for commands that start runs under a tenant. */
 export const connectionOptionsHelp = connectionHelp('tenant of the runs (env RELAY_E_TENANT, default demo)');

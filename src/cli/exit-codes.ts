@@ -4,9 +4,12 @@ export const exitCodes = {
   /** The run failed or was cancelled, or an unexpected error happened. */
   failed: 1,
   usage: 2,
-  /** No such run, or no such pending tool call. */
+  /** No such run. */
   notFound: 3,
-  /** The run refused the decision: already decided, edited input that fails the tool's schema, or a wrong approver. */
+  /**
+   * The run refused the decision: no such pending tool call (or one already decided), edited input that fails the
+   * tool's schema, or a wrong approver.
+   */
   refused: 4,
   /**
    * The Temporal server (or the API port) is not reachable, the dev server did not start, or the run cannot

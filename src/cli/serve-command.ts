@@ -1,4 +1,5 @@
 import { loadApiKeys } from '../http/api-keys.js';
+import type { ApiKeyTenants } from '../http/api-keys.js';
 import { startApiServer } from '../http/start-api-server.js';
 import { createPayloadStore } from '../store/create-payload-store.js';
 import { projectPayloadStoreConfig } from './cli-payload-store.js';
@@ -6,7 +7,7 @@ import { exitCodes, usageError } from './cli-error.js';
 import { cliInvocation } from './cli-invocation.js';
 import type { Command } from './command.js';
 import { commandSummaries } from './command-summaries.js';
-import { apiHost, connectionOptions, connectionOptionsHelp, parseCommandFlags } from './command.js';
+import { apiHost, parseCommandFlags, serverConnectionOptions, serverConnectionOptionsHelp } from './command.js';
 import { waitForShutdownSignal } from './shutdown-signal.js';
 import { envSetting } from './env-setting.js';
 import { configOption, configOptionHelp, loadProjectConfig } from './project-config.js';
@@ -15,33 +16,110 @@ import { connectRelayClient, readTemporalSettings } from './temporal-settings.js
 /** The API port when neither `--port` nor RELAY_E_PORT says otherwise. */
 export const defaultApiPort = 8787;
 
+/** How a server's `--port` is set besides the flag, and what else may hold it, for the message when it is busy. */
+export interface PortSetting {
+  /** The environment variable read when the flag is not given. */
+  variable: string;
+  /** The port when neither is given. */
+  fallback: number;
+  /** Who else listens there, as the busy-port message guesses. */
+  usedBy: string;
+}
+
+const apiPort: PortSetting = {
+  variable: 'RELAY_E_PORT',
+  fallback: defaultApiPort,
+  usedBy: 'another relay-e dev or serve',
+};
+
 /**
  * Turns "address in use" into a sentence naming the flag that picks another port; other errors pass through.
  */
-export function explainBusyPort(error: unknown, port: number, host: string): unknown {
+export function explainBusyPort(
+  error: unknown,
+  port: number,
+  host: string,
+  { variable, usedBy }: Pick<PortSetting, 'variable' | 'usedBy'> = apiPort,
+): unknown {
   if ((error as NodeJS.ErrnoException | undefined)?.code !== 'EADDRINUSE') return error;
   return usageError(
-    `Port ${port} on ${host} is already in use (another relay-e dev or serve?). ` +
-      'Pick another with --port N or RELAY_E_PORT=N (0 picks a free one).',
+    `Port ${port} on ${host} is already in use (${usedBy}?). ` +
+      `Pick another with --port N or ${variable}=N (0 picks a free one).`,
   );
 }
 
-/** Reads `--port`/RELAY_E_PORT as a TCP port (0 picks a free one). */
-export function readPort(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): number {
-  const text = flag ?? env['RELAY_E_PORT'];
-  if (text === undefined || text === '') return defaultApiPort;
+/** Reads `--port`, else the setting's variable (RELAY_E_PORT for the API), as a TCP port (0 picks a free one). */
+export function readPort(
+  flag: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+  { variable, fallback }: Pick<PortSetting, 'variable' | 'fallback'> = apiPort,
+): number {
+  const text = flag ?? env[variable];
+  if (text === undefined || text === '') return fallback;
   const port = Number(text);
   if (!Number.isInteger(port) || port < 0 || port > 65_535) throw usageError(`Invalid port '${text}'`);
   return port;
 }
 
+/**
+ * The keys of `--api-keys-file` (else RELAY_E_API_KEYS_FILE) and RELAY_E_API_KEYS; a file that cannot be read is a
+ * set-up error naming where its path came from.
+ */
+async function readApiKeys(flag: string | undefined, env: NodeJS.ProcessEnv): Promise<ApiKeyTenants> {
+  const file = flag ?? envSetting(env, 'RELAY_E_API_KEYS_FILE');
+  try {
+    return await loadApiKeys({ ...(file !== undefined ? { file } : {}), env });
+  } catch (error) {
+    if (file === undefined || !isFileSystemError(error)) throw error;
+    const reason = error.code === 'ENOENT' ? 'does not exist' : `cannot be read (${error.code})`;
+    throw usageError(
+      `API keys file ${file} ${reason}: give its path with --api-keys-file PATH or RELAY_E_API_KEYS_FILE`,
+    );
+  }
+}
+
+/** An error of a file system call (it names the call), not one about what a file holds. */
+function isFileSystemError(error: unknown): error is NodeJS.ErrnoException & { code: string } {
+  const { syscall, code } = (error ?? {}) as NodeJS.ErrnoException;
+  return typeof syscall === 'string' && typeof code === 'string';
+}
+
+/** RELAY_E_INBOX_URL, refused unless it is an http or https URL. */
+function readInboxUrl(env: NodeJS.ProcessEnv): string | undefined {
+  const inboxUrl = envSetting(env, 'RELAY_E_INBOX_URL');
+  const protocol = inboxUrl === undefined ? undefined : URL.parse(inboxUrl)?.protocol;
+  if (inboxUrl !== undefined && protocol !== 'http:' && protocol !== 'https:') {
+    throw usageError(`RELAY_E_INBOX_URL '${inboxUrl}' is not an http or https URL`);
+  }
+  return inboxUrl;
+}
+
 const serveOptions = {
-  ...connectionOptions,
+  ...serverConnectionOptions,
   port: { type: 'string' },
   host: { type: 'string' },
   'api-keys-file': { type: 'string' },
   ...configOption,
 } as const;
+
+type ServeFlags = ReturnType<typeof parseCommandFlags<typeof serveOptions>>['values'];
+
+/**
+ * Every flag and setting `serve` takes, read and checked before anything connects or opens: a mistake in one is a
+ * usage error that leaves nothing to close, not a Temporal that cannot be reached.
+ */
+async function readServeSettings(values: ServeFlags) {
+  const apiKeys = await readApiKeys(values['api-keys-file'], process.env);
+  const port = readPort(values.port);
+  const host = apiHost(values.host);
+  // Behind a proxy that ends TLS: the inbox's public address, the only origin it takes changes from.
+  const inboxUrl = readInboxUrl(process.env);
+  const project = await loadProjectConfig(values.config);
+  const settings = await readTemporalSettings(values, process.env, project?.config);
+  // Where the workers keep outputs and texts out of history, for GET /v1/runs/{id}/stored/{ref}.
+  const payloadStoreConfig = projectPayloadStoreConfig(settings, project);
+  return { apiKeys, port, host, inboxUrl, settings, payloadStoreConfig };
+}
 
 const cli = cliInvocation();
 
@@ -62,21 +140,17 @@ Options:
 ${configOptionHelp}
                          (the API takes its task queue and encryption keys from it)
 
-${connectionOptionsHelp}`,
+${serverConnectionOptionsHelp}`,
   async run(argv) {
     const { values } = parseCommandFlags('serve', argv, serveOptions);
     const shutdown = waitForShutdownSignal();
-    const file = values['api-keys-file'] ?? process.env['RELAY_E_API_KEYS_FILE'];
-    const apiKeys = await loadApiKeys({ ...(file ? { file } : {}), env: process.env });
-    const project = await loadProjectConfig(values.config);
-    const settings = await readTemporalSettings(values, process.env, project?.config);
-    const client = await connectRelayClient(settings);
-    // Where the workers keep outputs and texts out of history, for GET /v1/runs/{id}/stored/{ref}.
-    const payloadStore = createPayloadStore(projectPayloadStoreConfig(settings, project));
-    const port = readPort(values.port);
-    const host = apiHost(values.host);
-    // Behind a proxy that ends TLS: the inbox's public address, the only origin it takes changes from.
-    const inboxUrl = envSetting(process.env, 'RELAY_E_INBOX_URL');
+    const { apiKeys, port, host, inboxUrl, settings, payloadStoreConfig } = await readServeSettings(values);
+    // Created before connecting: a store config it refuses fails before the client opens.
+    const payloadStore = createPayloadStore(payloadStoreConfig);
+    const client = await connectRelayClient(settings).catch(async (error: unknown) => {
+      await payloadStore.close();
+      throw error;
+    });
     const apiOptions = { client, apiKeys, payloadStore, port, host, ...(inboxUrl !== undefined ? { inboxUrl } : {}) };
     const api = await startApiServer(apiOptions).catch(async (error: unknown) => {
       await Promise.all([payloadStore.close(), client.close()]);

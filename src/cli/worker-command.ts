@@ -8,8 +8,10 @@ import { createDemoTools } from '../demo/demo-tools.js';
 import { providersFromEnv } from '../model/providers/index.js';
 import { secretsFromEnv } from '../security/resolve-secret-references.js';
 import {
+  approvalReminderMs,
   approvalWebhookFromEnv,
   approvalWebhookTenantsFromEnv,
+  checkApprovalWebhook,
   linkedToInbox,
   webhookForTenants,
 } from '../notify/approval-webhook.js';
@@ -20,8 +22,9 @@ import type { DurationInput } from '../shared/run-types.js';
 import { createWorker } from '../worker/create-worker.js';
 import { exitCodes } from './cli-error.js';
 import type { Command } from './command.js';
-import { connectionOptions, connectionOptionsHelp, parseCommandFlags } from './command.js';
-import { defaultPayloadDirectory, openCliPayloadStore } from './cli-payload-store.js';
+import { parseCommandFlags, serverConnectionOptions, serverConnectionOptionsHelp } from './command.js';
+import { createCliPayloadStore, defaultPayloadDirectory, withPayloadJanitor } from './cli-payload-store.js';
+import type { CliPayloadStore } from './cli-payload-store.js';
 import { waitForShutdownSignal } from './shutdown-signal.js';
 import { connectWorkerConnection, readTemporalSettings } from './temporal-settings.js';
 import type { TemporalSettings } from './temporal-settings.js';
@@ -74,14 +77,15 @@ export async function startCliWorker(
     deployment,
   }: { defaultFolderShared: boolean; inboxUrl?: () => string | undefined; deployment?: WorkerDeployment },
 ): Promise<CliWorker> {
-  const connection = await connectWorkerConnection(settings);
-  const payloads = openCliPayloadStore(settings, project, connection, { defaultFolderShared });
+  // Every setting is worked out and checked before connecting, so a mistake in one leaves nothing open.
+  const { approvalWebhook, reminderMs, where } = approvalNoticesOf(project, inboxUrl);
   const tools = project ? project.config.tools : createDemoTools(new DemoBankFile(demoBankFile));
-  const { approvalWebhook, reminder, where } = approvalNoticesOf(project, inboxUrl);
   const models = {
     ...providersFromEnv(process.env),
     ...(project ? project.config.models : { scripted: createDemoModel() }),
   };
+  const opened = await connectWorker(settings, createCliPayloadStore(settings, project, { defaultFolderShared }));
+  const { connection, payloads } = opened;
   const worker = await createWorker({
     tools,
     models,
@@ -90,7 +94,7 @@ export async function startCliWorker(
     connection,
     secrets: project?.config.secrets ?? secretsFromEnv(process.env),
     ...(approvalWebhook ? { approvalWebhook } : {}),
-    ...(reminder !== undefined ? { remindApproversBeforeExpiry: reminder } : {}),
+    ...(reminderMs !== undefined ? { remindApproversBeforeExpiry: reminderMs } : {}),
     ...(project?.config.executor ? { executor: project.config.executor } : {}),
     ...(settings.encryption ? { encryption: settings.encryption } : {}),
     payloadStore: payloads.store,
@@ -98,8 +102,7 @@ export async function startCliWorker(
     ...modelCallAffinity(payloads.sharedByEveryWorker, project?.config),
     ...(deployment ? { workerOptions: versionedWorkerOptions(deployment) } : {}),
   }).catch(async (error: unknown) => {
-    await payloads.close();
-    await connection.close();
+    await opened.close();
     throw error;
   });
   const running = worker.run();
@@ -111,28 +114,60 @@ export async function startCliWorker(
     providers: Object.keys(models),
     toolNames: tools.map(describeToolEntry),
     source: project ? project.file : 'the banking demo (no relay-e.config.ts found)',
-    approvalWebhook:
-      where && reminder !== undefined ? `${where} (reminded ${String(reminder)} before a call expires)` : where,
-    stop: () =>
-      (stopping ??= (async () => {
-        if (worker.getState() === 'RUNNING') worker.shutdown();
-        await running;
+    approvalWebhook: where,
+    stop: () => (stopping ??= stopWorker(worker, running, () => opened.close())),
+  };
+}
+
+/** Stops the worker, then closes what it used, also when it failed: its error is rethrown once they are closed. */
+async function stopWorker(worker: Worker, running: Promise<void>, close: () => Promise<void>): Promise<void> {
+  if (worker.getState() === 'RUNNING') worker.shutdown();
+  try {
+    await running;
+  } finally {
+    await close();
+  }
+}
+
+/**
+ * Opens the worker's connection and starts the store's janitor on it; a connection that fails closes the store.
+ * `close` closes the store, then the connection, even when the store's close fails.
+ */
+async function connectWorker(settings: TemporalSettings, store: CliPayloadStore) {
+  const connection = await connectWorkerConnection(settings).catch(async (error: unknown) => {
+    await store.close();
+    throw error;
+  });
+  const payloads = withPayloadJanitor(store, connection, settings.namespace);
+  return {
+    connection,
+    payloads,
+    async close() {
+      try {
         await payloads.close();
+      } finally {
         await connection.close();
-      })()),
+      }
+    },
   };
 }
 
 /**
  * Where the worker sends approval notices (the config's webhooks, else the environment's, linked to `inboxUrl` when
- * they name no inbox), how long before expiry it reminds approvers, and the ready line's words for the webhook.
+ * they name no inbox), how long before expiry it reminds approvers, and the ready line's words for them; each is
+ * checked here, so a bad one is refused before the worker connects.
  */
 function approvalNoticesOf(project: ProjectConfig | undefined, inboxUrl: (() => string | undefined) | undefined) {
   const configured = approvalWebhooksOf(project, process.env);
   const approvalWebhook =
     configured.webhooks && inboxUrl ? linkedToInbox(configured.webhooks, inboxUrl) : configured.webhooks;
   const reminder = project?.config.remindApproversBeforeExpiry ?? envSetting(process.env, 'RELAY_E_APPROVAL_REMINDER');
-  return { approvalWebhook, reminder, where: configured.where };
+  const reminderMs = approvalReminderMs(reminder, approvalWebhook);
+  const where =
+    configured.where && reminder !== undefined
+      ? `${configured.where} (reminded ${String(reminder)} before a call expires)`
+      : configured.where;
+  return { approvalWebhook, reminderMs, where };
 }
 
 /**
@@ -178,7 +213,11 @@ function approvalWebhooksOf(
 ): { webhooks?: ApprovalWebhooks; where?: string } {
   const fromConfig = project?.config.approvalWebhook;
   if (typeof fromConfig === 'function') return { webhooks: fromConfig, where: 'per tenant (relay-e.config.ts)' };
-  if (fromConfig) return { webhooks: fromConfig, where: describeApprovalWebhook(fromConfig) };
+  if (fromConfig) {
+    // Checked before it is described: a URL without a scheme would otherwise fail as a bare `Invalid URL`.
+    checkApprovalWebhook(fromConfig);
+    return { webhooks: fromConfig, where: describeApprovalWebhook(fromConfig) };
+  }
   const webhook = approvalWebhookFromEnv(env);
   if (webhook === undefined) return {};
   const tenants = approvalWebhookTenantsFromEnv(env);
@@ -228,9 +267,9 @@ ${configOptionHelp}
 
 ${workerDeploymentHelp}
 
-${connectionOptionsHelp}`,
+${serverConnectionOptionsHelp}`,
   async run(argv) {
-    const options = { ...connectionOptions, ...configOption, ...workerDeploymentOptions };
+    const options = { ...serverConnectionOptions, ...configOption, ...workerDeploymentOptions };
     const { values } = parseCommandFlags('worker', argv, options);
     const deployment = readWorkerDeployment(values, process.env);
     const project = await loadProjectConfig(values.config);
@@ -259,8 +298,12 @@ ${connectionOptionsHelp}`,
             (demo.approvalWebhook ? `  approvers notified at: ${demo.approvalWebhook}\n` : '') +
             (deployment ? describeDeployment(deployment) : ''),
     );
-    await Promise.race([waitForShutdownSignal(), demo.finished]);
-    await demo.stop();
+    try {
+      await Promise.race([waitForShutdownSignal(), demo.finished]);
+    } finally {
+      // Also when the worker failed: its store (a PostgreSQL pool, the janitor) and connection are closed.
+      await demo.stop();
+    }
     return exitCodes.ok;
   },
 };

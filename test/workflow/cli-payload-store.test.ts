@@ -1,6 +1,6 @@
 import { NativeConnection } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { defaultPayloadDirectory, openCliPayloadStore } from '../../src/cli/cli-payload-store.js';
+import { createCliPayloadStore, defaultPayloadDirectory, withPayloadJanitor } from '../../src/cli/cli-payload-store.js';
 import type { TemporalSettings } from '../../src/cli/temporal-settings.js';
 import { useRelayTestKit } from '../helpers/relay-test-kit.js';
 
@@ -39,7 +39,8 @@ describe('the CLI worker’s payload store', () => {
     { command: 'relay-e dev, default folder', project: undefined, defaultFolderShared: true, shared: true },
     { command: 'relay-e worker, the config’s store', project, defaultFolderShared: false, shared: true },
   ])('$command: shared by every worker is $shared', async ({ project: config, defaultFolderShared, shared }) => {
-    const payloads = openCliPayloadStore(settings(), config, connection, { defaultFolderShared });
+    const created = createCliPayloadStore(settings(), config, { defaultFolderShared });
+    const payloads = withPayloadJanitor(created, connection, kit.namespace);
     try {
       expect(payloads.sharedByEveryWorker).toBe(shared);
       expect(payloads.description).toBe(config ? 'this process (memory)' : `files in ${defaultPayloadDirectory}`);

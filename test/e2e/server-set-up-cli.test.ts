@@ -1,0 +1,61 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { relayECliArgs } from '../helpers/relay-e-process.js';
+
+// The review's scenarios, run as a user would: a mistake in `worker`'s or `serve`'s settings is a usage error (exit 2)
+// said before connecting, not "Temporal unreachable" (exit 5). Nothing listens on the address they are given.
+const unreachable = '127.0.0.1:1';
+let folder = '';
+
+beforeAll(async () => {
+  // No project config here: the worker is the demo's.
+  folder = await mkdtemp(path.join(tmpdir(), 'relay-e-set-up-'));
+});
+
+afterAll(async () => {
+  await rm(folder, { recursive: true, force: true });
+});
+
+/** Runs `relay-e` to completion in an empty folder with `extra` added to the environment. */
+function relayE(args: string[], extra: Record<string, string> = {}): Promise<{ code: number; stderr: string }> {
+  return new Promise((resolve) => {
+    execFile(
+      process.execPath,
+      [...relayECliArgs, ...args],
+      { env: { ...process.env, RELAY_E_API_KEYS: 'key-1:demo', ...extra }, cwd: folder },
+      (error, _stdout, stderr) => {
+        resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stderr });
+      },
+    );
+  });
+}
+
+describe('relay-e worker and serve set-up mistakes', () => {
+  it('worker: an approval webhook URL without its secret is exit 2, before connecting', async () => {
+    const worker = await relayE(['worker', '--address', unreachable], {
+      RELAY_E_APPROVAL_WEBHOOK_URL: 'https://hooks.example.com/relay',
+    });
+
+    expect(worker.code).toBe(2);
+    expect(worker.stderr).toContain('RELAY_E_APPROVAL_WEBHOOK_SECRET is not set');
+  });
+
+  it('serve: a port that is not a number is exit 2, before connecting', async () => {
+    const serve = await relayE(['serve', '--port', 'abc', '--address', unreachable]);
+
+    expect(serve).toEqual({ code: 2, stderr: expect.stringContaining("Invalid port 'abc'") as unknown });
+  });
+
+  it('worker and serve: --tenant, which neither uses, is exit 2', async () => {
+    const [worker, serve] = await Promise.all([
+      relayE(['worker', '--tenant', 'acme', '--address', unreachable]),
+      relayE(['serve', '--tenant', 'acme', '--address', unreachable]),
+    ]);
+
+    expect(worker).toEqual({ code: 2, stderr: expect.stringContaining("Unknown option '--tenant'") as unknown });
+    expect(serve).toEqual({ code: 2, stderr: expect.stringContaining("Unknown option '--tenant'") as unknown });
+  });
+});

@@ -1,0 +1,173 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type * as TemporalSettingsModule from '../../../src/cli/temporal-settings.js';
+import type * as CreatePayloadStoreModule from '../../../src/store/create-payload-store.js';
+import type { Worker } from '@temporalio/worker';
+import { toExitCode } from '../../../src/cli/cli-error.js';
+import type { ProjectConfig } from '../../../src/cli/project-config.js';
+import type { TemporalSettings } from '../../../src/cli/temporal-settings.js';
+import { startCliWorker, workerCommand } from '../../../src/cli/worker-command.js';
+import { RelayError } from '../../../src/shared/errors.js';
+
+// What `relay-e worker` (and dev's worker) opens, and when: the connection and payload store are stand-ins that
+// record whether they were opened and closed, and the Temporal worker one whose run fails when a test says so.
+
+const opened = vi.hoisted(() => ({
+  connections: [] as Array<{ closed: boolean }>,
+  stores: [] as Array<{ closed: boolean }>,
+  worker: undefined as { fail(error: Error): void } | undefined,
+  /** Makes the next worker fail as it starts. */
+  failAtStart: undefined as Error | undefined,
+}));
+
+vi.mock('../../../src/cli/temporal-settings.js', async (importOriginal) => ({
+  ...(await importOriginal<typeof TemporalSettingsModule>()),
+  connectWorkerConnection: () => {
+    const connection = {
+      closed: false,
+      plugins: [],
+      close: () => {
+        connection.closed = true;
+        return Promise.resolve();
+      },
+    };
+    opened.connections.push(connection);
+    return Promise.resolve(connection);
+  },
+}));
+
+vi.mock('../../../src/store/create-payload-store.js', async (importOriginal) => {
+  const actual = await importOriginal<typeof CreatePayloadStoreModule>();
+  return {
+    ...actual,
+    createPayloadStore: (config: Parameters<typeof actual.createPayloadStore>[0]) => {
+      const store = actual.createPayloadStore(config);
+      const record = { closed: false };
+      opened.stores.push(record);
+      return {
+        ...store,
+        close: async () => {
+          record.closed = true;
+          await store.close();
+        },
+      };
+    },
+  };
+});
+
+vi.mock('../../../src/worker/create-worker.js', () => ({
+  createWorker: () => {
+    let state = 'RUNNING';
+    let fail: (error: Error) => void = () => undefined;
+    const running = new Promise<void>((_resolve, reject) => {
+      fail = (error) => {
+        state = 'FAILED';
+        reject(error);
+      };
+    });
+    opened.worker = { fail };
+    if (opened.failAtStart) fail(opened.failAtStart);
+    return Promise.resolve({
+      run: () => running,
+      getState: () => state,
+      shutdown: () => undefined,
+    } as unknown as Worker);
+  },
+}));
+
+const settings: TemporalSettings = {
+  address: '127.0.0.1:1',
+  namespace: 'default',
+  taskQueue: 'relay-e',
+  tenantId: 'demo',
+  tenantGiven: false,
+};
+
+function projectWith(config: Partial<ProjectConfig['config']>): ProjectConfig {
+  return { file: 'relay-e.config.ts', config: { tools: [], payloadStore: { kind: 'memory' }, ...config } };
+}
+
+async function refusal(start: Promise<unknown>): Promise<unknown> {
+  return start.then(
+    () => expect.fail('expected a refusal'),
+    (error: unknown) => error,
+  );
+}
+
+beforeEach(() => {
+  opened.connections.length = 0;
+  opened.stores.length = 0;
+  opened.worker = undefined;
+  opened.failAtStart = undefined;
+  vi.spyOn(process.stdout, 'write').mockReturnValue(true);
+});
+
+afterEach(() => {
+  vi.unstubAllEnvs();
+  vi.restoreAllMocks();
+});
+
+describe('startCliWorker', () => {
+  it('refuses a config webhook URL without a scheme as a usage error, before it connects', async () => {
+    const project = projectWith({ approvalWebhook: { url: 'hooks.example.com/relay', secret: 's'.repeat(16) } });
+
+    const error = await refusal(startCliWorker(settings, project, { defaultFolderShared: false }));
+
+    expect(RelayError.isInstance(error) && error.code).toBe('invalid_input');
+    expect(String(error)).toContain('Approval webhook URL is not a URL');
+    expect(toExitCode(error)).toBe(2);
+    expect(opened).toMatchObject({ connections: [], stores: [] });
+  });
+
+  it('refuses the environment’s webhook without its secret, and a reminder without a webhook, before it connects', async () => {
+    vi.stubEnv('RELAY_E_APPROVAL_WEBHOOK_URL', 'https://hooks.example.com/relay');
+    const withoutSecret = await refusal(startCliWorker(settings, projectWith({}), { defaultFolderShared: false }));
+    expect(String(withoutSecret)).toContain('RELAY_E_APPROVAL_WEBHOOK_SECRET is not set');
+
+    vi.unstubAllEnvs();
+    const reminder = projectWith({ remindApproversBeforeExpiry: '1h' });
+    const withoutWebhook = await refusal(startCliWorker(settings, reminder, { defaultFolderShared: false }));
+    expect(String(withoutWebhook)).toContain('An approval reminder needs an approval webhook');
+
+    expect(opened.connections).toEqual([]);
+  });
+
+  it('refuses a payload store kind it does not know before it connects', async () => {
+    const project = projectWith({ payloadStore: { kind: 'mongo' } as unknown as { kind: 'memory' } });
+
+    const error = await refusal(startCliWorker(settings, project, { defaultFolderShared: false }));
+
+    expect(String(error)).toContain('Unknown payload store kind "mongo"');
+    expect(opened.connections).toEqual([]);
+  });
+
+  it('closes the payload store and the connection when stopped after the worker failed, then rethrows its error', async () => {
+    const started = await startCliWorker(settings, projectWith({}), { defaultFolderShared: false });
+    opened.worker?.fail(new Error('the worker failed'));
+
+    await expect(started.stop()).rejects.toThrow('the worker failed');
+    expect(opened).toMatchObject({ connections: [{ closed: true }], stores: [{ closed: true }] });
+  });
+});
+
+describe('relay-e worker', () => {
+  it('closes the payload store and the connection when the worker fails, and fails with its error', async () => {
+    const running = workerCommand.run(['--json']);
+    await vi.waitFor(() => expect(opened.worker).toBeDefined());
+    opened.worker?.fail(new Error('the worker failed'));
+
+    await expect(running).rejects.toThrow('the worker failed');
+    expect(opened).toMatchObject({ connections: [{ closed: true }], stores: [{ closed: true }] });
+  });
+
+  it('refuses --tenant, which a worker serving every tenant would ignore', async () => {
+    // Were the flag taken, the worker would start; failing at once, it ends the command rather than waiting for Ctrl-C.
+    opened.failAtStart = new Error('the worker started');
+
+    const error = await refusal(workerCommand.run(['--tenant', 'acme', '--json']));
+
+    expect(toExitCode(error)).toBe(2);
+    expect(String(error)).toContain("Unknown option '--tenant'");
+    expect(workerCommand.help).not.toContain('--tenant');
+    expect(opened.connections).toEqual([]);
+  });
+});

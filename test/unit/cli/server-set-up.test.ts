@@ -1,0 +1,141 @@
+import { createServer } from 'node:net';
+import type { AddressInfo, Server } from 'node:net';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type * as TemporalSettingsModule from '../../../src/cli/temporal-settings.js';
+import type * as CreatePayloadStoreModule from '../../../src/store/create-payload-store.js';
+import { toExitCode } from '../../../src/cli/cli-error.js';
+import { codecServerCommand } from '../../../src/cli/codec-server-command.js';
+import { explainBusyPort, serveCommand } from '../../../src/cli/serve-command.js';
+
+// `relay-e serve` and `relay-e codec-server` set up: a mistake in a flag or setting is a usage error (exit 2) found
+// before anything connects. Connecting to Temporal is a stand-in that records each attempt and finds no server.
+
+const opened = vi.hoisted(() => ({ connects: 0, stores: [] as Array<{ closed: boolean }> }));
+
+vi.mock('../../../src/cli/temporal-settings.js', async (importOriginal) => ({
+  ...(await importOriginal<typeof TemporalSettingsModule>()),
+  connectRelayClient: () => {
+    opened.connects++;
+    return Promise.reject(new Error('Failed to connect before the deadline'));
+  },
+}));
+
+vi.mock('../../../src/store/create-payload-store.js', async (importOriginal) => {
+  const actual = await importOriginal<typeof CreatePayloadStoreModule>();
+  return {
+    ...actual,
+    createPayloadStore: (config: Parameters<typeof actual.createPayloadStore>[0]) => {
+      const store = actual.createPayloadStore(config);
+      const record = { closed: false };
+      opened.stores.push(record);
+      return {
+        ...store,
+        close: async () => {
+          record.closed = true;
+          await store.close();
+        },
+      };
+    },
+  };
+});
+
+async function refusal(run: Promise<number>): Promise<{ exitCode: number; message: string }> {
+  return run.then(
+    () => expect.fail('expected a refusal'),
+    (error: unknown) => ({ exitCode: toExitCode(error), message: String(error) }),
+  );
+}
+
+beforeEach(() => {
+  opened.connects = 0;
+  opened.stores.length = 0;
+  vi.stubEnv('RELAY_E_API_KEYS', 'key-1:demo');
+  vi.spyOn(process.stdout, 'write').mockReturnValue(true);
+});
+
+afterEach(() => {
+  vi.unstubAllEnvs();
+  vi.restoreAllMocks();
+});
+
+describe('relay-e serve', () => {
+  it('refuses a port that is not a number before it connects, not as a Temporal it cannot reach', async () => {
+    expect(await refusal(serveCommand.run(['--port', 'abc']))).toEqual({
+      exitCode: 2,
+      message: "CliError: Invalid port 'abc'",
+    });
+    expect(opened).toEqual({ connects: 0, stores: [] });
+  });
+
+  it('refuses an inbox URL that is not http or https before it connects', async () => {
+    vi.stubEnv('RELAY_E_INBOX_URL', 'inbox.example.com');
+
+    expect(await refusal(serveCommand.run([]))).toEqual({
+      exitCode: 2,
+      message: "CliError: RELAY_E_INBOX_URL 'inbox.example.com' is not an http or https URL",
+    });
+    expect(opened.connects).toBe(0);
+  });
+
+  it('names a keys file that does not exist and where its path came from, exit 2', async () => {
+    const refused = await refusal(serveCommand.run(['--api-keys-file', '/nonexistent/relay-e-keys.json']));
+
+    expect(refused).toEqual({
+      exitCode: 2,
+      message:
+        'CliError: API keys file /nonexistent/relay-e-keys.json does not exist: give its path with ' +
+        '--api-keys-file PATH or RELAY_E_API_KEYS_FILE',
+    });
+    expect(opened.connects).toBe(0);
+  });
+
+  it('closes the payload store it made when Temporal cannot be reached', async () => {
+    expect((await refusal(serveCommand.run([]))).exitCode).toBe(5);
+    expect(opened).toEqual({ connects: 1, stores: [{ closed: true }] });
+  });
+
+  it('refuses --tenant, which the API would ignore: it takes each caller’s tenant from their key', async () => {
+    const refused = await refusal(serveCommand.run(['--tenant', 'acme']));
+
+    expect(refused.exitCode).toBe(2);
+    expect(refused.message).toContain("Unknown option '--tenant'");
+    expect(serveCommand.help).not.toContain('--tenant');
+    expect(opened.connects).toBe(0);
+  });
+});
+
+describe('relay-e codec-server', () => {
+  let busy: Server;
+
+  beforeEach(async () => {
+    busy = createServer();
+    await new Promise<void>((resolve) => busy.listen(0, '127.0.0.1', resolve));
+  });
+
+  afterEach(async () => {
+    await new Promise((resolve) => busy.close(resolve));
+  });
+
+  it('names a busy port with the flag and the variable that move it, exit 2', async () => {
+    vi.stubEnv('RELAY_E_ENCRYPTION_KEYS', `k1:${Buffer.alloc(32, 1).toString('base64')}`);
+    const { port } = busy.address() as AddressInfo;
+
+    expect(await refusal(codecServerCommand.run(['--port', String(port)]))).toEqual({
+      exitCode: 2,
+      message:
+        `CliError: Port ${port} on 127.0.0.1 is already in use (another relay-e codec-server?). ` +
+        'Pick another with --port N or RELAY_E_CODEC_PORT=N (0 picks a free one).',
+    });
+  });
+});
+
+describe('explainBusyPort', () => {
+  it('names the API’s flag and variable unless told another server’s', () => {
+    const busy = Object.assign(new Error('listen EADDRINUSE'), { code: 'EADDRINUSE' });
+
+    expect(String(explainBusyPort(busy, 8787, '127.0.0.1'))).toBe(
+      'CliError: Port 8787 on 127.0.0.1 is already in use (another relay-e dev or serve?). ' +
+        'Pick another with --port N or RELAY_E_PORT=N (0 picks a free one).',
+    );
+  });
+});
