@@ -1,7 +1,9 @@
 import { loadApiKeys } from '../http/api-keys.js';
 import type { ApiKeyTenants } from '../http/api-keys.js';
+import { publicOriginOf } from '../http/inbox/create-inbox.js';
 import { startApiServer } from '../http/start-api-server.js';
 import { createPayloadStore } from '../store/create-payload-store.js';
+import { errorMessage } from '../tool/error-message.js';
 import { projectPayloadStoreConfig } from './cli-payload-store.js';
 import { exitCodes, usageError } from './cli-error.js';
 import { cliInvocation } from './cli-invocation.js';
@@ -84,12 +86,13 @@ function isFileSystemError(error: unknown): error is NodeJS.ErrnoException & { c
   return typeof syscall === 'string' && typeof code === 'string';
 }
 
-/** RELAY_E_INBOX_URL, refused unless it is an http or https URL. */
+/** RELAY_E_INBOX_URL, checked as the inbox will take it (an http or https URL). */
 function readInboxUrl(env: NodeJS.ProcessEnv): string | undefined {
   const inboxUrl = envSetting(env, 'RELAY_E_INBOX_URL');
-  const protocol = inboxUrl === undefined ? undefined : URL.parse(inboxUrl)?.protocol;
-  if (inboxUrl !== undefined && protocol !== 'http:' && protocol !== 'https:') {
-    throw usageError(`RELAY_E_INBOX_URL '${inboxUrl}' is not an http or https URL`);
+  try {
+    publicOriginOf(inboxUrl);
+  } catch (error) {
+    throw usageError(`RELAY_E_INBOX_URL: ${errorMessage(error)}`);
   }
   return inboxUrl;
 }

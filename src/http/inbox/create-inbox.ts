@@ -88,7 +88,7 @@ export function createInbox(options: CreateInboxOptions): Hono<InboxEnv> {
 }
 
 /** The origin of the inbox's public URL; a URL that is not http or https is refused when the inbox is built. */
-function publicOriginOf(publicUrl: string | undefined): string | undefined {
+export function publicOriginOf(publicUrl: string | undefined): string | undefined {
   if (publicUrl === undefined) return undefined;
   const url = URL.parse(publicUrl);
   if (url?.protocol !== 'https:' && url?.protocol !== 'http:') {

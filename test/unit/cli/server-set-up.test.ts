@@ -72,7 +72,7 @@ describe('relay-e serve', () => {
 
     expect(await refusal(serveCommand.run([]))).toEqual({
       exitCode: 2,
-      message: "CliError: RELAY_E_INBOX_URL 'inbox.example.com' is not an http or https URL",
+      message: "CliError: RELAY_E_INBOX_URL: The inbox URL 'inbox.example.com' is not an http or https URL",
     });
     expect(opened.connects).toBe(0);
   });
