@@ -145,7 +145,8 @@ export async function createTestEnvironment(options: TestEnvironmentOptions): Pr
     if (mode === 'time-skipping') await registerSearchAttributes(testEnvironment);
     const worker = await createWorker({
       ...workerOptions,
-      workflowBundle: workerOptions.workflowBundle ?? (await relayWorkflowBundle()),
+      workflowBundle:
+        workerOptions.workflowBundle ?? (shapesTheBundle(workerOptions) ? undefined : await relayWorkflowBundle()),
       taskQueue,
       connection: testEnvironment.nativeConnection,
       namespace: namespaceOf(testEnvironment),
@@ -159,6 +160,21 @@ export async function createTestEnvironment(options: TestEnvironmentOptions): Pr
     await testEnvironment.teardown();
     throw error;
   }
+}
+
+/**
+ * Whether the worker options change what goes into the workflow bundle (workflow interceptor modules, bundler options,
+ * converters loaded by path): the shared bundle would leave them out, so `createWorker` bundles for this worker.
+ */
+function shapesTheBundle(options: Pick<CreateWorkerOptions, 'dataConverter' | 'workerOptions'>): boolean {
+  const worker = options.workerOptions;
+  const converter = options.dataConverter ?? worker?.dataConverter;
+  return (
+    worker?.bundlerOptions !== undefined ||
+    (worker?.interceptors?.workflowModules?.length ?? 0) > 0 ||
+    converter?.payloadConverterPath !== undefined ||
+    converter?.failureConverterPath !== undefined
+  );
 }
 
 function environment(

@@ -307,3 +307,26 @@ describe('a local test environment', () => {
     expect(RelayError.isInstance(refusal) && refusal.code).toBe('invalid_input');
   });
 });
+
+describe('a test environment given workflow interceptor modules', () => {
+  it('bundles the workflows with them, as createWorker does, instead of reusing the shared bundle', async () => {
+    const env = await createTestEnvironment({
+      tools: createTestTools(createLedger()),
+      models: { scripted: scriptedModel([{ text: 'done' }]) },
+      workerOptions: {
+        interceptors: {
+          workflowModules: [path.join(import.meta.dirname, '../fixtures/testing/answering-interceptor.ts')],
+        },
+      },
+    });
+    try {
+      const { runId } = await env.client.startRun({ ...base, prompt: 'hello' });
+      await env.result(runId);
+      expect(await env.client.temporal.workflow.getHandle(runId).query('intercepted')).toBe(
+        'by the interceptor module',
+      );
+    } finally {
+      await env.teardown();
+    }
+  }, 120_000);
+});
