@@ -6,6 +6,7 @@ import type { Command } from './command.js';
 import { runConnectionOptions, runConnectionOptionsHelp, parseCommandArgs } from './command.js';
 import { commandSummaries } from './command-summaries.js';
 import { connectionHintFlags } from './connection-hints.js';
+import { describeDecisionHints } from './decision-command.js';
 import { compact } from './format-event.js';
 import { formatTable } from './format-table.js';
 import { readPositiveInteger } from './run-command.js';
@@ -21,10 +22,11 @@ export const approvalsCommand: Command = {
   summary: commandSummaries.approvals,
   help: `Usage: ${cli} approvals [--tenant ID] [--limit N] [--json]
 
-Lists the tenant's tool calls waiting for a human, oldest request first, with the commands that decide them.
-Read from Temporal visibility (each waiting run keeps its waiting calls in its memo), so no worker needs to be
-running. A run that does not keep them there is asked for its snapshot; one that cannot answer within 5 s is named
-on standard error with why, and so is a limit that left waiting runs out. With --json: {"approvals": [...],
+Lists the tenant's tool calls waiting for a human on the project's task queue (--task-queue, else the config's),
+oldest request first, with the commands that decide them. Read from Temporal visibility (each waiting run keeps its
+waiting calls in its memo), so no worker needs to be running. A run that does not keep them there is asked for its
+snapshot; one that cannot answer within 5 s is named on standard error with why, and so is a limit that left
+waiting runs out. With --json: {"approvals": [...],
 "unanswered": [...], "hasMore": false}, as GET /v1/approvals answers.
 
 Options:
@@ -38,7 +40,11 @@ ${runConnectionOptionsHelp}`,
     const settings = await readRunCommandSettings(values);
     const client = await connectRelayClient(settings);
     try {
-      const listing = await client.listPendingApprovals({ tenantId: settings.tenantId, limit });
+      const listing = await client.listPendingApprovals({
+        tenantId: settings.tenantId,
+        taskQueue: settings.taskQueue,
+        limit,
+      });
       listing.approvals.sort((a, b) => a.requestedAt.localeCompare(b.requestedAt));
       if (values.json) {
         process.stdout.write(`${JSON.stringify(listing)}\n`);
@@ -70,7 +76,7 @@ export function formatApprovals({ approvals }: PendingApprovals, tenantId: strin
     compact(approval.input),
   ]);
   const table = formatTable(['RUN', 'CALL', 'TOOL', 'EXPIRES (UTC)', 'INPUT'], rows);
-  return `${table}\nDecide: ${cli} approve${flags} <run> <call>   |   ${cli} reject${flags} <run> <call> --reason "…"\n`;
+  return `${table}\nDecide:\n${describeDecisionHints('<run>', '<call>', flags)}\n`;
 }
 
 /** The tool's name, with who may decide its call and how many approvals it has, when its tool says. */

@@ -95,6 +95,17 @@ export function formatOutcome(runId: string, outcome: ApprovalOutcome): string {
   return `Approved ${call}${outcome.input !== undefined ? ` with input ${compact(outcome.input)}` : ''}\n`;
 }
 
+/**
+ * The commands that decide a call waiting for a human, one a line; they carry `flags`, the connection flags the
+ * printing command was given (`connectionHintFlags`), so they reach the same server and task queue.
+ */
+export function describeDecisionHints(runId: string, toolCallId: string, flags = ''): string {
+  return (
+    `  approve: ${cli} approve${flags} ${runId} ${toolCallId} [--input JSON]\n` +
+    `  reject:  ${cli} reject${flags} ${runId} ${toolCallId} [--reason TEXT]`
+  );
+}
+
 /** Whether an accepted approval was one of several the call needs, and it still waits for the rest. */
 export function waitsForMoreApprovals({ approvals, approvalsRequired }: ApprovalOutcome): boolean {
   return approvals !== undefined && approvalsRequired !== undefined && approvals < approvalsRequired;

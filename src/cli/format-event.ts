@@ -1,4 +1,5 @@
 import type { RunEvent } from '../shared/run-types.js';
+import { oneLine } from './format-table.js';
 
 const maxJsonLength = 160;
 
@@ -86,7 +87,7 @@ function because(reason: string | undefined): string {
 }
 
 function quote(text: string): string {
-  const line = text.replace(/\s+/g, ' ');
+  const line = oneLine(text);
   return JSON.stringify(line.length > maxJsonLength ? `${line.slice(0, maxJsonLength - 3)}...` : line);
 }
 

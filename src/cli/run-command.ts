@@ -1,14 +1,16 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { RelayClient } from '../client/relay-client.js';
-import { RelayError } from '../shared/errors.js';
+import type { RelayClient, StartRunOptions } from '../client/relay-client.js';
+import { agentRunInputSchema } from '../shared/run-input-schema.js';
 import type { RunEvent, RunSnapshot } from '../shared/run-types.js';
+import { checkToolInput } from '../shared/tool-input.js';
 import { askApproval } from './ask-approval.js';
-import { exitCodes, usageError } from './cli-error.js';
+import { exitCodes, toExitCode, usageError } from './cli-error.js';
 import { cliInvocation } from './cli-invocation.js';
 import type { Command } from './command.js';
 import { runConnectionOptions, runConnectionOptionsHelp, parseCommandArgs } from './command.js';
 import { commandSummaries } from './command-summaries.js';
 import { connectionHintFlags } from './connection-hints.js';
+import { describeDecisionHints } from './decision-command.js';
 import { formatEvent } from './format-event.js';
 import { approverOptionHelp, resolveApprover } from './resolve-approver.js';
 import { resolveModel } from './resolve-model.js';
@@ -29,8 +31,9 @@ const runOptions = {
 } as const;
 
 const terminalEvents = new Set<RunEvent['type']>(['run_completed', 'run_failed', 'run_cancelled']);
-const noWorkerHintAfterMs = 5_000;
 const retryQueryAfterMs = 1_000;
+/** How long following keeps asking a Temporal server it cannot reach (after the client's own retries), then exit 5. */
+const unreachableRetryMs = 5_000;
 const cli = cliInvocation();
 
 export const runCommand: Command = {
@@ -53,11 +56,13 @@ Options:
   ${approverOptionHelp}
   --no-interactive       never prompt: print how to approve with ${cli} approve, and keep waiting
   --detach               print only the run id and exit without following (RUN=$(${cli} run --detach …))
-  With --json: one line per event {"runId","event"}, then {"runId","snapshot"}; never prompts.
+  With --json: {"runId","model"} first, then one line per event {"runId","event"}, then {"runId","snapshot"};
+  never prompts. A run no worker serves is said on standard error.
 
 ${runConnectionOptionsHelp}
 
-Exit codes: 0 completed, 1 failed or cancelled, 130 stopped following with Ctrl-C.`,
+Exit codes: 0 completed, 1 failed or cancelled, 2 a bad flag, 5 Temporal unreachable,
+130 stopped following with Ctrl-C.`,
   async run(argv) {
     const { values, positionals } = parseCommandArgs('run', argv, runOptions);
     const { prompt, fromStandardInput } = await readPrompt(positionals);
@@ -67,17 +72,20 @@ Exit codes: 0 completed, 1 failed or cancelled, 130 stopped following with Ctrl-
     const terminalApprover = asksHere ? resolveApprover(values.approver) : undefined;
     const settings = await readRunCommandSettings(values);
     const model = resolveModel(values.model);
+    const input = checkedRunInput({
+      tenantId: settings.tenantId,
+      model: model.modelId,
+      prompt,
+      ...runSettings(values),
+    });
     const client = await connectRelayClient(settings);
     const spinner = createSpinner(!json && process.stderr.isTTY);
     try {
-      const { runId } = await client.startRun({
-        tenantId: settings.tenantId,
-        model: model.modelId,
-        prompt,
-        ...runSettings(values),
-      });
+      const { runId } = await client.startRun(input);
+      // First, so a caller learns the run id even when following it fails.
+      if (json) process.stdout.write(`${JSON.stringify({ runId, model: model.modelId })}\n`);
       if (values.detach) {
-        process.stdout.write(json ? `${JSON.stringify({ runId, model: model.modelId })}\n` : `${runId}\n`);
+        if (!json) process.stdout.write(`${runId}\n`);
         return exitCodes.ok;
       }
       if (!json) {
@@ -127,6 +135,13 @@ function runSettings(values: RunValues) {
   };
 }
 
+/** The run's input as `startRun` checks it, checked before anything connects: a bad flag is a usage error (exit 2). */
+function checkedRunInput(input: StartRunOptions): StartRunOptions {
+  const check = checkToolInput(agentRunInputSchema(), input);
+  if (!check.success) throw usageError(check.message.replace('Validation failed', 'Invalid run input'));
+  return input;
+}
+
 /** Ctrl-C stops following, not the run, and says how to look at it later. */
 function stopFollowingOnCtrlC(runId: string, spinner: Spinner, json: boolean, flags: string): void {
   process.once('SIGINT', () => {
@@ -155,57 +170,64 @@ interface Following {
  * decision on a call that waits when this terminal approves, or saying how to decide it otherwise.
  */
 async function printEvents(following: Following): Promise<void> {
-  const { client, runId, spinner, json, terminalApprover, flags } = following;
+  const { runId, spinner, json } = following;
   for await (const event of followRun(following)) {
     if (json) {
       process.stdout.write(`${JSON.stringify({ runId, event })}\n`);
       continue;
     }
     spinner.print(formatEvent(event));
-    if (event.type === 'tool_awaiting_approval') {
-      if (terminalApprover !== undefined) {
-        spinner.stop();
-        await askApproval(client, runId, event, terminalApprover);
-      } else {
-        spinner.print(describeDecisionHints(runId, event.toolCallId, flags));
-        spinner.start(`waiting for a decision on ${event.toolName}`);
-      }
-    } else if (!terminalEvents.has(event.type)) {
-      spinner.start(`running (step ${event.step})`);
-    }
+    if (event.type === 'tool_awaiting_approval') await awaitDecision(following, event);
+    else if (!terminalEvents.has(event.type)) spinner.start(`running (step ${event.step})`);
   }
 }
 
+type AwaitingApproval = Extract<RunEvent, { type: 'tool_awaiting_approval' }>;
+
 /**
- * The commands that decide a call waiting for a human, as `relay-e run` prints them when it does not ask on the
- * terminal; they carry `flags`, the connection flags the run was started with.
+ * Asks for the decision when this terminal's approver may give it; otherwise, or when the call still waits after the
+ * answer (refused, or one approval of several), says how to decide it and waits.
  */
-export function describeDecisionHints(runId: string, toolCallId: string, flags = ''): string {
-  return (
-    `  approve: ${cli} approve${flags} ${runId} ${toolCallId} [--input JSON]\n` +
-    `  reject:  ${cli} reject${flags} ${runId} ${toolCallId} [--reason TEXT]`
-  );
+async function awaitDecision(following: Following, event: AwaitingApproval): Promise<void> {
+  const { client, runId, spinner, terminalApprover, flags } = following;
+  if (terminalApprover !== undefined && (event.approvers?.includes(terminalApprover) ?? true)) {
+    spinner.stop();
+    if ((await askApproval(client, runId, event, terminalApprover)) === 'settled') return;
+  } else if (terminalApprover !== undefined) {
+    spinner.print(`Not asked here: ${terminalApprover} is not one of its approvers.`);
+  }
+  spinner.print(describeDecisionHints(runId, event.toolCallId, flags));
+  spinner.start(`waiting for a decision on ${event.toolName}`);
 }
 
-/** Follows the run's events; until a worker has picked the run up the queries fail, so they are retried. */
-async function* followRun({ client, runId, spinner, taskQueue, flags }: Following): AsyncGenerator<RunEvent> {
-  const startedAt = Date.now();
+/**
+ * Follows the run's events, saying when the run waits for a worker (`watch` waits it out). A Temporal server that
+ * cannot be reached is asked again for a few seconds, then the error ends the command (exit 5).
+ */
+async function* followRun(following: Following): AsyncGenerator<RunEvent> {
+  const { client, runId, spinner, taskQueue, flags } = following;
+  const hint = `waiting for a worker on task queue '${taskQueue}' (start one: ${cli} dev${flags}, or ${cli} worker${flags})`;
+  let hinted = false;
+  const onUnavailable = () => {
+    if (!hinted) spinner.notice(hint);
+    hinted = true;
+  };
   let after = 0;
+  let unreachableSince: number | undefined;
   spinner.start('starting');
   for (;;) {
     try {
-      for await (const event of client.watch(runId, { after })) {
+      for await (const event of client.watch(runId, { after, onUnavailable })) {
         after = event.seq;
+        hinted = false;
+        unreachableSince = undefined;
         yield event;
       }
       return;
     } catch (error) {
-      if (RelayError.isInstance(error)) throw error;
-      if (Date.now() - startedAt > noWorkerHintAfterMs) {
-        spinner.start(
-          `waiting for a worker on task queue '${taskQueue}' (start one: ${cli} dev${flags}, or ${cli} worker${flags})`,
-        );
-      }
+      if (toExitCode(error) !== exitCodes.unavailable) throw error;
+      unreachableSince ??= Date.now();
+      if (Date.now() - unreachableSince > unreachableRetryMs) throw error;
       await sleep(retryQueryAfterMs);
     }
   }

@@ -1,6 +1,12 @@
 import type { WorkflowExecutionInfo } from '@temporalio/client';
-import { closedRunListingBytes, tenantRuns, visibilityQueryString } from '../client/list-runs.js';
-import type { TenantRuns } from '../client/list-runs.js';
+import {
+  agentRunsQuery,
+  closedRunListingBytes,
+  runListingQuery,
+  tenantRuns,
+  toRunListing,
+} from '../client/list-runs.js';
+import type { RunListing, TenantRuns } from '../client/list-runs.js';
 import { grpcPageBudgetBytes } from '../client/visibility-pages.js';
 import { relaySearchAttributes } from '../shared/search-attributes.js';
 import type { RunStatus } from '../shared/run-types.js';
@@ -21,18 +27,9 @@ const runsOptions = {
   limit: { type: 'string' },
 } as const;
 
-/** One line of `relay-e runs`. */
-export interface RunListing {
-  runId: string;
+/** One line of `relay-e runs`: a run as `GET /v1/runs` lists it, with its tenant, since it lists every tenant's. */
+export interface TenantRunListing extends RunListing {
   tenantId?: string;
-  userId?: string;
-  status?: string;
-  pendingApprovals?: number;
-  /** Temporal's own view of the workflow (RUNNING, COMPLETED, TERMINATED, …). */
-  workflowStatus: string;
-  model?: string;
-  prompt?: string;
-  startedAt: string;
 }
 
 const defaultLimit = 20;
@@ -43,8 +40,10 @@ export const runsCommand: Command = {
   summary: commandSummaries.runs,
   help: `Usage: ${cli} runs [--status STATUS] [--tenant ID] [--limit N] [--json]
 
-Lists the newest runs first (by start time), with Temporal's visibility query on the RelayTenant and
-RelayStatus search attributes. Without --tenant (or RELAY_E_TENANT), runs of every tenant are listed.
+Lists the newest runs first (by start time) of the project's task queue (--task-queue, else the config's),
+read from Temporal visibility. Without --tenant (or RELAY_E_TENANT), runs of every tenant are listed.
+A run Temporal ended without its code running (terminated, timed out) is listed as failed.
+With --json: the runs as GET /v1/runs lists them, each with its tenantId.
 
 Options:
   --status STATUS        ${runStatuses.join(' | ')}
@@ -53,22 +52,17 @@ Options:
 ${scopedConnectionOptionsHelp}`,
   async run(argv) {
     const { values } = parseCommandFlags('runs', argv, runsOptions);
-    const status = values.status;
-    if (status !== undefined && !(runStatuses as readonly string[]).includes(status)) {
-      throw usageError(`--status must be one of ${runStatuses.join(', ')}`);
-    }
+    const status = values.status === undefined ? undefined : readStatus(values.status);
     const limit = values.limit === undefined ? defaultLimit : readPositiveInteger('--limit', values.limit);
     const settings = await readRunCommandSettings(values);
     const tenant = settings.tenantGiven ? tenantRuns(settings.tenantId) : undefined;
-    const conditions = [tenant?.query ?? `WorkflowType = 'agentRun'`];
-    if (status !== undefined)
-      conditions.push(`${relaySearchAttributes.status.name} = ${visibilityQueryString(status)}`);
+    const query = runListingQuery(tenant?.query ?? agentRunsQuery, { status, taskQueue: settings.taskQueue });
     const client = await connectRelayClient(settings);
     try {
       // Pages sized for gRPC's message limit: a closed run's memo carries its record.
       const pageSize = Math.floor(grpcPageBudgetBytes / closedRunListingBytes);
-      const listed = client.temporal.workflow.list({ query: conditions.join(' AND '), pageSize });
-      const runs = (await newestStarted(ofTenant(listed, tenant), limit)).map(toListing);
+      const listed = client.temporal.workflow.list({ query, pageSize });
+      const runs = (await newestStarted(ofTenant(listed, tenant), limit)).map(withTenant);
       process.stdout.write(values.json ? `${JSON.stringify(runs)}\n` : formatRuns(runs));
       return exitCodes.ok;
     } finally {
@@ -76,6 +70,12 @@ ${scopedConnectionOptionsHelp}`,
     }
   },
 };
+
+function readStatus(text: string): RunStatus {
+  const status = runStatuses.find((candidate) => candidate === text);
+  if (status === undefined) throw usageError(`--status must be one of ${runStatuses.join(', ')}`);
+  return status;
+}
 
 /**
  * The `limit` executions started last. Visibility lists open executions first, then closed ones by close time,
@@ -97,24 +97,9 @@ export async function newestStarted(
   return newest;
 }
 
-function toListing(execution: WorkflowExecutionInfo): RunListing {
-  const attributes = execution.typedSearchAttributes;
-  const memo = execution.memo ?? {};
-  return {
-    runId: execution.workflowId,
-    ...optional('tenantId', attributes.get(relaySearchAttributes.tenant)),
-    ...optional('userId', attributes.get(relaySearchAttributes.user)),
-    ...optional('status', attributes.get(relaySearchAttributes.status)),
-    ...optional('pendingApprovals', attributes.get(relaySearchAttributes.pendingApprovals)),
-    workflowStatus: execution.status.name,
-    ...optional('model', typeof memo['model'] === 'string' ? memo['model'] : undefined),
-    ...optional('prompt', typeof memo['prompt'] === 'string' ? memo['prompt'] : undefined),
-    startedAt: execution.startTime.toISOString(),
-  };
-}
-
-function optional<K extends string, V>(key: K, value: V | undefined): Partial<Record<K, V>> {
-  return value === undefined ? {} : ({ [key]: value } as Record<K, V>);
+function withTenant(execution: WorkflowExecutionInfo): TenantRunListing {
+  const tenantId = execution.typedSearchAttributes.get(relaySearchAttributes.tenant);
+  return { ...toRunListing(execution), ...(tenantId !== undefined ? { tenantId } : {}) };
 }
 
 /** The listed executions the tenant's check keeps, for a tenant id a query cannot match exactly (see tenantRuns). */
@@ -125,12 +110,13 @@ async function* ofTenant(
   for await (const execution of executions) if (!tenant?.keep || tenant.keep(execution.raw)) yield execution;
 }
 
-function formatRuns(runs: readonly RunListing[]): string {
+/** The table `relay-e runs` prints. */
+export function formatRuns(runs: readonly TenantRunListing[]): string {
   if (runs.length === 0) return 'No runs.\n';
   const rows = runs.map((run) => [
     run.runId,
-    run.status ?? run.workflowStatus.toLowerCase(),
-    String(run.pendingApprovals ?? 0),
+    run.status,
+    String(run.pendingApprovalCount),
     run.tenantId ?? '',
     run.startedAt.replace('T', ' ').slice(0, 19),
     run.prompt ?? '',

@@ -6,6 +6,11 @@ export interface Spinner {
   stop(): void;
   /** Prints a line to stdout without the spinner getting in the way. */
   print(line: string): void;
+  /**
+   * Shows a state the user must act on even without a terminal (`--json`, output piped): as the spinner's text, or
+   * where it does not animate, once as a line on stderr, so stdout keeps only what the command prints.
+   */
+  notice(text: string): void;
 }
 
 const frames = ['⠋', '⠙', '⠹', '⠸', '⠼', '⠴', '⠦', '⠧', '⠇', '⠏'];
@@ -16,6 +21,7 @@ export function createSpinner(enabled: boolean): Spinner {
   let timer: NodeJS.Timeout | undefined;
   let text = '';
   let frame = 0;
+  let noticed: string | undefined;
   const clear = () => {
     if (timer !== undefined) process.stderr.write('\r\x1b[2K');
   };
@@ -23,13 +29,14 @@ export function createSpinner(enabled: boolean): Spinner {
     process.stderr.write(`\r\x1b[2K${frames[frame % frames.length] ?? ''} ${text}`);
     frame++;
   };
+  const start = (next: string) => {
+    text = next;
+    if (!enabled) return;
+    if (timer === undefined) timer = setInterval(draw, frameIntervalMs);
+    draw();
+  };
   return {
-    start(next) {
-      text = next;
-      if (!enabled) return;
-      if (timer === undefined) timer = setInterval(draw, frameIntervalMs);
-      draw();
-    },
+    start,
     stop() {
       clear();
       clearInterval(timer);
@@ -39,6 +46,11 @@ export function createSpinner(enabled: boolean): Spinner {
       clear();
       process.stdout.write(`${line}\n`);
       if (timer !== undefined) draw();
+    },
+    notice(next) {
+      if (enabled) start(next);
+      else if (next !== noticed) process.stderr.write(`${next}\n`);
+      noticed = next;
     },
   };
 }

@@ -5,14 +5,15 @@ import { RelayError } from '../shared/errors.js';
 import { pendingApprovalsMemoKey, readPendingApprovalsMemo } from '../shared/pending-approvals-memo.js';
 import type { PendingApprovalsMemo } from '../shared/pending-approvals-memo.js';
 import type { PendingApproval, RunSnapshot } from '../shared/run-types.js';
-import { relaySearchAttributes } from '../shared/search-attributes.js';
-import { openRunListingBytes, tenantRuns } from './list-runs.js';
+import { openRunListingBytes, runListingQuery, tenantRuns } from './list-runs.js';
 import { noWorkerAnsweredIn } from './no-worker-answered.js';
 import { executionInfosOf, listExecutionPage } from './visibility-pages.js';
 
 export interface ListPendingApprovalsOptions {
   /** The tenant whose approvals to list; required, since an approver must never see another tenant's calls. */
   tenantId: string;
+  /** Only runs started on this task queue (one project's, when projects share a server). @default every task queue */
+  taskQueue?: string;
   /** How many waiting runs to read at most, newest first (`hasMore` says when more wait). @default 100 */
   limit?: number;
 }
@@ -66,11 +67,11 @@ export async function listPendingApprovals(
   options: ListPendingApprovalsOptions,
   readSnapshot: ReadSnapshot,
 ): Promise<PendingApprovals> {
-  const { tenantId, limit = 100 } = options;
+  const { tenantId, limit = 100, taskQueue } = options;
   const tenant = tenantRuns(tenantId);
   // One more than the limit, so the listing tells whether more runs wait; read in pages that fit gRPC's limit.
   const page = await listExecutionPage(temporal, {
-    query: `${tenant.query} AND ExecutionStatus = 'Running' AND ${relaySearchAttributes.pendingApprovals.name} > 0`,
+    query: runListingQuery(tenant.query, { pendingApprovals: true, taskQueue }),
     limit: limit + 1,
     assumedExecutionBytes: openRunListingBytes,
     ...(tenant.keep ? { keep: tenant.keep } : {}),

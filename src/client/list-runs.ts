@@ -13,6 +13,8 @@ export interface ListRunsOptions {
   status?: RunStatus;
   /** `true`: only runs with a tool call waiting for a human; `false`: only runs without one. */
   pendingApprovals?: boolean;
+  /** Only runs started on this task queue (one project's, when projects share a server). @default every task queue */
+  taskQueue?: string;
   /** How many runs a page holds at most (1 to 1,000). @default 20 */
   limit?: number;
   /** The `nextCursor` of the previous page, as it was returned: Temporal retries a page token it did not issue. */
@@ -68,13 +70,10 @@ export async function listRuns(temporal: Client, options: ListRunsOptions): Prom
     throw new RelayError('invalid_input', `limit must be an integer from 1 to 1000, not ${limit}`);
   }
   const tenant = tenantRuns(options.tenantId);
-  const conditions = [tenant.query, `ExecutionStatus != 'ContinuedAsNew'`];
-  if (options.status !== undefined) conditions.push(statusConditions[options.status]);
-  if (options.pendingApprovals !== undefined) conditions.push(pendingCondition(options.pendingApprovals));
   const openOnly =
     options.status === 'running' || options.status === 'awaiting_approval' || options.pendingApprovals === true;
   const page = await listExecutionPage(temporal, {
-    query: conditions.map((condition) => `(${condition})`).join(' AND '),
+    query: runListingQuery(tenant.query, options),
     limit,
     ...(options.cursor !== undefined ? { nextPageToken: Buffer.from(options.cursor, 'base64url') } : {}),
     assumedExecutionBytes: openOnly ? openRunListingBytes : closedRunListingBytes,
@@ -86,6 +85,24 @@ export async function listRuns(temporal: Client, options: ListRunsOptions): Prom
     ...(page.nextPageToken ? { nextCursor: Buffer.from(page.nextPageToken).toString('base64url') } : {}),
   };
 }
+
+/** What a listing of runs keeps of the runs its query finds (see {@link ListRunsOptions}). */
+export type RunFilters = Pick<ListRunsOptions, 'status' | 'pendingApprovals' | 'taskQueue'>;
+
+/**
+ * The visibility query for the runs that `runs` finds (a query such as {@link tenantRuns}' or {@link agentRunsQuery})
+ * and the filters keep, each run once: the executions a run continued as new from are left out.
+ */
+export function runListingQuery(runs: string, filters: RunFilters): string {
+  const conditions = [runs, `ExecutionStatus != 'ContinuedAsNew'`];
+  if (filters.taskQueue !== undefined) conditions.push(`TaskQueue = ${visibilityQueryString(filters.taskQueue)}`);
+  if (filters.status !== undefined) conditions.push(statusConditions[filters.status]);
+  if (filters.pendingApprovals !== undefined) conditions.push(pendingCondition(filters.pendingApprovals));
+  return conditions.map((condition) => `(${condition})`).join(' AND ');
+}
+
+/** Every agent run, of every tenant. */
+export const agentRunsQuery = `WorkflowType = 'agentRun'`;
 
 /**
  * The characters Temporal's SQL visibility stores (SQLite, as in the dev server, and PostgreSQL) never match in a
@@ -112,13 +129,12 @@ export interface TenantRuns {
  */
 export function tenantRuns(tenantId: string): TenantRuns {
   const tenant = relaySearchAttributes.tenant.name;
-  const agentRuns = `WorkflowType = 'agentRun'`;
   // Each of those characters is one UTF-16 unit, never half of a surrogate pair.
   const unmatched = tenantId.split('').findIndex((char) => unmatchedBySqlVisibility.has(char));
-  if (unmatched < 0) return { query: `${agentRuns} AND ${tenant} = ${visibilityQueryString(tenantId)}` };
+  if (unmatched < 0) return { query: `${agentRunsQuery} AND ${tenant} = ${visibilityQueryString(tenantId)}` };
   const prefix = tenantId.slice(0, unmatched);
   return {
-    query: prefix ? `${agentRuns} AND ${tenant} STARTS_WITH ${visibilityQueryString(prefix)}` : agentRuns,
+    query: prefix ? `${agentRunsQuery} AND ${tenant} STARTS_WITH ${visibilityQueryString(prefix)}` : agentRunsQuery,
     keep: (execution) => tenantOf(execution) === tenantId,
   };
 }
@@ -148,7 +164,8 @@ function pendingCondition(pending: boolean): string {
   return pending ? `ExecutionStatus = 'Running' AND ${name} > 0` : `ExecutionStatus != 'Running' OR ${name} = 0`;
 }
 
-function toRunListing(execution: WorkflowExecutionInfo): RunListing {
+/** A listed run as visibility shows it: a closed run's status is Temporal's, whatever it last published. */
+export function toRunListing(execution: WorkflowExecutionInfo): RunListing {
   const attributes = execution.typedSearchAttributes;
   const open = execution.status.name === 'RUNNING';
   const memo = execution.memo ?? {};

@@ -143,6 +143,12 @@ export interface WatchOptions extends TenantScope {
    */
   deltas?: boolean;
   signal?: AbortSignal;
+  /**
+   * Called each time the run cannot answer (`run_unavailable`: no worker serves it yet, or its workflow task is
+   * failing). The follower waits and asks again, as the run itself waits; this is how its caller learns why nothing
+   * comes.
+   */
+  onUnavailable?: (error: RelayError) => void;
 }
 
 /** How long a catalog read serves startRun's check for runs it can serve (workers announce every 10 minutes). */
@@ -390,7 +396,7 @@ export class RelayClient {
     let firstLook = true;
     while (!options.signal?.aborted) {
       // One description a look serves both the events (a closed run's come from its record) and the streamed text.
-      const look = await this.lookAt(runId, after, scope).catch((error: unknown) => waitOutUnavailable(error));
+      const look = await this.lookAt(runId, after, scope).catch((error: unknown) => waitOutUnavailable(error, options));
       if (look === undefined) continue;
       for (const event of look.events) {
         after = event.seq;
@@ -745,9 +751,13 @@ function stampedNow(decision: ApprovalDecision): ApprovalDecision {
 const unavailablePollMs = 1_000;
 
 /** Lets a follower wait out `run_unavailable` (resolving to nothing read); anything else is a real failure. */
-async function waitOutUnavailable(error: unknown): Promise<undefined> {
+async function waitOutUnavailable(
+  error: unknown,
+  { onUnavailable, signal }: Pick<WatchOptions, 'onUnavailable' | 'signal'>,
+): Promise<undefined> {
   if (!RelayError.isInstance(error) || error.code !== 'run_unavailable') throw error;
-  await sleep(unavailablePollMs);
+  onUnavailable?.(error);
+  await sleep(unavailablePollMs, undefined, signal ? { signal } : undefined).catch(() => undefined);
   return undefined;
 }
 

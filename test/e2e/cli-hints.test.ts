@@ -77,7 +77,7 @@ describe('hints of commands given --address and --task-queue', () => {
 
       const approvals = await relayE(['approvals', ...connection]);
       expect(approvals.code).toBe(0);
-      const decide = approvals.stdout.split('\n').find((text) => text.startsWith('Decide:')) ?? '';
+      const decide = approvals.stdout.split('\n').find((text) => text.startsWith('  approve:')) ?? '';
       expect(decide).toContain(`approve --address ${address} --task-queue ${taskQueue} <run> <call>`);
 
       const inspect = await relayE(['inspect', runId, ...connection]);

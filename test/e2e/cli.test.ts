@@ -150,8 +150,14 @@ describe('relay-e run, approve and reject (scripts)', () => {
         { timeout: 10_000 },
       )
       .toEqual([
-        expect.objectContaining({ runId, status: 'awaiting_approval', tenantId: 'cli-list', pendingApprovals: 1 }),
+        expect.objectContaining({ runId, status: 'awaiting_approval', tenantId: 'cli-list', pendingApprovalCount: 1 }),
       ]);
+    // Scoped to the project's task queue: another project's commands list none of its runs or waiting calls.
+    const otherProject = ['--tenant', 'cli-list', '--task-queue', `${taskQueue}-other`];
+    expect(JSON.parse((await relayE(['runs', '--json', ...otherProject])).stdout)).toEqual([]);
+    expect(JSON.parse((await relayE(['approvals', '--json', ...otherProject])).stdout)).toMatchObject({
+      approvals: [],
+    });
 
     const inspect = await relayE(['inspect', runId, '--json']);
     expect(inspect.code).toBe(0);
@@ -419,6 +425,22 @@ describe('relay-e run in a terminal', () => {
       terminal.close();
     }
     expect(await balanceOf('ACC-2')).toBeCloseTo(before + 50, 2);
+  });
+
+  it('closes the prompt when the call is decided elsewhere, and follows the run to its end', async () => {
+    const terminal = await startInTmux('transfer 5 from ACC-1 to ACC-2');
+    try {
+      const prompt = await terminal.waitFor('[y]es/[n]o/[e]dit');
+      const runId = /Run (run_\S+) started/.exec(prompt)?.[1] ?? '';
+      const toolCallId = /tool_awaiting_approval\s+transfer_funds \[(\S+)\]/.exec(prompt)?.[1] ?? '';
+      expect((await relayE(['reject', runId, toolCallId, '--reason', 'not today'])).code).toBe(0);
+      const screen = await terminal.waitFor('EXIT=');
+      expect(screen).toContain('The call no longer waits for a decision: the prompt is closed.');
+      expect(screen).toMatch(/tool_rejected\s+transfer_funds/);
+      expect(screen).toContain('EXIT=0');
+    } finally {
+      terminal.close();
+    }
   });
 
   it('reads a prompt typed on the terminal after run -, up to Ctrl-D', async () => {

@@ -87,6 +87,7 @@ describe.concurrent('a run no worker can answer for', () => {
   }) => {
     await withRunOnFreshQueue(async ({ client, api, taskQueue, runId }) => {
       const followed: RunEvent[] = [];
+      const told: string[] = [];
       let following: Promise<void> | undefined;
       await withWorker(kit.env, { workflowsPath: brokenWorkflows, taskQueue }, async () => {
         const unavailable = await breakRun(client, runId);
@@ -103,10 +104,13 @@ describe.concurrent('a run no worker can answer for', () => {
         expect(otherTenant.status).toBe(404);
 
         // Scoped to its tenant, the follower waits too: the tenant is read from the run's description, not asked of it.
+        // It is told why nothing comes each time it asks.
+        const onUnavailable = (error: RelayError) => told.push(error.code);
         following = (async () => {
-          for await (const event of client.watch(runId, { tenantId: 'acme', pollIntervalMs: 100 }))
+          for await (const event of client.watch(runId, { tenantId: 'acme', pollIntervalMs: 100, onUnavailable }))
             followed.push(event);
         })();
+        await expect.poll(() => told.length).toBeGreaterThan(0);
       });
 
       // The broken worker is gone; a good one on the same task queue replays the run from its start.
@@ -128,6 +132,7 @@ describe.concurrent('a run no worker can answer for', () => {
           'model_responded',
           'run_completed',
         ]);
+        expect(new Set(told)).toEqual(new Set(['run_unavailable']));
       } finally {
         await good.stop();
       }

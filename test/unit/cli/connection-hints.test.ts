@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { cliInvocation } from '../../../src/cli/cli-invocation.js';
 import { connectionHintFlags } from '../../../src/cli/connection-hints.js';
-import { describeDecisionHints } from '../../../src/cli/run-command.js';
+import { describeDecisionHints } from '../../../src/cli/decision-command.js';
 
 const cli = cliInvocation();
 

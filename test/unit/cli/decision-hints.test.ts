@@ -38,8 +38,8 @@ const snapshot: RunSnapshot = {
 describe('the commands a decision hint prints, from a command that reached a server elsewhere', () => {
   it('relay-e approvals: carry the connection flags it was given', () => {
     const table = formatApprovals({ approvals: [approval], unanswered: [], hasMore: false }, 'acme', flags);
-    expect(table).toContain(`${cli} approve${flags} <run> <call>`);
-    expect(table).toContain(`${cli} reject${flags} <run> <call> --reason "…"`);
+    expect(table).toContain(`  approve: ${cli} approve${flags} <run> <call> [--input JSON]\n`);
+    expect(table).toContain(`  reject:  ${cli} reject${flags} <run> <call> [--reason TEXT]\n`);
   });
 
   it('relay-e inspect: carry the connection flags it was given', () => {
@@ -50,7 +50,7 @@ describe('the commands a decision hint prints, from a command that reached a ser
 
   it('keep their short form for a command given no connection flag', () => {
     expect(formatApprovals({ approvals: [approval], unanswered: [], hasMore: false }, 'acme')).toContain(
-      `Decide: ${cli} approve <run> <call>   |   ${cli} reject <run> <call> --reason "…"`,
+      `Decide:\n  approve: ${cli} approve <run> <call> [--input JSON]\n  reject:  ${cli} reject <run> <call> [--reason TEXT]\n`,
     );
     expect(describeRun(snapshot, [])).toContain(`${cli} approve run_1 call_1_0   |   ${cli} reject run_1 call_1_0`);
   });
