@@ -3,9 +3,15 @@ import { commandSummaries } from './command-summaries.js';
 import { connectionHintFlags } from './connection-hints.js';
 import { randomBytes } from 'node:crypto';
 import { mkdir, readFile, writeFile } from 'node:fs/promises';
-import { connect } from 'node:net';
+import { isIP } from 'node:net';
 import path from 'node:path';
-import { DevServerPortClashError, findTemporalExecutable, startTemporalDevServer } from '../dev/temporal-dev-server.js';
+import {
+  DevServerPortClashError,
+  findTemporalExecutable,
+  isListening,
+  NotTemporalServerError,
+  startTemporalDevServer,
+} from '../dev/temporal-dev-server.js';
 import type { TemporalDevServer } from '../dev/temporal-dev-server.js';
 import type { ApiKeyTenants } from '../http/api-keys.js';
 import { loadApiKeys } from '../http/api-keys.js';
@@ -26,6 +32,7 @@ import type { PayloadStore } from '../store/payload-store.js';
 import { startCliWorker } from './worker-command.js';
 import type { CliWorker } from './worker-command.js';
 import { configOption, configOptionHelp, loadProjectConfig } from './project-config.js';
+import type { ProjectConfig } from './project-config.js';
 
 const devOptions = {
   ...connectionOptions,
@@ -38,9 +45,7 @@ const devOptions = {
 } as const;
 
 const stateDirectory = '.relay-e';
-const defaultTemporalAddress = 'localhost:7233';
 const defaultUiPort = 8233;
-const reachableTimeoutMs = 1_000;
 
 export const devCommand: Command = {
   name: 'dev',
@@ -50,12 +55,13 @@ export const devCommand: Command = {
 Starts (or reuses) a Temporal dev server with the Web UI, a worker with the tools and models of the
 project's config file (relay-e.config.ts; the banking demo tools without one) and the HTTP API with a
 dev API key, then prints how to start a run. Runs are kept in a SQLite file, so a restart keeps them.
-Ctrl-C stops everything.
+Ctrl-C stops everything, also during start-up (without printing that it is ready).
 
 Options:
   --temporal-address H:P Temporal to reuse if it is reachable there; otherwise a dev server is started
                          on that address (same as --address; env TEMPORAL_ADDRESS, default localhost:7233)
-  --ui-port N            Temporal Web UI port of a started server (default ${defaultUiPort})
+  --ui-port N            Temporal Web UI port of a started server, 1 to 65535 (default ${defaultUiPort}; 0 is
+                         refused: the Temporal CLI would take it for its own default)
   --db PATH              SQLite file of a started server (default ${stateDirectory}/temporal.db)
   --port N               API port (env RELAY_E_PORT, default ${defaultApiPort}; 0 picks a free one)
   --host IP              API bind address (env RELAY_E_HOST, default 127.0.0.1)
@@ -68,7 +74,12 @@ ${configOptionHelp}
 ${connectionOptionsHelp}`,
   async run(argv) {
     const { values } = parseCommandFlags('dev', argv, devOptions);
+    const listen = readDevListen(values);
     const shutdown = waitForShutdownSignal();
+    // Ends the start-up: Ctrl-C with `interrupted`, a worker that fails with its error.
+    const starting = new AbortController();
+    const interrupted = new Error('interrupted before dev was ready');
+    void shutdown.then(() => starting.abort(interrupted));
     const project = await loadProjectConfig(values.config);
     const settings = await readTemporalSettings(
       { ...values, address: values['temporal-address'] ?? values.address },
@@ -78,36 +89,17 @@ ${connectionOptionsHelp}`,
     const json = values.json === true;
     const stack = new DevStack(createSpinner(!json && process.stderr.isTTY));
     try {
-      const temporal = await startTemporal(stack, settings, {
-        uiPort: values['ui-port'] === undefined ? defaultUiPort : readPort(values['ui-port']),
-        dbFilename: values.db ?? path.join(stateDirectory, 'temporal.db'),
-      });
-      const serverSettings = { ...settings, address: temporal.server.address };
-      stack.spinner.start('starting the worker (bundling the workflows takes a few seconds)');
-      // A dev stack runs on one machine: its worker and any started beside it share the default folder. Its
-      // approval notices link to the inbox it serves (unless their webhook names another), once that listens.
-      const inbox: { url?: string } = {};
-      const worker = await startCliWorker(serverSettings, project, {
-        defaultFolderShared: true,
-        inboxUrl: () => inbox.url,
-      });
-      stack.add(() => worker.stop());
-      const api = await startDevApi(stack, serverSettings, {
-        port: readPort(values.port),
-        host: apiHost(values.host),
-        // The API reads stored outputs and texts from the store its worker keeps them in.
-        payloadStore: worker.payloadStore,
-      });
-      inbox.url = api.url;
+      const { temporal, worker, api } = await startDevStack(stack, { settings, project, listen, starting });
       stack.spinner.stop();
-      // The printed commands reach this stack: its server, and the namespace, task queue and config it was given.
-      const hintFlags = connectionHintFlags({
-        ...values,
-        address: temporal.server.address === defaultTemporalAddress ? undefined : temporal.server.address,
-      });
+      // The printed commands reach this stack: the address, namespace, task queue and config it was given.
+      const hintFlags = connectionHintFlags({ ...values, address: values['temporal-address'] ?? values.address });
       printReady({ json, temporal, worker, api, settings, hintFlags, isDemo: project === undefined });
       await Promise.race([shutdown, worker.finished]);
       if (!json) process.stderr.write(`\n${describeStopping(temporal.reused)}\n`);
+    } catch (error) {
+      if (error !== interrupted) throw error;
+      stack.spinner.stop();
+      if (!json) process.stderr.write('\nStopping Relay-E dev before it was ready (Ctrl-C again to force)...\n');
     } finally {
       await stack.stop();
     }
@@ -115,6 +107,95 @@ ${connectionOptionsHelp}`,
     return exitCodes.ok;
   },
 };
+
+/** What `dev` listens on and keeps its server's data in, from its flags and environment. */
+export interface DevListen {
+  apiPort: number;
+  host: string;
+  uiPort: number;
+  dbFilename: string;
+}
+
+/** Reads and checks `dev`'s own flags (and RELAY_E_PORT, RELAY_E_HOST), so a mistake stops it before anything starts. */
+export function readDevListen(
+  values: {
+    port?: string | undefined;
+    host?: string | undefined;
+    'ui-port'?: string | undefined;
+    db?: string | undefined;
+  },
+  env: NodeJS.ProcessEnv = process.env,
+): DevListen {
+  const host = apiHost(values.host, env);
+  // An API bound to a name would depend on DNS; the help asks for an IP.
+  if (isIP(host) === 0 && host !== 'localhost') {
+    const from = values.host === undefined ? 'RELAY_E_HOST' : '--host';
+    throw usageError(`Invalid ${from} '${host}': give an IP address to bind the API to (127.0.0.1, 0.0.0.0, ::1)`);
+  }
+  return {
+    apiPort: readPort(values.port, env),
+    host,
+    uiPort: readUiPort(values['ui-port']),
+    dbFilename: values.db ?? path.join(stateDirectory, 'temporal.db'),
+  };
+}
+
+/** `--ui-port`: 1 to 65535. The Temporal CLI takes 0 for "unset" and serves the UI on gRPC port + 1000. */
+function readUiPort(text: string | undefined): number {
+  if (text === undefined) return defaultUiPort;
+  const port = Number(text);
+  if (text.trim() === '' || !Number.isInteger(port) || port < 1 || port > 65_535) {
+    throw usageError(`Invalid --ui-port '${text}': give a port from 1 to 65535 (0 does not pick a free one here)`);
+  }
+  return port;
+}
+
+interface DevParts {
+  temporal: DevTemporal;
+  worker: CliWorker;
+  api: DevApi;
+}
+
+/**
+ * Starts (or reuses) Temporal, then the worker, then the API, each added to the stack as it starts. An abort of
+ * `starting` (Ctrl-C, or the worker failing) ends the start-up after the running step, with the abort's reason.
+ */
+async function startDevStack(
+  stack: DevStack,
+  options: {
+    settings: TemporalSettings;
+    project: ProjectConfig | undefined;
+    listen: DevListen;
+    starting: AbortController;
+  },
+): Promise<DevParts> {
+  const { settings, project, listen, starting } = options;
+  const signal = starting.signal;
+  signal.throwIfAborted();
+  const temporal = await startTemporal(stack, settings, { ...listen, signal });
+  const serverSettings = { ...settings, address: temporal.server.address };
+  stack.spinner.start('starting the worker (bundling the workflows takes a few seconds)');
+  // A dev stack runs on one machine: its worker and any started beside it share the default folder. Its
+  // approval notices link to the inbox it serves (unless their webhook names another), once that listens.
+  const inbox: { url?: string } = {};
+  const worker = await startCliWorker(serverSettings, project, {
+    defaultFolderShared: true,
+    inboxUrl: () => inbox.url,
+  });
+  stack.add(() => worker.stop());
+  // Until dev waits on it once ready, a failure would be an unhandled rejection, ending dev without its orderly stop.
+  worker.finished.catch((error: unknown) => starting.abort(error));
+  signal.throwIfAborted();
+  const api = await startDevApi(stack, serverSettings, {
+    port: listen.apiPort,
+    host: listen.host,
+    // The API reads stored outputs and texts from the store its worker keeps them in.
+    payloadStore: worker.payloadStore,
+  });
+  inbox.url = api.url;
+  signal.throwIfAborted();
+  return { temporal, worker, api };
+}
 
 /** What `dev` says as it stops: a Temporal server it reused (it did not start it) is left running. */
 export function describeStopping(temporalReused: boolean): string {
@@ -165,28 +246,50 @@ interface DevTemporal {
 async function startTemporal(
   stack: DevStack,
   settings: TemporalSettings,
-  options: { uiPort: number; dbFilename: string },
+  options: { uiPort: number; dbFilename: string; signal: AbortSignal },
 ): Promise<DevTemporal> {
-  const { uiPort, dbFilename } = options;
+  const { uiPort, dbFilename, signal } = options;
   stack.spinner.start(`connecting to Temporal at ${settings.address}`);
   const { host, port } = splitAddress(settings.address);
-  const reused = await isReachable(host, port);
+  const reused = await isListening(host, port);
   const cliPath = await findTemporalExecutable().catch(() => undefined);
-  if (reused) {
-    const reuseCredentials = {
-      ...(settings.tls !== undefined ? { tls: settings.tls } : {}),
-      ...(settings.apiKey !== undefined ? { apiKey: settings.apiKey } : {}),
-    };
-    const server = await startTemporalDevServer({
-      reuseAddress: settings.address,
-      namespace: settings.namespace,
-      reuseCredentials,
-    });
-    return { server, reused, host, uiPort, dbFilename, codec: undefined, cliPath };
-  }
+  const ports = { gRPC: port, ui: uiPort };
+  const started = reused
+    ? { server: await reuseTemporal(settings, { ports, signal }), codec: undefined }
+    : await spawnTemporal(stack, settings, { host, ports, dbFilename, signal });
+  return { ...started, reused, host, uiPort, dbFilename, cliPath };
+}
+
+type TemporalPorts = { gRPC: number; ui: number };
+
+/** Checks that the server answering at the settings' address serves their namespace, reached as the worker will. */
+async function reuseTemporal(
+  settings: TemporalSettings,
+  { ports, signal }: { ports: TemporalPorts; signal: AbortSignal },
+): Promise<TemporalDevServer> {
+  const reuseCredentials = {
+    ...(settings.tls !== undefined ? { tls: settings.tls } : {}),
+    ...(settings.apiKey !== undefined ? { apiKey: settings.apiKey } : {}),
+  };
+  return startTemporalDevServer({
+    reuseAddress: settings.address,
+    namespace: settings.namespace,
+    reuseCredentials,
+    signal,
+  }).catch((error: unknown) => {
+    throw explainTemporalPort(error, ports);
+  });
+}
+
+/** Starts a dev server with its UI (decrypting through a codec server when encryption is on), added to the stack. */
+async function spawnTemporal(
+  stack: DevStack,
+  settings: TemporalSettings,
+  options: { host: string; ports: TemporalPorts; dbFilename: string; signal: AbortSignal },
+): Promise<{ server: TemporalDevServer; codec: { url: string } | undefined }> {
+  const { host, ports, dbFilename, signal } = options;
   stack.spinner.start(`starting a Temporal dev server on ${settings.address} (data in ${dbFilename})`);
   await mkdir(path.dirname(path.resolve(dbFilename)), { recursive: true });
-  // With encryption on, the UI started here decrypts through a codec server on loopback.
   const runTenants = settings.encryption ? runTenantsOf(settings) : undefined;
   if (runTenants) stack.add(() => runTenants.close());
   const codec =
@@ -195,34 +298,42 @@ async function startTemporal(
           encryption: settings.encryption,
           port: 0,
           host: '127.0.0.1',
-          uiOrigins: [`http://localhost:${uiPort}`, `http://127.0.0.1:${uiPort}`],
+          uiOrigins: [`http://localhost:${ports.ui}`, `http://127.0.0.1:${ports.ui}`],
           runTenants,
         })
       : undefined;
   if (codec) stack.add(() => codec.close());
   const server = await startTemporalDevServer({
     ip: host === 'localhost' ? '127.0.0.1' : host,
-    port,
+    port: ports.gRPC,
     ui: true,
-    uiPort,
+    uiPort: ports.ui,
     dbFilename,
     namespace: settings.namespace,
     // Lets the worker start an activity in the same round trip that schedules it (bench/README.md,
     // "eager activities").
     dynamicConfig: { 'system.enableActivityEagerExecution': true },
     extraArgs: codec ? ['--ui-codec-endpoint', codec.url] : [],
+    signal,
   }).catch((error: unknown) => {
-    throw explainDevServerPortClash(error, { gRPC: port, ui: uiPort });
+    throw explainTemporalPort(error, ports);
   });
   stack.add(() => server.stop());
-  return { server, reused, host, uiPort, dbFilename, codec, cliPath };
+  return { server, codec };
 }
 
 /**
- * A dev server that cannot bind one of the ports given to it names that port and the flag that moves it, instead of
- * the server's log. A clash on a port the server picked for itself (retried before it gets here) keeps its log.
+ * A Temporal port given to dev that something else holds is named with the flag that moves it: the gRPC port, held by
+ * something that is not Temporal, or a port a started dev server could not bind. A clash on a port the server picked
+ * for itself (retried before it gets here) keeps its log; other errors pass through.
  */
-function explainDevServerPortClash(error: unknown, ports: { gRPC: number; ui: number }): unknown {
+function explainTemporalPort(error: unknown, ports: TemporalPorts): unknown {
+  if (error instanceof NotTemporalServerError) {
+    return usageError(
+      `${error.message}. Something other than Temporal holds that port: change it with --temporal-address H:P ` +
+        '(a Temporal server that needs TLS also needs its TLS settings, see --help).',
+    );
+  }
   if (!(error instanceof DevServerPortClashError)) return error;
   const flag =
     error.port === ports.ui
@@ -355,20 +466,8 @@ function splitAddress(address: string): { host: string; port: number } {
   return { host: match[1].replace(/^\[|\]$/g, ''), port };
 }
 
-function isReachable(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host, port, timeout: reachableTimeoutMs });
-    const done = (reachable: boolean) => {
-      socket.destroy();
-      resolve(reachable);
-    };
-    socket.once('connect', () => done(true));
-    socket.once('timeout', () => done(false));
-    socket.once('error', () => done(false));
-  });
-}
-
-function describeReady(ready: {
+/** What the ready banner tells. */
+interface DevReady {
   apiUrl: string;
   apiKey: string;
   tenantId: string;
@@ -387,8 +486,10 @@ function describeReady(ready: {
   toolsFrom: string;
   approvalWebhook?: string;
   hintFlags: string;
-}): string {
-  const cli = runningFromSource() ? 'npm run relay-e --' : 'npx relay-e';
+}
+
+function describeReady(ready: DevReady): string {
+  const cli = cliInvocation();
   const temporal = ready.temporalReused
     ? `${ready.temporalAddress} (an existing server, reused)`
     : `${ready.temporalAddress} (dev server, data in ${ready.dbFilename ?? 'memory'})`;
@@ -447,8 +548,4 @@ Start a run over HTTP, and see what waits for approval:
     -H 'Content-Type: application/json' -d '${body}'
   curl -s ${apiUrl}/v1/approvals ${auth}
 `;
-}
-
-function runningFromSource(): boolean {
-  return import.meta.url.endsWith('.ts');
 }

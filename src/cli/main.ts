@@ -70,8 +70,12 @@ export async function runCli(argv: string[]): Promise<number> {
     const { writeOneLineLog } = await import('./one-line-log.js');
     const stacks = process.env['RELAY_E_LOG_STACKS'] === '1';
     const write = (line: string) => process.stderr.write(line);
-    // Warnings and errors still show, each on one line.
-    Runtime.install({ logger: new DefaultLogger('WARN', (entry) => writeOneLineLog(entry, { stacks, write })) });
+    // Warnings and errors still show, each on one line. No shutdown signals: the SDK's own would stop the worker on
+    // the first Ctrl-C, before dev closes its API, and on SIGQUIT or SIGUSR2 too; the command's handler stops it.
+    Runtime.install({
+      logger: new DefaultLogger('WARN', (entry) => writeOneLineLog(entry, { stacks, write })),
+      shutdownSignals: [],
+    });
   }
   try {
     return await command.run(rest);

@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
 import type { ChildProcess } from 'node:child_process';
 import { constants as fsConstants } from 'node:fs';
-import { access } from 'node:fs/promises';
+import { access, stat } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Connection } from '@temporalio/client';
+import { Connection, isGrpcServiceError } from '@temporalio/client';
 import type { TLSConfig } from '@temporalio/client';
 import { relaySearchAttributeDefinitions } from '../shared/search-attributes.js';
 
@@ -106,6 +106,12 @@ export interface TemporalDevServerOptions {
    * @default undefined (output is kept in memory only, to explain a failed start)
    */
   onOutput?: (chunk: string, stream: 'stdout' | 'stderr') => void;
+  /**
+   * Ends the start when aborted (relay-e dev on a Ctrl-C during its start-up): the wait stops, a spawned server is
+   * stopped, and the promise rejects with the signal's reason.
+   * @default undefined (the start goes on until the server serves or `startTimeoutMs` passes)
+   */
+  signal?: AbortSignal;
 }
 
 /** A running (or reused) Temporal server. */
@@ -121,10 +127,11 @@ export interface TemporalDevServer {
    * Stops the spawned server (SIGTERM, then SIGKILL after the grace period); a no-op for a reused one.
    *
    * The server runs in its own process group, so Ctrl-C in a terminal does not reach it: only this process stops it.
-   * A process that handles SIGINT, SIGTERM or SIGHUP itself (has a listener of its own, as `relay-e dev` does to stop
-   * its worker first) keeps the server until it calls `stop()`. A server still running when the process exits (say
-   * through `process.exit` in that listener) is signalled then, and on a signal the process does not handle it is
-   * signalled before the process ends by that signal; so no server outlives its process, short of a SIGKILL of it.
+   * A process that handles SIGINT, SIGTERM, SIGHUP, SIGQUIT or SIGUSR2 itself (has a listener of its own, as
+   * `relay-e dev` does to stop its worker first) keeps the server until it calls `stop()`. A server still running
+   * when the process exits (say through `process.exit` in that listener) is signalled then, and on a signal the
+   * process does not handle it is signalled before the process ends by that signal; so no server outlives its process,
+   * short of a SIGKILL of it.
    */
   stop(): Promise<void>;
 }
@@ -133,6 +140,12 @@ export interface TemporalDevServer {
 export class TemporalDevServerError extends Error {
   override readonly name = 'TemporalDevServerError';
 }
+
+/**
+ * Something answers at the address to reuse, but not as a Temporal server: it does not speak gRPC there (a web server,
+ * or a server that needs TLS reached without it), or it does not implement Temporal's service.
+ */
+export class NotTemporalServerError extends TemporalDevServerError {}
 
 const outputTailBytes = 16_384;
 const connectAttemptTimeoutMs = 2_000;
@@ -169,10 +182,18 @@ export function dynamicConfigArgs(
 export async function startTemporalDevServer(options: TemporalDevServerOptions = {}): Promise<TemporalDevServer> {
   const namespace = options.namespace ?? 'default';
   const startTimeoutMs = options.startTimeoutMs ?? 60_000;
+  options.signal?.throwIfAborted();
 
   if (options.reuseAddress !== undefined) {
     const address = options.reuseAddress;
-    await waitUntilServing(address, namespace, Date.now() + startTimeoutMs, undefined, options.reuseCredentials);
+    const deadline = Date.now() + startTimeoutMs;
+    await waitUntilServing({
+      address,
+      namespace,
+      deadline,
+      credentials: options.reuseCredentials,
+      signal: options.signal,
+    });
     return { address, namespace, stop: async () => {} };
   }
 
@@ -223,44 +244,23 @@ async function spawnDevServer(
   const port = options.port ?? (await findFreePort(ip));
   const uiPort = options.ui === true ? (options.uiPort ?? (await findFreePort(ip))) : undefined;
   const address = `${formatHost(ip)}:${port}`;
-  const args = devServerArgs({ ip, port, uiPort, namespace }, options);
-
-  // In its own process group, so a terminal's Ctrl-C (SIGINT to the whole foreground group) reaches only this
-  // process, which decides when the server stops (see trackUntilExit). Not on Windows, where it opens a console.
-  const child = spawn(executablePath, args, {
-    stdio: ['ignore', 'pipe', 'pipe'],
-    detached: process.platform !== 'win32',
-  });
-  const output = collectOutput(child, options.onOutput);
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => {
-    child.once('exit', (code, signal) => resolve({ code, signal }));
-  });
-  const spawnFailed = new Promise<never>((_, reject) => {
-    child.once('error', (error) =>
-      reject(new TemporalDevServerError(`Could not run ${executablePath}: ${error.message}`, { cause: error })),
-    );
-  });
-  spawnFailed.catch(() => {});
-  trackUntilExit(child, exited, options.dbFilename === undefined ? 'SIGKILL' : 'SIGTERM');
-  const earlyExit = exited.then(({ code, signal }) => {
-    throw exitedBeforeServing(`${executablePath} ${args.join(' ')}`, signal ?? `code ${code}`, output.tail());
-  });
-  earlyExit.catch(() => {});
+  const { child, exited, output, failed } = launch(
+    executablePath,
+    devServerArgs({ ip, port, uiPort, namespace }, options),
+    options,
+  );
+  const stop = () => stopProcess(child, exited, options.stopGracePeriodMs ?? 10_000);
 
   const giveUp = new AbortController();
+  const signal = options.signal ? AbortSignal.any([giveUp.signal, options.signal]) : giveUp.signal;
   try {
+    const deadline = Date.now() + startTimeoutMs;
     await Promise.race([
-      waitUntilServing(address, namespace, Date.now() + startTimeoutMs, {
-        host: ip,
-        port,
-        output,
-        signal: giveUp.signal,
-      }),
-      earlyExit,
-      spawnFailed,
+      waitUntilServing({ address, namespace, deadline, spawned: { host: ip, port, output }, signal }),
+      failed,
     ]);
   } catch (error) {
-    await stopProcess(child, exited, options.stopGracePeriodMs ?? 10_000);
+    await stop();
     throw error;
   } finally {
     // Ends the connection loop when the process exited first, so it does not keep the event loop alive.
@@ -273,8 +273,44 @@ async function spawnDevServer(
     namespace,
     ...(uiPort === undefined ? {} : { uiUrl: `http://${formatHost(ip)}:${uiPort}` }),
     ...(child.pid === undefined ? {} : { pid: child.pid }),
-    stop: () => (stopping ??= stopProcess(child, exited, options.stopGracePeriodMs ?? 10_000)),
+    stop: () => (stopping ??= stop()),
   };
+}
+
+/** How a spawned server ended: its exit, or the error of a spawn that never started it. */
+interface ProcessEnd {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  spawnError?: Error;
+}
+
+/**
+ * Spawns the CLI, tracked until it ends; `failed` rejects once it ends (before serving, as the caller races it).
+ * In its own process group, so a terminal's Ctrl-C (SIGINT to the whole foreground group) reaches only this process,
+ * which decides when the server stops (see trackUntilExit). Not on Windows, where it opens a console.
+ */
+function launch(executablePath: string, args: string[], options: TemporalDevServerOptions) {
+  const child = spawn(executablePath, args, {
+    stdio: ['ignore', 'pipe', 'pipe'],
+    detached: process.platform !== 'win32',
+  });
+  const output = collectOutput(child, options.onOutput);
+  const exited = new Promise<ProcessEnd>((resolve) => {
+    child.once('exit', (code, signal) => resolve({ code, signal }));
+    // A spawn that fails (EACCES, ENOENT) emits 'error' and never 'exit'.
+    child.once('error', (spawnError) => {
+      if (child.pid === undefined) resolve({ code: null, signal: null, spawnError });
+    });
+  });
+  trackUntilExit(child, exited, options.dbFilename === undefined ? 'SIGKILL' : 'SIGTERM');
+  const failed = exited.then(({ code, signal, spawnError }): never => {
+    if (spawnError) {
+      throw new TemporalDevServerError(`Could not run ${executablePath}: ${spawnError.message}`, { cause: spawnError });
+    }
+    throw exitedBeforeServing(`${executablePath} ${args.join(' ')}`, signal ?? `code ${code}`, output.tail());
+  });
+  failed.catch(() => {});
+  return { child, exited, output, failed };
 }
 
 /** The arguments of `temporal server start-dev` for these ports and options. */
@@ -335,9 +371,10 @@ export async function findTemporalExecutable(executablePath?: string): Promise<s
   );
 }
 
-/** True when `file` exists and this process may execute it. */
+/** True when `file` is a regular file this process may execute (X_OK alone holds for a folder too). */
 export async function isExecutable(file: string): Promise<boolean> {
   try {
+    if (!(await stat(file)).isFile()) return false;
     await access(file, fsConstants.X_OK);
     return true;
   } catch {
@@ -365,39 +402,43 @@ function formatHost(ip: string): string {
   return ip.includes(':') ? `[${ip}]` : ip;
 }
 
-/** Retries a gRPC connection plus a namespace lookup until both succeed or the deadline passes. */
-async function waitUntilServing(
-  address: string,
-  namespace: string,
-  deadline: number,
-  spawned?: { host: string; port: number; output: CollectedOutput; signal: AbortSignal },
-  credentials: { tls?: TLSConfig | boolean; apiKey?: string } = {},
-): Promise<void> {
+/** Where {@link waitUntilServing} looks, until when, and how. */
+interface ServingCheck {
+  address: string;
+  namespace: string;
+  deadline: number;
+  /** Ends the wait: it rejects with the signal's reason. */
+  signal?: AbortSignal | undefined;
+  credentials?: { tls?: TLSConfig | boolean; apiKey?: string } | undefined;
+  /** The server this process spawned, still coming up; undefined for one to reuse, which already serves. */
+  spawned?: { host: string; port: number; output: CollectedOutput };
+}
+
+/**
+ * Asks for the namespace until the server answers or the deadline passes. A server to reuse is running: an answer
+ * that waiting will not change (see {@link lastingFailure}) fails at once.
+ */
+async function waitUntilServing(check: ServingCheck): Promise<void> {
+  const { address, namespace, deadline, spawned, signal } = check;
   let lastError: unknown;
-  while (Date.now() < deadline && spawned?.signal.aborted !== true) {
+  while (Date.now() < deadline) {
+    signal?.throwIfAborted();
     // gRPC backs off about a second after a refused connection, so wait for the port with cheap TCP probes first.
     if (spawned !== undefined && !(await isListening(spawned.host, spawned.port))) {
       await sleep(portProbeDelayMs);
       continue;
     }
-    const connection = Connection.lazy({
-      address,
-      ...credentials,
-      connectTimeout: Math.max(1, Math.min(connectAttemptTimeoutMs, deadline - Date.now())),
-    });
     try {
-      await connection.ensureConnected();
-      // The frontend can listen a moment before the namespace is registered.
-      await connection.workflowService.describeNamespace({ namespace });
+      await describeNamespace(check, Math.max(1, Math.min(connectAttemptTimeoutMs, deadline - Date.now())));
       return;
     } catch (error) {
+      const lasting = spawned === undefined ? lastingFailure(error, address, namespace) : undefined;
+      if (lasting) throw lasting;
       lastError = error;
-    } finally {
-      await connection.close();
     }
     await sleep(connectRetryDelayMs);
   }
-  if (spawned?.signal.aborted === true) return;
+  signal?.throwIfAborted();
   const reason = lastError instanceof Error ? lastError.message : 'port not listening';
   throw new TemporalDevServerError(
     `Temporal server at ${address} did not accept connections for namespace "${namespace}" in time (${reason}).` +
@@ -406,17 +447,70 @@ async function waitUntilServing(
   );
 }
 
-async function isListening(host: string, port: number): Promise<boolean> {
+/** One namespace lookup on a new connection, with the server's own error when it fails. */
+async function describeNamespace(check: ServingCheck, timeoutMs: number): Promise<void> {
+  // Without the client's retry interceptor, which would hide the status behind a deadline; the caller retries.
+  const connection = Connection.lazy({
+    address: check.address,
+    ...check.credentials,
+    interceptors: [],
+    connectTimeout: timeoutMs,
+  });
+  try {
+    // The frontend can listen a moment before the namespace is registered.
+    await connection.withDeadline(Date.now() + timeoutMs, () =>
+      connection.workflowService.describeNamespace({ namespace: check.namespace }),
+    );
+  } finally {
+    await connection.close();
+  }
+}
+
+const grpcStatus = {
+  invalidArgument: 3,
+  notFound: 5,
+  permissionDenied: 7,
+  unimplemented: 12,
+  unavailable: 14,
+  unauthenticated: 16,
+} as const;
+
+/**
+ * The error to fail with at once when a running server's answer will not change by waiting: no such namespace, a
+ * refused key or certificate, or a peer that is not a Temporal server (an HTTP/2 protocol error, an unknown method).
+ */
+function lastingFailure(error: unknown, address: string, namespace: string): TemporalDevServerError | undefined {
+  if (!isGrpcServiceError(error)) return undefined;
+  const code = Number(error.code);
+  if (code === grpcStatus.unimplemented || (code === grpcStatus.unavailable && /protocol error/i.test(error.details))) {
+    return new NotTemporalServerError(`${address} answers, but not as a Temporal server (${error.message})`, {
+      cause: error,
+    });
+  }
+  const refusals: number[] = [
+    grpcStatus.invalidArgument,
+    grpcStatus.notFound,
+    grpcStatus.permissionDenied,
+    grpcStatus.unauthenticated,
+  ];
+  if (!refusals.includes(code)) return undefined;
+  return new TemporalDevServerError(
+    `Temporal server at ${address} refused namespace "${namespace}" (${error.message})`,
+    { cause: error },
+  );
+}
+
+/** True when something accepts a TCP connection at host:port within `timeoutMs`. */
+export function isListening(host: string, port: number, timeoutMs = 1_000): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = connect({ host, port });
-    socket.once('connect', () => {
+    const socket = connect({ host, port, timeout: timeoutMs });
+    const done = (listening: boolean) => {
       socket.destroy();
-      resolve(true);
-    });
-    socket.once('error', () => {
-      socket.destroy();
-      resolve(false);
-    });
+      resolve(listening);
+    };
+    socket.once('connect', () => done(true));
+    socket.once('timeout', () => done(false));
+    socket.once('error', () => done(false));
   });
 }
 
@@ -467,7 +561,7 @@ async function stopProcess(child: ChildProcess, exited: Promise<unknown>, graceP
 // marked, so that two copies of this module (two versions of the package in one process) do not wait for each other.
 const signalHookMark = Symbol.for('relay-e.temporal-dev-server.signal-hook');
 const liveServers = new Map<ChildProcess, NodeJS.Signals>();
-const forwardedSignals = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
+const forwardedSignals = ['SIGINT', 'SIGTERM', 'SIGHUP', 'SIGQUIT', 'SIGUSR2'] as const;
 
 function trackUntilExit(child: ChildProcess, exited: Promise<unknown>, exitSignal: NodeJS.Signals): void {
   if (liveServers.size === 0) installExitHooks();

@@ -66,6 +66,16 @@ describe('startTemporalDevServer reusing a running server', () => {
     });
     await expect(overTls).rejects.toThrow(`Temporal server at ${address} did not accept connections`);
   });
+
+  it("fails at once, with the server's answer, for a namespace that server does not have", async () => {
+    const address = inject('temporalAddress');
+    const started = Date.now();
+    // Before, the NOT_FOUND was retried like a server still coming up, for the whole start timeout.
+    const missing = startTemporalDevServer({ reuseAddress: address, namespace: 'no-such-namespace' });
+
+    await expect(missing).rejects.toThrow(/refused namespace "no-such-namespace" \(5 NOT_FOUND: .*no-such-namespace/);
+    expect(Date.now() - started).toBeLessThan(10_000);
+  });
 });
 
 /**

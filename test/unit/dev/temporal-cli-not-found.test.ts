@@ -1,4 +1,4 @@
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -47,6 +47,24 @@ describe('no Temporal CLI on this machine', () => {
     const failure = findTemporalExecutable();
     await expect(failure).rejects.toThrow(/TEMPORAL_CLI_PATH is .*, which is not an executable file/);
     await expect(failure).rejects.toThrow('go install github.com/temporalio/cli/cmd/temporal@v1.5.1');
+  });
+
+  it('says the same of a TEMPORAL_CLI_PATH that names a folder, which passes a plain check for execute permission', async () => {
+    // Before, the folder was taken for the CLI, and its spawn failed with EACCES: exit 5 and no install hint.
+    vi.stubEnv('TEMPORAL_CLI_PATH', emptyFolder);
+    await expect(findTemporalExecutable()).rejects.toThrow(/TEMPORAL_CLI_PATH is .*, which is not an executable file/);
+  });
+
+  it('passes over a folder named temporal on PATH', async () => {
+    const withFolder = await mkdtemp(path.join(tmpdir(), 'relay-e-temporal-folder-'));
+    try {
+      await mkdir(path.join(withFolder, 'temporal'));
+      vi.stubEnv('TEMPORAL_CLI_PATH', '');
+      vi.stubEnv('PATH', withFolder);
+      await expect(findTemporalExecutable()).rejects.toThrow('No Temporal CLI found');
+    } finally {
+      await rm(withFolder, { recursive: true, force: true });
+    }
   });
 
   it('is a set-up problem the CLI exits 2 for, not an unreachable Temporal (5)', async () => {
