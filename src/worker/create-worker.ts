@@ -1,7 +1,6 @@
 import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { WorkerOptions } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
-import { modelDeltaBatchMs } from '../shared/run-types.js';
 import type { RelayPluginOptions } from './relay-plugin.js';
 import { errorMessage } from '../tool/error-message.js';
 import { RelayPlugin, checkSearchAttributes } from './relay-plugin.js';
@@ -43,10 +42,6 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     const plugin = await RelayPlugin.create({ ...pluginOptions, checkSearchAttributes: false });
     const dataConverter = options.dataConverter ?? workerOptions?.dataConverter;
     const created = Worker.create({
-      // Streamed model text rides on heartbeats (activities/model-text-stream.ts): without this the SDK would send
-      // at most one heartbeat per 80% of the heartbeat timeout, so followers would see text every 8 s, not every
-      // 100 ms.
-      maxHeartbeatThrottleInterval: modelDeltaBatchMs,
       ...workerOptions,
       ...(dataConverter ? { dataConverter } : {}),
       plugins: [...(workerOptions?.plugins ?? []), plugin],

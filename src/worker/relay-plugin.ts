@@ -20,6 +20,7 @@ import type { SecretSource } from '../security/resolve-secret-references.js';
 import type { PayloadStore } from '../store/payload-store.js';
 import { withEncryption } from '../security/with-encryption.js';
 import { RelayError } from '../shared/errors.js';
+import { modelDeltaBatchMs } from '../shared/run-types.js';
 import { relaySearchAttributeDefinitions } from '../shared/search-attributes.js';
 import { ToolExecutor } from '../tool/tool-executor.js';
 import type { ToolExecutorOptions } from '../tool/tool-executor.js';
@@ -269,7 +270,7 @@ export class RelayPlugin implements WorkerPlugin, ClientPlugin, NativeConnection
     }
     this.#modelCallSlots = modelCallSlotsOf(configured);
     this.#configuredTaskQueue = configured.taskQueue;
-    return this.#withWorkflows(configured);
+    return this.#withWorkflows(withHeartbeatsForStreaming(configured));
   }
 
   /**
@@ -577,4 +578,14 @@ function ownModelCallQueueOption(options: RelayPluginOptions): OwnModelCallQueue
 function approvalReminderOption(options: RelayPluginOptions): { approvalReminderMs?: number } {
   const ms = approvalReminderMs(options.remindApproversBeforeExpiry, options.approvalWebhook);
   return ms === undefined ? {} : { approvalReminderMs: ms };
+}
+
+/**
+ * Streamed model text rides on heartbeats (activities/model-text-stream.ts): unless the worker sets its own, the SDK
+ * sends at most one heartbeat per 80% of the heartbeat timeout, so followers would see text every 8 s, not every
+ * 100 ms.
+ */
+function withHeartbeatsForStreaming(options: WorkerOptions): WorkerOptions {
+  if (options.maxHeartbeatThrottleInterval !== undefined) return options;
+  return { ...options, maxHeartbeatThrottleInterval: modelDeltaBatchMs };
 }

@@ -1,6 +1,7 @@
 import type { CustomSlotSupplier, ActivitySlotInfo } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { RelayError } from '../../../src/shared/errors.js';
+import { modelDeltaBatchMs } from '../../../src/shared/run-types.js';
 import { scriptedModel } from '../../../src/testing/scripted-model.js';
 import { modelCallSlotsOf } from '../../../src/worker/model-call-worker.js';
 import { RelayPlugin } from '../../../src/worker/relay-plugin.js';
@@ -85,5 +86,22 @@ describe('activity rate limits on a worker that keeps model calls on itself', ()
     await expect(plugin.configureWorker({ ...base, maxActivitiesPerSecond: 5 })).resolves.toMatchObject({
       maxActivitiesPerSecond: 5,
     });
+  });
+});
+
+describe('the heartbeat throttle of a worker the plugin configures', () => {
+  const models = { scripted: scriptedModel([{ text: 'done' }]) };
+  const plugin = () => RelayPlugin.create({ tools: [], models, checkSearchAttributes: false });
+
+  it('lets streamed model text through every 100 ms, as Worker.create with the plugin alone would not', async () => {
+    const configured = await (await plugin()).configureWorker({ taskQueue: 'streaming' });
+    expect(configured.maxHeartbeatThrottleInterval).toBe(modelDeltaBatchMs);
+  });
+
+  it('keeps a throttle the worker sets itself', async () => {
+    const configured = await (
+      await plugin()
+    ).configureWorker({ taskQueue: 'streaming', maxHeartbeatThrottleInterval: 2_000 });
+    expect(configured.maxHeartbeatThrottleInterval).toBe(2_000);
   });
 });
