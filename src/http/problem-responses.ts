@@ -26,6 +26,8 @@ const documentedProblems = {
     detail: 'Invalid body: maxSteps: Invalid input: expected number, received string',
     issues: [{ path: 'maxSteps', message: 'Invalid input: expected number, received string', code: 'invalid_type' }],
   },
+  unknown_tool: { status: 422, detail: "No worker serves the tool(s) 'refund_order' (served: add, transfer_funds)" },
+  model_not_configured: { status: 422, detail: "No worker serves models 'openai:…' (served: scripted:…)" },
   approval_input_invalid: {
     status: 422,
     detail: "Edited input rejected. Validation failed: Too small: expected number to be >0 at 'amount'",

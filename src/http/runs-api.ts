@@ -31,7 +31,15 @@ const startRunRoute = createRoute({
       content: { 'application/json': { schema: startRunResponseSchema } },
       links: runLinks('$response.body#/runId'),
     },
-    ...problemResponses('invalid_json', 'unauthorized', 'run_already_exists', 'payload_too_large', 'invalid_input'),
+    ...problemResponses(
+      'invalid_json',
+      'unauthorized',
+      'run_already_exists',
+      'payload_too_large',
+      'invalid_input',
+      'unknown_tool',
+      'model_not_configured',
+    ),
   },
 });
 
@@ -85,7 +93,7 @@ const cancelRunRoute = createRoute({
       description: 'Cancellation requested',
       content: { 'application/json': { schema: cancelResponseSchema } },
     },
-    ...problemResponses('unauthorized', 'run_not_found', 'payload_too_large', 'invalid_input'),
+    ...problemResponses('invalid_json', 'unauthorized', 'run_not_found', 'payload_too_large', 'invalid_input'),
   },
 });
 

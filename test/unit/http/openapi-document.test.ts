@@ -93,6 +93,19 @@ describe('GET /v1/openapi.json', () => {
     }
   });
 
+  it('documents the problems of a body every /v1 POST parses, and a run no worker can serve', async () => {
+    const operations = operationsOf(await readDocument());
+    const codesOf = (operation: Operation) =>
+      Object.values(operation.responses).flatMap((response) =>
+        Object.keys(response.content?.['application/problem+json']?.examples ?? {}),
+      );
+    const posts = operations.filter(({ route }) => route.startsWith('POST /v1/'));
+    expect(posts.length).toBeGreaterThan(3);
+    for (const { route, operation } of posts) expect(codesOf(operation), route).toContain('invalid_json');
+    const start = operations.find(({ route }) => route === 'POST /v1/runs');
+    expect(codesOf(start!.operation)).toEqual(expect.arrayContaining(['unknown_tool', 'model_not_configured']));
+  });
+
   it('bounds a decision’s reason by what a run keeps, and a run id by the longest the API creates', async () => {
     const document = await readDocument();
     for (const name of ['ApproveRequest', 'RejectRequest']) {
