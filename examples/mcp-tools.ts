@@ -11,7 +11,8 @@ export const filesystem = mcpTools({
   // The official server, installed first: npm install @modelcontextprotocol/server-filesystem. `--no` makes npx run
   // only what is installed; without it npx would download and run whatever package has this name on the registry.
   transport: { type: 'stdio', command: 'npx', args: ['--no', 'mcp-server-filesystem', '/srv/shared'] },
-  // Read-only tools (annotated readOnlyHint) run at once; every other tool waits for a human.
+  // Read-only tools (annotated readOnlyHint) run at once, and so does create_directory (its rule below);
+  // every other tool waits for a human.
   tools: {
     'read_*': { timeoutMs: 10_000 },
     create_directory: { requiresApproval: false },
