@@ -54,7 +54,7 @@ function connectionHelp(tenantLine: string | undefined, withConfig = false): str
   --json                 machine-readable output, no spinner
   -h, --help             this help
   Temporal Cloud: TEMPORAL_API_KEY, or mTLS with TEMPORAL_TLS_CLIENT_CERT_PATH and TEMPORAL_TLS_CLIENT_KEY_PATH;
-  every setting Temporal's own CLI reads (@temporalio/envconfig) applies, and flags win over it.`;
+  a profile's address, namespace, API key and TLS settings (@temporalio/envconfig) apply, and flags win over them.`;
 }
 
 /** The help lines of {@link serverConnectionOptions}. */
