@@ -92,8 +92,9 @@ export interface RelayClientOptions {
 export interface StartRunOptions extends AgentRunInput {
   /**
    * An id of the caller's choosing (letters, digits, `. _ : -`, at most 200): the run's id is then
-   * `<tenantId>~<runId>` (see `scopedRunId`), so two tenants never share one. A run id is never used twice, even
-   * after its run closed: starting one again is refused with `run_already_exists`.
+   * `<tenantId>~<runId>` (see `scopedRunId`), so two tenants never share one. Starting one again while Temporal keeps
+   * its run, closed or not, is refused with `run_already_exists`; once the namespace's retention has removed the
+   * closed run, the id can start a new one.
    * @default a fresh `run_<uuid>`
    */
   runId?: string;
@@ -449,10 +450,12 @@ export class RelayClient {
 
   /**
    * Sends a decision as a signal: no answer, and an invalid decision is dropped by the run. A reason the run would cut
-   * short is refused here, before anything is sent.
+   * short, and a decision whose `tenantId` is not the run's (`run_not_found`, as for a missing run), are refused here,
+   * before anything is sent.
    */
   async signalDecision(runId: string, decision: ApprovalDecision): Promise<void> {
     refuseOverlongReason(decision);
+    await this.checkTenant(runId, decision.tenantId !== undefined ? { tenantId: decision.tenantId } : {});
     await this.query(runId, () => this.handle(runId).signal(decideSignal, stampedNow(decision)));
   }
 

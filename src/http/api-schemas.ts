@@ -15,7 +15,7 @@ export const startRunRequestSchema = z
       .optional()
       .openapi({
         description:
-          "An id of your choosing: the run's id becomes `<tenant>~<runId>`, so tenants never share one. A fresh `run_<uuid>` when absent. An id is never used twice, even after its run closed: 409 `run_already_exists`.",
+          "An id of your choosing: the run's id becomes `<tenant>~<runId>`, so tenants never share one. A fresh `run_<uuid>` when absent. While Temporal keeps its run, closed or not, the id is refused with 409 `run_already_exists`; after the namespace's retention it can start a new run.",
       }),
   })
   .openapi('StartRunRequest', {

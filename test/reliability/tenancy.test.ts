@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, expect, it } from 'vitest';
 import { RelayError } from '../../src/shared/errors.js';
 import type { RunEvent } from '../../src/shared/run-types.js';
-import { decideUpdate } from '../../workflows/messages.js';
+import { decideSignal, decideUpdate } from '../../workflows/messages.js';
 import { useRelayTestKit } from '../helpers/relay-test-kit.js';
 import { createTestTenants, payCallId, startHttpTestApi } from '../http/http-test-kit.js';
 import type { HttpTestApi } from '../http/http-test-kit.js';
@@ -165,12 +165,16 @@ it('refuses every route, stream and decision on tenant A’s runs to tenant B (4
       (caught: unknown) => caught,
     );
   expect(updateOutcome).toMatchObject({ cause: { type: 'tenant_mismatch' } });
-  await client.signalDecision(waiting, {
+  const mallorysDecision = {
     toolCallId: payCallId,
-    decision: 'approve',
+    decision: 'approve' as const,
     approver: 'mallory',
     tenantId: tenantB,
-  });
+  };
+  const signalRefusal = await client.signalDecision(waiting, mallorysDecision).catch((caught: unknown) => caught);
+  expect(RelayError.isInstance(signalRefusal) && signalRefusal.code).toBe('run_not_found');
+  // Sent past the client's check, the run drops it itself.
+  await handle.signal(decideSignal, mallorysDecision);
 
   const untouched = await client.getRun(waiting);
   expect(untouched).toMatchObject({ status: 'awaiting_approval', pendingApprovals: [{ toolCallId: payCallId }] });
