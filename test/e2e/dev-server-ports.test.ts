@@ -1,5 +1,5 @@
 import { spawn } from 'node:child_process';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { createInterface } from 'node:readline';
@@ -10,6 +10,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vi
 import { DevServerPortClashError, startTemporalDevServer } from '../../src/dev/temporal-dev-server.js';
 import type { TemporalDevServerOptions } from '../../src/dev/temporal-dev-server.js';
 import { holdPort } from '../helpers/free-port.js';
+import { isRunning } from '../helpers/process-running.js';
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
 
@@ -95,23 +96,9 @@ process.stdout.write(JSON.stringify({ pid: server.pid, address: server.address }
 process.kill(-process.pid, 'SIGINT');
 `;
 
-/** True while `pid` runs (a zombie nobody reaped yet does not). */
-async function isRunning(pid: number): Promise<boolean> {
-  const stat = await readFile(`/proc/${pid}/stat`, 'utf8').catch((error: NodeJS.ErrnoException) =>
-    error.code === 'ENOENT' ? '' : undefined,
-  );
-  if (stat !== undefined) return stat !== '' && stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 async function stopsWithin(pid: number, ms: number): Promise<boolean> {
   for (const deadline = Date.now() + ms; Date.now() < deadline; await sleep(100)) {
-    if (!(await isRunning(pid))) return true;
+    if (!isRunning(pid)) return true;
   }
   return false;
 }
@@ -191,11 +178,11 @@ describe('startTemporalDevServer on Ctrl-C', () => {
     while (Date.now() < stopAfter) answers.push(await serves(server.address));
     expect(answers.length).toBeGreaterThan(1);
     expect(answers.filter((answered) => !answered)).toEqual([]);
-    expect(await isRunning(server.pid)).toBe(true);
+    expect(isRunning(server.pid)).toBe(true);
 
     child.stdin.end('stop\n');
     expect(await exited).toEqual({ code: 0, signal: null });
-    expect(await isRunning(server.pid)).toBe(false);
+    expect(isRunning(server.pid)).toBe(false);
     expect(await serves(server.address, 2_000)).toBe(false);
   });
 

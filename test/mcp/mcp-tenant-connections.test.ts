@@ -10,6 +10,7 @@ import { loadToolSources } from '../../src/tool/tool-source.js';
 import type { LoadedTools } from '../../src/tool/tool-source.js';
 import { callerFingerprint } from '../fixtures/mcp/fixture-mcp-server.js';
 import { eventually, fixtureStdioTransport, quietLogger, readServerEvents, temporaryFolder } from './mcp-test-kit.js';
+import { isRunning } from '../helpers/process-running.js';
 
 const fingerprints = (...callers: string[]) => callers.map(callerFingerprint);
 
@@ -83,15 +84,6 @@ async function openPerTenantServer(
       };
     },
   };
-}
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
 }
 
 describe('per-tenant connections of an MCP server whose settings hold secrets', () => {

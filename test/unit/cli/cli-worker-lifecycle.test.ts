@@ -36,22 +36,8 @@ vi.mock('../../../src/cli/temporal-settings.js', async (importOriginal) => ({
 }));
 
 vi.mock('../../../src/store/create-payload-store.js', async (importOriginal) => {
-  const actual = await importOriginal<typeof CreatePayloadStoreModule>();
-  return {
-    ...actual,
-    createPayloadStore: (config: Parameters<typeof actual.createPayloadStore>[0]) => {
-      const store = actual.createPayloadStore(config);
-      const record = { closed: false };
-      opened.stores.push(record);
-      return {
-        ...store,
-        close: async () => {
-          record.closed = true;
-          await store.close();
-        },
-      };
-    },
-  };
+  const { recordingPayloadStores } = await import('../../helpers/recording-payload-stores.js');
+  return recordingPayloadStores(await importOriginal<typeof CreatePayloadStoreModule>(), opened.stores);
 });
 
 vi.mock('../../../src/worker/create-worker.js', () => ({

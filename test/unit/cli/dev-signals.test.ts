@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { freePort } from '../../helpers/free-port.js';
 import { relayECliArgs } from '../../helpers/relay-e-process.js';
+import { isRunning } from '../../helpers/process-running.js';
 
 let folder: string;
 let fakeCli: string;
@@ -19,15 +20,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await rm(folder, { recursive: true, force: true });
 });
-
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
 
 /** `relay-e dev --json` on free ports with the fake CLI, once that fake server runs: its pid and what dev does. */
 async function devStartingUp(name: string) {
