@@ -68,34 +68,7 @@ export function startCatalogPublisher(
       signalArgs: [{ workerId, ...catalog(), refreshMs: workerCatalogRefreshMs }],
       staticSummary: `Tools and models the workers of task queue ${target.taskQueue} serve`,
     });
-  // Whether the catalog was read back with this worker's announcement in it, and whether that was reported.
-  const sharing = { stopped: false, warned: false, checking: Promise.resolve(false) };
-  const checkSharing = (): Promise<boolean> => {
-    if (sharing.stopped || sharing.warned) return Promise.resolve(true);
-    sharing.checking = readWorkerCatalog(client, target.taskQueue).then(
-      (shared) => {
-        if (!shared?.workerIds?.includes(workerId)) return false;
-        const message = describeSharedQueue(target.taskQueue, workerId, shared, catalog());
-        if (message !== undefined && !sharing.stopped && !sharing.warned) {
-          sharing.warned = true;
-          warnShared(message);
-        }
-        return true;
-      },
-      // Only a warning depends on it: the next refresh reads the catalog again.
-      () => false,
-    );
-    return sharing.checking;
-  };
-  let readBack: NodeJS.Timeout | undefined;
-  const readBackUntilIncluded = (attempt: number) => {
-    readBack = undefined;
-    void checkSharing().then((included) => {
-      if (included || sharing.stopped || attempt >= readBackAttempts) return;
-      readBack = setTimeout(() => readBackUntilIncluded(attempt + 1), readBackEveryMs);
-      readBack.unref();
-    });
-  };
+  const sharedQueue = watchSharedQueue(client, target.taskQueue, { workerId, catalog, warnShared });
   // One announcement at a time, so an older catalog never lands after a newer one.
   let announced = Promise.resolve();
   const announce = (afterwards?: () => void) => {
@@ -106,17 +79,16 @@ export function startCatalogPublisher(
       ),
     );
   };
-  announce(() => readBackUntilIncluded(1));
-  const refresh = setInterval(() => announce(() => void checkSharing()), workerCatalogRefreshMs);
+  announce(() => sharedQueue.readBackUntilIncluded(1));
+  const refresh = setInterval(() => announce(() => void sharedQueue.check()), workerCatalogRefreshMs);
   refresh.unref();
   return {
     announce: () => announce(),
     async stop() {
       clearInterval(refresh);
-      sharing.stopped = true;
-      if (readBack !== undefined) clearTimeout(readBack);
+      const checked = sharedQueue.stop();
       await announced;
-      await sharing.checking;
+      await checked;
       // Without a withdrawal the announcement still lapses after three refresh periods (three minutes). A catalog
       // workflow that no longer exists holds no announcement to withdraw.
       await client.workflow
@@ -125,6 +97,59 @@ export function startCatalogPublisher(
         .catch((error: unknown) => {
           if (!isWorkflowNotFound(error)) warn('Could not withdraw the worker catalog', error);
         });
+    },
+  };
+}
+
+/**
+ * Reads the catalog back until it includes this worker's announcement (`readBackUntilIncluded`, and `check` after each
+ * refresh), then reports once, through `warnShared`, a queue whose other workers serve what this one lacks.
+ */
+function watchSharedQueue(
+  client: Client,
+  taskQueue: string,
+  worker: {
+    workerId: string;
+    catalog: () => Omit<WorkerCatalogPublication, 'workerId'>;
+    warnShared: (message: string) => void;
+  },
+) {
+  // Whether the catalog was read back with this worker's announcement in it, and whether that was reported.
+  const sharing = { stopped: false, warned: false, checking: Promise.resolve(false) };
+  let readBack: NodeJS.Timeout | undefined;
+  const check = (): Promise<boolean> => {
+    if (sharing.stopped || sharing.warned) return Promise.resolve(true);
+    sharing.checking = readWorkerCatalog(client, taskQueue).then(
+      (shared) => {
+        if (!shared?.workerIds?.includes(worker.workerId)) return false;
+        const message = describeSharedQueue(taskQueue, worker.workerId, shared, worker.catalog());
+        if (message !== undefined && !sharing.stopped && !sharing.warned) {
+          sharing.warned = true;
+          worker.warnShared(message);
+        }
+        return true;
+      },
+      // Only a warning depends on it: the next refresh reads the catalog again.
+      () => false,
+    );
+    return sharing.checking;
+  };
+  const readBackUntilIncluded = (attempt: number): void => {
+    readBack = undefined;
+    void check().then((included) => {
+      if (included || sharing.stopped || attempt >= readBackAttempts) return;
+      readBack = setTimeout(() => readBackUntilIncluded(attempt + 1), readBackEveryMs);
+      readBack.unref();
+    });
+  };
+  return {
+    check,
+    readBackUntilIncluded,
+    /** Stops reading back; resolves once a read under way has ended. */
+    stop(): Promise<boolean> {
+      sharing.stopped = true;
+      if (readBack !== undefined) clearTimeout(readBack);
+      return sharing.checking;
     },
   };
 }
