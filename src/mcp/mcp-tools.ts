@@ -1,6 +1,6 @@
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { isSecretReference, redactSecrets, resolveSecretReferences } from '../security/resolve-secret-references.js';
-import type { SecretReference, SecretSource } from '../security/resolve-secret-references.js';
+import type { SecretLookup, SecretReference, SecretSource } from '../security/resolve-secret-references.js';
 import { RelayError } from '../shared/errors.js';
 import type { ToolAnnotations } from '../shared/tool-catalog.js';
 import { defineJsonSchemaTool } from '../tool/define-tool.js';
@@ -185,12 +185,14 @@ async function openMcpSource(options: McpToolsOptions, context: ToolSourceContex
   });
   let refreshing = Promise.resolve();
   const settingsFor = (tenantId: string, toolName: string): Promise<ResolvedSettings> =>
-    resolveTransportWithSecrets(transport, secrets, { tenantId, toolName }).catch((error: unknown) => {
-      const reason = errorMessage(error);
-      // The connection that lists the tools is named by the secret's own message already.
-      const message = reason.startsWith(`MCP server '${server}'`) ? reason : `MCP server '${server}': ${reason}`;
-      throw new RelayError('tool_transport_failed', message, { details: { retryable: false } });
-    });
+    resolveTransportWithSecrets(transport, secrets, { tenantId, toolName, mcpServer: server }).catch(
+      (error: unknown) => {
+        const reason = errorMessage(error);
+        // A missing secret's own message names the server already.
+        const message = reason.startsWith(`MCP server '${server}'`) ? reason : `MCP server '${server}': ${reason}`;
+        throw new RelayError('tool_transport_failed', message, { details: { retryable: false } });
+      },
+    );
 
   const onConnection: ConnectionUser = async (tenantId, toolName, call) => {
     if (!usesSecrets) return call(catalog, (value) => value);
@@ -236,7 +238,7 @@ async function openMcpSource(options: McpToolsOptions, context: ToolSourceContex
 async function resolveTransportWithSecrets(
   transport: McpStdioTransport | McpHttpTransport,
   secrets: SecretSource | undefined,
-  context: { tenantId: string; toolName: string },
+  context: SecretLookup,
 ): Promise<ResolvedSettings> {
   const settings = transport.type === 'http' ? transport.headers : transport.env;
   const { config, values } = await resolveSecretReferences(settings ?? {}, secrets, context);

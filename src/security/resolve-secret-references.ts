@@ -38,12 +38,12 @@ export function isSecretReference(value: unknown): value is SecretReference {
 export async function resolveSecretReferences(
   config: Record<string, unknown>,
   secrets: SecretSource | undefined,
-  context: { tenantId: string; toolName: string },
+  context: SecretLookup,
 ): Promise<ResolvedConfig> {
   const values: string[] = [];
   const resolve = async (value: unknown): Promise<unknown> => {
     if (isSecretReference(value)) {
-      const secret = await lookUp(secrets, value.$secret, context);
+      const secret = await lookUp(secrets, value.$secret, { tenantId: context.tenantId, toolName: context.toolName });
       if (secret === undefined) {
         throw new RelayError('invalid_input', describeUnknownSecret(value.$secret, secrets, context));
       }
@@ -121,25 +121,27 @@ export function secretsFromEnv(env: NodeJS.ProcessEnv = process.env): SecretReso
 }
 
 /**
- * The tool name an MCP server's settings are resolved under for the connection that lists its tools (at worker
- * start, and when they change): `<server>/*`, which no tool's name can be.
+ * Whose secrets are resolved: the tenant and the tool they are asked for (what a resolver is given), and the MCP
+ * server when they are in its settings rather than in a run's config. The connection that lists a server's tools
+ * asks under the tool name `<server>/*`, which no tool's name can be.
  */
-const mcpCatalogToolName = /^([\w-]{1,32})\/\*$/;
+export interface SecretLookup {
+  tenantId: string;
+  toolName: string;
+  mcpServer?: string;
+}
 
 /**
- * Why a secret could not be resolved, and how to give it: the MCP server that needs it at worker start (no run exists
- * then), or the run's config that refers to it, with the tool and tenant it was asked for and where this worker's
- * secrets come from (for {@link secretsFromEnv}, the environment variable to set).
+ * Why a secret could not be resolved, and how to give it: the MCP server whose settings need it (at worker start, no
+ * run exists), or the run's config that refers to it, with the tool and tenant it was asked for and where this
+ * worker's secrets come from (for {@link secretsFromEnv}, the environment variable to set).
  */
-function describeUnknownSecret(
-  name: string,
-  secrets: SecretSource | undefined,
-  { tenantId, toolName }: { tenantId: string; toolName: string },
-): string {
-  const server = mcpCatalogToolName.exec(toolName)?.[1];
+function describeUnknownSecret(name: string, secrets: SecretSource | undefined, lookup: SecretLookup): string {
+  const { tenantId, toolName, mcpServer } = lookup;
+  const forTool = toolName === `${mcpServer}/*` ? 'on the connection that lists its tools' : `for tool '${toolName}'`;
   const what =
-    server !== undefined
-      ? `MCP server '${server}' needs secret '${name}' for tenant '${tenantId}' (on the connection that lists its tools), and this worker does not know it`
+    mcpServer !== undefined
+      ? `MCP server '${mcpServer}' needs secret '${name}' in its settings for tenant '${tenantId}' (${forTool}), and this worker does not know it`
       : `The run's config refers to secret '${name}', which this worker does not know (tool '${toolName}', tenant '${tenantId}')`;
   return `${what}: ${howToGiveSecret(name, secrets)}`;
 }
