@@ -604,6 +604,14 @@ export class RelayClient {
     return withOutput(record, result.output ?? '');
   }
 
+  /**
+   * Resolves when the run exists, in the scope's tenant when one is given; a missing run and another tenant's are
+   * both `run_not_found`. Asks Temporal only, so it needs no worker.
+   */
+  async assertRunExists(runId: string, scope: TenantScope = {}): Promise<void> {
+    await this.describeInScope(runId, scope);
+  }
+
   /** Refuses a run of another tenant as `run_not_found` (see {@link describeInScope}). */
   private async checkTenant(runId: string, scope: TenantScope): Promise<void> {
     if (scope.tenantId !== undefined) await this.describeInScope(runId, scope);

@@ -1,5 +1,6 @@
 import { createRoute, z } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
+import type { RelayClient } from '../client/relay-client.js';
 import { RelayError } from '../shared/errors.js';
 import type { PayloadRef, PayloadStore } from '../store/payload-store.js';
 import { storedPayloadParamsSchema } from './api-schemas.js';
@@ -10,10 +11,17 @@ import { apiKeySecurity, problemResponses } from './problem-responses.js';
 
 /**
  * `GET /v1/runs/{id}/stored/{ref}`: a tool output or model text the workers kept in their payload store instead of
- * in history (the `storedOutput` or `storedText` ref an event shows), read from the same store. The store keeps each
- * tenant's payloads apart, so a key reads only its own tenant's: another's answers as a ref that is not there.
+ * in history (the `storedOutput` or `storedText` ref an event shows), read from the same store. The run must be the
+ * caller's tenant's (another's answers `run_not_found`, as a missing one does, as on every run route); the store keeps
+ * each tenant's payloads apart, so a ref is read from the caller's tenant's only.
  */
-export function createStoredPayloadsApi({ payloadStore }: { payloadStore?: PayloadStore }): OpenAPIHono<ApiEnv> {
+export function createStoredPayloadsApi({
+  client,
+  payloadStore,
+}: {
+  client: RelayClient;
+  payloadStore?: PayloadStore;
+}): OpenAPIHono<ApiEnv> {
   const app = createResourceApi();
 
   app.openapi(
@@ -29,7 +37,13 @@ export function createStoredPayloadsApi({ payloadStore }: { payloadStore?: Paylo
           description: 'The stored bytes: the output as JSON, or the text',
           content: { 'text/plain': { schema: z.string() } },
         },
-        ...problemResponses('unauthorized', 'payload_not_found', 'invalid_input', 'payload_store_unavailable'),
+        ...problemResponses(
+          'unauthorized',
+          'run_not_found',
+          'payload_not_found',
+          'invalid_input',
+          'payload_store_unavailable',
+        ),
       },
     }),
     async (c) => {
@@ -41,7 +55,9 @@ export function createStoredPayloadsApi({ payloadStore }: { payloadStore?: Paylo
           "This API has no payload store: give it the workers' (createApi's payloadStore, or the config's)",
         );
       }
-      const data = await readStored(payloadStore, { tenantId: c.get('caller').tenantId, runId }, ref as PayloadRef);
+      const { tenantId } = c.get('caller');
+      await client.assertRunExists(runId, { tenantId });
+      const data = await readStored(payloadStore, { tenantId, runId }, ref as PayloadRef);
       return c.text(new TextDecoder().decode(data), 200);
     },
   );

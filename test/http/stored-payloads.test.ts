@@ -65,15 +65,18 @@ describe('GET /v1/runs/{id}/stored/{ref}', () => {
     expect(JSON.parse(await response.text())).toEqual({ text: 'y'.repeat(6_000) });
   });
 
-  it("answers another tenant's key 404 payload_not_found, as for a ref that is not there", async () => {
+  it("answers another tenant's key 404 run_not_found, as for a run that is not there, and a ref not stored 404", async () => {
     const { runId, ref } = await runWithStoredOutput();
     const otherTenant = await read(withStore, `/v1/runs/${runId}/stored/${ref}`, keys.bob);
-    const unknownRef = await read(withStore, `/v1/runs/${runId}/stored/sha256:${'0'.repeat(64)}`, keys.alice);
-
-    for (const response of [otherTenant, unknownRef]) {
+    const missingRun = await read(withStore, `/v1/runs/run_missing/stored/${ref}`, keys.alice);
+    for (const response of [otherTenant, missingRun]) {
       expect(response.status).toBe(404);
-      expect(await response.json()).toMatchObject({ code: 'payload_not_found' });
+      expect(await response.json()).toMatchObject({ code: 'run_not_found' });
     }
+
+    const unknownRef = await read(withStore, `/v1/runs/${runId}/stored/sha256:${'0'.repeat(64)}`, keys.alice);
+    expect(unknownRef.status).toBe(404);
+    expect(await unknownRef.json()).toMatchObject({ code: 'payload_not_found' });
   });
 
   it('refuses a ref that is not one with 422, and answers 501 on an API given no store', async () => {
