@@ -78,8 +78,12 @@ export class AesGcmPayloadCodec implements PayloadCodec {
     if (data.length < aesGcmOverheadBytes) {
       throw new RelayError('decryption_failed', `An encrypted payload (key '${keyId}') is too short to be valid`);
     }
+    const boundTo = payload.metadata?.[encryptionWorkflowIdMetadataKey] ?? undefined;
+    // An empty id would bind to nothing (empty additional data is none), so it would read as a payload of no run.
+    if (boundTo?.length === 0) {
+      throw new RelayError('decryption_failed', `An encrypted payload (key '${keyId}') names an empty workflow id`);
+    }
     try {
-      const boundTo = payload.metadata?.[encryptionWorkflowIdMetadataKey] ?? undefined;
       const { metadata, data: innerData } = PayloadMessage.decode(decryptAesGcm(key, data, boundTo));
       return { metadata, data: innerData };
     } catch (error) {
@@ -113,5 +117,5 @@ function refuseOtherWorkflowsPayload(payload: Payload, context: SerializationCon
 /** The workflow an encrypted payload names as its own; trust it only once the payload has decrypted. */
 export function payloadWorkflowId(payload: Payload): string | undefined {
   const id = payload.metadata?.[encryptionWorkflowIdMetadataKey];
-  return id ? textDecoder.decode(id) : undefined;
+  return id && id.length > 0 ? textDecoder.decode(id) : undefined;
 }

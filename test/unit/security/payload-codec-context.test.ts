@@ -1,7 +1,11 @@
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { SerializationContext } from '@temporalio/common';
 import { describe, expect, it } from 'vitest';
-import { AesGcmPayloadCodec } from '../../../src/security/aes-gcm-payload-codec.js';
+import {
+  AesGcmPayloadCodec,
+  encryptionWorkflowIdMetadataKey,
+  payloadWorkflowId,
+} from '../../../src/security/aes-gcm-payload-codec.js';
 
 const codec = new AesGcmPayloadCodec({ keys: { k1: Buffer.alloc(32, 7).toString('base64') } });
 const workflowOf = (workflowId: string): SerializationContext => ({
@@ -41,5 +45,17 @@ describe('a payload decoded for a workflow', () => {
     const [unnamed] = await codec.encode([decision]);
     const [decoded] = await codec.decode([unnamed!], workflowOf('acme~mine'));
     expect(defaultPayloadConverter.fromPayload(decoded!)).toMatchObject({ toolCallId: 'call_1_0' });
+  });
+
+  it('is refused when it names an empty workflow id, which would bind it to nothing', async () => {
+    const [unnamed] = await codec.encode([decision]);
+    const emptied = {
+      ...unnamed!,
+      metadata: { ...unnamed!.metadata, [encryptionWorkflowIdMetadataKey]: new Uint8Array() },
+    };
+    for (const context of [workflowOf('acme~mine'), undefined]) {
+      await expect(codec.decode([emptied], context)).rejects.toMatchObject({ code: 'decryption_failed' });
+    }
+    expect(payloadWorkflowId(emptied)).toBeUndefined();
   });
 });
