@@ -16,6 +16,7 @@ export function registerRunHandlers(context: RunContext): void {
   setHandler(decideUpdate, (decision) => applyDecision(context, decision, check(decision)), {
     validator: (decision: ApprovalDecision) => {
       check(decision);
+      refuseOnceExpired(context, decision);
       refuseOnceCancelled(decision.toolCallId);
     },
     description:
@@ -27,6 +28,10 @@ export function registerRunHandlers(context: RunContext): void {
       let accepted: AcceptedDecision;
       try {
         accepted = check(decision);
+        // Asked only at such a decision: runs that applied one before the rule replay it (run-patches.ts).
+        if (expiresBefore(context, decision) !== undefined && context.patches.expiredDecisionRefused()) {
+          refuseOnceExpired(context, decision);
+        }
       } catch (error) {
         log.warn('Ignored an invalid approval signal', {
           toolCallId: decision.toolCallId,
@@ -47,6 +52,30 @@ export function registerRunHandlers(context: RunContext): void {
   setHandler(eventPageQuery, (request) => run.eventPage(request ?? {}), {
     description: 'One page of the run event log: { after, limit, maxBytes } -> { events, nextAfter, hasMore }',
   });
+}
+
+/**
+ * Refuses a decision sent once its call's wait had expired: by the time its client sent it (`decidedAt`, no later
+ * than this task), else this task's. A fired timer and a decision can reach the run in one workflow task when no
+ * worker took the timer's task before the decision was sent; the decision then comes first, and would win.
+ */
+function refuseOnceExpired(context: RunContext, decision: ApprovalDecision): void {
+  const expiresAt = expiresBefore(context, decision);
+  if (expiresAt === undefined) return;
+  throw ApplicationFailure.create({
+    type: 'approval_not_pending',
+    message: `Tool call '${decision.toolCallId}' expired at ${expiresAt}: a decision sent after it is not taken`,
+    nonRetryable: true,
+  });
+}
+
+/** The call's `expiresAt` when `decision` was sent at or after it (see {@link refuseOnceExpired}), else undefined. */
+function expiresBefore(context: RunContext, decision: ApprovalDecision): string | undefined {
+  const expiresAt = context.run.approvals.get(decision.toolCallId)?.expiresAt;
+  if (expiresAt === undefined) return undefined;
+  const taskTime = Date.now();
+  const sent = decision.decidedAt === undefined ? taskTime : Math.min(Date.parse(decision.decidedAt), taskTime);
+  return sent >= Date.parse(expiresAt) ? expiresAt : undefined;
 }
 
 /**

@@ -205,6 +205,15 @@ const continuedInputWithoutMessagesPatch = 'continued-input-without-messages';
  */
 const carriedCompactionLoggedPatch = 'carried-compaction-logged';
 
+/**
+ * A decision sent by signal after its call's wait expired (by its `decidedAt`, no later than the task that takes it;
+ * without one, by that task's time) is ignored, as the update's validator refuses it: before, a decision that reached
+ * the run in the same workflow task as the fired timer (no worker had taken the timer's task before the decision was
+ * sent) was applied, and the tool ran. Asked at such a signal only, by the same runs as
+ * {@link approversToldEveryEndingPatch}; runs that applied one replay it.
+ */
+const expiredDecisionRefusedPatch = 'expired-decision-refused';
+
 /** The answers to the patches a run follows. */
 export interface RunPatches {
   /** False for runs started before the exact identity and limit rules: they replay with the old ones. */
@@ -262,6 +271,8 @@ export interface RunPatches {
   continuedInputWithoutMessages(): boolean;
   /** Asked at a compaction made while carrying the transcript (see {@link carriedCompactionLoggedPatch}). */
   carriedCompactionLogged(): boolean;
+  /** Asked at a decision signalled after its call expired (see {@link expiredDecisionRefusedPatch}). */
+  expiredDecisionRefused(): boolean;
 }
 
 /** The rules decided at the start, without those asked later in the run. */
@@ -282,6 +293,7 @@ type StartRules = Omit<
   | 'approvalBesideCancellationNeverExecutes'
   | 'continuedInputWithoutMessages'
   | 'carriedCompactionLogged'
+  | 'expiredDecisionRefused'
 >;
 
 const everyRule: StartRules = {
@@ -342,6 +354,7 @@ export function decideRunPatches(): RunPatches {
     approvalBesideCancellationNeverExecutes: askedOnce(late ? approvalBesideCancellationPatch : undefined),
     continuedInputWithoutMessages: askedOnce(late ? continuedInputWithoutMessagesPatch : undefined),
     carriedCompactionLogged: askedOnce(late ? carriedCompactionLoggedPatch : undefined),
+    expiredDecisionRefused: askedOnce(late ? expiredDecisionRefusedPatch : undefined),
   };
 }
 

@@ -146,6 +146,9 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
  * the context (the model activity's recorded result names it); `model-context-resent-after-worker-left` is that
  * call not started in time, sent again whole to the shared queue; `model-context-resent-after-its-own-wait` the same
  * after the wait the worker named in its result (`modelCallStartTimeout`).
+ * `decision-signalled-after-expiry` is an approval signalled after its call's wait expired while no worker ran, taken
+ * in the task of the fired timer: under `expired-decision-refused` (asked at such a signal) it is ignored and the call
+ * times out; `-before-patch` is the old side (the approval applied, the tool run).
  */
 const pendingApprovalsInMemo = [
   ...pathsSinceCatalogInFirstCall,
@@ -186,6 +189,7 @@ const pendingApprovalsInMemo = [
     'input-slimmed-last-execution',
     'compacted-while-carried',
     'failed-as-reminder-due',
+    'decision-signalled-after-expiry',
   ].flatMap((name) => [name, `${name}-before-patch`]),
 ].map((name) => `pending-approvals-in-memo/${name}.json`);
 

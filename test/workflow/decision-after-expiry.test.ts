@@ -1,0 +1,84 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { describe, expect, it } from 'vitest';
+import { RelayError } from '../../src/shared/errors.js';
+import { scriptedModel } from '../../src/testing/scripted-model.js';
+import { currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
+import { countScheduledActivities, useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
+import { uniqueTaskQueue } from '../helpers/temporal-test-env.js';
+import { createLedger, createTestTools } from '../helpers/test-tools.js';
+
+// A call's wait expires while no worker runs the run's workflow tasks: the server records the timer as fired and
+// schedules a task nobody takes. An approval sent after that reaches the run in the same task as the fired timer,
+// where Temporal hands it to the run first; it must not win.
+
+const kit = useRelayTestKit();
+const base = { tenantId: 'acme', model: 'scripted:test', prompt: 'pay', approvalTimeout: '2s' } as const;
+
+/** A run whose call waits, its worker stopped and its wait expired well before now; then the worker again. */
+async function expiredWhileNoWorkerRan() {
+  const taskQueue = uniqueTaskQueue('expired');
+  const ledger = createLedger();
+  const start = () =>
+    kit.startWorker({
+      taskQueue,
+      tools: createTestTools(ledger),
+      models: {
+        scripted: scriptedModel([
+          { toolCalls: [{ name: 'transfer_funds', input: { from: 'A', to: 'B', amount: 5 } }] },
+          { text: 'done' },
+        ]),
+      },
+    });
+  const first = await start();
+  const { client } = first;
+  const { runId } = await client.startRun(base);
+  const { pendingApprovals } = await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
+  const expiresAt = pendingApprovals[0]!.expiresAt;
+  await first.stop();
+  await sleep(Math.max(0, Date.parse(expiresAt) - Date.now()) + 2_000);
+  return { client, runId, ledger, expiresAt, start };
+}
+
+describe('a decision sent after its call expired, taken in the task of the fired timer', () => {
+  it('is ignored when signalled: the call times out and its tool never runs', async () => {
+    const { client, runId, ledger, expiresAt, start } = await expiredWhileNoWorkerRan();
+    await client.signalDecision(runId, { toolCallId: 'call_1_0', decision: 'approve', approver: 'alice' });
+    const second = await start();
+    try {
+      expect(await client.result(runId)).toMatchObject({ status: 'completed', output: 'done' });
+      const events = await client.events(runId);
+      expect(events.filter((event) => 'toolCallId' in event).map((event) => event.type)).toEqual([
+        'tool_call_validated',
+        'tool_awaiting_approval',
+        'tool_approval_timed_out',
+      ]);
+      expect(events.find((event) => event.type === 'tool_approval_timed_out')?.at).toBe(expiresAt);
+      expect(ledger.transfers).toEqual([]);
+      expect(await countScheduledActivities(kit.temporal, runId, 'executeTool')).toBe(0);
+      await recordHistoryIfRequested(
+        kit.temporal.workflow.getHandle(runId),
+        currentHistoryFile('decision-signalled-after-expiry'),
+      );
+    } finally {
+      await second.stop();
+    }
+  }, 60_000);
+
+  it('is refused when sent by update (approval_not_pending, naming the expiry), and the tool never runs', async () => {
+    const { client, runId, ledger, expiresAt, start } = await expiredWhileNoWorkerRan();
+    const deciding = client.approve(runId, 'call_1_0', { approver: 'alice' }).catch((error: unknown) => error);
+    // The update waits on the server until a worker takes the run.
+    await sleep(500);
+    const second = await start();
+    try {
+      const refusal = await deciding;
+      expect(RelayError.isInstance(refusal) && refusal.code).toBe('approval_not_pending');
+      expect(String(refusal)).toContain(`expired at ${expiresAt}`);
+      expect(await client.result(runId)).toMatchObject({ status: 'completed' });
+      expect((await client.events(runId)).map((event) => event.type)).not.toContain('tool_approved');
+      expect(ledger.transfers).toEqual([]);
+    } finally {
+      await second.stop();
+    }
+  }, 60_000);
+});
