@@ -130,11 +130,12 @@ describe('relay-e serve and dev with a config', () => {
     try {
       const ready = JSON.parse(await serve.nextLine()) as { url: string };
       expect(ready).toMatchObject({ status: 'ready', taskQueue: 'orders-from-config' });
-      // It opened a payload store (the default folder: the config names none), so a stored ref is read, not refused.
+      // It opened a payload store (the default folder: the config names none), so the route goes on to look for the
+      // run (none here) instead of answering 501.
       const stored = await fetch(`${ready.url}/v1/runs/run_1/stored/sha256:${'0'.repeat(64)}`, {
         headers: { authorization: 'Bearer k-serve' },
       });
-      expect([stored.status, ((await stored.json()) as { code: string }).code]).toEqual([404, 'payload_not_found']);
+      expect([stored.status, ((await stored.json()) as { code: string }).code]).toEqual([404, 'run_not_found']);
     } finally {
       expect([await serve.stop(), serve.stderr()]).toEqual([0, '']);
     }
@@ -163,11 +164,11 @@ describe('relay-e serve and dev with a config', () => {
       body: JSON.stringify({ model: 'scripted:orders', prompt: 'pay', tools: ['transfer_funds'] }),
     });
     expect([refused.status, ((await refused.json()) as { code: string }).code]).toEqual([422, 'unknown_tool']);
-    // The API reads its worker's payload store: a stored ref is looked up, not refused.
+    // The API reads its worker's payload store: the route goes on to look for the run (none here), not 501.
     const stored = await fetch(`${apiUrl}/v1/runs/run_1/stored/sha256:${'0'.repeat(64)}`, {
       headers: { authorization: 'Bearer k-dev' },
     });
-    expect([stored.status, ((await stored.json()) as { code: string }).code]).toEqual([404, 'payload_not_found']);
+    expect([stored.status, ((await stored.json()) as { code: string }).code]).toEqual([404, 'run_not_found']);
 
     expect(await dev.stop()).toBe(0);
     expect(dev.stderr()).toContain('Stopping Relay-E dev');
