@@ -135,6 +135,8 @@ Options:
     const encryption = encryptionOptionsFromEnv(process.env);
     if (!encryption) throw usageError('Set RELAY_E_ENCRYPTION_KEYS="id:base64key,..." to serve the codec');
     const port = readPort(values.port, process.env, codecPort);
+    // Listening before the ready line, so a caller that stops the server as soon as it reads it closes it in order.
+    const shutdown = waitForShutdownSignal();
     const host = values.host ?? '127.0.0.1';
     const runTenants = runTenantsOf(await readTemporalSettings(values, process.env));
     const server = await startCodecServer({
@@ -151,7 +153,7 @@ Options:
         ? `${JSON.stringify({ status: 'ready', url: server.url })}\n`
         : `Codec server listening on ${server.url} (POST /encode, POST /decode)\n`,
     );
-    await waitForShutdownSignal();
+    await shutdown;
     await server.close();
     await runTenants.close();
     return exitCodes.ok;

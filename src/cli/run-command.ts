@@ -82,6 +82,10 @@ Exit codes: 0 completed, 1 failed or cancelled, 2 a bad flag, 5 Temporal unreach
     const spinner = createSpinner(!json && process.stderr.isTTY);
     try {
       const { runId } = await client.startRun(input);
+      // Hints repeat the connection flags the run was started with, so they reach the same server and queue.
+      const flags = connectionHintFlags(values);
+      // Before the run id is printed: a caller that stops following as soon as it reads it must not kill the process.
+      if (!values.detach) stopFollowingOnCtrlC(runId, spinner, json, flags);
       // First, so a caller learns the run id even when following it fails.
       if (json) process.stdout.write(`${JSON.stringify({ runId, model: model.modelId })}\n`);
       if (values.detach) {
@@ -92,9 +96,6 @@ Exit codes: 0 completed, 1 failed or cancelled, 2 a bad flag, 5 Temporal unreach
         spinner.print(`Run ${runId} started (tenant ${settings.tenantId})`);
         spinner.print(`Model: ${model.description}`);
       }
-      // Hints repeat the connection flags the run was started with, so they reach the same server and queue.
-      const flags = connectionHintFlags(values);
-      stopFollowingOnCtrlC(runId, spinner, json, flags);
       const following = { client, runId, spinner, json, terminalApprover, taskQueue: settings.taskQueue, flags };
       await printEvents(following);
       spinner.stop();

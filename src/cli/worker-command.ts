@@ -271,6 +271,9 @@ ${serverConnectionOptionsHelp}`,
   async run(argv) {
     const options = { ...serverConnectionOptions, ...configOption, ...workerDeploymentOptions };
     const { values } = parseCommandFlags('worker', argv, options);
+    // Listening before the ready line: a caller that stops the worker as soon as it reads it must not find Node's
+    // default, which ends the process at once, without closing the worker.
+    const shutdown = waitForShutdownSignal();
     const deployment = readWorkerDeployment(values, process.env);
     const project = await loadProjectConfig(values.config);
     const settings = await readTemporalSettings(values, process.env, project?.config);
@@ -299,7 +302,7 @@ ${serverConnectionOptionsHelp}`,
             (deployment ? describeDeployment(deployment) : ''),
     );
     try {
-      await Promise.race([waitForShutdownSignal(), demo.finished]);
+      await Promise.race([shutdown, demo.finished]);
     } finally {
       // Also when the worker failed: its store (a PostgreSQL pool, the janitor) and connection are closed.
       await demo.stop();

@@ -145,6 +145,27 @@ describe('relay-e worker', () => {
     expect(opened).toMatchObject({ connections: [{ closed: true }], stores: [{ closed: true }] });
   });
 
+  it('listens for Ctrl-C before it prints that it is ready, so a caller stopping it then does not kill it', async () => {
+    // Node ends a process at a SIGINT it has no listener for; a caller may send one as soon as it reads the line.
+    const listenersAtReady: number[] = [];
+    vi.spyOn(process.stdout, 'write').mockImplementation(() => {
+      listenersAtReady.push(process.listenerCount('SIGINT'));
+      return true;
+    });
+    const listening = { SIGINT: process.listeners('SIGINT'), SIGTERM: process.listeners('SIGTERM') };
+    const before = listening.SIGINT.length;
+    const running = workerCommand.run(['--json']);
+    await vi.waitFor(() => expect(listenersAtReady).toHaveLength(1));
+    expect(listenersAtReady[0]).toBeGreaterThan(before);
+    opened.worker?.fail(new Error('the worker failed'));
+    await expect(running).rejects.toThrow('the worker failed');
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      for (const listener of process.listeners(signal).filter((added) => !listening[signal].includes(added))) {
+        process.off(signal, listener);
+      }
+    }
+  });
+
   it('refuses --tenant, which a worker serving every tenant would ignore', async () => {
     // Were the flag taken, the worker would start; failing at once, it ends the command rather than waiting for Ctrl-C.
     opened.failAtStart = new Error('the worker started');
