@@ -1,42 +1,22 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import { RelayError } from '../../src/shared/errors.js';
-import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
-import { countScheduledActivities, useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
-import { uniqueTaskQueue } from '../helpers/temporal-test-env.js';
-import { createLedger, createTestTools } from '../helpers/test-tools.js';
+import { countScheduledActivities, useRelayTestKit } from '../helpers/relay-test-kit.js';
+import { waitingRunWithoutWorker } from '../helpers/waiting-run.js';
 
 // A call's wait expires while no worker runs the run's workflow tasks: the server records the timer as fired and
 // schedules a task nobody takes. An approval sent after that reaches the run in the same task as the fired timer,
 // where Temporal hands it to the run first; it must not win.
 
 const kit = useRelayTestKit();
-const base = { tenantId: 'acme', model: 'scripted:test', prompt: 'pay', approvalTimeout: '2s' } as const;
 
-/** A run whose call waits, its worker stopped and its wait expired well before now; then the worker again. */
+/** A run whose call waits, its worker stopped and its wait expired well before now; `start` brings a worker again. */
 async function expiredWhileNoWorkerRan() {
-  const taskQueue = uniqueTaskQueue('expired');
-  const ledger = createLedger();
-  const start = () =>
-    kit.startWorker({
-      taskQueue,
-      tools: createTestTools(ledger),
-      models: {
-        scripted: scriptedModel([
-          { toolCalls: [{ name: 'transfer_funds', input: { from: 'A', to: 'B', amount: 5 } }] },
-          { text: 'done' },
-        ]),
-      },
-    });
-  const first = await start();
-  const { client } = first;
-  const { runId } = await client.startRun(base);
-  const { pendingApprovals } = await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
-  const expiresAt = pendingApprovals[0]!.expiresAt;
-  await first.stop();
+  const waiting = await waitingRunWithoutWorker(kit, { approvalTimeout: '2s', finalText: 'done' });
+  const { expiresAt } = waiting.pending;
   await sleep(Math.max(0, Date.parse(expiresAt) - Date.now()) + 2_000);
-  return { client, runId, ledger, expiresAt, start };
+  return { ...waiting, expiresAt };
 }
 
 describe('a decision sent after its call expired, taken in the task of the fired timer', () => {

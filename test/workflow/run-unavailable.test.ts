@@ -9,9 +9,10 @@ import type { ApiServer } from '../../src/http/start-api-server.js';
 import { RelayError } from '../../src/shared/errors.js';
 import type { RunEvent } from '../../src/shared/run-types.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
-import { useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
+import { useRelayTestKit } from '../helpers/relay-test-kit.js';
 import { uniqueTaskQueue, withWorker } from '../helpers/temporal-test-env.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
+import { waitingRunWithoutWorker } from '../helpers/waiting-run.js';
 
 // A run whose workflow task keeps failing (here: broken workflow code; in production: a worker that died holding
 // it, until the task times out and another worker takes it) cannot answer queries or updates. Callers get a
@@ -166,23 +167,7 @@ describe.concurrent('a run no worker can answer for', () => {
   it('answers a decision no worker takes within decisionWaitMs with run_unavailable; a worker taking the run later applies it', async ({
     expect,
   }) => {
-    const taskQueue = uniqueTaskQueue('decision-kept');
-    const ledger = createLedger();
-    const worker = () =>
-      kit.startWorker({
-        taskQueue,
-        tools: createTestTools(ledger),
-        models: {
-          scripted: scriptedModel([
-            { toolCalls: [{ name: 'transfer_funds', input: { from: 'A', to: 'B', amount: 5 } }] },
-            { text: 'paid' },
-          ]),
-        },
-      });
-    const first = await worker();
-    const { runId } = await first.client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'pay' });
-    await waitForRun(first.client, runId, (run) => run.status === 'awaiting_approval');
-    await first.stop();
+    const { runId, ledger, taskQueue, start } = await waitingRunWithoutWorker(kit, { finalText: 'paid' });
     const options = { connection: kit.env.connection, namespace: kit.namespace, taskQueue };
     await expect(RelayClient.connect({ ...options, decisionWaitMs: 0 })).rejects.toMatchObject({
       code: 'invalid_input',
@@ -193,7 +178,7 @@ describe.concurrent('a run no worker can answer for', () => {
       expect(error).toMatchObject({ code: 'run_unavailable' });
       expect((error as Error).message).toContain('took no decision within 2 s');
       expect(ledger.transfers).toHaveLength(0);
-      const second = await worker();
+      const second = await start();
       try {
         expect((await second.client.result(runId)).output).toBe('paid');
         expect(ledger.transfers).toHaveLength(1);
