@@ -21,7 +21,7 @@ import { runTenantsOf, startCodecServer } from './codec-server-command.js';
 import type { Command } from './command.js';
 import { apiHost, connectionOptions, connectionOptionsHelp, parseCommandFlags } from './command.js';
 import { resolveModel } from './resolve-model.js';
-import { defaultApiPort, explainBusyPort, readPort } from './serve-command.js';
+import { defaultApiPort, explainBusyPort, readPort } from './server-port.js';
 import { waitForShutdownSignal } from './shutdown-signal.js';
 import { createSpinner } from './spinner.js';
 import { errorMessage } from '../tool/error-message.js';

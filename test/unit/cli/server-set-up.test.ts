@@ -5,7 +5,8 @@ import type * as TemporalSettingsModule from '../../../src/cli/temporal-settings
 import type * as CreatePayloadStoreModule from '../../../src/store/create-payload-store.js';
 import { toExitCode } from '../../../src/cli/cli-error.js';
 import { codecServerCommand } from '../../../src/cli/codec-server-command.js';
-import { explainBusyPort, serveCommand } from '../../../src/cli/serve-command.js';
+import { serveCommand } from '../../../src/cli/serve-command.js';
+import { explainBusyPort } from '../../../src/cli/server-port.js';
 
 // `relay-e serve` and `relay-e codec-server` set up: a mistake in a flag or setting is a usage error (exit 2) found
 // before anything connects. Connecting to Temporal is a stand-in that records each attempt and finds no server.
