@@ -164,6 +164,26 @@ export class ApprovalBook {
   }
 }
 
+/** The decision's `approver` or `reason` when given as something other than text, else undefined. */
+export function nonTextField(decision: ApprovalDecision): 'approver' | 'reason' | undefined {
+  const given = decision as { approver?: unknown; reason?: unknown };
+  if (given.approver !== undefined && typeof given.approver !== 'string') return 'approver';
+  if (given.reason !== undefined && typeof given.reason !== 'string') return 'reason';
+  return undefined;
+}
+
+/**
+ * Refuses a decision whose approver or reason is not text: a raw signal's `approver: ["cfo"]` would pass a tool's
+ * approver list by string coercion and be recorded naming nobody, and a reason that is not text would be dropped.
+ */
+export function refuseNonTextField(decision: ApprovalDecision): void {
+  const field = nonTextField(decision);
+  if (field === undefined) return;
+  const given = (decision as unknown as Record<string, unknown>)[field];
+  const kind = Array.isArray(given) ? 'a list' : given === null ? 'null' : `a ${typeof given}`;
+  throw refusal('invalid_input', `${field} must be text, not ${kind}`);
+}
+
 /** The approver must be one the tool names, if it names any, and count as a new one where several must approve. */
 function checkApprover(pending: PendingApproval, decision: ApprovalDecision): void {
   if (pending.approvers && !pending.approvers.includes(String(decision.approver ?? ''))) {

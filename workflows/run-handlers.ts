@@ -3,7 +3,7 @@ import type { ApprovalDecision, ApprovalOutcome } from '../src/shared/run-types.
 import { decideSignal, decideUpdate, eventPageQuery, eventsQuery, snapshotQuery } from './messages.js';
 import type { RunContext } from './run-context.js';
 import { recordApprovalAdded, recordDecisionWhenAccepted } from './decision-events.js';
-import { isOneOfSeveral } from './approvals.js';
+import { isOneOfSeveral, nonTextField, refuseNonTextField } from './approvals.js';
 import type { AcceptedDecision } from './approvals.js';
 import { describeFailure } from './describe-failure.js';
 
@@ -15,6 +15,7 @@ export function registerRunHandlers(context: RunContext): void {
 
   setHandler(decideUpdate, (decision) => applyDecision(context, decision, check(decision)), {
     validator: (decision: ApprovalDecision) => {
+      refuseNonTextField(decision);
       check(decision);
       refuseOnceExpired(context, decision);
       refuseOnceCancelled(decision.toolCallId);
@@ -31,6 +32,9 @@ export function registerRunHandlers(context: RunContext): void {
         // Asked only at such a decision: runs that applied one before the rule replay it (run-patches.ts).
         if (expiresBefore(context, decision) !== undefined && context.patches.expiredDecisionRefused()) {
           refuseOnceExpired(context, decision);
+        }
+        if (nonTextField(decision) !== undefined && context.patches.decisionFieldsAreText()) {
+          refuseNonTextField(decision);
         }
       } catch (error) {
         log.warn('Ignored an invalid approval signal', {

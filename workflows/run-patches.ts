@@ -214,6 +214,14 @@ const carriedCompactionLoggedPatch = 'carried-compaction-logged';
  */
 const expiredDecisionRefusedPatch = 'expired-decision-refused';
 
+/**
+ * A decision signalled with an approver or reason that is not text (a raw signal's `approver: ["cfo"]`) is ignored,
+ * as the update's validator refuses it: before, a list naming an allowed approver passed the tool's approver list by
+ * string coercion, and the call was approved with an event naming no approver. Asked at such a signal only, by the
+ * same runs as {@link approversToldEveryEndingPatch}; runs that applied one replay it.
+ */
+const decisionFieldsAreTextPatch = 'decision-fields-are-text';
+
 /** The answers to the patches a run follows. */
 export interface RunPatches {
   /** False for runs started before the exact identity and limit rules: they replay with the old ones. */
@@ -273,6 +281,8 @@ export interface RunPatches {
   carriedCompactionLogged(): boolean;
   /** Asked at a decision signalled after its call expired (see {@link expiredDecisionRefusedPatch}). */
   expiredDecisionRefused(): boolean;
+  /** Asked at a decision signalled with an approver or reason that is not text (see {@link decisionFieldsAreTextPatch}). */
+  decisionFieldsAreText(): boolean;
 }
 
 /** The rules decided at the start, without those asked later in the run. */
@@ -294,6 +304,7 @@ type StartRules = Omit<
   | 'continuedInputWithoutMessages'
   | 'carriedCompactionLogged'
   | 'expiredDecisionRefused'
+  | 'decisionFieldsAreText'
 >;
 
 const everyRule: StartRules = {
@@ -355,6 +366,7 @@ export function decideRunPatches(): RunPatches {
     continuedInputWithoutMessages: askedOnce(late ? continuedInputWithoutMessagesPatch : undefined),
     carriedCompactionLogged: askedOnce(late ? carriedCompactionLoggedPatch : undefined),
     expiredDecisionRefused: askedOnce(late ? expiredDecisionRefusedPatch : undefined),
+    decisionFieldsAreText: askedOnce(late ? decisionFieldsAreTextPatch : undefined),
   };
 }
 

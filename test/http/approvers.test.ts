@@ -1,8 +1,10 @@
+import { WorkflowUpdateFailedError } from '@temporalio/client';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApiKeyTenant } from '../../src/http/api-keys.js';
 import { startApiServer } from '../../src/http/start-api-server.js';
 import type { ApiServer } from '../../src/http/start-api-server.js';
 import { RelayError } from '../../src/shared/errors.js';
+import type { ApprovalDecision } from '../../src/shared/run-types.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { defineTool } from '../../src/tool/define-tool.js';
 import type { ToolDefinition } from '../../src/tool/define-tool.js';
@@ -10,6 +12,7 @@ import { eventTypes, useRelayTestKit, waitForRun } from '../helpers/relay-test-k
 import type { RunningWorker } from '../helpers/relay-test-kit.js';
 import { currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
+import { decideSignal, decideUpdate } from '../../workflows/messages.js';
 import { httpTestModel, payCallId } from './http-test-kit.js';
 
 // transfer_funds decided by `finance-lead` only: the name of the API key a decision comes in with.
@@ -81,6 +84,37 @@ describe('a tool that names its approvers', () => {
       client.temporal.workflow.getHandle(runId),
       currentHistoryFile('named-approver-in-event'),
     );
+  });
+});
+
+describe('a decision whose approver is not text', () => {
+  it('is ignored when signalled (["finance-lead"] does not pass the approver list) and refused by update', async () => {
+    const { client } = worker;
+    const paidBefore = ledger.transfers.length;
+    const { runId } = await client.startRun({ tenantId, model: 'scripted:test', prompt: 'pay B' });
+    await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
+    // A raw message, as a sender with Temporal access could send it: the client's types allow only a string.
+    const listed = {
+      toolCallId: payCallId,
+      decision: 'approve',
+      approver: ['finance-lead'],
+    } as unknown as ApprovalDecision;
+    const handle = client.temporal.workflow.getHandle(runId);
+    await handle.signal(decideSignal, listed);
+    const refused = await handle.executeUpdate(decideUpdate, { args: [listed] }).catch((error: unknown) => error);
+    expect(refused).toBeInstanceOf(WorkflowUpdateFailedError);
+    expect((refused as WorkflowUpdateFailedError).cause).toMatchObject({
+      type: 'invalid_input',
+      message: 'approver must be text, not a list',
+    });
+    expect(ledger.transfers).toHaveLength(paidBefore);
+
+    // Still waiting: had the signal been taken, this approval would be refused as a second decision.
+    expect((await decide(runId, keys.lead, 'approve')).status).toBe(200);
+    await client.result(runId);
+    const decisions = (await client.events(runId)).filter((event) => event.type === 'tool_approved');
+    expect(decisions).toMatchObject([{ approver: 'finance-lead' }]);
+    await recordHistoryIfRequested(handle, currentHistoryFile('approver-not-text'));
   });
 });
 

@@ -149,6 +149,9 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
  * `decision-signalled-after-expiry` is an approval signalled after its call's wait expired while no worker ran, taken
  * in the task of the fired timer: under `expired-decision-refused` (asked at such a signal) it is ignored and the call
  * times out; `-before-patch` is the old side (the approval applied, the tool run).
+ * `approver-not-text` is an approval signalled with `approver: ["finance-lead"]` for a tool only `finance-lead`
+ * decides: under `decision-fields-are-text` (asked at such a signal) it is ignored and the call waits for a named
+ * approver; `-before-patch` is the old side (the list passed by string coercion, the call approved naming nobody).
  */
 const pendingApprovalsInMemo = [
   ...pathsSinceCatalogInFirstCall,
@@ -190,6 +193,7 @@ const pendingApprovalsInMemo = [
     'compacted-while-carried',
     'failed-as-reminder-due',
     'decision-signalled-after-expiry',
+    'approver-not-text',
   ].flatMap((name) => [name, `${name}-before-patch`]),
 ].map((name) => `pending-approvals-in-memo/${name}.json`);
 
