@@ -12,8 +12,12 @@ import { executionInfosOf, listExecutionPage } from './visibility-pages.js';
 export interface ListPendingApprovalsOptions {
   /** The tenant whose approvals to list; required, since an approver must never see another tenant's calls. */
   tenantId: string;
-  /** Only runs started on this task queue (one project's, when projects share a server). @default every task queue */
-  taskQueue?: string;
+  /**
+   * Only runs started on this task queue (one project's, when projects share a namespace); `null` lists every task
+   * queue's runs.
+   * @default the client's task queue, the one its `startRun` starts runs on
+   */
+  taskQueue?: string | null;
   /** How many waiting runs to read at most, newest first (`hasMore` says when more wait). @default 100 */
   limit?: number;
 }
@@ -60,7 +64,8 @@ interface PendingAnswer {
  * needs to be up (visibility trails a run by a moment: a call decided just now can still be listed, and its decision
  * then answers `approval_not_pending`). A run that does not keep them there (started before that rule, or waiting on
  * more than 16 KiB of calls as JSON) is asked for its snapshot; one that cannot answer within
- * {@link pendingApprovalAnswerMs} is named in `unanswered` instead of holding up the list.
+ * {@link pendingApprovalAnswerMs} is named in `unanswered` instead of holding up the list. Without a `taskQueue` it
+ * lists every task queue's runs: `RelayClient.listPendingApprovals` gives its own unless told otherwise.
  */
 export async function listPendingApprovals(
   temporal: Client,

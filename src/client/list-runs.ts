@@ -13,8 +13,12 @@ export interface ListRunsOptions {
   status?: RunStatus;
   /** `true`: only runs with a tool call waiting for a human; `false`: only runs without one. */
   pendingApprovals?: boolean;
-  /** Only runs started on this task queue (one project's, when projects share a server). @default every task queue */
-  taskQueue?: string;
+  /**
+   * Only runs started on this task queue (one project's, when projects share a namespace); `null` lists every task
+   * queue's runs.
+   * @default the client's task queue, the one its `startRun` starts runs on
+   */
+  taskQueue?: string | null;
   /** How many runs a page holds at most (1 to 1,000). @default 20 */
   limit?: number;
   /** The `nextCursor` of the previous page, as it was returned: Temporal retries a page token it did not issue. */
@@ -63,6 +67,7 @@ export const openRunListingBytes = 24 * 1024;
  * Lists one tenant's runs from Temporal visibility, a page at a time, in visibility's order: open runs newest
  * started first, then closed runs newest closed first (SQL visibility takes no `ORDER BY`). Visibility lags a
  * run by a moment. A page is read in as many requests as gRPC's message limit needs (closed runs' memos are large).
+ * Without a `taskQueue` it lists every task queue's runs: `RelayClient.listRuns` gives its own unless told otherwise.
  */
 export async function listRuns(temporal: Client, options: ListRunsOptions): Promise<RunPage> {
   const { limit = 20 } = options;
@@ -95,7 +100,9 @@ export type RunFilters = Pick<ListRunsOptions, 'status' | 'pendingApprovals' | '
  */
 export function runListingQuery(runs: string, filters: RunFilters): string {
   const conditions = [runs, `ExecutionStatus != 'ContinuedAsNew'`];
-  if (filters.taskQueue !== undefined) conditions.push(`TaskQueue = ${visibilityQueryString(filters.taskQueue)}`);
+  if (typeof filters.taskQueue === 'string') {
+    conditions.push(`TaskQueue = ${visibilityQueryString(filters.taskQueue)}`);
+  }
   if (filters.status !== undefined) conditions.push(statusConditions[filters.status]);
   if (filters.pendingApprovals !== undefined) conditions.push(pendingCondition(filters.pendingApprovals));
   return conditions.map((condition) => `(${condition})`).join(' AND ');

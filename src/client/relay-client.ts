@@ -474,18 +474,29 @@ export class RelayClient {
 
   /**
    * The tool calls of one tenant's open runs that wait for a human, read from Temporal visibility
-   * (list-pending-approvals.ts).
+   * (list-pending-approvals.ts): the runs on this client's task queue unless `taskQueue` names another (or is `null`,
+   * for every task queue's).
    */
   listPendingApprovals(options: ListPendingApprovalsOptions): Promise<PendingApprovals> {
-    return listPendingApprovals(this.temporal, options, (runId, tenantId) => this.getRun(runId, { tenantId }));
+    const scoped = { ...options, taskQueue: this.taskQueueOf(options) };
+    return listPendingApprovals(this.temporal, scoped, (runId, tenantId) => this.getRun(runId, { tenantId }));
   }
 
   /**
    * One page of a tenant's runs from Temporal visibility, open runs first (newest started first), then closed runs
-   * (newest closed first), filtered by status and by whether a tool call waits for a human.
+   * (newest closed first), filtered by status and by whether a tool call waits for a human: the runs on this client's
+   * task queue unless `taskQueue` names another (or is `null`, for every task queue's).
    */
   listRuns(options: ListRunsOptions): Promise<RunPage> {
-    return listRuns(this.temporal, options);
+    return listRuns(this.temporal, { ...options, taskQueue: this.taskQueueOf(options) });
+  }
+
+  /**
+   * The task queue a listing keeps to: the one this client starts runs on unless the caller names one, so two projects
+   * sharing a namespace do not list each other's runs.
+   */
+  private taskQueueOf(options: { taskQueue?: string | null }): string | null {
+    return options.taskQueue === undefined ? this.taskQueue : options.taskQueue;
   }
 
   /** Closes the connection this client opened (not one it was given). */

@@ -30,7 +30,11 @@ export const runIdParamsSchema = z.object({
     .string()
     .min(1)
     .max(maxRunIdLength)
-    .openapi({ param: { name: 'id', in: 'path' }, example: 'run_5f0c…' }),
+    .openapi({
+      param: { name: 'id', in: 'path' },
+      example: 'run_5f0c…',
+      description: `The run's id: at most ${maxRunIdLength} characters, the longest \`startRun\` gives; a longer one is refused (422) before Temporal is asked.`,
+    }),
 });
 
 export const storedPayloadParamsSchema = runIdParamsSchema.extend({

@@ -19,7 +19,10 @@ import { HttpError } from './http-error.js';
 import { decisionLinks } from './openapi-links.js';
 import { apiKeySecurity, problemResponses } from './problem-responses.js';
 
-/** Decisions on pending tool calls (`/v1/runs/:id/approve`, `/reject`) and the tenant's list of them (`/v1/approvals`). */
+/**
+ * Decisions on pending tool calls (`/v1/runs/:id/approve`, `/reject`) and the tenant's list of them on the client's
+ * task queue (`/v1/approvals`).
+ */
 export function createApprovalsApi({ client }: { client: RelayClient }): OpenAPIHono<ApiEnv> {
   const app = createResourceApi();
   const decide = decideOnOpenRun.bind(undefined, client);
@@ -64,7 +67,8 @@ const listApprovalsRoute = createRoute({
   summary: 'List the tool calls of the caller’s tenant that wait for a human',
   description:
     'Read from Temporal visibility: each waiting run keeps its waiting calls in its memo, so no worker is asked. ' +
-    'Visibility trails a run by a moment, so a call decided just now can still be listed for that moment.',
+    'Visibility trails a run by a moment, so a call decided just now can still be listed for that moment. Only the ' +
+    'runs on the API’s task queue are listed: a call of a run on another task queue is still decided by its run id.',
   security: apiKeySecurity,
   request: { query: approvalsQuerySchema },
   responses: {

@@ -53,7 +53,8 @@ export interface CreateApiOptions {
 
 /**
  * Builds the HTTP API over a `RelayClient`: every route but `/healthz`, the OpenAPI document, its reference page and
- * the inbox (which signs people in with a key itself) needs an API key; run routes see only the key's tenant's runs.
+ * the inbox (which signs people in with a key itself) needs an API key; run routes see only the key's tenant's runs,
+ * and lists (the API's and the inbox's) only those on the client's task queue, where the API starts them.
  */
 export function createApi(options: CreateApiOptions): OpenAPIHono<ApiEnv> {
   // An API without keys would refuse every caller: a deployment that lost its keys is told so, not left to answer 401.

@@ -18,12 +18,28 @@ export function createResourceApi(): OpenAPIHono<ApiEnv> {
 /** Turns a request that fails its schema into a 422 naming every issue and its path. */
 const refuseInvalidRequest: Hook<unknown, ApiEnv, string, unknown> = (result) => {
   if (result.success) return;
-  // Body paths read as JavaScript (`messages[0].role`); a header or query parameter is named as sent.
-  const formatPath = result.target === 'json' ? formatIssuePath : (path: PropertyKey[]) => path.map(String).join('.');
-  const issues = result.error.issues.flatMap((issue) => toIssues(issue, formatPath));
-  const summary = issues.map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message)).join('; ');
-  throw new HttpError(422, 'invalid_input', `Invalid ${describeTarget(result.target)}: ${summary}`, { issues });
+  throw invalidRequest(result.target, result.error.issues);
 };
+
+/** One issue of a schema that refused a part of a request, as Zod reports it. */
+export interface RequestIssue {
+  code: string;
+  path: PropertyKey[];
+  message: string;
+  keys?: string[];
+}
+
+/**
+ * The 422 `invalid_input` that a part of a request (`json`, `param`, `query`, `header`) failing its schema answers,
+ * naming every issue and its path: what every route of the API answers, and the inbox's as well.
+ */
+export function invalidRequest(target: string, schemaIssues: readonly RequestIssue[]): HttpError {
+  // Body paths read as JavaScript (`messages[0].role`); a header or query parameter is named as sent.
+  const formatPath = target === 'json' ? formatIssuePath : (path: PropertyKey[]) => path.map(String).join('.');
+  const issues = schemaIssues.flatMap((issue) => toIssues(issue, formatPath));
+  const summary = issues.map((issue) => (issue.path ? `${issue.path}: ${issue.message}` : issue.message)).join('; ');
+  return new HttpError(422, 'invalid_input', `Invalid ${describeTarget(target)}: ${summary}`, { issues });
+}
 
 /** Fields a caller might send that the API key decides instead. */
 const callerFields: Readonly<Record<string, string>> = {
@@ -31,10 +47,7 @@ const callerFields: Readonly<Record<string, string>> = {
   approver: 'The approver is the authenticated caller, not the body',
 };
 
-function toIssues(
-  issue: { code: string; path: PropertyKey[]; message: string; keys?: string[] },
-  formatPath: (path: PropertyKey[]) => string,
-): ToolInputIssue[] {
+function toIssues(issue: RequestIssue, formatPath: (path: PropertyKey[]) => string): ToolInputIssue[] {
   if (issue.code === 'unrecognized_keys' && issue.keys) {
     return issue.keys.map((key) => ({
       path: formatPath([...issue.path, key]),

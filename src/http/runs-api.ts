@@ -48,6 +48,10 @@ const listRunsRoute = createRoute({
   path: '/v1/runs',
   operationId: 'listRuns',
   summary: 'List the caller’s tenant’s runs, open runs first, newest first, a page at a time',
+  description:
+    'Only the runs on the API’s task queue, where `startRun` starts them: a run of the tenant on another task queue ' +
+    '(another project sharing the Temporal namespace) is not listed, though `getRun` and the other run routes still ' +
+    'read it by its id.',
   security: apiKeySecurity,
   request: { query: listRunsQuerySchema },
   responses: {
@@ -97,7 +101,10 @@ const cancelRunRoute = createRoute({
   },
 });
 
-/** `/v1/runs`: start a run in the caller's tenant, list the tenant's runs, read one's snapshot, cancel it. */
+/**
+ * `/v1/runs`: start a run in the caller's tenant on the client's task queue, list the tenant's runs on that queue, read
+ * one's snapshot, cancel it.
+ */
 export function createRunsApi({ client, apiKeys }: Pick<CreateApiOptions, 'client' | 'apiKeys'>): OpenAPIHono<ApiEnv> {
   const app = createResourceApi();
   const cursors = createCursorSeal(apiKeys);
@@ -114,7 +121,8 @@ export function createRunsApi({ client, apiKeys }: Pick<CreateApiOptions, 'clien
   app.openapi(listRunsRoute, async (c) => {
     const { status, pendingApprovals, limit, cursor } = c.req.valid('query');
     const tenantId = c.get('caller').tenantId;
-    const scope = JSON.stringify([tenantId, status, pendingApprovals]);
+    // The client lists its own task queue's runs: a cursor an API on another queue issued under the same keys is not.
+    const scope = JSON.stringify([tenantId, client.taskQueue, status, pendingApprovals]);
     const page = await client.listRuns({
       tenantId,
       ...(status !== undefined ? { status } : {}),

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../src/shared/run-types.js';
 import { useRelayTestKit } from '../helpers/relay-test-kit.js';
+import { startApiServer } from '../../src/http/start-api-server.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 import {
@@ -233,29 +234,35 @@ describe('runs over HTTP', () => {
     const waiting = await api.waitForRun(kept.runId, keys.bob, (run) => run.status === 'awaiting_approval');
     await api.waitForRun(stuck.runId, keys.bob, (run) => run.status === 'awaiting_approval');
     await retired.stop();
-    const answering = await startPaymentAwaitingApproval(keys.bob);
-    type Listing = { approvals: Array<{ runId: string }>; unanswered: Array<{ runId: string; error: string }> };
-    const listed = async (): Promise<Listing> => {
-      const response = await api.request('/v1/approvals', { key: keys.bob });
-      expect(response.status).toBe(200);
-      return (await response.json()) as Listing;
-    };
-    // Visibility trails the runs by a moment.
-    await expect
-      .poll(async () => (await listed()).approvals.map((approval) => approval.runId), { timeout: 30_000 })
-      .toEqual(expect.arrayContaining([answering, kept.runId]));
-    const listing = await listed();
-    expect(listing.approvals.filter((approval) => approval.runId === kept.runId)).toEqual([
-      { ...waiting.pendingApprovals[0], runId: kept.runId, model: 'scripted:test' },
-    ]);
-    expect(listing.approvals.map((approval) => approval.runId)).not.toContain(stuck.runId);
-    expect(listing.unanswered).toEqual([{ runId: stuck.runId, error: expect.any(String) as unknown }]);
-    // A while after its last poll the server stops waiting for the retired queue's worker and refuses the query at
-    // once ("no poller seen"): the list names the run all the same.
-    await expect
-      .poll(async () => (await listed()).unanswered, { timeout: 60_000, interval: 1_000 })
-      .toEqual([{ runId: stuck.runId, error: expect.stringContaining('no worker has polled') as unknown }]);
-    await api.request(`/v1/runs/${answering}/cancel`, { method: 'POST', key: keys.bob });
+    // The API of the retired worker's project, on its task queue: an API lists the runs on its own queue only.
+    const retiredApi = await startApiServer({ client: retired.client, apiKeys });
+    try {
+      type Listing = { approvals: Array<{ runId: string }>; unanswered: Array<{ runId: string; error: string }> };
+      const listed = async (): Promise<Listing> => {
+        const response = await fetch(`${retiredApi.url}/v1/approvals`, {
+          headers: { authorization: `Bearer ${keys.bob}` },
+        });
+        expect(response.status).toBe(200);
+        return (await response.json()) as Listing;
+      };
+      // Visibility trails the runs by a moment.
+      await expect
+        .poll(async () => (await listed()).approvals.map((approval) => approval.runId), { timeout: 30_000 })
+        .toEqual([kept.runId]);
+      const listing = await listed();
+      expect(listing.approvals.filter((approval) => approval.runId === kept.runId)).toEqual([
+        { ...waiting.pendingApprovals[0], runId: kept.runId, model: 'scripted:test' },
+      ]);
+      expect(listing.approvals.map((approval) => approval.runId)).not.toContain(stuck.runId);
+      expect(listing.unanswered).toEqual([{ runId: stuck.runId, error: expect.any(String) as unknown }]);
+      // A while after its last poll the server stops waiting for the retired queue's worker and refuses the query at
+      // once ("no poller seen"): the list names the run all the same.
+      await expect
+        .poll(async () => (await listed()).unanswered, { timeout: 60_000, interval: 1_000 })
+        .toEqual([{ runId: stuck.runId, error: expect.stringContaining('no worker has polled') as unknown }]);
+    } finally {
+      await retiredApi.close();
+    }
     for (const { runId } of [kept, stuck]) await kit.temporal.workflow.getHandle(runId).terminate('test done');
   }, 120_000);
 });

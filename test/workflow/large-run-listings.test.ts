@@ -49,8 +49,10 @@ function waitingMemo(index: number): PendingApprovalsMemo {
   };
 }
 
+/** No worker polls it; the listings name it, since a client lists its own task queue's runs by default. */
+const taskQueue = uniqueTaskQueue('no-worker');
+
 beforeAll(async () => {
-  const taskQueue = uniqueTaskQueue('no-worker');
   const start = (kind: string, index: number, extra: { memo: Record<string, unknown>; waiting: boolean }) =>
     kit.temporal.workflow.start('agentRun', {
       taskQueue,
@@ -96,7 +98,7 @@ async function listAll(limit: number): Promise<{ runs: RunListing[]; pages: numb
   let pages = 0;
   let cursor: string | undefined;
   do {
-    const page = await kit.client.listRuns({ tenantId, limit, ...(cursor !== undefined ? { cursor } : {}) });
+    const page = await kit.client.listRuns({ tenantId, taskQueue, limit, ...(cursor !== undefined ? { cursor } : {}) });
     runs.push(...page.runs);
     pages += 1;
     cursor = page.nextCursor;
@@ -110,23 +112,29 @@ describe('listing more runs than one gRPC message holds', () => {
     expect(byTwenty.runs).toHaveLength(closedCount + waitingCount);
 
     // Over 10 MB of memos: gRPC refused one message for 60 closed runs with records at the cap.
-    const whole = await kit.client.listRuns({ tenantId, limit: 1_000 });
+    const whole = await kit.client.listRuns({ tenantId, taskQueue, limit: 1_000 });
     expect(whole.nextCursor).toBeUndefined();
     expect(whole.runs.map((run) => run.runId)).toEqual(byTwenty.runs.map((run) => run.runId));
     expect(whole.runs.slice(0, waitingCount).every((run) => run.status === 'awaiting_approval')).toBe(true);
     expect(whole.runs.slice(waitingCount).every((run) => run.status === 'failed')).toBe(true);
 
     // The closed runs alone, in pages of 60 followed by cursor: the same runs in the same order.
-    const closed = await kit.client.listRuns({ tenantId, status: 'failed', limit: 60 });
+    const closed = await kit.client.listRuns({ tenantId, taskQueue, status: 'failed', limit: 60 });
     expect(closed.runs).toHaveLength(60);
-    const rest = await kit.client.listRuns({ tenantId, status: 'failed', limit: 60, cursor: closed.nextCursor ?? '' });
+    const rest = await kit.client.listRuns({
+      tenantId,
+      taskQueue,
+      status: 'failed',
+      limit: 60,
+      cursor: closed.nextCursor ?? '',
+    });
     expect([...closed.runs, ...rest.runs].map((run) => run.runId)).toEqual(
       whole.runs.slice(waitingCount).map((run) => run.runId),
     );
   });
 
   it('lists the calls of 280 runs that each keep nearly 16 KiB of them', async () => {
-    const listing = await kit.client.listPendingApprovals({ tenantId, limit: 1_000 });
+    const listing = await kit.client.listPendingApprovals({ tenantId, taskQueue, limit: 1_000 });
     expect(listing.unanswered).toEqual([]);
     expect(listing.hasMore).toBe(false);
     expect(listing.approvals).toHaveLength(waitingCount);
@@ -134,7 +142,7 @@ describe('listing more runs than one gRPC message holds', () => {
       new Set(waiting.map((handle) => handle.workflowId)),
     );
 
-    const first = await kit.client.listPendingApprovals({ tenantId, limit: 270 });
+    const first = await kit.client.listPendingApprovals({ tenantId, taskQueue, limit: 270 });
     expect(first.approvals).toHaveLength(270);
     expect(first.hasMore).toBe(true);
   });

@@ -6,7 +6,9 @@ import type { RelayClient } from '../../client/relay-client.js';
 import { checkToolInput } from '../../shared/tool-input.js';
 import { maxDecisionReasonLength } from '../../shared/run-types.js';
 import type { RunSnapshot } from '../../shared/run-types.js';
+import { runIdParamsSchema } from '../api-schemas.js';
 import { cancelStatusOf, cancelUnlessEnded } from '../cancel-run.js';
+import { invalidRequest } from '../create-resource-api.js';
 import { HttpError } from '../http-error.js';
 import { invalidJson } from '../request-body.js';
 import type { RunEventHub } from '../run-event-hub.js';
@@ -39,7 +41,12 @@ export interface InboxRunRoutesOptions {
 /** One run's page (`/inbox/runs/:id`): its state, its live timeline, and the decisions and cancel made there. */
 export function inboxRunRoutes(options: InboxRunRoutesOptions): Hono<InboxEnv> {
   const app = new Hono<InboxEnv>();
-  app.get('/', (c) => c.redirect(`/inbox/runs/${encodeURIComponent(c.req.query('id') ?? '')}`, 303));
+  app.get('/', (c) => c.redirect(`/inbox/runs/${encodeURIComponent(checkRunId(c.req.query('id'), 'query'))}`, 303));
+  // Every route below names a run: an id no run can have is refused before the run is read, followed or decided.
+  app.use('/:id/*', async (c, next) => {
+    checkRunId(c.req.param('id'), 'param');
+    await next();
+  });
   app.get('/:id', (c) => c.html(runPage(c.get('session'), c.req.param('id'))));
   readingRoutes(app, options);
   decisionRoutes(app, options);
@@ -119,6 +126,16 @@ function decisionRoutes(app: Hono<InboxEnv>, { client, catalogs }: InboxRunRoute
     const outcome = await cancelUnlessEnded(client, c.req.param('id'), c.get('session').tenant.tenantId);
     return c.json(outcome, cancelStatusOf(outcome));
   });
+}
+
+/**
+ * The run id a path or query names, refused as the API's run routes refuse it ({@link runIdParamsSchema}: 422
+ * `invalid_input`) when no run can have it, so that an id of any length never costs a round trip to Temporal.
+ */
+function checkRunId(id: string | undefined, target: 'param' | 'query'): string {
+  const check = runIdParamsSchema.safeParse({ id });
+  if (!check.success) throw invalidRequest(target, check.error.issues);
+  return check.data.id;
 }
 
 async function readDecision(c: Context<InboxEnv>): Promise<z.infer<typeof decisionSchema>> {
