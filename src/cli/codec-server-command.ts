@@ -2,13 +2,14 @@ import { createApiKeyVerifier } from '../http/api-keys.js';
 import { startHttpServer } from '../http/start-api-server.js';
 import type { ApiServer } from '../http/start-api-server.js';
 import { AesGcmPayloadCodec } from '../security/aes-gcm-payload-codec.js';
-import { createCodecServer, defaultUiOrigins } from '../security/codec-server.js';
+import { allowedHostNameOf, createCodecServer, defaultUiOrigins } from '../security/codec-server.js';
 import type { CodecAccess } from '../security/codec-server.js';
 import { createRunTenantLookup } from '../client/run-tenants.js';
 import type { RunTenantLookup } from '../client/run-tenants.js';
 import type { EncryptionOptions } from '../security/encryption-keys.js';
 import { encryptionOptionsFromEnv } from '../security/encryption-keys.js';
 import { exitCodes, usageError } from './cli-error.js';
+import { envSetting } from './env-setting.js';
 import { cliInvocation } from './cli-invocation.js';
 import type { Command } from './command.js';
 import { commandSummaries } from './command-summaries.js';
@@ -35,6 +36,7 @@ const codecServerOptions = {
   port: { type: 'string' },
   host: { type: 'string' },
   'ui-origin': { type: 'string', multiple: true },
+  'allowed-host': { type: 'string', multiple: true },
   json: { type: 'boolean' },
 } as const;
 
@@ -67,14 +69,34 @@ export function parseCodecTokens(list: string | undefined): Map<string, CodecAcc
 }
 
 /**
+ * The host names `--allowed-host` gives, else RELAY_E_CODEC_ALLOWED_HOSTS (comma-separated); `undefined` when neither
+ * names one. A name with a scheme or a port is refused, so `https://codec.example.com` is not taken for a name.
+ */
+function readAllowedHosts(flags: readonly string[] | undefined, env: NodeJS.ProcessEnv): string[] | undefined {
+  const from = flags ? '--allowed-host' : 'RELAY_E_CODEC_ALLOWED_HOSTS';
+  const entries = (flags ?? envSetting(env, 'RELAY_E_CODEC_ALLOWED_HOSTS')?.split(',') ?? [])
+    .map((entry) => entry.trim())
+    .filter((entry) => entry !== '');
+  for (const entry of entries) {
+    if (allowedHostNameOf(entry) === undefined) {
+      throw usageError(`${from}: '${entry}' is not a host name; give the name alone, without a scheme or a port`);
+    }
+  }
+  return entries.length > 0 ? entries : undefined;
+}
+
+/**
  * Serves the codec endpoints with these keys; tokens from RELAY_E_CODEC_TOKENS, when set, are required, and a token
- * limited to a tenant needs `runTenants` to tell whose run a payload belongs to.
+ * limited to a tenant needs `runTenants` to tell whose run a payload belongs to. It answers requests for localhost,
+ * IP addresses, `host` and `allowedHosts`; with tokens and no `allowedHosts`, for any name, since a page that rebinds
+ * a name to this server's address has no token to send.
  */
 export function startCodecServer(options: {
   encryption: EncryptionOptions;
   port: number;
   host: string;
   uiOrigins?: readonly string[];
+  allowedHosts?: readonly string[];
   env?: NodeJS.ProcessEnv;
   runTenants?: RunTenantLookup;
 }): Promise<ApiServer> {
@@ -87,6 +109,10 @@ export function startCodecServer(options: {
   const app = createCodecServer({
     codec: new AesGcmPayloadCodec(options.encryption),
     ...(options.uiOrigins ? { uiOrigins: options.uiOrigins } : {}),
+    allowedHosts:
+      !options.allowedHosts && verify
+        ? 'any'
+        : [...(options.allowedHosts ?? []), ...(allowedHostNameOf(options.host) ? [options.host] : [])],
     ...(verify
       ? { authorize: (authorization) => verify(/^Bearer\s+(\S+)$/i.exec(authorization ?? '')?.[1] ?? '') ?? false }
       : {}),
@@ -120,11 +146,16 @@ Anyone who reaches this port can decrypt: keep it on loopback, or set RELAY_E_CO
 to require 'Authorization: Bearer <token>' (temporal CLI: --codec-auth 'Bearer <token>'). A token
 alone decrypts every payload; 'token:tenant' only the payloads of that tenant's runs, the others
 come back still encrypted (the server then reads runs' tenants from Temporal, with the settings below).
+It answers requests for localhost, IP addresses and the names --allowed-host gives, so a web page
+whose name is pointed at this address (DNS rebinding) is refused (403); with tokens set and no
+--allowed-host it answers any name, since such a page has no token.
 
 Options:
   --port N               port (env RELAY_E_CODEC_PORT, default ${defaultCodecPort}; 0 picks a free one)
   --host IP              address to bind (default 127.0.0.1)
   --ui-origin URL        browser origin allowed by CORS; repeatable (default ${defaultUiOrigins.join(', ')})
+  --allowed-host NAME    a host name the UI calls it by (codec.example.com); repeatable
+                         (env RELAY_E_CODEC_ALLOWED_HOSTS, comma-separated)
   --address HOST:PORT    Temporal frontend (env TEMPORAL_ADDRESS, default localhost:7233)
   --namespace NAME       Temporal namespace (env TEMPORAL_NAMESPACE, default default)
   --profile NAME         profile of the Temporal config file (env TEMPORAL_PROFILE)
@@ -135,6 +166,7 @@ Options:
     const encryption = encryptionOptionsFromEnv(process.env);
     if (!encryption) throw usageError('Set RELAY_E_ENCRYPTION_KEYS="id:base64key,..." to serve the codec');
     const port = readPort(values.port, process.env, codecPort);
+    const allowedHosts = readAllowedHosts(values['allowed-host'], process.env);
     // Listening before the ready line, so a caller that stops the server as soon as it reads it closes it in order.
     const shutdown = waitForShutdownSignal();
     const host = values.host ?? '127.0.0.1';
@@ -144,6 +176,7 @@ Options:
       port,
       host,
       ...(values['ui-origin'] ? { uiOrigins: values['ui-origin'] } : {}),
+      ...(allowedHosts ? { allowedHosts } : {}),
       runTenants,
     }).catch((error: unknown) => {
       throw explainBusyPort(error, port, host, codecPort);

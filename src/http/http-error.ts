@@ -9,6 +9,7 @@ export type HttpOnlyErrorCode =
   | 'invalid_json'
   | 'unauthorized'
   | 'forbidden'
+  | 'host_not_allowed'
   | 'not_found'
   | 'method_not_allowed'
   | 'catalog_unavailable'
@@ -93,6 +94,7 @@ const titles: Readonly<Record<HttpErrorCode, string>> = {
   invalid_json: 'Invalid JSON',
   unauthorized: 'Unauthorized',
   forbidden: 'Forbidden',
+  host_not_allowed: 'Host not allowed',
   not_found: 'Not found',
   method_not_allowed: 'Method not allowed',
   run_already_exists: 'Run already exists',

@@ -1,3 +1,4 @@
+import { isIP, isIPv6 } from 'node:net';
 import { Hono } from 'hono';
 import type { Handler, MiddlewareHandler } from 'hono';
 import { cors } from 'hono/cors';
@@ -17,6 +18,16 @@ export interface CodecServerOptions {
    * @default ['http://localhost:8233', 'http://127.0.0.1:8233'] (the dev server's UI)
    */
   uiOrigins?: readonly string[];
+  /**
+   * Host names, besides `localhost` and IP addresses, whose requests are answered (the `Host` header's name, port
+   * ignored; `codec.example.com`, `[fd00::5]`), or `'any'` for every name. A web page whose own name its attacker
+   * points at this server's address (DNS rebinding) is same-origin for the browser, so CORS does not stop it, but it
+   * sends its own name: refused with 403 before anything is decoded. An IP address cannot be rebound. `/healthz` is
+   * answered for every name: it tells only that the server runs, and probes call it by addresses of their own.
+   * @default [] (localhost and IP addresses only); `'any'` when `authorize` is given, since a rebinding page has no
+   * credentials to send
+   */
+  allowedHosts?: readonly string[] | 'any';
   /**
    * Decides from the `Authorization` header whether a request may use the codec: `false` refuses it, `true` (or
    * `{}`) lets it decrypt every payload, `{ tenantId }` only the payloads of that tenant's runs (see `tenantOfRun`).
@@ -81,6 +92,7 @@ export function createCodecServer(options: CodecServerOptions): Hono<CodecEnv> {
       maxAge: 600,
     }),
   );
+  app.use('*', checkHost(options.allowedHosts ?? (options.authorize ? 'any' : [])));
   app.use('*', checkAccess(options.authorize));
   app.use('*', readJsonBody(options.maxBodyBytes ?? 4_194_304));
   for (const operation of ['encode', 'decode'] as const) app.post(`/${operation}`, runCodec(operation, options));
@@ -101,6 +113,54 @@ function answerErrors(app: Hono<CodecEnv>, logger: Pick<Console, 'error'>): void
       `No route for ${c.req.method} ${c.req.path}; use POST /encode or /decode`,
     ).getResponse(),
   );
+}
+
+/**
+ * The name of a `Host` header (`name`, `name:port`, `[ipv6]:port`), lower case, without brackets or a final dot;
+ * `undefined` when it is not one.
+ */
+export function hostNameOf(host: string): string | undefined {
+  const match = /^(?:\[([0-9a-f:.]+)\]|([a-z0-9_-]+(?:\.[a-z0-9_-]+)*\.?))(?::\d{1,5})?$/i.exec(host.trim());
+  const [, ipv6, name] = match ?? [];
+  if (ipv6 !== undefined) return isIPv6(ipv6) ? ipv6.toLowerCase() : undefined;
+  return name?.toLowerCase().replace(/\.$/, '');
+}
+
+/**
+ * The name an `allowedHosts` entry gives (`codec.example.com`, `[fd00::5]` or `fd00::5`), as `hostNameOf` reads a
+ * `Host` header; `undefined` for anything else, a port or a scheme included.
+ */
+export function allowedHostNameOf(entry: string): string | undefined {
+  const text = entry.trim();
+  if (isIPv6(text)) return text.toLowerCase();
+  return /:\d+$|^$/.test(text) ? undefined : hostNameOf(text);
+}
+
+/** Refuses (403) a request for a name that is not `localhost`, an IP address or one of `allowedHosts`. */
+function checkHost(allowedHosts: readonly string[] | 'any'): MiddlewareHandler<CodecEnv> {
+  if (allowedHosts === 'any') return (_c, next) => next();
+  const names = new Set(['localhost']);
+  for (const entry of allowedHosts) {
+    const name = allowedHostNameOf(entry);
+    if (name === undefined) throw new Error(`allowedHosts: '${entry}' is not a host name (no scheme, no port)`);
+    names.add(name);
+  }
+  return async (c, next) => {
+    // Node's server builds the URL from the Host header; a request made in-process may carry none.
+    const host = c.req.header('host') ?? new URL(c.req.url).host;
+    const name = hostNameOf(host);
+    if (name === undefined || !(names.has(name) || isIP(name) !== 0)) {
+      throw new HttpError(
+        403,
+        'host_not_allowed',
+        name === undefined
+          ? 'This codec server does not answer a request whose Host header is not a host name'
+          : `This codec server does not answer requests for host '${name}'; if that is its name, allow it ` +
+              `(relay-e codec-server --allowed-host ${name}, or the allowedHosts option)`,
+      );
+    }
+    await next();
+  };
 }
 
 /** Refuses a request `authorize` refuses (401), and keeps what it allows as the request's access. */

@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import { createServer } from 'node:net';
 import type { AddressInfo, Server } from 'node:net';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -7,6 +8,7 @@ import { toExitCode } from '../../../src/cli/cli-error.js';
 import { codecServerCommand } from '../../../src/cli/codec-server-command.js';
 import { serveCommand } from '../../../src/cli/serve-command.js';
 import { explainBusyPort } from '../../../src/cli/server-port.js';
+import { waitForShutdownSignal } from '../../../src/cli/shutdown-signal.js';
 
 // `relay-e serve` and `relay-e codec-server` set up: a mistake in a flag or setting is a usage error (exit 2) found
 // before anything connects. Connecting to Temporal is a stand-in that records each attempt and finds no server.
@@ -20,6 +22,8 @@ vi.mock('../../../src/cli/temporal-settings.js', async (importOriginal) => ({
     return Promise.reject(new Error('Failed to connect before the deadline'));
   },
 }));
+
+vi.mock('../../../src/cli/shutdown-signal.js', () => ({ waitForShutdownSignal: vi.fn() }));
 
 vi.mock('../../../src/store/create-payload-store.js', async (importOriginal) => {
   const { recordingPayloadStores } = await import('../../helpers/recording-payload-stores.js');
@@ -113,6 +117,104 @@ describe('relay-e codec-server', () => {
         `CliError: Port ${port} on 127.0.0.1 is already in use (another relay-e codec-server?). ` +
         'Pick another with --port N or RELAY_E_CODEC_PORT=N (0 picks a free one).',
     });
+  });
+});
+
+describe('relay-e codec-server’s allowed host names', () => {
+  beforeEach(() => {
+    vi.stubEnv('RELAY_E_ENCRYPTION_KEYS', `k1:${Buffer.alloc(32, 1).toString('base64')}`);
+    vi.stubEnv('RELAY_E_CODEC_TOKENS', '');
+    vi.stubEnv('RELAY_E_CODEC_ALLOWED_HOSTS', '');
+  });
+
+  /** Runs the command until the returned `stop`, with the statuses it answers `POST /decode` for a Host header. */
+  async function startCommand(argv: string[]) {
+    let stop = () => {};
+    vi.mocked(waitForShutdownSignal).mockReturnValue(new Promise((resolve) => (stop = () => resolve('SIGINT'))));
+    const ready = new Promise<string>((resolve) =>
+      vi.spyOn(process.stdout, 'write').mockImplementation((chunk) => {
+        resolve(String(chunk));
+        return true;
+      }),
+    );
+    const running = codecServerCommand.run(['--port', '0', '--json', ...argv]);
+    const { url } = JSON.parse(await Promise.race([ready, running.then(() => expect.fail('it stopped'))])) as {
+      url: string;
+    };
+    const statusFor = (host: string, authorization?: string) =>
+      new Promise<number>((resolve, reject) => {
+        const headers = { host, 'content-type': 'application/json', ...(authorization ? { authorization } : {}) };
+        request(`${url}/decode`, { method: 'POST', headers }, (response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+        })
+          .once('error', reject)
+          .end('{"payloads":[]}');
+      });
+    return {
+      statusFor,
+      stop: () => {
+        stop();
+        return running;
+      },
+    };
+  }
+
+  it('answers localhost, IP addresses and the names --allowed-host gives, and refuses any other name (403)', async () => {
+    const codec = await startCommand(['--allowed-host', 'codec.example.com', '--allowed-host', 'ui.example.com']);
+    try {
+      expect(await codec.statusFor('codec.example.com')).toBe(200);
+      expect(await codec.statusFor('ui.example.com:443')).toBe(200);
+      expect(await codec.statusFor('localhost:8788')).toBe(200);
+      expect(await codec.statusFor('127.0.0.1:8788')).toBe(200);
+      expect(await codec.statusFor('evil.example:8788')).toBe(403);
+    } finally {
+      expect(await codec.stop()).toBe(0);
+    }
+  });
+
+  it('takes the names from RELAY_E_CODEC_ALLOWED_HOSTS without --allowed-host, and the flag over it', async () => {
+    vi.stubEnv('RELAY_E_CODEC_ALLOWED_HOSTS', 'codec.example.com, ui.example.com');
+    const fromEnv = await startCommand([]);
+    try {
+      expect(await fromEnv.statusFor('ui.example.com')).toBe(200);
+      expect(await fromEnv.statusFor('evil.example')).toBe(403);
+    } finally {
+      await fromEnv.stop();
+    }
+    const fromFlag = await startCommand(['--allowed-host', 'other.example.com']);
+    try {
+      expect(await fromFlag.statusFor('other.example.com')).toBe(200);
+      expect(await fromFlag.statusFor('ui.example.com')).toBe(403);
+    } finally {
+      await fromFlag.stop();
+    }
+  });
+
+  it('answers any name when RELAY_E_CODEC_TOKENS is set and no name is given: a rebinding page has no token', async () => {
+    vi.stubEnv('RELAY_E_CODEC_TOKENS', 'ops-token');
+    const codec = await startCommand([]);
+    try {
+      expect(await codec.statusFor('codec.cluster.internal', 'Bearer ops-token')).toBe(200);
+      expect(await codec.statusFor('evil.example')).toBe(401);
+    } finally {
+      await codec.stop();
+    }
+  });
+
+  it('refuses an --allowed-host with a scheme or a port before it listens, exit 2', async () => {
+    vi.mocked(waitForShutdownSignal).mockClear();
+    expect(await refusal(codecServerCommand.run(['--allowed-host', 'https://codec.example.com']))).toEqual({
+      exitCode: 2,
+      message:
+        "CliError: --allowed-host: 'https://codec.example.com' is not a host name; give the name alone, without a " +
+        'scheme or a port',
+    });
+    vi.stubEnv('RELAY_E_CODEC_ALLOWED_HOSTS', 'codec.example.com:443');
+    expect(String((await refusal(codecServerCommand.run([]))).message)).toContain(
+      "RELAY_E_CODEC_ALLOWED_HOSTS: 'codec.example.com:443' is not a host name",
+    );
+    expect(waitForShutdownSignal).not.toHaveBeenCalled();
   });
 });
 
