@@ -39,6 +39,10 @@ export function toExitCode(error: unknown): number {
         return exitCodes.usage;
       case 'run_unavailable':
         return exitCodes.unavailable;
+      case 'tool_transport_failed':
+        // An MCP server a command starts with: one that may answer another time (not started, not reachable) is
+        // unavailable; one that refused its credentials, or whose secret is missing, is a set-up problem.
+        return isRetryable(error) ? exitCodes.unavailable : exitCodes.usage;
       default:
         return exitCodes.failed;
     }
@@ -47,6 +51,11 @@ export function toExitCode(error: unknown): number {
   if (error instanceof TemporalCliNotFoundError) return exitCodes.usage;
   if (error instanceof TemporalDevServerError || isUnavailable(error)) return exitCodes.unavailable;
   return exitCodes.failed;
+}
+
+/** Whether a `RelayError` says another attempt may succeed (`details.retryable`, as MCP transport failures carry). */
+function isRetryable(error: RelayError): boolean {
+  return error.details?.['retryable'] === true;
 }
 
 /** gRPC UNAVAILABLE (14), or a connection that never came up. */

@@ -12,8 +12,8 @@ export const exitCodes = {
    */
   refused: 4,
   /**
-   * The Temporal server (or the API port) is not reachable, the dev server did not start, or the run cannot
-   * answer until a worker recovers it.
+   * The Temporal server (or the API port) is not reachable, the dev server did not start, an MCP server could not
+   * be started or reached, or the run cannot answer until a worker recovers it.
    */
   unavailable: 5,
   /** Interrupted with Ctrl-C while following a run; the run itself goes on. */

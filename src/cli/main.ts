@@ -40,11 +40,13 @@ Exit codes:
   0    ok (for run: the run completed)
   1    the run failed or was cancelled, or an unexpected error
   2    usage error (unknown command or flag, missing argument, invalid JSON) or set-up problem (a config that
-       cannot be loaded, no Temporal CLI for dev to start a server with)
+       cannot be loaded, no Temporal CLI for dev to start a server with, an MCP server's missing secret or
+       refused credentials)
   3    not found (no such run)
   4    decision refused (no such pending call, already decided, edited input fails the schema, an approver
        the tool does not name)
-  5    Temporal unreachable, the dev server could not start, or no worker has recovered the run yet
+  5    Temporal unreachable, the dev server could not start, an MCP server could not be started or reached,
+       or no worker has recovered the run yet
   130  interrupted (Ctrl-C while following a run; the run goes on)
 `;
 }

@@ -11,6 +11,17 @@ describe('exit codes', () => {
     expect(exitCodes.refused).toBe(4);
   });
 
+  it('exits 5 for an MCP server that could not be reached, 2 for one whose secret or credentials are wrong', () => {
+    const unreachable = new RelayError('tool_transport_failed', "MCP server 'fs' could not be reached", {
+      details: { retryable: true },
+    });
+    const refused = new RelayError('tool_transport_failed', "MCP server 'github' needs secret 'TOKEN'", {
+      details: { retryable: false },
+    });
+    expect(toExitCode(unreachable)).toBe(exitCodes.unavailable);
+    expect(toExitCode(refused)).toBe(exitCodes.usage);
+  });
+
   it('keeps not found, usage and unexpected errors apart', () => {
     expect(toExitCode(new RelayError('run_not_found', 'gone'))).toBe(exitCodes.notFound);
     expect(toExitCode(usageError('bad flag'))).toBe(exitCodes.usage);
