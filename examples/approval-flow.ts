@@ -10,8 +10,7 @@ import { DefaultLogger, Runtime } from '@temporalio/worker';
 import { z } from 'zod';
 import { RelayClient, defineTool } from '../src/index.js';
 import { createWorker } from '../src/worker/index.js';
-import { startTemporalDevServer } from '../src/dev/temporal-dev-server.js';
-import { scriptedModel } from '../src/testing/index.js';
+import { scriptedModel, startTemporalDevServer } from '../src/testing/index.js';
 
 const balances = new Map([
   ['ACC-1', 4231.55],

@@ -10,3 +10,13 @@ export { HistoryReplayError, loadHistories, recordHistory, replayHistories } fro
 export type { HistoryFixture, HistoryReplayFailure, ReplayHistoriesOptions } from './replay-histories.js';
 export { cachedTestServerPath, findTestServerExecutable, TestEnvironmentError } from './find-test-server-executable.js';
 export { quietenWorkerRuntime } from './quieten-worker-runtime.js';
+export {
+  startTemporalDevServer,
+  TemporalCliNotFoundError,
+  TemporalDevServerError,
+} from '../dev/temporal-dev-server.js';
+export type {
+  DevServerSearchAttribute,
+  TemporalDevServer,
+  TemporalDevServerOptions,
+} from '../dev/temporal-dev-server.js';

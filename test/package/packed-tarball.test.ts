@@ -121,7 +121,7 @@ import type { RelayClientOptions } from '@relay-e/engine/client';
 import { RelayPlugin, createWorker } from '@relay-e/engine/worker';
 import { createApi, startApiServer } from '@relay-e/engine/http';
 import { agentRun } from '@relay-e/engine/workflows';
-import { scriptedModel } from '@relay-e/engine/testing';
+import { scriptedModel, startTemporalDevServer } from '@relay-e/engine/testing';
 import { z } from 'zod';
 
 const tool: ToolDefinition<{ name: string }, string> = {
@@ -131,7 +131,7 @@ const tool: ToolDefinition<{ name: string }, string> = {
   execute: async ({ name }) => \`hello \${name}\`,
 };
 export const config = defineConfig({ tools: [tool, defineTool({ ...tool, name: 'greet_too' })], models: { scripted: scriptedModel([]) } });
-export const used = [RelayClient, ToolRegistry, RelayPlugin, createWorker, createApi, startApiServer, agentRun];
+export const used = [RelayClient, ToolRegistry, RelayPlugin, createWorker, createApi, startApiServer, agentRun, startTemporalDevServer];
 export type Used = [RunSnapshot, RelayClientOptions];
 `;
 
