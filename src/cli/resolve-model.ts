@@ -21,15 +21,18 @@ const defaultModels: Readonly<Record<string, string>> = {
  */
 export function resolveModel(flag: string | undefined, env: NodeJS.ProcessEnv = process.env): ResolvedModel {
   const configured = Object.keys(providersFromEnv(env));
-  const named = flag ?? envSetting(env, 'RELAY_E_MODEL');
+  const fromEnv = envSetting(env, 'RELAY_E_MODEL');
+  const named = flag ?? fromEnv;
   const modelId = named ?? configured.map((provider) => defaultModels[provider]).find((model) => model !== undefined);
   if (modelId !== undefined && modelId !== demoModelId) {
-    const source = named === undefined ? 'default of the configured provider; --model or RELAY_E_MODEL to change' : '';
-    return {
-      modelId,
-      isDemo: false,
-      description: `${modelId} (${source || `providers configured here: ${list(configured)}`})`,
-    };
+    // A named model is the workers' to serve (a config's scripted model, say): this process's keys say nothing of it.
+    const source =
+      flag !== undefined
+        ? 'from --model'
+        : fromEnv !== undefined
+          ? 'from RELAY_E_MODEL'
+          : 'default of the configured provider; --model or RELAY_E_MODEL to change';
+    return { modelId, isDemo: false, description: `${modelId} (${source})` };
   }
   const hint =
     configured.length > 0

@@ -20,6 +20,11 @@ describe('resolveModel', () => {
     const env = { OPENAI_API_KEY: 'sk-test', RELAY_E_MODEL: 'openai:gpt-4.1' };
     expect(resolveModel('anthropic:claude-x', env).modelId).toBe('anthropic:claude-x');
     expect(resolveModel(undefined, env).modelId).toBe('openai:gpt-4.1');
+    // Where the name came from, not this process's providers: the workers serve it (a config's scripted model, say).
+    expect(resolveModel('scripted:orders', {}).description).toBe('scripted:orders (from --model)');
+    expect(resolveModel(undefined, { RELAY_E_MODEL: 'scripted:orders' }).description).toBe(
+      'scripted:orders (from RELAY_E_MODEL)',
+    );
     expect(resolveModel(undefined, { RELAY_E_COMPATIBLE_BASE_URL: 'http://127.0.0.1:11434/v1' })).toMatchObject({
       modelId: 'scripted:demo',
       isDemo: true,
