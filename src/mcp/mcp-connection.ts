@@ -62,6 +62,8 @@ export class McpConnection {
   #nextAttemptAt = 0;
   #closed = false;
   #reconnectTimer: NodeJS.Timeout | undefined;
+  /** The secret values the current link was opened with, hidden from what its requests fail with. */
+  #secretValues: readonly string[] = [];
 
   constructor(options: McpConnectionOptions) {
     this.#options = options;
@@ -121,9 +123,20 @@ export class McpConnection {
     }
   }
 
-  /** Every tool the server lists, following pagination; a list that never ends throws `tool_protocol_error`. */
+  /**
+   * Every tool the server lists, following pagination; a list that never ends throws `tool_protocol_error`. A server
+   * that refuses a credential may quote it: the link's secrets are hidden from the error, which reaches the logs.
+   */
   async listTools(signal?: AbortSignal): Promise<Tool[]> {
     const client = await this.client(signal);
+    try {
+      return await this.#listPages(client, signal);
+    } catch (error) {
+      throw hideSecretsInError(error, this.#secretValues);
+    }
+  }
+
+  async #listPages(client: Client, signal: AbortSignal | undefined): Promise<Tool[]> {
     const tools: Tool[] = [];
     const cursors = new Set<string>();
     let cursor: string | undefined;
@@ -179,6 +192,7 @@ export class McpConnection {
       throw transportFailure(`MCP server '${server}': the connection is closed`, false);
     }
     this.#client = client;
+    this.#secretValues = settings.secretValues;
     if (reconnected) onToolsChanged?.();
     return client;
   }

@@ -1,5 +1,6 @@
 import { inspect } from 'node:util';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { McpConnection } from '../../src/mcp/mcp-connection.js';
 import { mcpTools } from '../../src/mcp/mcp-tools.js';
 import { createToolContext } from '../../src/tool/tool-context.js';
 import { ToolExecutor } from '../../src/tool/tool-executor.js';
@@ -152,5 +153,34 @@ describe('the HTTP sessions of an MCP server', () => {
     await pooled.close();
     pooled = undefined;
     expect([sessionServer.openSessions(), ends()]).toEqual([0, 4]);
+  });
+});
+
+describe('the connection that lists a server’s tools', () => {
+  it('hides its secret from a tools/list refusal that quotes it, as from a failed connect', async () => {
+    const accepted = ['token-catalog'];
+    const listing = await startFixtureHttpServer({ tokens: accepted });
+    const connection = new McpConnection({
+      server: 'listing',
+      settings: async () => ({
+        transport: { type: 'http', url: listing.url, headers: { Authorization: 'Bearer token-catalog' } },
+        secretValues: ['Bearer token-catalog', 'token-catalog'],
+      }),
+      logger: quietLogger,
+    });
+    try {
+      expect((await connection.listTools()).length).toBeGreaterThan(0);
+      // The server stops accepting the token: its 401 quotes the credentials the next tools/list carried.
+      accepted.length = 0;
+      const error: unknown = await connection.listTools().then(
+        () => undefined,
+        (thrown: unknown) => thrown,
+      );
+      expect(inspect(error)).toContain("credentials '[secret]' refused");
+      expect(inspect(error)).not.toContain('token-catalog');
+    } finally {
+      await connection.close();
+      await listing.close();
+    }
   });
 });
