@@ -119,14 +119,7 @@ export class ApprovalBook {
       return { approved: true, input: pending.input, edited: false, ...who, ...approvalCount(pending, who.approver) };
     }
     const check = checkInput(pending.toolName, decision.input);
-    if (!check.valid) {
-      throw ApplicationFailure.create({
-        type: 'approval_input_invalid',
-        message: `Edited input rejected. ${check.error}`,
-        details: [check.issues],
-        nonRetryable: true,
-      });
-    }
+    if (!check.valid) throw editRefusal(check);
     return { approved: true, input: check.input, edited: true, ...who };
   }
 
@@ -162,6 +155,16 @@ export class ApprovalBook {
   wasEndedByRun(toolCallId: string): boolean {
     return this.endedByRun.has(toolCallId);
   }
+}
+
+/** The refusal of an edited input that fails its check, with the issues for the approver's form. */
+export function editRefusal(check: Extract<ToolCallCheck, { valid: false }>): ApplicationFailure {
+  return ApplicationFailure.create({
+    type: 'approval_input_invalid',
+    message: `Edited input rejected. ${check.error}`,
+    details: [check.issues],
+    nonRetryable: true,
+  });
 }
 
 /** The decision's `approver` or `reason` when given as something other than text, else undefined. */

@@ -3,8 +3,9 @@ import type { ApprovalDecision, ApprovalOutcome } from '../src/shared/run-types.
 import { decideSignal, decideUpdate, eventPageQuery, eventsQuery, snapshotQuery } from './messages.js';
 import type { RunContext } from './run-context.js';
 import { recordApprovalAdded, recordDecisionWhenAccepted } from './decision-events.js';
-import { isOneOfSeveral, nonTextField, refuseNonTextField } from './approvals.js';
+import { editRefusal, isOneOfSeveral, nonTextField, refuseNonTextField } from './approvals.js';
 import type { AcceptedDecision } from './approvals.js';
+import type { ToolCallCheck } from './tool-call-validator.js';
 import { describeFailure } from './describe-failure.js';
 
 /** Registers the run's decision update and signal and its queries. */
@@ -17,6 +18,7 @@ export function registerRunHandlers(context: RunContext): void {
     validator: (decision: ApprovalDecision) => {
       refuseNonTextField(decision);
       check(decision);
+      refuseUndeclaredFields(context, decision);
       refuseOnceExpired(context, decision);
       refuseOnceCancelled(decision.toolCallId);
     },
@@ -35,6 +37,9 @@ export function registerRunHandlers(context: RunContext): void {
         }
         if (nonTextField(decision) !== undefined && context.patches.decisionFieldsAreText()) {
           refuseNonTextField(decision);
+        }
+        if (undeclaredEdit(context, decision) && context.patches.editedFieldsDeclared()) {
+          refuseUndeclaredFields(context, decision);
         }
       } catch (error) {
         log.warn('Ignored an invalid approval signal', {
@@ -71,6 +76,27 @@ function refuseOnceExpired(context: RunContext, decision: ApprovalDecision): voi
     message: `Tool call '${decision.toolCallId}' expired at ${expiresAt}: a decision sent after it is not taken`,
     nonRetryable: true,
   });
+}
+
+/**
+ * Refuses an edited input with a field the tool's schema does not name (ToolCallValidator.checkEdit). Asked by the
+ * update's validator and, under its rule, the signal handler, not by what applies a decision: a run that accepted
+ * such an edit before the rule replays it.
+ */
+function refuseUndeclaredFields(context: RunContext, decision: ApprovalDecision): void {
+  const refused = undeclaredEdit(context, decision);
+  if (refused) throw editRefusal(refused);
+}
+
+/** The failed check of an edited input whose fields the tool's schema does not all name, else undefined. */
+function undeclaredEdit(
+  context: RunContext,
+  decision: ApprovalDecision,
+): Extract<ToolCallCheck, { valid: false }> | undefined {
+  const pending = decision.input === undefined ? undefined : context.run.approvals.get(decision.toolCallId);
+  if (!pending) return undefined;
+  const check = context.validator.checkEdit(pending.toolName, decision.input);
+  return check.valid ? undefined : check;
 }
 
 /** The call's `expiresAt` when `decision` was sent at or after it (see {@link refuseOnceExpired}), else undefined. */

@@ -222,6 +222,14 @@ const expiredDecisionRefusedPatch = 'expired-decision-refused';
  */
 const decisionFieldsAreTextPatch = 'decision-fields-are-text';
 
+/**
+ * An approval signalled with an edited input holding a field the tool's schema does not name (an approver's
+ * `dry_run: true`) is ignored, as the update's validator refuses it: before, it was approved and recorded with the
+ * field, and the tool, whose Zod schema drops unknown keys, ran without it. Asked at such a signal only, by the same
+ * runs as {@link approversToldEveryEndingPatch}; runs that applied one replay it.
+ */
+const editedFieldsDeclaredPatch = 'edited-fields-declared';
+
 /** The answers to the patches a run follows. */
 export interface RunPatches {
   /** False for runs started before the exact identity and limit rules: they replay with the old ones. */
@@ -283,6 +291,8 @@ export interface RunPatches {
   expiredDecisionRefused(): boolean;
   /** Asked at a decision signalled with an approver or reason that is not text (see {@link decisionFieldsAreTextPatch}). */
   decisionFieldsAreText(): boolean;
+  /** Asked at an approval signalled with an edit holding an undeclared field (see {@link editedFieldsDeclaredPatch}). */
+  editedFieldsDeclared(): boolean;
 }
 
 /** The rules decided at the start, without those asked later in the run. */
@@ -305,6 +315,7 @@ type StartRules = Omit<
   | 'carriedCompactionLogged'
   | 'expiredDecisionRefused'
   | 'decisionFieldsAreText'
+  | 'editedFieldsDeclared'
 >;
 
 const everyRule: StartRules = {
@@ -367,6 +378,7 @@ export function decideRunPatches(): RunPatches {
     carriedCompactionLogged: askedOnce(late ? carriedCompactionLoggedPatch : undefined),
     expiredDecisionRefused: askedOnce(late ? expiredDecisionRefusedPatch : undefined),
     decisionFieldsAreText: askedOnce(late ? decisionFieldsAreTextPatch : undefined),
+    editedFieldsDeclared: askedOnce(late ? editedFieldsDeclaredPatch : undefined),
   };
 }
 

@@ -5,6 +5,7 @@ import { boundIssues } from '../src/shared/payload-limits.js';
 import { checkToolInput, describeIssues } from '../src/shared/tool-input.js';
 import type { ToolInputIssue } from '../src/shared/tool-input.js';
 import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
+import { undeclaredFields } from '../src/shared/undeclared-fields.js';
 
 export type ToolCallCheck =
   | { valid: true; entry: ToolCatalogEntry; input: unknown }
@@ -57,6 +58,18 @@ export class ToolCallValidator {
       return { valid: false, errorType: 'validation', error: describeIssues(issues), issues };
     }
     return { valid: true, entry, input: result.data };
+  }
+
+  /**
+   * Checks an approver's edited input as a proposed call's, and refuses a field the tool's schema does not name
+   * (undeclaredFields): what an approver adds must reach the tool, or the approval records what never ran.
+   */
+  checkEdit(toolName: string, rawInput: unknown): ToolCallCheck {
+    const check = this.check(toolName, rawInput);
+    if (!check.valid) return check;
+    const issues = boundIssues(undeclaredFields(check.entry.inputSchema, rawInput));
+    if (issues.length === 0) return check;
+    return { valid: false, errorType: 'validation', error: describeIssues(issues), issues };
   }
 
   private schemaFor(entry: ToolCatalogEntry): z.ZodType {

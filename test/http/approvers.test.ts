@@ -118,6 +118,40 @@ describe('a decision whose approver is not text', () => {
   });
 });
 
+describe('an approver’s edit with a field the tool does not name', () => {
+  it('is refused by update and over HTTP (422 naming the field), ignored by signal, and never recorded as run', async () => {
+    const { client } = worker;
+    const paidBefore = ledger.transfers.length;
+    const { runId } = await client.startRun({ tenantId, model: 'scripted:test', prompt: 'pay B' });
+    await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
+    // transfer_funds's Zod schema would drop `dry_run` before the tool ran: the approver must learn it now.
+    const edit = { from: 'A', to: 'B', amount: 5, dry_run: true };
+    const handle = client.temporal.workflow.getHandle(runId);
+    const signalled = { toolCallId: payCallId, decision: 'approve', approver: 'finance-lead', input: edit } as const;
+    await handle.signal(decideSignal, signalled);
+
+    const refused = await client
+      .approve(runId, payCallId, { approver: 'finance-lead', input: edit })
+      .catch((error: unknown) => error);
+    expect(RelayError.isInstance(refused) && refused.code).toBe('approval_input_invalid');
+    const overHttp = await decide(runId, keys.lead, 'approve', { input: edit });
+    expect(overHttp.status).toBe(422);
+    expect(await overHttp.json()).toMatchObject({
+      code: 'approval_input_invalid',
+      issues: [{ path: 'dry_run', code: 'unrecognized_keys' }],
+    });
+    expect(ledger.transfers).toHaveLength(paidBefore);
+
+    // Still waiting (the signal was not taken): the edit without the field runs as approved.
+    expect((await decide(runId, keys.lead, 'approve', { input: { from: 'A', to: 'B', amount: 5 } })).status).toBe(200);
+    await client.result(runId);
+    const approved = (await client.events(runId)).filter((event) => event.type === 'tool_approved');
+    expect(approved).toMatchObject([{ approver: 'finance-lead', edited: true }]);
+    expect(ledger.transfers.slice(paidBefore)).toMatchObject([{ from: 'A', to: 'B', amount: 5 }]);
+    await recordHistoryIfRequested(handle, currentHistoryFile('edit-with-undeclared-field'));
+  });
+});
+
 describe('a tool whose calls need two approvers (four eyes)', () => {
   const fourEyes = { ...keys, cfo: 'key-cfo' };
   let pair: { worker: RunningWorker; api: ApiServer; ledger: ReturnType<typeof createLedger> };

@@ -152,6 +152,9 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
  * `approver-not-text` is an approval signalled with `approver: ["finance-lead"]` for a tool only `finance-lead`
  * decides: under `decision-fields-are-text` (asked at such a signal) it is ignored and the call waits for a named
  * approver; `-before-patch` is the old side (the list passed by string coercion, the call approved naming nobody).
+ * `edit-with-undeclared-field` is an approval signalled with an edit holding `dry_run: true`, a field the tool's
+ * schema does not name: under `edited-fields-declared` (asked at such a signal) it is ignored and the call waits;
+ * `-before-patch` is the old side (the edit approved and recorded with the field, the tool run without it).
  */
 const pendingApprovalsInMemo = [
   ...pathsSinceCatalogInFirstCall,
@@ -194,6 +197,7 @@ const pendingApprovalsInMemo = [
     'failed-as-reminder-due',
     'decision-signalled-after-expiry',
     'approver-not-text',
+    'edit-with-undeclared-field',
   ].flatMap((name) => [name, `${name}-before-patch`]),
 ].map((name) => `pending-approvals-in-memo/${name}.json`);
 

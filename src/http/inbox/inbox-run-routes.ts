@@ -98,7 +98,7 @@ function decisionRoutes(app: Hono<InboxEnv>, { client, catalogs }: InboxRunRoute
     const catalog = await catalogs.of(runId, tenantId);
     // Without the tool's schema here, the run's own check of the decision is the only one: nothing to show yet.
     if (!catalog.some((tool) => tool.name === pending.toolName)) return c.json({ valid: true, issues: [] });
-    const check = new ToolCallValidator(catalog).check(pending.toolName, input);
+    const check = new ToolCallValidator(catalog).checkEdit(pending.toolName, input);
     return c.json(check.valid ? { valid: true, issues: [] } : { valid: false, issues: check.issues });
   });
 

@@ -1,0 +1,52 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { useRelayTestKit } from '../helpers/relay-test-kit.js';
+import { createTestTenants, payCallId, signInToInbox, startHttpTestApi } from './http-test-kit.js';
+import type { HttpTestApi } from './http-test-kit.js';
+
+const { keys, apiKeys } = createTestTenants();
+const kit = useRelayTestKit();
+let api: HttpTestApi;
+
+beforeAll(async () => {
+  api = await startHttpTestApi(kit, { apiKeys });
+});
+
+afterAll(async () => {
+  await api?.close();
+});
+
+describe('the inbox’s check of an edited input, as the approver types', () => {
+  it('names a field the tool does not name, as the run would refuse it, and passes the same edit without it', async () => {
+    const started = await api.request('/v1/runs', {
+      method: 'POST',
+      key: keys.alice,
+      json: { model: 'scripted:test', prompt: 'pay B', approvalTimeout: '1h' },
+    });
+    const { runId } = (await started.json()) as { runId: string };
+    await api.waitForRun(runId, keys.alice, (run) => run.status === 'awaiting_approval');
+    const cookie = await signInToInbox(api.url, keys.alice);
+    const page = await (await fetch(`${api.url}/`, { headers: { cookie } })).text();
+    const csrf = /<meta name="relay-csrf" content="([^"]+)"/.exec(page)?.[1] ?? '';
+    const check = async (input: unknown) => {
+      const answer = await fetch(`${api.url}/inbox/runs/${runId}/check`, {
+        method: 'POST',
+        headers: { cookie, 'content-type': 'application/json', 'x-relay-csrf': csrf },
+        body: JSON.stringify({ toolCallId: payCallId, input }),
+      });
+      expect(answer.status).toBe(200);
+      return answer.json();
+    };
+
+    expect(await check({ from: 'A', to: 'B', amount: 5, dry_run: true })).toEqual({
+      valid: false,
+      issues: [
+        {
+          path: 'dry_run',
+          message: 'Not a field of this tool: it would never reach the tool',
+          code: 'unrecognized_keys',
+        },
+      ],
+    });
+    expect(await check({ from: 'A', to: 'B', amount: 5 })).toEqual({ valid: true, issues: [] });
+  });
+});
