@@ -6,7 +6,8 @@ import type { ToolInputIssue } from './tool-input.js';
  * The fields of `input` that its JSON Schema does not name, where the schema lists an object's `properties` and says
  * nothing of others (no `additionalProperties`, no `patternProperties`): JSON Schema lets such a field through, but a
  * `defineTool` tool's Zod schema drops it before the tool runs, so an approver who adds `dry_run: true` would see it
- * approved and never applied. Nested objects and array items are followed where the schema names them; composed
+ * approved and never applied (a `defineJsonSchemaTool` tool or an MCP server would get it: edits stay within the
+ * schema either way). Nested objects and array items are followed where the schema names them; composed
  * schemas (`anyOf`, `$ref`, …) are not looked into. Pure, so the workflow can call it.
  */
 export function undeclaredFields(schema: JsonSchema, input: unknown): ToolInputIssue[] {
@@ -28,7 +29,7 @@ function collect(schema: unknown, input: unknown, path: PropertyKey[], issues: T
   for (const [key, value] of Object.entries(input)) {
     if (Object.hasOwn(properties, key)) collect(properties[key], value, [...path, key], issues);
     else if (closed) {
-      const message = 'Not a field of this tool: it would never reach the tool';
+      const message = "Not a field of this tool's input schema";
       issues.push({ path: formatIssuePath([...path, key]), message, code: 'unrecognized_keys' });
     }
   }

@@ -42,7 +42,7 @@ describe('the inbox’s check of an edited input, as the approver types', () => 
       issues: [
         {
           path: 'dry_run',
-          message: 'Not a field of this tool: it would never reach the tool',
+          message: "Not a field of this tool's input schema",
           code: 'unrecognized_keys',
         },
       ],

@@ -20,12 +20,12 @@ describe('undeclaredFields', () => {
     expect(undeclaredFields(transfer, input)).toEqual([
       {
         path: 'dry_run',
-        message: 'Not a field of this tool: it would never reach the tool',
+        message: "Not a field of this tool's input schema",
         code: 'unrecognized_keys',
       },
       {
         path: 'lines[1].qty',
-        message: 'Not a field of this tool: it would never reach the tool',
+        message: "Not a field of this tool's input schema",
         code: 'unrecognized_keys',
       },
     ]);
