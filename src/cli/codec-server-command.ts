@@ -14,8 +14,8 @@ import { cliInvocation } from './cli-invocation.js';
 import type { Command } from './command.js';
 import { commandSummaries } from './command-summaries.js';
 import { parseCommandFlags } from './command.js';
-import { explainBusyPort, readPort } from './server-port.js';
-import type { PortSetting } from './server-port.js';
+import { explainListenError, readPort } from './server-port.js';
+import type { ListenSetting } from './server-port.js';
 import { waitForShutdownSignal } from './shutdown-signal.js';
 import { connectRelayClient, readTemporalSettings } from './temporal-settings.js';
 import type { TemporalSettings } from './temporal-settings.js';
@@ -23,7 +23,7 @@ import type { TemporalSettings } from './temporal-settings.js';
 /** The codec server's port when neither `--port` nor RELAY_E_CODEC_PORT says otherwise. */
 export const defaultCodecPort = 8788;
 
-const codecPort: PortSetting = {
+const codecListen: ListenSetting = {
   variable: 'RELAY_E_CODEC_PORT',
   fallback: defaultCodecPort,
   usedBy: 'another relay-e codec-server',
@@ -165,7 +165,7 @@ Options:
     const { values } = parseCommandFlags('codec-server', argv, codecServerOptions);
     const encryption = encryptionOptionsFromEnv(process.env);
     if (!encryption) throw usageError('Set RELAY_E_ENCRYPTION_KEYS="id:base64key,..." to serve the codec');
-    const port = readPort(values.port, process.env, codecPort);
+    const port = readPort(values.port, process.env, codecListen);
     const allowedHosts = readAllowedHosts(values['allowed-host'], process.env);
     // Listening before the ready line, so a caller that stops the server as soon as it reads it closes it in order.
     const shutdown = waitForShutdownSignal();
@@ -179,7 +179,7 @@ Options:
       ...(allowedHosts ? { allowedHosts } : {}),
       runTenants,
     }).catch((error: unknown) => {
-      throw explainBusyPort(error, port, host, codecPort);
+      throw explainListenError(error, { port, host, hostFromFlag: true }, codecListen);
     });
     process.stdout.write(
       values.json

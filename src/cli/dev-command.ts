@@ -10,6 +10,7 @@ import {
   findTemporalExecutable,
   isListening,
   NotTemporalServerError,
+  splitHostPort,
   startTemporalDevServer,
 } from '../dev/temporal-dev-server.js';
 import type { TemporalDevServer } from '../dev/temporal-dev-server.js';
@@ -21,12 +22,18 @@ import { runTenantsOf, startCodecServer } from './codec-server-command.js';
 import type { Command } from './command.js';
 import { apiHost, connectionOptions, connectionOptionsHelp, parseCommandFlags } from './command.js';
 import { resolveModel } from './resolve-model.js';
-import { defaultApiPort, explainBusyPort, readPort } from './server-port.js';
+import { defaultApiPort, explainListenError, readPort } from './server-port.js';
+import type { ListenAddress } from './server-port.js';
 import { waitForShutdownSignal } from './shutdown-signal.js';
 import { createSpinner } from './spinner.js';
 import { errorMessage } from '../tool/error-message.js';
 import type { Spinner } from './spinner.js';
-import { connectRelayClient, readTemporalSettings } from './temporal-settings.js';
+import {
+  connectionCredentials,
+  connectRelayClient,
+  explainTlsMismatch,
+  readTemporalSettings,
+} from './temporal-settings.js';
 import type { TemporalSettings } from './temporal-settings.js';
 import type { PayloadStore } from '../store/payload-store.js';
 import { startCliWorker } from './worker-command.js';
@@ -112,6 +119,8 @@ ${connectionOptionsHelp}`,
 export interface DevListen {
   apiPort: number;
   host: string;
+  /** Whether `--host` gave the host, else RELAY_E_HOST or the default: the message when it cannot be bound names it. */
+  hostFromFlag: boolean;
   uiPort: number;
   dbFilename: string;
 }
@@ -135,6 +144,7 @@ export function readDevListen(
   return {
     apiPort: readPort(values.port, env),
     host,
+    hostFromFlag: values.host !== undefined,
     uiPort: readUiPort(values['ui-port']),
     dbFilename: values.db ?? path.join(stateDirectory, 'temporal.db'),
   };
@@ -158,7 +168,8 @@ interface DevParts {
 
 /**
  * Starts (or reuses) Temporal, then the worker, then the API, each added to the stack as it starts. An abort of
- * `starting` (Ctrl-C, or the worker failing) ends the start-up after the running step, with the abort's reason.
+ * `starting` (Ctrl-C, or the worker failing) ends the start-up with the abort's reason: the Temporal start and the
+ * bundling of the worker's workflows at once, the other steps once they end.
  */
 async function startDevStack(
   stack: DevStack,
@@ -181,14 +192,14 @@ async function startDevStack(
   const worker = await startCliWorker(serverSettings, project, {
     defaultFolderShared: true,
     inboxUrl: () => inbox.url,
+    signal,
   });
   stack.add(() => worker.stop());
   // Until dev waits on it once ready, a failure would be an unhandled rejection, ending dev without its orderly stop.
   worker.finished.catch((error: unknown) => starting.abort(error));
   signal.throwIfAborted();
   const api = await startDevApi(stack, serverSettings, {
-    port: listen.apiPort,
-    host: listen.host,
+    listen: { port: listen.apiPort, host: listen.host, hostFromFlag: listen.hostFromFlag },
     // The API reads stored outputs and texts from the store its worker keeps them in.
     payloadStore: worker.payloadStore,
   });
@@ -267,17 +278,13 @@ async function reuseTemporal(
   settings: TemporalSettings,
   { ports, signal }: { ports: TemporalPorts; signal: AbortSignal },
 ): Promise<TemporalDevServer> {
-  const reuseCredentials = {
-    ...(settings.tls !== undefined ? { tls: settings.tls } : {}),
-    ...(settings.apiKey !== undefined ? { apiKey: settings.apiKey } : {}),
-  };
   return startTemporalDevServer({
     reuseAddress: settings.address,
     namespace: settings.namespace,
-    reuseCredentials,
+    reuseCredentials: connectionCredentials(settings),
     signal,
   }).catch((error: unknown) => {
-    throw explainTemporalPort(error, ports);
+    throw explainTemporalPort(explainTlsMismatch(error), ports);
   });
 }
 
@@ -353,18 +360,19 @@ interface DevApi {
   keys: DevApiKeys;
 }
 
-/** Serves the HTTP API with the dev API key; a busy port is reported with the flag that changes it. */
+/** Serves the HTTP API with the dev API key; a port or host it cannot listen on is reported with the flag to change. */
 async function startDevApi(
   stack: DevStack,
   settings: TemporalSettings,
-  { payloadStore, ...listen }: { port: number; host: string; payloadStore: PayloadStore },
+  { payloadStore, listen }: { listen: ListenAddress; payloadStore: PayloadStore },
 ): Promise<DevApi> {
   const keys = await readDevApiKeys(settings.tenantId);
   const client = await connectRelayClient(settings);
   stack.add(() => client.close());
-  const api = await startApiServer({ client, apiKeys: keys.apiKeys, payloadStore, ...listen }).catch(
+  const { port, host } = listen;
+  const api = await startApiServer({ client, apiKeys: keys.apiKeys, payloadStore, port, host }).catch(
     (error: unknown) => {
-      throw explainBusyPort(error, listen.port, listen.host);
+      throw explainListenError(error, listen);
     },
   );
   stack.add(() => api.close());
@@ -458,12 +466,9 @@ export async function readDevApiKeys(tenantId: string, directory = stateDirector
 }
 
 function splitAddress(address: string): { host: string; port: number } {
-  const match = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(address);
-  const port = Number(match?.[2]);
-  if (!match?.[1] || !Number.isInteger(port) || port <= 0 || port > 65_535) {
-    throw usageError(`Temporal address '${address}' must look like host:port`);
-  }
-  return { host: match[1].replace(/^\[|\]$/g, ''), port };
+  const target = splitHostPort(address);
+  if (target === undefined) throw usageError(`Temporal address '${address}' must look like host:port`);
+  return target;
 }
 
 /** What the ready banner tells. */

@@ -41,7 +41,8 @@ Exit codes:
   1    the run failed or was cancelled, or an unexpected error
   2    usage error (unknown command or flag, missing argument, invalid JSON) or set-up problem (a config that
        cannot be loaded, no Temporal CLI for dev to start a server with, an MCP server's missing secret or
-       refused credentials)
+       refused credentials, TLS on for a Temporal server without it or off for one with it, an address a
+       server cannot listen on)
   3    not found (no such run)
   4    decision refused (no such pending call, already decided, edited input fails the schema, an approver
        the tool does not name)

@@ -10,7 +10,7 @@ import { cliInvocation } from './cli-invocation.js';
 import type { Command } from './command.js';
 import { commandSummaries } from './command-summaries.js';
 import { apiHost, parseCommandFlags, serverConnectionOptions, serverConnectionOptionsHelp } from './command.js';
-import { defaultApiPort, explainBusyPort, readPort } from './server-port.js';
+import { defaultApiPort, explainListenError, readPort } from './server-port.js';
 import { waitForShutdownSignal } from './shutdown-signal.js';
 import { envSetting } from './env-setting.js';
 import { configOption, configOptionHelp, loadProjectConfig } from './project-config.js';
@@ -68,13 +68,14 @@ async function readServeSettings(values: ServeFlags) {
   const apiKeys = await readApiKeys(values['api-keys-file'], process.env);
   const port = readPort(values.port);
   const host = apiHost(values.host);
+  const listen = { port, host, hostFromFlag: values.host !== undefined };
   // Behind a proxy that ends TLS: the inbox's public address, the only origin it takes changes from.
   const inboxUrl = readInboxUrl(process.env);
   const project = await loadProjectConfig(values.config);
   const settings = await readTemporalSettings(values, process.env, project?.config);
   // Where the workers keep outputs and texts out of history, for GET /v1/runs/{id}/stored/{ref}.
   const payloadStoreConfig = projectPayloadStoreConfig(settings, project);
-  return { apiKeys, port, host, inboxUrl, settings, payloadStoreConfig };
+  return { apiKeys, listen, inboxUrl, settings, payloadStoreConfig };
 }
 
 const cli = cliInvocation();
@@ -100,17 +101,18 @@ ${serverConnectionOptionsHelp}`,
   async run(argv) {
     const { values } = parseCommandFlags('serve', argv, serveOptions);
     const shutdown = waitForShutdownSignal();
-    const { apiKeys, port, host, inboxUrl, settings, payloadStoreConfig } = await readServeSettings(values);
+    const { apiKeys, listen, inboxUrl, settings, payloadStoreConfig } = await readServeSettings(values);
     // Created before connecting: a store config it refuses fails before the client opens.
     const payloadStore = createPayloadStore(payloadStoreConfig);
     const client = await connectRelayClient(settings).catch(async (error: unknown) => {
       await payloadStore.close();
       throw error;
     });
+    const { port, host } = listen;
     const apiOptions = { client, apiKeys, payloadStore, port, host, ...(inboxUrl !== undefined ? { inboxUrl } : {}) };
     const api = await startApiServer(apiOptions).catch(async (error: unknown) => {
       await Promise.all([payloadStore.close(), client.close()]);
-      throw explainBusyPort(error, port, host);
+      throw explainListenError(error, listen);
     });
     const tenants = [...new Set([...apiKeys.values()].map((entry) => entry.tenantId))];
     process.stdout.write(

@@ -3,35 +3,66 @@ import { usageError } from './cli-error.js';
 /** The API port when neither `--port` nor RELAY_E_PORT says otherwise. */
 export const defaultApiPort = 8787;
 
-/** How a server's `--port` is set besides the flag, and what else may hold it, for the message when it is busy. */
-export interface PortSetting {
-  /** The environment variable read when the flag is not given. */
+/**
+ * How a server's `--port` and `--host` are set besides the flags, and what else may hold its port, for the messages
+ * when it cannot listen.
+ */
+export interface ListenSetting {
+  /** The environment variable read when `--port` is not given. */
   variable: string;
   /** The port when neither is given. */
   fallback: number;
   /** Who else listens there, as the busy-port message guesses. */
   usedBy: string;
+  /** The environment variable read when `--host` is not given; undefined when only the flag sets it. */
+  hostVariable?: string;
 }
 
-const apiPort: PortSetting = {
+const apiListen: ListenSetting = {
   variable: 'RELAY_E_PORT',
   fallback: defaultApiPort,
   usedBy: 'another relay-e dev or serve',
+  hostVariable: 'RELAY_E_HOST',
 };
 
+/** Where a server was told to listen: the port, the host, and whether `--host` gave it (else its variable did). */
+export interface ListenAddress {
+  port: number;
+  host: string;
+  hostFromFlag: boolean;
+}
+
+/** Listen errors of a host this machine cannot listen on: not one of its addresses, or an address Node refuses. */
+const unbindableHostCodes: ReadonlySet<string> = new Set(['EADDRNOTAVAIL', 'EAFNOSUPPORT', 'EINVAL']);
+
 /**
- * Turns "address in use" into a sentence naming the flag that picks another port; other errors pass through.
+ * Turns a listen that failed on the port (in use) or the host (not this machine's address, a name that does not
+ * resolve) into a sentence naming the flag, and the variable, that change it; other errors pass through.
  */
-export function explainBusyPort(
+export function explainListenError(
   error: unknown,
-  port: number,
-  host: string,
-  { variable, usedBy }: Pick<PortSetting, 'variable' | 'usedBy'> = apiPort,
+  { port, host, hostFromFlag }: ListenAddress,
+  { variable, usedBy, hostVariable }: Pick<ListenSetting, 'variable' | 'usedBy' | 'hostVariable'> = apiListen,
 ): unknown {
-  if ((error as NodeJS.ErrnoException | undefined)?.code !== 'EADDRINUSE') return error;
+  const { code, syscall } = (error ?? {}) as NodeJS.ErrnoException;
+  if (code === 'EADDRINUSE') {
+    return usageError(
+      `Port ${port} on ${host} is already in use (${usedBy}?). ` +
+        `Pick another with --port N or ${variable}=N (0 picks a free one).`,
+    );
+  }
+  const reason =
+    syscall === 'getaddrinfo'
+      ? 'the name does not resolve'
+      : syscall === 'listen' && code !== undefined && unbindableHostCodes.has(code)
+        ? 'it is not an address of this machine'
+        : undefined;
+  if (reason === undefined) return error;
+  const given = !hostFromFlag && hostVariable !== undefined ? `${hostVariable}=${host}` : `--host ${host}`;
+  const flags = `--host IP${hostVariable !== undefined ? ` or ${hostVariable}=IP` : ''}`;
   return usageError(
-    `Port ${port} on ${host} is already in use (${usedBy}?). ` +
-      `Pick another with --port N or ${variable}=N (0 picks a free one).`,
+    `Cannot listen on ${given}: ${reason} (${code}). Give an address of this machine with ${flags} ` +
+      '(127.0.0.1 for this machine only, 0.0.0.0 for every interface).',
   );
 }
 
@@ -39,7 +70,7 @@ export function explainBusyPort(
 export function readPort(
   flag: string | undefined,
   env: NodeJS.ProcessEnv = process.env,
-  { variable, fallback }: Pick<PortSetting, 'variable' | 'fallback'> = apiPort,
+  { variable, fallback }: Pick<ListenSetting, 'variable' | 'fallback'> = apiListen,
 ): number {
   const text = flag ?? env[variable];
   if (text === undefined || text === '') return fallback;

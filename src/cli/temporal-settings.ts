@@ -7,6 +7,8 @@ import { encryptionOptionsFromEnv } from '../security/encryption-keys.js';
 import { rememberConnectionAddress } from '../worker/connection-address.js';
 import type { EncryptionOptions } from '../security/encryption-keys.js';
 import type { RelayConfig } from '../config/define-config.js';
+import { findTlsMismatch, TlsMismatchError } from '../dev/temporal-dev-server.js';
+import type { ConnectionCredentials } from '../dev/temporal-dev-server.js';
 import { usageError } from './cli-error.js';
 import { envSetting } from './env-setting.js';
 import { loadProjectConfig } from './project-config.js';
@@ -89,24 +91,64 @@ function loadTemporalProfile(profile: string | undefined, env: NodeJS.ProcessEnv
   }
 }
 
-/** Opens a RelayClient with these settings. */
-export function connectRelayClient(settings: TemporalSettings): Promise<RelayClient> {
-  return RelayClient.connect({
-    address: settings.address,
-    namespace: settings.namespace,
-    taskQueue: settings.taskQueue,
+/** The TLS settings and API key the settings connect with. */
+export function connectionCredentials(settings: TemporalSettings): ConnectionCredentials {
+  return {
     ...(settings.apiKey !== undefined ? { apiKey: settings.apiKey } : {}),
     ...(settings.tls !== undefined ? { tls: settings.tls } : {}),
-    ...(settings.encryption ? { encryption: settings.encryption } : {}),
-  });
+  };
 }
 
-/** Opens the native connection a worker needs with these settings; messages that name its server name this address. */
+/** Opens a RelayClient with these settings; a server whose TLS does not match theirs is named as such (exit 2). */
+export async function connectRelayClient(settings: TemporalSettings): Promise<RelayClient> {
+  try {
+    return await RelayClient.connect({
+      address: settings.address,
+      namespace: settings.namespace,
+      taskQueue: settings.taskQueue,
+      ...connectionCredentials(settings),
+      ...(settings.encryption ? { encryption: settings.encryption } : {}),
+    });
+  } catch (error) {
+    throw await explainConnectFailure(error, settings);
+  }
+}
+
+/**
+ * Opens the native connection a worker needs with these settings; messages that name its server name this address,
+ * and a server whose TLS does not match theirs is named as such (exit 2).
+ */
 export async function connectWorkerConnection(settings: TemporalSettings): Promise<NativeConnection> {
-  const connection = await NativeConnection.connect({
-    address: settings.address,
-    ...(settings.apiKey !== undefined ? { apiKey: settings.apiKey } : {}),
-    ...(settings.tls !== undefined ? { tls: settings.tls } : {}),
-  });
-  return rememberConnectionAddress(connection, settings.address);
+  try {
+    const connection = await NativeConnection.connect({
+      address: settings.address,
+      ...connectionCredentials(settings),
+    });
+    return rememberConnectionAddress(connection, settings.address);
+  } catch (error) {
+    throw await explainConnectFailure(error, settings);
+  }
+}
+
+async function explainConnectFailure(error: unknown, settings: TemporalSettings): Promise<unknown> {
+  const mismatch = await findTlsMismatch(error, settings.address, connectionCredentials(settings));
+  return mismatch ? explainTlsMismatch(mismatch) : error;
+}
+
+/**
+ * A server whose TLS does not match the connection's, as a sentence naming the setting that changes it (a set-up
+ * problem, exit 2); other errors pass through. TEMPORAL_TLS wins over what else turns TLS on (an API key, a
+ * certificate, the profile's TLS settings).
+ */
+export function explainTlsMismatch(error: unknown): unknown {
+  if (!(error instanceof TlsMismatchError)) return error;
+  return usageError(
+    error.clientTls
+      ? `TLS is on for the connection to ${error.address}, but the server there does not speak TLS: turn it off ` +
+          "with TEMPORAL_TLS=false (TLS is on with TEMPORAL_TLS, an API key, a TLS certificate or the profile's TLS " +
+          'settings).'
+      : `The server at ${error.address} speaks TLS, but the connection to it does not use TLS: turn it on with ` +
+          'TEMPORAL_TLS=true (and TEMPORAL_TLS_SERVER_CA_CERT_PATH for a private CA), or pick a profile with TLS ' +
+          'settings (--profile).',
+  );
 }

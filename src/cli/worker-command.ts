@@ -1,8 +1,9 @@
 import path from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { DemoBankFile } from '../demo/demo-bank-file.js';
 import { isToolSource } from '../tool/tool-source.js';
 import type { ToolEntry } from '../tool/tool-source.js';
-import type { Worker } from '@temporalio/worker';
+import type { Worker, WorkerOptions } from '@temporalio/worker';
 import { createDemoModel } from '../demo/demo-model.js';
 import { createDemoTools } from '../demo/demo-tools.js';
 import { providersFromEnv } from '../model/providers/index.js';
@@ -66,7 +67,9 @@ export const demoBankFile = path.join('.relay-e', 'demo-bank.json');
  * tools and the scripted demo model when there is none; the providers the environment configures are added either way.
  * `defaultFolderShared`: whether every worker of the task queue reads the default payload folder, as the workers
  * of a stack on one machine do. `inboxUrl`: the inbox that approval notices link to when their webhook names none
- * (relay-e dev's own). `deployment`: the Worker Deployment version it polls as, when versioned.
+ * (relay-e dev's own). `deployment`: the Worker Deployment version it polls as, when versioned. `signal`: ends the
+ * start when aborted (relay-e dev's Ctrl-C): bundling the workflows stops, what was opened is closed, and the promise
+ * rejects with the signal's reason; the steps before bundling (connecting, opening tool sources) end first.
  */
 export async function startCliWorker(
   settings: TemporalSettings,
@@ -75,7 +78,13 @@ export async function startCliWorker(
     defaultFolderShared,
     inboxUrl,
     deployment,
-  }: { defaultFolderShared: boolean; inboxUrl?: () => string | undefined; deployment?: WorkerDeployment },
+    signal,
+  }: {
+    defaultFolderShared: boolean;
+    inboxUrl?: () => string | undefined;
+    deployment?: WorkerDeployment;
+    signal?: AbortSignal;
+  },
 ): Promise<CliWorker> {
   // Every setting is worked out and checked before connecting, so a mistake in one leaves nothing open.
   const { approvalWebhook, reminderMs, where } = approvalNoticesOf(project, inboxUrl);
@@ -100,10 +109,14 @@ export async function startCliWorker(
     payloadStore: payloads.store,
     keepLargePayloadsInStore: payloads.sharedByEveryWorker,
     ...modelCallAffinity(payloads.sharedByEveryWorker, project?.config),
-    ...(deployment ? { workerOptions: versionedWorkerOptions(deployment) } : {}),
+    workerOptions: {
+      ...(deployment ? versionedWorkerOptions(deployment) : {}),
+      ...(signal ? { bundlerOptions: { webpackConfigHook: stopBundlingOn(signal) } } : {}),
+    },
   }).catch(async (error: unknown) => {
     await opened.close();
-    throw error;
+    // Bundling stopped by the signal fails with webpack's error; the caller asked for the stop, so it gets its reason.
+    throw signal?.aborted ? signal.reason : error;
   });
   const running = worker.run();
   let stopping: Promise<void> | undefined;
@@ -119,14 +132,65 @@ export async function startCliWorker(
   };
 }
 
+type WebpackConfigHook = NonNullable<NonNullable<WorkerOptions['bundlerOptions']>['webpackConfigHook']>;
+
+/**
+ * A webpack config hook that ends the bundling of the workflows when `signal` aborts: the compilation's queues stop
+ * taking modules, and it fails with the signal's reason before it seals, so the SDK's bundler rejects at once (and
+ * logs no webpack errors) instead of bundling for seconds more.
+ */
+function stopBundlingOn(signal: AbortSignal): WebpackConfigHook {
+  return (config) => ({
+    ...config,
+    plugins: [
+      ...(config.plugins ?? []),
+      {
+        apply(compiler) {
+          compiler.hooks.thisCompilation.tap('RelayStopBundling', (compilation) => {
+            const { addModuleQueue, factorizeQueue, buildQueue, processDependenciesQueue } = compilation;
+            const stop = () => {
+              for (const queue of [addModuleQueue, factorizeQueue, buildQueue, processDependenciesQueue]) queue.stop();
+            };
+            if (signal.aborted) stop();
+            else signal.addEventListener('abort', stop, { once: true });
+            compiler.hooks.shutdown.tap('RelayStopBundling', () => signal.removeEventListener('abort', stop));
+            compilation.hooks.finishModules.tapAsync('RelayStopBundling', (_modules, callback) => {
+              callback(signal.aborted ? (signal.reason as Error) : undefined);
+            });
+          });
+        },
+      },
+    ],
+  });
+}
+
 /** Stops the worker, then closes what it used, also when it failed: its error is rethrown once they are closed. */
 async function stopWorker(worker: Worker, running: Promise<void>, close: () => Promise<void>): Promise<void> {
-  if (worker.getState() === 'RUNNING') worker.shutdown();
   try {
+    await shutDownOnceRunning(worker, running);
     await running;
   } finally {
     await close();
   }
+}
+
+/** How often a stop asked before the worker runs reads its state again. */
+const workerStatePollMs = 10;
+
+/**
+ * Asks the worker to shut down. `run()` makes it RUNNING only after the plugins' start-up (Relay-E's announces the
+ * tool catalog first) and `shutdown()` refuses it before, so a stop asked that early (relay-e dev's Ctrl-C as bundling
+ * ends) waits for it; the SDK tells of no state change, so the state is read again every few milliseconds.
+ */
+async function shutDownOnceRunning(worker: Worker, running: Promise<void>): Promise<void> {
+  const ended = running.then(
+    () => true,
+    () => true,
+  );
+  while (worker.getState() === 'INITIALIZED') {
+    if (await Promise.race([ended, sleep(workerStatePollMs, false)])) return;
+  }
+  if (worker.getState() === 'RUNNING') worker.shutdown();
 }
 
 /**

@@ -5,6 +5,7 @@ import { access, stat } from 'node:fs/promises';
 import { connect, createServer } from 'node:net';
 import path from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { connect as connectTls } from 'node:tls';
 import { Connection, isGrpcServiceError } from '@temporalio/client';
 import type { TLSConfig } from '@temporalio/client';
 import { relaySearchAttributeDefinitions } from '../shared/search-attributes.js';
@@ -28,7 +29,7 @@ export interface TemporalDevServerOptions {
    * with TLS): the TLS settings and API key the worker and API connect with, so the check that it serves does too.
    * @default a plain connection
    */
-  reuseCredentials?: { tls?: TLSConfig | boolean; apiKey?: string };
+  reuseCredentials?: ConnectionCredentials;
   /**
    * Path of the `temporal` CLI binary.
    * @default the `TEMPORAL_CLI_PATH` environment variable, else `temporal` found on `PATH`
@@ -142,10 +143,35 @@ export class TemporalDevServerError extends Error {
 }
 
 /**
- * Something answers at the address to reuse, but not as a Temporal server: it does not speak gRPC there (a web server,
- * or a server that needs TLS reached without it), or it does not implement Temporal's service.
+ * Something answers at the address to reuse, but not as a Temporal server: it does not speak gRPC there (a web server),
+ * or it does not implement Temporal's service.
  */
 export class NotTemporalServerError extends TemporalDevServerError {}
+
+/** How a connection reaches a server that asks more than a plain connection: its TLS settings and API key. */
+export interface ConnectionCredentials {
+  tls?: TLSConfig | boolean;
+  apiKey?: string;
+}
+
+/**
+ * The server's TLS does not match the connection's: TLS is on (`clientTls`) and the server does not speak it, or the
+ * server speaks TLS and the connection does not use it. Waiting does not change it; the connection's settings must.
+ */
+export class TlsMismatchError extends TemporalDevServerError {
+  constructor(
+    readonly address: string,
+    readonly clientTls: boolean,
+    options?: ErrorOptions,
+  ) {
+    super(
+      clientTls
+        ? `TLS is on for the connection to ${address}, but the server there does not speak TLS`
+        : `The server at ${address} speaks TLS, but the connection to it does not use TLS`,
+      options,
+    );
+  }
+}
 
 const outputTailBytes = 16_384;
 const connectAttemptTimeoutMs = 2_000;
@@ -409,7 +435,7 @@ interface ServingCheck {
   deadline: number;
   /** Ends the wait: it rejects with the signal's reason. */
   signal?: AbortSignal | undefined;
-  credentials?: { tls?: TLSConfig | boolean; apiKey?: string } | undefined;
+  credentials?: ConnectionCredentials | undefined;
   /** The server this process spawned, still coming up; undefined for one to reuse, which already serves. */
   spawned?: { host: string; port: number; output: CollectedOutput };
 }
@@ -421,6 +447,8 @@ interface ServingCheck {
 async function waitUntilServing(check: ServingCheck): Promise<void> {
   const { address, namespace, deadline, spawned, signal } = check;
   let lastError: unknown;
+  // Asked once: a server's TLS does not change between attempts, and each handshake may leave a line in its log.
+  let handshakeAsked = false;
   while (Date.now() < deadline) {
     signal?.throwIfAborted();
     // gRPC backs off about a second after a refused connection, so wait for the port with cheap TCP probes first.
@@ -432,8 +460,12 @@ async function waitUntilServing(check: ServingCheck): Promise<void> {
       await describeNamespace(check, Math.max(1, Math.min(connectAttemptTimeoutMs, deadline - Date.now())));
       return;
     } catch (error) {
-      const lasting = spawned === undefined ? lastingFailure(error, address, namespace) : undefined;
-      if (lasting) throw lasting;
+      if (spawned === undefined) {
+        const mismatch = await findTlsMismatch(error, address, check.credentials, { handshake: !handshakeAsked });
+        handshakeAsked ||= isConnectionFailure(error);
+        const lasting = mismatch ?? lastingFailure(error, address, namespace);
+        if (lasting) throw lasting;
+      }
       lastError = error;
     }
     await sleep(connectRetryDelayMs);
@@ -468,6 +500,7 @@ async function describeNamespace(check: ServingCheck, timeoutMs: number): Promis
 
 const grpcStatus = {
   invalidArgument: 3,
+  deadlineExceeded: 4,
   notFound: 5,
   permissionDenied: 7,
   unimplemented: 12,
@@ -498,6 +531,74 @@ function lastingFailure(error: unknown, address: string, namespace: string): Tem
     `Temporal server at ${address} refused namespace "${namespace}" (${error.message})`,
     { cause: error },
   );
+}
+
+/** Whether the SDK's connection is on TLS for these credentials: with TLS settings, or with an API key and none. */
+function usesTls(credentials: ConnectionCredentials | undefined): boolean {
+  return (credentials?.tls ?? credentials?.apiKey !== undefined) !== false;
+}
+
+/**
+ * An SDK error of a TLS connection that the server answered with something other than TLS: OpenSSL's "wrong version
+ * number" (the client's grpc-js) or rustls' "InvalidContentType" (the worker's connection).
+ */
+const answeredWithoutTls = /wrong version number|InvalidContentType/i;
+
+/** A failure to connect at all (a gRPC UNAVAILABLE or deadline, the SDK's own), not an answer from the server. */
+function isConnectionFailure(error: unknown): boolean {
+  const connectionStatuses: number[] = [grpcStatus.unavailable, grpcStatus.deadlineExceeded];
+  if (isGrpcServiceError(error)) return connectionStatuses.includes(Number(error.code));
+  return error instanceof Error && /connect|transport/i.test(error.message);
+}
+
+/**
+ * The {@link TlsMismatchError} behind a failure to connect to `address` with these credentials, or undefined when the
+ * failure has another cause. A TLS connection answered by a server without TLS says so in its error; a plain connection
+ * to a TLS server only breaks, so the server is then asked for a TLS handshake (unless `handshake` is false).
+ */
+export async function findTlsMismatch(
+  error: unknown,
+  address: string,
+  credentials: ConnectionCredentials | undefined,
+  { handshake = true }: { handshake?: boolean } = {},
+): Promise<TlsMismatchError | undefined> {
+  if (!isConnectionFailure(error)) return undefined;
+  const clientTls = usesTls(credentials);
+  // The SDK's client wraps the gRPC error that says why ("Failed to connect to Temporal server").
+  const text = [error, (error as Error).cause].map((item) => (item instanceof Error ? item.message : '')).join(' ');
+  if (clientTls && answeredWithoutTls.test(text)) return new TlsMismatchError(address, clientTls, { cause: error });
+  const target = handshake ? splitHostPort(address) : undefined;
+  const serverTls = target && (await answersTls(target.host, target.port));
+  return serverTls === !clientTls ? new TlsMismatchError(address, clientTls, { cause: error }) : undefined;
+}
+
+/**
+ * Whether the server at host:port answers a TLS handshake: true when it completes (or the server ends it with a TLS
+ * alert, such as a client certificate it wants), false when what answers is not TLS, undefined when nothing does.
+ */
+function answersTls(host: string, port: number, timeoutMs = 2_000): Promise<boolean | undefined> {
+  return new Promise((resolve) => {
+    // Only which protocol answers matters, not who: nothing is sent, so the certificate is not checked.
+    const socket = connectTls({ host, port, rejectUnauthorized: false, ALPNProtocols: ['h2'], timeout: timeoutMs });
+    const done = (answer: boolean | undefined) => {
+      socket.destroy();
+      resolve(answer);
+    };
+    socket.once('secureConnect', () => done(true));
+    socket.once('timeout', () => done(undefined));
+    socket.once('error', (error: NodeJS.ErrnoException) => {
+      const code = error.code ?? '';
+      done(code === 'ERR_SSL_WRONG_VERSION_NUMBER' ? false : code.includes('ALERT') ? true : undefined);
+    });
+  });
+}
+
+/** `host:port` (the host in brackets when it is an IPv6 address) split in two; undefined when it is not that form. */
+export function splitHostPort(address: string): { host: string; port: number } | undefined {
+  const match = /^(\[[^\]]+\]|[^:]+):(\d+)$/.exec(address);
+  const port = Number(match?.[2]);
+  if (!match?.[1] || !Number.isInteger(port) || port <= 0 || port > 65_535) return undefined;
+  return { host: match[1].replace(/^\[|\]$/g, ''), port };
 }
 
 /** True when something accepts a TCP connection at host:port within `timeoutMs`. */

@@ -58,14 +58,17 @@ describe('startTemporalDevServer reusing a running server', () => {
     const address = inject('temporalAddress');
     await expect(startTemporalDevServer({ reuseAddress: address })).resolves.toMatchObject({ address });
 
-    // The shared dev server speaks plain gRPC: a check over TLS cannot reach it, which shows the setting is used.
-    // Before, the check ignored it, and relay-e dev waited out 60 s on a Temporal Cloud address it could reach.
+    // The shared dev server speaks plain gRPC: a check over TLS fails on it, which shows the setting is used, and
+    // says why at once (before, it was retried until the start timeout, then "did not accept connections"). Before
+    // that, the check ignored the setting, and relay-e dev waited out 60 s on a Temporal Cloud address it could reach.
     const overTls = startTemporalDevServer({
       reuseAddress: address,
       reuseCredentials: { tls: true },
       startTimeoutMs: 3_000,
     });
-    await expect(overTls).rejects.toThrow(`Temporal server at ${address} did not accept connections`);
+    await expect(overTls).rejects.toThrow(
+      `TLS is on for the connection to ${address}, but the server there does not speak TLS`,
+    );
   });
 
   it("fails at once, with the server's answer, for a namespace that server does not have", async () => {

@@ -14,9 +14,11 @@ import { RelayError } from '../../../src/shared/errors.js';
 const opened = vi.hoisted(() => ({
   connections: [] as Array<{ closed: boolean }>,
   stores: [] as Array<{ closed: boolean }>,
-  worker: undefined as { fail(error: Error): void } | undefined,
+  worker: undefined as { fail(error: Error): void; startPolling(): void } | undefined,
   /** Makes the next worker fail as it starts. */
   failAtStart: undefined as Error | undefined,
+  /** Keeps the next worker INITIALIZED, as the SDK's is while its plugins start, until `startPolling`. */
+  pluginsStarting: false,
 }));
 
 vi.mock('../../../src/cli/temporal-settings.js', async (importOriginal) => ({
@@ -42,20 +44,29 @@ vi.mock('../../../src/store/create-payload-store.js', async (importOriginal) => 
 
 vi.mock('../../../src/worker/create-worker.js', () => ({
   createWorker: () => {
-    let state = 'RUNNING';
+    let state = opened.pluginsStarting ? 'INITIALIZED' : 'RUNNING';
     let fail: (error: Error) => void = () => undefined;
-    const running = new Promise<void>((_resolve, reject) => {
+    let finish: () => void = () => undefined;
+    const running = new Promise<void>((resolve, reject) => {
       fail = (error) => {
         state = 'FAILED';
         reject(error);
       };
+      finish = () => {
+        state = 'STOPPED';
+        resolve();
+      };
     });
-    opened.worker = { fail };
+    opened.worker = { fail, startPolling: () => (state = 'RUNNING') };
     if (opened.failAtStart) fail(opened.failAtStart);
     return Promise.resolve({
       run: () => running,
       getState: () => state,
-      shutdown: () => undefined,
+      // As the SDK's: only a RUNNING worker can be shut down.
+      shutdown: () => {
+        if (state !== 'RUNNING') throw new Error(`Not running. Current state: ${state}`);
+        finish();
+      },
     } as unknown as Worker);
   },
 }));
@@ -84,6 +95,7 @@ beforeEach(() => {
   opened.stores.length = 0;
   opened.worker = undefined;
   opened.failAtStart = undefined;
+  opened.pluginsStarting = false;
   vi.spyOn(process.stdout, 'write').mockReturnValue(true);
 });
 
@@ -131,6 +143,17 @@ describe('startCliWorker', () => {
     opened.worker?.fail(new Error('the worker failed'));
 
     await expect(started.stop()).rejects.toThrow('the worker failed');
+    expect(opened).toMatchObject({ connections: [{ closed: true }], stores: [{ closed: true }] });
+  });
+
+  it('shuts down a worker stopped while its plugins still start it, once it runs, and closes what it used', async () => {
+    opened.pluginsStarting = true;
+    const started = await startCliWorker(settings, projectWith({}), { defaultFolderShared: false });
+    const stopping = started.stop();
+    opened.worker?.startPolling();
+
+    // Before, the stop found no RUNNING worker to shut down and waited for its run to end: for ever.
+    await expect(stopping).resolves.toBeUndefined();
     expect(opened).toMatchObject({ connections: [{ closed: true }], stores: [{ closed: true }] });
   });
 });

@@ -1,4 +1,5 @@
 import { createServer } from 'node:http';
+import { createServer as createHttp2Server } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -10,6 +11,7 @@ import type { CliWorker } from '../../../src/cli/worker-command.js';
 import { startTemporalDevServer } from '../../../src/dev/temporal-dev-server.js';
 import type * as DevServerModule from '../../../src/dev/temporal-dev-server.js';
 import type { TemporalDevServerOptions } from '../../../src/dev/temporal-dev-server.js';
+import type * as ApiServerModule from '../../../src/http/start-api-server.js';
 import { startApiServer } from '../../../src/http/start-api-server.js';
 
 // dev's parts are stand-ins, except where a test restores the real Temporal check: no server, worker or port.
@@ -152,6 +154,26 @@ describe('relay-e dev flags', () => {
   });
 });
 
+describe('relay-e dev on an API --host this machine does not have', () => {
+  it('names --host and the address once the API cannot listen there, exit 2, and stops what started', async () => {
+    const actualApi = await vi.importActual<typeof ApiServerModule>('../../../src/http/start-api-server.js');
+    vi.mocked(startTemporalDevServer).mockImplementation(temporalStart('127.0.0.1:17233'));
+    vi.spyOn(await import('../../../src/dev/temporal-dev-server.js'), 'isListening').mockResolvedValue(false);
+    vi.mocked(startApiServer).mockImplementation(actualApi.startApiServer);
+    // TEST-NET-3 (RFC 5737): never an address of this machine, so the real listen fails with EADDRNOTAVAIL.
+    const failure = devCommand.run(['--host', '203.0.113.9', '--port', '0']);
+
+    // Before, Node's own `listen EADDRNOTAVAIL: address not available 203.0.113.9`, exit 1.
+    await expect(failure).rejects.toMatchObject({ exitCode: 2 });
+    await expect(failure).rejects.toThrow(
+      'Cannot listen on --host 203.0.113.9: it is not an address of this machine (EADDRNOTAVAIL). ' +
+        'Give an address of this machine with --host IP or RELAY_E_HOST=IP',
+    );
+    expect(stopped).toEqual(['client', 'worker', 'temporal']);
+    expect(printed).toBe('');
+  });
+});
+
 describe('relay-e dev on a --temporal-address held by something that is not Temporal', () => {
   it('names the flag that moves it at once, exit 2', async () => {
     const web = createServer((_, response) => response.end('hello'));
@@ -167,6 +189,28 @@ describe('relay-e dev on a --temporal-address held by something that is not Temp
       expect(startCliWorker).not.toHaveBeenCalled();
     } finally {
       web.close();
+    }
+  });
+});
+
+describe('relay-e dev with TLS on for a --temporal-address whose server does not speak it', () => {
+  it('names TEMPORAL_TLS at once, exit 2', async () => {
+    vi.stubEnv('TEMPORAL_TLS', 'true');
+    const plain = createHttp2Server();
+    await new Promise<void>((resolve) => plain.listen(0, '127.0.0.1', resolve));
+    const address = `127.0.0.1:${(plain.address() as AddressInfo).port}`;
+    try {
+      const failure = devCommand.run(['--temporal-address', address]);
+
+      // Before, dev retried the TLS handshake for 60 s, then said the server did not accept connections, exit 5.
+      await expect(failure).rejects.toMatchObject({ exitCode: 2 });
+      await expect(failure).rejects.toThrow(
+        `TLS is on for the connection to ${address}, but the server there does not speak TLS: turn it off with ` +
+          'TEMPORAL_TLS=false',
+      );
+      expect(startCliWorker).not.toHaveBeenCalled();
+    } finally {
+      plain.close();
     }
   });
 });

@@ -7,7 +7,7 @@ import type * as CreatePayloadStoreModule from '../../../src/store/create-payloa
 import { toExitCode } from '../../../src/cli/cli-error.js';
 import { codecServerCommand } from '../../../src/cli/codec-server-command.js';
 import { serveCommand } from '../../../src/cli/serve-command.js';
-import { explainBusyPort } from '../../../src/cli/server-port.js';
+import { explainListenError } from '../../../src/cli/server-port.js';
 import { waitForShutdownSignal } from '../../../src/cli/shutdown-signal.js';
 
 // `relay-e serve` and `relay-e codec-server` set up: a mistake in a flag or setting is a usage error (exit 2) found
@@ -218,13 +218,36 @@ describe('relay-e codec-server’s allowed host names', () => {
   });
 });
 
-describe('explainBusyPort', () => {
-  it('names the API’s flag and variable unless told another server’s', () => {
-    const busy = Object.assign(new Error('listen EADDRINUSE'), { code: 'EADDRINUSE' });
+describe('explainListenError', () => {
+  const listen = { port: 8787, host: '127.0.0.1', hostFromFlag: true };
 
-    expect(String(explainBusyPort(busy, 8787, '127.0.0.1'))).toBe(
+  it('names the API’s flag and variable unless told another server’s', () => {
+    const busy = Object.assign(new Error('listen EADDRINUSE'), { code: 'EADDRINUSE', syscall: 'listen' });
+
+    expect(String(explainListenError(busy, listen))).toBe(
       'CliError: Port 8787 on 127.0.0.1 is already in use (another relay-e dev or serve?). ' +
         'Pick another with --port N or RELAY_E_PORT=N (0 picks a free one).',
     );
+  });
+
+  it('names a host name that does not resolve as the variable gave it, exit 2', () => {
+    const unresolved = Object.assign(new Error('getaddrinfo ENOTFOUND api.invalid'), {
+      code: 'ENOTFOUND',
+      syscall: 'getaddrinfo',
+    });
+    const explained = explainListenError(unresolved, { ...listen, host: 'api.invalid', hostFromFlag: false });
+
+    // Before, Node's own `getaddrinfo ENOTFOUND api.invalid`, exit 1.
+    expect(toExitCode(explained)).toBe(2);
+    expect(String(explained)).toBe(
+      'CliError: Cannot listen on RELAY_E_HOST=api.invalid: the name does not resolve (ENOTFOUND). Give an address ' +
+        'of this machine with --host IP or RELAY_E_HOST=IP (127.0.0.1 for this machine only, 0.0.0.0 for every interface).',
+    );
+  });
+
+  it('passes on a listen error that is neither the port’s nor the host’s', () => {
+    const denied = Object.assign(new Error('listen EMFILE'), { code: 'EMFILE', syscall: 'listen' });
+
+    expect(explainListenError(denied, listen)).toBe(denied);
   });
 });
