@@ -33,6 +33,9 @@ fail() {
 }
 
 load_settings() {
+  # NUM_HISTORY_SHARDS is read by a node started by hand from relay-e.yaml; here the shards come from the setting below.
+  [ -z "${NUM_HISTORY_SHARDS:-}" ] ||
+    fail "NUM_HISTORY_SHARDS is not read here: set RELAY_E_CLUSTER_SHARDS=$NUM_HISTORY_SHARDS (fixed at the first start)"
   if [ -f "$settings_file" ]; then
     . "$settings_file"
     # A setting given now that differs from the folder's would be ignored: say so instead.

@@ -22,6 +22,10 @@ is_serving() { "$temporal" operator cluster health 2>/dev/null | grep -q SERVING
 # A new namespace reaches every frontend's namespace cache within seconds.
 list_search_attributes() { registered="$("$temporal" operator search-attribute list --namespace "$namespace" 2>/dev/null)"; }
 
+command -v "$temporal" >/dev/null 2>&1 || {
+  echo "No Temporal CLI at '$temporal': install one (https://docs.temporal.io/cli) or set TEMPORAL_CLI_PATH" >&2
+  exit 2
+}
 retry is_serving
 "$temporal" operator namespace describe --namespace "$namespace" >/dev/null 2>&1 ||
   "$temporal" operator namespace create --namespace "$namespace" --retention 7d

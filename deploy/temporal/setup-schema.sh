@@ -7,6 +7,10 @@
 set -eu
 tool="${TEMPORAL_SQL_TOOL_PATH:-temporal-sql-tool}"
 export SQL_PLUGIN=postgres12
+command -v "$tool" >/dev/null 2>&1 || {
+  echo "No Temporal SQL tool at '$tool': build it (go.temporal.io/server/cmd/tools/sql) or set TEMPORAL_SQL_TOOL_PATH" >&2
+  exit 2
+}
 
 setup() {
   database="$1"
