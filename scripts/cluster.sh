@@ -73,8 +73,11 @@ database_dir() { echo "$cluster_dir/postgres"; }
 node_ports() {
   local base
   base="$(node_port "$1")"
-  echo "$base $((base + 1)) $((base + 2)) $((base + 6)) $((base + 10)) $((base - 300)) $((base - 299)) $((base - 298)) $((base - 294))"
+  echo "$base $((base + 1)) $((base + 2)) $((base + 6)) $((base + 9)) $((base + 10)) $((base - 300)) $((base - 299)) $((base - 298)) $((base - 294))"
 }
+
+# The node's Prometheus metrics port: 9 above its frontend's.
+node_metrics_port() { echo $(($(node_port "$1") + 9)); }
 
 is_listening() { (exec 3<>"/dev/tcp/127.0.0.1/$1") 2>/dev/null; }
 
@@ -161,7 +164,7 @@ start_node() {
   (
     export POSTGRES_SEEDS=127.0.0.1 DB_PORT="$database_port" POSTGRES_USER="$database_user" \
       POSTGRES_PWD="$database_password" NUM_HISTORY_SHARDS="$shards" TEMPORAL_PORT="$(node_port "$node")" \
-      TEMPORAL_CLUSTER_ADDRESS="$(node_address 1)" LOG_LEVEL="$log_level" \
+      TEMPORAL_CLUSTER_ADDRESS="$(node_address 1)" LOG_LEVEL="$log_level" METRICS_PORT="$(node_metrics_port "$node")" \
       DYNAMIC_CONFIG_FILE_PATH="$repository/deploy/temporal/dynamic-config.yaml"
     exec setsid bash -c 'exec -a "relay-e-temporal-node-$0" "$@"' "$node" "$TEMPORAL_SERVER_PATH" \
       --root "$repository/deploy" --config temporal --env relay-e --allow-no-auth start \
@@ -247,7 +250,7 @@ status() {
   for node in $(seq 1 "$nodes"); do
     if pid="$(running_pid "$(node_pid_file "$node")")"; then
       if is_serving "$node"; then
-        echo "node $node      $(node_address "$node")  PID: $pid  serving  log $(node_log "$node")"
+        echo "node $node      $(node_address "$node")  PID: $pid  serving  metrics :$(node_metrics_port "$node")/metrics  log $(node_log "$node")"
       else
         echo "node $node      $(node_address "$node")  PID: $pid  not serving  log $(node_log "$node")"
         healthy=1

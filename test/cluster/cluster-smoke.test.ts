@@ -114,6 +114,15 @@ describe('Relay-E on a two-node Temporal Server cluster on PostgreSQL', () => {
     },
   );
 
+  it("serves each node's Prometheus metrics 9 ports above its frontend (METRICS_PORT in relay-e.yaml)", async () => {
+    for (const address of cluster.addresses) {
+      const [host, port] = address.split(':');
+      const metrics = await (await fetch(`http://${host}:${Number(port) + 9}/metrics`)).text();
+      // The frontend's own request counter: what an operator alerts on first.
+      expect(metrics, address).toMatch(/^service_requests\{.*service_name="frontend"/m);
+    }
+  });
+
   it('runs a run of a versioned worker as AUTO_UPGRADE on its build (Worker Versioning on the cluster)', async () => {
     const versionedQueue = `cluster-versioned-${randomUUID()}`;
     const deploymentName = `relay-cluster-${randomUUID()}`;
