@@ -1,5 +1,5 @@
-import { isGrpcServiceError } from '@temporalio/client';
 import { TemporalCliNotFoundError, TemporalDevServerError } from '../dev/temporal-dev-server.js';
+import { isTemporalUnavailable } from '../client/temporal-unavailable.js';
 import { RelayError } from '../shared/errors.js';
 // Kept apart so `relay-e --help` can use the codes without loading the Temporal client this file needs.
 import { exitCodes } from './exit-codes.js';
@@ -49,19 +49,11 @@ export function toExitCode(error: unknown): number {
   }
   // No Temporal CLI to start a server with is a set-up problem to fix here, not a server that cannot be reached.
   if (error instanceof TemporalCliNotFoundError) return exitCodes.usage;
-  if (error instanceof TemporalDevServerError || isUnavailable(error)) return exitCodes.unavailable;
+  if (error instanceof TemporalDevServerError || isTemporalUnavailable(error)) return exitCodes.unavailable;
   return exitCodes.failed;
 }
 
 /** Whether a `RelayError` says another attempt may succeed (`details.retryable`, as MCP transport failures carry). */
 function isRetryable(error: RelayError): boolean {
   return error.details?.['retryable'] === true;
-}
-
-/** gRPC UNAVAILABLE (14), or a connection that never came up. */
-const grpcUnavailable = 14;
-
-function isUnavailable(error: unknown): boolean {
-  if (isGrpcServiceError(error) && Number(error.code) === grpcUnavailable) return true;
-  return error instanceof Error && /failed to connect|connection refused|ECONNREFUSED/i.test(error.message);
 }

@@ -2,10 +2,13 @@ import { loadApiKeys } from '../http/api-keys.js';
 import type { ApiKeyTenants } from '../http/api-keys.js';
 import { publicOriginOf } from '../http/inbox/create-inbox.js';
 import { startApiServer } from '../http/start-api-server.js';
+import { describeClientNamespace, NamespaceCheckTimeoutError } from '../http/temporal-readiness.js';
+import { isTemporalUnavailable, missingNamespaceOf } from '../client/temporal-unavailable.js';
+import type { RelayClient } from '../client/relay-client.js';
 import { createPayloadStore } from '../store/create-payload-store.js';
 import { errorMessage } from '../tool/error-message.js';
 import { projectPayloadStoreConfig } from './cli-payload-store.js';
-import { exitCodes, usageError } from './cli-error.js';
+import { CliError, exitCodes, usageError } from './cli-error.js';
 import { cliInvocation } from './cli-invocation.js';
 import type { Command } from './command.js';
 import { commandSummaries } from './command-summaries.js';
@@ -15,6 +18,8 @@ import { waitForShutdownSignal } from './shutdown-signal.js';
 import { envSetting } from './env-setting.js';
 import { configOption, configOptionHelp, loadProjectConfig } from './project-config.js';
 import { connectRelayClient, readTemporalSettings } from './temporal-settings.js';
+import type { TemporalSettings } from './temporal-settings.js';
+import { shellWord } from './connection-hints.js';
 
 /**
  * The keys of `--api-keys-file` (else RELAY_E_API_KEYS_FILE) and RELAY_E_API_KEYS; a file that cannot be read is a
@@ -78,6 +83,42 @@ async function readServeSettings(values: ServeFlags) {
   return { apiKeys, listen, inboxUrl, settings, payloadStoreConfig };
 }
 
+/** How long the start's look at the namespace waits: the connection has just answered, so this is a generous bound. */
+const namespaceCheckTimeoutMs = 10_000;
+
+/**
+ * Connects the API's client and has Temporal describe its namespace once, as a worker's start does: a namespace the
+ * server does not have (a misspelt TEMPORAL_NAMESPACE) is refused with a sentence naming it, not found by every request
+ * later. That, and a server that cannot be reached, fail the start at once with exit 5, as they do `worker`'s and `dev`'s.
+ */
+async function connectServedClient(settings: TemporalSettings): Promise<RelayClient> {
+  const client = await connectRelayClient(settings).catch((error: unknown) => {
+    throw explainNamespaceCheckFailure(error, settings);
+  });
+  try {
+    await describeClientNamespace(client, namespaceCheckTimeoutMs);
+    return client;
+  } catch (error) {
+    await client.close();
+    throw explainNamespaceCheckFailure(error, settings);
+  }
+}
+
+/** A missing namespace, or a server that cannot be reached or did not answer, as a sentence (exit 5); else `error`. */
+function explainNamespaceCheckFailure(error: unknown, { address, namespace }: TemporalSettings): unknown {
+  if (missingNamespaceOf(error) !== undefined) {
+    return new CliError(
+      exitCodes.unavailable,
+      `Temporal at ${address} has no namespace '${namespace}': correct --namespace or TEMPORAL_NAMESPACE, or create ` +
+        `it (temporal operator namespace create --namespace ${shellWord(namespace)})`,
+    );
+  }
+  if (error instanceof NamespaceCheckTimeoutError || isTemporalUnavailable(error)) {
+    return new CliError(exitCodes.unavailable, `Temporal at ${address} cannot be reached: ${errorMessage(error)}`);
+  }
+  return error;
+}
+
 const cli = cliInvocation();
 
 export const serveCommand: Command = {
@@ -104,7 +145,7 @@ ${serverConnectionOptionsHelp}`,
     const { apiKeys, listen, inboxUrl, settings, payloadStoreConfig } = await readServeSettings(values);
     // Created before connecting: a store config it refuses fails before the client opens.
     const payloadStore = createPayloadStore(payloadStoreConfig);
-    const client = await connectRelayClient(settings).catch(async (error: unknown) => {
+    const client = await connectServedClient(settings).catch(async (error: unknown) => {
       await payloadStore.close();
       throw error;
     });

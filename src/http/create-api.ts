@@ -7,6 +7,7 @@ import type { ApiKeyTenants } from './api-keys.js';
 import { createApprovalsApi } from './approvals-api.js';
 import type { ApiEnv } from './create-resource-api.js';
 import { createErrorHandler, createNotFoundHandler } from './error-handlers.js';
+import type { ApiLogger } from './error-handlers.js';
 import { createHealthApi } from './health-api.js';
 import { createInbox } from './inbox/create-inbox.js';
 import { createOpenApiApi } from './openapi-api.js';
@@ -16,6 +17,7 @@ import { RunEventHub } from './run-event-hub.js';
 import { createRunEventsApi } from './run-events-api.js';
 import { createRunsApi } from './runs-api.js';
 import { createStoredPayloadsApi } from './stored-payloads-api.js';
+import { TemporalReadiness } from './temporal-readiness.js';
 import { createToolsApi } from './tools-api.js';
 
 export type { ApiEnv } from './create-resource-api.js';
@@ -33,8 +35,12 @@ export interface CreateApiOptions {
   ssePollIntervalMs?: number;
   /** How often an idle event stream (the inbox's run timelines too) sends a comment line to keep proxies from closing it. @default 15_000 */
   sseHeartbeatIntervalMs?: number;
-  /** Where unexpected errors are logged; callers only ever see a bare 500. @default console */
-  logger?: Pick<Console, 'error'>;
+  /**
+   * Where unexpected errors are logged (callers only ever see a bare 500), and, as one warning line each, requests that
+   * found Temporal unusable (to `warn`, else to `error`).
+   * @default console
+   */
+  logger?: ApiLogger;
   /**
    * The workers' payload store, for `GET /v1/runs/{id}/stored/{ref}` (tool outputs and model texts kept out of
    * history); without it that route answers 501 `payload_store_unavailable`. The caller closes it.
@@ -52,8 +58,8 @@ export interface CreateApiOptions {
 }
 
 /**
- * Builds the HTTP API over a `RelayClient`: every route but `/healthz`, the OpenAPI document, its reference page and
- * the inbox (which signs people in with a key itself) needs an API key; run routes see only the key's tenant's runs,
+ * Builds the HTTP API over a `RelayClient`: every route but `/healthz`, `/readyz`, the OpenAPI document, its reference
+ * page and the inbox (which signs people in with a key itself) needs an API key; run routes see only the key's tenant's runs,
  * and lists (the API's and the inbox's) only those on the client's task queue, where the API starts them.
  */
 export function createApi(options: CreateApiOptions): OpenAPIHono<ApiEnv> {
@@ -66,7 +72,7 @@ export function createApi(options: CreateApiOptions): OpenAPIHono<ApiEnv> {
   const app = new OpenAPIHono<ApiEnv>();
   app.onError(createErrorHandler(logger));
   app.notFound(createNotFoundHandler(app));
-  app.route('/', createHealthApi());
+  app.route('/', createHealthApi(new TemporalReadiness(options.client, { logger })));
   app.route('/', createOpenApiApi(app, options));
   // One poller a run for every follower in this process: the event streams' and the inbox's run pages'.
   const followers = new RunEventHub(options.client, options.ssePollIntervalMs ?? 250);

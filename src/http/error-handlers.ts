@@ -1,17 +1,30 @@
 import type { ErrorHandler, Hono, NotFoundHandler } from 'hono';
+import { errorMessage } from '../tool/error-message.js';
 import { HttpError, toHttpError } from './http-error.js';
 
 const expectedStates = ['run_unavailable', 'catalog_unavailable', 'payload_store_unavailable'] as const;
 
-/** Answers anything thrown as problem+json, logging server faults; callers only ever see a bare 500. */
-export function createErrorHandler(logger: Pick<Console, 'error'>): ErrorHandler {
+/** Where the API logs: unexpected errors to `error`; a Temporal it cannot use to `warn`, else to `error`. */
+export type ApiLogger = Pick<Console, 'error'> & Partial<Pick<Console, 'warn'>>;
+
+/**
+ * Answers anything thrown as problem+json, logging server faults; callers only ever see a bare 500. A Temporal that
+ * cannot answer is logged as one warning line with its cause's message, not as a fault.
+ */
+export function createErrorHandler(logger: ApiLogger): ErrorHandler {
   return (error, c) => {
     const httpError = toHttpError(error);
+    const failed = `Relay-E: ${c.req.method} ${c.req.path} failed`;
+    if (httpError.code === 'temporal_unavailable') {
+      const warn = logger.warn ?? logger.error;
+      warn.call(logger, `${failed} (503 temporal_unavailable): ${messageWithCause(error)}`);
+      return httpError.getResponse();
+    }
     // Waiting for a worker (a run's, or any to announce its tools) or an API started without the workers' store is
     // an expected state, not a fault: one line, no stack.
     const expectedState = (expectedStates as readonly string[]).includes(httpError.code);
     const logged = expectedState ? httpError.detail : error;
-    if (httpError.status >= 500) logger.error(`Relay-E: ${c.req.method} ${c.req.path} failed`, logged);
+    if (httpError.status >= 500) logger.error(failed, logged);
     return httpError.getResponse();
   };
 }
@@ -30,6 +43,12 @@ export function createNotFoundHandler(app: Pick<Hono, 'routes'>): NotFoundHandle
     }
     return new HttpError(404, 'not_found', `No route for ${c.req.method} ${c.req.path}`).getResponse();
   };
+}
+
+/** The error's message and its cause's: the client's `ServiceError` says what it called, its gRPC cause why it failed. */
+function messageWithCause(error: unknown): string {
+  const cause = error instanceof Error ? error.cause : undefined;
+  return cause instanceof Error ? `${errorMessage(error)}: ${errorMessage(cause)}` : errorMessage(error);
 }
 
 function routePattern(path: string): RegExp {

@@ -3,6 +3,7 @@ import type { ContentfulStatusCode } from 'hono/utils/http-status';
 import { RelayError } from '../shared/errors.js';
 import type { ErrorCode } from '../shared/errors.js';
 import type { ToolInputIssue } from '../shared/tool-input.js';
+import { isTemporalUnavailable, missingNamespaceOf } from '../client/temporal-unavailable.js';
 
 /** Codes only the HTTP layer produces, beside the engine's `ErrorCode`s. */
 export type HttpOnlyErrorCode =
@@ -14,6 +15,7 @@ export type HttpOnlyErrorCode =
   | 'method_not_allowed'
   | 'catalog_unavailable'
   | 'payload_store_unavailable'
+  | 'temporal_unavailable'
   | 'internal_error';
 
 export type HttpErrorCode = ErrorCode | HttpOnlyErrorCode;
@@ -100,6 +102,7 @@ const titles: Readonly<Record<HttpErrorCode, string>> = {
   run_already_exists: 'Run already exists',
   catalog_unavailable: 'No worker catalog',
   payload_store_unavailable: 'No payload store',
+  temporal_unavailable: 'Temporal unavailable',
   internal_error: 'Internal server error',
 };
 
@@ -148,7 +151,40 @@ export class HttpError extends HTTPException {
 const runUnavailableRetryAfterSeconds = 5;
 
 /**
- * Turns anything thrown into an `HttpError`: engine errors by their code, and everything else into a 500 whose detail says nothing about the internals.
+ * What a 503 `temporal_unavailable` tells the caller to wait: a frontend restarting, or a load balancer moving the
+ * connection to another, takes seconds.
+ */
+const temporalUnavailableRetryAfterSeconds = 5;
+
+/** A 503 `temporal_unavailable` with its `Retry-After`, saying `detail`. */
+export function temporalUnavailable(detail: string, cause?: unknown): HttpError {
+  return new HttpError(503, 'temporal_unavailable', detail, {
+    headers: { 'retry-after': String(temporalUnavailableRetryAfterSeconds) },
+    cause,
+  });
+}
+
+/**
+ * The 503 `temporal_unavailable` for an error that says Temporal cannot answer now (not reached, no answer in time)
+ * or has no namespace by the name this API uses (a deployment problem, not the caller's); undefined for other errors.
+ * The detail names the namespace but not the server's address or its message, which are the operator's to read.
+ */
+export function temporalUnavailableError(error: unknown): HttpError | undefined {
+  const namespace = missingNamespaceOf(error);
+  if (namespace !== undefined) {
+    return temporalUnavailable(
+      `Temporal has no namespace '${namespace}', the one this API is set to use: its operator must create it or ` +
+        'correct the setting',
+      error,
+    );
+  }
+  if (!isTemporalUnavailable(error)) return undefined;
+  return temporalUnavailable('Temporal cannot be reached or did not answer in time; try again shortly', error);
+}
+
+/**
+ * Turns anything thrown into an `HttpError`: engine errors by their code, a Temporal that cannot answer into a 503
+ * `temporal_unavailable`, and everything else into a 500 whose detail says nothing about the internals.
  */
 export function toHttpError(error: unknown): HttpError {
   if (error instanceof HttpError) return error;
@@ -166,7 +202,10 @@ export function toHttpError(error: unknown): HttpError {
       return new HttpError(status, code, 'The server could not complete the request', { cause: error });
     return new HttpError(status, code, error.message, { ...(issues ? { issues } : {}), cause: error });
   }
-  return new HttpError(500, 'internal_error', 'The server could not complete the request', { cause: error });
+  return (
+    temporalUnavailableError(error) ??
+    new HttpError(500, 'internal_error', 'The server could not complete the request', { cause: error })
+  );
 }
 
 function readIssues(details: Record<string, unknown> | undefined): ToolInputIssue[] | undefined {

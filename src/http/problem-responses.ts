@@ -46,6 +46,10 @@ const documentedProblems = {
     status: 503,
     detail: "No worker on task queue 'relay-e' has announced its tools: start one (relay-e worker, relay-e dev)",
   },
+  temporal_unavailable: {
+    status: 503,
+    detail: 'Temporal cannot be reached or did not answer in time; try again shortly',
+  },
 } satisfies Partial<Record<HttpErrorCode, ProblemExample>>;
 
 interface ProblemExample {
@@ -56,10 +60,13 @@ interface ProblemExample {
 
 type DocumentedProblem = keyof typeof documentedProblems;
 
-/** The OpenAPI responses of the problems a route may answer with, grouped by status, each code with an example. */
+/**
+ * The OpenAPI responses of the problems a route may answer with, grouped by status, each code with an example; with
+ * `temporal_unavailable` always, since every route they describe asks Temporal.
+ */
 export function problemResponses(...codes: DocumentedProblem[]) {
   const byStatus = new Map<number, DocumentedProblem[]>();
-  for (const code of codes) {
+  for (const code of [...codes, 'temporal_unavailable' as const]) {
     const { status } = documentedProblems[code];
     byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
   }

@@ -1,8 +1,9 @@
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { relayECliArgs } from '../helpers/relay-e-process.js';
 
 // The review's scenarios, run as a user would: a mistake in `worker`'s or `serve`'s settings is a usage error (exit 2)
@@ -19,13 +20,16 @@ afterAll(async () => {
   await rm(folder, { recursive: true, force: true });
 });
 
-/** Runs `relay-e` to completion in an empty folder with `extra` added to the environment. */
+/**
+ * Runs `relay-e` to completion in an empty folder with `extra` added to the environment; one still running after 30 s
+ * (a server that started) is stopped.
+ */
 function relayE(args: string[], extra: Record<string, string> = {}): Promise<{ code: number; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       [...relayECliArgs, ...args],
-      { env: { ...process.env, RELAY_E_API_KEYS: 'key-1:demo', ...extra }, cwd: folder },
+      { env: { ...process.env, RELAY_E_API_KEYS: 'key-1:demo', ...extra }, cwd: folder, timeout: 30_000 },
       (error, _stdout, stderr) => {
         resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stderr });
       },
@@ -57,5 +61,21 @@ describe('relay-e worker and serve set-up mistakes', () => {
 
     expect(worker).toEqual({ code: 2, stderr: expect.stringContaining("Unknown option '--tenant'") as unknown });
     expect(serve).toEqual({ code: 2, stderr: expect.stringContaining("Unknown option '--tenant'") as unknown });
+  });
+});
+
+describe('relay-e serve against a Temporal without its namespace', () => {
+  it('refuses to start with a sentence naming the namespace, exit 5, instead of listening', async () => {
+    const address = inject('temporalAddress');
+    const namespace = `relay-prd-${randomUUID().slice(0, 8)}`;
+
+    const serve = await relayE(['serve', '--address', address, '--namespace', namespace, '--port', '0']);
+
+    expect(serve).toEqual({
+      code: 5,
+      stderr:
+        `relay-e serve: Temporal at ${address} has no namespace '${namespace}': correct --namespace or ` +
+        `TEMPORAL_NAMESPACE, or create it (temporal operator namespace create --namespace ${namespace})\n`,
+    });
   });
 });

@@ -21,7 +21,13 @@ vi.mock('../../../src/cli/temporal-settings.js', async (importOriginal) => ({
   connectRelayClient: async () => {
     const client = { closed: false };
     opened.clients.push(client);
-    return { close: async () => void (client.closed = true) } as unknown as RelayClient;
+    // Its namespace is described at once, as serve asks before it listens.
+    const connection = {
+      withDeadline: (_deadline: number, call: () => Promise<unknown>) => call(),
+      workflowService: { describeNamespace: async () => ({}) },
+    };
+    const temporal = { connection, options: { namespace: 'default' } };
+    return { temporal, close: async () => void (client.closed = true) } as unknown as RelayClient;
   },
 }));
 

@@ -80,8 +80,11 @@ describe('relay-e serve', () => {
     expect(opened.connects).toBe(0);
   });
 
-  it('closes the payload store it made when Temporal cannot be reached', async () => {
-    expect((await refusal(serveCommand.run([]))).exitCode).toBe(5);
+  it('says Temporal cannot be reached, exit 5, and closes the payload store it made', async () => {
+    expect(await refusal(serveCommand.run(['--address', '127.0.0.1:1']))).toEqual({
+      exitCode: 5,
+      message: 'CliError: Temporal at 127.0.0.1:1 cannot be reached: Failed to connect before the deadline',
+    });
     expect(opened).toEqual({ connects: 1, stores: [{ closed: true }] });
   });
 

@@ -57,9 +57,11 @@ describe('GET /v1/openapi.json', () => {
   it('documents every route the API serves, each with its own operationId', async () => {
     const document = await readDocument();
     const operations = operationsOf(document);
-    // The web inbox's pages and its form posts are for people, not for API clients: the document leaves them out.
+    // The web inbox's pages, its form posts and the browser's icon are for people, not for API clients: the document
+    // leaves them out.
+    const forPeople = (path: string) => path.startsWith('/inbox') || path === '/' || path === '/favicon.ico';
     const served = api.routes
-      .filter((route) => route.method !== 'ALL' && !route.path.startsWith('/inbox') && route.path !== '/')
+      .filter((route) => route.method !== 'ALL' && !forPeople(route.path))
       .map((route) => `${route.method} ${route.path.replace(/:(\w+)/g, '{$1}')}`);
     expect(operations.map(({ route }) => route).sort()).toEqual([...new Set(served)].sort());
     const withoutId = operations.filter(({ operation }) => !operation.operationId).map(({ route }) => route);
@@ -118,11 +120,23 @@ describe('GET /v1/openapi.json', () => {
     expect(getRun.parameters?.find((parameter) => parameter.name === 'id')?.schema).toMatchObject({ maxLength: 329 });
   });
 
-  it('marks only the document, its page and /healthz as open to callers without a key', async () => {
+  it('marks only the document, its page, /healthz and /readyz as open to callers without a key', async () => {
     const open = operationsOf(await readDocument())
       .filter(({ operation }) => operation.security?.length === 0)
       .map(({ route }) => route);
-    expect(open.sort()).toEqual(['GET /healthz', 'GET /v1/openapi.json', 'GET /v1/reference']);
+    expect(open.sort()).toEqual(['GET /healthz', 'GET /readyz', 'GET /v1/openapi.json', 'GET /v1/reference']);
+  });
+
+  it('documents a 503 temporal_unavailable on every route that asks Temporal, /readyz included', async () => {
+    const temporalFree = ['GET /healthz', 'GET /v1/openapi.json', 'GET /v1/reference'];
+    const asksTemporal = operationsOf(await readDocument()).filter(({ route }) => !temporalFree.includes(route));
+    const undocumented = asksTemporal.filter(
+      ({ operation }) =>
+        !operation.responses['503']?.content?.['application/problem+json']?.examples?.['temporal_unavailable'],
+    );
+
+    expect(asksTemporal.map(({ route }) => route)).toContain('GET /readyz');
+    expect(undocumented.map(({ route }) => route)).toEqual([]);
   });
 
   it('links each answer that names a run or a waiting call to the operations that take it, through fields that exist', async () => {
