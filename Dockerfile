@@ -16,7 +16,12 @@ COPY --from=build /app ./
 # The worker keeps its state under .relay-e (the payload store's files, the demo bank), and runs as node: the folder
 # must be node's, and compose mounts a volume on it so the state outlives the container.
 RUN mkdir -p .relay-e && chown node:node .relay-e
+# The entry runs node itself, not npx: a supervisor's SIGTERM (docker stop, Kubernetes) must reach the worker for it to
+# stop gracefully, and npm exec took it and exited, leaving node polling. /usr/local/bin/relay-e links to the CLI: a
+# project's dependency's (node_modules/.bin/relay-e), else this repository's own build.
+RUN main="$(readlink -f node_modules/.bin/relay-e || true)"; \
+  if [ ! -f "$main" ]; then main=/app/dist/src/cli/main.js; fi; \
+  test -f "$main" && ln -sf "$main" /usr/local/bin/relay-e
 USER node
-# npx finds relay-e in node_modules/.bin of a project, and this repository's own bin here.
-ENTRYPOINT ["npx", "--no-install", "relay-e"]
+ENTRYPOINT ["node", "/usr/local/bin/relay-e"]
 CMD ["worker"]

@@ -3,8 +3,12 @@ import { Client } from '@temporalio/client';
 import type { NativeConnection } from '@temporalio/worker';
 import { createPayloadStore } from '../store/create-payload-store.js';
 import type { PayloadStoreConfig } from '../store/create-payload-store.js';
+import { toEncryptionKeyRing } from '../security/encryption-keys.js';
 import { startPayloadJanitor } from '../store/payload-janitor.js';
+import { defaultPayloadRetentionMs } from '../store/payload-retention.js';
 import type { PayloadStore } from '../store/payload-store.js';
+import { errorMessage } from '../tool/error-message.js';
+import { CliError, exitCodes } from './cli-error.js';
 import type { ProjectConfig } from './project-config.js';
 import type { TemporalSettings } from './temporal-settings.js';
 
@@ -14,11 +18,19 @@ import type { TemporalSettings } from './temporal-settings.js';
  */
 export const defaultPayloadDirectory = path.join('.relay-e', 'payloads');
 
+/** How often the CLI's janitor marks closed runs and sweeps, the janitor's own default, named for the ready line. */
+const janitorIntervalMs = 10 * 60 * 1000;
+
 /** The store a CLI worker uses; `close` stops its janitor, once started, and closes it. */
 export interface CliPayloadStore {
   readonly store: PayloadStore;
-  /** What the store is, for the worker's ready line. */
+  /**
+   * What the store is, whether it encrypts and with which current key, and what its janitor does once started, for
+   * the worker's ready line; without a secret (a connection string's password).
+   */
   readonly description: string;
+  /** The same, as data for the ready line's JSON. */
+  readonly facts: PayloadStoreFacts;
   /** Whether every worker of the task queue reads this store, so tools may keep their large outputs in it. */
   readonly sharedByEveryWorker: boolean;
   close(): Promise<void>;
@@ -36,9 +48,11 @@ export function createCliPayloadStore(
 ): CliPayloadStore {
   const config = projectPayloadStoreConfig(settings, project);
   const store = createPayloadStore(config);
+  const facts = payloadStoreFacts(config);
   return {
     store,
-    description: describeStore(config),
+    description: describePayloadStore(facts),
+    facts,
     // A store the config names is the deployment's choice, so taken as every worker's; the default folder is this
     // machine's, which only a single-machine stack can count on.
     sharedByEveryWorker: project?.config.payloadStore !== undefined || defaultFolderShared,
@@ -55,9 +69,13 @@ export function withPayloadJanitor(
   connection: NativeConnection,
   namespace: string,
 ): CliPayloadStore {
-  const janitor = startPayloadJanitor({ store: payloads.store, client: new Client({ connection, namespace }) });
+  const client = new Client({ connection, namespace });
+  const janitor = startPayloadJanitor({ store: payloads.store, client, intervalMs: janitorIntervalMs });
+  const facts = { ...payloads.facts, janitorIntervalMs };
   return {
     ...payloads,
+    description: describePayloadStore(facts),
+    facts,
     async close() {
       await janitor.stop();
       await payloads.close();
@@ -77,8 +95,131 @@ export function projectPayloadStoreConfig(
   return { ...(settings.encryption ? { encryption: settings.encryption } : {}), ...config };
 }
 
+/**
+ * Makes sure the store works before the worker connects (it connects and makes its tables or folder, as its first call
+ * would), closing it when it does not: a store that refuses the password, cannot be reached or lacks a privilege would
+ * otherwise fail every model call, after the worker said it was ready. The refusal says which store and why: exit 5
+ * when it cannot be reached (it may answer later), 2 when it refused (set-up to fix).
+ */
+export async function prepareCliPayloadStore(payloads: CliPayloadStore): Promise<void> {
+  try {
+    await payloads.store.prepare?.();
+  } catch (error) {
+    await payloads.close().catch(() => undefined); // the refusal below is the news; the store was never used
+    const exitCode = isUnreachable(error) ? exitCodes.unavailable : exitCodes.usage;
+    throw new CliError(
+      exitCode,
+      `The payload store (${payloads.facts.store}) cannot be used: ${describeStoreError(error)}` +
+        (isMissingPrivilege(error) ? `. ${privilegesHint}` : ''),
+    );
+  }
+}
+
+const privilegesHint =
+  "Grant the user CREATE on the schema, or make the tables ahead and grant it SELECT, INSERT, UPDATE and DELETE on them (docs/configuration.md, 'Payload store')";
+
+/** The kinds of connection failure another attempt may get past: nothing listens, no route, no name, a timeout. */
+const unreachableCodes = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'ETIMEDOUT',
+]);
+
+function isUnreachable(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  // SQLSTATE class 08 is a connection exception; 57P03, a server that cannot accept connections yet (starting up).
+  return typeof code === 'string' && (unreachableCodes.has(code) || code.startsWith('08') || code === '57P03');
+}
+
+/** PostgreSQL's insufficient_privilege, as creating the tables without the right to create in the schema fails. */
+function isMissingPrivilege(error: unknown): boolean {
+  return (error as { code?: unknown } | null)?.code === '42501';
+}
+
+/** The error's message; a connection to a name with several addresses fails with an AggregateError without one. */
+function describeStoreError(error: unknown): string {
+  const first: unknown = error instanceof AggregateError ? error.errors[0] : undefined;
+  return first !== undefined && (error as Error).message === '' ? errorMessage(first) : errorMessage(error);
+}
+
+/** What the worker's ready line says of its payload store. */
+export interface PayloadStoreFacts {
+  /** Which store: `PostgreSQL relay@db.internal:5432/relay (table relay_payloads)`, `files in .relay-e/payloads`. */
+  readonly store: string;
+  /** The id of the key payloads are encrypted with, or undefined when they are kept in the clear. */
+  readonly currentKeyId: string | undefined;
+  /** How long a payload outlives the last run that used it. */
+  readonly retentionMs: number;
+  /** How often the janitor passes, once started. */
+  readonly janitorIntervalMs?: number;
+}
+
+function payloadStoreFacts(config: PayloadStoreConfig): PayloadStoreFacts {
+  return {
+    store: describeStore(config),
+    currentKeyId: config.encryption ? toEncryptionKeyRing(config.encryption).currentKeyId : undefined,
+    retentionMs: config.retentionMs ?? defaultPayloadRetentionMs,
+  };
+}
+
+/** The ready line's words for the store: `PostgreSQL … (table …), encrypted (current key k2); janitor every …`. */
+export function describePayloadStore(facts: PayloadStoreFacts): string {
+  const encryption =
+    facts.currentKeyId === undefined ? 'not encrypted' : `encrypted (current key ${facts.currentKeyId})`;
+  const janitor =
+    facts.janitorIntervalMs === undefined
+      ? 'no janitor'
+      : `janitor every ${describeMs(facts.janitorIntervalMs)}, payloads kept ${describeMs(facts.retentionMs)} after their runs close`;
+  return `${facts.store}, ${encryption}; ${janitor}`;
+}
+
 function describeStore(config: PayloadStoreConfig): string {
   if (config.kind === 'file') return `files in ${config.directory}`;
-  if (config.kind === 'postgres') return 'PostgreSQL';
+  if (config.kind === 'postgres') {
+    return `PostgreSQL ${describeDatabase(config.connectionString)} (table ${config.tableName ?? 'relay_payloads'})`;
+  }
   return 'this process (memory)';
+}
+
+/** Where a connection string points, without its password: `user@host:port/database`, from a URL or key=value pairs. */
+function describeDatabase(connectionString: string): string {
+  if (!/^postgres(ql)?:/.test(connectionString)) {
+    const pairs = new Map(
+      [...connectionString.matchAll(/(\w+)\s*=\s*('(?:[^'\\]|\\.)*'|\S*)/g)].map(([, key, value]) => [
+        key,
+        value?.replace(/^'|'$/g, ''),
+      ]),
+    );
+    return describeParts(pairs.get('user'), pairs.get('host'), pairs.get('port'), pairs.get('dbname'));
+  }
+  let url: URL;
+  try {
+    url = new URL(connectionString);
+  } catch {
+    // Never echoed: a string that is no URL may still hold the password where the URL's would be.
+    return '(a connection string that is not a URL)';
+  }
+  return describeParts(decodeURIComponent(url.username), url.hostname, url.port, url.pathname.slice(1));
+}
+
+function describeParts(...[user, host, port, database]: Array<string | undefined>): string {
+  return `${user ? `${user}@` : ''}${host || 'localhost'}${port ? `:${port}` : ''}${database ? `/${database}` : ''}`;
+}
+
+/** `10 minutes`, `7 days`: the largest unit that divides the duration, else milliseconds. */
+function describeMs(ms: number): string {
+  const units: Array<[string, number]> = [
+    ['day', 86_400_000],
+    ['hour', 3_600_000],
+    ['minute', 60_000],
+    ['second', 1000],
+  ];
+  for (const [unit, size] of units) {
+    if (ms >= size && ms % size === 0) return `${ms / size} ${unit}${ms === size ? '' : 's'}`;
+  }
+  return `${ms} ms`;
 }

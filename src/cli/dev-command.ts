@@ -36,6 +36,8 @@ import {
 } from './temporal-settings.js';
 import type { TemporalSettings } from './temporal-settings.js';
 import type { PayloadStore } from '../store/payload-store.js';
+import { describePayloadStore } from './cli-payload-store.js';
+import type { PayloadStoreFacts } from './cli-payload-store.js';
 import { startCliWorker } from './worker-command.js';
 import type { CliWorker } from './worker-command.js';
 import { configOption, configOptionHelp, loadProjectConfig } from './project-config.js';
@@ -412,6 +414,7 @@ function printReady(ready: {
     providers: worker.providers,
     tools: worker.toolNames,
     toolsFrom: worker.source,
+    payloadStore: worker.payloadStoreFacts,
     ...(worker.approvalWebhook ? { approvalWebhook: worker.approvalWebhook } : {}),
   };
   process.stdout.write(
@@ -489,6 +492,7 @@ interface DevReady {
   providers: string[];
   tools: string[];
   toolsFrom: string;
+  payloadStore: PayloadStoreFacts;
   approvalWebhook?: string;
   hintFlags: string;
 }
@@ -523,6 +527,7 @@ Relay-E dev is ready.
   Model        ${models}
   Tools        ${ready.tools.join(', ')}
                from ${ready.toolsFrom}
+  Payloads     ${describePayloadStore(ready.payloadStore)}
   Approvers    ${ready.approvalWebhook ? `notified at ${ready.approvalWebhook}` : 'not notified (RELAY_E_APPROVAL_WEBHOOK_URL sets a webhook)'}
 ${tryIt}
 ${stops} (runs are kept).

@@ -1,4 +1,6 @@
 #!/usr/bin/env node
+import { isIP } from 'node:net';
+import type { TelemetryOptions } from '@temporalio/worker';
 import { cliInvocation } from './cli-invocation.js';
 import type { Command } from './command.js';
 import { commandSummaries } from './command-summaries.js';
@@ -42,12 +44,12 @@ Exit codes:
   2    usage error (unknown command or flag, missing argument, invalid JSON) or set-up problem (a config that
        cannot be loaded, no Temporal CLI for dev to start a server with, an MCP server's missing secret or
        refused credentials, TLS on for a Temporal server without it or off for one with it, an address a
-       server cannot listen on)
+       server cannot listen on, a payload store that refused the worker's user)
   3    not found (no such run)
   4    decision refused (no such pending call, already decided, edited input fails the schema, an approver
        the tool does not name)
   5    Temporal unreachable, the dev server could not start, an MCP server could not be started or reached,
-       or no worker has recovered the run yet
+       a payload store's database the worker cannot reach, or no worker has recovered the run yet
   130  interrupted (Ctrl-C while following a run; the run goes on)
 `;
 }
@@ -69,16 +71,8 @@ export async function runCli(argv: string[]): Promise<number> {
     return exitCodes.ok;
   }
   if (workerCommands.has(name)) {
-    const { DefaultLogger, Runtime } = await import('@temporalio/worker');
-    const { writeOneLineLog } = await import('./one-line-log.js');
-    const stacks = process.env['RELAY_E_LOG_STACKS'] === '1';
-    const write = (line: string) => process.stderr.write(line);
-    // Warnings and errors still show, each on one line. No shutdown signals: the SDK's own would stop the worker on
-    // the first Ctrl-C, before dev closes its API, and on SIGQUIT or SIGUSR2 too; the command's handler stops it.
-    Runtime.install({
-      logger: new DefaultLogger('WARN', (entry) => writeOneLineLog(entry, { stacks, write })),
-      shutdownSignals: [],
-    });
+    const failed = await installWorkerRuntime(name);
+    if (failed !== undefined) return failed;
   }
   try {
     return await command.run(rest);
@@ -88,6 +82,58 @@ export async function runCli(argv: string[]): Promise<number> {
     const { toExitCode } = await import('./cli-error.js');
     return toExitCode(error);
   }
+}
+
+/**
+ * Installs the worker runtime for a command that runs a worker: one-line warnings, no SDK shutdown signals, and the
+ * Prometheus metrics RELAY_E_METRICS_ADDRESS asks for. Returns the exit code when that address cannot be served.
+ */
+async function installWorkerRuntime(name: string): Promise<number | undefined> {
+  const { DefaultLogger, Runtime } = await import('@temporalio/worker');
+  const { writeOneLineLog } = await import('./one-line-log.js');
+  const stacks = process.env['RELAY_E_LOG_STACKS'] === '1';
+  const write = (line: string) => process.stderr.write(line);
+  const metricsAddress = process.env['RELAY_E_METRICS_ADDRESS'] || undefined;
+  if (metricsAddress !== undefined && !isIpAndPort(metricsAddress)) {
+    process.stderr.write(
+      `relay-e ${name}: RELAY_E_METRICS_ADDRESS '${metricsAddress}' must be an IP address and a port, as 0.0.0.0:9464 ` +
+        'or [::]:9464\n',
+    );
+    return exitCodes.usage;
+  }
+  try {
+    // Warnings and errors still show, each on one line. No shutdown signals: the SDK's own would stop the worker on
+    // the first Ctrl-C, before dev closes its API, and on SIGQUIT or SIGUSR2 too; the command's handler stops it.
+    Runtime.install({
+      logger: new DefaultLogger('WARN', (entry) => writeOneLineLog(entry, { stacks, write })),
+      shutdownSignals: [],
+      ...(metricsAddress ? { telemetryOptions: prometheusMetrics(metricsAddress) } : {}),
+    });
+  } catch (error) {
+    // The SDK binds the metrics address as it installs the runtime: a port in use fails here.
+    const message = error instanceof Error ? error.message : String(error);
+    process.stderr.write(
+      `relay-e ${name}: cannot serve metrics on RELAY_E_METRICS_ADDRESS=${metricsAddress}: ${message}\n`,
+    );
+    return exitCodes.usage;
+  }
+  return undefined;
+}
+
+/**
+ * The SDK's metrics (Core's: workflow and activity task counts, failures, latencies, poll and slot figures) served
+ * for Prometheus at `http://<address>/metrics`, under the names Temporal's SDK metrics reference gives.
+ */
+function prometheusMetrics(bindAddress: string): TelemetryOptions {
+  return { metrics: { prometheus: { bindAddress } } };
+}
+
+/** `0.0.0.0:9464` or `[::]:9464`: the SDK binds a socket address, so a host name is refused here, not deep in Core. */
+function isIpAndPort(address: string): boolean {
+  const match = /^(?:\[([^\]]+)\]|([^:]+)):(\d{1,5})$/.exec(address);
+  const host = match?.[1] ?? match?.[2];
+  const port = Number(match?.[3]);
+  return host !== undefined && isIP(host) === (match?.[1] === undefined ? 4 : 6) && port >= 0 && port <= 65_535;
 }
 
 function isCommandName(name: string): name is CommandName {

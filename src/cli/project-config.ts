@@ -221,6 +221,7 @@ const configFields: Record<keyof RelayConfig, Check> = {
   approvalWebhook: optional(rule(isObjectOrFunction, 'must be a webhook, or a function of the tenant')),
   remindApproversBeforeExpiry: optional(duration),
   modelCallStartTimeout: optional(duration),
+  shutdownGraceTime: optional(duration),
 };
 
 function isObjectOrFunction(value: unknown): boolean {

@@ -24,8 +24,14 @@ import { createWorker } from '../worker/create-worker.js';
 import { exitCodes } from './cli-error.js';
 import type { Command } from './command.js';
 import { parseCommandFlags, serverConnectionOptions, serverConnectionOptionsHelp } from './command.js';
-import { createCliPayloadStore, defaultPayloadDirectory, withPayloadJanitor } from './cli-payload-store.js';
-import type { CliPayloadStore } from './cli-payload-store.js';
+import {
+  createCliPayloadStore,
+  defaultPayloadDirectory,
+  describePayloadStore,
+  prepareCliPayloadStore,
+  withPayloadJanitor,
+} from './cli-payload-store.js';
+import type { CliPayloadStore, PayloadStoreFacts } from './cli-payload-store.js';
 import { waitForShutdownSignal } from './shutdown-signal.js';
 import { connectWorkerConnection, readTemporalSettings } from './temporal-settings.js';
 import type { TemporalSettings } from './temporal-settings.js';
@@ -41,6 +47,8 @@ import {
 import type { WorkerDeployment } from './worker-deployment.js';
 import type { ProjectConfig } from './project-config.js';
 import { envSetting } from './env-setting.js';
+import { durationOptionMs } from '../shared/duration-option.js';
+import { RelayError } from '../shared/errors.js';
 
 /** A worker with the project's tools (or the demo's) that runs until `stop`. */
 export interface CliWorker {
@@ -54,10 +62,19 @@ export interface CliWorker {
   readonly approvalWebhook: string | undefined;
   /** Where the worker keeps model contexts and, when shared, large outputs and texts (closed by `stop`). */
   readonly payloadStore: PayloadStore;
+  /** What the ready line says of the payload store: which, whether encrypted (current key), its janitor. */
+  readonly payloadStoreFacts: PayloadStoreFacts;
   /** Settles when the worker stops; rejects when it fails. */
   readonly finished: Promise<void>;
   stop(): Promise<void>;
 }
+
+/**
+ * How long a stopping CLI worker lets its running tools and model calls finish before it cancels them, unless
+ * `RELAY_E_SHUTDOWN_GRACE` or the config's `shutdownGraceTime` says otherwise: under the 30 seconds Kubernetes and ECS
+ * give a container between SIGTERM and SIGKILL by default, with time left to close the store and the connection.
+ */
+export const defaultShutdownGraceMs = 25_000;
 
 /** Where the demo bank is kept, beside `relay-e dev`'s Temporal database, relative to the working folder. */
 export const demoBankFile = path.join('.relay-e', 'demo-bank.json');
@@ -88,12 +105,12 @@ export async function startCliWorker(
 ): Promise<CliWorker> {
   // Every setting is worked out and checked before connecting, so a mistake in one leaves nothing open.
   const { approvalWebhook, reminderMs, where } = approvalNoticesOf(project, inboxUrl);
-  const tools = project ? project.config.tools : createDemoTools(new DemoBankFile(demoBankFile));
-  const models = {
-    ...providersFromEnv(process.env),
-    ...(project ? project.config.models : { scripted: createDemoModel() }),
-  };
-  const opened = await connectWorker(settings, createCliPayloadStore(settings, project, { defaultFolderShared }));
+  const shutdownGraceTime = shutdownGraceOf(project, process.env);
+  const { tools, models } = toolsAndModelsOf(project);
+  const store = createCliPayloadStore(settings, project, { defaultFolderShared });
+  // Before Temporal: a store the worker cannot use would fail every run's model calls after it said it was ready.
+  await prepareCliPayloadStore(store);
+  const opened = await connectWorker(settings, store);
   const { connection, payloads } = opened;
   const worker = await createWorker({
     tools,
@@ -109,10 +126,7 @@ export async function startCliWorker(
     payloadStore: payloads.store,
     keepLargePayloadsInStore: payloads.sharedByEveryWorker,
     ...modelCallAffinity(payloads.sharedByEveryWorker, project?.config),
-    workerOptions: {
-      ...(deployment ? versionedWorkerOptions(deployment) : {}),
-      ...(signal ? { bundlerOptions: { webpackConfigHook: stopBundlingOn(signal) } } : {}),
-    },
+    workerOptions: cliWorkerOptions(shutdownGraceTime, deployment, signal),
   }).catch(async (error: unknown) => {
     await opened.close();
     // Bundling stopped by the signal fails with webpack's error; the caller asked for the stop, so it gets its reason.
@@ -123,12 +137,36 @@ export async function startCliWorker(
   return {
     worker,
     payloadStore: payloads.store,
+    payloadStoreFacts: payloads.facts,
     finished: running,
     providers: Object.keys(models),
     toolNames: tools.map(describeToolEntry),
     source: project ? project.file : 'the banking demo (no relay-e.config.ts found)',
     approvalWebhook: where,
     stop: () => (stopping ??= stopWorker(worker, running, () => opened.close())),
+  };
+}
+
+/** The project's tools and models, or the banking demo's; the providers the environment configures either way. */
+function toolsAndModelsOf(project: ProjectConfig | undefined) {
+  const tools = project ? project.config.tools : createDemoTools(new DemoBankFile(demoBankFile));
+  const models = {
+    ...providersFromEnv(process.env),
+    ...(project ? project.config.models : { scripted: createDemoModel() }),
+  };
+  return { tools, models };
+}
+
+/** The SDK worker options the CLI's worker sets: its shutdown grace, its deployment version, dev's stop of bundling. */
+function cliWorkerOptions(
+  shutdownGraceTime: number,
+  deployment: WorkerDeployment | undefined,
+  signal: AbortSignal | undefined,
+): Partial<WorkerOptions> {
+  return {
+    shutdownGraceTime,
+    ...(deployment ? versionedWorkerOptions(deployment) : {}),
+    ...(signal ? { bundlerOptions: { webpackConfigHook: stopBundlingOn(signal) } } : {}),
   };
 }
 
@@ -214,6 +252,20 @@ async function connectWorker(settings: TemporalSettings, store: CliPayloadStore)
       }
     },
   };
+}
+
+/**
+ * The worker's shutdown grace in milliseconds: `RELAY_E_SHUTDOWN_GRACE`, else the config's `shutdownGraceTime`, else
+ * {@link defaultShutdownGraceMs}; a value that is no duration, or a negative one, is refused before the worker connects.
+ */
+function shutdownGraceOf(project: ProjectConfig | undefined, env: NodeJS.ProcessEnv): number {
+  const fromEnv = envSetting(env, 'RELAY_E_SHUTDOWN_GRACE');
+  const value = fromEnv ?? project?.config.shutdownGraceTime;
+  if (value === undefined) return defaultShutdownGraceMs;
+  const label = fromEnv === undefined ? "'shutdownGraceTime'" : 'RELAY_E_SHUTDOWN_GRACE';
+  const ms = durationOptionMs(value, label, '30s');
+  if (ms < 0) throw new RelayError('invalid_input', `${label} '${String(value)}' must not be negative`);
+  return ms;
 }
 
 /**
@@ -354,6 +406,7 @@ ${serverConnectionOptionsHelp}`,
       providers: demo.providers,
       tools: demo.toolNames,
       source: demo.source,
+      payloadStore: demo.payloadStoreFacts,
       ...(demo.approvalWebhook ? { approvalWebhook: demo.approvalWebhook } : {}),
       ...(deployment ? { deployment } : {}),
     };
@@ -362,6 +415,7 @@ ${serverConnectionOptionsHelp}`,
         ? `${JSON.stringify(line)}\n`
         : `Worker ready on ${settings.address} (namespace ${settings.namespace}, task queue ${settings.taskQueue})\n` +
             `  models: ${demo.providers.map((name) => `${name}:*`).join(', ')}\n  tools: ${demo.toolNames.join(', ')} (from ${demo.source})\n` +
+            `  payloads: ${describePayloadStore(demo.payloadStoreFacts)}\n` +
             (demo.approvalWebhook ? `  approvers notified at: ${demo.approvalWebhook}\n` : '') +
             (deployment ? describeDeployment(deployment) : ''),
     );

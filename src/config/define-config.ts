@@ -61,6 +61,13 @@ export interface RelayConfig {
    * @default '5 seconds'
    */
   modelCallStartTimeout?: DurationInput;
+  /**
+   * How long a stopping `relay-e worker` or `relay-e dev` (SIGTERM, Ctrl-C) lets running tools and model calls finish
+   * before it cancels them (`'30s'`, or milliseconds): the worker's `shutdownGraceTime`. Give the container's stop
+   * timeout a few seconds more (docs/operations.md, "Worker scaling"). `RELAY_E_SHUTDOWN_GRACE` wins over it.
+   * @default '25s'
+   */
+  shutdownGraceTime?: DurationInput;
 }
 
 /** Types a `relay-e.config.ts` default export; returns the config unchanged. */

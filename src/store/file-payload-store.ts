@@ -1,5 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
-import { mkdir, open, readFile, readdir, rename, rm, stat, utimes } from 'node:fs/promises';
+import { constants } from 'node:fs';
+import { access, mkdir, open, readFile, readdir, rename, rm, stat, utimes } from 'node:fs/promises';
 import path from 'node:path';
 import type { EncryptionOptions } from '../security/encryption-keys.js';
 import { RelayError } from '../shared/errors.js';
@@ -114,6 +115,10 @@ export function createFilePayloadStore(options: FilePayloadStoreOptions): Payloa
       for (const tenant of await listFolder(directory))
         runs.push(...(await readUnclosedRuns(path.join(directory, tenant), logger)));
       return pageOfUnclosedRuns(runs, query);
+    },
+    async prepare() {
+      await mkdir(directory, { recursive: true, mode: 0o700 });
+      await access(directory, constants.R_OK | constants.W_OK | constants.X_OK);
     },
     async close() {},
   };

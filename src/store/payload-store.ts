@@ -30,6 +30,12 @@ export interface PayloadStore {
    * else tells a store that a run closed.
    */
   listUnclosedRuns(query: UnclosedRunsQuery): Promise<UnclosedRun[]>;
+  /**
+   * Connects and makes what the store keeps payloads in (tables, a folder) when missing, then checks it may use them:
+   * what its first call would do, done ahead, so that a store it cannot use stops a worker's start instead of failing
+   * its runs' model calls. A store without it needs nothing made.
+   */
+  prepare?(): Promise<void>;
   /** Releases connections and files; the store is not used after it. */
   close(): Promise<void>;
 }

@@ -48,8 +48,18 @@ interface Tables {
 const tableNamePattern = /^[a-z_][a-z0-9_]{0,50}$/;
 
 /**
+ * What the store writes as the payload table's comment once its tables are at the shape this version uses: tables that
+ * carry it are used as they are, so a user with only the rights to read and write rows can use tables made ahead.
+ */
+const postgresPayloadSchemaComment = 'Relay-E payload store, schema 2';
+
+/** The privileges the store's user needs on each of its tables. */
+const tablePrivileges = ['SELECT', 'INSERT', 'UPDATE', 'DELETE'];
+
+/**
  * A payload store in PostgreSQL, for a cluster: workers on every machine share it and a worker crash loses nothing.
- * It creates its tables when they are missing. Rows are keyed by (tenant, address); a payload row remembers when it
+ * It creates its tables when they are missing (or brings them to its shape); tables made ahead with the statements
+ * docs/configuration.md gives need no right to create. Rows are keyed by (tenant, address); a payload row remembers when it
  * was last stored, and beside it the store records which runs stored it and when each closed.
  */
 export function createPostgresPayloadStore(options: PostgresPayloadStoreOptions): PayloadStore {
@@ -98,10 +108,32 @@ export function createPostgresPayloadStore(options: PostgresPayloadStoreOptions)
       await ready();
       return selectUnclosedRuns(pool, tables, limit, query.after);
     },
+    async prepare() {
+      await ready();
+      const missing = await missingPrivileges(pool, tables);
+      if (missing.length > 0) {
+        throw new RelayError(
+          'invalid_input',
+          `The PostgreSQL user lacks ${missing.join(', ')}: the payload store needs ${tablePrivileges.join(', ')} on ` +
+            `each of its tables`,
+        );
+      }
+    },
     async close() {
       if (ownsPool) await pool.end();
     },
   };
+}
+
+/** The privileges the store needs and the connection's user lacks, as `INSERT on "relay_payloads_runs"`. */
+async function missingPrivileges(pool: Pool, tables: Tables): Promise<string[]> {
+  const { rows } = await pool.query<{ missing: string }>(
+    `SELECT privilege || ' on ' || relation AS missing
+     FROM unnest($1::text[]) WITH ORDINALITY AS t (relation, position), unnest($2::text[]) AS privilege
+     WHERE NOT has_table_privilege(relation, privilege) ORDER BY position`,
+    [[tables.payloads, tables.runs, tables.uses], tablePrivileges],
+  );
+  return rows.map((row) => row.missing);
 }
 
 /** The sealed payload of the tenant at `ref`, or undefined when the store holds none. */
@@ -163,7 +195,13 @@ function quotedTables(tableName: string): Tables {
   };
 }
 
+/**
+ * Creates the tables when missing, or brings older ones to the current shape, and marks them with the schema comment;
+ * tables that already carry it are left alone, since creating and altering need rights a user of made-ahead tables
+ * lacks (`CREATE TABLE IF NOT EXISTS` checks the right to create in the schema even when the table exists).
+ */
 async function createTables(pool: Pool, tables: Tables): Promise<void> {
+  if (await hasCurrentTables(pool, tables)) return;
   await inTransaction(pool, async (client) => {
     // Two workers starting together would race to create the same tables; the lock makes the second wait.
     await client.query('SELECT pg_advisory_xact_lock(hashtext($1))', [tables.payloads]);
@@ -205,8 +243,19 @@ async function createTables(pool: Pool, tables: Tables): Promise<void> {
       CREATE INDEX IF NOT EXISTS ${tables.runsByCloseIndex} ON ${tables.runs} (closed_at);
       CREATE INDEX IF NOT EXISTS ${tables.unclosedRunsIndex} ON ${tables.runs} (first_stored_at, tenant_id, run_id)
         WHERE closed_at IS NULL;
-      CREATE INDEX IF NOT EXISTS ${tables.usesByRunIndex} ON ${tables.uses} (tenant_id, run_id);`);
+      CREATE INDEX IF NOT EXISTS ${tables.usesByRunIndex} ON ${tables.uses} (tenant_id, run_id);
+      COMMENT ON TABLE ${tables.payloads} IS '${postgresPayloadSchemaComment}';`);
   });
+}
+
+/** Whether the three tables exist and the payload table carries the current schema comment. */
+async function hasCurrentTables(pool: Pool, tables: Tables): Promise<boolean> {
+  const { rows } = await pool.query<{ current: boolean | null }>(
+    `SELECT obj_description(to_regclass($1), 'pg_class') = $4
+       AND to_regclass($2) IS NOT NULL AND to_regclass($3) IS NOT NULL AS current`,
+    [tables.payloads, tables.runs, tables.uses, postgresPayloadSchemaComment],
+  );
+  return rows[0]?.current === true;
 }
 
 /**

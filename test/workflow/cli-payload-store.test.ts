@@ -43,7 +43,8 @@ describe('the CLI worker’s payload store', () => {
     const payloads = withPayloadJanitor(created, connection, kit.namespace);
     try {
       expect(payloads.sharedByEveryWorker).toBe(shared);
-      expect(payloads.description).toBe(config ? 'this process (memory)' : `files in ${defaultPayloadDirectory}`);
+      expect(payloads.facts.store).toBe(config ? 'this process (memory)' : `files in ${defaultPayloadDirectory}`);
+      expect(payloads.description).toContain('; janitor every 10 minutes, payloads kept 7 days after their runs close');
     } finally {
       await payloads.close();
     }

@@ -1,4 +1,5 @@
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import pg from 'pg';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type * as TemporalSettingsModule from '../../../src/cli/temporal-settings.js';
 import type * as CreatePayloadStoreModule from '../../../src/store/create-payload-store.js';
 import type { Worker } from '@temporalio/worker';
@@ -7,6 +8,9 @@ import type { ProjectConfig } from '../../../src/cli/project-config.js';
 import type { TemporalSettings } from '../../../src/cli/temporal-settings.js';
 import { startCliWorker, workerCommand } from '../../../src/cli/worker-command.js';
 import { RelayError } from '../../../src/shared/errors.js';
+import { freePort } from '../../helpers/free-port.js';
+import { startLocalPostgres } from '../../helpers/local-postgres.js';
+import type { LocalPostgres } from '../../helpers/local-postgres.js';
 
 // What `relay-e worker` (and dev's worker) opens, and when: the connection and payload store are stand-ins that
 // record whether they were opened and closed, and the Temporal worker one whose run fails when a test says so.
@@ -15,6 +19,8 @@ const opened = vi.hoisted(() => ({
   connections: [] as Array<{ closed: boolean }>,
   stores: [] as Array<{ closed: boolean }>,
   worker: undefined as { fail(error: Error): void; startPolling(): void } | undefined,
+  /** The options the last worker was created with. */
+  workerOptions: undefined as Record<string, unknown> | undefined,
   /** Makes the next worker fail as it starts. */
   failAtStart: undefined as Error | undefined,
   /** Keeps the next worker INITIALIZED, as the SDK's is while its plugins start, until `startPolling`. */
@@ -43,7 +49,8 @@ vi.mock('../../../src/store/create-payload-store.js', async (importOriginal) => 
 });
 
 vi.mock('../../../src/worker/create-worker.js', () => ({
-  createWorker: () => {
+  createWorker: (options: { workerOptions?: Record<string, unknown> }) => {
+    opened.workerOptions = options.workerOptions;
     let state = opened.pluginsStarting ? 'INITIALIZED' : 'RUNNING';
     let fail: (error: Error) => void = () => undefined;
     let finish: () => void = () => undefined;
@@ -94,6 +101,7 @@ beforeEach(() => {
   opened.connections.length = 0;
   opened.stores.length = 0;
   opened.worker = undefined;
+  opened.workerOptions = undefined;
   opened.failAtStart = undefined;
   opened.pluginsStarting = false;
   vi.spyOn(process.stdout, 'write').mockReturnValue(true);
@@ -156,6 +164,111 @@ describe('startCliWorker', () => {
     await expect(stopping).resolves.toBeUndefined();
     expect(opened).toMatchObject({ connections: [{ closed: true }], stores: [{ closed: true }] });
   });
+});
+
+describe('startCliWorker with a PostgreSQL payload store it cannot use', () => {
+  let server: LocalPostgres;
+
+  beforeAll(async () => {
+    server = await startLocalPostgres();
+  }, 60_000);
+
+  afterAll(async () => {
+    await server?.stop();
+  });
+
+  /** The server's connection string as `user`, to `database`. */
+  function connectionAs(user: string, database = 'postgres'): string {
+    const url = new URL(server.connectionString);
+    url.username = user;
+    url.password = 'hunter2-secret';
+    url.pathname = `/${database}`;
+    return url.href;
+  }
+
+  function postgresProject(connectionString: string): ProjectConfig {
+    return projectWith({ payloadStore: { kind: 'postgres', connectionString } });
+  }
+
+  it('refuses to start with exit 5, before it connects to Temporal, when the database cannot be reached', async () => {
+    const port = await freePort();
+    const project = postgresProject(`postgres://relay:hunter2-secret@127.0.0.1:${port}/relay`);
+
+    const error = await refusal(startCliWorker(settings, project, { defaultFolderShared: false }));
+
+    expect(String(error)).toBe(
+      `CliError: The payload store (PostgreSQL relay@127.0.0.1:${port}/relay (table relay_payloads)) cannot be ` +
+        `used: connect ECONNREFUSED 127.0.0.1:${port}`,
+    );
+    expect(toExitCode(error)).toBe(5);
+    expect(opened).toMatchObject({ connections: [], stores: [{ closed: true }] });
+  });
+
+  it('refuses to start with exit 2 when the database refuses the user', async () => {
+    const project = postgresProject(connectionAs('nobody_here'));
+
+    const error = await refusal(startCliWorker(settings, project, { defaultFolderShared: false }));
+
+    expect(String(error)).toContain('cannot be used: role "nobody_here" does not exist');
+    expect(String(error)).not.toContain('hunter2');
+    expect(toExitCode(error)).toBe(2);
+    expect(opened).toMatchObject({ connections: [], stores: [{ closed: true }] });
+  });
+
+  it('refuses to start with exit 2 when the user may not create the tables, and says what to grant', async () => {
+    const admin = new pg.Pool({ connectionString: server.connectionString });
+    await admin.query('CREATE DATABASE no_create');
+    await admin.query('CREATE ROLE row_rights_only LOGIN');
+    await admin.end();
+    const owner = new pg.Pool({ connectionString: connectionAs('relay', 'no_create') });
+    await owner.query('REVOKE CREATE ON SCHEMA public FROM PUBLIC');
+    await owner.end();
+    const project = postgresProject(connectionAs('row_rights_only', 'no_create'));
+
+    const error = await refusal(startCliWorker(settings, project, { defaultFolderShared: false }));
+
+    expect(String(error)).toContain(
+      'cannot be used: permission denied for schema public. Grant the user CREATE on the schema, or make the ' +
+        "tables ahead and grant it SELECT, INSERT, UPDATE and DELETE on them (docs/configuration.md, 'Payload store')",
+    );
+    expect(toExitCode(error)).toBe(2);
+    expect(opened.connections).toEqual([]);
+  });
+});
+
+describe('startCliWorker’s shutdown grace', () => {
+  it('lets running tools and model calls finish for 25 seconds by default before a stop cancels them', async () => {
+    const started = await startCliWorker(settings, projectWith({}), { defaultFolderShared: false });
+    await started.stop();
+
+    // Before, the SDK's default of 0: a SIGTERM failed a running tool's attempt, and a retry ran it a second time.
+    expect(opened.workerOptions?.['shutdownGraceTime']).toBe(25_000);
+  });
+
+  it('takes RELAY_E_SHUTDOWN_GRACE over the config’s shutdownGraceTime', async () => {
+    const project = projectWith({ shutdownGraceTime: '90s' });
+    const fromConfig = await startCliWorker(settings, project, { defaultFolderShared: false });
+    await fromConfig.stop();
+    expect(opened.workerOptions?.['shutdownGraceTime']).toBe(90_000);
+
+    vi.stubEnv('RELAY_E_SHUTDOWN_GRACE', '2m');
+    const fromEnv = await startCliWorker(settings, project, { defaultFolderShared: false });
+    await fromEnv.stop();
+    expect(opened.workerOptions?.['shutdownGraceTime']).toBe(120_000);
+  });
+
+  it.each(['a while', '-5s'])(
+    'refuses RELAY_E_SHUTDOWN_GRACE=%s as a usage error, before it connects',
+    async (value) => {
+      vi.stubEnv('RELAY_E_SHUTDOWN_GRACE', value);
+
+      const error = await refusal(startCliWorker(settings, projectWith({}), { defaultFolderShared: false }));
+
+      expect(String(error)).toContain(`RELAY_E_SHUTDOWN_GRACE '${value}'`);
+      expect(toExitCode(error)).toBe(2);
+      expect(opened).toMatchObject({ connections: [], stores: [] });
+    },
+  );
 });
 
 describe('relay-e worker', () => {

@@ -70,6 +70,12 @@ function fakeWorker(failure?: Promise<never>): CliWorker {
     source: 'the banking demo',
     approvalWebhook: undefined,
     payloadStore: {} as CliWorker['payloadStore'],
+    payloadStoreFacts: {
+      store: 'files in .relay-e/payloads',
+      currentKeyId: 'k2',
+      retentionMs: 7 * 86_400_000,
+      janitorIntervalMs: 600_000,
+    },
     finished,
     stop: async () => {
       stopped.push('worker');
@@ -123,6 +129,17 @@ describe('relay-e dev ready banner', () => {
     expect(printed).toContain('relay-e-here run "transfer 50 from ACC-1 to ACC-2"');
     expect(printed).toContain('relay-e-here runs --status awaiting_approval');
     expect(printed).not.toMatch(/relay-e-here \w+ --address/);
+  });
+
+  it('names the payload store, its current encryption key and its janitor, as relay-e worker does', async () => {
+    vi.mocked(startTemporalDevServer).mockImplementation(temporalStart('127.0.0.1:7233'));
+    vi.spyOn(await import('../../../src/dev/temporal-dev-server.js'), 'isListening').mockResolvedValue(false);
+
+    expect(await devCommand.run(['--port', '0'])).toBe(0);
+    expect(printed).toContain(
+      '  Payloads     files in .relay-e/payloads, encrypted (current key k2); janitor every 10 minutes, payloads kept ' +
+        '7 days after their runs close\n',
+    );
   });
 
   it('repeats the address it was given', async () => {

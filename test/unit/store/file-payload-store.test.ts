@@ -45,6 +45,16 @@ describe('file store', () => {
     await rm(directory, { recursive: true, force: true });
   });
 
+  it('makes its folder when a worker prepares it, and refuses one it cannot make', async () => {
+    const nested = path.join(directory, 'state', 'payloads');
+    await createFilePayloadStore({ directory: nested }).prepare?.();
+    expect((await stat(nested)).isDirectory()).toBe(true);
+
+    await writeFile(path.join(directory, 'a-file'), '');
+    const underAFile = createFilePayloadStore({ directory: path.join(directory, 'a-file', 'payloads') });
+    await expect(underAFile.prepare?.()).rejects.toMatchObject({ code: 'ENOTDIR' });
+  });
+
   it('keeps a tenant id that looks like a path inside its own hashed folder', async () => {
     const store = createFilePayloadStore({ directory: path.join(directory, 'store') });
     const tenantId = '../../escaped';

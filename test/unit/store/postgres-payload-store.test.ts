@@ -1,5 +1,7 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { createPostgresPayloadStore } from '../../../src/store/postgres-payload-store.js';
 import { createPayloadStore } from '../../../src/worker/index.js';
 import type { UnclosedRun } from '../../../src/store/payload-store.js';
@@ -190,5 +192,104 @@ describe('PostgreSQL store', () => {
     expect(() =>
       createPostgresPayloadStore({ connectionString: server.connectionString, tableName: 'payloads; DROP TABLE x' }),
     ).toThrow(expect.objectContaining({ code: 'invalid_input' }));
+  });
+});
+
+/** The statements docs/configuration.md gives for creating the tables ahead, with its GRANT to `relay_worker`. */
+function documentedStatements(): string {
+  const docs = readFileSync(path.join(import.meta.dirname, '..', '..', '..', 'docs', 'configuration.md'), 'utf8');
+  const statements = /\*\*PostgreSQL privileges\.\*\*[\s\S]*?```sql\n([\s\S]*?)```/.exec(docs)?.[1];
+  if (statements === undefined) throw new Error('docs/configuration.md gives no SQL under "PostgreSQL privileges"');
+  return statements;
+}
+
+describe('PostgreSQL store users and privileges', () => {
+  const scope = { tenantId: 'acme', runId: 'run-1' };
+  let databases = 0;
+  /** What a test opened, closed after it also when it fails: an open pool would outlive the server. */
+  const opened: Array<{ end(): Promise<void> } | { close(): Promise<void> }> = [];
+
+  afterEach(async () => {
+    for (const resource of opened.splice(0).reverse()) await ('end' in resource ? resource.end() : resource.close());
+  });
+
+  function storeAs(connectionString: string) {
+    const store = createPostgresPayloadStore({ connectionString });
+    opened.push(store);
+    return store;
+  }
+
+  /** A database of its own where nobody but its owner may create in `public`, and a login role with no rights yet. */
+  async function databaseWithWorkerRole(): Promise<{ owner: pg.Pool; workerConnection: string }> {
+    const database = `privileges_${++databases}`;
+    await admin.query(`CREATE DATABASE ${database}`);
+    await admin.query(`DO $$ BEGIN CREATE ROLE relay_worker LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$`);
+    const url = new URL(server.connectionString);
+    url.pathname = `/${database}`;
+    const owner = new pg.Pool({ connectionString: url.href });
+    opened.push(owner);
+    // PostgreSQL 15 revokes it by default; said here so the test means the same on older servers.
+    await owner.query('REVOKE CREATE ON SCHEMA public FROM PUBLIC');
+    url.username = 'relay_worker';
+    return { owner, workerConnection: url.href };
+  }
+
+  it('works for a user with only row rights on tables made ahead with the statements docs/configuration.md gives', async () => {
+    const { owner, workerConnection } = await databaseWithWorkerRole();
+    await owner.query(documentedStatements());
+    const store = storeAs(workerConnection);
+
+    await store.prepare?.();
+    const ref = await store.put(scope, new TextEncoder().encode('made ahead'));
+    await store.markRunClosed(scope, new Date(0));
+    const unclosed = await store.listUnclosedRuns({ limit: 10 });
+    // A month on, the run's payload has expired: the sweep deletes rows (and, by cascade, the run's uses).
+    const swept = await store.sweep({ now: new Date(Date.now() + 30 * 86_400_000) });
+
+    expect(ref).toMatch(/^sha256:/);
+    expect({ unclosed, swept }).toEqual({ unclosed: [], swept: 1 });
+  });
+
+  it('makes the same tables and indexes as the statements docs/configuration.md gives', async () => {
+    const made = await databaseWithWorkerRole();
+    const documented = await databaseWithWorkerRole();
+    await documented.owner.query(documentedStatements());
+    await createPostgresPayloadStore({ pool: made.owner }).prepare?.();
+
+    const shape = async (pool: pg.Pool) =>
+      (
+        await pool.query<{ part: string }>(`
+          SELECT table_name || '.' || column_name || ' ' || data_type || ' ' || is_nullable || ' ' ||
+            coalesce(column_default, '') AS part FROM information_schema.columns WHERE table_schema = 'public'
+          UNION ALL SELECT indexdef FROM pg_indexes WHERE schemaname = 'public'
+          UNION ALL SELECT 'comment ' || obj_description('relay_payloads'::regclass, 'pg_class')
+          ORDER BY 1`)
+      ).rows.map((row) => row.part);
+    expect(await shape(made.owner)).toEqual(await shape(documented.owner));
+  });
+
+  it('says the user may not create its tables when it lacks CREATE on the schema', async () => {
+    const { workerConnection } = await databaseWithWorkerRole();
+    const store = storeAs(workerConnection);
+
+    await expect(store.prepare?.()).rejects.toMatchObject({
+      code: '42501',
+      message: 'permission denied for schema public',
+    });
+  });
+
+  it('names each privilege the user lacks on tables made ahead, before a run needs it', async () => {
+    const { owner, workerConnection } = await databaseWithWorkerRole();
+    await owner.query(documentedStatements().replace(/^GRANT .*$/m, ''));
+    await owner.query('GRANT SELECT, INSERT, UPDATE ON relay_payloads, relay_payloads_runs TO relay_worker');
+    const store = storeAs(workerConnection);
+
+    await expect(store.prepare?.()).rejects.toMatchObject({
+      code: 'invalid_input',
+      message:
+        'The PostgreSQL user lacks DELETE on "relay_payloads", DELETE on "relay_payloads_runs", SELECT on ' +
+        '"relay_payloads_uses", INSERT on "relay_payloads_uses", UPDATE on "relay_payloads_uses", DELETE on ' +
+        '"relay_payloads_uses": the payload store needs SELECT, INSERT, UPDATE, DELETE on each of its tables',
+    });
   });
 });
