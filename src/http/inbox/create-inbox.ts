@@ -11,7 +11,7 @@ import { inboxApprovalRoutes } from './inbox-approval-routes.js';
 import type { InboxEnv } from './inbox-env.js';
 import { inboxRunRoutes } from './inbox-run-routes.js';
 import { inboxSessionRoutes, requireSession } from './inbox-session-routes.js';
-import { InboxSessions } from './inbox-sessions.js';
+import { approverOf, InboxSessions } from './inbox-sessions.js';
 import { inboxStyles } from './inbox-styles.js';
 import { RunCatalogs } from './run-catalogs.js';
 
@@ -70,10 +70,17 @@ export function createInbox(options: CreateInboxOptions): Hono<InboxEnv> {
     c.body(await inboxScript, 200, { 'content-type': 'text/javascript; charset=utf-8' }),
   );
   app.get('/inbox/assets/inbox.css', (c) => c.body(inboxStyles, 200, { 'content-type': 'text/css; charset=utf-8' }));
+  // Browsers ask for it on every page: an empty answer rather than a 404 in every log.
+  app.get('/favicon.ico', (c) => c.body(null, 204));
   app.route('/', inboxSessionRoutes(sessions, publicOrigin));
 
   // Everything below needs a session; changes also need the page's CSRF token.
   app.use('/inbox/*', requireSession(sessions, publicOrigin));
+  // A page left open across a sign-in in another tab takes up the new session's token and name from here.
+  app.get('/inbox/session', (c) => {
+    const session = c.get('session');
+    return c.json({ csrfToken: session.csrfToken, approver: approverOf(session) });
+  });
   const approvalsPollIntervalMs = options.approvalsPollIntervalMs ?? 1_000;
   app.route(
     '/inbox/approvals',

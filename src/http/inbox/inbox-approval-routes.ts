@@ -31,7 +31,7 @@ export function inboxApprovalRoutes({ client, catalogs, pollIntervalMs, logger }
   }
 
   /**
-   * The tenant's pending approvals, each with the JSON Schema of its tool for the editor, the waiting runs that did
+   * The tenant's pending approvals, each with its tool's description and JSON Schema, the waiting runs that did
    * not answer in time, and whether more runs wait than the list reads.
    */
   async function readApprovals(tenantId: string) {
@@ -40,7 +40,7 @@ export function inboxApprovalRoutes({ client, catalogs, pollIntervalMs, logger }
     const withSchemas = await Promise.all(
       approvals.map(async (approval) => {
         const tool = (await catalogs.of(approval.runId, tenantId)).find((entry) => entry.name === approval.toolName);
-        return { ...approval, ...(tool ? { inputSchema: tool.inputSchema } : {}) };
+        return { ...approval, ...(tool ? { inputSchema: tool.inputSchema, description: tool.description } : {}) };
       }),
     );
     return { approvals: withSchemas, unanswered, hasMore, limit };

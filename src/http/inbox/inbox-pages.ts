@@ -39,8 +39,11 @@ function layout(title: string, body: Page, session?: InboxSession): Page {
     </html>`;
 }
 
-/** The sign-in form; the key is posted once and never written into any page. */
-export function signInPage(error?: string): Page {
+/**
+ * The sign-in form; the key is posted once and never written into any page. `next` is the inbox page to go back to
+ * once signed in (already checked to be one of the inbox's own paths).
+ */
+export function signInPage({ error, next }: { error?: string; next?: string | undefined } = {}): Page {
   return layout(
     'Sign in',
     html`<h1>Sign in</h1>
@@ -57,6 +60,7 @@ export function signInPage(error?: string): Page {
           ${error ? html`aria-invalid="true" aria-describedby="sign-in-error"` : ''}
         />
         ${error ? html`<p id="sign-in-error" class="error" role="alert">${error}</p>` : ''}
+        ${next === undefined ? '' : html`<input type="hidden" name="next" value="${next}" />`}
         <button type="submit">Sign in</button>
       </form>`,
   );
@@ -94,7 +98,10 @@ export function runPage(session: InboxSession, runId: string): Page {
           <h2 id="pending-heading">Waiting for a decision</h2>
           <div id="pending"></div>
         </section>
-        <p><button type="button" id="cancel-run" class="danger" hidden>Cancel this run</button></p>
+        <p>
+          <button type="button" id="cancel-run" class="danger" hidden>Cancel this run</button>
+          <button type="button" id="keep-run" class="quiet" hidden>Keep it running</button>
+        </p>
         <section aria-labelledby="timeline-heading">
           <h2 id="timeline-heading">Timeline</h2>
           <ol id="timeline" class="timeline"></ol>

@@ -41,7 +41,10 @@ export interface InboxRunRoutesOptions {
 /** One run's page (`/inbox/runs/:id`): its state, its live timeline, and the decisions and cancel made there. */
 export function inboxRunRoutes(options: InboxRunRoutesOptions): Hono<InboxEnv> {
   const app = new Hono<InboxEnv>();
-  app.get('/', (c) => c.redirect(`/inbox/runs/${encodeURIComponent(checkRunId(c.req.query('id'), 'query'))}`, 303));
+  // An id pasted with spaces around it (copied from a notice or a log) names the same run.
+  app.get('/', (c) =>
+    c.redirect(`/inbox/runs/${encodeURIComponent(checkRunId(c.req.query('id')?.trim(), 'query'))}`, 303),
+  );
   // Every route below names a run: an id no run can have is refused before the run is read, followed or decided.
   app.use('/:id/*', async (c, next) => {
     checkRunId(c.req.param('id'), 'param');

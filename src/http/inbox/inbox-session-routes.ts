@@ -32,15 +32,18 @@ export function inboxSessionRoutes(sessions: InboxSessions, publicOrigin?: strin
 
   app.get('/', (c) => {
     const session = sessions.get(readSessionCookie(c, publicOrigin));
-    return c.html(session ? inboxPage(session) : signInPage());
+    const next = safeReturnPath(c.req.query('next'));
+    if (session && next !== undefined) return c.redirect(next, 303);
+    return c.html(session ? inboxPage(session) : signInPage({ next }));
   });
 
   app.post('/inbox/session', async (c) => {
     const origin = inboxOriginOf(c, publicOrigin);
     refuseCrossOrigin(c, origin);
     const form = await readForm(c);
+    const next = safeReturnPath(form['next']);
     const signedIn = typeof form['apiKey'] === 'string' ? sessions.create(form['apiKey'].trim()) : undefined;
-    if (!signedIn) return c.html(signInPage('That API key is not valid.'), 401);
+    if (!signedIn) return c.html(signInPage({ error: 'That API key is not valid.', next }), 401);
     setCookie(c, sessionCookieAt(origin), signedIn.cookie, {
       httpOnly: true,
       sameSite: 'Strict',
@@ -49,7 +52,7 @@ export function inboxSessionRoutes(sessions: InboxSessions, publicOrigin?: strin
       secure: origin.startsWith('https:'),
       maxAge: sessions.lifetimeSeconds,
     });
-    return c.redirect('/', 303);
+    return c.redirect(next ?? '/', 303);
   });
 
   // A session is sealed, not stored (see InboxSessions): signing out deletes the browser's cookie.
@@ -71,7 +74,11 @@ export function requireSession(sessions: InboxSessions, publicOrigin?: string) {
   return createMiddleware<InboxEnv>(async (c, next) => {
     const session = sessions.get(readSessionCookie(c, publicOrigin));
     if (!session) {
-      if (safeMethods.has(c.req.method) && c.req.header('accept')?.includes('text/html')) return c.redirect('/', 303);
+      if (safeMethods.has(c.req.method) && c.req.header('accept')?.includes('text/html')) {
+        // Back to the page asked for once signed in: an approval notice links straight to its run.
+        const url = new URL(c.req.url);
+        return c.redirect(`/?next=${encodeURIComponent(url.pathname + url.search)}`, 303);
+      }
       throw new HttpError(401, 'unauthorized', 'Sign in to the inbox first');
     }
     if (!safeMethods.has(c.req.method)) {
@@ -84,6 +91,24 @@ export function requireSession(sessions: InboxSessions, publicOrigin?: string) {
     await next();
     return undefined;
   });
+}
+
+/** The longest return path the sign-in form carries; a run page's path is far shorter. */
+const maxReturnPathLength = 2_048;
+
+/**
+ * The inbox page to go back to after signing in, when `next` is a path on this very origin: `/inbox/runs/…`, never
+ * `https://elsewhere`, `//elsewhere` or `/\elsewhere` (which browsers take for another host), so the sign-in form
+ * cannot be made to send anyone off the inbox. Anything else is dropped: the inbox's front page follows sign-in.
+ */
+export function safeReturnPath(next: unknown): string | undefined {
+  if (typeof next !== 'string' || next.length > maxReturnPathLength) return undefined;
+  // Only the inbox's own pages, in printable ASCII (a browser sends the rest encoded) without backslashes, which URL
+  // parsers take for slashes.
+  if (!/^\/inbox\/runs\/[!-[\]-~]*$/.test(next)) return undefined;
+  const base = 'http://inbox.invalid';
+  const url = URL.parse(next, base);
+  return url?.origin === base ? url.pathname + url.search : undefined;
 }
 
 /**

@@ -17,6 +17,14 @@ label { display: block; font-weight: 600; margin: .5rem 0 .2rem; }
 input, textarea { font: inherit; width: 100%; padding: .4rem .5rem; border: 1px solid var(--muted); border-radius: 4px; }
 textarea { font-family: ui-monospace, monospace; min-height: 7rem; }
 textarea[aria-invalid="true"], input[aria-invalid="true"] { border-color: var(--bad); }
+textarea[readonly], input:disabled { background: #eef1f4; border-style: dashed; color: var(--muted); cursor: not-allowed; }
+.count { margin: .2rem 0 0; font-size: .9em; }
+.count.error { color: var(--bad); font-weight: 600; }
+.description { margin: .2rem 0; }
+.expires-soon { border-left: 4px solid var(--bad); }
+.soon { color: var(--bad); }
+.approval.closed .outcome { font-weight: 600; }
+details.input summary { cursor: pointer; color: var(--accent); }
 button { font: inherit; margin: .6rem .4rem 0 0; padding: .4rem .9rem; border-radius: 4px; border: 1px solid var(--accent); background: var(--accent); color: #fff; cursor: pointer; }
 button:disabled { opacity: .55; cursor: not-allowed; }
 button.quiet { background: #fff; color: var(--accent); margin: 0; }
@@ -29,5 +37,5 @@ pre { background: #f6f8fa; border: 1px solid var(--line); border-radius: 4px; pa
 .timeline li { margin: .5rem 0; }
 .timeline .type { font-weight: 600; }
 .timeline .streaming { border-left: 3px solid var(--accent); padding-left: .5rem; }
-.status-completed { color: var(--good); } .status-failed, .status-cancelled { color: var(--bad); }
+.status-completed { color: var(--good); } .status-completed-undone { color: var(--ink); font-weight: 600; } .status-failed, .status-cancelled { color: var(--bad); }
 `;

@@ -44,7 +44,7 @@ describe('the inbox session cookie', () => {
     const runPage = { headers: { cookie: `${planted}; ${own}`, accept: 'text/html' } };
     const refused = await app.request(`${server}/inbox/runs/r1`, runPage);
     expect(refused.status).toBe(303);
-    expect(refused.headers.get('location')).toBe('/');
+    expect(refused.headers.get('location')).toBe('/?next=%2Finbox%2Fruns%2Fr1');
     const events = await app.request(`${server}/inbox/approvals/stream`, { headers: { cookie: `${planted}; ${own}` } });
     expect(events.status).toBe(401);
   });

@@ -2,15 +2,18 @@
 // type-checks it against the DOM). Everything it shows goes in through textContent, never as HTML.
 
 /** @typedef {{ toolCallId: string, toolName: string, input: unknown, step: number, requestedAt: string, expiresAt: string, approvers?: string[], approvalsRequired?: number, approvals?: Array<{ approver: string, at: string, reason?: string }> }} PendingApproval */
-/** @typedef {PendingApproval & { runId: string, model: string, userId?: string, inputSchema?: unknown }} InboxApproval */
+/** @typedef {PendingApproval & { runId: string, model: string, userId?: string, inputSchema?: unknown, description?: string }} InboxApproval */
 /** @typedef {{ path: string, message: string }} Issue */
 /** @typedef {{ type: string, seq: number, at: string, step: number, [field: string]: unknown }} RunEvent */
-/** @typedef {{ name: string, inputSchema: unknown }} Tool */
+/** @typedef {{ name: string, description?: string, inputSchema: unknown }} Tool */
 /** @typedef {{ runId: string, status: string, model: string, step: number, maxSteps: number, output?: string, error?: string, stopReason?: string, pendingApprovals: PendingApproval[] }} RunSnapshot */
+/** @typedef {{ ok: boolean, status: number, data: any }} Answer */
 
-const csrfToken = document.querySelector('meta[name="relay-csrf"]')?.getAttribute('content') ?? '';
+let csrfToken = document.querySelector('meta[name="relay-csrf"]')?.getAttribute('content') ?? '';
 /** The name the signed-in key's decisions are recorded under. */
-const signedInApprover = document.querySelector('meta[name="relay-approver"]')?.getAttribute('content') ?? '';
+let signedInApprover = document.querySelector('meta[name="relay-approver"]')?.getAttribute('content') ?? '';
+/** Set once the server said the session ended: the next change first takes up the session of a new sign-in. */
+let signedOutSeen = false;
 const terminalEvents = new Set(['run_completed', 'run_failed', 'run_cancelled']);
 const stateChangingEvents = new Set([
   'tool_awaiting_approval',
@@ -18,8 +21,15 @@ const stateChangingEvents = new Set([
   'tool_approved',
   'tool_rejected',
   'tool_approval_timed_out',
+  'tool_cancelled',
   ...terminalEvents,
 ]);
+/** What a change says when the request never reached the inbox (offline, or the server is down). */
+const unreachable = 'Not sent: the inbox could not be reached. Check the connection and try again.';
+/** A call that expires sooner than this is marked in the list. */
+const soonMs = 10 * 60 * 1000;
+/** An input longer than this (characters of its JSON) is folded in the list. */
+const foldedInputLength = 1_000;
 
 /**
  * Creates an element with text and attributes.
@@ -46,19 +56,94 @@ function timeOf(iso) {
 }
 
 /**
- * Sends a change to the inbox API with the page's CSRF token; the answer's JSON, or its problem, comes back.
+ * A time as people read it at a glance, "in 4 min" or "2 h ago", with the exact time and its zone in its title.
+ * @param {string} iso
+ * @returns {HTMLElement}
+ */
+function relativeTime(iso) {
+  const node = element('time', { datetime: iso, 'data-relative': '' });
+  drawRelativeTime(node);
+  return node;
+}
+
+/** @param {HTMLElement} node a `time` made by relativeTime, drawn again as time passes */
+function drawRelativeTime(node) {
+  const iso = node.getAttribute('datetime') ?? '';
+  const leftMs = new Date(iso).getTime() - Date.now();
+  const minutes = Math.round(leftMs / 60_000);
+  const format = new Intl.RelativeTimeFormat(undefined, { numeric: 'auto', style: 'short' });
+  node.textContent =
+    Math.abs(minutes) < 90 ? format.format(minutes, 'minute') : format.format(Math.round(minutes / 60), 'hour');
+  const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+  node.title = `${new Date(iso).toLocaleString(undefined, { timeZoneName: 'short' })} (${zone})`;
+}
+
+/**
+ * Sends a change to the inbox API with the page's CSRF token; the answer's JSON, or its problem, comes back. A request
+ * that never reached the inbox answers status 0 with a detail that says nothing was sent.
  * @param {string} path
  * @param {unknown} [body]
- * @returns {Promise<{ ok: boolean, status: number, data: any }>}
+ * @returns {Promise<Answer>}
  */
 async function post(path, body = {}) {
-  const response = await fetch(path, {
-    method: 'POST',
-    headers: { 'content-type': 'application/json', 'x-relay-csrf': csrfToken },
-    body: JSON.stringify(body),
-  });
-  const data = await response.json().catch(() => ({}));
-  return { ok: response.ok, status: response.status, data };
+  try {
+    if (signedOutSeen) await takeUpSession();
+    const response = await fetch(path, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', 'x-relay-csrf': csrfToken },
+      body: JSON.stringify(body),
+    });
+    const data = await response.json().catch(() => ({}));
+    if (response.status === 401) showSignedOut();
+    return { ok: response.ok, status: response.status, data };
+  } catch {
+    return { ok: false, status: 0, data: { detail: unreachable } };
+  }
+}
+
+/** What the header said of the session the page was opened with. */
+const signedInAs = document.querySelector('header .who')?.textContent ?? '';
+
+/** Marks the page signed out: its header no longer names whom its decisions would be recorded under. */
+function showSignedOut() {
+  signedOutSeen = true;
+  const who = document.querySelector('header .who');
+  if (who) who.textContent = 'Signed out';
+}
+
+/**
+ * Takes up the session of a sign-in made in another tab: its token and name. A page whose approver changed is read
+ * again, since what it may decide changed with them.
+ */
+async function takeUpSession() {
+  const response = await fetch('/inbox/session');
+  if (!response.ok) return;
+  /** @type {{ csrfToken: string, approver: string }} */
+  const session = await response.json();
+  signedOutSeen = false;
+  csrfToken = session.csrfToken;
+  if (session.approver !== signedInApprover) {
+    window.location.reload();
+    return;
+  }
+  const who = document.querySelector('header .who');
+  if (who) who.textContent = signedInAs;
+}
+
+/**
+ * What a page says when the session it was opened with has ended: a link to sign in again in another tab, so what
+ * was typed here stays.
+ * @param {string} what what did not happen ("Not sent")
+ * @param {string} then what to do once signed in again ("press the button again")
+ * @returns {Array<Node | string>}
+ */
+function signInPrompt(what, then) {
+  const next = `/?next=${encodeURIComponent(window.location.pathname)}`;
+  return [
+    `${what}: you are signed out. `,
+    element('a', { href: next, target: '_blank', rel: 'noopener' }, ['Sign in again']),
+    ` (in a new tab: what you typed stays here), then ${then}.`,
+  ];
 }
 
 /** @param {string} runId */
@@ -66,15 +151,22 @@ function runPath(runId) {
   return `/inbox/runs/${encodeURIComponent(runId)}`;
 }
 
+/** Goes to the sign-in form, which comes back to this page once signed in. */
+function signInAgain() {
+  const here = window.location.pathname;
+  window.location.assign(here.startsWith('/inbox/runs/') ? `/?next=${encodeURIComponent(here)}` : '/');
+}
+
 /**
- * Goes back to the sign-in form once the server ends a live stream because the session expired, rather than leave
- * the page quiet (or reconnecting, refused) on what it showed last.
+ * Tells `ended` once the server ends a live stream because the session expired, rather than leave the page quiet (or
+ * reconnecting, refused) on what it showed last.
  * @param {EventSource} source
+ * @param {() => void} ended
  */
-function endWithSession(source) {
+function endWithSession(source, ended) {
   source.addEventListener('signed-out', () => {
     source.close();
-    window.location.assign('/');
+    ended();
   });
 }
 
@@ -85,48 +177,83 @@ const lastReopenMs = 30_000;
 /**
  * Follows a live stream and keeps following it. The browser gives up for good on a stream whose reconnect is
  * refused (401 once the session ended elsewhere, 503 when no worker answers): then the session is checked, and
- * without one the page goes back to the sign-in form; with one the page says it is not live and opens it again.
+ * without one the page goes back to the sign-in form, unless `staysSignedOut` says the page stays (going would lose
+ * what was typed there): the stream is then opened again later, to follow on once signed in again in another tab.
+ * With a session the page says it is not live and opens it again. A probe that answers 404 says there is nothing to
+ * follow: `gone` is told, and the stream is not opened again.
  * @param {string} url
  * @param {string} probe a GET that answers 401 without a session
  * @param {(source: EventSource, reopened: boolean) => void} listen adds the stream's own listeners
  * @param {(live: boolean) => void} showLive
+ * @param {{ gone?: () => void, staysSignedOut?: () => boolean }} [told]
+ * @returns {{ stop: () => void }}
  */
-function followLive(url, probe, listen, showLive) {
+function followLive(url, probe, listen, showLive, { gone, staysSignedOut } = {}) {
   let delay = firstReopenMs;
+  let stopped = false;
+  /** @type {EventSource | undefined} */
+  let current;
+  /** @type {ReturnType<typeof setTimeout> | undefined} */
+  let reopening;
   /** @param {boolean} reopened */
   function open(reopened) {
+    if (stopped) return;
     const source = new EventSource(url);
-    endWithSession(source);
+    current = source;
+    endWithSession(source, () => {
+      if (!stopped) sessionEnded();
+    });
     listen(source, reopened);
     source.addEventListener('open', () => {
       delay = firstReopenMs;
       showLive(true);
     });
     source.addEventListener('error', () => {
-      if (source.readyState === EventSource.CLOSED) void afterRefused();
+      if (source.readyState === EventSource.CLOSED && !stopped) void afterRefused();
     });
   }
   async function afterRefused() {
-    if (await signedOut(probe)) {
-      window.location.assign('/');
+    const status = await probeStatus(probe);
+    if (stopped) return;
+    if (status === 401) {
+      sessionEnded();
+      return;
+    }
+    if (status === 404 && gone) {
+      gone();
       return;
     }
     showLive(false);
-    setTimeout(() => open(true), delay);
+    reopenLater();
+  }
+  function sessionEnded() {
+    if (staysSignedOut?.()) reopenLater();
+    else signInAgain();
+  }
+  function reopenLater() {
+    reopening = setTimeout(() => open(true), delay);
     delay = Math.min(delay * 2, lastReopenMs);
   }
   open(false);
+  return {
+    stop() {
+      stopped = true;
+      clearTimeout(reopening);
+      current?.close();
+    },
+  };
 }
 
 /**
- * Whether the server says the session has ended; an unreachable server says nothing yet.
+ * The status the server answers a probe with; an unreachable server says nothing yet.
  * @param {string} probe
+ * @returns {Promise<number | undefined>}
  */
-async function signedOut(probe) {
+async function probeStatus(probe) {
   try {
-    return (await fetch(probe)).status === 401;
+    return (await fetch(probe)).status;
   } catch {
-    return false;
+    return undefined;
   }
 }
 
@@ -137,6 +264,40 @@ function startApprovalsList(list) {
   const status = /** @type {HTMLElement} */ (document.getElementById('approvals-status'));
   // What the list says of itself, kept so a warning that it may be out of date can be taken back.
   let listed = '';
+  /** Each listed row by its call (or unanswered run), with the JSON it was drawn from. */
+  /** @type {Map<string, { item: HTMLElement, drawn: string }>} */
+  const rows = new Map();
+  /**
+   * Draws the list again in place: a row that did not change stays the very element it was (keeping the keyboard
+   * focus and the reader's place), new rows go in where they belong, and rows that went away are removed.
+   * @param {Array<{ key: string, drawn: string, draw: () => HTMLElement }>} wanted
+   */
+  function drawRows(wanted) {
+    /** @type {HTMLElement[]} */
+    const items = [];
+    const kept = new Set();
+    for (const { key, drawn, draw } of wanted) {
+      let row = rows.get(key);
+      if (row?.drawn !== drawn) {
+        const item = draw();
+        row?.item.replaceWith(item);
+        row = { item, drawn };
+        rows.set(key, row);
+      }
+      kept.add(key);
+      items.push(row.item);
+    }
+    for (const [key, row] of rows) {
+      if (kept.has(key)) continue;
+      row.item.remove();
+      rows.delete(key);
+    }
+    let cursor = list.firstElementChild;
+    for (const item of items) {
+      if (item === cursor) cursor = cursor.nextElementSibling;
+      else list.insertBefore(item, cursor);
+    }
+  }
   /** @param {EventSource} stream */
   function listen(stream) {
     stream.addEventListener('approvals', (message) => {
@@ -144,7 +305,18 @@ function startApprovalsList(list) {
       const { approvals, unanswered, hasMore, limit } = JSON.parse(/** @type {MessageEvent<string>} */ (message).data);
       listed = describeList(approvals.length, unanswered.length, hasMore, limit);
       status.textContent = listed;
-      list.replaceChildren(...approvals.map(approvalListItem), ...unanswered.map(unansweredListItem));
+      drawRows([
+        ...approvals.map((approval) => ({
+          key: `call ${approval.runId} ${approval.toolCallId}`,
+          drawn: JSON.stringify(approval),
+          draw: () => approvalListItem(approval),
+        })),
+        ...unanswered.map((run) => ({
+          key: `run ${run.runId}`,
+          drawn: JSON.stringify(run),
+          draw: () => unansweredListItem(run),
+        })),
+      ]);
     });
     // The server could not read the list: it stays as it was, and may be out of date until a read succeeds again.
     stream.addEventListener('stale', () => {
@@ -163,6 +335,11 @@ function startApprovalsList(list) {
     if (!live) status.textContent = `Not live: the list stopped following changes; trying again… ${listed}`.trim();
   }
   followLive('/inbox/approvals/stream', '/inbox/approvals', listen, showLive);
+  const runId = /** @type {HTMLInputElement | null} */ (document.getElementById('run-id'));
+  // The server trims the id too; trimming here keeps the address the browser shows clean.
+  document.getElementById('open-run')?.addEventListener('submit', () => {
+    if (runId) runId.value = runId.value.trim();
+  });
 }
 
 /**
@@ -195,20 +372,41 @@ function unansweredListItem(run) {
 /** @param {InboxApproval} approval */
 function approvalListItem(approval) {
   const link = element('a', { href: runPath(approval.runId) }, [`${approval.toolName} in run ${approval.runId}`]);
-  return element('li', { 'data-tool-call-id': approval.toolCallId }, [
+  const soon = new Date(approval.expiresAt).getTime() - Date.now() < soonMs;
+  return element('li', { 'data-tool-call-id': approval.toolCallId, ...(soon ? { class: 'expires-soon' } : {}) }, [
     element('h2', {}, [link]),
+    ...(approval.description ? [element('p', { class: 'description' }, [approval.description])] : []),
     element('p', { class: 'muted' }, [
-      `Model ${approval.model}${approval.userId ? `, user ${approval.userId}` : ''}, step ${approval.step}; ` +
-        `expires ${timeOf(approval.expiresAt)}`,
+      `Model ${approval.model}${approval.userId ? `, user ${approval.userId}` : ''}, step ${approval.step}; expires `,
+      relativeTime(approval.expiresAt),
+      ...(soon ? [' ', element('strong', { class: 'soon' }, ['(soon)'])] : []),
+      ...(approval.approvers ? [`. Only ${approval.approvers.join(' or ')} may decide it`] : []),
       ...(approval.approvalsRequired === undefined
         ? []
         : [`. ${approvalsSoFar(approval.approvalsRequired, approval.approvals ?? [])}`]),
     ]),
-    element('pre', { 'aria-label': 'Proposed input' }, [prettyJson(approval.input)]),
+    inputBlock(approval.input),
   ]);
 }
 
+/**
+ * A call's input as the list shows it: in full when short, folded behind its size when long.
+ * @param {unknown} input
+ */
+function inputBlock(input) {
+  const json = prettyJson(input);
+  const pre = element('pre', { 'aria-label': 'Proposed input' }, [json]);
+  if (json.length <= foldedInputLength) return pre;
+  const size = json.length < 10_000 ? `${(json.length / 1024).toFixed(1)} KB` : `${Math.round(json.length / 1024)} KB`;
+  return element('details', { class: 'input' }, [element('summary', {}, [`${size} of JSON: show the input`]), pre]);
+}
+
 // ---- One run ----
+
+/**
+ * The form of a waiting call as the run page keeps it.
+ * @typedef {{ form: HTMLElement, approvals: number, approval: PendingApproval, sending: () => boolean, unsent: () => string, decidedHere: boolean }} ShownForm
+ */
 
 /** @param {HTMLElement} root */
 function startRunPage(root) {
@@ -217,43 +415,149 @@ function startRunPage(root) {
   const pending = /** @type {HTMLElement} */ (document.getElementById('pending'));
   const timeline = /** @type {HTMLElement} */ (document.getElementById('timeline'));
   const cancel = /** @type {HTMLButtonElement} */ (document.getElementById('cancel-run'));
+  const keep = /** @type {HTMLButtonElement} */ (document.getElementById('keep-run'));
   /** The form of each waiting call, by call id, with the count of approvals it was drawn with. */
-  /** @type {Map<string, { form: HTMLElement, approvals: number }>} */
+  /** @type {Map<string, ShownForm>} */
   const forms = new Map();
+  /** What became of each call that no longer waits, from the run's events, and of the run once it ended. */
+  /** @type {Map<string, { type: string, text: string }>} */
+  const outcomes = new Map();
+  /** The outcome shown in place of a form whose call was decided, expired or cancelled elsewhere. */
+  /** @type {Map<string, { node: HTMLElement, unsent: string }>} */
+  const closed = new Map();
   /** @type {Map<number, HTMLElement>} */
   const streaming = new Map();
+  /** @type {RunSnapshot | undefined} */
+  let lastSnapshot;
+  let runEnded = '';
+  let isGone = false;
+  const nothingWaits = element('p', { class: 'muted', hidden: '' }, ['No tool call waits.']);
+  pending.append(nothingWaits);
 
   async function refresh() {
-    const response = await fetch(`${runPath(runId)}/state`);
+    if (isGone) return;
+    /** @type {Response} */
+    let response;
+    try {
+      response = await fetch(`${runPath(runId)}/state`);
+    } catch {
+      // The page says it is not live while the inbox cannot be reached, and reads the state again once it can.
+      return;
+    }
+    if (response.status === 401) {
+      if (!staysSignedOut()) signInAgain();
+      return;
+    }
     if (!response.ok) {
       const problem = await response.json().catch(() => ({}));
       summary.textContent = problem.detail ?? `Could not read the run (${response.status}).`;
+      if (response.status === 404) goneForGood();
       return;
     }
     /** @type {{ snapshot: RunSnapshot, tools: Tool[] }} */
     const { snapshot, tools } = await response.json();
-    summary.replaceChildren(...describeSnapshot(snapshot));
-    cancel.hidden = snapshot.status !== 'running' && snapshot.status !== 'awaiting_approval';
+    // Read with a session signed in again in another tab: the page takes it up (a change would, if this fails).
+    if (signedOutSeen) await takeUpSession().catch(() => undefined);
+    lastSnapshot = snapshot;
+    drawSummary();
+    const running = snapshot.status === 'running' || snapshot.status === 'awaiting_approval';
+    cancel.hidden = !running;
+    if (!running) resetCancel();
     const open = new Set(snapshot.pendingApprovals.map((approval) => approval.toolCallId));
-    for (const [id, { form }] of forms) {
-      if (!open.has(id)) {
-        form.remove();
-        forms.delete(id);
-      }
+    for (const [id, shown] of forms) {
+      // A decision on its way settles the form itself, once the run answers it.
+      if (!open.has(id) && !shown.sending()) closeForm(id, shown);
     }
     for (const approval of snapshot.pendingApprovals) {
       // A call that needs several approvers is drawn again once it has another approval.
       const approvals = approval.approvals?.length ?? 0;
       const shown = forms.get(approval.toolCallId);
       if (shown?.approvals === approvals) continue;
-      const schema = tools.find((tool) => tool.name === approval.toolName)?.inputSchema;
-      const form = decisionForm(runId, approval, schema, announceDecision);
-      forms.set(approval.toolCallId, { form, approvals });
-      if (shown) shown.form.replaceWith(form);
-      else pending.append(form);
+      const tool = tools.find((entry) => entry.name === approval.toolName);
+      /** @type {ShownForm} */
+      const form = {
+        ...decisionForm(runId, approval, tool, {
+          decided: (outcome) => {
+            form.decidedHere = true;
+            announceDecision(outcome);
+          },
+          refused: announceRefusal,
+        }),
+        approvals,
+        approval,
+        decidedHere: false,
+      };
+      forms.set(approval.toolCallId, form);
+      if (shown) shown.form.replaceWith(form.form);
+      else nothingWaits.before(form.form);
     }
-    if (forms.size === 0) pending.replaceChildren(element('p', { class: 'muted' }, ['No tool call waits.']));
-    else pending.querySelector(':scope > p.muted')?.remove();
+    nothingWaits.hidden = forms.size > 0;
+  }
+
+  /**
+   * Whether the page stays once the session ended, rather than go to the sign-in form: it does while a form holds
+   * something typed (an edited input, a reason) or a decision on its way, which going would lose. It then says it is
+   * signed out and offers to sign in again in a new tab, in place of the run's summary until it reads the run again.
+   */
+  function staysSignedOut() {
+    const typing = [...forms.values()].some((shown) => shown.sending() || shown.unsent() !== '');
+    if (!typing) return false;
+    showSignedOut();
+    summary.replaceChildren(...signInPrompt('Not up to date', 'carry on here'));
+    return true;
+  }
+
+  /**
+   * Takes a form away once its call no longer waits. Decided here, it goes (the decision's status says how it went);
+   * decided, expired or cancelled elsewhere, it makes way for what happened, and says what typed here was not sent.
+   * @param {string} id
+   * @param {ShownForm} shown
+   */
+  function closeForm(id, shown) {
+    forms.delete(id);
+    const hadFocus = shown.form.contains(document.activeElement);
+    if (shown.decidedHere) {
+      shown.form.remove();
+      return;
+    }
+    const title = shown.form.querySelector('h3')?.textContent ?? id;
+    const node = element('section', { class: 'approval closed', 'data-tool-call-id': id, tabindex: '-1' }, [
+      element('h3', {}, [title]),
+      element('p', { class: 'outcome', role: 'status' }),
+    ]);
+    const entry = { node, unsent: shown.unsent() };
+    closed.set(id, entry);
+    drawOutcome(id, entry);
+    shown.form.replaceWith(node);
+    if (hadFocus) node.focus();
+  }
+
+  /** @param {string} id @param {{ node: HTMLElement, unsent: string }} entry */
+  function drawOutcome(id, entry) {
+    const outcome = outcomes.get(id)?.text ?? (runEnded || 'It no longer waits for a decision');
+    const text = `${outcome}${entry.unsent ? `; ${entry.unsent}` : ''}.`;
+    const said = entry.node.querySelector('.outcome');
+    if (said && said.textContent !== text) said.textContent = text;
+  }
+
+  /** The run's state, and what became of its calls that waited: a completed run may have run none of them. */
+  function drawSummary() {
+    if (!lastSnapshot) return;
+    summary.replaceChildren(...describeSnapshot(lastSnapshot, [...outcomes.values()]));
+  }
+
+  /** Notes what became of a call (or the run) from one of the run's events, and shows it where a form was. */
+  /** @param {RunEvent} event */
+  function noteOutcome(event) {
+    const text = outcomeOf(event);
+    if (text === undefined) return;
+    if (terminalEvents.has(event.type)) {
+      runEnded = text;
+    } else {
+      outcomes.set(String(event['toolCallId']), { type: event.type, text });
+    }
+    for (const [id, entry] of closed) drawOutcome(id, entry);
+    drawSummary();
   }
 
   // Outside the forms, which go away once decided: the outcome stays readable and keeps the keyboard focus.
@@ -262,6 +566,13 @@ function startRunPage(root) {
   /** @param {string} outcome */
   function announceDecision(outcome) {
     decided.textContent = outcome;
+    decided.focus();
+    void refresh();
+  }
+  /** A decision the run refused (decided elsewhere, ended, not yours): said here, and the run read again. */
+  /** @param {string} refusal */
+  function announceRefusal(refusal) {
+    decided.textContent = refusal;
     decided.focus();
     void refresh();
   }
@@ -280,29 +591,66 @@ function startRunPage(root) {
       streaming.get(event.step)?.remove();
       streaming.delete(event.step);
       timeline.append(timelineItem(event));
+      noteOutcome(event);
       if (stateChangingEvents.has(event.type)) void refresh();
       if (terminalEvents.has(event.type)) events.close();
+    });
+    // The connection dropped and the browser reconnects on its own: the page is not live until it has.
+    events.addEventListener('error', () => {
+      if (events.readyState === EventSource.CONNECTING) showLive(false);
     });
   }
   const live = element('p', { id: 'run-live', role: 'status' });
   summary.after(live);
   /** @param {boolean} isLive */
   function showLive(isLive) {
+    if (isGone) return;
     const wasLive = live.textContent === '';
     live.textContent = isLive ? '' : 'Not live: this page stopped following the run; trying again…';
-    // What changed while the page was not following the run shows only on a fresh read.
+    // What changed while the page was not following the run shows only on a fresh read, which draws the forms again.
     if (!isLive || !wasLive) void refresh();
   }
-  followLive(`${runPath(runId)}/events`, `${runPath(runId)}/state`, listen, showLive);
+  const follow = followLive(`${runPath(runId)}/events`, `${runPath(runId)}/state`, listen, showLive, {
+    gone: () => void refresh(),
+    staysSignedOut,
+  });
 
+  /** No run of the tenant has this id: nothing will change, so the page stops asking and says so. */
+  function goneForGood() {
+    isGone = true;
+    follow.stop();
+    live.textContent = 'Nothing to follow: no run of yours has this id.';
+    for (const section of root.querySelectorAll('section')) section.setAttribute('hidden', '');
+    cancel.hidden = keep.hidden = true;
+  }
+
+  /** Cancelling takes a second press, on a button that says what it does; "Keep it running" takes it back. */
+  function resetCancel() {
+    cancel.textContent = 'Cancel this run';
+    delete cancel.dataset['confirming'];
+    keep.hidden = true;
+  }
+  keep.addEventListener('click', () => {
+    resetCancel();
+    cancel.focus();
+  });
   cancel.addEventListener('click', async () => {
+    if (cancel.dataset['confirming'] === undefined) {
+      cancel.dataset['confirming'] = '';
+      cancel.textContent = 'Really cancel this run?';
+      keep.hidden = false;
+      return;
+    }
     cancel.disabled = true;
     const result = await post(`${runPath(runId)}/cancel`);
-    summary.textContent = !result.ok
-      ? (result.data.detail ?? 'Could not cancel the run.')
-      : result.data.status === 'cancelling'
-        ? 'Cancelling the run…'
-        : `The run had already ended (${result.data.status}).`;
+    resetCancel();
+    if (result.status === 401) summary.replaceChildren(...signInPrompt('Not sent', 'press the button again'));
+    else
+      summary.textContent = !result.ok
+        ? (result.data.detail ?? 'Could not cancel the run.')
+        : result.data.status === 'cancelling'
+          ? 'Cancelling the run…'
+          : `The run had already ended (${result.data.status}).`;
     cancel.disabled = false;
     summary.focus();
   });
@@ -320,16 +668,66 @@ function clearTimeline(timeline, streaming) {
   streaming.clear();
 }
 
-/** @param {RunSnapshot} snapshot */
-function describeSnapshot(snapshot) {
+/**
+ * The run's state in a line, and for a run that ended, what became of the calls that waited for a decision: a
+ * completed run whose calls were all rejected or expired did none of them, and does not read as a success.
+ * @param {RunSnapshot} snapshot
+ * @param {Array<{ type: string }>} outcomes
+ */
+function describeSnapshot(snapshot, outcomes) {
+  const count = (/** @type {string} */ type) => outcomes.filter((outcome) => outcome.type === type).length;
+  const notRun = [
+    [count('tool_rejected'), 'rejected'],
+    [count('tool_approval_timed_out'), 'expired'],
+    [count('tool_cancelled'), 'cancelled'],
+  ].filter(([n]) => Number(n) > 0);
+  const ran = count('tool_approved');
+  const unsure = snapshot.status === 'completed' && notRun.length > 0 && ran === 0;
   const parts = [
-    element('span', { class: `status-${snapshot.status}` }, [`Status: ${snapshot.status.replace('_', ' ')}`]),
+    element('span', { class: `status-${unsure ? 'completed-undone' : snapshot.status}` }, [
+      `Status: ${snapshot.status.replace('_', ' ')}`,
+    ]),
     ` · model ${snapshot.model} · step ${snapshot.step} of ${snapshot.maxSteps}`,
   ];
+  if (notRun.length > 0 || (ran > 0 && snapshot.status !== 'awaiting_approval')) {
+    const said = notRun.map(([n, what]) => `${n} call${n === 1 ? '' : 's'} ${what}, not executed`);
+    if (ran > 0) said.unshift(`${ran} call${ran === 1 ? '' : 's'} approved`);
+    parts.push(element('span', { class: 'calls' }, [` · ${said.join(', ')}`]));
+  }
   if (snapshot.output !== undefined)
     parts.push(element('span', { class: 'output' }, [` · answer: ${snapshot.output}`]));
   if (snapshot.error !== undefined) parts.push(` · error: ${snapshot.error}`);
   return parts;
+}
+
+/**
+ * What became of a waiting call (or the run), as a run event says it; undefined for events that settle nothing.
+ * @param {RunEvent} event
+ * @returns {string | undefined}
+ */
+function outcomeOf(event) {
+  const at = `at ${timeOf(event.at)}`;
+  switch (event.type) {
+    case 'tool_approved': {
+      const approvedBy = Array.isArray(event['approvedBy']) ? event['approvedBy'].join(' and ') : undefined;
+      const by = approvedBy ?? event['approver'] ?? 'someone';
+      return `Approved by ${by} ${at}${event['edited'] ? ' with an edited input' : ''}`;
+    }
+    case 'tool_rejected':
+      return `Rejected by ${event['approver'] ?? 'someone'} ${at}${event['reason'] ? `: “${event['reason']}”` : ''}`;
+    case 'tool_approval_timed_out':
+      return `Expired ${at} without a decision`;
+    case 'tool_cancelled':
+      return `Run cancelled ${at}`;
+    case 'run_cancelled':
+      return `Run cancelled ${at}`;
+    case 'run_failed':
+      return `Run failed ${at}`;
+    case 'run_completed':
+      return `Run ended ${at}`;
+    default:
+      return undefined;
+  }
 }
 
 /**
@@ -359,7 +757,8 @@ function timelineItem(event) {
   const json = (/** @type {string} */ label, /** @type {unknown} */ value) =>
     details.push(element('pre', { 'aria-label': label }, [prettyJson(value)]));
   const text = (/** @type {string} */ value) => details.push(element('p', {}, [value]));
-  let title = event.type;
+  // An event this page does not know yet still reads as words.
+  let title = `${event.type.replaceAll('_', ' ')}${tool ? `: ${tool}` : ''}`;
   switch (event.type) {
     case 'run_started':
       title = `Run started with ${event['model']}`;
@@ -369,6 +768,7 @@ function timelineItem(event) {
       title = `Model replied (step ${event.step})`;
       if (typeof event['text'] === 'string' && event['text'] !== '')
         details.push(element('pre', { class: 'model-text' }, [event['text']]));
+      if (event['storedText'] !== undefined) text('Its text is long and kept in the worker’s payload store.');
       if (Number(event['toolCallCount']) > 0) text(`Proposes ${event['toolCallCount']} tool call(s).`);
       break;
     case 'tool_call_validated':
@@ -426,9 +826,31 @@ function timelineItem(event) {
     case 'tool_succeeded':
       title = `${tool} succeeded`;
       json('Output', event['output']);
+      if (event['truncated']) text('The output was cut short to fit what the run keeps.');
       break;
     case 'tool_failed':
       title = `${tool} failed`;
+      text(String(event['error']));
+      break;
+    case 'tool_cancelled': {
+      const stage = {
+        checking_input: 'while its input was checked',
+        awaiting_approval: 'while it waited for approval',
+        executing: 'while it ran',
+      }[String(event['stage'])];
+      title = `${tool} cancelled${stage ? ` ${stage}` : ''}`;
+      break;
+    }
+    case 'transcript_compacted': {
+      const texts = Number(event['elidedTexts'] ?? 0);
+      title =
+        `Transcript compacted: ${event['elidedResults']} older tool output(s)` +
+        `${texts > 0 ? ` and ${texts} model text(s)` : ''} left out to keep it within its limit`;
+      text(`${kilobytes(event['bytesBefore'])} → ${kilobytes(event['bytesAfter'])}`);
+      break;
+    }
+    case 'model_context_resent':
+      title = 'The model call was sent again with the whole transcript (the worker no longer held its context)';
       text(String(event['error']));
       break;
     case 'events_dropped':
@@ -452,6 +874,11 @@ function timelineItem(event) {
     element('time', { datetime: event.at, class: 'muted' }, [timeOf(event.at)]),
     ...details,
   ]);
+}
+
+/** @param {unknown} bytes */
+function kilobytes(bytes) {
+  return `${(Number(bytes) / 1024).toFixed(1)} KB`;
 }
 
 /**
@@ -490,67 +917,116 @@ function approvedText(outcome) {
   return `Your approval is in: ${approvals} of ${approvalsRequired}. The call waits for another approver.`;
 }
 
+/** The editor's height: its input's lines, within these. */
+const editorRows = { fewest: 4, most: 24 };
+
 /**
  * The form that decides one pending call: its input as editable JSON, checked against the tool's schema by the
  * server (the run's own validator) as it is typed, so issues show at their paths before anything is sent.
  * @param {string} runId
  * @param {PendingApproval} approval
- * @param {unknown} schema
- * @param {(outcome: string) => void} onDecided told the outcome once the run took the decision; the form goes away
+ * @param {Tool | undefined} tool the tool's entry in the run's catalog, when the run has one
+ * @param {{ decided: (outcome: string) => void, refused: (refusal: string) => void }} told `decided` once the run took
+ *   the decision (the form goes away), `refused` when it refused it (the run is read again)
+ * @returns {{ form: HTMLElement, sending: () => boolean, unsent: () => string }}
  */
-function decisionForm(runId, approval, schema, onDecided) {
+function decisionForm(runId, approval, tool, told) {
   const id = `call-${approval.toolCallId.replace(/[^\w-]/g, '_')}`;
   const original = prettyJson(approval.input);
-  // A call that needs several approvals runs the input every approver saw: nobody edits it.
+  const named = `${approval.toolName} (call ${approval.toolCallId})`;
+  // A call that needs several approvals runs the input every approver saw: nobody edits it. Nor does one who may not
+  // decide the call.
   const several = approval.approvalsRequired;
+  const barred = whyNotYours(approval);
+  const editable = several === undefined && barred === undefined;
   /** @type {Record<string, string>} */
-  const fixed = several === undefined ? {} : { readonly: '' };
+  const fixed = editable ? {} : { readonly: '' };
+  const lines = original.split('\n').length;
+  const rows = String(Math.min(Math.max(lines, editorRows.fewest), editorRows.most));
   const input = /** @type {HTMLTextAreaElement} */ (
-    element('textarea', { id: `${id}-input`, 'aria-describedby': `${id}-issues`, spellcheck: 'false', ...fixed }, [
-      original,
-    ])
+    element(
+      'textarea',
+      { id: `${id}-input`, 'aria-describedby': `${id}-issues`, spellcheck: 'false', rows, ...fixed },
+      [original],
+    )
   );
   const issues = element('ul', { id: `${id}-issues`, class: 'issues', 'aria-live': 'polite' });
-  // The longest reason the run keeps, as the page was given it: the server refuses a longer one.
-  const maxReasonLength = document.querySelector('[data-max-reason-length]')?.getAttribute('data-max-reason-length');
-  /** @type {Record<string, string>} */
-  const reasonAttributes = { id: `${id}-reason`, autocomplete: 'off' };
-  if (maxReasonLength) reasonAttributes['maxlength'] = maxReasonLength;
-  const reason = /** @type {HTMLInputElement} */ (element('input', reasonAttributes));
+  // The longest reason the run keeps, as the page was given it: the server refuses a longer one, and so does the
+  // form, saying so (a maxlength would cut what was pasted without a word).
+  const maxReasonLength = Number(
+    document.querySelector('[data-max-reason-length]')?.getAttribute('data-max-reason-length') ?? Infinity,
+  );
+  const reason = /** @type {HTMLInputElement} */ (
+    element('input', { id: `${id}-reason`, autocomplete: 'off', 'aria-describedby': `${id}-reason-count` })
+  );
+  const mayReject = barred === undefined || barred.mayReject === true;
+  reason.disabled = !mayReject;
+  const reasonCount = element('p', { id: `${id}-reason-count`, class: 'muted count' });
   // Not a submit button: Enter in the reason field, typed to reject, must never approve (see the form's submit).
-  const approve = /** @type {HTMLButtonElement} */ (element('button', { type: 'button' }, ['Approve']));
-  const reject = /** @type {HTMLButtonElement} */ (element('button', { type: 'button', class: 'danger' }, ['Reject']));
+  const approve = /** @type {HTMLButtonElement} */ (
+    element('button', { type: 'button', 'aria-label': `Approve ${named}` }, ['Approve'])
+  );
+  const reject = /** @type {HTMLButtonElement} */ (
+    element('button', { type: 'button', class: 'danger', 'aria-label': `Reject ${named}` }, ['Reject'])
+  );
   const result = element('p', { role: 'status', tabindex: '-1', class: 'result' });
-  const barred = whyNotYours(approval);
-  approve.disabled = barred !== undefined;
-  reject.disabled = barred !== undefined && barred.mayReject !== true;
+  let hasIssues = false;
+  let sending = false;
+
+  function reasonTooLong() {
+    return reason.value.trim().length > maxReasonLength;
+  }
+  /** Whether each button can be pressed now: never twice for one decision, nor past what the run would refuse. */
+  function enableButtons() {
+    approve.disabled = sending || hasIssues || barred !== undefined || reasonTooLong();
+    reject.disabled = sending || !mayReject || reasonTooLong();
+  }
+  function countReason() {
+    const length = reason.value.trim().length;
+    const over = length - maxReasonLength;
+    reasonCount.textContent =
+      over > 0
+        ? `${length.toLocaleString()} of ${maxReasonLength.toLocaleString()} characters: ${over.toLocaleString()} too ` +
+          'many. The run keeps no more, so shorten the reason to decide.'
+        : `${length.toLocaleString()} of ${maxReasonLength.toLocaleString()} characters.`;
+    reasonCount.classList.toggle('error', over > 0);
+    reason.setAttribute('aria-invalid', over > 0 ? 'true' : 'false');
+  }
+  countReason();
+  enableButtons();
+
+  const label = !editable
+    ? several === undefined
+      ? 'Input (JSON; read-only)'
+      : `Input (JSON; it runs as proposed once ${several} approvers approve it)`
+    : 'Input (JSON; edit it to approve different arguments)';
   const form = element(
     'form',
     { class: 'approval', 'aria-labelledby': `${id}-title`, 'data-tool-call-id': approval.toolCallId },
     [
-      element('h3', { id: `${id}-title` }, [`${approval.toolName} (call ${approval.toolCallId})`]),
+      element('h3', { id: `${id}-title` }, [named]),
+      ...(tool?.description ? [element('p', { class: 'description' }, [tool.description])] : []),
       element('p', { class: 'muted' }, [
-        `Requested ${timeOf(approval.requestedAt)}, expires ${timeOf(approval.expiresAt)}.`,
+        `Requested ${timeOf(approval.requestedAt)}, expires `,
+        relativeTime(approval.expiresAt),
+        '.',
         ...(approval.approvers ? [` Only ${approval.approvers.join(' or ')} may decide it.`] : []),
         ...(several === undefined ? [] : [` ${approvalsSoFar(several, approval.approvals ?? [])}`]),
       ]),
-      element('label', { for: input.id }, [
-        several === undefined
-          ? 'Input (JSON; edit it to approve different arguments)'
-          : `Input (JSON; it runs as proposed once ${several} approvers approve it)`,
-      ]),
+      element('label', { for: input.id }, [label]),
       input,
       issues,
-      ...(schema === undefined
+      ...(tool === undefined
         ? []
         : [
             element('details', {}, [
               element('summary', {}, ['Tool input schema']),
-              element('pre', {}, [prettyJson(schema)]),
+              element('pre', {}, [prettyJson(tool.inputSchema)]),
             ]),
           ]),
       element('label', { for: reason.id }, ['Reason (required to reject)']),
       reason,
+      reasonCount,
       ...(barred ? [element('p', { class: 'muted', 'data-barred': '' }, [barred.text])] : []),
       approve,
       reject,
@@ -558,7 +1034,11 @@ function decisionForm(runId, approval, schema, onDecided) {
     ],
   );
 
-  /** @returns {Promise<{ valid: boolean, value?: unknown }>} */
+  /**
+   * The input checked by the run's validator; `problem` is an answer that was not a check (not sent, signed out,
+   * the call no longer waits), which says nothing about the input.
+   * @returns {Promise<{ valid: boolean, value?: unknown, problem?: Answer }>}
+   */
   async function check() {
     let value;
     try {
@@ -568,10 +1048,7 @@ function decisionForm(runId, approval, schema, onDecided) {
       return { valid: false };
     }
     const answer = await post(`${runPath(runId)}/check`, { toolCallId: approval.toolCallId, input: value });
-    if (!answer.ok) {
-      showIssues([{ path: '', message: answer.data.detail ?? `Could not check the input (${answer.status})` }]);
-      return { valid: false };
-    }
+    if (!answer.ok) return { valid: false, problem: answer };
     showIssues(answer.data.issues);
     return { valid: answer.data.valid, value };
   }
@@ -582,30 +1059,62 @@ function decisionForm(runId, approval, schema, onDecided) {
       ...found.map((issue) => element('li', {}, [`${issue.path || '(input)'}: ${issue.message}`])),
     );
     input.setAttribute('aria-invalid', found.length > 0 ? 'true' : 'false');
-    approve.disabled = found.length > 0 || barred !== undefined;
+    hasIssues = found.length > 0;
+    enableButtons();
+  }
+
+  /**
+   * Says why a request did not decide: nothing sent, signed out, the input's issues at their paths, or a refusal by
+   * the run (decided elsewhere, ended, not yours), which the page says above the forms before reading the run again.
+   * @param {'approve' | 'reject' | 'check'} what
+   * @param {Answer} answer
+   * @param {boolean} quietly a check made while typing: it takes no focus
+   */
+  function showProblem(what, answer, quietly) {
+    const detail = answer.data.detail ?? `The inbox answered ${answer.status}.`;
+    if (answer.status === 401) {
+      result.replaceChildren(...signInPrompt('Not sent', 'press the button again'));
+    } else if (answer.status === 403 || answer.status === 404 || answer.status === 409) {
+      const yours = { approve: 'Your approval', reject: 'Your rejection', check: 'Your edit' }[what];
+      told.refused(`${yours} of ${named} was not taken: ${detail}`);
+      return;
+    } else if (Array.isArray(answer.data.issues)) {
+      showIssues(answer.data.issues);
+      result.textContent = detail;
+    } else {
+      result.textContent = answer.status === 0 ? unreachable : detail;
+    }
+    if (!quietly) result.focus();
+  }
+
+  /** @param {'approve' | 'reject'} decision @param {Record<string, unknown>} body */
+  async function send(decision, body) {
+    const answer = await post(`${runPath(runId)}/${decision}`, { toolCallId: approval.toolCallId, ...body });
+    sending = false;
+    if (answer.ok) {
+      told.decided(decision === 'approve' ? approvedText(answer.data) : 'Rejected.');
+      return true;
+    }
+    enableButtons();
+    showProblem(decision, answer, false);
+    return false;
   }
 
   /** @type {ReturnType<typeof setTimeout> | undefined} */
   let pendingCheck;
   input.addEventListener('input', () => {
     clearTimeout(pendingCheck);
-    pendingCheck = setTimeout(() => void check(), 250);
+    pendingCheck = setTimeout(async () => {
+      const checked = await check();
+      if (checked.problem) showProblem('check', checked.problem, true);
+    }, 250);
   });
-
-  /** @param {'approve' | 'reject'} decision @param {Record<string, unknown>} body */
-  async function send(decision, body) {
-    approve.disabled = reject.disabled = true;
-    const answer = await post(`${runPath(runId)}/${decision}`, { toolCallId: approval.toolCallId, ...body });
-    if (answer.ok) {
-      onDecided(decision === 'approve' ? approvedText(answer.data) : 'Rejected.');
-      return;
-    }
-    if (Array.isArray(answer.data.issues)) showIssues(answer.data.issues);
-    result.textContent = answer.data.detail ?? `The decision was refused (${answer.status}).`;
-    approve.disabled = barred !== undefined;
-    reject.disabled = barred !== undefined && barred.mayReject !== true;
-    result.focus();
-  }
+  reason.addEventListener('input', () => {
+    const wasTooLong = reasonCount.classList.contains('error');
+    countReason();
+    enableButtons();
+    if (reasonTooLong() !== wasTooLong) result.textContent = reasonTooLong() ? reasonCount.textContent : '';
+  });
 
   // Enter in the reason field submits the form: it decides nothing, and says how to.
   form.addEventListener('submit', (submitted) => {
@@ -613,10 +1122,18 @@ function decisionForm(runId, approval, schema, onDecided) {
     result.textContent = 'Enter does not decide: press Approve or Reject.';
   });
   approve.addEventListener('click', async () => {
+    // Pressed twice (a double click), it sends one decision.
+    if (sending) return;
+    sending = true;
+    enableButtons();
+    result.textContent = '';
     clearTimeout(pendingCheck);
     const checked = await check();
     if (!checked.valid) {
-      input.focus();
+      sending = false;
+      enableButtons();
+      if (checked.problem) showProblem('approve', checked.problem, false);
+      else input.focus();
       return;
     }
     const edited = JSON.stringify(checked.value) !== JSON.stringify(approval.input);
@@ -626,6 +1143,7 @@ function decisionForm(runId, approval, schema, onDecided) {
     });
   });
   reject.addEventListener('click', async () => {
+    if (sending) return;
     if (!reason.value.trim()) {
       reason.setAttribute('aria-invalid', 'true');
       result.textContent = 'Give a reason to reject.';
@@ -633,10 +1151,30 @@ function decisionForm(runId, approval, schema, onDecided) {
       return;
     }
     reason.removeAttribute('aria-invalid');
+    sending = true;
+    enableButtons();
+    result.textContent = '';
     await send('reject', { reason: reason.value.trim() });
   });
-  return form;
+  return {
+    form,
+    sending: () => sending,
+    unsent() {
+      const edited = input.value.trim() !== original.trim();
+      const reasoned = reason.value.trim() !== '';
+      if (edited && reasoned) return 'your edits and reason were not sent';
+      if (edited) return 'your edits were not sent';
+      if (reasoned) return 'your reason was not sent';
+      return '';
+    },
+  };
 }
+
+// Expiry reads "in 4 min": it is drawn again as the minutes pass.
+window.setInterval(() => {
+  for (const node of document.querySelectorAll('time[data-relative]'))
+    drawRelativeTime(/** @type {HTMLElement} */ (node));
+}, 30_000);
 
 const approvalsList = document.querySelector('[data-inbox="approvals"]');
 if (approvalsList instanceof HTMLElement) startApprovalsList(approvalsList);
