@@ -1,4 +1,3 @@
-import { connect, createServer, type Socket } from 'node:net';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -10,6 +9,7 @@ import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
 import { defineTool } from '../../src/tool/define-tool.js';
 import { launchChromium } from '../helpers/chromium.js';
+import { startTcpProxy } from '../helpers/tcp-proxy.js';
 import { useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
 import type { RunningWorker } from '../helpers/relay-test-kit.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
@@ -388,57 +388,3 @@ describe('the list and the run summary', () => {
     });
   });
 });
-
-interface TcpProxy {
-  url: string;
-  /** Drops every connection and refuses new ones, as when the server is down. */
-  refuse: () => void;
-  /** Takes connections again. */
-  accept: () => void;
-  /** Drops every connection through it and takes new ones, as a network change or a proxy's idle timeout does. */
-  drop: () => void;
-  close: () => Promise<void>;
-}
-
-/** A TCP proxy to the API: the way a test makes the inbox unreachable to a page and back without stopping it. */
-async function startTcpProxy(target: string): Promise<TcpProxy> {
-  const { hostname, port } = new URL(target);
-  const sockets = new Set<Socket>();
-  let refusing = false;
-  const track = (socket: Socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-    socket.on('error', () => socket.destroy());
-  };
-  const server = createServer((client) => {
-    if (refusing) {
-      client.destroy();
-      return;
-    }
-    const upstream = connect(Number(port), hostname);
-    track(client);
-    track(upstream);
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('The proxy has no port');
-  const drop = () => {
-    for (const socket of sockets) socket.destroy();
-  };
-  return {
-    url: `http://127.0.0.1:${address.port}`,
-    refuse: () => {
-      refusing = true;
-      drop();
-    },
-    accept: () => {
-      refusing = false;
-    },
-    drop,
-    close: async () => {
-      drop();
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
-}

@@ -1,6 +1,5 @@
 import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { connect, createServer, type Socket } from 'node:net';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -10,6 +9,7 @@ import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { RunSnapshot } from '../../src/shared/run-types.js';
 import { launchChromium } from '../helpers/chromium.js';
+import { startTcpProxy } from '../helpers/tcp-proxy.js';
 
 // The web inbox in real Chromium (Debian's `chromium`, driven by playwright-core) against the stack `npm start`
 // runs: `relay-e dev` with its demo worker and API, here on the test harness's Temporal and free ports.
@@ -369,44 +369,6 @@ describe('the approvals inbox in Chromium', () => {
     expect((await waitForStatus(keys.acme, runId, 'completed')).output).toContain('Transferred $3.00');
   });
 });
-
-interface TcpProxy {
-  url: string;
-  /** Drops every connection through it, as a network change or a proxy's idle timeout does. */
-  drop: () => void;
-  close: () => Promise<void>;
-}
-
-/** A TCP proxy to the dev stack: the only way a test can drop a page's live streams without stopping the server. */
-async function startTcpProxy(target: string): Promise<TcpProxy> {
-  const { hostname, port } = new URL(target);
-  const sockets = new Set<Socket>();
-  const track = (socket: Socket) => {
-    sockets.add(socket);
-    socket.once('close', () => sockets.delete(socket));
-    socket.on('error', () => socket.destroy());
-  };
-  const server = createServer((client) => {
-    const upstream = connect(Number(port), hostname);
-    track(client);
-    track(upstream);
-    client.pipe(upstream).pipe(client);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const address = server.address();
-  if (address === null || typeof address === 'string') throw new Error('The proxy has no port');
-  const drop = () => {
-    for (const socket of sockets) socket.destroy();
-  };
-  return {
-    url: `http://127.0.0.1:${address.port}`,
-    drop,
-    close: async () => {
-      drop();
-      await new Promise((resolve) => server.close(resolve));
-    },
-  };
-}
 
 /** Presses Tab until the focused element matches, as a keyboard user would; fails after 40 presses. */
 async function tabTo(page: Page, matches: (active: { tag: string; text: string }) => boolean): Promise<void> {
