@@ -492,6 +492,7 @@ describe('GET /v1/openapi.json', () => {
     expect(Object.fromEntries(Object.entries(document.paths).map(([path, item]) => [path, Object.keys(item)]))).toEqual(
       {
         '/healthz': ['get'],
+        '/readyz': ['get'],
         '/v1/openapi.json': ['get'],
         '/v1/reference': ['get'],
         '/v1/runs': ['post', 'get'],
