@@ -259,6 +259,8 @@ async function probeStatus(probe) {
 
 // ---- The list of pending approvals ----
 
+/** @typedef {{ key: string, drawn: string, draw: () => HTMLElement }} ListRow */
+
 /** @param {HTMLElement} list */
 function startApprovalsList(list) {
   const status = /** @type {HTMLElement} */ (document.getElementById('approvals-status'));
@@ -267,37 +269,6 @@ function startApprovalsList(list) {
   /** Each listed row by its call (or unanswered run), with the JSON it was drawn from. */
   /** @type {Map<string, { item: HTMLElement, drawn: string }>} */
   const rows = new Map();
-  /**
-   * Draws the list again in place: a row that did not change stays the very element it was (keeping the keyboard
-   * focus and the reader's place), new rows go in where they belong, and rows that went away are removed.
-   * @param {Array<{ key: string, drawn: string, draw: () => HTMLElement }>} wanted
-   */
-  function drawRows(wanted) {
-    /** @type {HTMLElement[]} */
-    const items = [];
-    const kept = new Set();
-    for (const { key, drawn, draw } of wanted) {
-      let row = rows.get(key);
-      if (row?.drawn !== drawn) {
-        const item = draw();
-        row?.item.replaceWith(item);
-        row = { item, drawn };
-        rows.set(key, row);
-      }
-      kept.add(key);
-      items.push(row.item);
-    }
-    for (const [key, row] of rows) {
-      if (kept.has(key)) continue;
-      row.item.remove();
-      rows.delete(key);
-    }
-    let cursor = list.firstElementChild;
-    for (const item of items) {
-      if (item === cursor) cursor = cursor.nextElementSibling;
-      else list.insertBefore(item, cursor);
-    }
-  }
   /** @param {EventSource} stream */
   function listen(stream) {
     stream.addEventListener('approvals', (message) => {
@@ -305,18 +276,7 @@ function startApprovalsList(list) {
       const { approvals, unanswered, hasMore, limit } = JSON.parse(/** @type {MessageEvent<string>} */ (message).data);
       listed = describeList(approvals.length, unanswered.length, hasMore, limit);
       status.textContent = listed;
-      drawRows([
-        ...approvals.map((approval) => ({
-          key: `call ${approval.runId} ${approval.toolCallId}`,
-          drawn: JSON.stringify(approval),
-          draw: () => approvalListItem(approval),
-        })),
-        ...unanswered.map((run) => ({
-          key: `run ${run.runId}`,
-          drawn: JSON.stringify(run),
-          draw: () => unansweredListItem(run),
-        })),
-      ]);
+      drawRowsInPlace(list, rows, approvalRows(approvals, unanswered));
     });
     // The server could not read the list: it stays as it was, and may be out of date until a read succeeds again.
     stream.addEventListener('stale', () => {
@@ -335,11 +295,70 @@ function startApprovalsList(list) {
     if (!live) status.textContent = `Not live: the list stopped following changes; trying again… ${listed}`.trim();
   }
   followLive('/inbox/approvals/stream', '/inbox/approvals', listen, showLive);
+  trimRunIdOnOpen();
+}
+
+/** The server trims the id too; trimming here keeps the address the browser shows clean. */
+function trimRunIdOnOpen() {
   const runId = /** @type {HTMLInputElement | null} */ (document.getElementById('run-id'));
-  // The server trims the id too; trimming here keeps the address the browser shows clean.
   document.getElementById('open-run')?.addEventListener('submit', () => {
     if (runId) runId.value = runId.value.trim();
   });
+}
+
+/**
+ * The rows the list wants, in its order: the calls that wait, then the runs that did not answer.
+ * @param {InboxApproval[]} approvals
+ * @param {Array<{ runId: string, error: string }>} unanswered
+ * @returns {ListRow[]}
+ */
+function approvalRows(approvals, unanswered) {
+  return [
+    ...approvals.map((approval) => ({
+      key: `call ${approval.runId} ${approval.toolCallId}`,
+      drawn: JSON.stringify(approval),
+      draw: () => approvalListItem(approval),
+    })),
+    ...unanswered.map((run) => ({
+      key: `run ${run.runId}`,
+      drawn: JSON.stringify(run),
+      draw: () => unansweredListItem(run),
+    })),
+  ];
+}
+
+/**
+ * Draws the list again in place: a row that did not change stays the very element it was (keeping the keyboard
+ * focus and the reader's place), new rows go in where they belong, and rows that went away are removed.
+ * @param {HTMLElement} list
+ * @param {Map<string, { item: HTMLElement, drawn: string }>} rows the rows listed now, by key; kept up to date
+ * @param {ListRow[]} wanted
+ */
+function drawRowsInPlace(list, rows, wanted) {
+  /** @type {HTMLElement[]} */
+  const items = [];
+  const kept = new Set();
+  for (const { key, drawn, draw } of wanted) {
+    let row = rows.get(key);
+    if (row?.drawn !== drawn) {
+      const item = draw();
+      row?.item.replaceWith(item);
+      row = { item, drawn };
+      rows.set(key, row);
+    }
+    kept.add(key);
+    items.push(row.item);
+  }
+  for (const [key, row] of rows) {
+    if (kept.has(key)) continue;
+    row.item.remove();
+    rows.delete(key);
+  }
+  let cursor = list.firstElementChild;
+  for (const item of items) {
+    if (item === cursor) cursor = cursor.nextElementSibling;
+    else list.insertBefore(item, cursor);
+  }
 }
 
 /**
@@ -408,230 +427,311 @@ function inputBlock(input) {
  * @typedef {{ form: HTMLElement, approvals: number, approval: PendingApproval, sending: () => boolean, unsent: () => string, decidedHere: boolean }} ShownForm
  */
 
+/**
+ * The outcome shown in place of a form whose call was decided, expired or cancelled elsewhere.
+ * @typedef {{ node: HTMLElement, unsent: string }} ClosedForm
+ */
+
+/**
+ * One run's page, as its parts share it.
+ * @typedef {object} RunPage
+ * @property {HTMLElement} root
+ * @property {string} runId
+ * @property {HTMLElement} summary
+ * @property {HTMLElement} timeline
+ * @property {HTMLButtonElement} cancel
+ * @property {HTMLButtonElement} keep
+ * @property {HTMLElement} nothingWaits
+ * @property {HTMLElement} decided where a decision's outcome is said
+ * @property {HTMLElement} live
+ * @property {Map<string, ShownForm>} forms the form of each waiting call, by call id, with the count of approvals it
+ *   was drawn with
+ * @property {Map<string, { type: string, text: string }>} outcomes what became of each call that no longer waits, from
+ *   the run's events
+ * @property {Map<string, ClosedForm>} closed by call id
+ * @property {Map<number, HTMLElement>} streaming
+ * @property {RunSnapshot | undefined} lastSnapshot
+ * @property {string} runEnded what became of the run, once it ended
+ * @property {boolean} isGone
+ * @property {{ stop: () => void } | undefined} follow
+ */
+
 /** @param {HTMLElement} root */
 function startRunPage(root) {
-  const runId = root.dataset['runId'] ?? '';
+  const page = runPage(root);
+  page.follow = followLive(
+    `${runPath(page.runId)}/events`,
+    `${runPath(page.runId)}/state`,
+    (source, reopened) => listenToRun(page, source, reopened),
+    (isLive) => showRunLive(page, isLive),
+    { gone: () => void refreshRun(page), staysSignedOut: () => staysSignedOut(page) },
+  );
+  listenToCancelButtons(page);
+  page.summary.tabIndex = -1;
+  void refreshRun(page);
+}
+
+/**
+ * The run page's parts, with the notes it adds to the page drawn in.
+ * @param {HTMLElement} root
+ * @returns {RunPage}
+ */
+function runPage(root) {
   const summary = /** @type {HTMLElement} */ (document.getElementById('run-summary'));
   const pending = /** @type {HTMLElement} */ (document.getElementById('pending'));
-  const timeline = /** @type {HTMLElement} */ (document.getElementById('timeline'));
-  const cancel = /** @type {HTMLButtonElement} */ (document.getElementById('cancel-run'));
-  const keep = /** @type {HTMLButtonElement} */ (document.getElementById('keep-run'));
-  /** The form of each waiting call, by call id, with the count of approvals it was drawn with. */
-  /** @type {Map<string, ShownForm>} */
-  const forms = new Map();
-  /** What became of each call that no longer waits, from the run's events, and of the run once it ended. */
-  /** @type {Map<string, { type: string, text: string }>} */
-  const outcomes = new Map();
-  /** The outcome shown in place of a form whose call was decided, expired or cancelled elsewhere. */
-  /** @type {Map<string, { node: HTMLElement, unsent: string }>} */
-  const closed = new Map();
-  /** @type {Map<number, HTMLElement>} */
-  const streaming = new Map();
-  /** @type {RunSnapshot | undefined} */
-  let lastSnapshot;
-  let runEnded = '';
-  let isGone = false;
   const nothingWaits = element('p', { class: 'muted', hidden: '' }, ['No tool call waits.']);
   pending.append(nothingWaits);
-
-  async function refresh() {
-    if (isGone) return;
-    /** @type {Response} */
-    let response;
-    try {
-      response = await fetch(`${runPath(runId)}/state`);
-    } catch {
-      // The page says it is not live while the inbox cannot be reached, and reads the state again once it can.
-      return;
-    }
-    if (response.status === 401) {
-      if (!staysSignedOut()) signInAgain();
-      return;
-    }
-    if (!response.ok) {
-      const problem = await response.json().catch(() => ({}));
-      summary.textContent = problem.detail ?? `Could not read the run (${response.status}).`;
-      if (response.status === 404) goneForGood();
-      return;
-    }
-    /** @type {{ snapshot: RunSnapshot, tools: Tool[] }} */
-    const { snapshot, tools } = await response.json();
-    // Read with a session signed in again in another tab: the page takes it up (a change would, if this fails).
-    if (signedOutSeen) await takeUpSession().catch(() => undefined);
-    lastSnapshot = snapshot;
-    drawSummary();
-    const running = snapshot.status === 'running' || snapshot.status === 'awaiting_approval';
-    cancel.hidden = !running;
-    if (!running) resetCancel();
-    const open = new Set(snapshot.pendingApprovals.map((approval) => approval.toolCallId));
-    for (const [id, shown] of forms) {
-      // A decision on its way settles the form itself, once the run answers it.
-      if (!open.has(id) && !shown.sending()) closeForm(id, shown);
-    }
-    for (const approval of snapshot.pendingApprovals) {
-      // A call that needs several approvers is drawn again once it has another approval.
-      const approvals = approval.approvals?.length ?? 0;
-      const shown = forms.get(approval.toolCallId);
-      if (shown?.approvals === approvals) continue;
-      const tool = tools.find((entry) => entry.name === approval.toolName);
-      /** @type {ShownForm} */
-      const form = {
-        ...decisionForm(runId, approval, tool, {
-          decided: (outcome) => {
-            form.decidedHere = true;
-            announceDecision(outcome);
-          },
-          refused: announceRefusal,
-        }),
-        approvals,
-        approval,
-        decidedHere: false,
-      };
-      forms.set(approval.toolCallId, form);
-      if (shown) shown.form.replaceWith(form.form);
-      else nothingWaits.before(form.form);
-    }
-    nothingWaits.hidden = forms.size > 0;
-  }
-
-  /**
-   * Whether the page stays once the session ended, rather than go to the sign-in form: it does while a form holds
-   * something typed (an edited input, a reason) or a decision on its way, which going would lose. It then says it is
-   * signed out and offers to sign in again in a new tab, in place of the run's summary until it reads the run again.
-   */
-  function staysSignedOut() {
-    const typing = [...forms.values()].some((shown) => shown.sending() || shown.unsent() !== '');
-    if (!typing) return false;
-    showSignedOut();
-    summary.replaceChildren(...signInPrompt('Not up to date', 'carry on here'));
-    return true;
-  }
-
-  /**
-   * Takes a form away once its call no longer waits. Decided here, it goes (the decision's status says how it went);
-   * decided, expired or cancelled elsewhere, it makes way for what happened, and says what typed here was not sent.
-   * @param {string} id
-   * @param {ShownForm} shown
-   */
-  function closeForm(id, shown) {
-    forms.delete(id);
-    const hadFocus = shown.form.contains(document.activeElement);
-    if (shown.decidedHere) {
-      shown.form.remove();
-      return;
-    }
-    const title = shown.form.querySelector('h3')?.textContent ?? id;
-    const node = element('section', { class: 'approval closed', 'data-tool-call-id': id, tabindex: '-1' }, [
-      element('h3', {}, [title]),
-      element('p', { class: 'outcome', role: 'status' }),
-    ]);
-    const entry = { node, unsent: shown.unsent() };
-    closed.set(id, entry);
-    drawOutcome(id, entry);
-    shown.form.replaceWith(node);
-    if (hadFocus) node.focus();
-  }
-
-  /** @param {string} id @param {{ node: HTMLElement, unsent: string }} entry */
-  function drawOutcome(id, entry) {
-    const outcome = outcomes.get(id)?.text ?? (runEnded || 'It no longer waits for a decision');
-    const text = `${outcome}${entry.unsent ? `; ${entry.unsent}` : ''}.`;
-    const said = entry.node.querySelector('.outcome');
-    if (said && said.textContent !== text) said.textContent = text;
-  }
-
-  /** The run's state, and what became of its calls that waited: a completed run may have run none of them. */
-  function drawSummary() {
-    if (!lastSnapshot) return;
-    summary.replaceChildren(...describeSnapshot(lastSnapshot, [...outcomes.values()]));
-  }
-
-  /** Notes what became of a call (or the run) from one of the run's events, and shows it where a form was. */
-  /** @param {RunEvent} event */
-  function noteOutcome(event) {
-    const text = outcomeOf(event);
-    if (text === undefined) return;
-    if (terminalEvents.has(event.type)) {
-      runEnded = text;
-    } else {
-      outcomes.set(String(event['toolCallId']), { type: event.type, text });
-    }
-    for (const [id, entry] of closed) drawOutcome(id, entry);
-    drawSummary();
-  }
-
   // Outside the forms, which go away once decided: the outcome stays readable and keeps the keyboard focus.
   const decided = element('p', { id: 'decision-status', role: 'status', tabindex: '-1' });
   pending.before(decided);
-  /** @param {string} outcome */
-  function announceDecision(outcome) {
-    decided.textContent = outcome;
-    decided.focus();
-    void refresh();
-  }
-  /** A decision the run refused (decided elsewhere, ended, not yours): said here, and the run read again. */
-  /** @param {string} refusal */
-  function announceRefusal(refusal) {
-    decided.textContent = refusal;
-    decided.focus();
-    void refresh();
-  }
-
-  /** @param {EventSource} events @param {boolean} reopened */
-  function listen(events, reopened) {
-    // A reopened stream tells the run from its start again: it replaces what the page showed.
-    if (reopened) events.addEventListener('open', () => clearTimeline(timeline, streaming));
-    events.addEventListener('message', (message) => {
-      /** @type {RunEvent} */
-      const event = JSON.parse(message.data);
-      if (event.type === 'model_delta') {
-        showDelta(timeline, streaming, event);
-        return;
-      }
-      streaming.get(event.step)?.remove();
-      streaming.delete(event.step);
-      timeline.append(timelineItem(event));
-      noteOutcome(event);
-      if (stateChangingEvents.has(event.type)) void refresh();
-      if (terminalEvents.has(event.type)) events.close();
-    });
-    // The connection dropped and the browser reconnects on its own: the page is not live until it has.
-    events.addEventListener('error', () => {
-      if (events.readyState === EventSource.CONNECTING) showLive(false);
-    });
-  }
   const live = element('p', { id: 'run-live', role: 'status' });
   summary.after(live);
-  /** @param {boolean} isLive */
-  function showLive(isLive) {
-    if (isGone) return;
-    const wasLive = live.textContent === '';
-    live.textContent = isLive ? '' : 'Not live: this page stopped following the run; trying again…';
-    // What changed while the page was not following the run shows only on a fresh read, which draws the forms again.
-    if (!isLive || !wasLive) void refresh();
+  return {
+    root,
+    runId: root.dataset['runId'] ?? '',
+    summary,
+    timeline: /** @type {HTMLElement} */ (document.getElementById('timeline')),
+    cancel: /** @type {HTMLButtonElement} */ (document.getElementById('cancel-run')),
+    keep: /** @type {HTMLButtonElement} */ (document.getElementById('keep-run')),
+    nothingWaits,
+    decided,
+    live,
+    forms: new Map(),
+    outcomes: new Map(),
+    closed: new Map(),
+    streaming: new Map(),
+    lastSnapshot: undefined,
+    runEnded: '',
+    isGone: false,
+    follow: undefined,
+  };
+}
+
+/**
+ * Reads the run's state and draws it; a run that is gone, or a session that ended, is said instead.
+ * @param {RunPage} page
+ */
+async function refreshRun(page) {
+  if (page.isGone) return;
+  /** @type {Response} */
+  let response;
+  try {
+    response = await fetch(`${runPath(page.runId)}/state`);
+  } catch {
+    // The page says it is not live while the inbox cannot be reached, and reads the state again once it can.
+    return;
   }
-  const follow = followLive(`${runPath(runId)}/events`, `${runPath(runId)}/state`, listen, showLive, {
-    gone: () => void refresh(),
-    staysSignedOut,
+  if (response.status === 401) {
+    if (!staysSignedOut(page)) signInAgain();
+    return;
+  }
+  if (!response.ok) {
+    const problem = await response.json().catch(() => ({}));
+    page.summary.textContent = problem.detail ?? `Could not read the run (${response.status}).`;
+    if (response.status === 404) goneForGood(page);
+    return;
+  }
+  /** @type {{ snapshot: RunSnapshot, tools: Tool[] }} */
+  const { snapshot, tools } = await response.json();
+  // Read with a session signed in again in another tab: the page takes it up (a change would, if this fails).
+  if (signedOutSeen) await takeUpSession().catch(() => undefined);
+  page.lastSnapshot = snapshot;
+  drawSummary(page);
+  const running = snapshot.status === 'running' || snapshot.status === 'awaiting_approval';
+  page.cancel.hidden = !running;
+  if (!running) resetCancel(page);
+  drawForms(page, snapshot.pendingApprovals, tools);
+}
+
+/**
+ * Draws the forms of the calls that wait: new ones go in, changed ones are drawn again, settled ones are closed.
+ * @param {RunPage} page
+ * @param {PendingApproval[]} waiting
+ * @param {Tool[]} tools
+ */
+function drawForms(page, waiting, tools) {
+  const open = new Set(waiting.map((approval) => approval.toolCallId));
+  for (const [id, shown] of page.forms) {
+    // A decision on its way settles the form itself, once the run answers it.
+    if (!open.has(id) && !shown.sending()) closeForm(page, id, shown);
+  }
+  for (const approval of waiting) {
+    // A call that needs several approvers is drawn again once it has another approval.
+    const approvals = approval.approvals?.length ?? 0;
+    const shown = page.forms.get(approval.toolCallId);
+    if (shown?.approvals === approvals) continue;
+    const tool = tools.find((entry) => entry.name === approval.toolName);
+    const form = shownForm(page, approval, approvals, tool);
+    page.forms.set(approval.toolCallId, form);
+    if (shown) shown.form.replaceWith(form.form);
+    else page.nothingWaits.before(form.form);
+  }
+  page.nothingWaits.hidden = page.forms.size > 0;
+}
+
+/**
+ * The form of a waiting call, whose decision, taken or refused, is said above the forms.
+ * @param {RunPage} page
+ * @param {PendingApproval} approval
+ * @param {number} approvals
+ * @param {Tool | undefined} tool
+ * @returns {ShownForm}
+ */
+function shownForm(page, approval, approvals, tool) {
+  /** @type {ShownForm} */
+  const form = {
+    ...decisionForm(page.runId, approval, tool, {
+      decided: (outcome) => {
+        form.decidedHere = true;
+        announce(page, outcome);
+      },
+      refused: (refusal) => announce(page, refusal),
+    }),
+    approvals,
+    approval,
+    decidedHere: false,
+  };
+  return form;
+}
+
+/**
+ * Says how a decision went (taken; or refused: decided elsewhere, ended, not yours) and reads the run again.
+ * @param {RunPage} page
+ * @param {string} text
+ */
+function announce(page, text) {
+  page.decided.textContent = text;
+  page.decided.focus();
+  void refreshRun(page);
+}
+
+/**
+ * Whether the page stays once the session ended, rather than go to the sign-in form: it does while a form holds
+ * something typed (an edited input, a reason) or a decision on its way, which going would lose. It then says it is
+ * signed out and offers to sign in again in a new tab, in place of the run's summary until it reads the run again.
+ * @param {RunPage} page
+ */
+function staysSignedOut(page) {
+  const typing = [...page.forms.values()].some((shown) => shown.sending() || shown.unsent() !== '');
+  if (!typing) return false;
+  showSignedOut();
+  page.summary.replaceChildren(...signInPrompt('Not up to date', 'carry on here'));
+  return true;
+}
+
+/**
+ * Takes a form away once its call no longer waits. Decided here, it goes (the decision's status says how it went);
+ * decided, expired or cancelled elsewhere, it makes way for what happened, and says what typed here was not sent.
+ * @param {RunPage} page
+ * @param {string} id
+ * @param {ShownForm} shown
+ */
+function closeForm(page, id, shown) {
+  page.forms.delete(id);
+  const hadFocus = shown.form.contains(document.activeElement);
+  if (shown.decidedHere) {
+    shown.form.remove();
+    return;
+  }
+  const title = shown.form.querySelector('h3')?.textContent ?? id;
+  const node = element('section', { class: 'approval closed', 'data-tool-call-id': id, tabindex: '-1' }, [
+    element('h3', {}, [title]),
+    element('p', { class: 'outcome', role: 'status' }),
+  ]);
+  const entry = { node, unsent: shown.unsent() };
+  page.closed.set(id, entry);
+  drawOutcome(page, id, entry);
+  shown.form.replaceWith(node);
+  if (hadFocus) node.focus();
+}
+
+/** @param {RunPage} page @param {string} id @param {ClosedForm} entry */
+function drawOutcome(page, id, entry) {
+  const outcome = page.outcomes.get(id)?.text ?? (page.runEnded || 'It no longer waits for a decision');
+  const text = `${outcome}${entry.unsent ? `; ${entry.unsent}` : ''}.`;
+  const said = entry.node.querySelector('.outcome');
+  if (said && said.textContent !== text) said.textContent = text;
+}
+
+/**
+ * The run's state, and what became of its calls that waited: a completed run may have run none of them.
+ * @param {RunPage} page
+ */
+function drawSummary(page) {
+  if (!page.lastSnapshot) return;
+  page.summary.replaceChildren(...describeSnapshot(page.lastSnapshot, [...page.outcomes.values()]));
+}
+
+/**
+ * Notes what became of a call (or the run) from one of the run's events, and shows it where a form was.
+ * @param {RunPage} page
+ * @param {RunEvent} event
+ */
+function noteOutcome(page, event) {
+  const text = outcomeOf(event);
+  if (text === undefined) return;
+  if (terminalEvents.has(event.type)) {
+    page.runEnded = text;
+  } else {
+    page.outcomes.set(String(event['toolCallId']), { type: event.type, text });
+  }
+  for (const [id, entry] of page.closed) drawOutcome(page, id, entry);
+  drawSummary(page);
+}
+
+/** @param {RunPage} page @param {EventSource} events @param {boolean} reopened */
+function listenToRun(page, events, reopened) {
+  // A reopened stream tells the run from its start again: it replaces what the page showed.
+  if (reopened) events.addEventListener('open', () => clearTimeline(page.timeline, page.streaming));
+  events.addEventListener('message', (message) => {
+    /** @type {RunEvent} */
+    const event = JSON.parse(message.data);
+    if (event.type === 'model_delta') {
+      showDelta(page.timeline, page.streaming, event);
+      return;
+    }
+    page.streaming.get(event.step)?.remove();
+    page.streaming.delete(event.step);
+    page.timeline.append(timelineItem(event));
+    noteOutcome(page, event);
+    if (stateChangingEvents.has(event.type)) void refreshRun(page);
+    if (terminalEvents.has(event.type)) events.close();
   });
+  // The connection dropped and the browser reconnects on its own: the page is not live until it has.
+  events.addEventListener('error', () => {
+    if (events.readyState === EventSource.CONNECTING) showRunLive(page, false);
+  });
+}
 
-  /** No run of the tenant has this id: nothing will change, so the page stops asking and says so. */
-  function goneForGood() {
-    isGone = true;
-    follow.stop();
-    live.textContent = 'Nothing to follow: no run of yours has this id.';
-    for (const section of root.querySelectorAll('section')) section.setAttribute('hidden', '');
-    cancel.hidden = keep.hidden = true;
-  }
+/** @param {RunPage} page @param {boolean} isLive */
+function showRunLive(page, isLive) {
+  if (page.isGone) return;
+  const wasLive = page.live.textContent === '';
+  page.live.textContent = isLive ? '' : 'Not live: this page stopped following the run; trying again…';
+  // What changed while the page was not following the run shows only on a fresh read, which draws the forms again.
+  if (!isLive || !wasLive) void refreshRun(page);
+}
 
-  /** Cancelling takes a second press, on a button that says what it does; "Keep it running" takes it back. */
-  function resetCancel() {
-    cancel.textContent = 'Cancel this run';
-    delete cancel.dataset['confirming'];
-    keep.hidden = true;
-  }
+/**
+ * No run of the tenant has this id: nothing will change, so the page stops asking and says so.
+ * @param {RunPage} page
+ */
+function goneForGood(page) {
+  page.isGone = true;
+  page.follow?.stop();
+  page.live.textContent = 'Nothing to follow: no run of yours has this id.';
+  for (const section of page.root.querySelectorAll('section')) section.setAttribute('hidden', '');
+  page.cancel.hidden = page.keep.hidden = true;
+}
+
+/**
+ * Cancelling takes a second press, on a button that says what it does; "Keep it running" takes it back.
+ * @param {RunPage} page
+ */
+function listenToCancelButtons(page) {
+  const { cancel, keep } = page;
   keep.addEventListener('click', () => {
-    resetCancel();
+    resetCancel(page);
     cancel.focus();
   });
   cancel.addEventListener('click', async () => {
@@ -642,20 +742,30 @@ function startRunPage(root) {
       return;
     }
     cancel.disabled = true;
-    const result = await post(`${runPath(runId)}/cancel`);
-    resetCancel();
-    if (result.status === 401) summary.replaceChildren(...signInPrompt('Not sent', 'press the button again'));
-    else
-      summary.textContent = !result.ok
-        ? (result.data.detail ?? 'Could not cancel the run.')
-        : result.data.status === 'cancelling'
-          ? 'Cancelling the run…'
-          : `The run had already ended (${result.data.status}).`;
+    const result = await post(`${runPath(page.runId)}/cancel`);
+    resetCancel(page);
+    showCancelResult(page.summary, result);
     cancel.disabled = false;
-    summary.focus();
+    page.summary.focus();
   });
-  summary.tabIndex = -1;
-  void refresh();
+}
+
+/** @param {RunPage} page */
+function resetCancel(page) {
+  page.cancel.textContent = 'Cancel this run';
+  delete page.cancel.dataset['confirming'];
+  page.keep.hidden = true;
+}
+
+/** @param {HTMLElement} summary @param {Answer} result */
+function showCancelResult(summary, result) {
+  if (result.status === 401) summary.replaceChildren(...signInPrompt('Not sent', 'press the button again'));
+  else
+    summary.textContent = !result.ok
+      ? (result.data.detail ?? 'Could not cancel the run.')
+      : result.data.status === 'cancelling'
+        ? 'Cancelling the run…'
+        : `The run had already ended (${result.data.status}).`;
 }
 
 /**
@@ -708,11 +818,8 @@ function describeSnapshot(snapshot, outcomes) {
 function outcomeOf(event) {
   const at = `at ${timeOf(event.at)}`;
   switch (event.type) {
-    case 'tool_approved': {
-      const approvedBy = Array.isArray(event['approvedBy']) ? event['approvedBy'].join(' and ') : undefined;
-      const by = approvedBy ?? event['approver'] ?? 'someone';
-      return `Approved by ${by} ${at}${event['edited'] ? ' with an edited input' : ''}`;
-    }
+    case 'tool_approved':
+      return `Approved by ${approvedBy(event)} ${at}${event['edited'] ? ' with an edited input' : ''}`;
     case 'tool_rejected':
       return `Rejected by ${event['approver'] ?? 'someone'} ${at}${event['reason'] ? `: “${event['reason']}”` : ''}`;
     case 'tool_approval_timed_out':
@@ -749,125 +856,199 @@ function showDelta(timeline, streaming, event) {
   item.querySelector('pre')?.append(String(event['text'] ?? ''));
 }
 
+/**
+ * The words of a run event in the timeline: its title, and what follows it.
+ * @typedef {{ title: string, details?: HTMLElement[] }} TimelineWords
+ */
+/** @typedef {(event: RunEvent, tool: string) => TimelineWords} WordsOf */
+
+/** @param {string} value */
+function paragraph(value) {
+  return element('p', {}, [value]);
+}
+
+/** @param {string} label @param {unknown} value */
+function jsonBlock(label, value) {
+  return element('pre', { 'aria-label': label }, [prettyJson(value)]);
+}
+
+/**
+ * The reason given with an approval or a rejection, if one was.
+ * @param {RunEvent} event
+ */
+function reasonLines(event) {
+  return event['reason'] ? [paragraph(`Reason: ${event['reason']}`)] : [];
+}
+
+/**
+ * Who approved a call, as its `tool_approved` event names them.
+ * @param {RunEvent} event
+ */
+function approvedBy(event) {
+  const all = Array.isArray(event['approvedBy']) ? event['approvedBy'].join(' and ') : undefined;
+  return all ?? event['approver'] ?? 'someone';
+}
+
+/**
+ * What approvers were told of a call, as a notice event says it.
+ * @param {RunEvent} event
+ * @param {string} tool
+ */
+function noticeAbout(event, tool) {
+  return {
+    'approval.requested': `that ${tool} waits`,
+    'approval.added': `that ${tool} got another approval`,
+    'approval.expiring': `that ${tool} still waits and expires soon`,
+    'approval.decided': `how the wait for ${tool} ended`,
+  }[String(event['notice'])];
+}
+
+/** Each event type's words, given the event and the call it is about ("name (id)"). */
+const timelineWords = new Map(
+  /** @type {Array<[string, WordsOf]>} */ ([
+    [
+      'run_started',
+      (event) => ({
+        title: `Run started with ${event['model']}`,
+        details: [paragraph(`Tools: ${/** @type {string[]} */ (event['tools']).join(', ') || 'none'}`)],
+      }),
+    ],
+    [
+      'model_responded',
+      (event) => ({
+        title: `Model replied (step ${event.step})`,
+        details: [
+          ...(typeof event['text'] === 'string' && event['text'] !== ''
+            ? [element('pre', { class: 'model-text' }, [event['text']])]
+            : []),
+          ...(event['storedText'] !== undefined
+            ? [paragraph('Its text is long and kept in the worker’s payload store.')]
+            : []),
+          ...(Number(event['toolCallCount']) > 0
+            ? [paragraph(`Proposes ${event['toolCallCount']} tool call(s).`)]
+            : []),
+        ],
+      }),
+    ],
+    [
+      'tool_call_validated',
+      (event, tool) => ({ title: `${tool}: input checked`, details: [jsonBlock('Input', event['input'])] }),
+    ],
+    [
+      'tool_validation_failed',
+      (event, tool) => ({ title: `${tool}: invalid input`, details: [paragraph(String(event['error']))] }),
+    ],
+    [
+      'tool_awaiting_approval',
+      (event, tool) => ({ title: `${tool} waits for approval until ${timeOf(String(event['expiresAt']))}` }),
+    ],
+    [
+      'tool_approval_added',
+      (event, tool) => ({
+        title: `${tool}: approval ${event['approvals']} of ${event['approvalsRequired']}, by ${event['approver']}`,
+        details: reasonLines(event),
+      }),
+    ],
+    [
+      'tool_approved',
+      (event, tool) => ({
+        title: `${tool} approved by ${approvedBy(event)}${event['edited'] ? ' with an edited input' : ''}`,
+        details: [...reasonLines(event), jsonBlock('Input that runs', event['input'])],
+      }),
+    ],
+    [
+      'tool_rejected',
+      (event, tool) => ({
+        title: `${tool} rejected by ${event['approver'] ?? 'someone'}`,
+        details: reasonLines(event),
+      }),
+    ],
+    ['tool_approval_timed_out', (_event, tool) => ({ title: `${tool}: nobody decided in time` })],
+    [
+      'tool_approval_not_required',
+      (_event, tool) => ({ title: `${tool} needs no approval for this input (its approval rule)` }),
+    ],
+    [
+      'tool_approval_notified',
+      (event, tool) => ({
+        title: `Approvers told ${noticeAbout(event, tool)} (webhook answered ${event['status']})`,
+      }),
+    ],
+    [
+      'tool_approval_notice_handed_off',
+      (event, tool) => ({
+        title: `Approvers are still being told ${noticeAbout(event, tool)}, by ${event['deliveredBy']}`,
+      }),
+    ],
+    [
+      'tool_approval_notice_failed',
+      (event, tool) => ({
+        title: `Approvers were not told ${noticeAbout(event, tool)}`,
+        details: [paragraph(String(event['error']))],
+      }),
+    ],
+    [
+      'tool_succeeded',
+      (event, tool) => ({
+        title: `${tool} succeeded`,
+        details: [
+          jsonBlock('Output', event['output']),
+          ...(event['truncated'] ? [paragraph('The output was cut short to fit what the run keeps.')] : []),
+        ],
+      }),
+    ],
+    ['tool_failed', (event, tool) => ({ title: `${tool} failed`, details: [paragraph(String(event['error']))] })],
+    [
+      'tool_cancelled',
+      (event, tool) => {
+        const stage = {
+          checking_input: 'while its input was checked',
+          awaiting_approval: 'while it waited for approval',
+          executing: 'while it ran',
+        }[String(event['stage'])];
+        return { title: `${tool} cancelled${stage ? ` ${stage}` : ''}` };
+      },
+    ],
+    [
+      'transcript_compacted',
+      (event) => {
+        const texts = Number(event['elidedTexts'] ?? 0);
+        return {
+          title:
+            `Transcript compacted: ${event['elidedResults']} older tool output(s)` +
+            `${texts > 0 ? ` and ${texts} model text(s)` : ''} left out to keep it within its limit`,
+          details: [paragraph(`${kilobytes(event['bytesBefore'])} → ${kilobytes(event['bytesAfter'])}`)],
+        };
+      },
+    ],
+    [
+      'model_context_resent',
+      (event) => ({
+        title: 'The model call was sent again with the whole transcript (the worker no longer held its context)',
+        details: [paragraph(String(event['error']))],
+      }),
+    ],
+    ['events_dropped', (event) => ({ title: `${event['dropped']} earlier event(s) are no longer kept` })],
+    [
+      'run_completed',
+      (event) => ({
+        title: 'Run completed',
+        details:
+          typeof event['output'] === 'string' ? [element('pre', { class: 'model-text' }, [event['output']])] : [],
+      }),
+    ],
+    ['run_failed', (event) => ({ title: 'Run failed', details: [paragraph(String(event['error']))] })],
+    ['run_cancelled', () => ({ title: 'Run cancelled' })],
+  ]),
+);
+
 /** @param {RunEvent} event */
 function timelineItem(event) {
   const tool = typeof event['toolName'] === 'string' ? `${event['toolName']} (${event['toolCallId']})` : '';
-  /** @type {Array<Node | string>} */
-  const details = [];
-  const json = (/** @type {string} */ label, /** @type {unknown} */ value) =>
-    details.push(element('pre', { 'aria-label': label }, [prettyJson(value)]));
-  const text = (/** @type {string} */ value) => details.push(element('p', {}, [value]));
   // An event this page does not know yet still reads as words.
-  let title = `${event.type.replaceAll('_', ' ')}${tool ? `: ${tool}` : ''}`;
-  switch (event.type) {
-    case 'run_started':
-      title = `Run started with ${event['model']}`;
-      text(`Tools: ${/** @type {string[]} */ (event['tools']).join(', ') || 'none'}`);
-      break;
-    case 'model_responded':
-      title = `Model replied (step ${event.step})`;
-      if (typeof event['text'] === 'string' && event['text'] !== '')
-        details.push(element('pre', { class: 'model-text' }, [event['text']]));
-      if (event['storedText'] !== undefined) text('Its text is long and kept in the worker’s payload store.');
-      if (Number(event['toolCallCount']) > 0) text(`Proposes ${event['toolCallCount']} tool call(s).`);
-      break;
-    case 'tool_call_validated':
-      title = `${tool}: input checked`;
-      json('Input', event['input']);
-      break;
-    case 'tool_validation_failed':
-      title = `${tool}: invalid input`;
-      text(String(event['error']));
-      break;
-    case 'tool_awaiting_approval':
-      title = `${tool} waits for approval until ${timeOf(String(event['expiresAt']))}`;
-      break;
-    case 'tool_approval_added':
-      title = `${tool}: approval ${event['approvals']} of ${event['approvalsRequired']}, by ${event['approver']}`;
-      if (event['reason']) text(`Reason: ${event['reason']}`);
-      break;
-    case 'tool_approved': {
-      const approvedBy = Array.isArray(event['approvedBy']) ? event['approvedBy'].join(' and ') : undefined;
-      const by = approvedBy ?? event['approver'] ?? 'someone';
-      title = `${tool} approved by ${by}${event['edited'] ? ' with an edited input' : ''}`;
-      if (event['reason']) text(`Reason: ${event['reason']}`);
-      json('Input that runs', event['input']);
-      break;
-    }
-    case 'tool_rejected':
-      title = `${tool} rejected by ${event['approver'] ?? 'someone'}`;
-      if (event['reason']) text(`Reason: ${event['reason']}`);
-      break;
-    case 'tool_approval_timed_out':
-      title = `${tool}: nobody decided in time`;
-      break;
-    case 'tool_approval_not_required':
-      title = `${tool} needs no approval for this input (its approval rule)`;
-      break;
-    case 'tool_approval_notified':
-    case 'tool_approval_notice_failed':
-    case 'tool_approval_notice_handed_off': {
-      const about = {
-        'approval.requested': `that ${tool} waits`,
-        'approval.added': `that ${tool} got another approval`,
-        'approval.expiring': `that ${tool} still waits and expires soon`,
-        'approval.decided': `how the wait for ${tool} ended`,
-      }[String(event['notice'])];
-      if (event.type === 'tool_approval_notified') {
-        title = `Approvers told ${about} (webhook answered ${event['status']})`;
-      } else if (event.type === 'tool_approval_notice_handed_off') {
-        title = `Approvers are still being told ${about}, by ${event['deliveredBy']}`;
-      } else {
-        title = `Approvers were not told ${about}`;
-        text(String(event['error']));
-      }
-      break;
-    }
-    case 'tool_succeeded':
-      title = `${tool} succeeded`;
-      json('Output', event['output']);
-      if (event['truncated']) text('The output was cut short to fit what the run keeps.');
-      break;
-    case 'tool_failed':
-      title = `${tool} failed`;
-      text(String(event['error']));
-      break;
-    case 'tool_cancelled': {
-      const stage = {
-        checking_input: 'while its input was checked',
-        awaiting_approval: 'while it waited for approval',
-        executing: 'while it ran',
-      }[String(event['stage'])];
-      title = `${tool} cancelled${stage ? ` ${stage}` : ''}`;
-      break;
-    }
-    case 'transcript_compacted': {
-      const texts = Number(event['elidedTexts'] ?? 0);
-      title =
-        `Transcript compacted: ${event['elidedResults']} older tool output(s)` +
-        `${texts > 0 ? ` and ${texts} model text(s)` : ''} left out to keep it within its limit`;
-      text(`${kilobytes(event['bytesBefore'])} → ${kilobytes(event['bytesAfter'])}`);
-      break;
-    }
-    case 'model_context_resent':
-      title = 'The model call was sent again with the whole transcript (the worker no longer held its context)';
-      text(String(event['error']));
-      break;
-    case 'events_dropped':
-      title = `${event['dropped']} earlier event(s) are no longer kept`;
-      break;
-    case 'run_completed':
-      title = 'Run completed';
-      if (typeof event['output'] === 'string') details.push(element('pre', { class: 'model-text' }, [event['output']]));
-      break;
-    case 'run_failed':
-      title = 'Run failed';
-      text(String(event['error']));
-      break;
-    case 'run_cancelled':
-      title = 'Run cancelled';
-      break;
-  }
+  const { title, details = [] } = timelineWords.get(event.type)?.(event, tool) ?? {
+    title: `${event.type.replaceAll('_', ' ')}${tool ? `: ${tool}` : ''}`,
+  };
   return element('li', { 'data-event-type': event.type, 'data-seq': String(event.seq) }, [
     element('span', { class: 'type' }, [title]),
     ' ',
@@ -921,6 +1102,34 @@ function approvedText(outcome) {
 const editorRows = { fewest: 4, most: 24 };
 
 /**
+ * A decision form's parts, and where it is in its life: editing (its buttons follow the input's issues and the
+ * reason's length), then `sending` one decision, which the run takes (`told.decided`, the form goes away) or refuses
+ * (`told.refused`), or which was not sent (the form says why and is edited again). A call decided, expired or
+ * cancelled elsewhere is settled by the run page.
+ * @typedef {object} DecisionFormParts
+ * @property {string} runId
+ * @property {PendingApproval} approval
+ * @property {{ decided: (outcome: string) => void, refused: (refusal: string) => void }} told
+ * @property {string} id the prefix of its elements' ids
+ * @property {string} named
+ * @property {string} original the proposed input, as the editor first shows it
+ * @property {boolean} editable
+ * @property {{ text: string, mayReject?: boolean } | undefined} barred
+ * @property {boolean} mayReject
+ * @property {number} maxReasonLength
+ * @property {HTMLTextAreaElement} input
+ * @property {HTMLElement} issues
+ * @property {HTMLInputElement} reason
+ * @property {HTMLElement} reasonCount
+ * @property {HTMLButtonElement} approve
+ * @property {HTMLButtonElement} reject
+ * @property {HTMLElement} result
+ * @property {boolean} hasIssues
+ * @property {boolean} sending
+ * @property {ReturnType<typeof setTimeout> | undefined} pendingCheck
+ */
+
+/**
  * The form that decides one pending call: its input as editable JSON, checked against the tool's schema by the
  * server (the run's own validator) as it is typed, so issues show at their paths before anything is sent.
  * @param {string} runId
@@ -931,76 +1140,100 @@ const editorRows = { fewest: 4, most: 24 };
  * @returns {{ form: HTMLElement, sending: () => boolean, unsent: () => string }}
  */
 function decisionForm(runId, approval, tool, told) {
+  const parts = decisionFormParts(runId, approval, told);
+  countReason(parts);
+  enableButtons(parts);
+  const form = decisionFormElement(parts, tool);
+  listenToDecisionForm(parts, form);
+  return { form, sending: () => parts.sending, unsent: () => unsentText(parts) };
+}
+
+/**
+ * A decision form's fields and buttons, as it starts: editing.
+ * @param {string} runId
+ * @param {PendingApproval} approval
+ * @param {DecisionFormParts['told']} told
+ * @returns {DecisionFormParts}
+ */
+function decisionFormParts(runId, approval, told) {
   const id = `call-${approval.toolCallId.replace(/[^\w-]/g, '_')}`;
   const original = prettyJson(approval.input);
   const named = `${approval.toolName} (call ${approval.toolCallId})`;
+  const barred = whyNotYours(approval);
   // A call that needs several approvals runs the input every approver saw: nobody edits it. Nor does one who may not
   // decide the call.
-  const several = approval.approvalsRequired;
-  const barred = whyNotYours(approval);
-  const editable = several === undefined && barred === undefined;
+  const editable = approval.approvalsRequired === undefined && barred === undefined;
+  const reason = /** @type {HTMLInputElement} */ (
+    element('input', { id: `${id}-reason`, autocomplete: 'off', 'aria-describedby': `${id}-reason-count` })
+  );
+  const mayReject = barred === undefined || barred.mayReject === true;
+  reason.disabled = !mayReject;
+  return {
+    runId,
+    approval,
+    told,
+    id,
+    named,
+    original,
+    editable,
+    barred,
+    mayReject,
+    maxReasonLength: readMaxReasonLength(),
+    input: inputEditor(id, original, editable),
+    issues: element('ul', { id: `${id}-issues`, class: 'issues', 'aria-live': 'polite' }),
+    reason,
+    reasonCount: element('p', { id: `${id}-reason-count`, class: 'muted count' }),
+    // Not a submit button: Enter in the reason field, typed to reject, must never approve (see the form's submit).
+    approve: /** @type {HTMLButtonElement} */ (
+      element('button', { type: 'button', 'aria-label': `Approve ${named}` }, ['Approve'])
+    ),
+    reject: /** @type {HTMLButtonElement} */ (
+      element('button', { type: 'button', class: 'danger', 'aria-label': `Reject ${named}` }, ['Reject'])
+    ),
+    result: element('p', { role: 'status', tabindex: '-1', class: 'result' }),
+    hasIssues: false,
+    sending: false,
+    pendingCheck: undefined,
+  };
+}
+
+/**
+ * The longest reason the run keeps, as the page was given it: the server refuses a longer one, and so does the
+ * form, saying so (a maxlength would cut what was pasted without a word).
+ */
+function readMaxReasonLength() {
+  return Number(document.querySelector('[data-max-reason-length]')?.getAttribute('data-max-reason-length') ?? Infinity);
+}
+
+/**
+ * The proposed input as JSON in a textarea as tall as its lines (within editorRows), read-only unless editable.
+ * @param {string} id
+ * @param {string} original
+ * @param {boolean} editable
+ */
+function inputEditor(id, original, editable) {
   /** @type {Record<string, string>} */
   const fixed = editable ? {} : { readonly: '' };
   const lines = original.split('\n').length;
   const rows = String(Math.min(Math.max(lines, editorRows.fewest), editorRows.most));
-  const input = /** @type {HTMLTextAreaElement} */ (
+  return /** @type {HTMLTextAreaElement} */ (
     element(
       'textarea',
       { id: `${id}-input`, 'aria-describedby': `${id}-issues`, spellcheck: 'false', rows, ...fixed },
       [original],
     )
   );
-  const issues = element('ul', { id: `${id}-issues`, class: 'issues', 'aria-live': 'polite' });
-  // The longest reason the run keeps, as the page was given it: the server refuses a longer one, and so does the
-  // form, saying so (a maxlength would cut what was pasted without a word).
-  const maxReasonLength = Number(
-    document.querySelector('[data-max-reason-length]')?.getAttribute('data-max-reason-length') ?? Infinity,
-  );
-  const reason = /** @type {HTMLInputElement} */ (
-    element('input', { id: `${id}-reason`, autocomplete: 'off', 'aria-describedby': `${id}-reason-count` })
-  );
-  const mayReject = barred === undefined || barred.mayReject === true;
-  reason.disabled = !mayReject;
-  const reasonCount = element('p', { id: `${id}-reason-count`, class: 'muted count' });
-  // Not a submit button: Enter in the reason field, typed to reject, must never approve (see the form's submit).
-  const approve = /** @type {HTMLButtonElement} */ (
-    element('button', { type: 'button', 'aria-label': `Approve ${named}` }, ['Approve'])
-  );
-  const reject = /** @type {HTMLButtonElement} */ (
-    element('button', { type: 'button', class: 'danger', 'aria-label': `Reject ${named}` }, ['Reject'])
-  );
-  const result = element('p', { role: 'status', tabindex: '-1', class: 'result' });
-  let hasIssues = false;
-  let sending = false;
+}
 
-  function reasonTooLong() {
-    return reason.value.trim().length > maxReasonLength;
-  }
-  /** Whether each button can be pressed now: never twice for one decision, nor past what the run would refuse. */
-  function enableButtons() {
-    approve.disabled = sending || hasIssues || barred !== undefined || reasonTooLong();
-    reject.disabled = sending || !mayReject || reasonTooLong();
-  }
-  function countReason() {
-    const length = reason.value.trim().length;
-    const over = length - maxReasonLength;
-    reasonCount.textContent =
-      over > 0
-        ? `${length.toLocaleString()} of ${maxReasonLength.toLocaleString()} characters: ${over.toLocaleString()} too ` +
-          'many. The run keeps no more, so shorten the reason to decide.'
-        : `${length.toLocaleString()} of ${maxReasonLength.toLocaleString()} characters.`;
-    reasonCount.classList.toggle('error', over > 0);
-    reason.setAttribute('aria-invalid', over > 0 ? 'true' : 'false');
-  }
-  countReason();
-  enableButtons();
-
-  const label = !editable
-    ? several === undefined
-      ? 'Input (JSON; read-only)'
-      : `Input (JSON; it runs as proposed once ${several} approvers approve it)`
-    : 'Input (JSON; edit it to approve different arguments)';
-  const form = element(
+/**
+ * The form itself: the call, its input and the tool's schema, the reason, the buttons and what became of a press.
+ * @param {DecisionFormParts} parts
+ * @param {Tool | undefined} tool
+ */
+function decisionFormElement(parts, tool) {
+  const { id, approval, named, input, reason, barred } = parts;
+  const several = approval.approvalsRequired;
+  return element(
     'form',
     { class: 'approval', 'aria-labelledby': `${id}-title`, 'data-tool-call-id': approval.toolCallId },
     [
@@ -1013,9 +1246,9 @@ function decisionForm(runId, approval, tool, told) {
         ...(approval.approvers ? [` Only ${approval.approvers.join(' or ')} may decide it.`] : []),
         ...(several === undefined ? [] : [` ${approvalsSoFar(several, approval.approvals ?? [])}`]),
       ]),
-      element('label', { for: input.id }, [label]),
+      element('label', { for: input.id }, [inputLabel(parts.editable, several)]),
       input,
-      issues,
+      parts.issues,
       ...(tool === undefined
         ? []
         : [
@@ -1026,148 +1259,226 @@ function decisionForm(runId, approval, tool, told) {
           ]),
       element('label', { for: reason.id }, ['Reason (required to reject)']),
       reason,
-      reasonCount,
+      parts.reasonCount,
       ...(barred ? [element('p', { class: 'muted', 'data-barred': '' }, [barred.text])] : []),
-      approve,
-      reject,
-      result,
+      parts.approve,
+      parts.reject,
+      parts.result,
     ],
   );
+}
 
-  /**
-   * The input checked by the run's validator; `problem` is an answer that was not a check (not sent, signed out,
-   * the call no longer waits), which says nothing about the input.
-   * @returns {Promise<{ valid: boolean, value?: unknown, problem?: Answer }>}
-   */
-  async function check() {
-    let value;
-    try {
-      value = JSON.parse(input.value);
-    } catch (error) {
-      showIssues([{ path: '', message: `Not valid JSON: ${error instanceof Error ? error.message : String(error)}` }]);
-      return { valid: false };
-    }
-    const answer = await post(`${runPath(runId)}/check`, { toolCallId: approval.toolCallId, input: value });
-    if (!answer.ok) return { valid: false, problem: answer };
-    showIssues(answer.data.issues);
-    return { valid: answer.data.valid, value };
-  }
+/**
+ * What the input's label says may be done with it.
+ * @param {boolean} editable
+ * @param {number | undefined} several the approvals the call needs, when it needs several
+ */
+function inputLabel(editable, several) {
+  if (editable) return 'Input (JSON; edit it to approve different arguments)';
+  return several === undefined
+    ? 'Input (JSON; read-only)'
+    : `Input (JSON; it runs as proposed once ${several} approvers approve it)`;
+}
 
-  /** @param {Issue[]} found */
-  function showIssues(found) {
-    issues.replaceChildren(
-      ...found.map((issue) => element('li', {}, [`${issue.path || '(input)'}: ${issue.message}`])),
-    );
-    input.setAttribute('aria-invalid', found.length > 0 ? 'true' : 'false');
-    hasIssues = found.length > 0;
-    enableButtons();
-  }
-
-  /**
-   * Says why a request did not decide: nothing sent, signed out, the input's issues at their paths, or a refusal by
-   * the run (decided elsewhere, ended, not yours), which the page says above the forms before reading the run again.
-   * @param {'approve' | 'reject' | 'check'} what
-   * @param {Answer} answer
-   * @param {boolean} quietly a check made while typing: it takes no focus
-   */
-  function showProblem(what, answer, quietly) {
-    const detail = answer.data.detail ?? `The inbox answered ${answer.status}.`;
-    if (answer.status === 401) {
-      result.replaceChildren(...signInPrompt('Not sent', 'press the button again'));
-    } else if (answer.status === 403 || answer.status === 404 || answer.status === 409) {
-      const yours = { approve: 'Your approval', reject: 'Your rejection', check: 'Your edit' }[what];
-      told.refused(`${yours} of ${named} was not taken: ${detail}`);
-      return;
-    } else if (Array.isArray(answer.data.issues)) {
-      showIssues(answer.data.issues);
-      result.textContent = detail;
-    } else {
-      result.textContent = answer.status === 0 ? unreachable : detail;
-    }
-    if (!quietly) result.focus();
-  }
-
-  /** @param {'approve' | 'reject'} decision @param {Record<string, unknown>} body */
-  async function send(decision, body) {
-    const answer = await post(`${runPath(runId)}/${decision}`, { toolCallId: approval.toolCallId, ...body });
-    sending = false;
-    if (answer.ok) {
-      told.decided(decision === 'approve' ? approvedText(answer.data) : 'Rejected.');
-      return true;
-    }
-    enableButtons();
-    showProblem(decision, answer, false);
-    return false;
-  }
-
-  /** @type {ReturnType<typeof setTimeout> | undefined} */
-  let pendingCheck;
-  input.addEventListener('input', () => {
-    clearTimeout(pendingCheck);
-    pendingCheck = setTimeout(async () => {
-      const checked = await check();
-      if (checked.problem) showProblem('check', checked.problem, true);
-    }, 250);
-  });
-  reason.addEventListener('input', () => {
-    const wasTooLong = reasonCount.classList.contains('error');
-    countReason();
-    enableButtons();
-    if (reasonTooLong() !== wasTooLong) result.textContent = reasonTooLong() ? reasonCount.textContent : '';
-  });
-
+/**
+ * Follows what is typed and pressed in a decision form.
+ * @param {DecisionFormParts} parts
+ * @param {HTMLElement} form
+ */
+function listenToDecisionForm(parts, form) {
+  parts.input.addEventListener('input', () => checkSoon(parts));
+  parts.reason.addEventListener('input', () => reasonTyped(parts));
   // Enter in the reason field submits the form: it decides nothing, and says how to.
   form.addEventListener('submit', (submitted) => {
     submitted.preventDefault();
-    result.textContent = 'Enter does not decide: press Approve or Reject.';
+    parts.result.textContent = 'Enter does not decide: press Approve or Reject.';
   });
-  approve.addEventListener('click', async () => {
-    // Pressed twice (a double click), it sends one decision.
-    if (sending) return;
-    sending = true;
-    enableButtons();
-    result.textContent = '';
-    clearTimeout(pendingCheck);
-    const checked = await check();
-    if (!checked.valid) {
-      sending = false;
-      enableButtons();
-      if (checked.problem) showProblem('approve', checked.problem, false);
-      else input.focus();
-      return;
-    }
-    const edited = JSON.stringify(checked.value) !== JSON.stringify(approval.input);
-    await send('approve', {
-      ...(edited ? { input: checked.value } : {}),
-      ...(reason.value.trim() ? { reason: reason.value.trim() } : {}),
-    });
+  parts.approve.addEventListener('click', () => void approveCall(parts));
+  parts.reject.addEventListener('click', () => void rejectCall(parts));
+}
+
+/** @param {DecisionFormParts} parts */
+function reasonTooLong(parts) {
+  return parts.reason.value.trim().length > parts.maxReasonLength;
+}
+
+/**
+ * Whether each button can be pressed now: never twice for one decision, nor past what the run would refuse.
+ * @param {DecisionFormParts} parts
+ */
+function enableButtons(parts) {
+  parts.approve.disabled = parts.sending || parts.hasIssues || parts.barred !== undefined || reasonTooLong(parts);
+  parts.reject.disabled = parts.sending || !parts.mayReject || reasonTooLong(parts);
+}
+
+/** @param {DecisionFormParts} parts */
+function countReason(parts) {
+  const { maxReasonLength, reasonCount } = parts;
+  const length = parts.reason.value.trim().length;
+  const over = length - maxReasonLength;
+  reasonCount.textContent =
+    over > 0
+      ? `${length.toLocaleString()} of ${maxReasonLength.toLocaleString()} characters: ${over.toLocaleString()} too ` +
+        'many. The run keeps no more, so shorten the reason to decide.'
+      : `${length.toLocaleString()} of ${maxReasonLength.toLocaleString()} characters.`;
+  reasonCount.classList.toggle('error', over > 0);
+  parts.reason.setAttribute('aria-invalid', over > 0 ? 'true' : 'false');
+}
+
+/** @param {DecisionFormParts} parts */
+function reasonTyped(parts) {
+  const wasTooLong = parts.reasonCount.classList.contains('error');
+  countReason(parts);
+  enableButtons(parts);
+  if (reasonTooLong(parts) !== wasTooLong)
+    parts.result.textContent = reasonTooLong(parts) ? parts.reasonCount.textContent : '';
+}
+
+/**
+ * Checks the input once typing pauses; such a check takes no focus.
+ * @param {DecisionFormParts} parts
+ */
+function checkSoon(parts) {
+  clearTimeout(parts.pendingCheck);
+  parts.pendingCheck = setTimeout(async () => {
+    const checked = await checkInput(parts);
+    if (checked.problem) showProblem(parts, 'check', checked.problem, true);
+  }, 250);
+}
+
+/**
+ * The input checked by the run's validator; `problem` is an answer that was not a check (not sent, signed out,
+ * the call no longer waits), which says nothing about the input.
+ * @param {DecisionFormParts} parts
+ * @returns {Promise<{ valid: boolean, value?: unknown, problem?: Answer }>}
+ */
+async function checkInput(parts) {
+  let value;
+  try {
+    value = JSON.parse(parts.input.value);
+  } catch (error) {
+    showIssues(parts, [
+      { path: '', message: `Not valid JSON: ${error instanceof Error ? error.message : String(error)}` },
+    ]);
+    return { valid: false };
+  }
+  const answer = await post(`${runPath(parts.runId)}/check`, { toolCallId: parts.approval.toolCallId, input: value });
+  if (!answer.ok) return { valid: false, problem: answer };
+  showIssues(parts, answer.data.issues);
+  return { valid: answer.data.valid, value };
+}
+
+/** @param {DecisionFormParts} parts @param {Issue[]} found */
+function showIssues(parts, found) {
+  parts.issues.replaceChildren(
+    ...found.map((issue) => element('li', {}, [`${issue.path || '(input)'}: ${issue.message}`])),
+  );
+  parts.input.setAttribute('aria-invalid', found.length > 0 ? 'true' : 'false');
+  parts.hasIssues = found.length > 0;
+  enableButtons(parts);
+}
+
+/**
+ * Says why a request did not decide: nothing sent, signed out, the input's issues at their paths, or a refusal by
+ * the run (decided elsewhere, ended, not yours), which the page says above the forms before reading the run again.
+ * @param {DecisionFormParts} parts
+ * @param {'approve' | 'reject' | 'check'} what
+ * @param {Answer} answer
+ * @param {boolean} quietly a check made while typing: it takes no focus
+ */
+function showProblem(parts, what, answer, quietly) {
+  const { result } = parts;
+  const detail = answer.data.detail ?? `The inbox answered ${answer.status}.`;
+  if (answer.status === 401) {
+    result.replaceChildren(...signInPrompt('Not sent', 'press the button again'));
+  } else if (answer.status === 403 || answer.status === 404 || answer.status === 409) {
+    const yours = { approve: 'Your approval', reject: 'Your rejection', check: 'Your edit' }[what];
+    parts.told.refused(`${yours} of ${parts.named} was not taken: ${detail}`);
+    return;
+  } else if (Array.isArray(answer.data.issues)) {
+    showIssues(parts, answer.data.issues);
+    result.textContent = detail;
+  } else {
+    result.textContent = answer.status === 0 ? unreachable : detail;
+  }
+  if (!quietly) result.focus();
+}
+
+/**
+ * Leaves editing for sending: the buttons stay disabled until the decision is answered.
+ * @param {DecisionFormParts} parts
+ */
+function startSending(parts) {
+  parts.sending = true;
+  enableButtons(parts);
+  parts.result.textContent = '';
+}
+
+/** @param {DecisionFormParts} parts */
+async function approveCall(parts) {
+  // Pressed twice (a double click), it sends one decision.
+  if (parts.sending) return;
+  startSending(parts);
+  clearTimeout(parts.pendingCheck);
+  const checked = await checkInput(parts);
+  if (!checked.valid) {
+    parts.sending = false;
+    enableButtons(parts);
+    if (checked.problem) showProblem(parts, 'approve', checked.problem, false);
+    else parts.input.focus();
+    return;
+  }
+  const edited = JSON.stringify(checked.value) !== JSON.stringify(parts.approval.input);
+  const reason = parts.reason.value.trim();
+  await sendDecision(parts, 'approve', {
+    ...(edited ? { input: checked.value } : {}),
+    ...(reason ? { reason } : {}),
   });
-  reject.addEventListener('click', async () => {
-    if (sending) return;
-    if (!reason.value.trim()) {
-      reason.setAttribute('aria-invalid', 'true');
-      result.textContent = 'Give a reason to reject.';
-      reason.focus();
-      return;
-    }
-    reason.removeAttribute('aria-invalid');
-    sending = true;
-    enableButtons();
-    result.textContent = '';
-    await send('reject', { reason: reason.value.trim() });
-  });
-  return {
-    form,
-    sending: () => sending,
-    unsent() {
-      const edited = input.value.trim() !== original.trim();
-      const reasoned = reason.value.trim() !== '';
-      if (edited && reasoned) return 'your edits and reason were not sent';
-      if (edited) return 'your edits were not sent';
-      if (reasoned) return 'your reason was not sent';
-      return '';
-    },
-  };
+}
+
+/** @param {DecisionFormParts} parts */
+async function rejectCall(parts) {
+  const { reason, result } = parts;
+  if (parts.sending) return;
+  if (!reason.value.trim()) {
+    reason.setAttribute('aria-invalid', 'true');
+    result.textContent = 'Give a reason to reject.';
+    reason.focus();
+    return;
+  }
+  reason.removeAttribute('aria-invalid');
+  startSending(parts);
+  await sendDecision(parts, 'reject', { reason: reason.value.trim() });
+}
+
+/**
+ * Sends a decision: taken, the form is done; not taken, it is edited again and says why.
+ * @param {DecisionFormParts} parts
+ * @param {'approve' | 'reject'} decision
+ * @param {Record<string, unknown>} body
+ */
+async function sendDecision(parts, decision, body) {
+  const answer = await post(`${runPath(parts.runId)}/${decision}`, { toolCallId: parts.approval.toolCallId, ...body });
+  parts.sending = false;
+  if (answer.ok) {
+    parts.told.decided(decision === 'approve' ? approvedText(answer.data) : 'Rejected.');
+    return;
+  }
+  enableButtons(parts);
+  showProblem(parts, decision, answer, false);
+}
+
+/**
+ * What typed here would be lost: edits to the input, a reason.
+ * @param {DecisionFormParts} parts
+ */
+function unsentText(parts) {
+  const edited = parts.input.value.trim() !== parts.original.trim();
+  const reasoned = parts.reason.value.trim() !== '';
+  if (edited && reasoned) return 'your edits and reason were not sent';
+  if (edited) return 'your edits were not sent';
+  if (reasoned) return 'your reason was not sent';
+  return '';
 }
 
 // Expiry reads "in 4 min": it is drawn again as the minutes pass.
