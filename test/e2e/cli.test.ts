@@ -381,6 +381,7 @@ describe('relay-e for a newcomer', () => {
 });
 
 describe('relay-e run in a terminal', () => {
+  const keeper = `relay-e-keeper-${randomUUID().slice(0, 8)}`;
   beforeAll(() => {
     try {
       execFileSync('tmux', ['-V']);
@@ -390,6 +391,12 @@ describe('relay-e run in a terminal', () => {
           '`apt-get update && apt-get install -y tmux` (Debian/Ubuntu) or `brew install tmux` (macOS).',
       );
     }
+    // tmux's server exits with its last session, so one test's close could race the next test's start ("server
+    // exited unexpectedly"): a session of the block's own keeps the server up until the block ends.
+    execFileSync('tmux', ['new-session', '-d', '-s', keeper, 'sleep 3600']);
+  });
+  afterAll(() => {
+    execFileSync('tmux', ['kill-session', '-t', keeper]);
   });
 
   async function startInTmux(...args: string[]) {
