@@ -1,5 +1,5 @@
 import { TemporalCliNotFoundError, TemporalDevServerError } from '../dev/temporal-dev-server.js';
-import { isTemporalUnavailable } from '../client/temporal-unavailable.js';
+import { isTemporalUnavailable, missingNamespaceOf } from '../client/temporal-unavailable.js';
 import { RelayError } from '../shared/errors.js';
 // Kept apart so `relay-e --help` can use the codes without loading the Temporal client this file needs.
 import { exitCodes } from './exit-codes.js';
@@ -49,7 +49,14 @@ export function toExitCode(error: unknown): number {
   }
   // No Temporal CLI to start a server with is a set-up problem to fix here, not a server that cannot be reached.
   if (error instanceof TemporalCliNotFoundError) return exitCodes.usage;
-  if (error instanceof TemporalDevServerError || isTemporalUnavailable(error)) return exitCodes.unavailable;
+  // A namespace the server lacks is a deployment's, as for dev and serve: the same exit as an unreachable Temporal.
+  if (
+    error instanceof TemporalDevServerError ||
+    isTemporalUnavailable(error) ||
+    missingNamespaceOf(error) !== undefined
+  ) {
+    return exitCodes.unavailable;
+  }
   return exitCodes.failed;
 }
 

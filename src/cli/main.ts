@@ -48,8 +48,9 @@ Exit codes:
   3    not found (no such run)
   4    decision refused (no such pending call, already decided, edited input fails the schema, an approver
        the tool does not name)
-  5    Temporal unreachable, the dev server could not start, an MCP server could not be started or reached,
-       a payload store's database the worker cannot reach, or no worker has recovered the run yet
+  5    Temporal unreachable or without the namespace, the dev server could not start, an MCP server could not
+       be started or reached, a payload store's database the worker cannot reach, or no worker has recovered
+       the run yet
   130  interrupted (Ctrl-C while following a run; the run goes on)
 `;
 }

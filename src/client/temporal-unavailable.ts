@@ -28,7 +28,8 @@ export function missingNamespaceOf(error: unknown): string | undefined {
   for (const link of causesOf(error)) {
     if (link instanceof NamespaceNotFoundError) return link.namespace;
     if (isGrpcServiceError(link)) {
-      const named = /^Namespace (\S+) is not found/.exec(link.details);
+      // The client's gRPC errors say it in their details, a worker connection's (Core's) in their message.
+      const named = /^Namespace (\S+?)\.? is not found/.exec(link.details || link.message);
       return Number(link.code) === grpcStatus.notFound && named ? named[1] : undefined;
     }
   }

@@ -64,6 +64,16 @@ describe('relay-e worker and serve set-up mistakes', () => {
   });
 });
 
+describe('relay-e worker against a Temporal without its namespace', () => {
+  it('refuses to start naming the namespace, exit 5 as dev and serve, not 1', async () => {
+    const namespace = `relay-prd-${randomUUID().slice(0, 8)}`;
+
+    const worker = await relayE(['worker', '--address', inject('temporalAddress'), '--namespace', namespace]);
+
+    expect(worker).toEqual({ code: 5, stderr: `relay-e worker: Namespace ${namespace} is not found.\n` });
+  });
+});
+
 describe('relay-e serve against a Temporal without its namespace', () => {
   it('refuses to start with a sentence naming the namespace, exit 5, instead of listening', async () => {
     const address = inject('temporalAddress');
