@@ -1,6 +1,15 @@
 import { isGrpcServiceError, NamespaceNotFoundError } from '@temporalio/client';
 
-const grpcStatus = { deadlineExceeded: 4, notFound: 5, unavailable: 14 } as const;
+/** The gRPC status codes Relay-E tells apart in Temporal's answers. */
+export const grpcStatus = {
+  invalidArgument: 3,
+  deadlineExceeded: 4,
+  notFound: 5,
+  permissionDenied: 7,
+  unimplemented: 12,
+  unavailable: 14,
+  unauthenticated: 16,
+} as const;
 
 const unavailableStatuses: readonly number[] = [grpcStatus.unavailable, grpcStatus.deadlineExceeded];
 

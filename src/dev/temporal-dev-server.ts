@@ -8,6 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { connect as connectTls } from 'node:tls';
 import { Connection, isGrpcServiceError } from '@temporalio/client';
 import type { TLSConfig } from '@temporalio/client';
+import { grpcStatus } from '../client/temporal-unavailable.js';
 import { relaySearchAttributeDefinitions } from '../shared/search-attributes.js';
 
 /** A search attribute to register at server start, as `temporal server start-dev --search-attribute` takes it. */
@@ -497,16 +498,6 @@ async function describeNamespace(check: ServingCheck, timeoutMs: number): Promis
     await connection.close();
   }
 }
-
-const grpcStatus = {
-  invalidArgument: 3,
-  deadlineExceeded: 4,
-  notFound: 5,
-  permissionDenied: 7,
-  unimplemented: 12,
-  unavailable: 14,
-  unauthenticated: 16,
-} as const;
 
 /**
  * The error to fail with at once when a running server's answer will not change by waiting: no such namespace, a
