@@ -8,7 +8,7 @@ import type { ModelCall } from '../../src/model/model-provider.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
 import { defineTool } from '../../src/tool/define-tool.js';
-import { launchChromium } from '../helpers/chromium.js';
+import { launchChromium, signInToInboxPage } from '../helpers/chromium.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
 import { useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
 import type { RunningWorker } from '../helpers/relay-test-kit.js';
@@ -87,13 +87,8 @@ async function waitingRun(prompt: string, calls = 1): Promise<string> {
   return runId;
 }
 
-async function signIn(context: BrowserContext, key: string, url = api.url): Promise<Page> {
-  const page = await context.newPage();
-  await page.goto(url);
-  await page.getByLabel('API key').fill(key);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Pending approvals' }).waitFor();
-  return page;
+function signIn(context: BrowserContext, key: string, url = api.url): Promise<Page> {
+  return signInToInboxPage(context, key, url);
 }
 
 async function openRun(context: BrowserContext, runId: string, key = keys.alice, url = api.url): Promise<Page> {

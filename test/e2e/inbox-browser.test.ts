@@ -8,7 +8,7 @@ import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
 import type { RunSnapshot } from '../../src/shared/run-types.js';
-import { launchChromium } from '../helpers/chromium.js';
+import { launchChromium, signInToInboxPage } from '../helpers/chromium.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
 
 // The web inbox in real Chromium (Debian's `chromium`, driven by playwright-core) against the stack `npm start`
@@ -139,13 +139,8 @@ async function balanceOf(account: string): Promise<number> {
   return Number(/has \$([\d,]+\.\d{2})/.exec(output)?.[1]?.replace(/,/g, ''));
 }
 
-async function signIn(context: BrowserContext, key: string, url = dev.url): Promise<Page> {
-  const page = await context.newPage();
-  await page.goto(url);
-  await page.getByLabel('API key').fill(key);
-  await page.getByRole('button', { name: 'Sign in' }).click();
-  await page.getByRole('heading', { name: 'Pending approvals' }).waitFor();
-  return page;
+function signIn(context: BrowserContext, key: string, url = dev.url): Promise<Page> {
+  return signInToInboxPage(context, key, url);
 }
 
 /** Refreshes the docs' screenshots when RELAY_E_UPDATE_SCREENSHOTS=1, so a plain test run leaves the tree clean. */
