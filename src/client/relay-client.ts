@@ -19,6 +19,7 @@ import { isWorkflowNotFound } from './is-workflow-not-found.js';
 import { listPendingApprovals } from './list-pending-approvals.js';
 import type { ListPendingApprovalsOptions, PendingApprovals } from './list-pending-approvals.js';
 import { noWorkerAnsweredIn } from './no-worker-answered.js';
+import { relayConnectionInterceptors } from './connection-interceptors.js';
 import { closedBeforeItRan, snapshotFromDescription } from './snapshot-from-description.js';
 import { readToolCatalog } from './read-tool-catalog.js';
 import { readHandedOffNotices } from './read-handed-off-notices.js';
@@ -186,6 +187,7 @@ export class RelayClient {
       options.connection ??
       (await Connection.connect({
         address: options.address ?? 'localhost:7233',
+        interceptors: relayConnectionInterceptors(),
         ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
         ...(options.tls !== undefined ? { tls: options.tls } : options.apiKey !== undefined ? { tls: true } : {}),
       }));

@@ -1,9 +1,11 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { RelayClient } from '../../src/client/relay-client.js';
 import { startTemporalDevServer } from '../../src/dev/temporal-dev-server.js';
 import type { TemporalDevServer } from '../../src/dev/temporal-dev-server.js';
 import { createApi } from '../../src/http/create-api.js';
+import { startTcpProxy } from '../helpers/tcp-proxy.js';
 
 // What callers and a load balancer see when the API's Temporal cannot be used: its frontend stopped (a server of this
 // file's own, started and stopped here), or a namespace it does not have (on the suite's server).
@@ -122,6 +124,31 @@ describe('an API whose Temporal serves its namespace', () => {
       expect(await response.json()).toEqual({ status: 'ready' });
     } finally {
       await client.close();
+    }
+  });
+});
+
+describe('a client closed while Temporal cannot be reached', () => {
+  it('ends a call still backing off with CANCELLED, where the retry timer would throw out of the process', async () => {
+    const proxy = await startTcpProxy(`http://${inject('temporalAddress')}`);
+    const namespace = inject('temporalNamespace');
+    const client = await RelayClient.connect({ address: new URL(proxy.url).host, namespace, taskQueue: 'relay-e' });
+    try {
+      proxy.refuse();
+      const call = client.temporal.workflowService.describeNamespace({ namespace }).then(
+        () => 'answered',
+        (error: unknown) => error,
+      );
+      await sleep(1_000); // the SDK's retries back off between attempts, each refused at once
+      await client.close();
+
+      expect(await Promise.race([call, sleep(3_000, 'still pending 3 s after the close')])).toMatchObject({
+        code: 1,
+        details: 'the connection to Temporal was closed',
+      });
+    } finally {
+      await client.close();
+      await proxy.close();
     }
   });
 });

@@ -1,14 +1,15 @@
-import { Connection, defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
+import { Connection } from '@temporalio/client';
 import type { Interceptor } from '@grpc/grpc-js';
 import { InterceptingCall } from '@grpc/grpc-js';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { relayConnectionInterceptors } from '../../../src/client/connection-interceptors.js';
 import { RelayClient } from '../../../src/client/relay-client.js';
 import { createApi } from '../../../src/http/create-api.js';
 import { TemporalReadiness } from '../../../src/http/temporal-readiness.js';
 import { freePort } from '../../helpers/free-port.js';
 
 // A Temporal that cannot be reached: a client whose connection points at a free port where nothing listens, with the
-// SDK's own retries (as `RelayClient.connect` opens it), under a count of the calls the client makes.
+// interceptors `RelayClient.connect` opens one with, under a count of the calls the client makes.
 const calls: string[] = [];
 const countCalls: Interceptor = (options, nextCall) => {
   calls.push(String(options.method_definition.path));
@@ -18,8 +19,7 @@ let client: RelayClient;
 
 beforeAll(async () => {
   const address = `127.0.0.1:${await freePort()}`;
-  const retries = makeGrpcRetryInterceptor(defaultGrpcRetryOptions());
-  const connection = Connection.lazy({ address, interceptors: [countCalls, retries] });
+  const connection = Connection.lazy({ address, interceptors: [countCalls, ...relayConnectionInterceptors()] });
   client = await RelayClient.connect({ connection, namespace: 'relay-prd', taskQueue: 'relay-e' });
 });
 
