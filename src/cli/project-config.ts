@@ -192,7 +192,14 @@ function isKeyMap(value: unknown): boolean {
 const payloadStoreKinds = new Map<unknown, Record<string, Check>>([
   ['memory', { maxBytes: optional(rule(isPositiveInteger, 'must be a positive whole number of bytes')) }],
   ['file', { directory: nonEmptyText }],
-  ['postgres', { connectionString: nonEmptyText, tableName: optional(nonEmptyText) }],
+  [
+    'postgres',
+    {
+      connectionString: nonEmptyText,
+      tableName: optional(nonEmptyText),
+      connectTimeoutMs: optional(rule(isPositiveInteger, 'must be a positive whole number of ms')),
+    },
+  ],
 ]);
 
 const payloadStore: Check = (value, path) => {

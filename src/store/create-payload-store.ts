@@ -9,7 +9,7 @@ import { createPostgresPayloadStore } from './postgres-payload-store.js';
 export type PayloadStoreConfig = (
   | { kind: 'memory'; maxBytes?: number }
   | { kind: 'file'; directory: string }
-  | { kind: 'postgres'; connectionString: string; tableName?: string }
+  | { kind: 'postgres'; connectionString: string; tableName?: string; connectTimeoutMs?: number }
 ) & {
   /** Keys to encrypt payloads with, the same as the payload codec's. */
   encryption?: EncryptionOptions;

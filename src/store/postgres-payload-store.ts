@@ -28,6 +28,14 @@ export type PostgresPayloadStoreOptions = PostgresPayloadStoreConnection & {
    */
   tableName?: string;
   /**
+   * How long a call waits for a connection of the store's own pool, opening one or for one to come free, before it
+   * fails with a {@link PostgresConnectTimeoutError}: without a bound, a database that does not answer (a dropped
+   * route, a firewall) would hold every model call until the operating system gave up. A pool you pass in keeps its
+   * own setting.
+   * @default 10_000
+   */
+  connectTimeoutMs?: number;
+  /**
    * Where the store reports a connection of its own pool that broke while idle (the server restarted, or ended it).
    * A pool you pass in is yours to watch.
    * @default console
@@ -67,7 +75,8 @@ export function createPostgresPayloadStore(options: PostgresPayloadStoreOptions)
   const retentionMs = toRetentionMs(options.retentionMs);
   const tables = quotedTables(options.tableName ?? 'relay_payloads');
   const ownsPool = options.pool === undefined;
-  const pool = options.pool ?? createPool(options.connectionString, options.logger ?? console);
+  const connectTimeoutMs = checkedConnectTimeout(options.connectTimeoutMs);
+  const pool = options.pool ?? createPool(options.connectionString, connectTimeoutMs, options.logger ?? console);
   let schema: Promise<void> | undefined;
   // Created at the first call, not at construction, so constructing a store needs no database yet.
   const ready = () =>
@@ -76,7 +85,7 @@ export function createPostgresPayloadStore(options: PostgresPayloadStoreOptions)
       throw error;
     }));
 
-  return {
+  const store: PayloadStore = {
     async put(scope, data) {
       await ready();
       const ref = sealer.address(scope.tenantId, data);
@@ -123,7 +132,59 @@ export function createPostgresPayloadStore(options: PostgresPayloadStoreOptions)
       if (ownsPool) await pool.end();
     },
   };
+  return ownsPool ? explainingConnectTimeouts(store, connectTimeoutMs) : store;
 }
+
+/**
+ * No connection of the store's pool within `connectTimeoutMs`: the database did not answer, or every connection of the
+ * pool stayed busy. Its `code` is `ETIMEDOUT`, as a connection that timed out in the operating system has.
+ */
+export class PostgresConnectTimeoutError extends Error {
+  override readonly name = 'PostgresConnectTimeoutError';
+  readonly code = 'ETIMEDOUT';
+
+  constructor(
+    readonly timeoutMs: number,
+    options: { cause?: unknown } = {},
+  ) {
+    super(
+      `PostgreSQL gave the payload store no connection within ${timeoutMs} ms (the database did not answer, or every ` +
+        `connection of the store's pool stayed busy)`,
+      options,
+    );
+  }
+}
+
+function checkedConnectTimeout(value: number | undefined): number {
+  if (value === undefined) return 10_000;
+  if (!Number.isSafeInteger(value) || value <= 0) {
+    throw new RelayError('invalid_input', `connectTimeoutMs must be a positive whole number of ms, not ${value}`);
+  }
+  return value;
+}
+
+/** `store` with pg's words for a connection it waited too long for (the pool's, or one client's) made a typed error. */
+function explainingConnectTimeouts(store: PayloadStore, timeoutMs: number): PayloadStore {
+  const explained = (error: unknown): never => {
+    const timedOut = error instanceof Error && pgConnectTimeoutMessages.has(error.message);
+    throw timedOut ? new PostgresConnectTimeoutError(timeoutMs, { cause: error }) : error;
+  };
+  return {
+    put: (scope, data) => store.put(scope, data).catch(explained),
+    get: (scope, ref) => store.get(scope, ref).catch(explained),
+    markRunClosed: (scope, closedAt) => store.markRunClosed(scope, closedAt).catch(explained),
+    sweep: (sweepOptions) => store.sweep(sweepOptions).catch(explained),
+    listUnclosedRuns: (query) => store.listUnclosedRuns(query).catch(explained),
+    prepare: async () => store.prepare?.().catch(explained),
+    close: () => store.close(),
+  };
+}
+
+/** What pg-pool says when its wait ends, and what a pg client says when its own connect timer does. */
+const pgConnectTimeoutMessages = new Set([
+  'timeout exceeded when trying to connect',
+  'Connection terminated due to connection timeout',
+]);
 
 /** The privileges the store needs and the connection's user lacks, as `INSERT on "relay_payloads_runs"`. */
 async function missingPrivileges(pool: Pool, tables: Tables): Promise<string[]> {
@@ -164,12 +225,12 @@ async function recordRunClosed(pool: Pool, tables: Tables, scope: PayloadScope, 
   );
 }
 
-function createPool(connectionString: string, logger: Pick<Console, 'warn'>): Pool {
+function createPool(connectionString: string, connectTimeoutMs: number, logger: Pick<Console, 'warn'>): Pool {
   // Without one, pg would connect to its defaults (a local server) instead of the database the caller meant.
   if (typeof connectionString !== 'string' || connectionString.trim() === '') {
     throw new RelayError('invalid_input', 'The PostgreSQL payload store needs a connectionString (or a pool)');
   }
-  const pool = new pg.Pool({ connectionString });
+  const pool = new pg.Pool({ connectionString, connectionTimeoutMillis: connectTimeoutMs });
   // The pool drops an idle connection that breaks, and the next query connects again; without a listener its 'error'
   // event would end the process. The operator still hears of it: a database that keeps dropping connections is news.
   pool.on('error', (error) => {

@@ -29,5 +29,5 @@ export type {
   UnclosedRun,
   UnclosedRunsQuery,
 } from '../store/payload-store.js';
-export { createPostgresPayloadStore } from '../store/postgres-payload-store.js';
+export { createPostgresPayloadStore, PostgresConnectTimeoutError } from '../store/postgres-payload-store.js';
 export type { PostgresPayloadStoreConnection, PostgresPayloadStoreOptions } from '../store/postgres-payload-store.js';

@@ -52,6 +52,7 @@ describe('entry points', { timeout: 30_000 }, () => {
     const worker = await import('../../src/worker/index.js');
 
     expect(Object.keys(worker).sort()).toEqual([
+      'PostgresConnectTimeoutError',
       'RelayPlugin',
       'bundleRelayWorkflows',
       'createFilePayloadStore',

@@ -1,3 +1,5 @@
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import pg from 'pg';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import type * as TemporalSettingsModule from '../../../src/cli/temporal-settings.js';
@@ -202,6 +204,27 @@ describe('startCliWorker with a PostgreSQL payload store it cannot use', () => {
     );
     expect(toExitCode(error)).toBe(5);
     expect(opened).toMatchObject({ connections: [], stores: [{ closed: true }] });
+  });
+
+  it('refuses to start with exit 5 when the database takes the connection but does not answer in time', async () => {
+    const silent = createServer(() => {}); // takes connections and never answers, as behind a silent firewall
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    const connectionString = `postgres://relay:hunter2-secret@127.0.0.1:${port}/relay`;
+    const project = projectWith({ payloadStore: { kind: 'postgres', connectionString, connectTimeoutMs: 300 } });
+    try {
+      const error = await refusal(startCliWorker(settings, project, { defaultFolderShared: false }));
+
+      expect(String(error)).toBe(
+        `CliError: The payload store (PostgreSQL relay@127.0.0.1:${port}/relay (table relay_payloads)) cannot be ` +
+          'used: PostgreSQL gave the payload store no connection within 300 ms (the database did not answer, or ' +
+          "every connection of the store's pool stayed busy)",
+      );
+      expect(toExitCode(error)).toBe(5);
+      expect(opened).toMatchObject({ connections: [], stores: [{ closed: true }] });
+    } finally {
+      silent.close();
+    }
   });
 
   it('refuses to start with exit 2 when the database refuses the user', async () => {
