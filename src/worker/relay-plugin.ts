@@ -71,7 +71,8 @@ export interface RelayPluginOptions extends ToolSourceOptions {
    * since the last call. Workers that share a task queue should share a store: a call that lands on a worker
    * lacking the stored context fails fast and the run sends it again with the whole context (a
    * `model_context_resent` event says so), which is safe after a restart but costs a second call each time when
-   * every worker keeps its own. The caller closes a store it gives.
+   * every worker keeps its own. `RelayPlugin.create` calls its `prepare()`, so a store the worker cannot use is
+   * refused there, with its error. The caller closes a store it gives.
    * @default a store in this worker's memory, bounded to 64 MiB (`createMemoryPayloadStore`'s default)
    */
   payloadStore?: PayloadStore;
@@ -200,6 +201,9 @@ export class RelayPlugin implements WorkerPlugin, ClientPlugin, NativeConnection
     if (!options.approvalWebhook) refuseRemindingSourcesWithoutWebhook(options.tools ?? []);
     // Keys that cannot be used are refused now, not when a worker's codec is built after the tools opened.
     if (options.encryption) toEncryptionKeyRing(options.encryption);
+    // A store the worker cannot use (unreachable, refused, short of a privilege) would fail every run's model calls
+    // after the worker started; before the tools, so its refusal leaves no MCP server running.
+    await options.payloadStore?.prepare?.();
     const tools = await resolveToolRegistry(options);
     if (!options.approvalWebhook) await refuseRemindersWithoutWebhook(tools);
     try {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { createMemoryPayloadStore } from '../../../src/store/memory-payload-store.js';
 import { scriptedModel } from '../../../src/testing/scripted-model.js';
 import { RelayPlugin } from '../../../src/worker/relay-plugin.js';
 import type { ToolSource } from '../../../src/tool/tool-source.js';
@@ -49,5 +50,24 @@ describe('RelayPlugin.close', () => {
     ).rejects.toMatchObject({ code: 'invalid_input' });
     // No plugin came back to close them: an MCP server's process would have kept the caller's process alive.
     expect(source.closed).toBe(source.opened);
+  });
+
+  it('refuses a payload store that cannot be used, with its error, before any tool source opens', async () => {
+    const source = { opened: 0 };
+    const counting: ToolSource = {
+      kind: 'tool-source',
+      name: 'counting',
+      open: async () => {
+        source.opened += 1;
+        return { tools: [], close: async () => {} };
+      },
+    };
+    const refusal = new Error('password authentication failed for user "relay"');
+    const payloadStore = { ...createMemoryPayloadStore(), prepare: () => Promise.reject(refusal) };
+
+    await expect(
+      RelayPlugin.create({ tools: [counting], models: { scripted: scriptedModel([]) }, payloadStore }),
+    ).rejects.toBe(refusal);
+    expect(source.opened).toBe(0);
   });
 });
