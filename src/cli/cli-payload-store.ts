@@ -18,8 +18,8 @@ import type { TemporalSettings } from './temporal-settings.js';
  */
 export const defaultPayloadDirectory = path.join('.relay-e', 'payloads');
 
-/** How often the CLI's janitor marks closed runs and sweeps, the janitor's own default, named for the ready line. */
-const janitorIntervalMs = 10 * 60 * 1000;
+/** How often the CLI's janitor marks closed runs and sweeps unless told otherwise: the janitor's own default. */
+export const defaultJanitorIntervalMs = 10 * 60 * 1000;
 
 /** The store a CLI worker uses; `close` stops its janitor, once started, and closes it. */
 export interface CliPayloadStore {
@@ -61,14 +61,16 @@ export function createCliPayloadStore(
 }
 
 /**
- * `payloads` with the janitor that expires closed runs' payloads, started on the worker's own connection (it only
- * describes runs, so it needs no keys and no connection of its own); `close` stops both.
+ * `payloads` with the janitor that expires closed runs' payloads, passing every `janitorIntervalMs`, started on the
+ * worker's own connection (it only describes runs, so it needs no keys and no connection of its own); `close` stops
+ * both. Without an interval, `payloads` as they are: another worker's janitor serves the store.
  */
 export function withPayloadJanitor(
   payloads: CliPayloadStore,
   connection: NativeConnection,
-  namespace: string,
+  { namespace, janitorIntervalMs }: { namespace: string; janitorIntervalMs: number | undefined },
 ): CliPayloadStore {
+  if (janitorIntervalMs === undefined) return payloads;
   const client = new Client({ connection, namespace });
   const janitor = startPayloadJanitor({ store: payloads.store, client, intervalMs: janitorIntervalMs });
   const facts = { ...payloads.facts, janitorIntervalMs };

@@ -145,6 +145,15 @@ const duration: Check = (value, path) => {
   }
 };
 
+/** A duration, or `false` for none (the payload janitor's interval). */
+const durationOrOff: Check = (value, path) => {
+  if (value === false) return undefined;
+  if (typeof value !== 'string' && typeof value !== 'number') {
+    return `'${path}' must be a duration ('30m'), milliseconds, or false for none`;
+  }
+  return duration(value, path);
+};
+
 const tools: Check = (value, path) => {
   if (!Array.isArray(value)) return `'${path}' must be a list of tools (defineTool(...))`;
   const index = value.findIndex((tool) => !isToolEntry(tool));
@@ -229,6 +238,7 @@ const configFields: Record<keyof RelayConfig, Check> = {
   remindApproversBeforeExpiry: optional(duration),
   modelCallStartTimeout: optional(duration),
   shutdownGraceTime: optional(duration),
+  payloadJanitorInterval: optional(durationOrOff),
 };
 
 function isObjectOrFunction(value: unknown): boolean {

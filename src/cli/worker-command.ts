@@ -27,6 +27,7 @@ import { parseCommandFlags, serverConnectionOptions, serverConnectionOptionsHelp
 import {
   createCliPayloadStore,
   defaultPayloadDirectory,
+  defaultJanitorIntervalMs,
   describePayloadStore,
   prepareCliPayloadStore,
   withPayloadJanitor,
@@ -48,6 +49,7 @@ import type { WorkerDeployment } from './worker-deployment.js';
 import type { ProjectConfig } from './project-config.js';
 import { envSetting } from './env-setting.js';
 import { durationOptionMs } from '../shared/duration-option.js';
+import { maxTimerMs } from '../store/payload-janitor.js';
 import { RelayError } from '../shared/errors.js';
 
 /** A worker with the project's tools (or the demo's) that runs until `stop`. */
@@ -106,11 +108,12 @@ export async function startCliWorker(
   // Every setting is worked out and checked before connecting, so a mistake in one leaves nothing open.
   const { approvalWebhook, reminderMs, where } = approvalNoticesOf(project, inboxUrl);
   const shutdownGraceTime = shutdownGraceOf(project, process.env);
+  const janitorIntervalMs = payloadJanitorIntervalOf(project, process.env);
   const { tools, models } = toolsAndModelsOf(project);
   const store = createCliPayloadStore(settings, project, { defaultFolderShared });
   // Before Temporal: a store the worker cannot use would fail every run's model calls after it said it was ready.
   await prepareCliPayloadStore(store);
-  const opened = await connectWorker(settings, store);
+  const opened = await connectWorker(settings, store, janitorIntervalMs);
   const { connection, payloads } = opened;
   const worker = await createWorker({
     tools,
@@ -235,12 +238,16 @@ async function shutDownOnceRunning(worker: Worker, running: Promise<void>): Prom
  * Opens the worker's connection and starts the store's janitor on it; a connection that fails closes the store.
  * `close` closes the store, then the connection, even when the store's close fails.
  */
-async function connectWorker(settings: TemporalSettings, store: CliPayloadStore) {
+async function connectWorker(
+  settings: TemporalSettings,
+  store: CliPayloadStore,
+  janitorIntervalMs: number | undefined,
+) {
   const connection = await connectWorkerConnection(settings).catch(async (error: unknown) => {
     await store.close();
     throw error;
   });
-  const payloads = withPayloadJanitor(store, connection, settings.namespace);
+  const payloads = withPayloadJanitor(store, connection, { namespace: settings.namespace, janitorIntervalMs });
   return {
     connection,
     payloads,
@@ -265,6 +272,24 @@ function shutdownGraceOf(project: ProjectConfig | undefined, env: NodeJS.Process
   const label = fromEnv === undefined ? "'shutdownGraceTime'" : 'RELAY_E_SHUTDOWN_GRACE';
   const ms = durationOptionMs(value, label, '30s');
   if (ms < 0) throw new RelayError('invalid_input', `${label} '${String(value)}' must not be negative`);
+  return ms;
+}
+
+/**
+ * How often the worker's payload janitor passes, in milliseconds, or undefined for none: `RELAY_E_PAYLOAD_JANITOR` (a
+ * duration, or `off`), else the config's `payloadJanitorInterval` (`false` for none), else
+ * {@link defaultJanitorIntervalMs}; a value that is no duration, or not above zero, is refused before the worker connects.
+ */
+function payloadJanitorIntervalOf(project: ProjectConfig | undefined, env: NodeJS.ProcessEnv): number | undefined {
+  const fromEnv = envSetting(env, 'RELAY_E_PAYLOAD_JANITOR');
+  const value = fromEnv ?? project?.config.payloadJanitorInterval;
+  if (value === undefined) return defaultJanitorIntervalMs;
+  if (value === false || fromEnv?.toLowerCase() === 'off') return undefined;
+  const label = fromEnv === undefined ? "'payloadJanitorInterval'" : 'RELAY_E_PAYLOAD_JANITOR';
+  const ms = durationOptionMs(value, label, '30m');
+  if (!(ms > 0 && ms <= maxTimerMs)) {
+    throw new RelayError('invalid_input', `${label} '${String(value)}' must be above zero and at most 24 days, or off`);
+  }
   return ms;
 }
 

@@ -68,6 +68,14 @@ export interface RelayConfig {
    * @default '25s'
    */
   shutdownGraceTime?: DurationInput;
+  /**
+   * How often the payload janitor of `relay-e worker` and `relay-e dev` passes (`'30m'`, or milliseconds), or `false`
+   * for none. One janitor per store is enough and each pass asks Temporal about up to 100 runs, so workers on several
+   * machines sharing a store can leave it to one of them (docs/configuration.md, "Janitor").
+   * `RELAY_E_PAYLOAD_JANITOR` (a duration, or `off`) wins over it.
+   * @default '10m'
+   */
+  payloadJanitorInterval?: DurationInput | false;
 }
 
 /** Types a `relay-e.config.ts` default export; returns the config unchanged. */

@@ -201,11 +201,18 @@ function logReport(logger: Pick<Console, 'info' | 'warn'>, report: PayloadJanito
 }
 
 function checkedIntervalMs(intervalMs: number): number {
-  if (!Number.isFinite(intervalMs) || intervalMs <= 0) {
-    throw new RelayError('invalid_input', `The payload janitor's intervalMs must be positive, not ${intervalMs}`);
+  // Node's timers take at most 2^31 - 1 ms; a longer one fires at once, so the janitor would pass without a pause.
+  if (!Number.isFinite(intervalMs) || intervalMs <= 0 || intervalMs > maxTimerMs) {
+    throw new RelayError(
+      'invalid_input',
+      `The payload janitor's intervalMs must be positive and at most ${maxTimerMs} (about 24.8 days), not ${intervalMs}`,
+    );
   }
   return intervalMs;
 }
+
+/** The longest delay a Node timer takes. */
+export const maxTimerMs = 2 ** 31 - 1;
 
 function checkedBatchSize(batchSize: number): number {
   if (!Number.isSafeInteger(batchSize) || batchSize <= 0) {

@@ -1,6 +1,11 @@
 import { NativeConnection } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createCliPayloadStore, defaultPayloadDirectory, withPayloadJanitor } from '../../src/cli/cli-payload-store.js';
+import {
+  createCliPayloadStore,
+  defaultJanitorIntervalMs,
+  defaultPayloadDirectory,
+  withPayloadJanitor,
+} from '../../src/cli/cli-payload-store.js';
 import type { TemporalSettings } from '../../src/cli/temporal-settings.js';
 import { useRelayTestKit } from '../helpers/relay-test-kit.js';
 
@@ -40,7 +45,10 @@ describe('the CLI worker’s payload store', () => {
     { command: 'relay-e worker, the config’s store', project, defaultFolderShared: false, shared: true },
   ])('$command: shared by every worker is $shared', async ({ project: config, defaultFolderShared, shared }) => {
     const created = createCliPayloadStore(settings(), config, { defaultFolderShared });
-    const payloads = withPayloadJanitor(created, connection, kit.namespace);
+    const payloads = withPayloadJanitor(created, connection, {
+      namespace: kit.namespace,
+      janitorIntervalMs: defaultJanitorIntervalMs,
+    });
     try {
       expect(payloads.sharedByEveryWorker).toBe(shared);
       expect(payloads.facts.store).toBe(config ? 'this process (memory)' : `files in ${defaultPayloadDirectory}`);

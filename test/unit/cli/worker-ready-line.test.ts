@@ -98,6 +98,45 @@ describe('relay-e worker’s ready line', () => {
   });
 });
 
+describe('relay-e worker’s payload janitor setting', () => {
+  it('passes every RELAY_E_PAYLOAD_JANITOR when it is a duration, and runs none when it is off', async () => {
+    vi.stubEnv('RELAY_E_PAYLOAD_JANITOR', '30m');
+    expect(await readyLine()).toContain('not encrypted; janitor every 30 minutes, payloads kept 7 days');
+
+    printed = '';
+    vi.stubEnv('RELAY_E_PAYLOAD_JANITOR', 'off');
+    const json = JSON.parse(await readyLine('--json')) as { payloadStore: Record<string, unknown> };
+    expect(json.payloadStore).not.toHaveProperty('janitorIntervalMs');
+
+    printed = '';
+    expect(await readyLine()).toContain(`  payloads: files in ${payloads}, not encrypted; no janitor\n`);
+  });
+
+  it("runs none when the config's payloadJanitorInterval is false, unless the environment sets one", async () => {
+    const noJanitor = path.join(folder, 'no-janitor.config.mjs');
+    writeFileSync(
+      noJanitor,
+      `export default { tools: [], payloadJanitorInterval: false, payloadStore: { kind: 'file', directory: ${JSON.stringify(payloads)} } };\n`,
+    );
+
+    expect(await readyLine('--config', noJanitor)).toContain('not encrypted; no janitor\n');
+    printed = '';
+    vi.stubEnv('RELAY_E_PAYLOAD_JANITOR', '1h');
+    expect(await readyLine('--config', noJanitor)).toContain('not encrypted; janitor every 1 hour');
+  });
+
+  it.each([
+    ['soon', "RELAY_E_PAYLOAD_JANITOR 'soon' is not a duration (as '30m' or ms)"],
+    ['0s', "RELAY_E_PAYLOAD_JANITOR '0s' must be above zero and at most 24 days, or off"],
+    ['30d', "RELAY_E_PAYLOAD_JANITOR '30d' must be above zero and at most 24 days, or off"],
+  ])('refuses RELAY_E_PAYLOAD_JANITOR=%s before it connects', async (value, message) => {
+    vi.stubEnv('RELAY_E_PAYLOAD_JANITOR', value);
+
+    await expect(workerCommand.run(['--config', config])).rejects.toMatchObject({ code: 'invalid_input', message });
+    expect(printed).toBe('');
+  });
+});
+
 describe('the ready line’s words for a PostgreSQL store', () => {
   const settings: TemporalSettings = {
     address: '127.0.0.1:1',

@@ -368,6 +368,7 @@ describe('payload janitor', () => {
     for (const options of [
       { intervalMs: 0 },
       { intervalMs: Number.NaN },
+      { intervalMs: 2 ** 31 }, // past what a Node timer takes: it would fire at once, every time
       { batchSize: 0 },
       { batchSize: 2.5 },
       { retentionMs: -1 },
