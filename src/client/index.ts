@@ -1,6 +1,7 @@
 export { RelayClient } from './relay-client.js';
 export type {
   ApproveOptions,
+  CancelOptions,
   DecisionOptions,
   RelayClientOptions,
   RunInspection,

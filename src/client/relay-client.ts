@@ -3,6 +3,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   Client,
   Connection,
+  NamespaceNotFoundError,
   WorkflowExecutionAlreadyStartedError,
   WorkflowIdConflictPolicy,
   WorkflowIdReusePolicy,
@@ -16,6 +17,7 @@ import type { agentRun } from '../../workflows/agent-run.js';
 import { decideSignal, decideUpdate, eventPageQuery, snapshotQuery } from '../../workflows/messages.js';
 import type { EncryptionOptions } from '../security/encryption-keys.js';
 import { isWorkflowNotFound } from './is-workflow-not-found.js';
+import { missingNamespaceOf } from './temporal-unavailable.js';
 import { listPendingApprovals } from './list-pending-approvals.js';
 import type { ListPendingApprovalsOptions, PendingApprovals } from './list-pending-approvals.js';
 import { noWorkerAnsweredIn } from './no-worker-answered.js';
@@ -131,6 +133,17 @@ export interface DecisionOptions extends TenantScope {
 export interface ApproveOptions extends DecisionOptions {
   /** Edited arguments to run instead of the proposed ones; refused if they fail the tool's schema. */
   input?: unknown;
+}
+
+/** Who cancels a run and why, recorded on its `WorkflowExecutionCancelRequested` event in Temporal. */
+export interface CancelOptions {
+  /**
+   * Who asks, 1 to 1,000 characters: the request's identity is `relay-e: <by>`.
+   * @default the Temporal client's identity (`<pid>@<host>`)
+   */
+  by?: string;
+  /** Why, at most 1,000 characters (a decision's reason's bound). */
+  reason?: string;
 }
 
 export interface WatchOptions extends TenantScope {
@@ -461,11 +474,16 @@ export class RelayClient {
     await this.query(runId, () => this.handle(runId).signal(decideSignal, stampedNow(decision)));
   }
 
-  /** Cancels a run; a tool running at that moment sees `ctx.signal` abort. */
-  async cancel(runId: string, scope: TenantScope = {}): Promise<void> {
+  /**
+   * Cancels a run; a tool running at that moment sees `ctx.signal` abort. Temporal records who asked (`relay-e: <by>`)
+   * and why on the run's `WorkflowExecutionCancelRequested` event; a `by` or `reason` that is not text or is too long
+   * is refused (`invalid_input`) before anything is sent.
+   */
+  async cancel(runId: string, scope: TenantScope = {}, options: CancelOptions = {}): Promise<void> {
+    refuseBadCancelOptions(options);
     // Checked without a query, so a run no worker can answer for right now can still be cancelled.
     await this.checkTenant(runId, scope);
-    await this.query(runId, () => this.handle(runId).cancel());
+    await this.query(runId, () => this.requestCancel(runId, options));
   }
 
   /** Waits for the run to end and returns its result; a failed or cancelled run throws. */
@@ -519,6 +537,27 @@ export class RelayClient {
         'run later may still apply it: read the run before deciding again.',
       { cause: error },
     );
+  }
+
+  /**
+   * The request `WorkflowHandle.cancel()` sends (which takes no identity or reason), with the caller's identity and
+   * reason. Sent on the service itself, so the client's workflow interceptors do not see it.
+   */
+  private async requestCancel(runId: string, { by, reason }: CancelOptions): Promise<void> {
+    const { namespace, identity } = this.temporal.workflow.options;
+    try {
+      await this.temporal.workflowService.requestCancelWorkflowExecution({
+        namespace,
+        workflowExecution: { workflowId: runId },
+        identity: by !== undefined ? `relay-e: ${by}` : identity,
+        requestId: randomUUID(),
+        ...(reason !== undefined ? { reason } : {}),
+      });
+    } catch (error) {
+      // A missing namespace is NOT_FOUND too: thrown as the SDK's handle throws it, not as a missing run.
+      const missingNamespace = missingNamespaceOf(error);
+      throw missingNamespace !== undefined ? new NamespaceNotFoundError(missingNamespace) : error;
+    }
   }
 
   private handle(runId: string): WorkflowHandle<typeof agentRun> {
@@ -754,6 +793,23 @@ function decisionFields(options: ApproveOptions): Omit<ApprovalDecision, 'toolCa
     ...(options.reason !== undefined ? { reason: options.reason } : {}),
     ...(options.input !== undefined ? { input: options.input } : {}),
   };
+}
+
+/** Refuses a cancel's `by` or `reason` that is not text or is longer than a decision's reason may be (or `by` empty). */
+function refuseBadCancelOptions({ by, reason }: CancelOptions): void {
+  refuseUnlessText('by', by, 1);
+  refuseUnlessText('reason', reason, 0);
+}
+
+function refuseUnlessText(field: keyof CancelOptions, value: unknown, shortest: number): void {
+  if (value === undefined) return;
+  const ok = typeof value === 'string' && value.length >= shortest && value.length <= maxDecisionReasonLength;
+  if (ok) return;
+  const given = typeof value === 'string' ? `${value.length} characters` : typeof value;
+  throw new RelayError(
+    'invalid_input',
+    `A cancel's ${field} is text of ${shortest} to ${maxDecisionReasonLength} characters, not ${given}`,
+  );
 }
 
 /** Refuses a reason the run would cut short: it keeps (and the model reads) only its first characters. */

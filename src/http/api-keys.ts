@@ -11,6 +11,11 @@ export interface ApiKeyTenant {
   name?: string;
 }
 
+/** The name a key's decisions and cancels are recorded under: its own, or `tenant:<id>` for a key without one. */
+export function callerName(caller: ApiKeyTenant): string {
+  return caller.name ?? `tenant:${caller.tenantId}`;
+}
+
 /** API keys and the tenant each one maps to. */
 export type ApiKeyTenants = ReadonlyMap<string, ApiKeyTenant>;
 

@@ -242,6 +242,18 @@ export const approvalOutcomeSchema = z
   })
   .openapi('ApprovalOutcome');
 
+export const cancelRequestSchema = z
+  .strictObject({
+    reason: reasonSchema.openapi({
+      description: "Why; Temporal records it on the run's `WorkflowExecutionCancelRequested` event.",
+    }),
+  })
+  .openapi('CancelRequest', {
+    description:
+      "Optional: no body, or `{}`, cancels without a reason. Temporal records the caller (the API key's name, else " +
+      "`tenant:<id>`) as the cancel request's identity, `relay-e: <name>`.",
+  });
+
 export const cancelResponseSchema = z
   .object({
     runId: z.string(),

@@ -4,6 +4,7 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { RelayClient } from '../client/relay-client.js';
 import { RelayError } from '../shared/errors.js';
 import type { ApprovalOutcome } from '../shared/run-types.js';
+import { callerName } from './api-keys.js';
 import type { ApiKeyTenant } from './api-keys.js';
 import {
   approvalOutcomeSchema,
@@ -122,7 +123,7 @@ async function decideOnOpenRun(
   { toolCallId, ...fields }: z.infer<typeof approveRequestSchema> | z.infer<typeof rejectRequestSchema>,
 ): Promise<ApprovalOutcome> {
   // A reject request has no `input`: its schema is strict, so nothing the caller sent is dropped here.
-  const options = { ...fields, tenantId: caller.tenantId, approver: approverOf(caller) };
+  const options = { ...fields, tenantId: caller.tenantId, approver: callerName(caller) };
   try {
     return await (decision === 'approve'
       ? client.approve(runId, toolCallId, options)
@@ -136,8 +137,4 @@ async function decideOnOpenRun(
       `Run '${runId}' has ended (${status}); no tool call awaits a decision`,
     );
   }
-}
-
-function approverOf(caller: ApiKeyTenant): string {
-  return caller.name ?? `tenant:${caller.tenantId}`;
 }

@@ -1,4 +1,4 @@
-import type { RelayClient } from '../client/relay-client.js';
+import type { CancelOptions, RelayClient } from '../client/relay-client.js';
 import { RelayError } from '../shared/errors.js';
 import { isTerminalStatus } from '../shared/run-types.js';
 import type { RunStatus } from '../shared/run-types.js';
@@ -10,18 +10,23 @@ export interface CancelOutcome {
 }
 
 /**
- * Cancels one of the tenant's runs, leaving one that already ended as it is; the API and the inbox both answer with
- * this. A cancel of a closed workflow does not say the run had ended (Temporal accepts it and does nothing), so the
- * run's snapshot is read first.
+ * Cancels one of the tenant's runs in the name of `options.by` (and for `options.reason`), leaving one that already
+ * ended as it is; the API and the inbox both answer with this. A cancel of a closed workflow does not say the run had
+ * ended (Temporal accepts it and does nothing), so the run's snapshot is read first.
  */
-export async function cancelUnlessEnded(client: RelayClient, runId: string, tenantId: string): Promise<CancelOutcome> {
+export async function cancelUnlessEnded(
+  client: RelayClient,
+  runId: string,
+  tenantId: string,
+  options: CancelOptions,
+): Promise<CancelOutcome> {
   // Only an open run is unavailable (a closed one no worker answers for reads from its description): cancel it.
   const snapshot = await client.getRun(runId, { tenantId }).catch((error: unknown) => {
     if (RelayError.isInstance(error) && error.code === 'run_unavailable') return undefined;
     throw error;
   });
   if (snapshot && isTerminalStatus(snapshot.status)) return { runId, status: snapshot.status };
-  await client.cancel(runId, { tenantId });
+  await client.cancel(runId, { tenantId }, options);
   return { runId, status: 'cancelling' };
 }
 

@@ -1,7 +1,9 @@
 import { createRoute } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { AgentRunInput } from '../shared/run-types.js';
+import { callerName } from './api-keys.js';
 import {
+  cancelRequestSchema,
   cancelResponseSchema,
   listRunsQuerySchema,
   runIdParamsSchema,
@@ -87,7 +89,10 @@ const cancelRunRoute = createRoute({
   operationId: 'cancelRun',
   summary: 'Cancel a run; a run that already ended is left as it is',
   security: apiKeySecurity,
-  request: { params: runIdParamsSchema },
+  request: {
+    params: runIdParamsSchema,
+    body: { required: false, content: { 'application/json': { schema: cancelRequestSchema } } },
+  },
   responses: {
     200: {
       description: 'The run had already ended',
@@ -140,7 +145,13 @@ export function createRunsApi({ client, apiKeys }: Pick<CreateApiOptions, 'clien
   });
 
   app.openapi(cancelRunRoute, async (c) => {
-    const outcome = await cancelUnlessEnded(client, c.req.valid('param').id, c.get('caller').tenantId);
+    const caller = c.get('caller');
+    const { reason } = c.req.valid('json');
+    // Recorded in the caller's name, as a decision records its approver.
+    const outcome = await cancelUnlessEnded(client, c.req.valid('param').id, caller.tenantId, {
+      by: callerName(caller),
+      ...(reason !== undefined ? { reason } : {}),
+    });
     return c.json(outcome, cancelStatusOf(outcome));
   });
 

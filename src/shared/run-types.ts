@@ -85,13 +85,13 @@ export interface GivenApproval {
   reason?: string;
 }
 
+/** The steps a run may take when its input names none. */
+export const defaultMaxSteps = 10;
+
 /**
  * The longest reason a decision may give: the run keeps no more of one (in the event log and for the model), so
  * `RelayClient`, the API and the inbox refuse a longer one; one sent as a signal is cut to it.
  */
-/** The steps a run may take when its input names none. */
-export const defaultMaxSteps = 10;
-
 export const maxDecisionReasonLength = 1_000;
 
 /** A human's decision on one tool call, sent by update (answered) or signal (fire and forget). */

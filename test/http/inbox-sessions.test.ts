@@ -266,6 +266,20 @@ describe('decisions and cancels from the inbox', () => {
     expect([fromInbox.status, await fromInbox.json()]).toEqual([200, { runId, status: 'completed' }]);
     expect([fromApi.status, await fromApi.json()]).toEqual([200, { runId, status: 'completed' }]);
   });
+
+  it('records a cancel in Temporal under the signed-in key’s name', async () => {
+    const runId = await startPayment();
+    const cancelled = await fetch(`${api.url}/inbox/runs/${runId}/cancel`, {
+      method: 'POST',
+      headers: await signedInHeaders(),
+    });
+    expect(cancelled.status).toBe(202);
+    const history = await api.worker.client.temporal.workflow.getHandle(runId).fetchHistory();
+    const requests = (history.events ?? []).flatMap(
+      (event) => event.workflowExecutionCancelRequestedEventAttributes ?? [],
+    );
+    expect(requests).toEqual([expect.objectContaining({ identity: 'relay-e: alice' })]);
+  });
 });
 
 /** The run ids of the first list the live stream at `url` sends. */

@@ -124,9 +124,13 @@ function decisionRoutes(app: Hono<InboxEnv>, { client, catalogs }: InboxRunRoute
     return c.json(outcome);
   });
 
-  // As the API answers: a run that already ended is left as it is, and its final status said.
+  // As the API answers: a run that already ended is left as it is, and its final status said. Temporal records the
+  // cancel under the name decisions are recorded under.
   app.post('/:id/cancel', async (c) => {
-    const outcome = await cancelUnlessEnded(client, c.req.param('id'), c.get('session').tenant.tenantId);
+    const session = c.get('session');
+    const outcome = await cancelUnlessEnded(client, c.req.param('id'), session.tenant.tenantId, {
+      by: approverOf(session),
+    });
     return c.json(outcome, cancelStatusOf(outcome));
   });
 }

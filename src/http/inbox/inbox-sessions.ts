@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { createOneKeyMac } from '../api-keys.js';
+import { callerName, createOneKeyMac } from '../api-keys.js';
 import type { ApiKeyMac, ApiKeyTenant, ApiKeyTenants } from '../api-keys.js';
 
 /** A signed-in approver: the tenant their API key speaks for, and the token their page sends with every change. */
@@ -12,7 +12,7 @@ export interface InboxSession {
 
 /** The approver a session's decisions are recorded under: its key's name, or its tenant's for an unnamed key. */
 export function approverOf(session: InboxSession): string {
-  return session.tenant.name ?? `tenant:${session.tenant.tenantId}`;
+  return callerName(session.tenant);
 }
 
 export interface InboxSessionsOptions {
