@@ -29,6 +29,7 @@ import { createSpinner } from './spinner.js';
 import { errorMessage } from '../tool/error-message.js';
 import type { Spinner } from './spinner.js';
 import {
+  apiCallRetry,
   connectionCredentials,
   connectRelayClient,
   explainTlsMismatch,
@@ -369,7 +370,7 @@ async function startDevApi(
   { payloadStore, listen }: { listen: ListenAddress; payloadStore: PayloadStore },
 ): Promise<DevApi> {
   const keys = await readDevApiKeys(settings.tenantId);
-  const client = await connectRelayClient(settings);
+  const client = await connectRelayClient(settings, { callRetry: apiCallRetry });
   stack.add(() => client.close());
   const { port, host } = listen;
   const api = await startApiServer({ client, apiKeys: keys.apiKeys, payloadStore, port, host }).catch(

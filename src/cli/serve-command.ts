@@ -17,7 +17,7 @@ import { defaultApiPort, explainListenError, readPort } from './server-port.js';
 import { waitForShutdownSignal } from './shutdown-signal.js';
 import { envSetting } from './env-setting.js';
 import { configOption, configOptionHelp, loadProjectConfig } from './project-config.js';
-import { connectRelayClient, readTemporalSettings } from './temporal-settings.js';
+import { apiCallRetry, connectRelayClient, readTemporalSettings } from './temporal-settings.js';
 import type { TemporalSettings } from './temporal-settings.js';
 import { shellWord } from './connection-hints.js';
 
@@ -92,7 +92,7 @@ const namespaceCheckTimeoutMs = 10_000;
  * later. That, and a server that cannot be reached, fail the start at once with exit 5, as they do `worker`'s and `dev`'s.
  */
 async function connectServedClient(settings: TemporalSettings): Promise<RelayClient> {
-  const client = await connectRelayClient(settings).catch((error: unknown) => {
+  const client = await connectRelayClient(settings, { callRetry: apiCallRetry }).catch((error: unknown) => {
     throw explainNamespaceCheckFailure(error, settings);
   });
   try {

@@ -3,6 +3,7 @@ import type { TLSConfig } from '@temporalio/client';
 import { loadClientConnectConfig } from '@temporalio/envconfig';
 import type { ClientConnectConfig } from '@temporalio/envconfig';
 import { RelayClient } from '../client/relay-client.js';
+import type { RelayClientOptions } from '../client/relay-client.js';
 import { encryptionOptionsFromEnv } from '../security/encryption-keys.js';
 import { rememberConnectionAddress } from '../worker/connection-address.js';
 import type { EncryptionOptions } from '../security/encryption-keys.js';
@@ -100,9 +101,13 @@ export function connectionCredentials(settings: TemporalSettings): ConnectionCre
 }
 
 /** Opens a RelayClient with these settings; a server whose TLS does not match theirs is named as such (exit 2). */
-export async function connectRelayClient(settings: TemporalSettings): Promise<RelayClient> {
+export async function connectRelayClient(
+  settings: TemporalSettings,
+  { callRetry }: Pick<RelayClientOptions, 'callRetry'> = {},
+): Promise<RelayClient> {
   try {
     return await RelayClient.connect({
+      ...(callRetry ? { callRetry } : {}),
       address: settings.address,
       namespace: settings.namespace,
       taskQueue: settings.taskQueue,
@@ -113,6 +118,13 @@ export async function connectRelayClient(settings: TemporalSettings): Promise<Re
     throw await explainConnectFailure(error, settings);
   }
 }
+
+/**
+ * How the HTTP API's client (`serve`, `dev`) retries a call Temporal did not answer: 6 attempts, about 3 seconds of
+ * backoff, so a request fails with 503 `temporal_unavailable` and `Retry-After` while its caller still waits, instead
+ * of after the SDK's 20 seconds, past many callers' and load balancers' timeouts.
+ */
+export const apiCallRetry = { maxAttempts: 6 } as const;
 
 /**
  * Opens the native connection a worker needs with these settings; messages that name its server name this address,

@@ -1,13 +1,14 @@
 import { InterceptingCall, Metadata, status } from '@grpc/grpc-js';
 import type { Interceptor, InterceptingListener } from '@grpc/grpc-js';
 import { defaultGrpcRetryOptions, makeGrpcRetryInterceptor } from '@temporalio/client';
+import type { BackoffOptions } from '@temporalio/client';
 
 /**
  * The interceptors a connection `RelayClient.connect` opens calls through: the SDK's retries, as `Connection.connect`
- * has by default, then {@link endCallsOnClosedChannel} under them.
+ * has by default (with `retry`'s backoff, where given), then {@link endCallsOnClosedChannel} under them.
  */
-export function relayConnectionInterceptors(): Interceptor[] {
-  return [makeGrpcRetryInterceptor(defaultGrpcRetryOptions()), endCallsOnClosedChannel];
+export function relayConnectionInterceptors(retry: Partial<BackoffOptions> = {}): Interceptor[] {
+  return [makeGrpcRetryInterceptor(defaultGrpcRetryOptions(retry)), endCallsOnClosedChannel];
 }
 
 /**

@@ -10,7 +10,13 @@ import {
   WorkflowUpdateFailedError,
   isGrpcServiceError,
 } from '@temporalio/client';
-import type { ClientPlugin, ConnectionOptions, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
+import type {
+  BackoffOptions,
+  ClientPlugin,
+  ConnectionOptions,
+  WorkflowExecutionDescription,
+  WorkflowHandle,
+} from '@temporalio/client';
 import { ApplicationFailure } from '@temporalio/common';
 import type { DataConverter } from '@temporalio/common';
 import type { agentRun } from '../../workflows/agent-run.js';
@@ -67,6 +73,12 @@ export interface RelayClientOptions {
   tls?: ConnectionOptions['tls'];
   /** A connection to reuse instead of opening one. */
   connection?: Connection;
+  /**
+   * How the connection this client opens retries a call Temporal did not answer (unreachable, unavailable): the SDK's
+   * backoff options. A smaller `maxAttempts` fails sooner, as an HTTP API that answers 503 does (`relay-e serve`: 6).
+   * @default the SDK's: 10 attempts, about 20 seconds of backoff
+   */
+  callRetry?: Partial<BackoffOptions>;
   /**
    * Encrypt what this client sends (run input, memo, summary, decisions) and decrypt what it reads, with the keys
    * the workers hold.
@@ -200,7 +212,7 @@ export class RelayClient {
       options.connection ??
       (await Connection.connect({
         address: options.address ?? 'localhost:7233',
-        interceptors: relayConnectionInterceptors(),
+        interceptors: relayConnectionInterceptors(options.callRetry),
         ...(options.apiKey !== undefined ? { apiKey: options.apiKey } : {}),
         ...(options.tls !== undefined ? { tls: options.tls } : options.apiKey !== undefined ? { tls: true } : {}),
       }));

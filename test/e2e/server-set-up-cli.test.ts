@@ -4,7 +4,8 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
-import { relayECliArgs } from '../helpers/relay-e-process.js';
+import { relayECliArgs, spawnRelayE } from '../helpers/relay-e-process.js';
+import { startTcpProxy } from '../helpers/tcp-proxy.js';
 
 // The review's scenarios, run as a user would: a mistake in `worker`'s or `serve`'s settings is a usage error (exit 2)
 // said before connecting, not "Temporal unreachable" (exit 5). Nothing listens on the address they are given.
@@ -87,5 +88,31 @@ describe('relay-e serve against a Temporal without its namespace', () => {
         `relay-e serve: Temporal at ${address} has no namespace '${namespace}': correct --namespace or ` +
         `TEMPORAL_NAMESPACE, or create it (temporal operator namespace create --namespace ${namespace})\n`,
     });
+  });
+});
+
+describe('relay-e serve once Temporal cannot be reached', () => {
+  it('answers a request 503 temporal_unavailable within a few seconds, not after the SDK’s 20 seconds of retries', async () => {
+    const proxy = await startTcpProxy(`http://${inject('temporalAddress')}`);
+    const serve = spawnRelayE(['serve', '--address', new URL(proxy.url).host, '--port', '0', '--json'], {
+      cwd: folder,
+      env: { ...process.env, RELAY_E_API_KEYS: 'key-1:demo', TEMPORAL_NAMESPACE: inject('temporalNamespace') },
+    });
+    try {
+      const { url } = JSON.parse(await serve.nextLine()) as { url: string };
+      proxy.refuse();
+      const asked = Date.now();
+
+      const response = await fetch(`${url}/v1/runs`, { headers: { authorization: 'Bearer key-1' } });
+
+      // Six attempts: about 3 s of backoff (the SDK's ten take about 20 s).
+      expect(Date.now() - asked).toBeLessThan(10_000);
+      expect(response.status).toBe(503);
+      expect(response.headers.get('retry-after')).toBe('5');
+      expect(await response.json()).toMatchObject({ code: 'temporal_unavailable' });
+    } finally {
+      await serve.stop();
+      await proxy.close();
+    }
   });
 });
