@@ -8,7 +8,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { connect as connectTls } from 'node:tls';
 import { Connection, isGrpcServiceError } from '@temporalio/client';
 import type { TLSConfig } from '@temporalio/client';
-import { grpcStatus } from '../client/temporal-unavailable.js';
+import { grpcStatus, isTemporalUnavailable } from '../client/temporal-unavailable.js';
 import { relaySearchAttributeDefinitions } from '../shared/search-attributes.js';
 
 /** A search attribute to register at server start, as `temporal server start-dev --search-attribute` takes it. */
@@ -463,7 +463,7 @@ async function waitUntilServing(check: ServingCheck): Promise<void> {
     } catch (error) {
       if (spawned === undefined) {
         const mismatch = await findTlsMismatch(error, address, check.credentials, { handshake: !handshakeAsked });
-        handshakeAsked ||= isConnectionFailure(error);
+        handshakeAsked ||= isTemporalUnavailable(error);
         const lasting = mismatch ?? lastingFailure(error, address, namespace);
         if (lasting) throw lasting;
       }
@@ -535,13 +535,6 @@ function usesTls(credentials: ConnectionCredentials | undefined): boolean {
  */
 const answeredWithoutTls = /wrong version number|InvalidContentType/i;
 
-/** A failure to connect at all (a gRPC UNAVAILABLE or deadline, the SDK's own), not an answer from the server. */
-function isConnectionFailure(error: unknown): boolean {
-  const connectionStatuses: number[] = [grpcStatus.unavailable, grpcStatus.deadlineExceeded];
-  if (isGrpcServiceError(error)) return connectionStatuses.includes(Number(error.code));
-  return error instanceof Error && /connect|transport/i.test(error.message);
-}
-
 /**
  * The {@link TlsMismatchError} behind a failure to connect to `address` with these credentials, or undefined when the
  * failure has another cause. A TLS connection answered by a server without TLS says so in its error; a plain connection
@@ -553,7 +546,7 @@ export async function findTlsMismatch(
   credentials: ConnectionCredentials | undefined,
   { handshake = true }: { handshake?: boolean } = {},
 ): Promise<TlsMismatchError | undefined> {
-  if (!isConnectionFailure(error)) return undefined;
+  if (!isTemporalUnavailable(error)) return undefined;
   const clientTls = usesTls(credentials);
   // The SDK's client wraps the gRPC error that says why ("Failed to connect to Temporal server").
   const text = [error, (error as Error).cause].map((item) => (item instanceof Error ? item.message : '')).join(' ');
