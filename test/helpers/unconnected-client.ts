@@ -1,5 +1,6 @@
 import { Connection } from '@temporalio/client';
 import { afterAll, beforeAll } from 'vitest';
+import { relayConnectionInterceptors } from '../../src/client/connection-interceptors.js';
 import { RelayClient } from '../../src/client/relay-client.js';
 
 /**
@@ -10,7 +11,10 @@ import { RelayClient } from '../../src/client/relay-client.js';
 export function useUnconnectedClient(): () => RelayClient {
   let client: RelayClient | undefined;
   beforeAll(async () => {
-    client = await RelayClient.connect({ connection: Connection.lazy({ address: '127.0.0.1:1' }), taskQueue: 'none' });
+    // With the interceptors RelayClient.connect opens a connection with: a call the test sends after all backs off,
+    // and the close ends it rather than letting the SDK's retry timer throw out of the test process.
+    const connection = Connection.lazy({ address: '127.0.0.1:1', interceptors: relayConnectionInterceptors() });
+    client = await RelayClient.connect({ connection, taskQueue: 'none' });
   });
   afterAll(async () => {
     await client?.close();

@@ -2,6 +2,7 @@ import { Client, Connection } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import proto from '@temporalio/proto';
 import type { temporal } from '@temporalio/proto';
+import { relayConnectionInterceptors } from '../../../src/client/connection-interceptors.js';
 
 type RawExecution = temporal.api.workflow.v1.IWorkflowExecutionInfo;
 
@@ -92,7 +93,8 @@ export interface FakeVisibilityOptions {
  * Close it with `client.connection.close()`.
  */
 export function fakeVisibility(executions: readonly RawExecution[], options: FakeVisibilityOptions = {}): Client {
-  const connection = Connection.lazy({ address: '127.0.0.1:1' });
+  // RelayClient.connect's interceptors: a call the fake does not answer backs off, and the close ends it cleanly.
+  const connection = Connection.lazy({ address: '127.0.0.1:1', interceptors: relayConnectionInterceptors() });
   const listWorkflowExecutions = async (request: temporal.api.workflowservice.v1.IListWorkflowExecutionsRequest) => {
     const token = request.nextPageToken ?? new Uint8Array();
     const start = token.length > 0 ? Number(new TextDecoder().decode(token)) : 0;
