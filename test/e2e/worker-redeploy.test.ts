@@ -1,0 +1,192 @@
+import { randomUUID } from 'node:crypto';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
+import { readHistory } from '../../src/client/read-history.js';
+import { RelayClient } from '../../src/client/relay-client.js';
+import { within } from '../../src/shared/within.js';
+import { ledgerVariable } from '../fixtures/worker-redeploy/relay-e.config.js';
+import { spawnRelayE } from '../helpers/relay-e-process.js';
+
+const root = fileURLToPath(new URL('../..', import.meta.url));
+const configFile = path.join(root, 'test/fixtures/worker-redeploy/relay-e.config.ts');
+/** Bounds every wait on the processes and the run: worker starts take seconds each on a busy 2-core CI machine. */
+const waitMs = 30_000;
+
+let folder: string;
+const workers: Array<ReturnType<typeof spawnRelayE>> = [];
+const clients: RelayClient[] = [];
+
+beforeAll(async () => {
+  // The workers keep their model-call contexts and the ledger under this folder: a fresh one for this file.
+  folder = await mkdtemp(path.join(tmpdir(), 'relay-e-worker-redeploy-'));
+});
+
+afterAll(async () => {
+  for (const worker of workers) {
+    if (worker.child.exitCode === null && worker.child.signalCode === null) worker.child.kill('SIGKILL');
+  }
+  await Promise.all(workers.map((worker) => worker.exited));
+  await Promise.all(clients.map((client) => client.close()));
+  if (folder) await rm(folder, { recursive: true, force: true });
+});
+
+/** A task queue and a ledger of its own for one test, and a client on that queue. */
+async function freshProject(label: string) {
+  const taskQueue = `worker-redeploy-${label}-${randomUUID()}`;
+  const client = await RelayClient.connect({ address: inject('temporalAddress'), taskQueue });
+  clients.push(client);
+  return { taskQueue, ledger: path.join(folder, `${label}.ledger`), client };
+}
+
+/** Starts `relay-e worker` with the fixture's config; `grace` sets RELAY_E_SHUTDOWN_GRACE, else the default holds. */
+function startWorker(taskQueue: string, ledger: string, grace?: string) {
+  const { RELAY_E_API_KEYS: _keys, TEMPORAL_PROFILE: _profile, RELAY_E_SHUTDOWN_GRACE: _grace, ...env } = process.env;
+  const worker = spawnRelayE(['worker', '--json', '--config', configFile], {
+    cwd: folder,
+    env: {
+      ...env,
+      TEMPORAL_ADDRESS: inject('temporalAddress'),
+      RELAY_E_TASK_QUEUE: taskQueue,
+      [ledgerVariable]: ledger,
+      ...(grace !== undefined ? { RELAY_E_SHUTDOWN_GRACE: grace } : {}),
+    },
+  });
+  workers.push(worker);
+  return worker;
+}
+
+/** Waits for the worker's ready line and returns its process id, which the tool writes in the ledger. */
+async function readyPid(worker: ReturnType<typeof spawnRelayE>, taskQueue: string): Promise<number> {
+  expect(JSON.parse(await worker.nextLine())).toMatchObject({ status: 'ready', taskQueue });
+  const { pid } = worker.child;
+  if (pid === undefined) throw new Error('the worker has no process id');
+  return pid;
+}
+
+async function readLedger(ledger: string): Promise<string[]> {
+  const text = await readFile(ledger, 'utf8').catch((error: unknown) => {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return '';
+    throw error;
+  });
+  return text.split('\n').filter((line) => line !== '');
+}
+
+/**
+ * The process ids of the workers that started an activity type's attempts, in history order, read from their
+ * identities (`pid@host`, the SDK's default).
+ */
+async function startedBy(client: RelayClient, runId: string, activityType: string): Promise<number[]> {
+  const events = (await readHistory(client.temporal, runId)).events ?? [];
+  const scheduledTypes = new Map<string, string | null | undefined>();
+  const pids: number[] = [];
+  for (const event of events) {
+    const scheduled = event.activityTaskScheduledEventAttributes;
+    if (scheduled) scheduledTypes.set(String(event.eventId), scheduled.activityType?.name);
+    const started = event.activityTaskStartedEventAttributes;
+    if (started && scheduledTypes.get(String(started.scheduledEventId)) === activityType) {
+      pids.push(Number(started.identity?.split('@')[0]));
+    }
+  }
+  return pids;
+}
+
+describe('relay-e worker stopped with SIGTERM while a tool runs (a redeploy)', () => {
+  it('lets the tool finish on the stopping worker, exits 0, and a new worker completes the run with that result', async () => {
+    const { taskQueue, ledger, client } = await freshProject('grace');
+    const workerA = startWorker(taskQueue, ledger);
+    const pidA = await readyPid(workerA, taskQueue);
+    const { runId } = await client.startRun({ tenantId: 'redeploy', model: 'scripted:slow', prompt: 'append' });
+    await vi.waitFor(async () => expect(await readLedger(ledger)).toEqual([`started ${pidA}`]), {
+      timeout: waitMs,
+      interval: 50,
+    });
+
+    workerA.child.kill('SIGTERM');
+    const workerB = startWorker(taskQueue, ledger);
+    const exitCode = await within(workerA.exited, waitMs, `worker A did not exit within ${waitMs} ms of SIGTERM`);
+    const ledgerWhenAExited = await readLedger(ledger);
+    const pidB = await readyPid(workerB, taskQueue);
+    await within(client.result(runId), waitMs, `the run did not complete within ${waitMs} ms`);
+
+    expect(exitCode).toBe(0);
+    expect(ledgerWhenAExited).toEqual([`started ${pidA}`, `finished ${pidA}`]);
+    expect((await client.getRun(runId)).status).toBe('completed');
+    expect(await readLedger(ledger)).toEqual([`started ${pidA}`, `finished ${pidA}`]);
+    expect((await client.events(runId)).filter((event) => event.type === 'tool_succeeded')).toEqual([
+      expect.objectContaining({ toolName: 'slow_append', output: { pid: pidA } }),
+    ]);
+    // Temporal saw one attempt of the tool, on A; the model's answer after it came from B.
+    expect(await startedBy(client, runId, 'executeTool')).toEqual([pidA]);
+    expect(await startedBy(client, runId, 'callModel')).toEqual([pidA, pidB]);
+  }, 120_000);
+
+  it('with a zero grace, cancels the tool on the stopping worker at once and runs it again on the new one', async () => {
+    const { taskQueue, ledger, client } = await freshProject('no-grace');
+    const workerA = startWorker(taskQueue, ledger, '0s');
+    const pidA = await readyPid(workerA, taskQueue);
+    const { runId } = await client.startRun({ tenantId: 'redeploy', model: 'scripted:slow', prompt: 'append' });
+    await vi.waitFor(async () => expect(await readLedger(ledger)).toEqual([`started ${pidA}`]), {
+      timeout: waitMs,
+      interval: 50,
+    });
+
+    workerA.child.kill('SIGTERM');
+    const workerB = startWorker(taskQueue, ledger);
+    const exitCode = await within(workerA.exited, waitMs, `worker A did not exit within ${waitMs} ms of SIGTERM`);
+    const ledgerWhenAExited = await readLedger(ledger);
+    const pidB = await readyPid(workerB, taskQueue);
+    await within(client.result(runId), waitMs, `the run did not complete within ${waitMs} ms`);
+
+    expect(exitCode).toBe(0);
+    expect(ledgerWhenAExited).toEqual([`started ${pidA}`]);
+    expect((await client.getRun(runId)).status).toBe('completed');
+    expect(await readLedger(ledger)).toEqual([`started ${pidA}`, `started ${pidB}`, `finished ${pidB}`]);
+    expect((await client.events(runId)).filter((event) => event.type === 'tool_succeeded')).toEqual([
+      expect.objectContaining({ toolName: 'slow_append', output: { pid: pidB } }),
+    ]);
+    // Temporal records the start of the attempt that completed only: B's.
+    expect(await startedBy(client, runId, 'executeTool')).toEqual([pidB]);
+  }, 120_000);
+
+  it('with a zero grace, fails an approved tool cancelled on the stopping worker instead of running it again', async () => {
+    const { taskQueue, ledger, client } = await freshProject('approved');
+    const workerA = startWorker(taskQueue, ledger, '0s');
+    const pidA = await readyPid(workerA, taskQueue);
+    const { runId } = await client.startRun({ tenantId: 'redeploy', model: 'approved:slow', prompt: 'append' });
+    const waiting = await vi.waitFor(
+      async () => {
+        const [pending] = (await client.getRun(runId)).pendingApprovals;
+        if (!pending) throw new Error('no call waits for approval yet');
+        return pending;
+      },
+      { timeout: waitMs, interval: 100 },
+    );
+    await client.approve(runId, waiting.toolCallId, { approver: 'ops' });
+    await vi.waitFor(async () => expect(await readLedger(ledger)).toEqual([`started ${pidA}`]), {
+      timeout: waitMs,
+      interval: 50,
+    });
+
+    workerA.child.kill('SIGTERM');
+    const workerB = startWorker(taskQueue, ledger);
+    const exitCode = await within(workerA.exited, waitMs, `worker A did not exit within ${waitMs} ms of SIGTERM`);
+    await readyPid(workerB, taskQueue);
+    await within(client.result(runId), waitMs, `the run did not complete within ${waitMs} ms`);
+
+    expect(exitCode).toBe(0);
+    // A human approved one execution: the one A began and cut short is all there is.
+    expect(await readLedger(ledger)).toEqual([`started ${pidA}`]);
+    const toolEnds = (await client.events(runId)).filter((event) => event.type.startsWith('tool_') && 'error' in event);
+    expect(toolEnds).toEqual([
+      expect.objectContaining({
+        type: 'tool_failed',
+        toolName: 'approved_slow_append',
+        error: expect.stringMatching(/shutting down/) as unknown,
+      }),
+    ]);
+    expect(await startedBy(client, runId, 'executeTool')).toEqual([pidA]);
+  }, 120_000);
+});
