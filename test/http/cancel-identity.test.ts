@@ -1,23 +1,11 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { temporal } from '@temporalio/proto';
 import { RelayError } from '../../src/shared/errors.js';
-import { useRelayTestKit } from '../helpers/relay-test-kit.js';
-import { createTestTenants, startHttpTestApi } from './http-test-kit.js';
-import type { HttpTestApi } from './http-test-kit.js';
+import { useHttpTestApi } from './http-test-kit.js';
 
 type CancelRequested = temporal.api.history.v1.IWorkflowExecutionCancelRequestedEventAttributes;
 
-const { tenantA, keys, apiKeys } = createTestTenants();
-const kit = useRelayTestKit();
-let api: HttpTestApi;
-
-beforeAll(async () => {
-  api = await startHttpTestApi(kit, { apiKeys });
-});
-
-afterAll(async () => {
-  await api?.close();
-});
+const { tenantA, keys, api } = useHttpTestApi();
 
 async function startPaymentAwaitingApproval(key: string): Promise<string> {
   const started = await api.request('/v1/runs', {

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { expect } from 'vitest';
+import { afterAll, beforeAll, expect } from 'vitest';
 import type { ModelCall } from '../../src/model/model-provider.js';
 import type { ApiKeyTenant } from '../../src/http/api-keys.js';
 import { startApiServer } from '../../src/http/start-api-server.js';
@@ -7,6 +7,7 @@ import type { ApiServer, StartApiServerOptions } from '../../src/http/start-api-
 import type { RunEvent, RunSnapshot } from '../../src/shared/run-types.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
+import { useRelayTestKit } from '../helpers/relay-test-kit.js';
 import type { FileTestKit, RunningWorker } from '../helpers/relay-test-kit.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 import type { ToolLedger } from '../helpers/test-tools.js';
@@ -103,6 +104,50 @@ export async function startHttpTestApi(
       await worker.stop();
     },
   };
+}
+
+/** The API as a test file uses it: closed by the file's own `afterAll`, never by a test. */
+export type FileHttpTestApi = Omit<HttpTestApi, 'close'>;
+
+/**
+ * The test file's tenants, kit and API (`startHttpTestApi` with the tenants' keys and `options`): the API is started
+ * before the file's first test (`beforeAll`) and closed after its last, once the `afterAll` hooks the file registers
+ * later have run. Call it at the top of the file; the API's members read the started API, so use them inside tests
+ * and hooks.
+ */
+export function useHttpTestApi(
+  options: Omit<StartApiServerOptions, 'client' | 'apiKeys'> = {},
+): ReturnType<typeof createTestTenants> & { kit: FileTestKit; api: FileHttpTestApi } {
+  const tenants = createTestTenants();
+  const kit = useRelayTestKit();
+  let started: HttpTestApi | undefined;
+  beforeAll(async () => {
+    started = await startHttpTestApi(kit, { ...options, apiKeys: tenants.apiKeys });
+  });
+  afterAll(async () => {
+    await started?.close();
+  });
+  const made = (): HttpTestApi => {
+    if (!started) throw new Error('The HTTP test API is started in beforeAll: use it inside tests and hooks');
+    return started;
+  };
+  const api: FileHttpTestApi = {
+    get url() {
+      return made().url;
+    },
+    get worker() {
+      return made().worker;
+    },
+    get ledger() {
+      return made().ledger;
+    },
+    get server() {
+      return made().server;
+    },
+    request: (path, init) => made().request(path, init),
+    waitForRun: (runId, key, predicate) => made().waitForRun(runId, key, predicate),
+  };
+  return { ...tenants, kit, api };
 }
 
 /** One message of a server-sent event stream: an event, or a comment line (`: heartbeat`). */

@@ -1,19 +1,7 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { useRelayTestKit } from '../helpers/relay-test-kit.js';
-import { createTestTenants, payCallId, signInToInbox, startHttpTestApi } from './http-test-kit.js';
-import type { HttpTestApi } from './http-test-kit.js';
+import { describe, expect, it } from 'vitest';
+import { payCallId, signInToInbox, useHttpTestApi } from './http-test-kit.js';
 
-const { keys, apiKeys } = createTestTenants();
-const kit = useRelayTestKit();
-let api: HttpTestApi;
-
-beforeAll(async () => {
-  api = await startHttpTestApi(kit, { apiKeys });
-});
-
-afterAll(async () => {
-  await api?.close();
-});
+const { keys, api } = useHttpTestApi();
 
 describe('the inbox’s check of an edited input, as the approver types', () => {
   it('names a field the tool does not name, as the run would refuse it, and passes the same edit without it', async () => {

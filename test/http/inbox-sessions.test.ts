@@ -1,31 +1,22 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
 import { FreshReads } from '../../src/http/inbox/fresh-reads.js';
 import { startApiServer } from '../../src/http/start-api-server.js';
 import type { ApiServer } from '../../src/http/start-api-server.js';
-import { useRelayTestKit } from '../helpers/relay-test-kit.js';
 import {
-  createTestTenants,
   payCallId,
   readServerSentEvents,
   signInToInbox,
-  startHttpTestApi,
   streamedOversizedBody,
+  useHttpTestApi,
 } from './http-test-kit.js';
-import type { HttpTestApi } from './http-test-kit.js';
 
 // Two API servers over one worker stand for two API processes behind a load balancer.
-const { tenantA, tenantB, keys, apiKeys } = createTestTenants();
-const kit = useRelayTestKit();
-let api: HttpTestApi;
+const { tenantA, tenantB, keys, apiKeys, api } = useHttpTestApi();
 const servers: ApiServer[] = [];
 
-beforeAll(async () => {
-  api = await startHttpTestApi(kit, { apiKeys });
-});
-
+// The other API processes close before the hook closes the first one: vitest runs afterAll hooks in reverse.
 afterAll(async () => {
   await Promise.all(servers.map((server) => server.close()));
-  await api?.close();
 });
 
 async function anotherApiProcess(keysOfIt = apiKeys, options: { maxBodyBytes?: number } = {}): Promise<string> {

@@ -1,27 +1,10 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import type { RunEvent } from '../../src/shared/run-types.js';
-import { eventTypes, useRelayTestKit } from '../helpers/relay-test-kit.js';
-import {
-  createTestTenants,
-  payCallId,
-  readServerSentEvents,
-  runEventsOf,
-  signInToInbox,
-  startHttpTestApi,
-} from './http-test-kit.js';
-import type { HttpTestApi, ServerSentMessage } from './http-test-kit.js';
+import { eventTypes } from '../helpers/relay-test-kit.js';
+import { payCallId, readServerSentEvents, runEventsOf, signInToInbox, useHttpTestApi } from './http-test-kit.js';
+import type { ServerSentMessage } from './http-test-kit.js';
 
-const { tenantB, keys, apiKeys } = createTestTenants();
-const kit = useRelayTestKit();
-let api: HttpTestApi;
-
-beforeAll(async () => {
-  api = await startHttpTestApi(kit, { apiKeys, ssePollIntervalMs: 50, sseHeartbeatIntervalMs: 100 });
-});
-
-afterAll(async () => {
-  await api?.close();
-});
+const { tenantB, keys, api } = useHttpTestApi({ ssePollIntervalMs: 50, sseHeartbeatIntervalMs: 100 });
 
 async function startRun(prompt: string): Promise<string> {
   const response = await api.request('/v1/runs', {

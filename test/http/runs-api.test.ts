@@ -1,33 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { RunEvent } from '../../src/shared/run-types.js';
-import { useRelayTestKit } from '../helpers/relay-test-kit.js';
 import { startApiServer } from '../../src/http/start-api-server.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
-import {
-  createTestTenants,
-  httpTestModel,
-  payCallId,
-  promptOf,
-  startHttpTestApi,
-  streamedOversizedBody,
-} from './http-test-kit.js';
-import type { HttpTestApi } from './http-test-kit.js';
+import { httpTestModel, payCallId, promptOf, streamedOversizedBody, useHttpTestApi } from './http-test-kit.js';
 
-const { tenantA, tenantB, keys, apiKeys } = createTestTenants();
+const { tenantA, tenantB, keys, apiKeys, kit, api } = useHttpTestApi({ maxBodyBytes: 64 * 1024 });
 // A tenant id as long as a key may give (128 characters): its chosen run ids make the longest ids the API creates.
+// The key joins the map before the API starts with it in beforeAll.
 const longTenantKey = `${keys.alice}-long-tenant`;
 apiKeys.set(longTenantKey, { tenantId: `${tenantA}-`.padEnd(128, 'x') });
-const kit = useRelayTestKit();
-let api: HttpTestApi;
-
-beforeAll(async () => {
-  api = await startHttpTestApi(kit, { apiKeys, maxBodyBytes: 64 * 1024 });
-});
-
-afterAll(async () => {
-  await api?.close();
-});
 
 async function startRun(key: string, body: Record<string, unknown>): Promise<string> {
   const response = await api.request('/v1/runs', { method: 'POST', key, json: { model: 'scripted:test', ...body } });

@@ -1,12 +1,8 @@
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RunListing, RunPage } from '../../src/client/list-runs.js';
-import { useRelayTestKit } from '../helpers/relay-test-kit.js';
-import { createTestTenants, startHttpTestApi } from './http-test-kit.js';
-import type { HttpTestApi } from './http-test-kit.js';
+import { useHttpTestApi } from './http-test-kit.js';
 
-const { keys, apiKeys } = createTestTenants();
-const kit = useRelayTestKit();
-let api: HttpTestApi;
+const { keys, api } = useHttpTestApi();
 /** Tenant A's runs in the order they were started: three left waiting, one completed, one cancelled. */
 const runs = { waiting: [] as string[], completed: '', cancelled: '' };
 let tenantBRun: string;
@@ -40,7 +36,6 @@ async function waitForListing(key: string, isCaughtUp: (runs: RunListing[]) => b
 }
 
 beforeAll(async () => {
-  api = await startHttpTestApi(kit, { apiKeys });
   runs.completed = await startRun(keys.alice, 'add');
   await api.waitForRun(runs.completed, keys.alice, (run) => run.status === 'completed');
   runs.cancelled = await startRun(keys.alice, 'pay C');
@@ -62,10 +57,6 @@ beforeAll(async () => {
     ),
   );
   await waitForListing(keys.bob, (listed) => listed.some((run) => run.runId === tenantBRun));
-});
-
-afterAll(async () => {
-  await api?.close();
 });
 
 describe('GET /v1/runs', () => {

@@ -4,16 +4,12 @@ import type { RunPage } from '../../src/client/list-runs.js';
 import { startApiServer } from '../../src/http/start-api-server.js';
 import type { ApiServer } from '../../src/http/start-api-server.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
-import { useRelayTestKit } from '../helpers/relay-test-kit.js';
 import type { RunningWorker } from '../helpers/relay-test-kit.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
-import { createTestTenants, httpTestModel, payCallId, signInToInbox, startHttpTestApi } from './http-test-kit.js';
-import type { HttpTestApi } from './http-test-kit.js';
+import { httpTestModel, payCallId, signInToInbox, useHttpTestApi } from './http-test-kit.js';
 
 // Two projects share the namespace and the tenant, each with its own task queue, worker and API.
-const { tenantA, keys, apiKeys } = createTestTenants();
-const kit = useRelayTestKit();
-let api: HttpTestApi;
+const { tenantA, keys, apiKeys, kit, api } = useHttpTestApi();
 let otherProject: RunningWorker;
 let otherApi: ApiServer;
 /** The tenant's runs on the API's task queue (one waiting, one completed), and one waiting on the other project's. */
@@ -53,7 +49,6 @@ async function visibilityShows(expected: string, read: () => Promise<string>): P
 }
 
 beforeAll(async () => {
-  api = await startHttpTestApi(kit, { apiKeys });
   otherProject = await kit.startWorker({
     tools: createTestTools(createLedger()),
     models: { scripted: scriptedModel(httpTestModel) },
@@ -86,7 +81,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await otherApi?.close();
-  await api?.close();
 });
 
 describe('an API sharing its namespace and tenant with another project', () => {

@@ -3,34 +3,25 @@ import { existsSync } from 'node:fs';
 import { homedir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { beforeAll, expect, it } from 'vitest';
 import { createMemoryPayloadStore } from '../../src/store/memory-payload-store.js';
-import { useRelayTestKit } from '../helpers/relay-test-kit.js';
-import { createTestTenants, payCallId, startHttpTestApi } from '../http/http-test-kit.js';
-import type { HttpTestApi } from '../http/http-test-kit.js';
+import { payCallId, useHttpTestApi } from '../http/http-test-kit.js';
 import { bySize, reliabilitySeed, reliabilitySize, writeResults } from './reliability-kit.js';
 
 const size = bySize({ small: { requests: 800 }, large: { requests: 5_000 } });
 const maxBodyBytes = 16 * 1024;
 const seed = reliabilitySeed();
-const { keys, apiKeys } = createTestTenants();
-const kit = useRelayTestKit();
-let api: HttpTestApi;
+// With a payload store, as a deployment serving stored outputs runs it, so the fuzz reaches that route's handler.
+const { keys, api } = useHttpTestApi({ maxBodyBytes, payloadStore: createMemoryPayloadStore() });
 let knownRunId: string;
 
 beforeAll(async () => {
-  // With a payload store, as a deployment serving stored outputs runs it, so the fuzz reaches that route's handler.
-  api = await startHttpTestApi(kit, { apiKeys, maxBodyBytes, payloadStore: createMemoryPayloadStore() });
   const started = await api.request('/v1/runs', {
     method: 'POST',
     key: keys.alice,
     json: { model: 'scripted:t', prompt: 'pay B', approvalTimeout: '1h' },
   });
   knownRunId = ((await started.json()) as { runId: string }).runId;
-});
-
-afterAll(async () => {
-  await api?.close();
 });
 
 const runId = fc.oneof(

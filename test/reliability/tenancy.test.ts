@@ -1,23 +1,11 @@
-import { afterAll, beforeAll, expect, it } from 'vitest';
+import { expect, it } from 'vitest';
 import { RelayError } from '../../src/shared/errors.js';
 import type { RunEvent } from '../../src/shared/run-types.js';
 import { decideSignal, decideUpdate } from '../../workflows/messages.js';
-import { useRelayTestKit } from '../helpers/relay-test-kit.js';
-import { createTestTenants, payCallId, startHttpTestApi } from '../http/http-test-kit.js';
-import type { HttpTestApi } from '../http/http-test-kit.js';
+import { payCallId, useHttpTestApi } from '../http/http-test-kit.js';
 import { writeResults } from './reliability-kit.js';
 
-const { tenantA, tenantB, keys, apiKeys } = createTestTenants();
-const kit = useRelayTestKit();
-let api: HttpTestApi;
-
-beforeAll(async () => {
-  api = await startHttpTestApi(kit, { apiKeys });
-});
-
-afterAll(async () => {
-  await api?.close();
-});
+const { tenantA, tenantB, keys, kit, api } = useHttpTestApi();
 
 type Request = { method: string; path: string; json?: unknown; headers?: Record<string, string> };
 

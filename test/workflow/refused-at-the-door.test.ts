@@ -1,28 +1,20 @@
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import { tsToMs } from '@temporalio/common/lib/time.js';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { RelayClient } from '../../src/client/relay-client.js';
 import { RelayError } from '../../src/shared/errors.js';
 import { workerCatalogMemoKey } from '../../src/shared/worker-catalog.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
-import { useRelayTestKit, waitForWorkerCatalog } from '../helpers/relay-test-kit.js';
+import { waitForWorkerCatalog } from '../helpers/relay-test-kit.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 import path from 'node:path';
 import { currentHistoryFile, recordHistoryIfRequested, workerCatalogHistories } from '../helpers/replay-histories.js';
-import { createTestTenants, startHttpTestApi } from '../http/http-test-kit.js';
-import type { HttpTestApi } from '../http/http-test-kit.js';
+import { useHttpTestApi } from '../http/http-test-kit.js';
 
-const { tenantA, keys, apiKeys } = createTestTenants();
-const kit = useRelayTestKit();
-let api: HttpTestApi;
+const { tenantA, keys, kit, api } = useHttpTestApi();
 
 beforeAll(async () => {
-  api = await startHttpTestApi(kit, { apiKeys });
   await waitForWorkerCatalog(api.worker.client);
-});
-
-afterAll(async () => {
-  await api?.close();
 });
 
 /** Whether Temporal has a workflow with this id at all. */
