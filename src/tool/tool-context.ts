@@ -1,4 +1,5 @@
 import { errorMessage } from './error-message.js';
+import { boundText } from './truncate-output.js';
 
 /** Writes one structured log record; `attributes` are merged into it. */
 export type LogFunction = (message: string, attributes?: Record<string, unknown>) => void;
@@ -52,6 +53,13 @@ export interface LoggerOptions {
    * @default writes to stderr
    */
   write?: (line: string) => void;
+  /**
+   * The most bytes of JSON any one text in a record (the message, an attribute, an error's message or stack) takes;
+   * a longer one is cut with a note of its full size. A tool may fail with a whole HTML page, and a log line of
+   * hundreds of kilobytes per failure chokes log pipelines.
+   * @default 8_192
+   */
+  maxTextBytes?: number;
 }
 
 const severity: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 50 };
@@ -59,6 +67,7 @@ const severity: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, erro
 /** Creates a logger that writes one JSON object per line: `time`, `level`, `message`, then the attributes. */
 export function createLogger(options: LoggerOptions = {}): Logger {
   const write = options.write ?? ((line: string) => process.stderr.write(line));
+  const maxTextBytes = options.maxTextBytes ?? 8_192;
   const record =
     (level: Exclude<LogLevel, 'silent'>): LogFunction =>
     (message, attributes) => {
@@ -67,7 +76,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
       for (const [key, value] of Object.entries({ ...options.attributes, ...attributes })) {
         if (!(key in entry)) entry[key] = value;
       }
-      write(`${toJsonLine(entry)}\n`);
+      write(`${toJsonLine(entry, maxTextBytes)}\n`);
     };
   return { debug: record('debug'), info: record('info'), warn: record('warn'), error: record('error') };
 }
@@ -104,11 +113,12 @@ function levelFromEnvironment(): LogLevel {
 }
 
 // A log call must never throw, whatever the attributes hold.
-function toJsonLine(entry: Record<string, unknown>): string {
+function toJsonLine(entry: Record<string, unknown>, maxTextBytes: number): string {
   try {
     return JSON.stringify(entry, (_key, value: unknown) => {
       if (value instanceof Error) return { name: value.name, message: value.message, stack: value.stack };
       if (typeof value === 'bigint') return value.toString();
+      if (typeof value === 'string') return boundText(value, maxTextBytes);
       return value;
     });
   } catch (error) {

@@ -9,7 +9,7 @@ import { runAfterGuardrails, runBeforeGuardrails } from './guardrails.js';
 import type { Logger, ToolContext } from './tool-context.js';
 import { createToolContext, defaultLogger, withLogAttributes } from './tool-context.js';
 import type { ToolRegistry } from './tool-registry.js';
-import { boundErrorMessage, truncateOutput } from './truncate-output.js';
+import { boundText, truncateOutput } from './truncate-output.js';
 
 /** Long enough for a slow third-party API, short enough that a hung tool frees its worker slot within a minute. */
 export const defaultToolTimeoutMs = 60_000;
@@ -108,7 +108,7 @@ export class ToolExecutor {
     if (result.success) return result;
     const maxBytes = this.#registry.get(toolName)?.maxResultBytes ?? this.#maxResultBytes;
     const error = options.redact ? options.redact(result.error) : result.error;
-    return { ...result, error: boundErrorMessage(error, maxBytes) };
+    return { ...result, error: boundText(error, maxBytes) };
   }
 
   /** The time limit of a tool call, in milliseconds: the tool's own, else the executor's default. */

@@ -28,22 +28,23 @@ export function truncateOutput(
   return { data: cutToFit(json, maxBytes), truncated: true, originalSize };
 }
 
-/** The note that ends a message `boundErrorMessage` cut, and the pattern that finds it again. */
+/** The note that ends a message `boundText` cut, and the pattern that finds it again. */
 const cutNote = (bytes: number) => ` … [cut from ${bytes} bytes]`;
 const cutNotePattern = / … \[cut from \d+ bytes\]$/;
 
 /**
- * A tool's error message within `maxBytes` as history stores it, cut with a note of its full size: a server may answer
- * a failure with a whole HTML page, which would otherwise go into history and every later model call.
+ * `message` within `maxBytes` as a JSON string, cut with a note of its full size: a tool's error message as history
+ * stores it (a server may answer a failure with a whole HTML page, which would otherwise go into history and every
+ * later model call), or a text in a log record.
  */
-export function boundErrorMessage(message: string, maxBytes: number): string {
+export function boundText(message: string, maxBytes: number): string {
   const size = Buffer.byteLength(JSON.stringify(message), 'utf8');
   if (size <= maxBytes) return message;
   const note = cutNote(Buffer.byteLength(message, 'utf8'));
   return `${cutToFit(message, Math.max(2, maxBytes - Buffer.byteLength(note, 'utf8')))}${note}`;
 }
 
-/** `message` with `change` applied to the part `boundErrorMessage` kept of it; a message it did not cut, as it is. */
+/** `message` with `change` applied to the part `boundText` kept of it; a message it did not cut, as it is. */
 export function mapKeptText(message: string, change: (kept: string) => string): string {
   const note = cutNotePattern.exec(message);
   return note === null ? message : `${change(message.slice(0, note.index))}${note[0]}`;

@@ -91,6 +91,34 @@ describe('createLogger', () => {
     expect(withCycle).toMatchObject({ message: 'cycle', logError: expect.stringContaining('circular') as unknown });
   });
 
+  it('cuts any text over maxTextBytes with a note of its size, an error thrown with a whole HTML page among them', () => {
+    const page = `<html>${'<p>Service unavailable</p>'.repeat(10_000)}</html>`;
+    const { logger, lines, records } = capture({ maxTextBytes: 1_000 });
+
+    logger.warn('Tool execution failed', { toolName: 'flaky', body: page, error: new Error(page) });
+
+    expect(Buffer.byteLength(lines[0] ?? '')).toBeLessThan(4_000);
+    const record = records()[0] as { body: string; error: { message: string; stack: string }; toolName: string };
+    expect(record.toolName).toBe('flaky');
+    for (const text of [record.body, record.error.message, record.error.stack]) {
+      expect(Buffer.byteLength(JSON.stringify(text))).toBeLessThanOrEqual(1_000);
+      expect(text).toMatch(/ … \[cut from \d+ bytes\]$/);
+    }
+    expect(record.body).toMatch(
+      new RegExp(`^<html><p>Service unavailable</p>.* … \\[cut from ${page.length} bytes\\]$`),
+    );
+  });
+
+  it('keeps a record of ordinary size whole by default, and bounds each text to 8 KiB', () => {
+    const { logger, records } = capture();
+
+    logger.info('ok', { note: 'x'.repeat(8_000), long: 'y'.repeat(9_000) });
+
+    const [record] = records() as Array<{ note: string; long: string }>;
+    expect(record?.note).toBe('x'.repeat(8_000));
+    expect(Buffer.byteLength(JSON.stringify(record?.long))).toBeLessThanOrEqual(8_192);
+  });
+
   it('writes to stderr by default', () => {
     const write = vi.spyOn(process.stderr, 'write').mockReturnValue(true);
 
