@@ -11,7 +11,7 @@ import { RelayError } from '../shared/errors.js';
 import { errorMessage } from '../tool/error-message.js';
 import { within } from '../shared/within.js';
 import type { Logger } from '../tool/tool-context.js';
-import { hideSecretsInError } from './hide-secrets-in-error.js';
+import { hideSecretsInError } from '../security/hide-secrets-in-error.js';
 
 /** How to reach a server once secret references are resolved. */
 export type ResolvedTransport =

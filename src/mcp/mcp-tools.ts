@@ -9,7 +9,7 @@ import { errorMessage } from '../tool/error-message.js';
 import type { Logger, ToolContext } from '../tool/tool-context.js';
 import type { OpenToolSource, ToolSource, ToolSourceContext } from '../tool/tool-source.js';
 import { callMcpTool } from './call-mcp-tool.js';
-import { hideSecretsInError } from './hide-secrets-in-error.js';
+import { hideSecretsInError } from '../security/hide-secrets-in-error.js';
 import { McpConnection } from './mcp-connection.js';
 import type { ResolvedSettings, ResolvedTransport } from './mcp-connection.js';
 import { mapToolNames } from './mcp-tool-name.js';

@@ -5,6 +5,7 @@ import { ModelProviderError } from '../model-provider.js';
 import type { ModelProvider } from '../model-provider.js';
 import type { ModelResponse, ModelSettings, ModelToolSpec } from '../../shared/transcript.js';
 import { toModelMessages } from './to-model-messages.js';
+import { hideSecretsInError } from '../../security/hide-secrets-in-error.js';
 import { toModelProviderError } from './to-model-provider-error.js';
 
 /** Options every AI SDK backed provider takes. */
@@ -24,8 +25,11 @@ export interface StreamingOption {
  */
 export function aiSdkProvider(
   resolveModel: (modelName: string) => LanguageModelV4,
-  options: StreamingOption & { providerOptions?: SharedV4ProviderOptions } = {},
+  options: StreamingOption & { providerOptions?: SharedV4ProviderOptions; credentials?: readonly string[] } = {},
 ): ModelProvider {
+  // A server that refuses a key may quote it back (`Invalid credentials: Bearer sk-…`); the failure's message goes
+  // into the run's history and event log, and the worker's log prints its causes.
+  const credentials = (options.credentials ?? []).filter((value) => value.length >= minCredentialLength);
   return {
     async generate(call, { signal, onTextDelta }): Promise<ModelResponse> {
       // Until the model is resolved, errors name it by its id (`openai:gpt-4.1-mini`).
@@ -67,11 +71,25 @@ export function aiSdkProvider(
           finishReason: result.finishReason,
         };
       } catch (error) {
-        throw toModelProviderError(error, provider, signal);
+        throw hideSecretsInError(toModelProviderError(error, provider, signal), credentials);
       }
     },
   };
 }
+
+/**
+ * The values a provider's errors must not show: its API key, and any header it sends whose name says it carries a
+ * credential. Shorter than 8 characters, a value is too likely to stand for ordinary words to be hidden by.
+ */
+export function providerCredentials(apiKey: string | undefined, headers: Record<string, string> = {}): string[] {
+  const fromHeaders = Object.entries(headers)
+    .filter(([name]) => credentialHeader.test(name))
+    .map(([, value]) => value);
+  return [...(apiKey !== undefined ? [apiKey] : []), ...fromHeaders];
+}
+
+const credentialHeader = /authorization|api[-_]?key|token|secret/i;
+const minCredentialLength = 8;
 
 /** One turn with `streamText`: text deltas go to `onTextDelta` as they arrive, the rest is read at the end. */
 async function streamTurn(request: Parameters<typeof streamText>[0], onTextDelta: (delta: string) => void) {

@@ -1,6 +1,6 @@
 import { createAnthropic } from '@ai-sdk/anthropic';
 import type { ModelProvider } from '../model-provider.js';
-import { aiSdkProvider } from './ai-sdk-provider.js';
+import { aiSdkProvider, providerCredentials } from './ai-sdk-provider.js';
 import type { StreamingOption } from './ai-sdk-provider.js';
 
 export interface AnthropicProviderOptions extends StreamingOption {
@@ -22,5 +22,6 @@ export interface AnthropicProviderOptions extends StreamingOption {
 export function anthropicProvider(options: AnthropicProviderOptions = {}): ModelProvider {
   const { stream = false, ...connection } = options;
   const anthropic = createAnthropic(connection);
-  return aiSdkProvider((modelName) => anthropic(modelName), { stream });
+  const credentials = providerCredentials(connection.apiKey ?? process.env.ANTHROPIC_API_KEY, connection.headers);
+  return aiSdkProvider((modelName) => anthropic(modelName), { stream, credentials });
 }

@@ -1,6 +1,6 @@
 import { createOpenAICompatible } from '@ai-sdk/openai-compatible';
 import type { ModelProvider } from '../model-provider.js';
-import { aiSdkProvider } from './ai-sdk-provider.js';
+import { aiSdkProvider, providerCredentials } from './ai-sdk-provider.js';
 import type { StreamingOption } from './ai-sdk-provider.js';
 
 export interface OpenAICompatibleProviderOptions extends StreamingOption {
@@ -19,5 +19,6 @@ export function openaiCompatibleProvider(options: OpenAICompatibleProviderOption
   const { stream = false, ...connection } = options;
   // Chat Completions servers stream token usage only when asked; servers without the option ignore it.
   const compatible = createOpenAICompatible({ ...connection, includeUsage: true });
-  return aiSdkProvider((modelName) => compatible(modelName), { stream });
+  const credentials = providerCredentials(connection.apiKey, connection.headers);
+  return aiSdkProvider((modelName) => compatible(modelName), { stream, credentials });
 }

@@ -1,6 +1,6 @@
 import { createOpenAI } from '@ai-sdk/openai';
 import type { ModelProvider } from '../model-provider.js';
-import { aiSdkProvider } from './ai-sdk-provider.js';
+import { aiSdkProvider, providerCredentials } from './ai-sdk-provider.js';
 import type { StreamingOption } from './ai-sdk-provider.js';
 
 export interface OpenAIProviderOptions extends StreamingOption {
@@ -32,5 +32,10 @@ export interface OpenAIProviderOptions extends StreamingOption {
 export function openaiProvider(options: OpenAIProviderOptions = {}): ModelProvider {
   const { store = false, stream = false, ...connection } = options;
   const openai = createOpenAI(connection);
-  return aiSdkProvider((modelName) => openai(modelName), { stream, providerOptions: { openai: { store } } });
+  const credentials = providerCredentials(connection.apiKey ?? process.env.OPENAI_API_KEY, connection.headers);
+  return aiSdkProvider((modelName) => openai(modelName), {
+    stream,
+    providerOptions: { openai: { store } },
+    credentials,
+  });
 }

@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { anthropicProvider } from '../../../src/model/providers/anthropic-provider.js';
 import { startProviderWireServer } from '../../helpers/provider-wire-server.js';
@@ -175,6 +176,15 @@ describe('anthropicProvider', () => {
 
     expect(error).toMatchObject({ retryable: false, status: 401 });
     expect(error.message).toBe('anthropic rejected the request (401 Unauthorized): invalid x-api-key');
+  });
+
+  it('hides the API key where the server quotes it back, in the message and every cause', async () => {
+    server.reply({ status: 401, body: anthropicError('authentication_error', 'invalid x-api-key: sk-ant-test') });
+
+    const error = await providerErrorOf(provider(), firstStepCall('claude-sonnet-4-5'));
+
+    expect(error.message).toBe('anthropic rejected the request (401 Unauthorized): invalid x-api-key: [secret]');
+    expect(inspect(error, { depth: 10 })).not.toContain('sk-ant-test');
   });
 
   describe('streaming', () => {

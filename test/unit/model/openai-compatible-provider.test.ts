@@ -1,3 +1,4 @@
+import { inspect } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { openaiCompatibleProvider } from '../../../src/model/providers/openai-compatible-provider.js';
 import { startProviderWireServer } from '../../helpers/provider-wire-server.js';
@@ -165,6 +166,34 @@ describe('openaiCompatibleProvider', () => {
     expect(error).toMatchObject({ retryable: false, status: 401 });
     expect(error.message).toBe('vllm rejected the request (401 Unauthorized): Invalid API key');
     expect(server.requests[0]?.headers.authorization).toBe('Bearer vllm-key');
+  });
+
+  it('hides the API key where a gateway quotes the Authorization header back, through its retries too', async () => {
+    const gateway = openaiCompatibleProvider({
+      name: 'compat',
+      baseURL: server.baseURL,
+      apiKey: 'sk-PROVIDERKEY-9b8c',
+    });
+    server.reply({ status: 503, body: chatError('Invalid credentials: Bearer sk-PROVIDERKEY-9b8c', 'unavailable') });
+
+    const error = await providerErrorOf(gateway, firstStepCall('llama3.1:8b'));
+
+    expect(error).toMatchObject({ retryable: true, status: 503 });
+    expect(error.message).toBe(
+      'compat could not answer (503 Service Unavailable): Invalid credentials: Bearer [secret]',
+    );
+    expect(inspect(error, { depth: 10 })).not.toContain('sk-PROVIDERKEY-9b8c');
+  });
+
+  it('leaves a key too short to tell from ordinary words unhidden rather than mangle the message', async () => {
+    server.reply({ status: 401, body: chatError('Invalid API key', 'invalid_request_error') });
+
+    const error = await providerErrorOf(
+      openaiCompatibleProvider({ name: 'vllm', baseURL: server.baseURL, apiKey: 'API' }),
+      firstStepCall('llama3.1:8b'),
+    );
+
+    expect(error.message).toBe('vllm rejected the request (401 Unauthorized): Invalid API key');
   });
 
   describe('streaming', () => {

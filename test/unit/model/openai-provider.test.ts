@@ -1,4 +1,5 @@
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { inspect } from 'node:util';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { openaiProvider } from '../../../src/model/providers/openai-provider.js';
 import { startProviderWireServer } from '../../helpers/provider-wire-server.js';
 import type { ProviderWireServer } from '../../helpers/provider-wire-server.js';
@@ -26,7 +27,10 @@ describe('openaiProvider', () => {
   beforeEach(async () => {
     server = await startProviderWireServer('/v1');
   });
-  afterEach(() => server.close());
+  afterEach(() => {
+    vi.unstubAllEnvs();
+    return server.close();
+  });
 
   const provider = () => openaiProvider({ apiKey: 'sk-test-openai', baseURL: server.baseURL });
 
@@ -171,10 +175,24 @@ describe('openaiProvider', () => {
     const error = await providerErrorOf(provider(), firstStepCall('gpt-4.1-mini'));
 
     expect(error).toMatchObject({ retryable: false, status: 401 });
-    expect(error.message).toBe(
-      'openai rejected the request (401 Unauthorized): Incorrect API key provided: sk-test-openai.',
-    );
+    // The server quoted the key it refused: the message goes into history, and the log prints the causes.
+    expect(error.message).toBe('openai rejected the request (401 Unauthorized): Incorrect API key provided: [secret].');
+    expect(inspect(error, { depth: 10 })).not.toContain('sk-test-openai');
     expect(server.requests[0]?.headers.authorization).toBe('Bearer sk-test-openai');
+  });
+
+  it('hides OPENAI_API_KEY, and a credential header, where the server quotes them back', async () => {
+    vi.stubEnv('OPENAI_API_KEY', 'sk-from-the-environment');
+    const echoing = openaiProvider({ baseURL: server.baseURL, headers: { 'x-gateway-token': 'gw-token-12345678' } });
+    server.reply({
+      status: 403,
+      body: openaiError('Denied: sk-from-the-environment via gw-token-12345678', 'invalid_request_error', null),
+    });
+
+    const error = await providerErrorOf(echoing, firstStepCall('gpt-4.1-mini'));
+
+    expect(error.message).toBe('openai rejected the request (403 Forbidden): Denied: [secret] via [secret]');
+    expect(inspect(error, { depth: 10 })).not.toMatch(/sk-from-the-environment|gw-token-12345678/);
   });
 
   describe('streaming', () => {

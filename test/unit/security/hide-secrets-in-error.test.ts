@@ -1,7 +1,7 @@
 import { inspect } from 'node:util';
 import { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, it } from 'vitest';
-import { hideSecretsInError } from '../../../src/mcp/hide-secrets-in-error.js';
+import { hideSecretsInError } from '../../../src/security/hide-secrets-in-error.js';
 import { RelayError } from '../../../src/shared/errors.js';
 
 const secret = 'sk-live-TOPSECRET';

@@ -1,4 +1,4 @@
-import { redactSecrets } from '../security/resolve-secret-references.js';
+import { redactSecrets } from './resolve-secret-references.js';
 import { errorMessage } from '../tool/error-message.js';
 
 /**
