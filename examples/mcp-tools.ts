@@ -2,7 +2,7 @@
  * A worker whose tools come from two MCP servers beside its own code: a filesystem server over stdio and a
  * GitHub-style server over Streamable HTTP with a per-tenant token. docs/mcp.md explains each option.
  */
-import { secretsFromEnv } from '../src/index.js';
+import type { SecretResolver } from '../src/index.js';
 import { createWorker, mcpTools } from '../src/worker/index.js';
 import { scriptedModel } from '../src/testing/index.js';
 
@@ -24,12 +24,20 @@ export const github = mcpTools({
   transport: {
     type: 'http',
     url: 'http://127.0.0.1:8931/mcp',
-    // Resolved per call with the run's tenant: tenant A's token never serves tenant B.
+    // Resolved per call with the run's tenant by tenantTokens below: tenant A's token never serves tenant B.
     headers: { Authorization: { $secret: 'GITHUB_AUTHORIZATION' } },
   },
   timeoutMs: 30_000,
   tools: { 'delete_*': { requiresApproval: true, retry: { maximumAttempts: 1 } } },
 });
+
+/**
+ * Each tenant's own token: `GITHUB_AUTHORIZATION` for tenant `acme` is `GITHUB_AUTHORIZATION_ACME` (`Bearer ghp_…`).
+ * Any other name, or a tenant without its variable, is unknown (undefined), and the call fails saying so. A plain
+ * map, or `secretsFromEnv()`, would give every tenant's runs the same values.
+ */
+const tenantTokens: SecretResolver = (name, { tenantId }) =>
+  name === 'GITHUB_AUTHORIZATION' ? process.env[`GITHUB_AUTHORIZATION_${tenantId.toUpperCase()}`] : undefined;
 
 export async function startMcpWorker() {
   const worker = await createWorker({
@@ -38,7 +46,7 @@ export async function startMcpWorker() {
     tools: [filesystem, github],
     models: { scripted: scriptedModel([{ text: 'ready' }]) },
     taskQueue: 'relay-e',
-    secrets: secretsFromEnv(),
+    secrets: tenantTokens,
   });
   await worker.run();
 }
