@@ -7,6 +7,7 @@ import { toEncryptionKeyRing } from '../security/encryption-keys.js';
 import { startPayloadJanitor } from '../store/payload-janitor.js';
 import { defaultPayloadRetentionMs } from '../store/payload-retention.js';
 import type { PayloadStore } from '../store/payload-store.js';
+import { isPayloadStoreUnreachable } from '../store/store-unreachable.js';
 import { errorMessage } from '../tool/error-message.js';
 import { CliError, exitCodes } from './cli-error.js';
 import type { ProjectConfig } from './project-config.js';
@@ -108,7 +109,7 @@ export async function prepareCliPayloadStore(payloads: CliPayloadStore): Promise
     await payloads.store.prepare?.();
   } catch (error) {
     await payloads.close().catch(() => undefined); // the refusal below is the news; the store was never used
-    const exitCode = isUnreachable(error) ? exitCodes.unavailable : exitCodes.usage;
+    const exitCode = isPayloadStoreUnreachable(error) ? exitCodes.unavailable : exitCodes.usage;
     throw new CliError(
       exitCode,
       `The payload store (${payloads.facts.store}) cannot be used: ${describeStoreError(error)}` +
@@ -119,23 +120,6 @@ export async function prepareCliPayloadStore(payloads: CliPayloadStore): Promise
 
 const privilegesHint =
   "Grant the user CREATE on the schema, or make the tables ahead and grant it SELECT, INSERT, UPDATE and DELETE on them (docs/configuration.md, 'Payload store')";
-
-/** The kinds of connection failure another attempt may get past: nothing listens, no route, no name, a timeout. */
-const unreachableCodes = new Set([
-  'ECONNREFUSED',
-  'ECONNRESET',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'ETIMEDOUT',
-]);
-
-function isUnreachable(error: unknown): boolean {
-  const code = (error as { code?: unknown } | null)?.code;
-  // SQLSTATE class 08 is a connection exception; 57P03, a server that cannot accept connections yet (starting up).
-  return typeof code === 'string' && (unreachableCodes.has(code) || code.startsWith('08') || code === '57P03');
-}
 
 /** PostgreSQL's insufficient_privilege, as creating the tables without the right to create in the schema fails. */
 function isMissingPrivilege(error: unknown): boolean {

@@ -37,7 +37,7 @@ export interface CreateApiOptions {
   sseHeartbeatIntervalMs?: number;
   /**
    * Where unexpected errors are logged (callers only ever see a bare 500), and, as one warning line each, requests that
-   * found Temporal unusable (to `warn`, else to `error`).
+   * found Temporal unusable or the payload store unreachable (to `warn`, else to `error`).
    * @default console
    */
   logger?: ApiLogger;

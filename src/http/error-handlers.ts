@@ -4,20 +4,24 @@ import { HttpError, toHttpError } from './http-error.js';
 
 const expectedStates = ['run_unavailable', 'catalog_unavailable', 'payload_store_unavailable'] as const;
 
-/** Where the API logs: unexpected errors to `error`; a Temporal it cannot use to `warn`, else to `error`. */
+/** A dependency the API cannot use right now (Temporal, the payload store): worth a warning with its cause. */
+const unavailableDependencies = ['temporal_unavailable', 'payload_store_unreachable'] as const;
+
+/** Where the API logs: unexpected errors to `error`; a Temporal or store it cannot use to `warn`, else to `error`. */
 export type ApiLogger = Pick<Console, 'error'> & Partial<Pick<Console, 'warn'>>;
 
 /**
  * Answers anything thrown as problem+json, logging server faults; callers only ever see a bare 500. A Temporal that
- * cannot answer is logged as one warning line with its cause's message, not as a fault.
+ * cannot answer, or a payload store that cannot be reached, is logged as one warning line with its cause's message, not
+ * as a fault.
  */
 export function createErrorHandler(logger: ApiLogger): ErrorHandler {
   return (error, c) => {
     const httpError = toHttpError(error);
     const failed = `Relay-E: ${c.req.method} ${c.req.path} failed`;
-    if (httpError.code === 'temporal_unavailable') {
+    if ((unavailableDependencies as readonly string[]).includes(httpError.code)) {
       const warn = logger.warn ?? logger.error;
-      warn.call(logger, `${failed} (503 temporal_unavailable): ${messageWithCause(error)}`);
+      warn.call(logger, `${failed} (${httpError.status} ${httpError.code}): ${messageWithCause(error)}`);
       return httpError.getResponse();
     }
     // Waiting for a worker (a run's, or any to announce its tools) or an API started without the workers' store is

@@ -15,6 +15,7 @@ export type HttpOnlyErrorCode =
   | 'method_not_allowed'
   | 'catalog_unavailable'
   | 'payload_store_unavailable'
+  | 'payload_store_unreachable'
   | 'temporal_unavailable'
   | 'internal_error';
 
@@ -102,6 +103,7 @@ const titles: Readonly<Record<HttpErrorCode, string>> = {
   run_already_exists: 'Run already exists',
   catalog_unavailable: 'No worker catalog',
   payload_store_unavailable: 'No payload store',
+  payload_store_unreachable: 'Payload store unreachable',
   temporal_unavailable: 'Temporal unavailable',
   internal_error: 'Internal server error',
 };
@@ -180,6 +182,25 @@ export function temporalUnavailableError(error: unknown): HttpError | undefined 
   }
   if (!isTemporalUnavailable(error)) return undefined;
   return temporalUnavailable('Temporal cannot be reached or did not answer in time; try again shortly', error);
+}
+
+/** What a 503 `payload_store_unreachable` tells the caller to wait: a database restarts or fails over in seconds. */
+const payloadStoreUnreachableRetryAfterSeconds = 5;
+
+/**
+ * The 503 `payload_store_unreachable` for `cause`, an error that says the payload store cannot be reached right now.
+ * The detail names neither the store's address nor its credentials, which are the operator's to read in the log.
+ */
+export function payloadStoreUnreachable(cause: unknown): HttpError {
+  return new HttpError(
+    503,
+    'payload_store_unreachable',
+    'The payload store cannot be reached right now; try again shortly',
+    {
+      headers: { 'retry-after': String(payloadStoreUnreachableRetryAfterSeconds) },
+      cause,
+    },
+  );
 }
 
 /**

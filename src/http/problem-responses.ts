@@ -42,6 +42,10 @@ const documentedProblems = {
     status: 501,
     detail: "This API has no payload store: give it the workers' (createApi's payloadStore, or the config's)",
   },
+  payload_store_unreachable: {
+    status: 503,
+    detail: 'The payload store cannot be reached right now; try again shortly',
+  },
   catalog_unavailable: {
     status: 503,
     detail: "No worker on task queue 'relay-e' has announced its tools: start one (relay-e worker, relay-e dev)",

@@ -3,10 +3,11 @@ import type { OpenAPIHono } from '@hono/zod-openapi';
 import type { RelayClient } from '../client/relay-client.js';
 import { RelayError } from '../shared/errors.js';
 import type { PayloadRef, PayloadStore } from '../store/payload-store.js';
+import { isPayloadStoreUnreachable } from '../store/store-unreachable.js';
 import { storedPayloadParamsSchema } from './api-schemas.js';
 import { createResourceApi } from './create-resource-api.js';
 import type { ApiEnv } from './create-resource-api.js';
-import { HttpError } from './http-error.js';
+import { HttpError, payloadStoreUnreachable } from './http-error.js';
 import { apiKeySecurity, problemResponses } from './problem-responses.js';
 
 /**
@@ -43,6 +44,7 @@ export function createStoredPayloadsApi({
           'payload_not_found',
           'invalid_input',
           'payload_store_unavailable',
+          'payload_store_unreachable',
         ),
       },
     }),
@@ -65,6 +67,10 @@ export function createStoredPayloadsApi({
   return app;
 }
 
+/**
+ * The bytes at `ref` in the tenant's part of `store`: a ref it does not hold answers 404 `payload_not_found`, a store
+ * that cannot be reached right now 503 `payload_store_unreachable`; any other failure is the error handler's.
+ */
 async function readStored(
   store: PayloadStore,
   scope: { tenantId: string; runId: string },
@@ -78,6 +84,7 @@ async function readStored(
         cause: error,
       });
     }
+    if (isPayloadStoreUnreachable(error)) throw payloadStoreUnreachable(error);
     throw error;
   }
 }

@@ -1,10 +1,15 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createServer } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import type { RelayClient } from '../../src/client/relay-client.js';
 import { startApiServer } from '../../src/http/start-api-server.js';
 import type { ApiServer } from '../../src/http/start-api-server.js';
 import type { StoredToolOutput } from '../../src/shared/stored-output.js';
 import { createMemoryPayloadStore } from '../../src/store/memory-payload-store.js';
+import type { PayloadStore } from '../../src/store/payload-store.js';
+import { createPostgresPayloadStore } from '../../src/store/postgres-payload-store.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
+import { freePort } from '../helpers/free-port.js';
 import { useRelayTestKit } from '../helpers/relay-test-kit.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 import { createTestTenants } from './http-test-kit.js';
@@ -92,5 +97,84 @@ describe('GET /v1/runs/{id}/stored/{ref}', () => {
   it('needs an API key', async () => {
     const response = await fetch(`${withStore.url}/v1/runs/run_1/stored/sha256:${'0'.repeat(64)}`);
     expect(response.status).toBe(401);
+  });
+});
+
+describe('GET /v1/runs/{id}/stored/{ref} when the payload store cannot be reached', () => {
+  const unreachable = 'The payload store cannot be reached right now; try again shortly';
+
+  /**
+   * Reads a stored output of a run that exists through an API over `payloadStore` whose logger records what it logs,
+   * and returns the answer, its body's text and the log.
+   */
+  async function readThrough(payloadStore: PayloadStore) {
+    const logger = { error: vi.fn(), warn: vi.fn() };
+    const server = await startApiServer({ client, apiKeys, payloadStore, logger });
+    try {
+      const { runId, ref } = await runWithStoredOutput();
+      const path = `/v1/runs/${runId}/stored/${ref}`;
+      const response = await read(server, path, keys.alice);
+      return { path, response, body: await response.text(), logger };
+    } finally {
+      await Promise.all([server.close(), payloadStore.close()]);
+    }
+  }
+
+  it('answers 503 payload_store_unreachable with Retry-After when nothing listens at its address, logged as one warning', async () => {
+    const port = await freePort();
+    const payloadStore = createPostgresPayloadStore({
+      connectionString: `postgres://relay:hunter2-secret@127.0.0.1:${port}/relay`,
+      connectTimeoutMs: 1_000,
+    });
+
+    const { path, response, body, logger } = await readThrough(payloadStore);
+
+    expect(response.status).toBe(503);
+    expect(response.headers.get('retry-after')).toBe('5');
+    expect(response.headers.get('content-type')).toBe('application/problem+json');
+    expect(JSON.parse(body)).toMatchObject({
+      code: 'payload_store_unreachable',
+      title: 'Payload store unreachable',
+      detail: unreachable,
+    });
+    for (const secret of ['127.0.0.1', String(port), 'relay:', 'hunter2']) expect(body).not.toContain(secret);
+    expect(logger.error).not.toHaveBeenCalled();
+    expect(logger.warn.mock.calls).toEqual([
+      [
+        `Relay-E: GET ${path} failed (503 payload_store_unreachable): ${unreachable}: ` +
+          `connect ECONNREFUSED 127.0.0.1:${port}`,
+      ],
+    ]);
+  });
+
+  it('answers the same 503 after its connectTimeoutMs when the database takes the connection and never answers', async () => {
+    const sockets: Socket[] = [];
+    const silent = createServer((socket) => sockets.push(socket)); // as a database behind a silent firewall looks
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const { port } = silent.address() as AddressInfo;
+    try {
+      const payloadStore = createPostgresPayloadStore({
+        connectionString: `postgres://relay:hunter2-secret@127.0.0.1:${port}/relay`,
+        connectTimeoutMs: 1_000,
+      });
+
+      const { path, response, body, logger } = await readThrough(payloadStore);
+
+      expect(response.status).toBe(503);
+      expect(response.headers.get('retry-after')).toBe('5');
+      expect(JSON.parse(body)).toMatchObject({ code: 'payload_store_unreachable', detail: unreachable });
+      expect(body).not.toContain('hunter2');
+      expect(logger.error).not.toHaveBeenCalled();
+      expect(logger.warn.mock.calls).toEqual([
+        [
+          `Relay-E: GET ${path} failed (503 payload_store_unreachable): ${unreachable}: PostgreSQL gave the payload ` +
+            "store no connection within 1000 ms (the database did not answer, or every connection of the store's " +
+            'pool stayed busy)',
+        ],
+      ]);
+    } finally {
+      for (const socket of sockets) socket.destroy();
+      await new Promise((resolve) => silent.close(resolve));
+    }
   });
 });
