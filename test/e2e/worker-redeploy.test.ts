@@ -93,23 +93,48 @@ async function startedBy(client: RelayClient, runId: string, activityType: strin
   return pids;
 }
 
+/**
+ * A redeploy mid-tool: worker A (with `grace`, else the default) runs the run's tool until it has written `started`;
+ * A gets SIGTERM and worker B starts at once; the run then ends. `approve` decides the call first, for a tool that
+ * waits for a human. Returns what a test asserts on: A's exit code and pids, the ledger when A exited, and the run.
+ */
+async function redeployMidTool(label: string, options: { grace?: string; model: string; approve?: boolean }) {
+  const { taskQueue, ledger, client } = await freshProject(label);
+  const workerA = startWorker(taskQueue, ledger, options.grace);
+  const pidA = await readyPid(workerA, taskQueue);
+  const { runId } = await client.startRun({ tenantId: 'redeploy', model: options.model, prompt: 'append' });
+  if (options.approve) await approveWhenWaiting(client, runId);
+  await vi.waitFor(async () => expect(await readLedger(ledger)).toEqual([`started ${pidA}`]), {
+    timeout: waitMs,
+    interval: 50,
+  });
+
+  workerA.child.kill('SIGTERM');
+  const workerB = startWorker(taskQueue, ledger);
+  const exitCode = await within(workerA.exited, waitMs, `worker A did not exit within ${waitMs} ms of SIGTERM`);
+  const ledgerWhenAExited = await readLedger(ledger);
+  const pidB = await readyPid(workerB, taskQueue);
+  await within(client.result(runId), waitMs, `the run did not complete within ${waitMs} ms`);
+  return { client, runId, ledger, pidA, pidB, exitCode, ledgerWhenAExited };
+}
+
+async function approveWhenWaiting(client: RelayClient, runId: string): Promise<void> {
+  const waiting = await vi.waitFor(
+    async () => {
+      const [pending] = (await client.getRun(runId)).pendingApprovals;
+      if (!pending) throw new Error('no call waits for approval yet');
+      return pending;
+    },
+    { timeout: waitMs, interval: 100 },
+  );
+  await client.approve(runId, waiting.toolCallId, { approver: 'ops' });
+}
+
 describe('relay-e worker stopped with SIGTERM while a tool runs (a redeploy)', () => {
   it('lets the tool finish on the stopping worker, exits 0, and a new worker completes the run with that result', async () => {
-    const { taskQueue, ledger, client } = await freshProject('grace');
-    const workerA = startWorker(taskQueue, ledger);
-    const pidA = await readyPid(workerA, taskQueue);
-    const { runId } = await client.startRun({ tenantId: 'redeploy', model: 'scripted:slow', prompt: 'append' });
-    await vi.waitFor(async () => expect(await readLedger(ledger)).toEqual([`started ${pidA}`]), {
-      timeout: waitMs,
-      interval: 50,
+    const { client, runId, ledger, pidA, pidB, exitCode, ledgerWhenAExited } = await redeployMidTool('grace', {
+      model: 'scripted:slow',
     });
-
-    workerA.child.kill('SIGTERM');
-    const workerB = startWorker(taskQueue, ledger);
-    const exitCode = await within(workerA.exited, waitMs, `worker A did not exit within ${waitMs} ms of SIGTERM`);
-    const ledgerWhenAExited = await readLedger(ledger);
-    const pidB = await readyPid(workerB, taskQueue);
-    await within(client.result(runId), waitMs, `the run did not complete within ${waitMs} ms`);
 
     expect(exitCode).toBe(0);
     expect(ledgerWhenAExited).toEqual([`started ${pidA}`, `finished ${pidA}`]);
@@ -124,21 +149,10 @@ describe('relay-e worker stopped with SIGTERM while a tool runs (a redeploy)', (
   }, 120_000);
 
   it('with a zero grace, cancels the tool on the stopping worker at once and runs it again on the new one', async () => {
-    const { taskQueue, ledger, client } = await freshProject('no-grace');
-    const workerA = startWorker(taskQueue, ledger, '0s');
-    const pidA = await readyPid(workerA, taskQueue);
-    const { runId } = await client.startRun({ tenantId: 'redeploy', model: 'scripted:slow', prompt: 'append' });
-    await vi.waitFor(async () => expect(await readLedger(ledger)).toEqual([`started ${pidA}`]), {
-      timeout: waitMs,
-      interval: 50,
+    const { client, runId, ledger, pidA, pidB, exitCode, ledgerWhenAExited } = await redeployMidTool('no-grace', {
+      grace: '0s',
+      model: 'scripted:slow',
     });
-
-    workerA.child.kill('SIGTERM');
-    const workerB = startWorker(taskQueue, ledger);
-    const exitCode = await within(workerA.exited, waitMs, `worker A did not exit within ${waitMs} ms of SIGTERM`);
-    const ledgerWhenAExited = await readLedger(ledger);
-    const pidB = await readyPid(workerB, taskQueue);
-    await within(client.result(runId), waitMs, `the run did not complete within ${waitMs} ms`);
 
     expect(exitCode).toBe(0);
     expect(ledgerWhenAExited).toEqual([`started ${pidA}`]);
@@ -152,29 +166,11 @@ describe('relay-e worker stopped with SIGTERM while a tool runs (a redeploy)', (
   }, 120_000);
 
   it('with a zero grace, fails an approved tool cancelled on the stopping worker instead of running it again', async () => {
-    const { taskQueue, ledger, client } = await freshProject('approved');
-    const workerA = startWorker(taskQueue, ledger, '0s');
-    const pidA = await readyPid(workerA, taskQueue);
-    const { runId } = await client.startRun({ tenantId: 'redeploy', model: 'approved:slow', prompt: 'append' });
-    const waiting = await vi.waitFor(
-      async () => {
-        const [pending] = (await client.getRun(runId)).pendingApprovals;
-        if (!pending) throw new Error('no call waits for approval yet');
-        return pending;
-      },
-      { timeout: waitMs, interval: 100 },
-    );
-    await client.approve(runId, waiting.toolCallId, { approver: 'ops' });
-    await vi.waitFor(async () => expect(await readLedger(ledger)).toEqual([`started ${pidA}`]), {
-      timeout: waitMs,
-      interval: 50,
+    const { client, runId, ledger, pidA, exitCode } = await redeployMidTool('approved', {
+      grace: '0s',
+      model: 'approved:slow',
+      approve: true,
     });
-
-    workerA.child.kill('SIGTERM');
-    const workerB = startWorker(taskQueue, ledger);
-    const exitCode = await within(workerA.exited, waitMs, `worker A did not exit within ${waitMs} ms of SIGTERM`);
-    await readyPid(workerB, taskQueue);
-    await within(client.result(runId), waitMs, `the run did not complete within ${waitMs} ms`);
 
     expect(exitCode).toBe(0);
     // A human approved one execution: the one A began and cut short is all there is.
