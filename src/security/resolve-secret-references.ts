@@ -63,7 +63,8 @@ export async function resolveSecretReferences(
 /**
  * Replaces each secret value inside every string of `value` with `[secret]`, so a tool that echoes its token (in its
  * output or an error message) does not write it into history. A secret is also found as JSON escapes it, as it shows
- * in JSON text held in a string (a cut output's, or a body a tool passes on).
+ * in JSON text held in a string (a cut output's, or a body a tool passes on), and, from 12 bytes, base64-encoded (an
+ * echoed `Authorization: Basic` header).
  */
 export function redactSecrets<T>(value: T, secrets: readonly string[]): T {
   const needles = secretForms(secrets);
@@ -90,10 +91,32 @@ export function withoutCutSecret(text: string, secrets: readonly string[]): stri
   return text.slice(0, text.length - cut);
 }
 
-/** Each secret as written and as JSON escapes it (`\n`, `\"`), longest first so one containing another goes whole. */
+/**
+ * Each secret as written, as JSON escapes it (`\n`, `\"`) and, when long enough to be told from chance, in base64
+ * and base64url; longest first so one containing another goes whole.
+ */
 function secretForms(secrets: readonly string[]): string[] {
-  const forms = secrets.flatMap((secret) => [secret, JSON.stringify(secret).slice(1, -1)]);
+  const forms = secrets.flatMap((secret) => [secret, JSON.stringify(secret).slice(1, -1), ...base64Forms(secret)]);
   return [...new Set(forms)].filter((form) => form !== '').sort((a, b) => b.length - a.length);
+}
+
+/** How long a secret must be for its base64 forms to be looked for: shorter ones would match other text by chance. */
+const minBase64SecretBytes = 12;
+
+/**
+ * The characters of `secret`'s base64 (and base64url) that its bytes alone decide, for each of the three places it
+ * can start at within encoded text: so it is found inside a longer encoding too, such as an `Authorization: Basic`
+ * header's `user:secret`. A character that mixes in a neighbouring byte is left, which tells nothing of the secret.
+ */
+function base64Forms(secret: string): string[] {
+  const bytes = Buffer.from(secret, 'utf8');
+  if (bytes.length < minBase64SecretBytes) return [];
+  return [0, 1, 2].flatMap((shift) => {
+    const encoded = Buffer.concat([Buffer.alloc(shift), bytes]).toString('base64');
+    // Character i holds bits 6i to 6i + 6: those wholly inside the secret's bits are its own.
+    const own = encoded.slice(Math.ceil((shift * 8) / 6), Math.floor(((shift + bytes.length) * 8) / 6));
+    return [own, own.replaceAll('+', '-').replaceAll('/', '_')];
+  });
 }
 
 /** The length of the longest start of `secret` that `text` ends with; 0 for none. */
