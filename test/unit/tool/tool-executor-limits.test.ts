@@ -238,7 +238,11 @@ describe('ToolExecutor error size', () => {
       },
     });
 
-    const result = await new ToolExecutor(new ToolRegistry([failing])).execute('flaky', {});
+    // A logger of its own: the default one would print the page's first 8 KiB to the test's output.
+    const result = await new ToolExecutor(new ToolRegistry([failing]), { logger: recordingLogger() }).execute(
+      'flaky',
+      {},
+    );
 
     expect(result).toMatchObject({ success: false, errorType: 'execution' });
     const error = result.success ? '' : result.error;
