@@ -1,10 +1,15 @@
+import { existsSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import type { DataConverter } from '@temporalio/common';
+import { RelayError } from '../shared/errors.js';
 import { AesGcmPayloadCodec } from './aes-gcm-payload-codec.js';
 import type { EncryptionOptions } from './encryption-keys.js';
 
 /**
  * Adds the AES-256-GCM codec after any codec the data converter already has (encryption must come last: compressing
- * ciphertext gains nothing); returns the converter as it is when there is no encryption to add.
+ * ciphertext gains nothing), and the failure converter that moves failure messages and stack traces into a payload
+ * for the codec to encrypt ({@link encodedFailureConverterPath}), unless the converter names a failure converter of
+ * its own, which is kept. Returns the converter as it is when there is no encryption to add.
  */
 export function withEncryption(
   dataConverter: DataConverter | undefined,
@@ -13,6 +18,19 @@ export function withEncryption(
   if (encryption === undefined) return dataConverter;
   return {
     ...dataConverter,
+    failureConverterPath: dataConverter?.failureConverterPath ?? encodedFailureConverterPath(),
     payloadCodecs: [...(dataConverter?.payloadCodecs ?? []), new AesGcmPayloadCodec(encryption)],
   };
+}
+
+/**
+ * The file of the failure converter that encryption adds (encoded-failure-converter.ts), next to this module whether
+ * it runs from source or from `dist`: Temporal loads failure converters by path, and bundles them into workflow code.
+ */
+export function encodedFailureConverterPath(): string {
+  for (const extension of ['.ts', '.js']) {
+    const path = fileURLToPath(new URL(`./encoded-failure-converter${extension}`, import.meta.url));
+    if (existsSync(path)) return path;
+  }
+  throw new RelayError('invalid_input', 'Cannot find encoded-failure-converter next to the Relay-E encryption module');
 }

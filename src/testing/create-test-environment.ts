@@ -146,7 +146,10 @@ export async function createTestEnvironment(options: TestEnvironmentOptions): Pr
     const worker = await createWorker({
       ...workerOptions,
       workflowBundle:
-        workerOptions.workflowBundle ?? (shapesTheBundle(workerOptions) ? undefined : await relayWorkflowBundle()),
+        workerOptions.workflowBundle ??
+        (shapesTheBundle(workerOptions)
+          ? undefined
+          : await relayWorkflowBundle({ encryption: workerOptions.encryption !== undefined })),
       taskQueue,
       connection: testEnvironment.nativeConnection,
       namespace: namespaceOf(testEnvironment),

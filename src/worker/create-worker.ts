@@ -5,6 +5,7 @@ import type { RelayPluginOptions } from './relay-plugin.js';
 import { errorMessage } from '../tool/error-message.js';
 import { RelayPlugin, checkSearchAttributes } from './relay-plugin.js';
 import { rememberConnectionAddress } from './connection-address.js';
+import { bundlesNoFailureConverter } from './relay-workflows.js';
 
 export interface CreateWorkerOptions extends Omit<RelayPluginOptions, 'workflowBundle'> {
   taskQueue: string;
@@ -14,7 +15,12 @@ export interface CreateWorkerOptions extends Omit<RelayPluginOptions, 'workflowB
   address?: string;
   /** @default 'default' */
   namespace?: string;
-  /** A pre-built workflow bundle (`bundleRelayWorkflows()`); bundling on start takes a few seconds otherwise. */
+  /**
+   * A pre-built workflow bundle (`bundleRelayWorkflows()`); bundling on start takes a few seconds otherwise. With
+   * `encryption`, make it with `bundleRelayWorkflows({ encryption: true })`: a bundle without encryption's failure
+   * converter still runs, but its workflows store their failures (a failed run's error) in the clear, and the worker
+   * warns when it can tell.
+   */
   workflowBundle?: WorkerOptions['workflowBundle'];
   /**
    * A Temporal data converter (payload converter, codecs); `encryption` adds its codec after these codecs.
@@ -40,6 +46,7 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     // plugin opens any tool source (an MCP server's process).
     if (options.checkSearchAttributes ?? true) await checkSearchAttributes(connection, namespace);
     const plugin = await RelayPlugin.create({ ...pluginOptions, checkSearchAttributes: false });
+    warnOfCleartextWorkflowFailures(options);
     const dataConverter = options.dataConverter ?? workerOptions?.dataConverter;
     const created = Worker.create({
       ...workerOptions,
@@ -59,6 +66,15 @@ export async function createWorker(options: CreateWorkerOptions): Promise<Worker
     if (!given) await closeAfterFailure(connection);
     throw error;
   }
+}
+
+/** Warns of a pre-built bundle whose workflows would store their failures in the clear on an encrypting worker. */
+function warnOfCleartextWorkflowFailures({ encryption, workflowBundle }: CreateWorkerOptions): void {
+  if (encryption === undefined || workflowBundle === undefined || !bundlesNoFailureConverter(workflowBundle)) return;
+  Runtime.instance().logger.warn(
+    'createWorker: the workflowBundle has no failure converter, so with encryption on its workflows store their ' +
+      "failures (a failed run's error) in the clear; make it with bundleRelayWorkflows({ encryption: true })",
+  );
 }
 
 /** Closes a connection on the way out of a failure, whose error is the one to throw: a failed close is logged. */

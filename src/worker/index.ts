@@ -11,6 +11,8 @@ export type {
 export { RelayPlugin, createRelayPlugin } from './relay-plugin.js';
 export type { RelayPluginOptions } from './relay-plugin.js';
 export { bundleRelayWorkflows, relaySharedWorkflowModules } from './relay-workflows.js';
+export type { BundleRelayWorkflowsOptions } from './relay-workflows.js';
+export { encodedFailureConverterPath } from '../security/with-encryption.js';
 export type { ToolSourceOptions } from './resolve-tool-registry.js';
 export { createPayloadStore } from '../store/create-payload-store.js';
 export type { PayloadStoreConfig, PayloadStoreReporting } from '../store/create-payload-store.js';

@@ -1,19 +1,46 @@
 import { existsSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode } from '@temporalio/worker';
-import type { BundleOptions, WorkerOptions, WorkflowBundleWithSourceMap } from '@temporalio/worker';
+import type {
+  BundleOptions,
+  WorkerOptions,
+  WorkflowBundleOption,
+  WorkflowBundleWithSourceMap,
+} from '@temporalio/worker';
+import { encodedFailureConverterPath } from '../security/with-encryption.js';
 import { RelayError } from '../shared/errors.js';
 
+/** Options of {@link bundleRelayWorkflows}. */
+export interface BundleRelayWorkflowsOptions extends Pick<BundleOptions, 'logger'> {
+  /**
+   * Whether the workers given the bundle encrypt (`encryption`): the bundle then holds the failure converter that
+   * encryption adds, so the failures workflows write (a failed run's error) are encrypted too. A bundle without it
+   * still runs on such a worker, but writes those failures in the clear. No keys go into the bundle.
+   * @default false
+   */
+  encryption?: boolean;
+}
+
 /** Bundles Relay-E's workflows once, for workers that should start without bundling (tests, several workers). */
-export function bundleRelayWorkflows(
-  options: Pick<BundleOptions, 'logger'> = {},
-): Promise<WorkflowBundleWithSourceMap> {
+export function bundleRelayWorkflows(options: BundleRelayWorkflowsOptions = {}): Promise<WorkflowBundleWithSourceMap> {
+  const { encryption = false, ...bundleOptions } = options;
   return bundleWorkflowCode({
-    ...options,
+    ...bundleOptions,
+    ...(encryption ? { failureConverterPath: encodedFailureConverterPath() } : {}),
     workflowsPath: relayWorkflowsPath(),
     preloadModules: relaySharedWorkflowModules(),
     webpackConfigHook: compileWorkflowSourceAsBuilt,
   });
+}
+
+/**
+ * Whether a bundle was made without a failure converter, so its workflows write their failures (a failed run's error)
+ * with Temporal's default one, in the clear. Read from the module the SDK's bundler puts in place of a converter it
+ * was not given, which its development build names; a bundle given by path, or built otherwise, is never said to lack
+ * one.
+ */
+export function bundlesNoFailureConverter(bundle: WorkflowBundleOption): boolean {
+  return 'code' in bundle && bundle.code.includes('__temporal_custom_failure_converter (ignored)');
 }
 
 type WebpackConfiguration = Parameters<NonNullable<BundleOptions['webpackConfigHook']>>[0];

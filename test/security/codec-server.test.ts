@@ -1,4 +1,5 @@
 import type { Payload } from '@temporalio/common';
+import { encodeErrorToFailure, loadDataConverter } from '@temporalio/common/lib/internal-non-workflow/index.js';
 import { describe, expect, it } from 'vitest';
 import {
   AesGcmPayloadCodec,
@@ -8,6 +9,7 @@ import {
 } from '../../src/security/aes-gcm-payload-codec.js';
 import { createCodecServer } from '../../src/security/codec-server.js';
 import { encryptionOptionsFromEnv } from '../../src/security/encryption-keys.js';
+import { withEncryption } from '../../src/security/with-encryption.js';
 import { newKey } from './security-test-kit.js';
 
 const jsonPayload = (value: unknown) => ({
@@ -15,8 +17,16 @@ const jsonPayload = (value: unknown) => ({
   data: Buffer.from(JSON.stringify(value)).toString('base64'),
 });
 
+const toJson = (payload: Payload) => ({
+  metadata: Object.fromEntries(
+    Object.entries(payload.metadata ?? {}).map(([key, value]) => [key, Buffer.from(value).toString('base64')]),
+  ),
+  data: Buffer.from(payload.data ?? []).toString('base64'),
+});
+
 const uiOrigin = 'http://localhost:8233';
-const codec = new AesGcmPayloadCodec({ keys: { k1: newKey() } });
+const encryption = { keys: { k1: newKey() } };
+const codec = new AesGcmPayloadCodec(encryption);
 const app = createCodecServer({ codec, authorize: (authorization) => authorization === 'Bearer let-me-in' });
 
 function post(path: string, body: unknown, headers: Record<string, string> = { authorization: 'Bearer let-me-in' }) {
@@ -43,6 +53,21 @@ describe('codec server', () => {
 
     const decoded = await post('/decode', { payloads });
     expect(await decoded.json()).toEqual({ payloads: original });
+  });
+
+  it('decodes the message and stack trace of a failure an encrypting worker wrote, which the UI sends as a payload', async () => {
+    const converter = loadDataConverter(withEncryption(undefined, encryption));
+    const failure = await encodeErrorToFailure(converter, new Error('HTTP 402 for jane.doe@example.com'));
+    expect(failure.message).toBe('Encoded failure');
+    const response = await post('/decode', { payloads: [toJson(failure.encodedAttributes ?? {})] });
+    expect(response.status).toBe(200);
+    const { payloads } = (await response.json()) as { payloads: Array<{ data: string }> };
+    const attributes = JSON.parse(Buffer.from(payloads[0]?.data ?? '', 'base64').toString()) as {
+      message: string;
+      stack_trace: string;
+    };
+    expect(attributes.message).toBe('HTTP 402 for jane.doe@example.com');
+    expect(attributes.stack_trace).toContain('codec-server.test.ts');
   });
 
   it('passes payloads that were never encrypted through /decode unchanged', async () => {
@@ -120,12 +145,6 @@ describe('codec server limited to a tenant', () => {
     });
     return { status: response.status, body: (await response.json()) as { payloads?: unknown[]; code?: string } };
   };
-  const toJson = (payload: Payload) => ({
-    metadata: Object.fromEntries(
-      Object.entries(payload.metadata ?? {}).map(([key, value]) => [key, Buffer.from(value).toString('base64')]),
-    ),
-    data: Buffer.from(payload.data ?? []).toString('base64'),
-  });
   const encodeFor = async (workflowId: string | undefined, value: string) => {
     const plain = { metadata: { encoding: Buffer.from('json/plain') }, data: Buffer.from(JSON.stringify(value)) };
     const context = workflowId ? ({ type: 'workflow', namespace: 'default', workflowId } as const) : undefined;

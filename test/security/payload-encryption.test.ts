@@ -1,17 +1,25 @@
-import { DefaultLogger } from '@temporalio/worker';
+import { defaultPayloadConverter } from '@temporalio/common';
+import type { Payload, ProtoFailure } from '@temporalio/common';
+import { DefaultLogger, Runtime } from '@temporalio/worker';
 import type { Worker } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import { RelayClient } from '../../src/client/relay-client.js';
 import {
+  AesGcmPayloadCodec,
   encryptionKeyIdMetadataKey,
   encryptionWorkflowIdMetadataKey,
 } from '../../src/security/aes-gcm-payload-codec.js';
 import type { EncryptionOptions } from '../../src/security/encryption-keys.js';
+import { ModelProviderError } from '../../src/model/model-provider.js';
+import type { RunEvent } from '../../src/shared/run-types.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
 import { defineTool } from '../../src/tool/define-tool.js';
+import { createTestEnvironment } from '../../src/testing/create-test-environment.js';
 import { bundleRelayWorkflows, createWorker } from '../../src/worker/index.js';
+import { bundlesNoFailureConverter } from '../../src/worker/relay-workflows.js';
+import { latch } from '../helpers/latch.js';
 import { waitForRun } from '../helpers/relay-test-kit.js';
 import { connectTemporalTestEnv, uniqueTaskQueue } from '../helpers/temporal-test-env.js';
 import type { TemporalTestEnv } from '../helpers/temporal-test-env.js';
@@ -50,12 +58,15 @@ const base = { tenantId: 'acme', model: 'scripted:test', prompt } as const;
 
 let env: TemporalTestEnv;
 let bundle: ReturnType<typeof bundleRelayWorkflows>;
+/** The bundle for encrypting workers: with the failure converter that encryption adds. */
+let encryptingBundle: ReturnType<typeof bundleRelayWorkflows>;
 /** Each started worker and its `run()` promise. */
 const running = new Map<Worker, Promise<void>>();
 
 beforeAll(async () => {
   env = await connectTemporalTestEnv();
   bundle = bundleRelayWorkflows({ logger: new DefaultLogger('WARN') });
+  encryptingBundle = bundleRelayWorkflows({ logger: new DefaultLogger('WARN'), encryption: true });
 });
 
 afterAll(async () => {
@@ -70,7 +81,7 @@ async function startWorker(taskQueue: string, toolName: string, encryption?: Enc
     taskQueue,
     namespace: env.namespace,
     connection: env.nativeConnection,
-    workflowBundle: await bundle,
+    workflowBundle: await (encryption ? encryptingBundle : bundle),
     ...(encryption ? { encryption } : {}),
   });
   running.set(worker, worker.run());
@@ -184,17 +195,183 @@ describe('payload encryption', () => {
     }
   });
 
-  it('fails the workflow task with a clear error, and loses nothing, on a worker that lacks the key', async () => {
+  it('fails the workflow task with a clear error, encrypted with the worker’s key, on a worker that lacks the key', async () => {
     const taskQueue = uniqueTaskQueue('unknown-key');
-    const worker = await startWorker(taskQueue, 'read_note', { keys: { 'k-other': newKey() } });
+    const workerKeys = { keys: { 'k-other': newKey() } };
+    const worker = await startWorker(taskQueue, 'read_note', workerKeys);
     const client = await connectClient(taskQueue, rotatedKeys);
     try {
       const { runId } = await client.startRun(base);
       const failure = await waitForWorkflowTaskFailure(runId);
-      expect(failure).toContain("A payload is encrypted with key 'k-2025', which this process does not hold");
+      // Encrypted as every failure of an encrypting worker is, with this worker's key: its keys (and its log) read it.
+      expect(failure.message).toBe('Encoded failure');
+      expect(await decodedFailureMessage(failure, workerKeys)).toContain(
+        "A payload is encrypted with key 'k-2025', which this process does not hold",
+      );
       await client.temporal.workflow.getHandle(runId).terminate('test done');
     } finally {
       await stopWorker(worker);
+    }
+  });
+});
+
+/** Customer data as a tool's and a provider's errors carry it. */
+const toolFailure = 'TOOL-FAILURE-4b7e: HTTP 402 for jane.doe@example.com';
+const modelFailure = 'MODEL-FAILURE-a91c: quota exceeded for jane.doe@example.com';
+/** Where the failures' stack traces point: the tool activity, and the workflow that fails the run. */
+const stackFiles = ['execute-tool.ts', 'agent-run.ts'];
+
+/** What a run whose tool fails twice and whose model then fails left to read. */
+interface FailedRun {
+  runId: string;
+  /** The raw record while the tool's second attempt runs: the first attempt's failure is the activity's last one. */
+  rawWhileRetrying: string;
+  /** The raw record once the run failed (ACTIVITY_TASK_FAILED, WORKFLOW_EXECUTION_FAILED). */
+  rawAfterwards: string;
+  /** The run's events as a client with the worker's keys reads them. */
+  events: RunEvent[];
+  /** What that client's `result()` rejected with. */
+  resultError: unknown;
+}
+
+/**
+ * Runs a tool that throws on both its attempts, then a model that fails the run, on a worker with `encryption` given
+ * this file's bundle for it, or bundling its workflows on start as `relay-e worker` does.
+ */
+async function runFailingToolThenModel(
+  encryption?: EncryptionOptions,
+  { bundleOnStart = false } = {},
+): Promise<FailedRun> {
+  const taskQueue = uniqueTaskQueue(encryption ? 'failures-encrypted' : 'failures-plain');
+  const secondAttempt = latch();
+  let attempts = 0;
+  const chargeCard = defineTool({
+    name: 'charge_card',
+    description: 'Charge the customer’s card.',
+    inputSchema: z.object({}),
+    retry: { maximumAttempts: 2, initialInterval: '100ms' },
+    execute: async () => {
+      attempts += 1;
+      if (attempts === 2) {
+        secondAttempt.reached();
+        await secondAttempt.released;
+      }
+      throw new Error(toolFailure);
+    },
+  });
+  const model = scriptedModel((request) => {
+    if (request.step === 1) return { toolCalls: [{ id: 'c1', name: 'charge_card', input: {} }] };
+    throw new ModelProviderError(modelFailure, { retryable: false });
+  });
+  const worker = await createWorker({
+    tools: [chargeCard],
+    models: { scripted: model },
+    taskQueue,
+    namespace: env.namespace,
+    connection: env.nativeConnection,
+    ...(bundleOnStart ? {} : { workflowBundle: await (encryption ? encryptingBundle : bundle) }),
+    ...(encryption ? { encryption } : {}),
+  });
+  running.set(worker, worker.run());
+  const client = await connectClient(taskQueue, encryption);
+  try {
+    const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'Charge the card.' });
+    await secondAttempt.started;
+    const rawWhileRetrying = await rawRunRecord(env.client, runId);
+    secondAttempt.release();
+    const resultError = await client.result(runId).then(
+      () => undefined,
+      (error: unknown) => error,
+    );
+    const events = await client.events(runId);
+    return { runId, rawWhileRetrying, rawAfterwards: await rawRunRecord(env.client, runId), events, resultError };
+  } finally {
+    secondAttempt.release();
+    await stopWorker(worker);
+  }
+}
+
+describe('failure encryption', () => {
+  it('stores failure messages and stack traces in the clear without encryption, so the scan below can see them', async () => {
+    const { rawWhileRetrying, rawAfterwards } = await runFailingToolThenModel();
+    expect(rawWhileRetrying).toContain(toolFailure);
+    for (const text of [toolFailure, modelFailure, ...stackFiles]) expect(rawAfterwards).toContain(text);
+  });
+
+  it('stores a failing tool’s and a failed run’s messages and stack traces encrypted, and reads them with the keys', async () => {
+    const { runId, rawWhileRetrying, rawAfterwards, events, resultError } = await runFailingToolThenModel(rotatedKeys);
+    for (const raw of [rawWhileRetrying, rawAfterwards]) {
+      for (const text of [toolFailure, modelFailure, 'jane.doe', ...stackFiles]) expect(raw).not.toContain(text);
+    }
+    expect(rawAfterwards).toContain('Encoded failure');
+    // The failures' payloads name the run as the others do, so a codec token of its tenant reads them.
+    expect(await metadataInHistory(runId, encryptionWorkflowIdMetadataKey)).toEqual(new Set([runId]));
+    // The workflow decoded the activities' failures, and the client the run's.
+    const errorOf = (type: 'tool_failed' | 'run_failed') => {
+      const event = events.find((item) => item.type === type);
+      return event && 'error' in event ? event.error : undefined;
+    };
+    expect(errorOf('tool_failed')).toContain(toolFailure);
+    expect(errorOf('run_failed')).toContain(modelFailure);
+    expect(((resultError as Error).cause as Error).message).toContain(modelFailure);
+  });
+
+  it('encrypts a failed run’s error on a worker that bundles its workflows on start', async () => {
+    const { rawAfterwards, events } = await runFailingToolThenModel(rotatedKeys, { bundleOnStart: true });
+    for (const text of [modelFailure, 'agent-run.ts']) expect(rawAfterwards).not.toContain(text);
+    expect(events.at(-1)).toMatchObject({ type: 'run_failed' });
+    expect(JSON.stringify(events.at(-1))).toContain(modelFailure);
+  });
+
+  it('warns when an encrypting worker is given a bundle without the failure converter, and only then', async () => {
+    expect(bundlesNoFailureConverter(await bundle)).toBe(true);
+    expect(bundlesNoFailureConverter(await encryptingBundle)).toBe(false);
+    const warn = vi.spyOn(Runtime.instance().logger, 'warn');
+    /** Whether creating an encrypting worker given `workflowBundle` warned of cleartext failures. */
+    const warnsWith = async (workflowBundle: Awaited<typeof bundle>) => {
+      warn.mockClear();
+      const worker = await createWorker({
+        tools: [readNote],
+        models: { scripted: scriptedModel(script('read_note')) },
+        taskQueue: uniqueTaskQueue('bundle-check'),
+        namespace: env.namespace,
+        connection: env.nativeConnection,
+        workflowBundle,
+        encryption: rotatedKeys,
+      });
+      running.set(worker, worker.run());
+      // A worker stops only once it runs; the plugin starts it after its own start-up.
+      await vi.waitFor(() => expect(worker.getState()).toBe('RUNNING'));
+      await stopWorker(worker);
+      return warn.mock.calls.some(([message]) => message.includes('bundleRelayWorkflows({ encryption: true })'));
+    };
+    try {
+      expect(await warnsWith(await bundle)).toBe(true);
+      expect(await warnsWith(await encryptingBundle)).toBe(false);
+    } finally {
+      warn.mockRestore();
+    }
+  });
+
+  it('gives an encrypting test environment a bundle with the failure converter', async () => {
+    const testEnv = await createTestEnvironment({
+      mode: 'time-skipping',
+      models: {
+        scripted: scriptedModel(() => {
+          throw new ModelProviderError(modelFailure, { retryable: false });
+        }),
+      },
+      encryption: rotatedKeys,
+    });
+    try {
+      const { runId } = await testEnv.client.startRun(base);
+      const events = await testEnv.collectEvents(runId);
+      expect(JSON.stringify(events.at(-1))).toContain(modelFailure);
+      const raw = await rawRunRecord(testEnv.temporal, runId);
+      expect(raw).toContain('Encoded failure');
+      expect(raw).not.toContain(modelFailure);
+    } finally {
+      await testEnv.teardown();
     }
   });
 });
@@ -273,14 +450,22 @@ describe('the codec server with a token limited to a tenant', () => {
   });
 });
 
-async function waitForWorkflowTaskFailure(runId: string): Promise<string> {
+async function waitForWorkflowTaskFailure(runId: string): Promise<ProtoFailure> {
   const deadline = Date.now() + 20_000;
   while (Date.now() < deadline) {
     const history = await env.client.workflow.getHandle(runId).fetchHistory();
     const failed = history.events?.find((event) => event.workflowTaskFailedEventAttributes);
-    const message = failed?.workflowTaskFailedEventAttributes?.failure?.message;
-    if (message) return message;
+    const failure = failed?.workflowTaskFailedEventAttributes?.failure;
+    if (failure) return failure;
     await new Promise((resolve) => setTimeout(resolve, 200));
   }
   throw new Error(`No workflow task failure in the history of ${runId}`);
+}
+
+/** A failure's message as a reader with `encryption`'s keys sees it: its encrypted attributes decoded. */
+async function decodedFailureMessage(failure: ProtoFailure, encryption: EncryptionOptions): Promise<unknown> {
+  const encoded = failure.encodedAttributes;
+  if (!encoded) return failure.message;
+  const [decoded] = await new AesGcmPayloadCodec(encryption).decode([encoded]);
+  return defaultPayloadConverter.fromPayload<{ message?: unknown }>(decoded as Payload).message;
 }

@@ -62,6 +62,7 @@ describe('entry points', { timeout: 30_000 }, () => {
       'createRelayPlugin',
       'createWorker',
       'defaultPayloadRetentionMs',
+      'encodedFailureConverterPath',
       'mcpTools',
       'relaySharedWorkflowModules',
       'startPayloadJanitor',
