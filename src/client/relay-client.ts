@@ -35,6 +35,7 @@ import { runVersioningOf } from './read-run-versioning.js';
 import { callWaitState } from './call-wait-state.js';
 import type { HandedOffNotices } from './read-handed-off-notices.js';
 import { ModelDeltaTracker, readModelProgress } from './read-model-progress.js';
+import { withKeylessRefusal } from '../security/keyless-payload-codec.js';
 import { withEncryption } from '../security/with-encryption.js';
 import { closedRunMemoKey, readClosedRunMemo, recordedEventsAfter, withOutput } from '../shared/closed-run-record.js';
 import type { ClosedRunRecord } from '../shared/closed-run-record.js';
@@ -207,7 +208,10 @@ export class RelayClient {
   static async connect(options: RelayClientOptions): Promise<RelayClient> {
     // Keys and the wait are checked before connecting: a connection opened first would be left open by a refusal.
     checkedDecisionWaitMs(options.decisionWaitMs);
-    const dataConverter = withEncryption(options.dataConverter, options.encryption);
+    // Without keys, an encrypted run is refused with the setting to give rather than the SDK's bare unknown encoding.
+    const dataConverter = options.encryption
+      ? withEncryption(options.dataConverter, options.encryption)
+      : withKeylessRefusal(options.dataConverter);
     const connection =
       options.connection ??
       (await Connection.connect({

@@ -170,6 +170,26 @@ describe('payload encryption', () => {
     }
   });
 
+  it('refuses an encrypted run to a client without keys, naming the key and the setting to give', async () => {
+    const taskQueue = uniqueTaskQueue('keyless');
+    const worker = await startWorker(taskQueue, 'read_note', rotatedKeys);
+    const client = await connectClient(taskQueue, rotatedKeys);
+    const keyless = await connectClient(taskQueue);
+    try {
+      const { runId } = await client.startRun(base);
+      await client.result(runId);
+
+      await expect(keyless.getRun(runId, { tenantId: 'acme' })).rejects.toMatchObject({
+        code: 'decryption_failed',
+        message:
+          "A payload is encrypted with key 'k-2025', and this process holds no encryption keys: give it the " +
+          "workers' keys (RELAY_E_ENCRYPTION_KEYS, or the encryption option)",
+      });
+    } finally {
+      await stopWorker(worker);
+    }
+  });
+
   it('keeps reading a run written with an old key after the workers rotate to a new one', async () => {
     const taskQueue = uniqueTaskQueue('rotation');
     const before = await startWorker(taskQueue, 'send_note', oldKeys);
