@@ -103,6 +103,14 @@ describe('GET /v1/runs/{id}/stored/{ref}', () => {
 describe('GET /v1/runs/{id}/stored/{ref} when the payload store cannot be reached', () => {
   const unreachable = 'The payload store cannot be reached right now; try again shortly';
 
+  /** A PostgreSQL store at `port` on this machine that gives up on a connection after a second. */
+  function storeAt(port: number): PayloadStore {
+    return createPostgresPayloadStore({
+      connectionString: `postgres://relay:hunter2-secret@127.0.0.1:${port}/relay`,
+      connectTimeoutMs: 1_000,
+    });
+  }
+
   /**
    * Reads a stored output of a run that exists through an API over `payloadStore` whose logger records what it logs,
    * and returns the answer, its body's text and the log.
@@ -122,12 +130,8 @@ describe('GET /v1/runs/{id}/stored/{ref} when the payload store cannot be reache
 
   it('answers 503 payload_store_unreachable with Retry-After when nothing listens at its address, logged as one warning', async () => {
     const port = await freePort();
-    const payloadStore = createPostgresPayloadStore({
-      connectionString: `postgres://relay:hunter2-secret@127.0.0.1:${port}/relay`,
-      connectTimeoutMs: 1_000,
-    });
 
-    const { path, response, body, logger } = await readThrough(payloadStore);
+    const { path, response, body, logger } = await readThrough(storeAt(port));
 
     expect(response.status).toBe(503);
     expect(response.headers.get('retry-after')).toBe('5');
@@ -153,12 +157,7 @@ describe('GET /v1/runs/{id}/stored/{ref} when the payload store cannot be reache
     await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
     const { port } = silent.address() as AddressInfo;
     try {
-      const payloadStore = createPostgresPayloadStore({
-        connectionString: `postgres://relay:hunter2-secret@127.0.0.1:${port}/relay`,
-        connectTimeoutMs: 1_000,
-      });
-
-      const { path, response, body, logger } = await readThrough(payloadStore);
+      const { path, response, body, logger } = await readThrough(storeAt(port));
 
       expect(response.status).toBe(503);
       expect(response.headers.get('retry-after')).toBe('5');
