@@ -23,6 +23,15 @@ describe('isPayloadStoreUnreachable', () => {
     ['a connection exception (SQLSTATE 08006)', databaseError('08006', 'connection failure')],
     ['a server still starting up (SQLSTATE 57P03)', databaseError('57P03', 'the database system is starting up')],
     ['no connection in time (PostgresConnectTimeoutError, ETIMEDOUT)', new PostgresConnectTimeoutError(300)],
+    ['a connection the server dropped under a query', new Error('Connection terminated unexpectedly')],
+    [
+      'each address of a name refused (an AggregateError without a code of its own)',
+      new AggregateError([systemError('ECONNREFUSED', 'connect ECONNREFUSED ::1:5432')], ''),
+    ],
+    [
+      'an error caused by one that is',
+      new Error('reading the payload failed', { cause: systemError('EHOSTUNREACH', 'connect EHOSTUNREACH') }),
+    ],
   ])('counts %s as unreachable, worth another attempt', (_, error) => {
     expect(isPayloadStoreUnreachable(error)).toBe(true);
   });
@@ -34,6 +43,7 @@ describe('isPayloadStoreUnreachable', () => {
     ['an error without a code', new Error('something else broke')],
     ['a thrown value that is no object', 'ECONNREFUSED'],
     ['a thrown null', null],
+    ['an error caused by a refusal', new Error('storing failed', { cause: databaseError('28P01', 'password failed') })],
   ])('does not count %s as unreachable', (_, error) => {
     expect(isPayloadStoreUnreachable(error)).toBe(false);
   });
