@@ -197,7 +197,8 @@ function describeParts(...[user, host, port, database]: Array<string | undefined
 }
 
 /** `10 minutes`, `7 days`: the largest unit that divides the duration, else milliseconds. */
-function describeMs(ms: number): string {
+/** `ms` in words: `10 minutes`, `1 hour`, `1500 ms`. */
+export function describeMs(ms: number): string {
   const units: Array<[string, number]> = [
     ['day', 86_400_000],
     ['hour', 3_600_000],

@@ -28,6 +28,7 @@ import {
   createCliPayloadStore,
   defaultPayloadDirectory,
   defaultJanitorIntervalMs,
+  describeMs,
   describePayloadStore,
   prepareCliPayloadStore,
   withPayloadJanitor,
@@ -66,6 +67,8 @@ export interface CliWorker {
   readonly payloadStore: PayloadStore;
   /** What the ready line says of the payload store: which, whether encrypted (current key), its janitor. */
   readonly payloadStoreFacts: PayloadStoreFacts;
+  /** How long a stop lets running tools and model calls finish before it cancels them. */
+  readonly shutdownGraceMs: number;
   /** Settles when the worker stops; rejects when it fails. */
   readonly finished: Promise<void>;
   stop(): Promise<void>;
@@ -141,6 +144,7 @@ export async function startCliWorker(
     worker,
     payloadStore: payloads.store,
     payloadStoreFacts: payloads.facts,
+    shutdownGraceMs: shutdownGraceTime,
     finished: running,
     providers: Object.keys(models),
     toolNames: tools.map(describeToolEntry),
@@ -432,6 +436,7 @@ ${serverConnectionOptionsHelp}`,
       tools: demo.toolNames,
       source: demo.source,
       payloadStore: demo.payloadStoreFacts,
+      shutdownGraceMs: demo.shutdownGraceMs,
       ...(demo.approvalWebhook ? { approvalWebhook: demo.approvalWebhook } : {}),
       ...(deployment ? { deployment } : {}),
     };
@@ -441,6 +446,7 @@ ${serverConnectionOptionsHelp}`,
         : `Worker ready on ${settings.address} (namespace ${settings.namespace}, task queue ${settings.taskQueue})\n` +
             `  models: ${demo.providers.map((name) => `${name}:*`).join(', ')}\n  tools: ${demo.toolNames.join(', ')} (from ${demo.source})\n` +
             `  payloads: ${describePayloadStore(demo.payloadStoreFacts)}\n` +
+            `  on stop: running tools and model calls get ${describeMs(demo.shutdownGraceMs)} to finish\n` +
             (demo.approvalWebhook ? `  approvers notified at: ${demo.approvalWebhook}\n` : '') +
             (deployment ? describeDeployment(deployment) : ''),
     );

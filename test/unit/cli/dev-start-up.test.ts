@@ -76,6 +76,7 @@ function fakeWorker(failure?: Promise<never>): CliWorker {
       retentionMs: 7 * 86_400_000,
       janitorIntervalMs: 600_000,
     },
+    shutdownGraceMs: 25_000,
     finished,
     stop: async () => {
       stopped.push('worker');

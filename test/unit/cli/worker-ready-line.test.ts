@@ -98,6 +98,17 @@ describe('relay-e worker’s ready line', () => {
   });
 });
 
+describe('relay-e worker’s shutdown grace on its ready line', () => {
+  it('says how long running calls get on a stop: 25 seconds by default, RELAY_E_SHUTDOWN_GRACE when set', async () => {
+    expect(await readyLine()).toContain('\n  on stop: running tools and model calls get 25 seconds to finish\n');
+
+    printed = '';
+    vi.stubEnv('RELAY_E_SHUTDOWN_GRACE', '90s');
+    const json = JSON.parse(await readyLine('--json')) as { shutdownGraceMs: unknown };
+    expect(json.shutdownGraceMs).toBe(90_000);
+  });
+});
+
 describe('relay-e worker’s payload janitor setting', () => {
   it('passes every RELAY_E_PAYLOAD_JANITOR when it is a duration, and runs none when it is off', async () => {
     vi.stubEnv('RELAY_E_PAYLOAD_JANITOR', '30m');
