@@ -51,6 +51,12 @@ export function explainListenError(
         `Pick another with --port N or ${variable}=N (0 picks a free one).`,
     );
   }
+  if (code === 'EACCES' && syscall === 'listen') {
+    return usageError(
+      `This user may not listen on port ${port} (EACCES: ports below 1024 need privileges). ` +
+        `Pick another with --port N or ${variable}=N, and put a proxy in front for port ${port}.`,
+    );
+  }
   const reason =
     syscall === 'getaddrinfo'
       ? 'the name does not resolve'

@@ -248,6 +248,21 @@ describe('explainListenError', () => {
     );
   });
 
+  it('names a port this user may not listen on and the flag that moves it, exit 2', () => {
+    const denied = Object.assign(new Error('listen EACCES: permission denied 127.0.0.1:80'), {
+      code: 'EACCES',
+      syscall: 'listen',
+    });
+    const explained = explainListenError(denied, { ...listen, port: 80 });
+
+    // Before, Node's own `listen EACCES: permission denied`, exit 1.
+    expect(toExitCode(explained)).toBe(2);
+    expect(String(explained)).toBe(
+      'CliError: This user may not listen on port 80 (EACCES: ports below 1024 need privileges). Pick another with ' +
+        '--port N or RELAY_E_PORT=N, and put a proxy in front for port 80.',
+    );
+  });
+
   it('passes on a listen error that is neither the port’s nor the host’s', () => {
     const denied = Object.assign(new Error('listen EMFILE'), { code: 'EMFILE', syscall: 'listen' });
 
