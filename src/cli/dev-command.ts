@@ -14,10 +14,11 @@ import {
   startTemporalDevServer,
 } from '../dev/temporal-dev-server.js';
 import type { TemporalDevServer } from '../dev/temporal-dev-server.js';
+import { isAddressOfThisMachine } from '../dev/local-address.js';
 import type { ApiKeyTenants } from '../http/api-keys.js';
 import { loadApiKeys } from '../http/api-keys.js';
 import { startApiServer } from '../http/start-api-server.js';
-import { exitCodes, usageError } from './cli-error.js';
+import { CliError, exitCodes, usageError } from './cli-error.js';
 import { runTenantsOf, startCodecServer } from './codec-server-command.js';
 import type { Command } from './command.js';
 import { apiHost, connectionOptions, connectionOptionsHelp, parseCommandFlags } from './command.js';
@@ -266,6 +267,7 @@ async function startTemporal(
   stack.spinner.start(`connecting to Temporal at ${settings.address}`);
   const { host, port } = splitAddress(settings.address);
   const reused = await isListening(host, port);
+  if (!reused && !(await isAddressOfThisMachine(host))) throw nothingToReuseElsewhere(settings.address);
   const cliPath = await findTemporalExecutable().catch(() => undefined);
   const ports = { gRPC: port, ui: uiPort };
   const started = reused
@@ -275,6 +277,15 @@ async function startTemporal(
 }
 
 type TemporalPorts = { gRPC: number; ui: number };
+
+/** Nothing answered at an address of another machine, where dev cannot start a server of its own (exit 5). */
+function nothingToReuseElsewhere(address: string): CliError {
+  return new CliError(
+    exitCodes.unavailable,
+    `Nothing answers at ${address}, and dev starts a Temporal dev server only on an address of this machine: start ` +
+      'Temporal there, or give --temporal-address 127.0.0.1:N for a dev server here',
+  );
+}
 
 /** Checks that the server answering at the settings' address serves their namespace, reached as the worker will. */
 async function reuseTemporal(

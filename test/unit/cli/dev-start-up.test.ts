@@ -192,6 +192,22 @@ describe('relay-e dev on an API --host this machine does not have', () => {
   });
 });
 
+describe('relay-e dev on a --temporal-address of another machine where nothing answers', () => {
+  it('says it starts a dev server only on this machine, exit 5, without running the Temporal CLI', async () => {
+    vi.spyOn(await import('../../../src/dev/temporal-dev-server.js'), 'isListening').mockResolvedValue(false);
+    const failure = devCommand.run(['--temporal-address', '203.0.113.9:7233']);
+
+    // Before, the Temporal CLI was started on that address and its bind failure shown as its log, exit 5.
+    await expect(failure).rejects.toMatchObject({ exitCode: 5 });
+    await expect(failure).rejects.toThrow(
+      'Nothing answers at 203.0.113.9:7233, and dev starts a Temporal dev server only on an address of this ' +
+        'machine: start Temporal there, or give --temporal-address 127.0.0.1:N for a dev server here',
+    );
+    expect(startTemporalDevServer).not.toHaveBeenCalled();
+    expect(startCliWorker).not.toHaveBeenCalled();
+  });
+});
+
 describe('relay-e dev on a --temporal-address held by something that is not Temporal', () => {
   it('names the flag that moves it at once, exit 2', async () => {
     const web = createServer((_, response) => response.end('hello'));
