@@ -105,11 +105,14 @@ export function safeReturnPath(next: unknown): string | undefined {
   if (typeof next !== 'string' || next.length > maxReturnPathLength) return undefined;
   // Only the inbox's own pages, in printable ASCII (a browser sends the rest encoded) without backslashes, which URL
   // parsers take for slashes.
-  if (!/^\/inbox\/runs\/[!-[\]-~]*$/.test(next)) return undefined;
+  if (!inboxRunPath.test(next)) return undefined;
   const base = 'http://inbox.invalid';
   const url = URL.parse(next, base);
-  return url?.origin === base ? url.pathname + url.search : undefined;
+  // Checked again as parsed: `..` and `%2e%2e` segments climb out of `/inbox/runs/` (to `//elsewhere`, even).
+  return url?.origin === base && inboxRunPath.test(url.pathname) ? url.pathname + url.search : undefined;
 }
+
+const inboxRunPath = /^\/inbox\/runs\/[!-[\]-~]*$/;
 
 /**
  * The session cookie, unless the request carries more than one of its name: another host of the parent domain can set
