@@ -112,7 +112,7 @@ export async function prepareCliPayloadStore(payloads: CliPayloadStore): Promise
     const exitCode = isPayloadStoreUnreachable(error) ? exitCodes.unavailable : exitCodes.usage;
     throw new CliError(
       exitCode,
-      `The payload store (${payloads.facts.store}) cannot be used: ${describeStoreError(error)}` +
+      `The payload store (${payloads.facts.store}) cannot be used: ${errorMessage(error)}` +
         (isMissingPrivilege(error) ? `. ${privilegesHint}` : ''),
     );
   }
@@ -124,12 +124,6 @@ const privilegesHint =
 /** PostgreSQL's insufficient_privilege, as creating the tables without the right to create in the schema fails. */
 function isMissingPrivilege(error: unknown): boolean {
   return (error as { code?: unknown } | null)?.code === '42501';
-}
-
-/** The error's message; a connection to a name with several addresses fails with an AggregateError without one. */
-function describeStoreError(error: unknown): string {
-  const first: unknown = error instanceof AggregateError ? error.errors[0] : undefined;
-  return first !== undefined && (error as Error).message === '' ? errorMessage(first) : errorMessage(error);
 }
 
 /** What the worker's ready line says of its payload store. */
