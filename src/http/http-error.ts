@@ -149,21 +149,21 @@ export class HttpError extends HTTPException {
   }
 }
 
-/** What a 503 `run_unavailable` tells the caller to wait: a worker recovers a run within about one workflow task timeout. */
-const runUnavailableRetryAfterSeconds = 5;
-
 /**
- * What a 503 `temporal_unavailable` tells the caller to wait: a frontend restarting, or a load balancer moving the
- * connection to another, takes seconds.
+ * How long a 503 asks the caller to wait (`Retry-After`) for what passes in seconds: a worker recovering a run (about
+ * one workflow task timeout), a Temporal frontend restarting or a load balancer moving the connection, a database
+ * restarting or failing over.
  */
-const temporalUnavailableRetryAfterSeconds = 5;
+const retryAfterSeconds = 5;
+
+/** A 503 of `code` saying `detail`, with its `Retry-After`. */
+function unavailable(code: HttpErrorCode, detail: string, cause: unknown): HttpError {
+  return new HttpError(503, code, detail, { headers: { 'retry-after': String(retryAfterSeconds) }, cause });
+}
 
 /** A 503 `temporal_unavailable` with its `Retry-After`, saying `detail`. */
 export function temporalUnavailable(detail: string, cause?: unknown): HttpError {
-  return new HttpError(503, 'temporal_unavailable', detail, {
-    headers: { 'retry-after': String(temporalUnavailableRetryAfterSeconds) },
-    cause,
-  });
+  return unavailable('temporal_unavailable', detail, cause);
 }
 
 /**
@@ -184,22 +184,15 @@ export function temporalUnavailableError(error: unknown): HttpError | undefined 
   return temporalUnavailable('Temporal cannot be reached or did not answer in time; try again shortly', error);
 }
 
-/** What a 503 `payload_store_unreachable` tells the caller to wait: a database restarts or fails over in seconds. */
-const payloadStoreUnreachableRetryAfterSeconds = 5;
-
 /**
  * The 503 `payload_store_unreachable` for `cause`, an error that says the payload store cannot be reached right now.
  * The detail names neither the store's address nor its credentials, which are the operator's to read in the log.
  */
 export function payloadStoreUnreachable(cause: unknown): HttpError {
-  return new HttpError(
-    503,
+  return unavailable(
     'payload_store_unreachable',
     'The payload store cannot be reached right now; try again shortly',
-    {
-      headers: { 'retry-after': String(payloadStoreUnreachableRetryAfterSeconds) },
-      cause,
-    },
+    cause,
   );
 }
 
@@ -213,12 +206,7 @@ export function toHttpError(error: unknown): HttpError {
     const status = relayErrorStatus[error.code];
     const code = error.code === 'tenant_mismatch' ? 'run_not_found' : error.code;
     const issues = readIssues(error.details);
-    if (error.code === 'run_unavailable') {
-      return new HttpError(status, code, error.message, {
-        headers: { 'retry-after': String(runUnavailableRetryAfterSeconds) },
-        cause: error,
-      });
-    }
+    if (error.code === 'run_unavailable') return unavailable(code, error.message, error);
     if (status >= 500)
       return new HttpError(status, code, 'The server could not complete the request', { cause: error });
     return new HttpError(status, code, error.message, { ...(issues ? { issues } : {}), cause: error });
