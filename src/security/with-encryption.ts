@@ -1,7 +1,5 @@
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import type { DataConverter } from '@temporalio/common';
-import { RelayError } from '../shared/errors.js';
+import { moduleFileNextTo } from '../worker/module-file.js';
 import { AesGcmPayloadCodec } from './aes-gcm-payload-codec.js';
 import type { EncryptionOptions } from './encryption-keys.js';
 
@@ -28,9 +26,5 @@ export function withEncryption(
  * it runs from source or from `dist`: Temporal loads failure converters by path, and bundles them into workflow code.
  */
 export function encodedFailureConverterPath(): string {
-  for (const extension of ['.ts', '.js']) {
-    const path = fileURLToPath(new URL(`./encoded-failure-converter${extension}`, import.meta.url));
-    if (existsSync(path)) return path;
-  }
-  throw new RelayError('invalid_input', 'Cannot find encoded-failure-converter next to the Relay-E encryption module');
+  return moduleFileNextTo(import.meta.url, './encoded-failure-converter');
 }

@@ -1,5 +1,3 @@
-import { existsSync } from 'node:fs';
-import { fileURLToPath } from 'node:url';
 import { bundleWorkflowCode } from '@temporalio/worker';
 import type {
   BundleOptions,
@@ -8,7 +6,7 @@ import type {
   WorkflowBundleWithSourceMap,
 } from '@temporalio/worker';
 import { encodedFailureConverterPath } from '../security/with-encryption.js';
-import { RelayError } from '../shared/errors.js';
+import { moduleFileNextTo } from './module-file.js';
 
 /** Options of {@link bundleRelayWorkflows}. */
 export interface BundleRelayWorkflowsOptions extends Pick<BundleOptions, 'logger'> {
@@ -89,9 +87,5 @@ export function relayWorkflowsPath(): string {
 }
 
 function resolveRelayModule(pathFromRoot: string): string {
-  for (const extension of ['.ts', '.js']) {
-    const path = fileURLToPath(new URL(`../../${pathFromRoot}${extension}`, import.meta.url));
-    if (existsSync(path)) return path;
-  }
-  throw new RelayError('invalid_input', `Cannot find ${pathFromRoot} next to the Relay-E worker module`);
+  return moduleFileNextTo(import.meta.url, `../../${pathFromRoot}`);
 }
