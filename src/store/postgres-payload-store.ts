@@ -77,13 +77,10 @@ export function createPostgresPayloadStore(options: PostgresPayloadStoreOptions)
   const ownsPool = options.pool === undefined;
   const connectTimeoutMs = checkedConnectTimeout(options.connectTimeoutMs);
   const pool = options.pool ?? createPool(options.connectionString, connectTimeoutMs, options.logger ?? console);
-  let schema: Promise<void> | undefined;
   // Created at the first call, not at construction, so constructing a store needs no database yet.
-  const ready = () =>
-    (schema ??= createTables(pool, tables).catch((error: unknown) => {
-      schema = undefined;
-      throw error;
-    }));
+  const ready = onceItSucceeds(() => createTables(pool, tables));
+  // Checked once: the CLI worker prepares its store before connecting, and `RelayPlugin.create` prepares it again.
+  const privilegesChecked = onceItSucceeds(() => assertPrivileges(pool, tables));
 
   const store: PayloadStore = {
     async put(scope, data) {
@@ -119,14 +116,7 @@ export function createPostgresPayloadStore(options: PostgresPayloadStoreOptions)
     },
     async prepare() {
       await ready();
-      const missing = await missingPrivileges(pool, tables);
-      if (missing.length > 0) {
-        throw new RelayError(
-          'invalid_input',
-          `The PostgreSQL user lacks ${missing.join(', ')}: the payload store needs ${tablePrivileges.join(', ')} on ` +
-            `each of its tables`,
-        );
-      }
+      await privilegesChecked();
     },
     async close() {
       if (ownsPool) await pool.end();
@@ -185,6 +175,27 @@ const pgConnectTimeoutMessages = new Set([
   'timeout exceeded when trying to connect',
   'Connection terminated due to connection timeout',
 ]);
+
+/** `task`, run at the first call and again at a call after it failed; calls after its success share that success. */
+function onceItSucceeds(task: () => Promise<void>): () => Promise<void> {
+  let done: Promise<void> | undefined;
+  return () =>
+    (done ??= task().catch((error: unknown) => {
+      done = undefined;
+      throw error;
+    }));
+}
+
+async function assertPrivileges(pool: Pool, tables: Tables): Promise<void> {
+  const missing = await missingPrivileges(pool, tables);
+  if (missing.length > 0) {
+    throw new RelayError(
+      'invalid_input',
+      `The PostgreSQL user lacks ${missing.join(', ')}: the payload store needs ${tablePrivileges.join(', ')} on ` +
+        `each of its tables`,
+    );
+  }
+}
 
 /** The privileges the store needs and the connection's user lacks, as `INSERT on "relay_payloads_runs"`. */
 async function missingPrivileges(pool: Pool, tables: Tables): Promise<string[]> {

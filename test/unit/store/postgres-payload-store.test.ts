@@ -268,6 +268,33 @@ describe('PostgreSQL store users and privileges', () => {
     expect(await shape(made.owner)).toEqual(await shape(documented.owner));
   });
 
+  it('checks its privileges once when prepared twice, as the CLI worker and its plugin both do', async () => {
+    const { owner } = await databaseWithWorkerRole();
+    const checks: string[] = [];
+    const query = owner.query.bind(owner);
+    owner.query = ((text: string, ...rest: unknown[]) => {
+      if (typeof text === 'string' && text.includes('has_table_privilege')) checks.push(text);
+      return (query as (...args: unknown[]) => unknown)(text, ...rest);
+    }) as typeof owner.query;
+    const store = createPostgresPayloadStore({ pool: owner });
+
+    await store.prepare?.();
+    await store.prepare?.();
+
+    expect(checks).toHaveLength(1);
+  });
+
+  it('checks its privileges again after a refusal, so a grant made meanwhile is seen', async () => {
+    const { owner, workerConnection } = await databaseWithWorkerRole();
+    await owner.query(documentedStatements().replace(/^GRANT .*$/m, ''));
+    const store = storeAs(workerConnection);
+    await expect(store.prepare?.()).rejects.toMatchObject({ code: 'invalid_input' });
+
+    await owner.query(/^GRANT .*$/m.exec(documentedStatements())?.[0] ?? 'SELECT no_grant_in_docs');
+
+    await expect(store.prepare?.()).resolves.toBeUndefined();
+  });
+
   it('says the user may not create its tables when it lacks CREATE on the schema', async () => {
     const { workerConnection } = await databaseWithWorkerRole();
     const store = storeAs(workerConnection);
