@@ -69,7 +69,7 @@ export async function checkToolInputAsync<T>(schema: z.ZodType<T>, raw: unknown)
 
 function toInputCheck<T>(result: z.ZodSafeParseResult<T>, input: unknown): ToolInputCheck<T> {
   if (result.success) return { success: true, data: result.data };
-  const issues = result.error.issues.map((issue) => toToolInputIssue(issue, input));
+  const issues = result.error.issues.flatMap((issue) => toToolInputIssues(issue, input));
   return { success: false, issues, message: describeIssues(issues) };
 }
 
@@ -96,21 +96,25 @@ export function formatIssuePath(path: readonly PropertyKey[]): string {
   return text;
 }
 
-function toToolInputIssue(issue: z.core.$ZodIssue, input: unknown): ToolInputIssue {
+/** What a field the schema does not name is told, here and by `undeclaredFields`. */
+export const undeclaredFieldMessage = 'Not a field of the schema';
+
+/** One issue, or one a key for keys the schema does not name, each at its key's path (as a form marks a field). */
+function toToolInputIssues(issue: z.core.$ZodIssue, input: unknown): ToolInputIssue[] {
   const path = formatIssuePath(issue.path);
   if (issue.code === 'invalid_type') {
     const received = describeType(valueAt(input, issue.path));
     const message = received === 'undefined' ? 'Required' : `Expected ${issue.expected}, received ${received}`;
-    return { path, message, code: issue.code };
+    return [{ path, message, code: issue.code }];
   }
   if (issue.code === 'unrecognized_keys') {
-    return {
-      path,
-      message: `Unrecognized key(s): ${issue.keys.map((key) => `'${key}'`).join(', ')}`,
+    return issue.keys.map((key) => ({
+      path: formatIssuePath([...issue.path, key]),
+      message: undeclaredFieldMessage,
       code: issue.code,
-    };
+    }));
   }
-  return { path, message: capitalize(issue.message), code: issue.code };
+  return [{ path, message: capitalize(issue.message), code: issue.code }];
 }
 
 function valueAt(input: unknown, path: readonly PropertyKey[]): unknown {

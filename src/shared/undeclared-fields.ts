@@ -1,5 +1,5 @@
 import type { JsonSchema } from './tool-catalog.js';
-import { formatIssuePath } from './tool-input.js';
+import { formatIssuePath, undeclaredFieldMessage } from './tool-input.js';
 import type { ToolInputIssue } from './tool-input.js';
 
 /**
@@ -29,8 +29,11 @@ function collect(schema: unknown, input: unknown, path: PropertyKey[], issues: T
   for (const [key, value] of Object.entries(input)) {
     if (Object.hasOwn(properties, key)) collect(properties[key], value, [...path, key], issues);
     else if (closed) {
-      const message = "Not a field of this tool's input schema";
-      issues.push({ path: formatIssuePath([...path, key]), message, code: 'unrecognized_keys' });
+      issues.push({
+        path: formatIssuePath([...path, key]),
+        message: undeclaredFieldMessage,
+        code: 'unrecognized_keys',
+      });
     }
   }
 }

@@ -5,7 +5,9 @@ import type { ToolDefinition } from './define-tool.js';
 
 /**
  * Converts a tool's input schema to the JSON Schema models are shown (`z.toJSONSchema` with `io: 'input'`, so
- * defaults are optional and transforms show what they accept). Types JSON cannot carry, such as `z.date()`,
+ * defaults are optional and transforms show what they accept). An object that drops the keys it does not name (Zod's
+ * default) is closed (`additionalProperties: false`), so a run refuses a call with such a key and the model is told,
+ * instead of recording and approving a field the tool never sees. Types JSON cannot carry, such as `z.date()`,
  * `z.bigint()` or a bare `z.transform()`, throw `RelayError('invalid_tool_definition')` instead of turning into
  * `{}`, which would let the model send anything; `toolName` names the tool in that error.
  */
@@ -14,10 +16,13 @@ export function toJsonSchema(schema: z.ZodType, toolName?: string): JsonSchema {
   const flagged: string[] = [];
   let converted: JsonSchema;
   try {
-    converted = z.toJSONSchema(schema, {
-      io: 'input',
-      override: ({ zodSchema, path }) => flagged.push(...patternsCheckedOtherwise(zodSchema, path)),
-    });
+    converted = convert(schema, flagged, { closeIntersections: true });
+    // Zod folds an intersection of objects into one object, closed when each was; one it cannot fold stays an
+    // `allOf`, whose closed members would refuse each other's keys, so such a schema leaves intersections open.
+    if (hasAllOf(converted)) {
+      flagged.length = 0;
+      converted = convert(schema, flagged, { closeIntersections: false });
+    }
   } catch (error) {
     const reason = error instanceof Error ? error.message : String(error);
     throw new RelayError(
@@ -36,6 +41,31 @@ export function toJsonSchema(schema: z.ZodType, toolName?: string): JsonSchema {
     );
   }
   return converted;
+}
+
+function convert(schema: z.ZodType, flagged: string[], options: { closeIntersections: boolean }): JsonSchema {
+  return z.toJSONSchema(schema, {
+    io: 'input',
+    override: ({ zodSchema, jsonSchema, path }) => {
+      flagged.push(...patternsCheckedOtherwise(zodSchema, path));
+      const inIntersection = path.includes('allOf');
+      if (dropsUnnamedKeys(zodSchema) && (options.closeIntersections || !inIntersection)) {
+        jsonSchema.additionalProperties = false;
+      }
+    },
+  });
+}
+
+/** A `z.object` without a catchall: neither strict (`never`) nor loose (`unknown`), it strips what it does not name. */
+function dropsUnnamedKeys(zodSchema: unknown): boolean {
+  const { def } = (zodSchema as { _zod: { def: { type: string; catchall?: unknown } } })._zod;
+  return def.type === 'object' && def.catchall === undefined;
+}
+
+function hasAllOf(value: unknown): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  if (!Array.isArray(value) && Object.hasOwn(value, 'allOf')) return true;
+  return Object.values(value).some(hasAllOf);
 }
 
 /** Where a schema keeps its regular expressions: a string format's own pattern, and its checks'. */

@@ -30,7 +30,7 @@ describe('the inbox’s check of an edited input, as the approver types', () => 
       issues: [
         {
           path: 'dry_run',
-          message: "Not a field of this tool's input schema",
+          message: 'Not a field of the schema',
           code: 'unrecognized_keys',
         },
       ],

@@ -151,6 +151,32 @@ describe('agentRun', () => {
     }
   });
 
+  it('returns a field the tool would drop to the model, so no event records a field the tool never saw', async () => {
+    const seenByModel: TranscriptMessage[][] = [];
+    const { client, stop } = await startWorker((call) => {
+      seenByModel.push(call.messages);
+      if (call.step === 1) return { toolCalls: [{ id: 'extra', name: 'add', input: { a: 1, b: 5, dry_run: true } }] };
+      if (call.step === 2) return { toolCalls: [{ id: 'plain', name: 'add', input: { a: 1, b: 5 } }] };
+      return { text: 'done' };
+    });
+    try {
+      const { runId } = await client.startRun({ ...base, prompt: 'add' });
+      await client.result(runId);
+
+      expect(toolMessages(seenByModel[1] ?? [])[0]?.result).toMatchObject({
+        success: false,
+        errorType: 'validation',
+        error: "Validation failed: Not a field of the schema at 'dry_run'",
+        issues: [{ path: 'dry_run', code: 'unrecognized_keys' }],
+      });
+      const validated = (await client.events(runId)).filter((event) => event.type === 'tool_call_validated');
+      expect(validated.map((event) => ('input' in event ? event.input : undefined))).toEqual([{ a: 1, b: 5 }]);
+      expect(await countScheduledActivities(kit.temporal, runId, 'executeTool')).toBe(1);
+    } finally {
+      await stop();
+    }
+  });
+
   it('tells the model about an unknown tool without scheduling anything', async () => {
     const seenByModel: TranscriptMessage[][] = [];
     const { client, stop } = await startWorker((call) => {

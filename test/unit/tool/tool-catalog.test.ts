@@ -21,7 +21,43 @@ describe('toJsonSchema', () => {
         amount: { type: 'string' },
       },
       required: ['account_id', 'amount'],
+      additionalProperties: false,
     });
+  });
+
+  it('closes every object that drops the keys it does not name, so a run refuses them instead of recording them', () => {
+    const schema = z.object({
+      lines: z.array(z.object({ sku: z.string() })),
+      kind: z.discriminatedUnion('type', [z.object({ type: z.literal('a') }), z.object({ type: z.literal('b') })]),
+      both: z.intersection(z.object({ p: z.string() }), z.object({ q: z.string() })),
+      strict: z.strictObject({ s: z.string() }),
+      loose: z.looseObject({ l: z.string() }),
+      tags: z.record(z.string(), z.string()),
+    });
+
+    const { properties } = toJsonSchema(schema) as { properties: Record<string, Record<string, unknown>> };
+    const closedness = (part: unknown) => (part as { additionalProperties?: unknown }).additionalProperties;
+
+    expect({
+      line: closedness(properties['lines']?.['items']),
+      kinds: (properties['kind']?.['oneOf'] as unknown[]).map(closedness),
+      both: closedness(properties['both']),
+      strict: closedness(properties['strict']),
+      loose: closedness(properties['loose']),
+      tags: closedness(properties['tags']),
+    }).toEqual({ line: false, kinds: [false, false], both: false, strict: false, loose: {}, tags: { type: 'string' } });
+  });
+
+  it('leaves an intersection Zod cannot fold into one object open, as closed members would refuse each other', () => {
+    const described = z.object({ p: z.string() }).describe('a member Zod does not fold');
+    const schema = z.object({ both: z.intersection(described, z.object({ q: z.string() })) });
+
+    const converted = toJsonSchema(schema) as { properties: { both: { allOf: Array<Record<string, unknown>> } } };
+
+    expect(converted.properties.both.allOf.map((member) => member['additionalProperties'])).toEqual([
+      undefined,
+      undefined,
+    ]);
   });
 
   it.each([

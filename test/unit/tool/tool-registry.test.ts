@@ -72,13 +72,13 @@ describe('ToolRegistry.catalog', () => {
       {
         name: 'add',
         description: 'Add two numbers.',
-        inputSchema: z.toJSONSchema(z.object({ a: z.number(), b: z.number() }), { io: 'input' }),
+        inputSchema: z.toJSONSchema(z.strictObject({ a: z.number(), b: z.number() }), { io: 'input' }),
         requiresApproval: false,
       },
       {
         name: 'echo',
         description: 'Repeat the text.',
-        inputSchema: z.toJSONSchema(z.object({ text: z.string() }), { io: 'input' }),
+        inputSchema: z.toJSONSchema(z.strictObject({ text: z.string() }), { io: 'input' }),
         requiresApproval: true,
         timeoutMs: 2_000,
         retry: { maximumAttempts: 1 },
