@@ -1,3 +1,5 @@
+import { randomUUID } from 'node:crypto';
+import { Client } from '@temporalio/client';
 import { defaultPayloadConverter } from '@temporalio/common';
 import type { Payload, ProtoFailure } from '@temporalio/common';
 import { DefaultLogger, Runtime } from '@temporalio/worker';
@@ -417,6 +419,44 @@ describe('the codec server with a token limited to a tenant', () => {
     } finally {
       describeSpy.mockRestore();
       await env.client.workflow.getHandle(runId).terminate('no worker serves this test run');
+      await runTenants.close();
+    }
+  });
+
+  it('answers 503 naming the namespace, not the payloads still encrypted, when Temporal has no namespace by its name', async () => {
+    const misnamed = new Client({ connection: env.client.connection, namespace: `no-such-${randomUUID()}` });
+    const runTenants = createRunTenantLookup(() => Promise.resolve({ temporal: misnamed, close: async () => {} }));
+    const codec = await startCodecServer({
+      encryption: rotatedKeys,
+      port: 0,
+      host: '127.0.0.1',
+      env: { RELAY_E_CODEC_TOKENS: 'acme-token:acme' },
+      runTenants,
+    });
+    try {
+      const [encrypted] = await new AesGcmPayloadCodec(rotatedKeys).encode(
+        [defaultPayloadConverter.toPayload(prompt)],
+        { type: 'workflow', namespace: misnamed.options.namespace, workflowId: `run_${randomUUID()}` },
+      );
+      const payload = {
+        metadata: Object.fromEntries(
+          Object.entries(encrypted?.metadata ?? {}).map(([key, value]) => [key, Buffer.from(value).toString('base64')]),
+        ),
+        data: Buffer.from(encrypted?.data ?? []).toString('base64'),
+      };
+
+      const response = await fetch(`${codec.url}/decode`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: 'Bearer acme-token' },
+        body: JSON.stringify({ payloads: [payload] }),
+      });
+
+      expect({ status: response.status, body: await response.json() }).toMatchObject({
+        status: 503,
+        body: { code: 'temporal_unavailable', detail: expect.stringContaining(misnamed.options.namespace) as unknown },
+      });
+    } finally {
+      await codec.close();
       await runTenants.close();
     }
   });

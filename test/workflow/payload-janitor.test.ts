@@ -94,6 +94,31 @@ describe('payload janitor on a real Temporal server', () => {
     }
   });
 
+  it('marks nothing closed when its client names a namespace Temporal does not have, and warns', async () => {
+    const store = createMemoryPayloadStore();
+    const runId = `run_${randomUUID()}`;
+    const ref = await store.put(scope(runId), text('context of a run in the namespace the janitor should read'));
+    const misnamed = new Client({ connection: kit.temporal.connection, namespace: `no-such-${randomUUID()}` });
+    const warnings: string[] = [];
+    const janitor = startPayloadJanitor({
+      store,
+      client: misnamed,
+      retentionMs: 0,
+      logger: { info: () => undefined, warn: (line: string) => warnings.push(line) },
+    });
+    try {
+      const pass = await janitor.runOnce();
+
+      expect(pass).toMatchObject({ checked: 1, markedClosed: 0, notFound: 0, failed: 1, swept: 0 });
+      expect(new TextDecoder().decode(await store.get(scope(runId), ref))).toMatch(/^context of a run/);
+      expect(warnings).toEqual([
+        expect.stringMatching(new RegExp(`first run '${runId}': .*Namespace no-such-\\S+ is not found`)),
+      ]);
+    } finally {
+      await janitor.stop();
+    }
+  });
+
   it('reads a run whose memo is encrypted with a client that holds no keys, on a worker connection as relay-e worker runs it, and marks it closed', async () => {
     const encryption: EncryptionOptions = { keys: { k1: randomBytes(32).toString('base64') } };
     const { taskQueue, stop } = await kit.startWorker({
