@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 import { isIP } from 'node:net';
 import type { TelemetryOptions } from '@temporalio/worker';
+import { logLevelNamed, unknownLogLevelMessage } from '../tool/tool-context.js';
 import { cliInvocation } from './cli-invocation.js';
 import type { Command } from './command.js';
 import { commandSummaries } from './command-summaries.js';
@@ -70,6 +71,11 @@ export async function runCli(argv: string[]): Promise<number> {
   if (asksForHelp(rest)) {
     process.stdout.write(`${command.help}\n`);
     return exitCodes.ok;
+  }
+  const logLevel = process.env['RELAY_E_LOG_LEVEL'];
+  if (logLevel !== undefined && logLevel.trim() !== '' && logLevelNamed(logLevel) === undefined) {
+    process.stderr.write(`relay-e ${name}: ${unknownLogLevelMessage(logLevel)}\n`);
+    return exitCodes.usage;
   }
   if (workerCommands.has(name)) {
     const failed = await installWorkerRuntime(name);

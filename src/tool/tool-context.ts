@@ -43,7 +43,8 @@ export interface ToolProgress {
 export interface LoggerOptions {
   /**
    * Records below this level are dropped.
-   * @default the `RELAY_E_LOG_LEVEL` environment variable, read at each record, else `'info'`
+   * @default the `RELAY_E_LOG_LEVEL` environment variable, read at each record, else `'info'` (a value that names no
+   * level is `'info'` too, said once in a `warn` record)
    */
   level?: LogLevel;
   /** Merged into every record, under the record's own attributes. */
@@ -64,14 +65,39 @@ export interface LoggerOptions {
 
 const severity: Record<LogLevel, number> = { debug: 10, info: 20, warn: 30, error: 40, silent: 50 };
 
+/** The level `RELAY_E_LOG_LEVEL` names (any case, spaces around it ignored), or undefined for one it does not. */
+export function logLevelNamed(text: string): LogLevel | undefined {
+  const level = text.trim().toLowerCase();
+  return Object.hasOwn(severity, level) ? (level as LogLevel) : undefined;
+}
+
+/** Why `RELAY_E_LOG_LEVEL` set to `text` names no level, listing those it may name. */
+export function unknownLogLevelMessage(text: string): string {
+  return `RELAY_E_LOG_LEVEL '${text}' is not a level (${Object.keys(severity).join(', ')})`;
+}
+
 /** Creates a logger that writes one JSON object per line: `time`, `level`, `message`, then the attributes. */
 export function createLogger(options: LoggerOptions = {}): Logger {
   const write = options.write ?? ((line: string) => process.stderr.write(line));
   const maxTextBytes = options.maxTextBytes ?? 8_192;
+  let toldUnknownLevel: string | undefined;
+  const environmentLevel = (): LogLevel => {
+    const text = process.env.RELAY_E_LOG_LEVEL;
+    if (text === undefined || text.trim() === '') return 'info';
+    const level = logLevelNamed(text);
+    if (level === undefined && toldUnknownLevel !== text) {
+      toldUnknownLevel = text;
+      // Said once, so that nobody waits for records the level drops.
+      const message = `${unknownLogLevelMessage(text)}; logging info and above`;
+      const entry = { time: new Date().toISOString(), level: 'warn', message };
+      write(`${toJsonLine(entry, maxTextBytes)}\n`);
+    }
+    return level ?? 'info';
+  };
   const record =
     (level: Exclude<LogLevel, 'silent'>): LogFunction =>
     (message, attributes) => {
-      if (severity[level] < severity[options.level ?? levelFromEnvironment()]) return;
+      if (severity[level] < severity[options.level ?? environmentLevel()]) return;
       const entry: Record<string, unknown> = { time: new Date().toISOString(), level, message };
       for (const [key, value] of Object.entries({ ...options.attributes, ...attributes })) {
         if (!(key in entry)) entry[key] = value;
@@ -105,11 +131,6 @@ export function createToolContext(context: Partial<ToolContext> = {}): ToolConte
     logger: context.logger ?? defaultLogger,
     signal: context.signal ?? new AbortController().signal,
   };
-}
-
-function levelFromEnvironment(): LogLevel {
-  const level = process.env.RELAY_E_LOG_LEVEL?.trim().toLowerCase();
-  return level !== undefined && Object.hasOwn(severity, level) ? (level as LogLevel) : 'info';
 }
 
 // A log call must never throw, whatever the attributes hold.

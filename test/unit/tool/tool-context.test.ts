@@ -68,13 +68,30 @@ describe('createLogger', () => {
 
     vi.stubEnv('RELAY_E_LOG_LEVEL', 'debug');
     logger.debug('shown');
-    vi.stubEnv('RELAY_E_LOG_LEVEL', 'verbose');
+    vi.stubEnv('RELAY_E_LOG_LEVEL', '');
     logger.debug('hidden');
-    logger.info('info shown');
     vi.stubEnv('RELAY_E_LOG_LEVEL', 'silent');
     logger.error('hidden too');
 
-    expect(records().map((record) => record.message)).toEqual(['shown', 'info shown']);
+    expect(records().map((record) => record.message)).toEqual(['shown']);
+  });
+
+  it('says once that a RELAY_E_LOG_LEVEL naming no level logs info and above, instead of dropping records unsaid', () => {
+    const { logger, records } = capture();
+
+    vi.stubEnv('RELAY_E_LOG_LEVEL', 'verbose');
+    logger.debug('hidden');
+    logger.info('info shown');
+    logger.debug('hidden again');
+
+    expect(records().map(({ level, message }) => ({ level, message }))).toEqual([
+      {
+        level: 'warn',
+        message:
+          "RELAY_E_LOG_LEVEL 'verbose' is not a level (debug, info, warn, error, silent); logging info and above",
+      },
+      { level: 'info', message: 'info shown' },
+    ]);
   });
 
   it('never lets a field it cannot serialise throw, and keeps the stack of errors', () => {
