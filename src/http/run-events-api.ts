@@ -29,7 +29,9 @@ export function createRunEventsApi(options: RunEventsApiOptions): OpenAPIHono<Ap
       summary: 'Follow a run’s events as server-sent events, resumable with Last-Event-ID',
       description:
         'Each event is `id: <seq>`, `event: <type>`, `data: <RunEvent JSON>`. The stream ends after ' +
-        '`run_completed`, `run_failed` or `run_cancelled`; comment lines keep an idle stream open.',
+        '`run_completed`, `run_failed` or `run_cancelled`; comment lines keep an idle stream open. A stream that ' +
+        'fails after it started ends with `event: stream_failed`, whose data is `{ type, problem, retryAfter? }` ' +
+        '(the problem document a request would have got); resume from the last id.',
       security: apiKeySecurity,
       request: { params: runIdParamsSchema, query: runEventsQuerySchema, headers: runEventsHeadersSchema },
       responses: {

@@ -1,5 +1,7 @@
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
+import type { SSEStreamingApi } from 'hono/streaming';
+import { toHttpError } from './http-error.js';
 import { eventStreamHead, isHeadRequest } from './event-stream-head.js';
 import type { RunEventHub } from './run-event-hub.js';
 
@@ -52,11 +54,30 @@ export async function streamRunEvents(c: Context, options: StreamRunEventsOption
         await stream.writeSSE({ ...id, ...name, data: JSON.stringify(event) });
       }
     } catch (error) {
-      // The status line is long gone; the caller resumes from the last id it received.
-      if (!disconnected.signal.aborted) options.logger.error('Relay-E: event stream failed', error);
+      if (!disconnected.signal.aborted) {
+        options.logger.error('Relay-E: event stream failed', error);
+        await tellStreamFailed(stream, error);
+      }
     } finally {
       clearInterval(heartbeat);
       disconnected.abort();
     }
   });
+}
+
+/**
+ * The status line is long gone, so a failure is told as a last `stream_failed` event holding the problem document a
+ * request would have got, and `retryAfter` (seconds) when the failure may pass: a stream that just closed would look
+ * like a dropped connection. The caller resumes from the last id it received.
+ */
+async function tellStreamFailed(stream: SSEStreamingApi, error: unknown): Promise<void> {
+  const failure = toHttpError(error);
+  const retryAfter = failure.headers?.['retry-after'];
+  const data = {
+    type: 'stream_failed',
+    problem: failure.toProblem(),
+    ...(retryAfter === undefined ? {} : { retryAfter: Number(retryAfter) }),
+  };
+  // The caller may be gone too; its leaving is no news.
+  await stream.writeSSE({ event: 'stream_failed', data: JSON.stringify(data) }).catch(() => undefined);
 }
