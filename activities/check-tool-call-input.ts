@@ -1,8 +1,12 @@
+import { Context, log } from '@temporalio/activity';
 import { boundIssues } from '../src/shared/payload-limits.js';
-import { checkToolInputAsync } from '../src/shared/tool-input.js';
+import { checkToolInputAsync, failedCheck } from '../src/shared/tool-input.js';
+import type { ToolInputCheck } from '../src/shared/tool-input.js';
+import { errorMessage } from '../src/tool/error-message.js';
 import type { ToolRegistry } from '../src/tool/tool-registry.js';
 import type { ToolCallInputCheck, ToolInputVerdict } from './activity-types.js';
 import { askApprovalRule } from './approval-rule.js';
+import { hasAttemptsLeft } from './attempts.js';
 
 /**
  * The input-check activity, bound to one worker's registry: checks a call's input with the tool's own Zod schema
@@ -23,7 +27,9 @@ export function createCheckToolCallInput(registry: ToolRegistry) {
         at,
       };
     }
-    const check = await checkToolInputAsync(tool.inputSchema, call.input);
+    const check = await checkToolInputAsync(tool.inputSchema, call.input, { onInternalError: 'throw' }).catch(
+      (error: unknown) => checkThatThrew(call.toolName, error),
+    );
     if (check.success && call.approvalRuleContext) {
       const approvalNeeded = await askApprovalRule(tool, check.data, call.approvalRuleContext);
       return { valid: true, approvalNeeded, at: new Date().toISOString() };
@@ -31,4 +37,18 @@ export function createCheckToolCallInput(registry: ToolRegistry) {
     if (check.success) return { valid: true, at };
     return { valid: false, errorType: 'validation', error: check.message, issues: boundIssues(check.issues), at };
   };
+}
+
+/**
+ * A refinement that threw (a lookup it makes could not reach its database, say) says nothing of the input: Temporal
+ * tries the check again while attempts are left; on the last, the model is told the check failed, and the operator
+ * is told why.
+ */
+function checkThatThrew(toolName: string, error: unknown): ToolInputCheck<never> {
+  if (hasAttemptsLeft(Context.current())) throw error;
+  log.warn('A tool’s input check threw on its last attempt; the model is told the check failed', {
+    toolName,
+    error: errorMessage(error),
+  });
+  return failedCheck(error);
 }

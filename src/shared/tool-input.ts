@@ -56,13 +56,21 @@ export function checkToolInput<T>(
   }
 }
 
-/** Like `checkToolInput`, for schemas with async refinements or transforms (`safeParseAsync`); never rejects. */
-export async function checkToolInputAsync<T>(schema: z.ZodType<T>, raw: unknown): Promise<ToolInputCheck<T>> {
+/**
+ * Like `checkToolInput`, for schemas with async refinements or transforms (`safeParseAsync`); by default never
+ * rejects.
+ */
+export async function checkToolInputAsync<T>(
+  schema: z.ZodType<T>,
+  raw: unknown,
+  options: CheckToolInputOptions = {},
+): Promise<ToolInputCheck<T>> {
   const parsed = parseToolArguments(raw);
   if (!parsed.success) return parsed;
   try {
     return toInputCheck(await schema.safeParseAsync(parsed.data), parsed.data);
   } catch (error) {
+    if (options.onInternalError === 'throw') throw error;
     return failedCheck(error);
   }
 }
@@ -73,7 +81,8 @@ function toInputCheck<T>(result: z.ZodSafeParseResult<T>, input: unknown): ToolI
   return { success: false, issues, message: describeIssues(issues) };
 }
 
-function failedCheck(error: unknown): ToolInputCheck<never> {
+/** The issue a check that threw becomes: its reason at the root, code `check_failed`. */
+export function failedCheck(error: unknown): ToolInputCheck<never> {
   const reason = error instanceof Error ? error.message : String(error);
   const issues = [{ path: '', message: `Input check failed (${reason})`, code: 'check_failed' }];
   return { success: false, issues, message: describeIssues(issues) };
