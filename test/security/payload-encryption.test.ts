@@ -425,30 +425,18 @@ describe('the codec server with a token limited to a tenant', () => {
 
   it('answers 503 naming the namespace, not the payloads still encrypted, when Temporal has no namespace by its name', async () => {
     const misnamed = new Client({ connection: env.client.connection, namespace: `no-such-${randomUUID()}` });
-    const runTenants = createRunTenantLookup(() => Promise.resolve({ temporal: misnamed, close: async () => {} }));
-    const codec = await startCodecServer({
-      encryption: rotatedKeys,
-      port: 0,
-      host: '127.0.0.1',
-      env: { RELAY_E_CODEC_TOKENS: 'acme-token:acme' },
-      runTenants,
-    });
+    const codec = await startTenantCodecServer(misnamed, 'acme-token:acme');
     try {
-      const [encrypted] = await new AesGcmPayloadCodec(rotatedKeys).encode(
-        [defaultPayloadConverter.toPayload(prompt)],
-        { type: 'workflow', namespace: misnamed.options.namespace, workflowId: `run_${randomUUID()}` },
-      );
-      const payload = {
-        metadata: Object.fromEntries(
-          Object.entries(encrypted?.metadata ?? {}).map(([key, value]) => [key, Buffer.from(value).toString('base64')]),
-        ),
-        data: Buffer.from(encrypted?.data ?? []).toString('base64'),
-      };
+      const encrypted = await new AesGcmPayloadCodec(rotatedKeys).encode([defaultPayloadConverter.toPayload(prompt)], {
+        type: 'workflow',
+        namespace: misnamed.options.namespace,
+        workflowId: `run_${randomUUID()}`,
+      });
 
       const response = await fetch(`${codec.url}/decode`, {
         method: 'POST',
         headers: { 'content-type': 'application/json', authorization: 'Bearer acme-token' },
-        body: JSON.stringify({ payloads: [payload] }),
+        body: JSON.stringify({ payloads: encrypted.map(toCodecJson) }),
       });
 
       expect({ status: response.status, body: await response.json() }).toMatchObject({
@@ -457,7 +445,6 @@ describe('the codec server with a token limited to a tenant', () => {
       });
     } finally {
       await codec.close();
-      await runTenants.close();
     }
   });
 
@@ -465,14 +452,7 @@ describe('the codec server with a token limited to a tenant', () => {
     const taskQueue = uniqueTaskQueue('codec-tenants');
     const worker = await startWorker(taskQueue, 'read_note', rotatedKeys);
     const client = await connectClient(taskQueue, rotatedKeys);
-    const runTenants = createRunTenantLookup(() => Promise.resolve({ temporal: env.client, close: async () => {} }));
-    const codec = await startCodecServer({
-      encryption: rotatedKeys,
-      port: 0,
-      host: '127.0.0.1',
-      env: { RELAY_E_CODEC_TOKENS: 'ops-token,acme-token:acme' },
-      runTenants,
-    });
+    const codec = await startTenantCodecServer(env.client, 'ops-token,acme-token:acme');
     try {
       const ofAcme = await client.startRun(base);
       const ofGlobex = await client.startRun({ ...base, tenantId: 'globex' });
@@ -481,12 +461,7 @@ describe('the codec server with a token limited to a tenant', () => {
         const history = await env.client.workflow.getHandle(runId).fetchHistory();
         return history.events?.[0]?.workflowExecutionStartedEventAttributes?.input?.payloads ?? [];
       };
-      const payloads = [...(await startInput(ofAcme.runId)), ...(await startInput(ofGlobex.runId))].map((payload) => ({
-        metadata: Object.fromEntries(
-          Object.entries(payload.metadata ?? {}).map(([key, value]) => [key, Buffer.from(value).toString('base64')]),
-        ),
-        data: Buffer.from(payload.data ?? []).toString('base64'),
-      }));
+      const payloads = [...(await startInput(ofAcme.runId)), ...(await startInput(ofGlobex.runId))].map(toCodecJson);
       const decodeAs = async (token: string) => {
         const response = await fetch(`${codec.url}/decode`, {
           method: 'POST',
@@ -504,11 +479,39 @@ describe('the codec server with a token limited to a tenant', () => {
       expect((await decodeAs('ops-token')).every((input) => input.includes(prompt))).toBe(true);
     } finally {
       await codec.close();
-      await runTenants.close();
       await stopWorker(worker);
     }
   });
 });
+
+/** A codec server on a free port with these `RELAY_E_CODEC_TOKENS`, finding runs' tenants through `temporal`. */
+async function startTenantCodecServer(
+  temporal: Client,
+  tokens: string,
+): Promise<{ url: string; close(): Promise<void> }> {
+  const runTenants = createRunTenantLookup(() => Promise.resolve({ temporal, close: async () => {} }));
+  const codec = await startCodecServer({
+    encryption: rotatedKeys,
+    port: 0,
+    host: '127.0.0.1',
+    env: { RELAY_E_CODEC_TOKENS: tokens },
+    runTenants,
+  });
+  return {
+    url: codec.url,
+    close: async () => {
+      await codec.close();
+      await runTenants.close();
+    },
+  };
+}
+
+/** A payload as the codec server's JSON carries it: each metadata value and the data in base64. */
+function toCodecJson(payload: Payload): { metadata: Record<string, string>; data: string } {
+  const base64 = (bytes: Uint8Array | null | undefined) => Buffer.from(bytes ?? []).toString('base64');
+  const metadata = Object.entries(payload.metadata ?? {}).map(([key, value]) => [key, base64(value)]);
+  return { metadata: Object.fromEntries(metadata) as Record<string, string>, data: base64(payload.data) };
+}
 
 async function waitForWorkflowTaskFailure(runId: string): Promise<ProtoFailure> {
   const deadline = Date.now() + 20_000;
