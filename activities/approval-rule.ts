@@ -1,6 +1,6 @@
 import { log } from '@temporalio/activity';
 import type { ApprovalRuleContext, ToolDefinition } from '../src/tool/define-tool.js';
-import { errorMessage } from '../src/tool/error-message.js';
+import { errorMessage } from '../src/shared/error-message.js';
 import { within } from '../src/shared/within.js';
 
 /**

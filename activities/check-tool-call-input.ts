@@ -2,7 +2,7 @@ import { Context, log } from '@temporalio/activity';
 import { boundIssues } from '../src/shared/payload-limits.js';
 import { checkToolInputAsync, failedCheck } from '../src/shared/tool-input.js';
 import type { ToolInputCheck } from '../src/shared/tool-input.js';
-import { errorMessage } from '../src/tool/error-message.js';
+import { errorMessage } from '../src/shared/error-message.js';
 import type { ToolRegistry } from '../src/tool/tool-registry.js';
 import type { ToolCallInputCheck, ToolInputVerdict } from './activity-types.js';
 import { askApprovalRule } from './approval-rule.js';

@@ -3,7 +3,7 @@ import { ApplicationFailure, CancelledFailure, log } from '@temporalio/activity'
 import { redactSecrets, resolveSecretReferences, withoutCutSecret } from '../src/security/resolve-secret-references.js';
 import type { SecretSource } from '../src/security/resolve-secret-references.js';
 import type { ToolFailure, ToolResult, ToolSuccess } from '../src/shared/tool-result.js';
-import { errorMessage } from '../src/tool/error-message.js';
+import { errorMessage } from '../src/shared/error-message.js';
 import type { ToolProgress } from '../src/tool/tool-context.js';
 import type { Redact, ToolExecutor } from '../src/tool/tool-executor.js';
 import { mapKeptText } from '../src/tool/truncate-output.js';

@@ -2,6 +2,7 @@ import { ApplicationFailure, Context, log } from '@temporalio/activity';
 import type { ApprovalNotice, ApprovalNoticeOutcome } from '../src/shared/approval-notice.js';
 import { ApprovalDeliveryError, approvalWebhookFor, postApprovalNotice } from '../src/notify/approval-webhook.js';
 import type { ApprovalWebhook, ApprovalWebhooks } from '../src/notify/approval-webhook.js';
+import { errorMessage } from '../src/shared/error-message.js';
 import { RelayError } from '../src/shared/errors.js';
 import { hasAttemptsLeft } from './attempts.js';
 import type { Recorded } from './index.js';
@@ -23,7 +24,7 @@ export function createNotifyApprovers(webhooks: ApprovalWebhooks | undefined) {
     try {
       webhook = approvalWebhookFor(webhooks, notice.tenantId);
     } catch (error) {
-      const why = error instanceof Error ? error.message : String(error);
+      const why = errorMessage(error);
       // The tenant's webhook is not one that could deliver (a bad URL, a short secret): no retry mends that. Anything
       // else the team's function threw (its lookup failed) may pass, so it is tried again while attempts are left.
       const refused = RelayError.isInstance(error) && error.code === 'invalid_input';

@@ -39,10 +39,6 @@ export function isOneOfSeveral(decision: AcceptedDecision): decision is OneOfSev
   );
 }
 
-/** How a wait for one call ended. */
-export type ApprovalEnding =
-  { kind: 'decided'; decision: AcceptedDecision } | { kind: 'timed_out' } | { kind: 'cancelled' };
-
 /**
  * The approval state machine of one run. A call is `pending` from the moment the run asks for a decision, then
  * `decided` (by update or signal) or expired or cancelled, and `settled` once the run has acted on it; nothing moves

@@ -15,7 +15,7 @@ import type { TokenUsage, TranscriptMessage } from '../src/shared/transcript.js'
 import { ApprovalBook } from './approvals.js';
 
 /** How many of the newest events a run carries into its next execution when it continues as new, at most. */
-export const eventsCarriedAcrossContinueAsNew = 1_000;
+const eventsCarriedAcrossContinueAsNew = 1_000;
 
 /**
  * The most bytes (as JSON) of events a run carries into its next execution. The continue-as-new input is one

@@ -1,6 +1,7 @@
 import { setCurrentDetails, upsertMemo, upsertSearchAttributes, workflowInfo } from '@temporalio/workflow';
 import { toJsonText } from '../src/shared/payload-limits.js';
 import { pendingApprovalsMemoKey, pendingApprovalsMemoValue } from '../src/shared/pending-approvals-memo.js';
+import { isTerminalStatus } from '../src/shared/run-types.js';
 import type { PendingApproval } from '../src/shared/run-types.js';
 import { relaySearchAttributes } from '../src/shared/search-attributes.js';
 import type { RunContext } from './run-context.js';
@@ -91,11 +92,9 @@ const maxInputSummaryLength = 200;
  * The run's current details, as markdown, for the Temporal Web UI's "Current Details": which calls wait for a
  * human, with what input, until when, and how to decide. Empty when nothing waits. Not recorded in history.
  */
-export function describeCurrentState(run: RunState): string {
+function describeCurrentState(run: RunState): string {
   const waiting = run.approvals.list();
-  if (waiting.length === 0 || run.status === 'completed' || run.status === 'failed' || run.status === 'cancelled') {
-    return '';
-  }
+  if (waiting.length === 0 || isTerminalStatus(run.status)) return '';
   const lines = [`**Waiting for approval** (${waiting.length} call${waiting.length === 1 ? '' : 's'})`, ''];
   for (const approval of waiting) lines.push(...describeApproval(run.runId, approval), '');
   return lines.join('\n').trimEnd();

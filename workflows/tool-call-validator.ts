@@ -1,6 +1,7 @@
 import { ApplicationFailure } from '@temporalio/workflow';
 import { z } from 'zod';
 import { compileToolSchema } from '../src/shared/compile-tool-schema.js';
+import { errorMessage } from '../src/shared/error-message.js';
 import { boundIssues } from '../src/shared/payload-limits.js';
 import { checkToolInput, describeIssues } from '../src/shared/tool-input.js';
 import type { ToolInputIssue } from '../src/shared/tool-input.js';
@@ -97,7 +98,7 @@ function buildSchema(entry: ToolCatalogEntry): z.ZodType {
   } catch (error) {
     throw ApplicationFailure.create({
       type: 'invalid_tool_definition',
-      message: `The recorded JSON Schema of tool '${entry.name}' does not compile: ${error instanceof Error ? error.message : String(error)}`,
+      message: `The recorded JSON Schema of tool '${entry.name}' does not compile: ${errorMessage(error)}`,
       nonRetryable: true,
     });
   }

@@ -26,7 +26,7 @@ const missedPeriodsToLapse = 3;
  * How often workers announced before they said so themselves. Catalogs recorded before the lapse-by-announced-period
  * patch wake and lapse by it alone, and so does an announcement that names no period.
  */
-export const legacyWorkerRefreshMs = 10 * 60_000;
+const legacyWorkerRefreshMs = 10 * 60_000;
 export const legacyWorkerStaleAfterMs = missedPeriodsToLapse * legacyWorkerRefreshMs;
 
 /** How often today's workers announce themselves (`refreshMs` in each announcement). */

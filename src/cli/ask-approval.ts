@@ -1,6 +1,7 @@
 import { createInterface } from 'node:readline/promises';
 import type { Interface } from 'node:readline/promises';
 import type { RelayClient } from '../client/relay-client.js';
+import { errorMessage } from '../shared/error-message.js';
 import { RelayError } from '../shared/errors.js';
 import type { ApprovalOutcome, RunEvent } from '../shared/run-types.js';
 import { waitsForMoreApprovals } from './decision-command.js';
@@ -151,7 +152,7 @@ async function askJson({ terminal, say, signal, event }: Prompt): Promise<unknow
   try {
     return JSON.parse(text);
   } catch (error) {
-    say(`That is not JSON (${error instanceof Error ? error.message : String(error)}).`);
+    say(`That is not JSON (${errorMessage(error)}).`);
     return undefined;
   }
 }

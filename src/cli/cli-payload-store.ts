@@ -8,7 +8,7 @@ import { startPayloadJanitor } from '../store/payload-janitor.js';
 import { defaultPayloadRetentionMs } from '../store/payload-retention.js';
 import type { PayloadStore } from '../store/payload-store.js';
 import { isPayloadStoreUnreachable } from '../store/store-unreachable.js';
-import { errorMessage } from '../tool/error-message.js';
+import { errorMessage } from '../shared/error-message.js';
 import { CliError, exitCodes } from './cli-error.js';
 import type { ProjectConfig } from './project-config.js';
 import type { TemporalSettings } from './temporal-settings.js';

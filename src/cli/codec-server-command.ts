@@ -21,7 +21,7 @@ import { connectRelayClient, readTemporalSettings } from './temporal-settings.js
 import type { TemporalSettings } from './temporal-settings.js';
 
 /** The codec server's port when neither `--port` nor RELAY_E_CODEC_PORT says otherwise. */
-export const defaultCodecPort = 8788;
+const defaultCodecPort = 8788;
 
 const codecListen: ListenSetting = {
   variable: 'RELAY_E_CODEC_PORT',

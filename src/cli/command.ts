@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import type { ParseArgsOptionsConfig } from 'node:util';
+import { errorMessage } from '../shared/error-message.js';
 import { usageError } from './cli-error.js';
 import { cliInvocation } from './cli-invocation.js';
 import { envSetting } from './env-setting.js';
@@ -91,8 +92,7 @@ export function parseCommandArgs<T extends ParseArgsOptionsConfig>(command: stri
   try {
     return parseArgs({ args: argv, options, allowPositionals: true, strict: true });
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
-    throw usageError(`${message}\nSee '${cliInvocation()} ${command} --help'.`);
+    throw usageError(`${errorMessage(error)}\nSee '${cliInvocation()} ${command} --help'.`);
   }
 }
 
@@ -101,6 +101,6 @@ export function parseJsonFlag(flag: string, text: string): unknown {
   try {
     return JSON.parse(text);
   } catch (error) {
-    throw usageError(`${flag} is not valid JSON: ${error instanceof Error ? error.message : String(error)}`);
+    throw usageError(`${flag} is not valid JSON: ${errorMessage(error)}`);
   }
 }

@@ -27,7 +27,7 @@ import { defaultApiPort, explainListenError, readPort } from './server-port.js';
 import type { ListenAddress } from './server-port.js';
 import { waitForShutdownSignal } from './shutdown-signal.js';
 import { createSpinner } from './spinner.js';
-import { errorMessage } from '../tool/error-message.js';
+import { errorMessage } from '../shared/error-message.js';
 import type { Spinner } from './spinner.js';
 import {
   apiCallRetry,
@@ -130,7 +130,7 @@ export interface DevListen {
 }
 
 /** Reads and checks `dev`'s own flags (and RELAY_E_PORT, RELAY_E_HOST), so a mistake stops it before anything starts. */
-export function readDevListen(
+function readDevListen(
   values: {
     port?: string | undefined;
     host?: string | undefined;

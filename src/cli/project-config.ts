@@ -6,11 +6,11 @@ import type { ModelProvider } from '../model/model-provider.js';
 import { toEncryptionKeyRing } from '../security/encryption-keys.js';
 import { toRetentionMs } from '../store/payload-retention.js';
 import { durationOptionMs } from '../shared/duration-option.js';
-import { errorMessage } from '../tool/error-message.js';
+import { errorMessage } from '../shared/error-message.js';
 import { usageError } from './cli-error.js';
 
 /** The names a project's config file may have, in the order they are looked for at the project root. */
-export const configFileNames = ['relay-e.config.ts', 'relay-e.config.mts', 'relay-e.config.js', 'relay-e.config.mjs'];
+const configFileNames = ['relay-e.config.ts', 'relay-e.config.mts', 'relay-e.config.js', 'relay-e.config.mjs'];
 
 /** The `--config` flag of the commands that read the project's config file. */
 export const configOption = { config: { type: 'string' } } as const;

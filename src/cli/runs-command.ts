@@ -111,7 +111,7 @@ async function* ofTenant(
 }
 
 /** The table `relay-e runs` prints. */
-export function formatRuns(runs: readonly TenantRunListing[]): string {
+function formatRuns(runs: readonly TenantRunListing[]): string {
   if (runs.length === 0) return 'No runs.\n';
   const rows = runs.map((run) => [
     run.runId,

@@ -6,7 +6,7 @@ import { describeClientNamespace, NamespaceCheckTimeoutError } from '../http/tem
 import { isTemporalUnavailable, missingNamespaceOf } from '../client/temporal-unavailable.js';
 import type { RelayClient } from '../client/relay-client.js';
 import { createPayloadStore } from '../store/create-payload-store.js';
-import { errorMessage } from '../tool/error-message.js';
+import { errorMessage } from '../shared/error-message.js';
 import { projectPayloadStoreConfig } from './cli-payload-store.js';
 import { CliError, exitCodes, usageError } from './cli-error.js';
 import { cliInvocation } from './cli-invocation.js';

@@ -10,6 +10,7 @@ import type { EncryptionOptions } from '../security/encryption-keys.js';
 import type { RelayConfig } from '../config/define-config.js';
 import { findTlsMismatch, TlsMismatchError } from '../dev/temporal-dev-server.js';
 import type { ConnectionCredentials } from '../dev/temporal-dev-server.js';
+import { errorMessage } from '../shared/error-message.js';
 import { usageError } from './cli-error.js';
 import { envSetting } from './env-setting.js';
 import { loadProjectConfig } from './project-config.js';
@@ -88,7 +89,7 @@ function loadTemporalProfile(profile: string | undefined, env: NodeJS.ProcessEnv
   try {
     return loadClientConnectConfig({ ...(profile !== undefined ? { profile } : {}), overrideEnvVars });
   } catch (error) {
-    throw usageError(`Temporal connection settings: ${error instanceof Error ? error.message : String(error)}`);
+    throw usageError(`Temporal connection settings: ${errorMessage(error)}`);
   }
 }
 

@@ -50,7 +50,7 @@ import type { WorkerDeployment } from './worker-deployment.js';
 import type { ProjectConfig } from './project-config.js';
 import { envSetting } from './env-setting.js';
 import { durationOptionMs } from '../shared/duration-option.js';
-import { maxTimerMs } from '../store/payload-janitor.js';
+import { longestTimerDelayMs } from '../shared/timer-limit.js';
 import { RelayError } from '../shared/errors.js';
 
 /** A worker with the project's tools (or the demo's) that runs until `stop`. */
@@ -79,10 +79,10 @@ export interface CliWorker {
  * `RELAY_E_SHUTDOWN_GRACE` or the config's `shutdownGraceTime` says otherwise: under the 30 seconds Kubernetes and ECS
  * give a container between SIGTERM and SIGKILL by default, with time left to close the store and the connection.
  */
-export const defaultShutdownGraceMs = 25_000;
+const defaultShutdownGraceMs = 25_000;
 
 /** Where the demo bank is kept, beside `relay-e dev`'s Temporal database, relative to the working folder. */
-export const demoBankFile = path.join('.relay-e', 'demo-bank.json');
+const demoBankFile = path.join('.relay-e', 'demo-bank.json');
 
 /**
  * Starts a worker with the project's config (tools, models, executor options, secrets), or with the banking demo
@@ -291,7 +291,7 @@ function payloadJanitorIntervalOf(project: ProjectConfig | undefined, env: NodeJ
   if (value === false || fromEnv?.toLowerCase() === 'off') return undefined;
   const label = fromEnv === undefined ? "'payloadJanitorInterval'" : 'RELAY_E_PAYLOAD_JANITOR';
   const ms = durationOptionMs(value, label, '30m');
-  if (!(ms > 0 && ms <= maxTimerMs)) {
+  if (!(ms > 0 && ms <= longestTimerDelayMs)) {
     throw new RelayError('invalid_input', `${label} '${String(value)}' must be above zero and at most 24 days, or off`);
   }
   return ms;

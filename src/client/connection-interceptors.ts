@@ -16,7 +16,7 @@ export function relayConnectionInterceptors(retry: Partial<BackoffOptions> = {})
  * timer, and a channel closed meanwhile throws there, where nothing catches it: the process would crash (a client
  * closed while Temporal is down and a call backs off, such as the API shutting down during an outage).
  */
-export const endCallsOnClosedChannel: Interceptor = (options, nextCall) => {
+const endCallsOnClosedChannel: Interceptor = (options, nextCall) => {
   try {
     return new InterceptingCall(nextCall(options));
   } catch (error) {

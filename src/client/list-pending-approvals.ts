@@ -47,7 +47,7 @@ export interface PendingApprovals {
  * How long listing pending approvals waits for each run's snapshot: a run no worker serves would hold its query for
  * about half a minute, and the tenant's whole list with it.
  */
-export const pendingApprovalAnswerMs = 5_000;
+const pendingApprovalAnswerMs = 5_000;
 
 /** Reads a run's snapshot, scoped to a tenant (`RelayClient.getRun`). */
 type ReadSnapshot = (runId: string, tenantId: string) => Promise<RunSnapshot>;

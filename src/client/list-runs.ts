@@ -56,7 +56,8 @@ const statusConditions: Readonly<Record<RunStatus, string>> = {
 
 /**
  * The bytes a listed run is planned at, when the listing may hold closed runs: a closed run's memo carries its record
- * (up to 256 KiB of events as JSON, deflated: about 86 KB for a record at that cap).
+ * (up to 256 KiB of events as JSON, deflated), so this must exceed what a record at that cap deflates to, or a page's
+ * first request can be too large for gRPC's message limit (see listExecutionPage).
  */
 export const closedRunListingBytes = 96 * 1024;
 

@@ -19,11 +19,7 @@ export interface HandedOffNotices {
  * What became of the notices a run handed off (its `tool_approval_notice_handed_off` events): the run's log closed
  * before they ended, so the workflow delivering them holds the answer. None for a run that handed off nothing.
  */
-export async function readHandedOffNotices(
-  temporal: Client,
-  runId: string,
-  events: readonly RunEvent[],
-): Promise<HandedOffNotices[]> {
+export async function readHandedOffNotices(temporal: Client, events: readonly RunEvent[]): Promise<HandedOffNotices[]> {
   const handedTo = new Set<string>();
   for (const event of events) {
     if (event.type === 'tool_approval_notice_handed_off') handedTo.add(event.deliveredBy);

@@ -6,7 +6,7 @@ import { grpcPageBudgetBytes, isMessageTooLarge } from './visibility-pages.js';
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
 /** The most history events one page asks for. */
-export const maxHistoryPageSize = 1_000;
+const maxHistoryPageSize = 1_000;
 
 /** How many times the average event a page's largest events may be, when its size is planned from the average. */
 const eventSizeSpread = 4;

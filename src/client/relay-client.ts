@@ -364,7 +364,7 @@ export class RelayClient {
     const closed = await this.closedRunRecord(runId, description);
     const snapshot = await this.snapshotOf(runId, description, closed, scope);
     const events = await this.eventsOf(runId, closed, scope);
-    return { snapshot, events, handedOffNotices: await readHandedOffNotices(this.temporal, runId, events) };
+    return { snapshot, events, handedOffNotices: await readHandedOffNotices(this.temporal, events) };
   }
 
   /**
@@ -372,7 +372,7 @@ export class RelayClient {
    * delivering them, its status, and how each ended once it has. Empty for a run that handed off none.
    */
   async handedOffNotices(runId: string, scope: TenantScope = {}): Promise<HandedOffNotices[]> {
-    return readHandedOffNotices(this.temporal, runId, await this.events(runId, scope));
+    return readHandedOffNotices(this.temporal, await this.events(runId, scope));
   }
 
   /**

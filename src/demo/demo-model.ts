@@ -10,7 +10,7 @@ import type { DemoAccount, TransactionSearchResult, TransferReceipt } from './de
 export const demoModelId = 'scripted:demo';
 
 /** Every answer of the demo model starts with this, so nobody mistakes it for an LLM. */
-export const demoAnswerPrefix = '[scripted demo model]';
+const demoAnswerPrefix = '[scripted demo model]';
 
 const help =
   `${demoAnswerPrefix} I only understand a few requests. Try "balance of ACC-1", ` +
@@ -25,7 +25,7 @@ export function createDemoModel(): ModelProvider {
  * Picks the demo model's next turn from the transcript: tool calls for a recognised request, then an answer
  * written from the tool results (so an edited or rejected call is reported as it really went).
  */
-export function decideDemoTurn(request: ModelCall): ScriptedTurn {
+function decideDemoTurn(request: ModelCall): ScriptedTurn {
   const last = request.messages.at(-1);
   if (last?.role === 'tool') return { text: answerFromResults(trailingToolResults(request.messages)) };
   const prompt = lastUserText(request.messages);

@@ -99,7 +99,8 @@ export interface TemporalDevServerOptions {
    */
   startTimeoutMs?: number;
   /**
-   * How long `stop()` waits after SIGTERM before it sends SIGKILL. A graceful stop takes about 3 s.
+   * How long `stop()` waits after SIGTERM before it sends SIGKILL: long enough for the server's own graceful stop,
+   * with a margin for loaded machines, so SIGKILL is kept for a server that hangs.
    * @default 10_000
    */
   stopGracePeriodMs?: number;

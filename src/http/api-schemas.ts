@@ -48,7 +48,7 @@ const runStatusSchema = z.enum(['running', 'awaiting_approval', 'completed', 'fa
 
 const tokenUsageSchema = z.object({ inputTokens: z.number().int(), outputTokens: z.number().int() });
 
-export const pendingApprovalSchema = z
+const pendingApprovalSchema = z
   .object({
     toolCallId: z.string(),
     toolName: z.string(),
@@ -129,7 +129,7 @@ export const listRunsQuerySchema = z.object({
     .openapi({ description: 'The `nextCursor` of the previous page; the same filters must be sent again.' }),
 });
 
-export const runListingSchema = z
+const runListingSchema = z
   .object({
     runId: z.string(),
     status: runStatusSchema,
@@ -300,7 +300,7 @@ const toolSourceSchema = z
   ])
   .openapi('ToolSource', { description: "The worker's own code, or an MCP server." });
 
-export const toolListingSchema = z
+const toolListingSchema = z
   .object({
     name: z.string().openapi({ description: 'The name runs call the tool by.' }),
     description: z.string(),

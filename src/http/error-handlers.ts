@@ -1,5 +1,5 @@
 import type { ErrorHandler, Hono, NotFoundHandler } from 'hono';
-import { errorMessage } from '../tool/error-message.js';
+import { errorMessage } from '../shared/error-message.js';
 import { HttpError, toHttpError } from './http-error.js';
 
 const expectedStates = ['run_unavailable', 'catalog_unavailable', 'payload_store_unavailable'] as const;

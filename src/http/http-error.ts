@@ -33,7 +33,7 @@ export interface Problem {
 }
 
 /** The HTTP status each engine error code answers with; the one place that decides it. */
-export const relayErrorStatus: Readonly<Record<ErrorCode, ContentfulStatusCode>> = {
+const relayErrorStatus: Readonly<Record<ErrorCode, ContentfulStatusCode>> = {
   invalid_input: 422,
   approval_input_invalid: 422,
   // The caller's key is the tenant's, but its name is not among those the tool lets decide.

@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isGrpcDeadlineError } from '@temporalio/client';
 import type { RelayClient } from '../client/relay-client.js';
-import { errorMessage } from '../tool/error-message.js';
+import { errorMessage } from '../shared/error-message.js';
 import { temporalUnavailable, temporalUnavailableError } from './http-error.js';
 import type { ApiLogger } from './error-handlers.js';
 import type { HttpError } from './http-error.js';
@@ -19,7 +19,7 @@ export async function describeClientNamespace(client: RelayClient, timeoutMs: nu
     connection.workflowService.describeNamespace({ namespace: options.namespace }),
   );
   // The deadline alone does not bound the answer: the connection's retry interceptor backs off past it (and an abort
-  // does not stop it either), so the call is left to end on its own, about a second later.
+  // does not stop it either), so the call is left to end on its own, once the interceptor's current backoff is over.
   const timer = new AbortController();
   const timedOut = sleep(timeoutMs, undefined, { signal: timer.signal }).then(() => {
     throw new NamespaceCheckTimeoutError(timeoutMs);

@@ -2,12 +2,13 @@ import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamable
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { RelayError } from '../shared/errors.js';
+import { longestTimerDelayMs } from '../shared/timer-limit.js';
 import type { ToolContext } from '../tool/tool-context.js';
 import type { McpConnection } from './mcp-connection.js';
 import { describeTransportError, isAskedToRetryLater, isRefusal, transportFailure } from './mcp-connection.js';
 
 /** The `_meta` key under which a call carries the run's idempotency key to the server. */
-export const idempotencyKeyMetaKey = 'relay-e/idempotencyKey';
+const idempotencyKeyMetaKey = 'relay-e/idempotencyKey';
 
 /** One call as the tool source makes it. */
 export interface McpCall {
@@ -18,12 +19,6 @@ export interface McpCall {
   /** The call may be repeated without a second effect (annotated read-only or idempotent). */
   safeToRepeat: boolean;
 }
-
-/**
- * The executor's timeout aborts a call (and so cancels the request); the SDK's own per-request limit (60 s by
- * default) is set out of the way, the longest delay Node's timers accept.
- */
-const noSdkTimeoutMs = 2_147_483_647;
 
 /**
  * Calls a tool on an MCP server with the run's context: `ctx.signal` cancels the request (the SDK sends
@@ -76,7 +71,9 @@ async function requestToolCall(connection: McpConnection, call: McpCall, ctx: To
     undefined,
     {
       signal: ctx.signal,
-      timeout: noSdkTimeoutMs,
+      // The executor's timeout aborts a call (and so cancels the request): the SDK's own per-request limit (60 s by
+      // default) is set out of the way.
+      timeout: longestTimerDelayMs,
       onprogress: (progress) => ctx.reportProgress?.(progress),
     },
   )) as CallToolResult;
@@ -91,7 +88,7 @@ function isSessionExpired(error: unknown): boolean {
  * What the model sees of a result: the structured content when the server gave one (its text content is the same
  * data again), else the text, else a list that names images, audio and resources instead of carrying their bytes.
  */
-export function toToolOutput(result: CallToolResult): unknown {
+function toToolOutput(result: CallToolResult): unknown {
   if (result.structuredContent !== undefined) return result.structuredContent;
   const items = result.content.map(describeContent);
   return items.every((item) => typeof item === 'string') ? items.join('\n') : items;

@@ -8,7 +8,7 @@ import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/typ
 import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { redactSecrets } from '../security/resolve-secret-references.js';
 import { RelayError } from '../shared/errors.js';
-import { errorMessage } from '../tool/error-message.js';
+import { errorMessage } from '../shared/error-message.js';
 import { within } from '../shared/within.js';
 import type { Logger } from '../tool/tool-context.js';
 import { hideSecretsInError } from '../security/hide-secrets-in-error.js';

@@ -5,7 +5,7 @@ import { RelayError } from '../shared/errors.js';
 import type { ToolAnnotations } from '../shared/tool-catalog.js';
 import { defineJsonSchemaTool } from '../tool/define-tool.js';
 import type { ToolDefinition } from '../tool/define-tool.js';
-import { errorMessage } from '../tool/error-message.js';
+import { errorMessage } from '../shared/error-message.js';
 import type { Logger, ToolContext } from '../tool/tool-context.js';
 import type { OpenToolSource, ToolSource, ToolSourceContext } from '../tool/tool-source.js';
 import { callMcpTool } from './call-mcp-tool.js';

@@ -1,6 +1,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import type { ApprovalNotice } from '../shared/approval-notice.js';
 import { durationOptionMs } from '../shared/duration-option.js';
+import { errorMessage } from '../shared/error-message.js';
 import { RelayError } from '../shared/errors.js';
 import type { DurationInput } from '../shared/run-types.js';
 import { slackMessageOf } from './slack-message.js';
@@ -298,8 +299,7 @@ export async function postApprovalNotice(webhook: ApprovalWebhook, notice: Appro
     });
   } catch (error) {
     const cause = error instanceof Error ? (error.cause ?? error) : error;
-    const reason = cause instanceof Error ? cause.message : String(cause);
-    throw new ApprovalDeliveryError(`Approval webhook ${originOf(webhook)} unreachable: ${reason}`, false);
+    throw new ApprovalDeliveryError(`Approval webhook ${originOf(webhook)} unreachable: ${errorMessage(cause)}`, false);
   }
   // The body is not read: only the status says what happened, and an unread body would hold the connection.
   await response.body?.cancel();

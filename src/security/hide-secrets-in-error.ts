@@ -1,5 +1,5 @@
 import { redactSecrets } from './resolve-secret-references.js';
-import { errorMessage } from '../tool/error-message.js';
+import { errorMessage } from '../shared/error-message.js';
 
 /**
  * Replaces secret values with `[secret]` in an error and in every error of its `cause` chain, in place: message,

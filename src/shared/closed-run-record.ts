@@ -1,4 +1,5 @@
 import { strFromU8, strToU8, unzlibSync, zlibSync } from 'fflate';
+import { errorMessage } from './error-message.js';
 import { RelayError } from './errors.js';
 import { newestWithinBytes, utf8ByteLength } from './payload-limits.js';
 import type { RunEvent, RunSnapshot } from './run-types.js';
@@ -10,7 +11,7 @@ export const closedRunMemoKey = 'relayClosedRun';
  * The most bytes (as JSON) of events a closed run's record keeps; the oldest go first. Memos count against
  * Temporal's 2 MiB memo limit and travel with every visibility listing of the run.
  */
-export const maxClosedRunEventBytes = 256 * 1024;
+const maxClosedRunEventBytes = 256 * 1024;
 
 /**
  * The longest output (its UTF-8 bytes) a closed run's record holds. A longer one stays where it already is, in the
@@ -176,7 +177,7 @@ export function readClosedRunMemo(value: unknown, runId: string): ClosedRunRecor
   try {
     record = JSON.parse(strFromU8(inflateChecked(value)));
   } catch (error) {
-    throw corruptMemo(runId, value, error instanceof Error ? error.message : String(error), error);
+    throw corruptMemo(runId, value, errorMessage(error), error);
   }
   if (!isClosedRunRecord(record)) throw corruptMemo(runId, value, 'the inflated JSON is not a closed run record');
   return record;

@@ -9,7 +9,7 @@ export const pendingApprovalsMemoKey = 'relayPendingApprovals';
  * waiting calls change, and sent with every visibility listing of the run. A run waiting on more (a long input to
  * approve) removes the key, and the approvals list asks the run itself, as it does runs recorded before the rule.
  */
-export const maxPendingApprovalsMemoBytes = 16 * 1024;
+const maxPendingApprovalsMemoBytes = 16 * 1024;
 
 /** What a waiting run keeps in its memo: its calls waiting for a human, and what an approvals list shows of the run. */
 export interface PendingApprovalsMemo {

@@ -10,7 +10,7 @@ export const maxTenantIdLength = 128;
 export const tenantIdPattern = new RegExp(`^[\\w.:@-]{1,${maxTenantIdLength}}$`);
 
 /** The longest run id a caller may choose. */
-export const maxChosenRunIdLength = 200;
+const maxChosenRunIdLength = 200;
 
 /** The longest run id a run can get: a chosen id scoped by the longest tenant id (see {@link scopedRunId}). */
 export const maxRunIdLength = maxTenantIdLength + '~'.length + maxChosenRunIdLength;

@@ -4,7 +4,7 @@ import { access, mkdir, open, readFile, readdir, rename, rm, stat, utimes } from
 import path from 'node:path';
 import type { EncryptionOptions } from '../security/encryption-keys.js';
 import { RelayError } from '../shared/errors.js';
-import { errorMessage } from '../tool/error-message.js';
+import { errorMessage } from '../shared/error-message.js';
 import { sweepCutoff, toRetentionMs } from './payload-retention.js';
 import { assertPayloadRef, createPayloadSealer, openOrRemoveDamaged, payloadNotFound } from './payload-sealer.js';
 import type { SealedPayload } from './payload-sealer.js';
@@ -51,9 +51,11 @@ const runFileName = 'run.json';
 
 /**
  * A payload store in a local folder, for the dev stack: one file per payload under a folder per tenant, beside a
- * folder per run that records which run it is, which payloads the run stored and when it closed. Every file is written
- * to a temporary name, flushed and then renamed into place, so a crash mid-write leaves a stray temporary file, never a
- * torn payload. Listing unclosed runs reads every run folder: fine for the dev stack it is made for.
+ * folder per run that records which run it is, which payloads the run stored and when it closed. Every file with
+ * content (a payload, `run.json`, `closed`) is written to a temporary name, flushed and then renamed into place, so a
+ * crash mid-write leaves a stray temporary file, never a torn one. A use marker is created in place: it is empty, its
+ * name is all it says, so there is nothing in it to tear. Listing unclosed runs reads every run folder: fine for the
+ * dev stack it is made for.
  *
  *     <directory>/<sha256 of tenant id>/payloads/<address hex>
  *     <directory>/<sha256 of tenant id>/runs/<sha256 of run id>/run.json            (tenant, run, first stored at)

@@ -3,7 +3,8 @@ import { optionalTsToDate } from '@temporalio/common/lib/time.js';
 import proto from '@temporalio/proto';
 import { isWorkflowNotFound } from '../client/is-workflow-not-found.js';
 import { RelayError } from '../shared/errors.js';
-import { errorMessage } from '../tool/error-message.js';
+import { longestTimerDelayMs } from '../shared/timer-limit.js';
+import { errorMessage } from '../shared/error-message.js';
 import { toRetentionMs } from './payload-retention.js';
 import type { PayloadScope, PayloadStore, UnclosedRun } from './payload-store.js';
 
@@ -201,18 +202,15 @@ function logReport(logger: Pick<Console, 'info' | 'warn'>, report: PayloadJanito
 }
 
 function checkedIntervalMs(intervalMs: number): number {
-  // Node's timers take at most 2^31 - 1 ms; a longer one fires at once, so the janitor would pass without a pause.
-  if (!Number.isFinite(intervalMs) || intervalMs <= 0 || intervalMs > maxTimerMs) {
+  // A longer interval would fire at once, so the janitor would pass without a pause.
+  if (!Number.isFinite(intervalMs) || intervalMs <= 0 || intervalMs > longestTimerDelayMs) {
     throw new RelayError(
       'invalid_input',
-      `The payload janitor's intervalMs must be positive and at most ${maxTimerMs} (about 24.8 days), not ${intervalMs}`,
+      `The payload janitor's intervalMs must be positive and at most ${longestTimerDelayMs} (about 24.8 days), not ${intervalMs}`,
     );
   }
   return intervalMs;
 }
-
-/** The longest delay a Node timer takes. */
-export const maxTimerMs = 2 ** 31 - 1;
 
 function checkedBatchSize(batchSize: number): number {
   if (!Number.isSafeInteger(batchSize) || batchSize <= 0) {

@@ -2,7 +2,7 @@ import pg from 'pg';
 import type { Pool, PoolClient } from 'pg';
 import type { EncryptionOptions } from '../security/encryption-keys.js';
 import { RelayError } from '../shared/errors.js';
-import { errorMessage } from '../tool/error-message.js';
+import { errorMessage } from '../shared/error-message.js';
 import { sweepCutoff, toRetentionMs } from './payload-retention.js';
 import { assertPayloadRef, createPayloadSealer, openOrRemoveDamaged, payloadNotFound } from './payload-sealer.js';
 import type { SealedPayload } from './payload-sealer.js';

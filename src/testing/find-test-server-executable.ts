@@ -3,7 +3,7 @@ import path from 'node:path';
 import { isExecutable } from '../dev/temporal-dev-server.js';
 
 /** The version `relay_e_ensure_test_server` (scripts/env.sh) caches; the two must name the same. */
-export const testServerVersion = '1.38.0';
+const testServerVersion = '1.38.0';
 
 /** Thrown when a test environment cannot start because something it runs on is missing. */
 export class TestEnvironmentError extends Error {

@@ -1,7 +1,7 @@
 import type { ModelProvider, ModelCall } from '../model/model-provider.js';
 import { ModelProviderError } from '../model/model-provider.js';
 import { toJsonText } from '../shared/payload-limits.js';
-import { errorMessage } from '../tool/error-message.js';
+import { errorMessage } from '../shared/error-message.js';
 import type { ModelResponse, ProposedToolCall } from '../shared/transcript.js';
 
 /**

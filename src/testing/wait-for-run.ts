@@ -3,7 +3,7 @@ import type { ApproveOptions, DecisionOptions, RelayClient } from '../client/rel
 import { RelayError } from '../shared/errors.js';
 import { isTerminalStatus } from '../shared/run-types.js';
 import type { ApprovalOutcome, PendingApproval, RunSnapshot } from '../shared/run-types.js';
-import { errorMessage } from '../tool/error-message.js';
+import { errorMessage } from '../shared/error-message.js';
 import { TestEnvironmentError } from './find-test-server-executable.js';
 
 /** Options of {@link waitForRun} and {@link waitForApproval}. */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { errorMessage } from '../shared/error-message.js';
 import { RelayError } from '../shared/errors.js';
 import type { JsonSchema, ToolAnnotations, ToolRetryPolicy, ToolSourceInfo } from '../shared/tool-catalog.js';
 import type { ToolGuardrails } from './guardrails.js';
@@ -212,8 +213,7 @@ export function defineJsonSchemaTool<TOutput>(
   try {
     schema = z.fromJSONSchema(inputSchema);
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    invalid(rest.name, `The input JSON Schema of tool '${rest.name}' cannot be read (${reason})`);
+    invalid(rest.name, `The input JSON Schema of tool '${rest.name}' cannot be read (${errorMessage(error)})`);
   }
   return defineTool({ ...rest, inputSchema: schema, inputJsonSchema: inputSchema });
 }

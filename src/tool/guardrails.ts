@@ -1,4 +1,4 @@
-import { errorMessage } from './error-message.js';
+import { errorMessage } from '../shared/error-message.js';
 import type { ToolDefinition } from './define-tool.js';
 import type { ToolContext } from './tool-context.js';
 

@@ -1,4 +1,4 @@
-import { errorMessage } from './error-message.js';
+import { errorMessage } from '../shared/error-message.js';
 import { boundText } from './truncate-output.js';
 
 /** Writes one structured log record; `attributes` are merged into it. */

@@ -1,9 +1,10 @@
 import { RelayError } from '../shared/errors.js';
 import type { ErrorCode } from '../shared/errors.js';
+import { longestTimerDelayMs } from '../shared/timer-limit.js';
 import { checkToolInputAsync, parseToolArguments } from '../shared/tool-input.js';
 import type { ToolErrorType, ToolFailure, ToolResult } from '../shared/tool-result.js';
 import type { ToolDefinition } from './define-tool.js';
-import { errorMessage } from './error-message.js';
+import { errorMessage } from '../shared/error-message.js';
 import type { ToolGuardrails } from './guardrails.js';
 import { runAfterGuardrails, runBeforeGuardrails } from './guardrails.js';
 import type { Logger, ToolContext } from './tool-context.js';
@@ -221,7 +222,7 @@ async function afterCancellation(
 ): Promise<ToolResult> {
   let timer: ReturnType<typeof setTimeout> | undefined;
   const outlived = new Promise<void>((resolve) => {
-    timer = setTimeout(resolve, Math.min(Math.max(0, deadline - Date.now()), 2_147_483_647));
+    timer = setTimeout(resolve, Math.min(Math.max(0, deadline - Date.now()), longestTimerDelayMs));
   });
   try {
     await Promise.race([run, outlived]);
@@ -255,8 +256,8 @@ function startLifetime(toolName: string, timeoutMs: number, callerSignals: reado
   const timeoutMessage = `Tool '${toolName}' timed out after ${timeoutMs} ms`;
   const timer = setTimeout(
     () => end(['timeout', timeoutMessage], new DOMException(timeoutMessage, 'TimeoutError')),
-    // Node fires longer delays at once; the longest it accepts (about 24.8 days) is as good as no limit.
-    Math.min(timeoutMs, 2_147_483_647),
+    // Node fires longer delays at once; the longest it accepts is as good as no limit.
+    Math.min(timeoutMs, longestTimerDelayMs),
   );
   const cancel = (signal: AbortSignal) => end(['cancelled', `Tool '${toolName}' was cancelled`], signal.reason);
   const listeners = callerSignals.map((signal) => {

@@ -1,4 +1,5 @@
 import { compileToolSchema } from '../shared/compile-tool-schema.js';
+import { errorMessage } from '../shared/error-message.js';
 import { RelayError } from '../shared/errors.js';
 import type { ToolCatalogEntry } from '../shared/tool-catalog.js';
 import type { ToolDefinition } from './define-tool.js';
@@ -96,10 +97,9 @@ function checkRunsCanValidate(tool: ToolDefinition): void {
   try {
     compileToolSchema(inputSchema);
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
     throw new RelayError(
       'invalid_tool_definition',
-      `The input schema of tool '${tool.name}' cannot be checked in a run: its JSON Schema does not compile (${reason})`,
+      `The input schema of tool '${tool.name}' cannot be checked in a run: its JSON Schema does not compile (${errorMessage(error)})`,
       { cause: error, details: { toolName: tool.name } },
     );
   }

@@ -1,3 +1,4 @@
+import { errorMessage } from '../shared/error-message.js';
 import { RelayError } from '../shared/errors.js';
 
 /** A tool's output as it goes into history: the JSON value itself, or its JSON text cut to fit. */
@@ -73,7 +74,8 @@ function toJson(output: unknown): string | undefined {
       return value;
     });
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
-    throw new RelayError('tool_execution_failed', `Output is not JSON-serialisable: ${reason}`, { cause: error });
+    throw new RelayError('tool_execution_failed', `Output is not JSON-serialisable: ${errorMessage(error)}`, {
+      cause: error,
+    });
   }
 }

@@ -2,7 +2,7 @@ import { NativeConnection, Runtime, Worker } from '@temporalio/worker';
 import type { WorkerOptions } from '@temporalio/worker';
 import type { DataConverter } from '@temporalio/common';
 import type { RelayPluginOptions } from './relay-plugin.js';
-import { errorMessage } from '../tool/error-message.js';
+import { errorMessage } from '../shared/error-message.js';
 import { RelayPlugin, checkSearchAttributes } from './relay-plugin.js';
 import { rememberConnectionAddress } from './connection-address.js';
 import { bundlesNoFailureConverter } from './relay-workflows.js';

@@ -41,7 +41,8 @@ export async function startModelCallWorker(
     ...slots,
     // Model calls still running when it stops get the time the main worker gave its own activities.
     shutdownGraceTime: main.options.shutdownGraceTimeMs,
-    // Streamed model text rides on heartbeats, as on the main worker (see createWorker).
+    // Streamed model text rides on heartbeats, sent as often as the text is batched: as on the main worker, unless it
+    // sets its own throttle (withHeartbeatsForStreaming in relay-plugin.ts).
     maxHeartbeatThrottleInterval: modelDeltaBatchMs,
     interceptors: { activity: main.options.interceptors.activity, client: main.options.interceptors.client },
     ...(dataConverter ? { dataConverter } : {}),
@@ -77,7 +78,7 @@ interface WorkerStates {
  * public event for it, so its state subject is read; without one nothing is called, and the stop after the worker's
  * `run()` still applies. Returns the unsubscribe.
  */
-export function onLeavingRunning(worker: Worker, leaving: () => void): () => void {
+function onLeavingRunning(worker: Worker, leaving: () => void): () => void {
   const states = (worker as unknown as { stateSubject?: Partial<WorkerStates> }).stateSubject;
   if (typeof states?.subscribe !== 'function') return () => {};
   let left = false;

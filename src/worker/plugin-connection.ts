@@ -1,6 +1,6 @@
 import { NativeConnection, Runtime } from '@temporalio/worker';
 import type { Worker } from '@temporalio/worker';
-import { errorMessage } from '../tool/error-message.js';
+import { errorMessage } from '../shared/error-message.js';
 import { rememberConnectionAddress } from './connection-address.js';
 
 /** Where a worker given no connection connects: the SDK's default. */

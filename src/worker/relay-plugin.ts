@@ -24,7 +24,7 @@ import { modelDeltaBatchMs } from '../shared/run-types.js';
 import { relaySearchAttributeDefinitions } from '../shared/search-attributes.js';
 import { ToolExecutor } from '../tool/tool-executor.js';
 import type { ToolExecutorOptions } from '../tool/tool-executor.js';
-import { errorMessage } from '../tool/error-message.js';
+import { errorMessage } from '../shared/error-message.js';
 import { compileWorkflowSourceAsBuilt, relayWorkflowsPath, withRelaySharedModules } from './relay-workflows.js';
 import { isToolSource } from '../tool/tool-source.js';
 import type { LoadedTools, ToolEntry } from '../tool/tool-source.js';
@@ -86,8 +86,8 @@ export interface RelayPluginOptions extends ToolSourceOptions {
   keepLargePayloadsInStore?: boolean;
   /**
    * Sends a run's next model call to the worker that stored its context: the worker polls a task queue of its own
-   * for model calls beside the shared one, and a call's result names it. A call that worker does not start within 5
-   * seconds (it stopped or died) is sent to the shared task queue with the whole context, and a
+   * for model calls beside the shared one, and a call's result names it. A call that worker does not start within
+   * `modelCallStartTimeout` (it stopped or died) is sent to the shared task queue with the whole context, and a
    * `model_context_resent` event says so. For stores other workers cannot read; a shared store needs no affinity.
    * Such a worker refuses activity rate limits (`maxActivitiesPerSecond`, `maxTaskQueueActivitiesPerSecond`): they
    * would hold only the shared queue, not the calls sent back to it.

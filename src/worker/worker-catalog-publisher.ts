@@ -89,8 +89,8 @@ export function startCatalogPublisher(
       const checked = sharedQueue.stop();
       await announced;
       await checked;
-      // Without a withdrawal the announcement still lapses after three refresh periods (three minutes). A catalog
-      // workflow that no longer exists holds no announcement to withdraw.
+      // Without a withdrawal the announcement still lapses, after three of its refresh periods (3 ×
+      // workerCatalogRefreshMs). A catalog workflow that no longer exists holds no announcement to withdraw.
       await client.workflow
         .getHandle(workflowId)
         .signal(withdrawWorkerCatalogSignal, workerId)

@@ -2,7 +2,7 @@ import { Hono } from 'hono';
 import type { Context } from 'hono';
 import { deleteCookie, getCookie, setCookie } from 'hono/cookie';
 import { createMiddleware } from 'hono/factory';
-import { errorMessage } from '../../tool/error-message.js';
+import { errorMessage } from '../../shared/error-message.js';
 import { HttpError } from '../http-error.js';
 import type { InboxEnv } from './inbox-env.js';
 import { inboxPage, signInPage } from './inbox-pages.js';
@@ -101,7 +101,7 @@ const maxReturnPathLength = 2_048;
  * `https://elsewhere`, `//elsewhere` or `/\elsewhere` (which browsers take for another host), so the sign-in form
  * cannot be made to send anyone off the inbox. Anything else is dropped: the inbox's front page follows sign-in.
  */
-export function safeReturnPath(next: unknown): string | undefined {
+function safeReturnPath(next: unknown): string | undefined {
   if (typeof next !== 'string' || next.length > maxReturnPathLength) return undefined;
   // Only the inbox's own pages, in printable ASCII (a browser sends the rest encoded) without backslashes, which URL
   // parsers take for slashes.

@@ -1,10 +1,9 @@
+import { longestTimerDelayMs } from '../../shared/timer-limit.js';
 import type { InboxSession } from './inbox-sessions.js';
 
 /** The event that ends an inbox stream whose session expired; the page goes back to the sign-in form. */
-export const signedOutEvent = 'signed-out';
+const signedOutEvent = 'signed-out';
 
-/** The longest delay a timer takes (about 24.8 days); a longer one would fire at once. */
-const maxTimerDelayMs = 2 ** 31 - 1;
 const signedOut = new TextEncoder().encode(`event: ${signedOutEvent}\ndata: \n\n`);
 
 /**
@@ -31,7 +30,7 @@ export function endingWithSession(response: Response, session: InboxSession): Re
       const arm = () => {
         const leftMs = session.expiresAt - Date.now();
         if (leftMs > 0) {
-          timer = setTimeout(arm, Math.min(leftMs, maxTimerDelayMs));
+          timer = setTimeout(arm, Math.min(leftMs, longestTimerDelayMs));
           return;
         }
         if (ended) return;

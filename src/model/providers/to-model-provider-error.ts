@@ -9,6 +9,7 @@ import {
   StreamProviderError,
   UnsupportedFunctionalityError,
 } from 'ai';
+import { errorMessage } from '../../shared/error-message.js';
 import { ModelProviderError } from '../model-provider.js';
 
 /**
@@ -41,8 +42,7 @@ export function toModelProviderError(error: unknown, provider: string, signal: A
       cause: error,
     });
   }
-  const reason = error instanceof Error ? error.message : String(error);
-  return new ModelProviderError(`${provider} call failed: ${reason}`, { retryable: true, cause: error });
+  return new ModelProviderError(`${provider} call failed: ${errorMessage(error)}`, { retryable: true, cause: error });
 }
 
 function fromApiCallError(error: APICallError, provider: string): ModelProviderError {

@@ -54,7 +54,7 @@ async function temporalWithRunningHandOff(): Promise<Client> {
 describe('readHandedOffNotices', () => {
   it("lists the ids the hand-off workflow delivers, an added notice's number included", async () => {
     const events = [handedOff('approval.added', 1), handedOff('approval.added', 2), handedOff('approval.decided', 3)];
-    const [listed] = await readHandedOffNotices(await temporalWithRunningHandOff(), 'run-1', events);
+    const [listed] = await readHandedOffNotices(await temporalWithRunningHandOff(), events);
     expect(listed).toEqual({ deliveredBy, notices: handedOffIds, status: 'RUNNING' });
   });
 });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { errorMessage } from '../../../src/tool/error-message.js';
+import { errorMessage } from '../../../src/shared/error-message.js';
 
 describe('errorMessage', () => {
   it('reads an AggregateError without a message of its own as its errors’ messages, each once', () => {

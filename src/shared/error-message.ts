@@ -1,7 +1,7 @@
 /**
- * Turns anything a tool or a guardrail may throw into one readable line (an `Error`'s message, a string as is). An
- * `AggregateError` without a message of its own (a connection to a name with several addresses, each refused) reads
- * as its errors' messages.
+ * Turns anything thrown (by a tool, a guardrail, a parser, a connection) into one readable line: an `Error`'s message,
+ * a string as is. An `AggregateError` without a message of its own (a connection to a name with several addresses,
+ * each refused) reads as its errors' messages.
  */
 export function errorMessage(error: unknown): string {
   if (error instanceof AggregateError && error.message === '' && error.errors.length > 0) {
