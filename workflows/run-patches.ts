@@ -230,6 +230,14 @@ const decisionFieldsAreTextPatch = 'decision-fields-are-text';
  */
 const editedFieldsDeclaredPatch = 'edited-fields-declared';
 
+/**
+ * A tool activity that timed out for good (its worker died or hung mid-tool, so no heartbeat came) is recorded as a
+ * `timeout` that may still have had an effect, as the tool's own timeouts are: before, it was a plain `execution`
+ * failure, and the model could call a tool again whose first call had taken effect. Asked at such a failure only, by
+ * the same runs as {@link approversToldEveryEndingPatch}.
+ */
+const toolActivityTimeoutToldPatch = 'tool-activity-timeout-told';
+
 /** The answers to the patches a run follows. */
 export interface RunPatches {
   /** False for runs started before the exact identity and limit rules: they replay with the old ones. */
@@ -293,6 +301,8 @@ export interface RunPatches {
   decisionFieldsAreText(): boolean;
   /** Asked at an approval signalled with an edit holding an undeclared field (see {@link editedFieldsDeclaredPatch}). */
   editedFieldsDeclared(): boolean;
+  /** Asked at a tool activity that timed out for good (see {@link toolActivityTimeoutToldPatch}). */
+  toolActivityTimeoutTold(): boolean;
 }
 
 /** The rules decided at the start, without those asked later in the run. */
@@ -316,6 +326,7 @@ type StartRules = Omit<
   | 'expiredDecisionRefused'
   | 'decisionFieldsAreText'
   | 'editedFieldsDeclared'
+  | 'toolActivityTimeoutTold'
 >;
 
 const everyRule: StartRules = {
@@ -379,6 +390,7 @@ export function decideRunPatches(): RunPatches {
     expiredDecisionRefused: askedOnce(late ? expiredDecisionRefusedPatch : undefined),
     decisionFieldsAreText: askedOnce(late ? decisionFieldsAreTextPatch : undefined),
     editedFieldsDeclared: askedOnce(late ? editedFieldsDeclaredPatch : undefined),
+    toolActivityTimeoutTold: askedOnce(late ? toolActivityTimeoutToldPatch : undefined),
   };
 }
 

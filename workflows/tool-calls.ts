@@ -1,5 +1,6 @@
 import {
   ActivityCancellationType,
+  ActivityFailure,
   ApplicationFailure,
   CancellationScope,
   CancelledFailure,
@@ -7,6 +8,7 @@ import {
   isCancellation,
   proxyActivities,
   proxyLocalActivities,
+  TimeoutFailure,
   workflowInfo,
 } from '@temporalio/workflow';
 import type { ActivityOptions } from '@temporalio/workflow';
@@ -325,9 +327,25 @@ function executeToolCall(
 async function recordToolActivityFailure(context: RunContext, call: ToolCall, error: unknown): Promise<ToolResult> {
   if (isCancellation(error)) throw error;
   const ids = callIds(call);
-  const failure = { success: false as const, ...ids, error: describeFailure(error), errorType: 'execution' as const };
+  const failure =
+    activityTimedOut(error) && context.patches.toolActivityTimeoutTold()
+      ? { success: false as const, ...ids, error: timedOutActivityError(error), errorType: 'timeout' as const }
+      : { success: false as const, ...ids, error: describeFailure(error), errorType: 'execution' as const };
   const at = usesRecordedTime(context) ? await readRecordedTime() : undefined;
   return recordToolResult(context, call, { ...failure, at });
+}
+
+/** Temporal stopped waiting for the activity (no heartbeat, or past its timeout): its worker died or hung mid-tool. */
+function activityTimedOut(error: unknown): error is ActivityFailure {
+  return error instanceof ActivityFailure && error.cause instanceof TimeoutFailure;
+}
+
+/** As the executor words its own timeouts: the model must not take the call for one that did nothing. */
+function timedOutActivityError(error: ActivityFailure): string {
+  return (
+    `${describeFailure(error)}. It may still have had an effect: its worker stopped answering while it ran, so ` +
+    'check before calling it again.'
+  );
 }
 
 function recordToolResult(context: RunContext, call: ToolCall, result: Recorded<ToolResult>): ToolResult {

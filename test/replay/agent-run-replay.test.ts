@@ -155,6 +155,9 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
  * `edit-with-undeclared-field` is an approval signalled with an edit holding `dry_run: true`, a field the tool's
  * schema does not name: under `edited-fields-declared` (asked at such a signal) it is ignored and the call waits;
  * `-before-patch` is the old side (the edit approved and recorded with the field, the tool run without it).
+ * `tool-activity-timed-out` is a tool activity whose worker stopped heartbeating mid-call, timed out on its only
+ * attempt: under `tool-activity-timeout-told` (asked at such a failure) it is recorded as a `timeout` that may still
+ * have had an effect; `-before-patch` is the old side (a plain `execution` failure).
  */
 const pendingApprovalsInMemo = [
   ...pathsSinceCatalogInFirstCall,
@@ -198,6 +201,7 @@ const pendingApprovalsInMemo = [
     'decision-signalled-after-expiry',
     'approver-not-text',
     'edit-with-undeclared-field',
+    'tool-activity-timed-out',
   ].flatMap((name) => [name, `${name}-before-patch`]),
 ].map((name) => `pending-approvals-in-memo/${name}.json`);
 

@@ -177,6 +177,61 @@ describe('agentRun', () => {
     }
   });
 
+  it('tells the model a tool whose worker stopped answering mid-call may still have had an effect', async () => {
+    const seenByModel: TranscriptMessage[][] = [];
+    const charge = defineTool({
+      name: 'charge',
+      description: 'Charge a card.',
+      inputSchema: z.object({ cents: z.number() }),
+      retry: { maximumAttempts: 1 },
+      execute: ({ cents }) => ({ charged: cents }),
+    });
+    // The tool's worker hangs mid-call: it never heartbeats again, so Temporal times the activity out.
+    const hangsMidTool: ActivityInterceptorsFactory = (ctx) => ({
+      inbound: {
+        execute: (input, next) =>
+          ctx.info.activityType === 'executeTool'
+            ? new Promise((_resolve, reject) => {
+                const gaveUp = setTimeout(() => reject(new Error('the test gave the hung call up')), 8_000);
+                ctx.cancellationSignal.addEventListener('abort', () => {
+                  clearTimeout(gaveUp);
+                  reject(new Error('cancelled'));
+                });
+              })
+            : next(input),
+      },
+    });
+    const { client, stop } = await kit.startWorker({
+      tools: [charge],
+      models: {
+        scripted: scriptedModel((call) => {
+          seenByModel.push(call.messages);
+          return call.step === 1 ? { toolCalls: [{ id: 'c', name: 'charge', input: { cents: 500 } }] } : { text: 'ok' };
+        }),
+      },
+      workerOptions: { interceptors: { activity: [hangsMidTool] } },
+    });
+    try {
+      const { runId } = await client.startRun({ ...base, prompt: 'charge' });
+      await client.result(runId);
+
+      const told = toolMessages(seenByModel[1] ?? [])[0]?.result;
+      expect(told).toMatchObject({
+        success: false,
+        errorType: 'timeout',
+        error: expect.stringMatching(
+          /timed out.*It may still have had an effect: .*check before calling it again\.$/,
+        ) as unknown,
+      });
+      expect((await client.events(runId)).find((event) => event.type === 'tool_failed')).toMatchObject({
+        errorType: 'timeout',
+      });
+      await recordHistory(runId, 'tool-activity-timed-out');
+    } finally {
+      await stop();
+    }
+  }, 30_000);
+
   it('tells the model about an unknown tool without scheduling anything', async () => {
     const seenByModel: TranscriptMessage[][] = [];
     const { client, stop } = await startWorker((call) => {
