@@ -20,7 +20,7 @@ import type { PayloadStore } from '../src/store/payload-store.js';
 import type { OwnModelCallQueue, Recorded } from './activity-types.js';
 import { catalogAskedBy, snapshotCatalog, withCatalogTools } from './catalog-snapshot.js';
 import type { CatalogSources } from './catalog-snapshot.js';
-import { isPayloadNotFound, toNonRetryableFailure } from './failures.js';
+import { isStoredPayloadMissing, toNonRetryableFailure } from './failures.js';
 import { whileHeartbeating } from './heartbeat.js';
 import { assembleModelCall, ModelContextCache, withAnswer } from './model-context.js';
 import type { AssembledModelCall } from './model-context.js';
@@ -52,7 +52,7 @@ export function createCallModel(dependencies: CallModelDependencies) {
   function assemble(request: ModelRequest | ModelContextRequest, context: Context): Promise<AssembledModelCall> {
     if (!('context' in request)) return Promise.resolve({ request, store: () => Promise.resolve(undefined) });
     return assembleModelCall(payloadStore, modelContexts, request).catch((error: unknown) => {
-      if (isPayloadNotFound(error)) warnOfPrivateStore?.(context.info.taskQueue);
+      if (isStoredPayloadMissing(error)) warnOfPrivateStore?.(context.info.taskQueue);
       throw toNonRetryableFailure(error);
     });
   }
@@ -80,7 +80,7 @@ export function createCallModel(dependencies: CallModelDependencies) {
   /**
    * Asks the run's model for its next turn; transient provider failures are retried by Temporal. A call that
    * refers to stored context fails with `payload_not_found`, not retried, when this worker's store lost it: the
-   * run then sends the whole context. A run's first call asks for the catalog too: it is read here and returned with
+   * run then sends the whole context (a lost stored output or text is `stored_output_not_found`, which fails it). A run's first call asks for the catalog too: it is read here and returned with
    * the answer, or alone when the worker refuses the run (the model is not called).
    */
   return async function callModel(request: ModelRequest | ModelContextRequest): Promise<Recorded<ModelCallResult>> {

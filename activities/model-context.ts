@@ -334,16 +334,36 @@ async function withStoredOutputs(
     messages.map(async (message) => {
       if (message.role === 'assistant' && message.storedContent) {
         const { storedContent, ...rest } = message;
-        const content = new TextDecoder().decode(await store.get(scope, storedContent.storedText));
-        return { ...rest, content };
+        const ref = storedContent.storedText;
+        const bytes = await store.get(scope, ref).catch(storedOutputLost('a model text', ref));
+        return { ...rest, content: new TextDecoder().decode(bytes) };
       }
       if (message.role !== 'tool' || !message.result.success || !isStoredToolOutput(message.result.data)) {
         return message;
       }
-      const data = await readJson<unknown>(store, scope, message.result.data.storedOutput);
+      const ref = message.result.data.storedOutput;
+      const what = `the output of tool call ${message.toolCallId}`;
+      const data = await readJson<unknown>(store, scope, ref).catch(storedOutputLost(what, ref));
       return { ...message, result: { ...message.result, data } };
     }),
   );
+}
+
+/**
+ * A stored output or text has no copy in the run, so the whole transcript sent again would refer to it too: its loss
+ * is `stored_output_not_found`, which fails the run at once, not the `payload_not_found` a lost context is, which the
+ * run answers by sending everything again.
+ */
+function storedOutputLost(what: string, ref: PayloadRef): (error: unknown) => never {
+  return (error) => {
+    if (!RelayError.isInstance(error) || error.code !== 'payload_not_found') throw error;
+    throw new RelayError(
+      'stored_output_not_found',
+      `The run kept ${what} in its payload store, and the store this worker reads lacks it (${error.message}): the ` +
+        'workers of a task queue that keep outputs in a store must share it',
+      { cause: error, details: { ref } },
+    );
+  };
 }
 
 /**

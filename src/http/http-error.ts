@@ -54,6 +54,8 @@ const relayErrorStatus: Readonly<Record<ErrorCode, ContentfulStatusCode>> = {
   decryption_failed: 500,
   // A stored payload a run refers to is gone (expired or lost): an operator's matter.
   payload_not_found: 500,
+  // A tool output or model text a run kept out of history is in no store the worker reads: workers must share one.
+  stored_output_not_found: 500,
   // A stored payload no longer matches its address: damaged or altered at rest, an operator's matter too.
   payload_corrupt: 500,
   // What a receiver of approval notices answers one whose signature does not verify.
@@ -84,6 +86,7 @@ const titles: Readonly<Record<HttpErrorCode, string>> = {
   payload_too_large: 'Payload too large',
   decryption_failed: 'Decryption failed',
   payload_not_found: 'Stored payload missing',
+  stored_output_not_found: 'Stored output missing',
   payload_corrupt: 'Stored payload corrupt',
   invalid_signature: 'Invalid signature',
   model_error: 'Model error',

@@ -23,6 +23,7 @@ export const errorCodes = [
   'payload_too_large',
   'decryption_failed',
   'payload_not_found',
+  'stored_output_not_found',
   'payload_corrupt',
   'invalid_signature',
 ] as const;

@@ -17,6 +17,7 @@ import type { ScriptedTurn, ScriptedTurnFunction } from '../../src/testing/scrip
 import { defineTool } from '../../src/tool/define-tool.js';
 import type { CreateWorkerOptions } from '../../src/worker/create-worker.js';
 import { latch } from '../helpers/latch.js';
+import { RelayError } from '../../src/shared/errors.js';
 import { eventTypes, useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
 import { agentRunHistories, currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
@@ -451,7 +452,42 @@ describe('model calls by reference', () => {
     }
   });
 
-  it('fails the run with payload_not_found when a stored tool output is in no store the next worker reads', async () => {
+  it('fails the run at once with stored_output_not_found when its store lost a tool output, sending nothing again', async () => {
+    const store = createMemoryPayloadStore();
+    const outputRefs = new Set<string>();
+    const losesOutputs: PayloadStore = {
+      ...store,
+      put: async (scope, data) => {
+        const ref = await store.put(scope, data);
+        if (new TextDecoder().decode(data).includes('x'.repeat(6_000))) outputRefs.add(ref);
+        return ref;
+      },
+      get: (scope, ref) =>
+        outputRefs.has(ref)
+          ? Promise.reject(new RelayError('payload_not_found', `No payload ${ref} is stored for tenant 'acme'`))
+          : store.get(scope, ref),
+    };
+    const { client, model, stop } = await startWorker(readsOneLargeOutput, { payloadStore: losesOutputs });
+    try {
+      const { runId } = await client.startRun({ ...base, prompt: 'read' });
+      await expect(client.result(runId)).rejects.toThrow();
+
+      const events = await client.events(runId);
+      expect(outputRefs.size).toBe(1);
+      expect(eventTypes(events).slice(-2)).toEqual(['tool_succeeded', 'run_failed']);
+      expect(events.at(-1)).toMatchObject({
+        code: 'stored_output_not_found',
+        error: expect.stringMatching(
+          /kept the output of tool call call_1_0 in its payload store, and the store this worker reads lacks it/,
+        ) as unknown,
+      });
+      expect(model.requestsOf(runId)).toHaveLength(1);
+    } finally {
+      await stop();
+    }
+  });
+
+  it('fails the run with stored_output_not_found when a stored tool output is in no store the next worker reads', async () => {
     const script = (call: ModelCall): ScriptedTurn =>
       call.step === 1
         ? { toolCalls: [{ name: 'repeat_text', input: { text: 'x', times: 6_000 } }] }
@@ -469,7 +505,7 @@ describe('model calls by reference', () => {
       await expect(second.client.result(runId)).rejects.toThrow();
       const events = await second.client.events(runId);
       expect(eventTypes(events).slice(-2)).toEqual(['model_context_resent', 'run_failed']);
-      expect(events.at(-1)).toMatchObject({ code: 'payload_not_found' });
+      expect(events.at(-1)).toMatchObject({ code: 'stored_output_not_found' });
       expect(second.model.requestsOf(runId)).toEqual([]);
     } finally {
       await second.stop();
