@@ -126,7 +126,7 @@ async function runSteps(context: RunContext): Promise<RunResult> {
       if (context.notices.inFlight.size > 0) await noticesDelivered(context);
       return finishRun(context, 'final_answer', { output: response.text ?? '', at: response.at });
     }
-    const calls = proposeToolCalls(context, response);
+    const calls = recordProposedCalls(context, response);
     recordToolResults(run, calls, await handleToolCalls(context, calls, response.at));
     stopIfCancelled(context);
     publishRunStateIfChanged(context);
@@ -311,7 +311,7 @@ function notStartedByStoringWorker(error: unknown): boolean {
 }
 
 /** Names the model's calls and puts them in the transcript; the caller handles each (in parallel). */
-function proposeToolCalls(context: RunContext, response: Recorded<ModelResponse>): ToolCall[] {
+function recordProposedCalls(context: RunContext, response: Recorded<ModelResponse>): ToolCall[] {
   const { run } = context;
   const message = context.exact
     ? answerMessage(response, run.step)

@@ -80,7 +80,7 @@ const closedStatuses = new Set<number>([
 ]);
 
 /** Where Temporal says a run is. */
-type RunState = { kind: 'open' } | { kind: 'closed'; closedAt: Date } | { kind: 'not_found' };
+type WorkflowState = { kind: 'open' } | { kind: 'closed'; closedAt: Date } | { kind: 'not_found' };
 
 /**
  * Tells a payload store which runs closed, and sweeps it, every `intervalMs`: nothing else marks runs closed, since an
@@ -154,7 +154,7 @@ async function markClosedRuns(
   for (const run of runs) {
     const scope: PayloadScope = { tenantId: run.tenantId, runId: run.runId };
     try {
-      const state = await readRunState(client, run.runId);
+      const state = await readWorkflowState(client, run.runId);
       if (state.kind === 'open') continue;
       await store.markRunClosed(scope, state.kind === 'closed' ? state.closedAt : new Date());
       counts.markedClosed++;
@@ -171,7 +171,7 @@ async function markClosedRuns(
  * Where the run's workflow is, from its latest execution's raw description: the raw one decodes nothing, so runs
  * whose memo is encrypted are read without keys.
  */
-async function readRunState(client: Client, runId: string): Promise<RunState> {
+async function readWorkflowState(client: Client, runId: string): Promise<WorkflowState> {
   try {
     const { workflowExecutionInfo: info } = await client.workflowService.describeWorkflowExecution({
       namespace: client.options.namespace,
