@@ -10,6 +10,7 @@ import type { PayloadStore } from '../store/payload-store.js';
 import { isPayloadStoreUnreachable } from '../store/store-unreachable.js';
 import { errorMessage } from '../shared/error-message.js';
 import { CliError, exitCodes } from './cli-error.js';
+import { cliLineLogger } from './one-line-log.js';
 import type { ProjectConfig } from './project-config.js';
 import type { TemporalSettings } from './temporal-settings.js';
 
@@ -48,7 +49,7 @@ export function createCliPayloadStore(
   { defaultFolderShared }: { defaultFolderShared: boolean },
 ): CliPayloadStore {
   const config = projectPayloadStoreConfig(settings, project);
-  const store = createPayloadStore(config);
+  const store = createPayloadStore(config, { logger: cliLineLogger() });
   const facts = payloadStoreFacts(config);
   return {
     store,
@@ -73,7 +74,12 @@ export function withPayloadJanitor(
 ): CliPayloadStore {
   if (janitorIntervalMs === undefined) return payloads;
   const client = new Client({ connection, namespace });
-  const janitor = startPayloadJanitor({ store: payloads.store, client, intervalMs: janitorIntervalMs });
+  const janitor = startPayloadJanitor({
+    store: payloads.store,
+    client,
+    intervalMs: janitorIntervalMs,
+    logger: cliLineLogger(),
+  });
   const facts = { ...payloads.facts, janitorIntervalMs };
   return {
     ...payloads,

@@ -34,3 +34,21 @@ function errorChain(error: unknown): string {
   }
   return links.join(' ← ');
 }
+
+/**
+ * Relay-E's own lines in a CLI worker (the payload janitor's, the payload store's), in the shape of the SDK's one-line
+ * log beside them: `<ISO time> [INFO] message`. Info goes to standard output and warnings to standard error, as the
+ * console the stores default to writes them.
+ */
+export function cliLineLogger(
+  write: { out: (line: string) => void; err: (line: string) => void } = {
+    out: (line) => process.stdout.write(line),
+    err: (line) => process.stderr.write(line),
+  },
+): Pick<Console, 'info' | 'warn'> {
+  const line = (level: string, parts: unknown[]) => `${new Date().toISOString()} [${level}] ${format(...parts)}\n`;
+  return {
+    info: (...parts: unknown[]) => write.out(line('INFO', parts)),
+    warn: (...parts) => write.err(line('WARN', parts)),
+  };
+}

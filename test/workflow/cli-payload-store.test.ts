@@ -1,5 +1,6 @@
 import { NativeConnection } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   createCliPayloadStore,
   defaultJanitorIntervalMs,
@@ -56,5 +57,30 @@ describe('the CLI worker’s payload store', () => {
     } finally {
       await payloads.close();
     }
+  });
+});
+
+describe('the CLI worker’s payload janitor', () => {
+  it('writes its lines as the SDK’s one-line log beside them does, with the time and the level', async () => {
+    const written: string[] = [];
+    const stdout = vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    });
+    const created = createCliPayloadStore(settings(), project, { defaultFolderShared: false });
+    const payloads = withPayloadJanitor(created, connection, { namespace: kit.namespace, janitorIntervalMs: 50 });
+    try {
+      await payloads.store.put({ tenantId: 'default', runId: `run_${randomUUID()}` }, new TextEncoder().encode('x'));
+      await vi.waitFor(() => expect(written.some((line) => line.includes('payload janitor'))).toBe(true), {
+        timeout: 5_000,
+      });
+    } finally {
+      stdout.mockRestore();
+      await payloads.close();
+    }
+
+    expect(written.find((line) => line.includes('payload janitor'))).toMatch(
+      /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z \[INFO\] Relay-E payload janitor: checked 1 unclosed runs, marked 1 closed/,
+    );
   });
 });
