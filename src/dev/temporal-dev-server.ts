@@ -93,8 +93,8 @@ export interface TemporalDevServerOptions {
    */
   extraArgs?: ReadonlyArray<string>;
   /**
-   * How long to wait for the server to accept gRPC connections. A cold start takes well under a second
-   * on an idle machine; the margin is for loaded CI machines.
+   * How long to wait for the server to accept gRPC connections: far more than a cold start needs on an idle machine,
+   * for loaded CI machines.
    * @default 60_000
    */
   startTimeoutMs?: number;

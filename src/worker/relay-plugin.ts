@@ -117,7 +117,7 @@ export interface RelayPluginOptions extends ToolSourceOptions {
   remindApproversBeforeExpiry?: DurationInput;
   /**
    * A pre-built bundle of Relay-E's workflows (`bundleRelayWorkflows()`), used when the worker has no workflows of
-   * its own; without it the worker bundles them on start, which takes a few seconds. With `encryption`, make it with
+   * its own; without it the worker bundles them on start, which delays its first poll. With `encryption`, make it with
    * `bundleRelayWorkflows({ encryption: true })`, or its workflows store the failures they write in the clear.
    * @default undefined
    */
