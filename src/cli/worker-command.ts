@@ -20,6 +20,7 @@ import type { ApprovalWebhook, ApprovalWebhooks } from '../notify/approval-webho
 import type { PayloadStore } from '../store/payload-store.js';
 import type { RelayConfig } from '../config/define-config.js';
 import type { DurationInput } from '../shared/run-types.js';
+import { errorMessage } from '../shared/error-message.js';
 import { createWorker } from '../worker/create-worker.js';
 import { exitCodes } from './cli-error.js';
 import type { Command } from './command.js';
@@ -209,14 +210,25 @@ function stopBundlingOn(signal: AbortSignal): WebpackConfigHook {
   });
 }
 
-/** Stops the worker, then closes what it used, also when it failed: its error is rethrown once they are closed. */
+/**
+ * Stops the worker, then closes what it used, also when it failed: its error is rethrown once they are closed, and a
+ * close that fails after it is written to stderr, not thrown in its place (the worker's failure is the news).
+ */
 async function stopWorker(worker: Worker, running: Promise<void>, close: () => Promise<void>): Promise<void> {
+  let failed: { error: unknown } | undefined;
   try {
     await shutDownOnceRunning(worker, running);
     await running;
-  } finally {
-    await close();
+  } catch (error) {
+    failed = { error };
   }
+  if (!failed) return close();
+  await close().catch((error: unknown) => {
+    process.stderr.write(
+      `relay-e: closing the worker's payload store and connection failed too: ${errorMessage(error)}\n`,
+    );
+  });
+  throw failed.error;
 }
 
 /** How often a stop asked before the worker runs reads its state again. */

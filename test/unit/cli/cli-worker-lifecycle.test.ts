@@ -27,6 +27,8 @@ const opened = vi.hoisted(() => ({
   failAtStart: undefined as Error | undefined,
   /** Keeps the next worker INITIALIZED, as the SDK's is while its plugins start, until `startPolling`. */
   pluginsStarting: false,
+  /** Makes the next connection's close fail with this error. */
+  failConnectionClose: undefined as Error | undefined,
 }));
 
 vi.mock('../../../src/cli/temporal-settings.js', async (importOriginal) => ({
@@ -37,7 +39,7 @@ vi.mock('../../../src/cli/temporal-settings.js', async (importOriginal) => ({
       plugins: [],
       close: () => {
         connection.closed = true;
-        return Promise.resolve();
+        return opened.failConnectionClose ? Promise.reject(opened.failConnectionClose) : Promise.resolve();
       },
     };
     opened.connections.push(connection);
@@ -106,6 +108,7 @@ beforeEach(() => {
   opened.workerOptions = undefined;
   opened.failAtStart = undefined;
   opened.pluginsStarting = false;
+  opened.failConnectionClose = undefined;
   vi.spyOn(process.stdout, 'write').mockReturnValue(true);
 });
 
@@ -154,6 +157,22 @@ describe('startCliWorker', () => {
 
     await expect(started.stop()).rejects.toThrow('the worker failed');
     expect(opened).toMatchObject({ connections: [{ closed: true }], stores: [{ closed: true }] });
+  });
+
+  it('rethrows the failed worker’s error, not a close that failed after it, and writes that one out', async () => {
+    opened.failConnectionClose = new Error('the connection would not close');
+    const stderr = vi.spyOn(process.stderr, 'write').mockImplementation(() => true);
+    try {
+      const started = await startCliWorker(settings, projectWith({}), { defaultFolderShared: false });
+      opened.worker?.fail(new Error('the worker failed'));
+
+      await expect(started.stop()).rejects.toThrow('the worker failed');
+      expect(stderr.mock.calls.map(([line]) => String(line))).toContain(
+        "relay-e: closing the worker's payload store and connection failed too: the connection would not close\n",
+      );
+    } finally {
+      stderr.mockRestore();
+    }
   });
 
   it('shuts down a worker stopped while its plugins still start it, once it runs, and closes what it used', async () => {
