@@ -7,6 +7,7 @@ import type { Command } from './command.js';
 import { commandSummaries } from './command-summaries.js';
 import type { CommandName } from './command-summaries.js';
 import { exitCodes } from './exit-codes.js';
+import { errorMessage } from '../shared/error-message.js';
 
 /** Each command's module, imported only when that command runs: the top-level help loads none of them. */
 const commandLoaders: Record<CommandName, () => Promise<Command>> = {
@@ -84,7 +85,7 @@ export async function runCli(argv: string[]): Promise<number> {
   try {
     return await command.run(rest);
   } catch (error) {
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     process.stderr.write(`relay-e ${name}: ${message}\n`);
     const { toExitCode } = await import('./cli-error.js');
     return toExitCode(error);
@@ -118,7 +119,7 @@ async function installWorkerRuntime(name: string): Promise<number | undefined> {
     });
   } catch (error) {
     // The SDK binds the metrics address as it installs the runtime: a port in use fails here.
-    const message = error instanceof Error ? error.message : String(error);
+    const message = errorMessage(error);
     process.stderr.write(
       `relay-e ${name}: cannot serve metrics on RELAY_E_METRICS_ADDRESS=${metricsAddress}: ${message}\n`,
     );

@@ -1,4 +1,5 @@
 import type { z } from 'zod';
+import { errorMessage } from './error-message.js';
 
 /** One problem with a tool call's input, with the path where it was found (`items[2].price`). */
 export interface ToolInputIssue {
@@ -21,7 +22,7 @@ export function parseToolArguments(raw: unknown): ToolInputCheck {
   try {
     return { success: true, data: JSON.parse(raw) as unknown };
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = errorMessage(error);
     const issues = [{ path: '', message: `Arguments are not valid JSON (${reason})`, code: 'invalid_json' }];
     return { success: false, issues, message: describeIssues(issues) };
   }
@@ -83,7 +84,7 @@ function toInputCheck<T>(result: z.ZodSafeParseResult<T>, input: unknown): ToolI
 
 /** The issue a check that threw becomes: its reason at the root, code `check_failed`. */
 export function failedCheck(error: unknown): ToolInputCheck<never> {
-  const reason = error instanceof Error ? error.message : String(error);
+  const reason = errorMessage(error);
   const issues = [{ path: '', message: `Input check failed (${reason})`, code: 'check_failed' }];
   return { success: false, issues, message: describeIssues(issues) };
 }

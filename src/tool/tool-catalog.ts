@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { RelayError } from '../shared/errors.js';
 import type { JsonSchema, ToolCatalogEntry } from '../shared/tool-catalog.js';
 import type { ToolDefinition } from './define-tool.js';
+import { errorMessage } from '../shared/error-message.js';
 
 /**
  * Converts a tool's input schema to the JSON Schema models are shown (`z.toJSONSchema` with `io: 'input'`, so
@@ -24,7 +25,7 @@ export function toJsonSchema(schema: z.ZodType, toolName?: string): JsonSchema {
       converted = convert(schema, flagged, { closeIntersections: false });
     }
   } catch (error) {
-    const reason = error instanceof Error ? error.message : String(error);
+    const reason = errorMessage(error);
     throw new RelayError(
       'invalid_tool_definition',
       `${subject} cannot be represented in JSON Schema (${reason}); models send JSON, so use JSON types, e.g. z.iso.datetime() for a date`,
