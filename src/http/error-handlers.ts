@@ -18,19 +18,26 @@ export type ApiLogger = Pick<Console, 'error'> & Partial<Pick<Console, 'warn'>>;
 export function createErrorHandler(logger: ApiLogger): ErrorHandler {
   return (error, c) => {
     const httpError = toHttpError(error);
-    const failed = `Relay-E: ${c.req.method} ${c.req.path} failed`;
-    if ((unavailableDependencies as readonly string[]).includes(httpError.code)) {
-      const warn = logger.warn ?? logger.error;
-      warn.call(logger, `${failed} (${httpError.status} ${httpError.code}): ${messageWithCause(error)}`);
-      return httpError.getResponse();
-    }
-    // Waiting for a worker (a run's, or any to announce its tools) or an API started without the workers' store is
-    // an expected state, not a fault: one line, no stack.
-    const expectedState = (expectedStates as readonly string[]).includes(httpError.code);
-    const logged = expectedState ? httpError.detail : error;
-    if (httpError.status >= 500) logger.error(failed, logged);
+    logFailure(logger, `Relay-E: ${c.req.method} ${c.req.path} failed`, error, httpError);
     return httpError.getResponse();
   };
+}
+
+/**
+ * Logs what `failed` (a request, or an event stream after it started) as the API logs every failure: a dependency it
+ * cannot use as one warning line with the cause, an expected state as one line, a server fault with its error.
+ */
+export function logFailure(logger: ApiLogger, failed: string, error: unknown, httpError = toHttpError(error)): void {
+  if ((unavailableDependencies as readonly string[]).includes(httpError.code)) {
+    const warn = logger.warn ?? logger.error;
+    warn.call(logger, `${failed} (${httpError.status} ${httpError.code}): ${messageWithCause(error)}`);
+    return;
+  }
+  // Waiting for a worker (a run's, or any to announce its tools) or an API started without the workers' store is
+  // an expected state, not a fault: one line, no stack.
+  const expectedState = (expectedStates as readonly string[]).includes(httpError.code);
+  const logged = expectedState ? httpError.detail : error;
+  if (httpError.status >= 500) logger.error(failed, logged);
 }
 
 /** Answers 405 with `Allow` when the path is known under another method, 404 otherwise. */

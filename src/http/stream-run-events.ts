@@ -1,7 +1,10 @@
 import type { Context } from 'hono';
 import { streamSSE } from 'hono/streaming';
 import type { SSEStreamingApi } from 'hono/streaming';
+import { logFailure } from './error-handlers.js';
+import type { ApiLogger } from './error-handlers.js';
 import { toHttpError } from './http-error.js';
+import type { HttpError } from './http-error.js';
 import { eventStreamHead, isHeadRequest } from './event-stream-head.js';
 import type { RunEventHub } from './run-event-hub.js';
 
@@ -18,7 +21,7 @@ export interface StreamRunEventsOptions {
   after: number;
   /** How often a comment line is sent while nothing happens, so proxies keep the connection open. */
   heartbeatIntervalMs: number;
-  logger: Pick<Console, 'error'>;
+  logger: ApiLogger;
   /**
    * Name each message after its event type (`event:` lines). Unnamed, every event arrives as a plain `message`,
    * which a browser's EventSource takes without a listener per type.
@@ -55,8 +58,9 @@ export async function streamRunEvents(c: Context, options: StreamRunEventsOption
       }
     } catch (error) {
       if (!disconnected.signal.aborted) {
-        options.logger.error('Relay-E: event stream failed', error);
-        await tellStreamFailed(stream, error);
+        const failure = toHttpError(error);
+        logFailure(options.logger, `Relay-E: the event stream of ${c.req.path} failed`, error, failure);
+        await tellStreamFailed(stream, failure);
       }
     } finally {
       clearInterval(heartbeat);
@@ -70,8 +74,7 @@ export async function streamRunEvents(c: Context, options: StreamRunEventsOption
  * request would have got, and `retryAfter` (seconds) when the failure may pass: a stream that just closed would look
  * like a dropped connection. The caller resumes from the last id it received.
  */
-async function tellStreamFailed(stream: SSEStreamingApi, error: unknown): Promise<void> {
-  const failure = toHttpError(error);
+async function tellStreamFailed(stream: SSEStreamingApi, failure: HttpError): Promise<void> {
   const retryAfter = failure.headers?.['retry-after'];
   const data = {
     type: 'stream_failed',

@@ -53,6 +53,13 @@ describe('an event stream whose Temporal stops answering while it follows a run'
           retryAfter: expect.any(Number) as unknown,
         },
       });
+      // As the API's routes log a Temporal they cannot use: one warning line with the cause, not a fault.
+      expect(logger.warn).toHaveBeenCalledWith(
+        expect.stringMatching(
+          /^Relay-E: the event stream of \/v1\/runs\/\S+\/events failed \(503 temporal_unavailable\): /,
+        ),
+      );
+      expect(logger.error).not.toHaveBeenCalled();
     } finally {
       await client.cancel(runId);
       await proxied.close();
