@@ -28,6 +28,9 @@ export default defineConfig({
           globalSetup: ['test/helpers/temporal-global-setup.ts'],
           testTimeout: 60_000,
           hookTimeout: 120_000,
+          // A wait for a run to reach a point (expect.poll) is bounded by the test's timeout, not by Vitest's 1 s: on
+          // a loaded machine a run takes longer than that to reach its first activity.
+          expect: { poll: { timeout: 30_000 } },
           maxWorkers: 2,
         },
       },
