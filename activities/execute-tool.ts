@@ -2,6 +2,7 @@ import type { Context } from '@temporalio/activity';
 import { ApplicationFailure, CancelledFailure, log } from '@temporalio/activity';
 import { redactSecrets, resolveSecretReferences, withoutCutSecret } from '../src/security/resolve-secret-references.js';
 import type { SecretSource } from '../src/security/resolve-secret-references.js';
+import { withEffectWarning } from '../src/shared/tool-result.js';
 import type { ToolFailure, ToolResult, ToolSuccess } from '../src/shared/tool-result.js';
 import { errorMessage } from '../src/shared/error-message.js';
 import type { ToolProgress } from '../src/tool/tool-context.js';
@@ -168,6 +169,6 @@ function failureOrRetry(call: ExecuteToolInput, result: ToolFailure, context: Co
 function mayHaveHadEffect(result: ToolFailure, why: string): ToolFailure {
   return {
     ...result,
-    error: `${result.error}. It may still have had an effect: ${why}, so check before calling it again.`,
+    error: withEffectWarning(result.error, why),
   };
 }

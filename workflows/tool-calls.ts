@@ -24,6 +24,7 @@ import type {
 import { boundEchoedInput } from '../src/shared/payload-limits.js';
 import { approvalHints, maximumAttemptsOf, retriesTimeouts, toolActivitySummary } from '../src/shared/tool-catalog.js';
 import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
+import { withEffectWarning } from '../src/shared/tool-result.js';
 import type { ToolFailure, ToolResult } from '../src/shared/tool-result.js';
 import type { ToolCall } from '../src/shared/transcript.js';
 import type { PendingApproval } from '../src/shared/run-types.js';
@@ -342,10 +343,7 @@ function activityTimedOut(error: unknown): error is ActivityFailure {
 
 /** As the executor words its own timeouts: the model must not take the call for one that did nothing. */
 function timedOutActivityError(error: ActivityFailure): string {
-  return (
-    `${describeFailure(error)}. It may still have had an effect: its worker stopped answering while it ran, so ` +
-    'check before calling it again.'
-  );
+  return withEffectWarning(describeFailure(error), 'its worker stopped answering while it ran');
 }
 
 function recordToolResult(context: RunContext, call: ToolCall, result: Recorded<ToolResult>): ToolResult {

@@ -27,7 +27,7 @@ export function createErrorHandler(logger: ApiLogger): ErrorHandler {
  * Logs what `failed` (a request, or an event stream after it started) as the API logs every failure: a dependency it
  * cannot use as one warning line with the cause, an expected state as one line, a server fault with its error.
  */
-export function logFailure(logger: ApiLogger, failed: string, error: unknown, httpError = toHttpError(error)): void {
+export function logFailure(logger: ApiLogger, failed: string, error: unknown, httpError: HttpError): void {
   if ((unavailableDependencies as readonly string[]).includes(httpError.code)) {
     const warn = logger.warn ?? logger.error;
     warn.call(logger, `${failed} (${httpError.status} ${httpError.code}): ${messageWithCause(error)}`);

@@ -52,3 +52,11 @@ export interface ToolFailure {
 }
 
 export type ToolResult<TOutput = unknown> = ToolSuccess<TOutput> | ToolFailure;
+
+/**
+ * A failure's text with the warning the model reads whenever a call that timed out may still have acted (`why` says
+ * why it was not tried again): the executor's own timeouts and an activity Temporal stopped waiting for alike.
+ */
+export function withEffectWarning(error: string, why: string): string {
+  return `${error}. It may still have had an effect: ${why}, so check before calling it again.`;
+}
