@@ -42,7 +42,7 @@ import type { CallBeingChecked, CarriedRunState, UnfinishedCall } from './run-st
 import { boundCarriedState } from './carried-state.js';
 import type { CompactionLog } from './carried-state.js';
 import { describeFailure } from './describe-failure.js';
-import { handleToolCalls, runningCallsEnded } from './tool-calls.js';
+import { handleToolCalls, runningCallsEnded, stopCallsOfFailingStep } from './tool-calls.js';
 import type { RunContext } from './run-context.js';
 import { publishRunState, publishRunStateIfChanged } from './run-visibility.js';
 import { modelContextTools, receiveCatalog, recordRefusal, RunRefused, startRun } from './run-start.js';
@@ -437,10 +437,13 @@ function checksEndedByCancellation(context: RunContext): CallBeingChecked[] {
   return checked.length > 0 && context.patches.cancelledRunEndsChecks() ? checked : [];
 }
 
-/** Records a failed run's end and returns the failure that ends the workflow. */
+/**
+ * Records a failed run's end and returns the failure that ends the workflow: the calls of its step still waiting,
+ * running or checked are ended first (a late patch each), each with a `tool_cancelled` event.
+ */
 async function recordFailure(context: RunContext, error: unknown): Promise<ApplicationFailure> {
   const { run } = context;
-  const ended = endWaitsOfFailingRun(context);
+  const ended = [...endWaitsOfFailingRun(context), ...(await stopCallsOfFailingStep(context))];
   const at = usesRecordedTime(context) ? await readRecordedTime() : undefined;
   const message = describeFailure(error);
   const code = context.exact ? runFailureCode(error, context.patches.runFailedCodeFromCause()) : undefined;

@@ -1,3 +1,4 @@
+import type { CancellationScope } from '@temporalio/workflow';
 import type { RunNotices } from './approval-notices.js';
 import type { ModelContextTracker } from './model-context.js';
 import type { RunPatches } from './run-patches.js';
@@ -21,8 +22,9 @@ export interface RunContext {
   /** The approval notices sent and not yet ended (approval-notices.ts): the run waits for them before it ends. */
   notices: RunNotices;
   /**
-   * When the current step has several calls: the moment every one of them has ended, however it ended (a step's only
-   * call leaves it undefined). A cancelled run waits for it (see recordCancellation).
+   * When the current step has several calls (a step's only call leaves it undefined): the moment every one of them has
+   * ended, however it ended, and the scope they run in. A cancelled run waits for them (see recordCancellation); a
+   * failing run cancels the scope, then waits for them (see recordFailure).
    */
-  callsOfStepSettled?: Promise<unknown>;
+  callsOfStep?: { settled: Promise<unknown>; scope: CancellationScope };
 }

@@ -238,6 +238,16 @@ const editedFieldsDeclaredPatch = 'edited-fields-declared';
  */
 const toolActivityTimeoutToldPatch = 'tool-activity-timeout-told';
 
+/**
+ * A run failed by one call of a step of several (its input check failed for good, say) stops the step's other calls
+ * still running or having their input checked, and waits until each has ended before it reads its clock and closes,
+ * as a cancelled run does: before, their tools went on after the run had closed, and their log ended at
+ * `tool_call_validated`. Each gets a `tool_cancelled` event (stage `executing` or `checking_input`) before
+ * `run_failed`, unless its tool finished anyway. Asked at such a failure only, by the same runs as
+ * {@link approversToldEveryEndingPatch}.
+ */
+const failedRunStopsRunningCallsPatch = 'failed-run-stops-running-calls';
+
 /** The answers to the patches a run follows. */
 export interface RunPatches {
   /** False for runs started before the exact identity and limit rules: they replay with the old ones. */
@@ -303,6 +313,8 @@ export interface RunPatches {
   editedFieldsDeclared(): boolean;
   /** Asked at a tool activity that timed out for good (see {@link toolActivityTimeoutToldPatch}). */
   toolActivityTimeoutTold(): boolean;
+  /** Asked when the run fails while other calls of its step still run (see {@link failedRunStopsRunningCallsPatch}). */
+  failedRunStopsRunningCalls(): boolean;
 }
 
 /** The rules decided at the start, without those asked later in the run. */
@@ -327,6 +339,7 @@ type StartRules = Omit<
   | 'decisionFieldsAreText'
   | 'editedFieldsDeclared'
   | 'toolActivityTimeoutTold'
+  | 'failedRunStopsRunningCalls'
 >;
 
 const everyRule: StartRules = {
@@ -391,6 +404,7 @@ export function decideRunPatches(): RunPatches {
     decisionFieldsAreText: askedOnce(late ? decisionFieldsAreTextPatch : undefined),
     editedFieldsDeclared: askedOnce(late ? editedFieldsDeclaredPatch : undefined),
     toolActivityTimeoutTold: askedOnce(late ? toolActivityTimeoutToldPatch : undefined),
+    failedRunStopsRunningCalls: askedOnce(late ? failedRunStopsRunningCallsPatch : undefined),
   };
 }
 

@@ -29,6 +29,7 @@ import type { ToolFailure, ToolResult } from '../src/shared/tool-result.js';
 import type { ToolCall } from '../src/shared/transcript.js';
 import type { PendingApproval } from '../src/shared/run-types.js';
 import type { RunContext } from './run-context.js';
+import type { CallBeingChecked, UnfinishedCall } from './run-state.js';
 import type { ToolCallCheck } from './tool-call-validator.js';
 import type { AcceptedDecision } from './approvals.js';
 import { decisionSentAt, emitDecision } from './decision-events.js';
@@ -53,12 +54,17 @@ export function handleToolCalls(context: RunContext, calls: readonly ToolCall[],
   // One call, the common case, in one promise rather than Promise.all's two (see handleToolCall on why it counts).
   const [only] = calls;
   if (only && calls.length === 1) {
-    context.callsOfStepSettled = undefined;
+    context.callsOfStep = undefined;
     return handleToolCall(context, only, at).then((result) => [result]);
   }
-  const handled = calls.map((call) => handleToolCall(context, call, at));
-  context.callsOfStepSettled = Promise.allSettled(handled);
-  return Promise.all(handled);
+  // A scope of their own, so a run failing by one of them can stop the others (stopCallsOfFailingStep). Making one
+  // records nothing in history; cancelling the run still cancels it.
+  const scope = new CancellationScope();
+  return scope.run(() => {
+    const handled = calls.map((call) => handleToolCall(context, call, at));
+    context.callsOfStep = { settled: Promise.allSettled(handled), scope };
+    return Promise.all(handled);
+  });
 }
 
 /**
@@ -67,9 +73,29 @@ export function handleToolCalls(context: RunContext, calls: readonly ToolCall[],
  * step. Under the rule `cancelled-run-waits-for-running-calls`, asked only where a call still runs.
  */
 export async function runningCallsEnded(context: RunContext): Promise<void> {
-  const settled = context.callsOfStepSettled;
-  if (!settled || !context.run.unfinishedCalls().some(({ stage }) => stage === 'executing')) return;
-  if (context.patches.cancelledRunWaitsForRunningCalls()) await settled;
+  const step = context.callsOfStep;
+  if (!step || !context.run.unfinishedCalls().some(({ stage }) => stage === 'executing')) return;
+  if (context.patches.cancelledRunWaitsForRunningCalls()) await step.settled;
+}
+
+/**
+ * Stops the calls of the step still running or having their input checked when one of them fails the run, and waits
+ * until each has ended, under the rule `failed-run-stops-running-calls` (asked only where such a call is left): their
+ * tools see `ctx.signal` abort, as in a cancelled run, and the run's record ends each. Returns the calls whose
+ * activities the stop cut short, for their `tool_cancelled` events; a call whose tool finished anyway has recorded its
+ * own result.
+ */
+export async function stopCallsOfFailingStep(context: RunContext): Promise<Array<UnfinishedCall | CallBeingChecked>> {
+  const { run } = context;
+  const step = context.callsOfStep;
+  const stillGoing = () => [
+    ...run.unfinishedCalls().filter(({ stage }) => stage === 'executing'),
+    ...run.callsBeingChecked(),
+  ];
+  if (!step || stillGoing().length === 0 || !context.patches.failedRunStopsRunningCalls()) return [];
+  step.scope.cancel();
+  await step.settled;
+  return stillGoing();
 }
 
 /**
@@ -112,7 +138,15 @@ async function executeAfterApproval(
     // The JSON Schema passed; the tool's own schema (refinements) may still refuse it. A human is never asked to
     // approve an input the tool would refuse.
     context.run.checkStarted(call);
-    const verdict = await checkInputOfCall(context, entry, call, input);
+    let verdict: ToolInputVerdict;
+    try {
+      verdict = await checkInputOfCall(context, entry, call, input);
+    } catch (error) {
+      // A check that failed for good fails the run and ends its call: only a check still going is stopped with the
+      // step (stopCallsOfFailingStep). A try, not a `catch`: one more promise would move this call's next event.
+      if (!isCancellation(error)) context.run.callEnded(call.id);
+      throw error;
+    }
     checkedAt = verdict.at;
     if (!verdict.valid) {
       context.run.callEnded(call.id);

@@ -158,6 +158,10 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
  * `tool-activity-timed-out` is a tool activity whose worker stopped heartbeating mid-call, timed out on its only
  * attempt: under `tool-activity-timeout-told` (asked at such a failure) it is recorded as a `timeout` that may still
  * have had an effect; `-before-patch` is the old side (a plain `execution` failure).
+ * `failed-while-tool-runs` and `failed-while-input-checked` are runs failed by one call's input check while another
+ * call of the step runs its tool or has its input checked: under `failed-run-stops-running-calls` (asked at such a
+ * failure) the run cancels that call's activity, waits for it and records `tool_cancelled`; `-before-patch` is the old
+ * side (the run closed at once, the other call's log ending at `tool_call_validated`).
  */
 const pendingApprovalsInMemo = [
   ...pathsSinceCatalogInFirstCall,
@@ -202,6 +206,8 @@ const pendingApprovalsInMemo = [
     'approver-not-text',
     'edit-with-undeclared-field',
     'tool-activity-timed-out',
+    'failed-while-tool-runs',
+    'failed-while-input-checked',
   ].flatMap((name) => [name, `${name}-before-patch`]),
 ].map((name) => `pending-approvals-in-memo/${name}.json`);
 

@@ -4,6 +4,7 @@ import { WorkflowFailedError } from '@temporalio/client';
 import { ApplicationFailure, CompleteAsyncError } from '@temporalio/common';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
+import { readHistory } from '../../src/client/read-history.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { latch } from '../helpers/latch.js';
 import { eventTypes, useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
@@ -27,6 +28,22 @@ function checkOfSevenBreaks(held: ReturnType<typeof latch>): ActivityInterceptor
         held.reached();
         await held.released;
         throw ApplicationFailure.nonRetryable('The input check broke', 'check_broke');
+      },
+    },
+  });
+}
+
+/**
+ * The input check of the transfer of 5 holds until `held` is released (the test's end), as a slow approval rule would:
+ * it is still going when the check of 7 fails the run.
+ */
+function checkOfFiveHolds(held: Promise<void>): ActivityInterceptorsFactory {
+  return () => ({
+    inbound: {
+      async execute(input, next) {
+        const asked = input.args[0] as { input?: { amount?: number } } | undefined;
+        if (asked?.input?.amount === 5) await held;
+        return next(input);
       },
     },
   });
@@ -272,6 +289,83 @@ describe('a run that fails while a call waits, whose reminder is due as the run 
       receiver.release();
       await running.stop();
       await receiver.close();
+    }
+  });
+});
+
+describe('a run failed by one call of a step while its other calls still go', () => {
+  const transferOf = (amount: number) => ({ name: 'transfer_funds', input: { from: 'a', to: 'b', amount } });
+
+  it('stops a running tool, waits for it to end and records tool_cancelled before run_failed', async () => {
+    const ledger = createLedger();
+    const held = latch();
+    const running = await kit.startWorker({
+      tools: createTestTools(ledger),
+      models: { scripted: scriptedModel([{ toolCalls: [transferOf(7), { name: 'wait_for_abort', input: {} }] }]) },
+      workerOptions: { interceptors: { activity: [checkOfSevenBreaks(held)] } },
+    });
+    try {
+      const { client } = running;
+      const { runId } = await client.startRun({ ...base, prompt: 'a transfer and a slow tool' });
+      await expect.poll(() => ledger.started).toEqual(['call_1_1']);
+      await held.started;
+      held.release();
+      expect(await client.result(runId).catch((error: unknown) => error)).toBeInstanceOf(WorkflowFailedError);
+      await recordHistoryIfRequested(
+        kit.temporal.workflow.getHandle(runId),
+        currentHistoryFile('failed-while-tool-runs'),
+      );
+      // Before, the run closed at once and its tool went on; it saw its signal abort only when it next heartbeated.
+      expect(ledger.aborted).toEqual(['call_1_1']);
+      const history = (await readHistory(kit.temporal, runId)).events ?? [];
+      const toolCancelledAt = history.findIndex((event) => event.activityTaskCanceledEventAttributes);
+      expect(toolCancelledAt).toBeGreaterThan(-1);
+      expect(toolCancelledAt).toBeLessThan(history.findIndex((event) => event.workflowExecutionFailedEventAttributes));
+      const events = await client.events(runId);
+      const ofCall = (id: string) => events.filter((event) => 'toolCallId' in event && event.toolCallId === id);
+      expect(eventTypes(ofCall('call_1_1'))).toEqual(['tool_call_validated', 'tool_cancelled']);
+      expect(ofCall('call_1_1').at(-1)).toMatchObject({ stage: 'executing' });
+      // The call whose check failed is the run's failure, not a cancelled call.
+      expect(eventTypes(ofCall('call_1_0'))).toEqual(['tool_call_validated']);
+      expect(events.at(-1)).toMatchObject({ type: 'run_failed', code: 'check_broke' });
+      expect(await client.getRun(runId)).toMatchObject({ status: 'failed', pendingApprovals: [] });
+    } finally {
+      held.release();
+      await running.stop();
+    }
+  });
+
+  it('ends a call whose input is still being checked with tool_cancelled at stage checking_input', async () => {
+    const ledger = createLedger();
+    const breaks = latch();
+    const fiveHeld = latch();
+    const running = await kit.startWorker({
+      tools: createTestTools(ledger),
+      models: { scripted: scriptedModel([{ toolCalls: [transferOf(7), transferOf(5)] }]) },
+      workerOptions: { interceptors: { activity: [checkOfSevenBreaks(breaks), checkOfFiveHolds(fiveHeld.released)] } },
+    });
+    try {
+      const { client } = running;
+      const { runId } = await client.startRun({ ...base, prompt: 'two transfers' });
+      await breaks.started;
+      breaks.release();
+      expect(await client.result(runId).catch((error: unknown) => error)).toBeInstanceOf(WorkflowFailedError);
+      await recordHistoryIfRequested(
+        kit.temporal.workflow.getHandle(runId),
+        currentHistoryFile('failed-while-input-checked'),
+      );
+      const events = await client.events(runId);
+      const ofCall = (id: string) => events.filter((event) => 'toolCallId' in event && event.toolCallId === id);
+      // Before, this call's log ended at tool_call_validated, as if its check were still on its way.
+      expect(eventTypes(ofCall('call_1_1'))).toEqual(['tool_call_validated', 'tool_cancelled']);
+      expect(ofCall('call_1_1').at(-1)).toMatchObject({ stage: 'checking_input' });
+      expect(eventTypes(ofCall('call_1_0'))).toEqual(['tool_call_validated']);
+      expect(events.at(-1)).toMatchObject({ type: 'run_failed', code: 'check_broke' });
+      expect(ledger.transfers).toEqual([]);
+    } finally {
+      breaks.release();
+      fiveHeld.release();
+      await running.stop();
     }
   });
 });
