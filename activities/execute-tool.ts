@@ -138,11 +138,12 @@ function storeDeadline(context: Context, attemptStartedAt: number): number {
 }
 
 /**
- * A failed call's result for the model, or the failure that makes Temporal retry it: a cancellation, a throw, a
- * timeout the tool opted to retry while attempts are left, and a retryable transport or protocol error likewise.
+ * A failed call's result for the model, or the failure that makes Temporal retry it: a cancellation (but a worker
+ * shutting down on the last attempt), a throw, a timeout the tool opted to retry while attempts are left, and a
+ * retryable transport or protocol error likewise.
  */
 function failureOrRetry(call: ExecuteToolInput, result: ToolFailure, context: Context): ToolResult {
-  if (result.errorType === 'cancelled') throw new CancelledFailure(result.error);
+  if (result.errorType === 'cancelled') return cutShortOrCancelled(result, context);
   if (result.errorType === 'timeout' && !call.retryTimeouts) return mayHaveHadEffect(result, 'it was not retried');
   // Thrown on the last attempt, the run would only see an activity failure: the model would lose the warning.
   if (result.errorType === 'timeout' && !hasAttemptsLeft(context)) {
@@ -165,7 +166,29 @@ function failureOrRetry(call: ExecuteToolInput, result: ToolFailure, context: Co
   return result;
 }
 
-/** A timeout for the model, which is told why it was not attempted again and to check before calling again. */
+/**
+ * A call cut short by its worker shutting down, on its last attempt, for the model; any other cancellation is thrown.
+ * Thrown, Temporal would retry it on another worker while attempts are left, and on the last the run would see only a
+ * `WorkerShutdown` activity failure: the model would not learn that the tool was stopped mid-work. Returned, the
+ * attempt completes with this result.
+ */
+function cutShortOrCancelled(result: ToolFailure, context: Context): ToolFailure {
+  if (!isCancelledByShutdown(context) || hasAttemptsLeft(context)) throw new CancelledFailure(result.error);
+  const cutShort = `Tool '${result.toolName}' was cut short because its worker shut down`;
+  return mayHaveHadEffect({ ...result, errorType: 'execution', error: cutShort }, 'it was its last attempt');
+}
+
+/**
+ * Whether the activity was cancelled because its worker is shutting down (its grace ended), not by the run. The SDK
+ * aborts the signal with a CancelledFailure whose message is the reason, `WORKER_SHUTDOWN` on every path that cancels
+ * for a shutdown; `cancellationDetails`, the other way to tell, is experimental in the SDK.
+ */
+function isCancelledByShutdown(context: Context): boolean {
+  const reason: unknown = context.cancellationSignal.reason;
+  return reason instanceof CancelledFailure && reason.message === 'WORKER_SHUTDOWN';
+}
+
+/** A failure for the model that may still have had an effect: told why it was not attempted again, and to check. */
 function mayHaveHadEffect(result: ToolFailure, why: string): ToolFailure {
   return {
     ...result,

@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, inject, it, vi } from 'vitest';
 import { readHistory } from '../../src/client/read-history.js';
 import { RelayClient } from '../../src/client/relay-client.js';
+import { withEffectWarning } from '../../src/shared/tool-result.js';
 import { within } from '../../src/shared/within.js';
 import { ledgerVariable } from '../fixtures/worker-redeploy/relay-e.config.js';
 import { spawnRelayE } from '../helpers/relay-e-process.js';
@@ -74,23 +75,41 @@ async function readLedger(ledger: string): Promise<string[]> {
   return text.split('\n').filter((line) => line !== '');
 }
 
+/** How Temporal recorded one start or end of an activity, and the process id of the worker that reported it. */
+interface ActivityStep {
+  step: 'started' | 'completed' | 'failed';
+  pid: number;
+}
+
 /**
- * The process ids of the workers that started an activity type's attempts, in history order, read from their
- * identities (`pid@host`, the SDK's default).
+ * The starts and ends Temporal recorded for an activity type, in history order, with the process ids read from the
+ * workers' identities (`pid@host`, the SDK's default).
  */
-async function startedBy(client: RelayClient, runId: string, activityType: string): Promise<number[]> {
+async function activitySteps(client: RelayClient, runId: string, activityType: string): Promise<ActivityStep[]> {
   const events = (await readHistory(client.temporal, runId)).events ?? [];
   const scheduledTypes = new Map<string, string | null | undefined>();
-  const pids: number[] = [];
+  const steps: ActivityStep[] = [];
   for (const event of events) {
     const scheduled = event.activityTaskScheduledEventAttributes;
     if (scheduled) scheduledTypes.set(String(event.eventId), scheduled.activityType?.name);
-    const started = event.activityTaskStartedEventAttributes;
-    if (started && scheduledTypes.get(String(started.scheduledEventId)) === activityType) {
-      pids.push(Number(started.identity?.split('@')[0]));
+    const recorded = [
+      ['started', event.activityTaskStartedEventAttributes],
+      ['completed', event.activityTaskCompletedEventAttributes],
+      ['failed', event.activityTaskFailedEventAttributes],
+    ] as const;
+    for (const [step, attributes] of recorded) {
+      if (attributes && scheduledTypes.get(String(attributes.scheduledEventId)) === activityType) {
+        steps.push({ step, pid: Number(attributes.identity?.split('@')[0]) });
+      }
     }
   }
-  return pids;
+  return steps;
+}
+
+/** The process ids of the workers that started an activity type's attempts, in history order. */
+async function startedBy(client: RelayClient, runId: string, activityType: string): Promise<number[]> {
+  const steps = await activitySteps(client, runId, activityType);
+  return steps.filter(({ step }) => step === 'started').map(({ pid }) => pid);
 }
 
 /**
@@ -165,7 +184,7 @@ describe('relay-e worker stopped with SIGTERM while a tool runs (a redeploy)', (
     expect(await startedBy(client, runId, 'executeTool')).toEqual([pidB]);
   }, 120_000);
 
-  it('with a zero grace, fails an approved tool cancelled on the stopping worker instead of running it again', async () => {
+  it('with a zero grace, tells the model an approved tool cut short on the stopping worker may have acted, and does not run it again', async () => {
     const { client, runId, ledger, pidA, exitCode } = await redeployMidTool('approved', {
       grace: '0s',
       model: 'approved:slow',
@@ -180,9 +199,17 @@ describe('relay-e worker stopped with SIGTERM while a tool runs (a redeploy)', (
       expect.objectContaining({
         type: 'tool_failed',
         toolName: 'approved_slow_append',
-        error: expect.stringMatching(/shutting down/) as unknown,
+        errorType: 'execution',
+        error: withEffectWarning(
+          "Tool 'approved_slow_append' was cut short because its worker shut down",
+          'it was its last attempt',
+        ),
       }),
     ]);
-    expect(await startedBy(client, runId, 'executeTool')).toEqual([pidA]);
+    // A answered for its one attempt before it exited: Temporal recorded it completed, with that failure as its result.
+    expect(await activitySteps(client, runId, 'executeTool')).toEqual([
+      { step: 'started', pid: pidA },
+      { step: 'completed', pid: pidA },
+    ]);
   }, 120_000);
 });
