@@ -74,6 +74,7 @@ export async function agentRun(input: AgentRunInput, carried?: CarriedRunState):
     validator: new ToolCallValidator(carried?.catalog ?? []),
     approvalTimeoutMs: msToNumber(input.approvalTimeout ?? defaultApprovalTimeout),
     notices: noRunNotices(),
+    ignoredDecisionsRecorded: 0,
     ...(patches.modelContextByReference() ? { modelContext: new ModelContextTracker(patches.leanHistory()) } : {}),
   };
   registerRunHandlers(context);

@@ -87,6 +87,10 @@ export class ApprovalBook {
     runTenantId: string,
     checkInput: (toolName: string, input: unknown) => ToolCallCheck,
   ): AcceptedDecision {
+    if (typeof decision !== 'object' || decision === null || Array.isArray(decision)) {
+      // A raw signal can carry anything: `null` from the Temporal UI must be refused, not throw here.
+      throw refusal('invalid_input', 'A decision is an object: { toolCallId, decision, approver?, reason?, input? }');
+    }
     if (decision.tenantId !== undefined && decision.tenantId !== runTenantId) {
       throw refusal('tenant_mismatch', 'This run belongs to another tenant');
     }
@@ -165,6 +169,7 @@ export function editRefusal(check: Extract<ToolCallCheck, { valid: false }>): Ap
 
 /** The decision's `approver` or `reason` when given as something other than text, else undefined. */
 export function nonTextField(decision: ApprovalDecision): 'approver' | 'reason' | undefined {
+  if (typeof decision !== 'object' || decision === null) return undefined;
   const given = decision as { approver?: unknown; reason?: unknown };
   if (given.approver !== undefined && typeof given.approver !== 'string') return 'approver';
   if (given.reason !== undefined && typeof given.reason !== 'string') return 'reason';
@@ -228,7 +233,7 @@ function approvalCount(pending: PendingApproval, approver: string | undefined): 
 }
 
 /** `2026-12-04T12:00:00.000Z`, as `Date.prototype.toISOString` writes it: compared as text with other event times. */
-function isIsoTime(value: unknown): value is string {
+export function isIsoTime(value: unknown): value is string {
   return (
     typeof value === 'string' &&
     /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/.test(value) &&

@@ -5,7 +5,7 @@ import type { EventPage, EventPageRequest } from './run-state.js';
 /** Approve or reject one pending tool call and get an answer: refused, without a trace in history, if invalid. */
 export const decideUpdate = defineUpdate<ApprovalOutcome, [ApprovalDecision]>('decide');
 
-/** The same decision, fire and forget (also what the Temporal UI's "Send signal" sends). Invalid ones are logged and dropped. */
+/** The same decision, fire and forget (also what the Temporal UI's "Send signal" sends). One the run does not take is recorded as `decision_ignored` (ignored-decisions.ts). */
 export const decideSignal = defineSignal<[ApprovalDecision]>('decide');
 
 /** The run's current snapshot: status, step, pending approvals, usage, output. */

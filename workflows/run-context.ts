@@ -19,6 +19,8 @@ export interface RunContext {
   modelContext?: ModelContextTracker;
   /** True until the run's first model call brings its catalog (rule `catalog-in-first-model-call`). */
   awaitsCatalog?: boolean;
+  /** How many `decision_ignored` events this execution has recorded (ignored-decisions.ts bounds them). */
+  ignoredDecisionsRecorded: number;
   /** The approval notices sent and not yet ended (approval-notices.ts): the run waits for them before it ends. */
   notices: RunNotices;
   /**

@@ -7,6 +7,7 @@ import { editRefusal, isOneOfSeveral, nonTextField, refuseNonTextField } from '.
 import type { AcceptedDecision } from './approvals.js';
 import type { ToolCallCheck } from './tool-call-validator.js';
 import { describeFailure } from './describe-failure.js';
+import { recordIgnoredDecision, signalledCallId } from './ignored-decisions.js';
 
 /** Registers the run's decision update and signal and its queries. */
 export function registerRunHandlers(context: RunContext): void {
@@ -43,9 +44,10 @@ export function registerRunHandlers(context: RunContext): void {
         }
       } catch (error) {
         log.warn('Ignored an invalid approval signal', {
-          toolCallId: decision.toolCallId,
+          toolCallId: signalledCallId(decision),
           reason: describeFailure(error),
         });
+        recordIgnoredDecision(context, decision, error);
         return;
       }
       applyDecision(context, decision, accepted);

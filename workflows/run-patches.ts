@@ -248,6 +248,14 @@ const toolActivityTimeoutToldPatch = 'tool-activity-timeout-told';
  */
 const failedRunStopsRunningCallsPatch = 'failed-run-stops-running-calls';
 
+/**
+ * A decision signalled to the run that it ignores (a call that does not wait, an approver the tool does not name, an
+ * expired wait, …) is recorded as a `decision_ignored` event, at most 20 an execution: a signal has no answer, and
+ * before, only the worker's log said so. Asked at such a signal only, by the same runs as
+ * {@link approversToldEveryEndingPatch}.
+ */
+const ignoredDecisionRecordedPatch = 'ignored-decision-recorded';
+
 /** The answers to the patches a run follows. */
 export interface RunPatches {
   /** False for runs started before the exact identity and limit rules: they replay with the old ones. */
@@ -315,6 +323,8 @@ export interface RunPatches {
   toolActivityTimeoutTold(): boolean;
   /** Asked when the run fails while other calls of its step still run (see {@link failedRunStopsRunningCallsPatch}). */
   failedRunStopsRunningCalls(): boolean;
+  /** Asked at a signalled decision the run ignores (see {@link ignoredDecisionRecordedPatch}). */
+  ignoredDecisionRecorded(): boolean;
 }
 
 /** The rules decided at the start, without those asked later in the run. */
@@ -340,6 +350,7 @@ type StartRules = Omit<
   | 'editedFieldsDeclared'
   | 'toolActivityTimeoutTold'
   | 'failedRunStopsRunningCalls'
+  | 'ignoredDecisionRecorded'
 >;
 
 const everyRule: StartRules = {
@@ -405,6 +416,7 @@ export function decideRunPatches(): RunPatches {
     editedFieldsDeclared: askedOnce(late ? editedFieldsDeclaredPatch : undefined),
     toolActivityTimeoutTold: askedOnce(late ? toolActivityTimeoutToldPatch : undefined),
     failedRunStopsRunningCalls: askedOnce(late ? failedRunStopsRunningCallsPatch : undefined),
+    ignoredDecisionRecorded: askedOnce(late ? ignoredDecisionRecordedPatch : undefined),
   };
 }
 

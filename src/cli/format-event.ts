@@ -39,6 +39,11 @@ function describeEvent(event: RunEvent): string {
       return `${call(event)}${by(event.approver)}${because(event.reason)}`;
     case 'tool_approval_timed_out':
       return `${call(event)} no decision by ${event.expiresAt}`;
+    case 'decision_ignored': {
+      const about = event.toolCallId !== undefined ? ` for ${event.toolName ?? 'call'} [${event.toolCallId}]` : '';
+      const what = event.decision !== undefined ? `${event.decision} ` : '';
+      return `signalled ${what}decision${about}${by(event.approver)} ignored: ${event.code}: ${event.error}`;
+    }
     case 'tool_approval_not_required':
       return `${call(event)} runs without a human (its approval rule said so)`;
     case 'tool_approval_notified':

@@ -177,6 +177,7 @@ export const runEventSchema = z
       'tool_approved',
       'tool_rejected',
       'tool_approval_timed_out',
+      'decision_ignored',
       'tool_approval_notified',
       'tool_approval_notice_failed',
       'tool_approval_notice_handed_off',

@@ -195,6 +195,22 @@ export type RunEvent =
     })
   | (ToolEventBase & { type: 'tool_rejected'; approver?: string; reason?: string })
   | (ToolEventBase & { type: 'tool_approval_timed_out'; expiresAt: string })
+  /**
+   * A decision sent by signal that the run did not take (a signal has no answer to carry the refusal, as the update
+   * does): `code` and `error` say why; the other fields are what the signal said, where they are text, and the call's
+   * tool when it waits. Dated at the run's newest event; `decidedAt` is when the signal says it was sent. At most
+   * {@link maxIgnoredDecisionsLogged} a run execution; the worker's log has every one.
+   */
+  | (RunEventBase & {
+      type: 'decision_ignored';
+      toolCallId?: string;
+      toolName?: string;
+      decision?: 'approve' | 'reject';
+      approver?: string;
+      decidedAt?: string;
+      code: string;
+      error: string;
+    })
   /** The tenant's approval webhook took a notice about this call (`status`: its 2xx answer). */
   | (ToolEventBase & { type: 'tool_approval_notified'; notice: ApprovalNoticeType; status: number; attempt: number })
   /** A notice was given up on: refused by the webhook (a 4xx), or not delivered in any attempt. Nothing else waits. */
@@ -240,6 +256,9 @@ export type RunEvent =
   | (RunEventBase & { type: 'events_dropped'; dropped: number; firstKeptSeq: number });
 
 export type RunEventType = RunEvent['type'];
+
+/** How many `decision_ignored` events one run execution records: a flood of bad signals must not grow its log. */
+export const maxIgnoredDecisionsLogged = 20;
 
 /** Distributes `Omit` over the union so each event keeps its own fields. */
 export type RunEventInit = RunEvent extends infer E

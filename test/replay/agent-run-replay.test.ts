@@ -162,6 +162,10 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
  * call of the step runs its tool or has its input checked: under `failed-run-stops-running-calls` (asked at such a
  * failure) the run cancels that call's activity, waits for it and records `tool_cancelled`; `-before-patch` is the old
  * side (the run closed at once, the other call's log ending at `tool_call_validated`).
+ * `decisions-ignored` holds three decisions signalled that the run ignores (a call that does not wait, a signal of
+ * `null`, a decision that is neither approve nor reject), each a `decision_ignored` event under
+ * `ignored-decision-recorded` (asked at such a signal); the histories above with an ignored signal and no marker
+ * (`named-approver`, `approver-not-text`, `edit-with-undeclared-field`, `decision-signalled-after-expiry`) are its old side.
  */
 const pendingApprovalsInMemo = [
   ...pathsSinceCatalogInFirstCall,
@@ -209,6 +213,7 @@ const pendingApprovalsInMemo = [
     'failed-while-tool-runs',
     'failed-while-input-checked',
   ].flatMap((name) => [name, `${name}-before-patch`]),
+  'decisions-ignored',
 ].map((name) => `pending-approvals-in-memo/${name}.json`);
 
 describe('replaying recorded agent runs', () => {

@@ -30,8 +30,16 @@ describe('a decision sent after its call expired, taken in the task of the fired
       expect(events.filter((event) => 'toolCallId' in event).map((event) => event.type)).toEqual([
         'tool_call_validated',
         'tool_awaiting_approval',
+        'decision_ignored',
         'tool_approval_timed_out',
       ]);
+      expect(events.find((event) => event.type === 'decision_ignored')).toMatchObject({
+        toolCallId: 'call_1_0',
+        approver: 'alice',
+        code: 'approval_not_pending',
+        error: `Tool call 'call_1_0' expired at ${expiresAt}: a decision sent after it is not taken`,
+        decidedAt: expect.stringMatching(/^\d{4}-/) as unknown,
+      });
       expect(events.find((event) => event.type === 'tool_approval_timed_out')?.at).toBe(expiresAt);
       expect(ledger.transfers).toEqual([]);
       expect(await countScheduledActivities(kit.temporal, runId, 'executeTool')).toBe(0);

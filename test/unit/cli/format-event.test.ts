@@ -84,4 +84,30 @@ describe('formatEvent', () => {
       /transfer_funds \[call_1_0\] approval\.decided still in flight at the run's end: delivered by run-1\/approval-notices\/abc$/,
     );
   });
+
+  it('says which signalled decision the run ignored, and why', () => {
+    const ignored: RunEvent = {
+      ...base,
+      type: 'decision_ignored',
+      toolCallId: 'call_1_0',
+      toolName: 'transfer_funds',
+      decision: 'approve',
+      approver: 'mallory',
+      code: 'approver_not_allowed',
+      error: "Tool 'transfer_funds' is decided by alice only, not by 'mallory'",
+    };
+    expect(formatEvent(ignored)).toMatch(
+      /signalled approve decision for transfer_funds \[call_1_0\] by mallory ignored: approver_not_allowed: Tool/,
+    );
+    const unknownCall: RunEvent = {
+      ...base,
+      type: 'decision_ignored',
+      toolCallId: 'call_9_9',
+      code: 'approval_not_pending',
+      error: "Tool call 'call_9_9' is not awaiting approval",
+    };
+    expect(formatEvent(unknownCall)).toMatch(
+      /signalled decision for call \[call_9_9\] ignored: approval_not_pending: /,
+    );
+  });
 });

@@ -965,6 +965,17 @@ const timelineWords = new Map(
     ],
     ['tool_approval_timed_out', (_event, tool) => ({ title: `${tool}: nobody decided in time` })],
     [
+      'decision_ignored',
+      (event, tool) => {
+        const about = tool || (typeof event['toolCallId'] === 'string' ? `call ${event['toolCallId']}` : 'no call');
+        const who = typeof event['approver'] === 'string' ? ` from ${event['approver']}` : '';
+        return {
+          title: `A decision signalled${who} for ${about} was ignored`,
+          details: [paragraph(String(event['error']))],
+        };
+      },
+    ],
+    [
       'tool_approval_not_required',
       (_event, tool) => ({ title: `${tool} needs no approval for this input (its approval rule)` }),
     ],
