@@ -2,6 +2,7 @@ import {
   condition,
   continueAsNew,
   defineSignal,
+  log,
   patched,
   setHandler,
   upsertMemo,
@@ -9,6 +10,7 @@ import {
 } from '@temporalio/workflow';
 import { mergeWorkerCatalogs, workerCatalogMemoKey } from '../src/shared/worker-catalog.js';
 import type { WorkerCatalogPublication } from '../src/shared/worker-catalog.js';
+import { describeFailure } from './describe-failure.js';
 
 /** A worker announces (or refreshes) what it serves. */
 export const publishWorkerCatalogSignal = defineSignal<[WorkerCatalogPublication]>('publishWorkerCatalog');
@@ -54,6 +56,7 @@ export async function relayWorkerCatalog(carried: ReceivedPublication[] = []): P
   const publications = new Map(carried.map((publication) => [publication.workerId, publication]));
   let changed = true;
   setHandler(publishWorkerCatalogSignal, (publication) => {
+    if (!canJoinCatalog(publication)) return;
     publications.set(publication.workerId, { ...publication, receivedAt: Date.now() });
     changed = true;
   });
@@ -87,5 +90,20 @@ export async function relayWorkerCatalog(carried: ReceivedPublication[] = []): P
       ? Math.min(...[...publications.values()].map(refreshOf))
       : legacyWorkerRefreshMs;
     await condition(() => changed, wakeEveryMs);
+  }
+}
+
+/**
+ * Whether an announcement can be merged into the catalog. One that cannot (a raw signal of `null`, a tool list that
+ * is not one) would fail every workflow task after it, and the catalog would stop taking announcements and withdrawals:
+ * it is left out, with a warning in the worker's log. Announcements that merge are taken as they always were.
+ */
+function canJoinCatalog(publication: WorkerCatalogPublication): boolean {
+  try {
+    mergeWorkerCatalogs([publication]);
+    return true;
+  } catch (error) {
+    log.warn('Ignored a worker catalog announcement that cannot be read', { error: describeFailure(error) });
+    return false;
   }
 }

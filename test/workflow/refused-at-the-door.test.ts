@@ -292,6 +292,27 @@ describe('a run the workers cannot serve', () => {
     }
   });
 
+  it('keeps taking announcements after one it cannot read (a raw signal of null)', async () => {
+    const worker = await kit.startWorker({
+      tools: createTestTools(createLedger()).filter((tool) => tool.name === 'add'),
+      models: { scripted: scriptedModel([{ text: 'done' }]) },
+    });
+    try {
+      await waitForWorkerCatalog(worker.client);
+      const catalog = kit.temporal.workflow.getHandle(`relay-e-worker-catalog:${worker.taskQueue}`);
+      await catalog.signal('publishWorkerCatalog', null);
+      await catalog.signal('publishWorkerCatalog', { workerId: 'broken', tools: [null], modelPrefixes: [] });
+      await catalog.signal('publishWorkerCatalog', { workerId: 'late', tools: [], modelPrefixes: ['late'] });
+      // Before, the null failed every workflow task after it: the late worker's announcement was never applied.
+      await vi.waitFor(async () => expect((await worker.client.getWorkerCatalog())?.modelPrefixes).toContain('late'));
+      expect((await worker.client.getWorkerCatalog())?.workerIds).not.toContain('broken');
+      const history = (await catalog.fetchHistory()).events ?? [];
+      expect(history.filter((event) => event.workflowTaskFailedEventAttributes)).toEqual([]);
+    } finally {
+      await worker.stop();
+    }
+  });
+
   it('is let through when no worker has announced a catalog, since nothing can be told', async () => {
     expect(await kit.client.getWorkerCatalog()).toBeUndefined();
     const { runId } = await kit.client.startRun({ tenantId: tenantA, model: 'nobody:serves', prompt: 'hi' });
