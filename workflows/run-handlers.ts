@@ -8,6 +8,7 @@ import type { AcceptedDecision } from './approvals.js';
 import type { ToolCallCheck } from './tool-call-validator.js';
 import { describeFailure } from './describe-failure.js';
 import { recordIgnoredDecision, signalledCallId } from './ignored-decisions.js';
+import { checkEditedInput } from './tool-calls.js';
 
 /** Registers the run's decision update and signal and its queries. */
 export function registerRunHandlers(context: RunContext): void {
@@ -15,7 +16,7 @@ export function registerRunHandlers(context: RunContext): void {
   const check = (decision: ApprovalDecision): AcceptedDecision =>
     run.approvals.check(decision, run.input.tenantId, (toolName, input) => context.validator.check(toolName, input));
 
-  setHandler(decideUpdate, (decision) => applyDecision(context, decision, check(decision)), {
+  setHandler(decideUpdate, (decision) => decideByUpdate(context, decision, check), {
     validator: (decision: ApprovalDecision) => {
       refuseNonTextField(decision);
       check(decision);
@@ -43,14 +44,17 @@ export function registerRunHandlers(context: RunContext): void {
           refuseUndeclaredFields(context, decision);
         }
       } catch (error) {
-        log.warn('Ignored an invalid approval signal', {
-          toolCallId: signalledCallId(decision),
-          reason: describeFailure(error),
-        });
-        recordIgnoredDecision(context, decision, error);
+        ignoreSignalledDecision(context, decision, error);
         return;
       }
-      applyDecision(context, decision, accepted);
+      if (!editCheckedByTool(context, accepted)) {
+        applyDecision(context, decision, accepted);
+        return;
+      }
+      // Nobody waits for a signal's answer: the decision is taken, or ignored, once the tool has checked the edit.
+      void checkEdit(context, decision.toolCallId, accepted)
+        .then(() => applyDecision(context, decision, check(decision)))
+        .catch((error: unknown) => ignoreSignalledDecision(context, decision, error));
     },
     { description: 'The approval decision as a signal (fire and forget): same payload as the "decide" update' },
   );
@@ -63,6 +67,47 @@ export function registerRunHandlers(context: RunContext): void {
   setHandler(eventPageQuery, (request) => run.eventPage(request ?? {}), {
     description: 'One page of the run event log: { after, limit, maxBytes } -> { events, nextAfter, hasMore }',
   });
+}
+
+/** A decision signalled that the run does not take: logged, and recorded where the run's rules say (ignored-decisions.ts). */
+function ignoreSignalledDecision(context: RunContext, decision: ApprovalDecision, error: unknown): void {
+  log.warn('Ignored an invalid approval signal', {
+    toolCallId: signalledCallId(decision),
+    reason: describeFailure(error),
+  });
+  recordIgnoredDecision(context, decision, error);
+}
+
+/**
+ * A decision by update; an approval with an edit is taken once the tool's own schema has checked the edit, and checked
+ * again then, since another decision, the wait's timeout or the run's end may have come meanwhile.
+ */
+function decideByUpdate(
+  context: RunContext,
+  decision: ApprovalDecision,
+  check: (decision: ApprovalDecision) => AcceptedDecision,
+): ApprovalOutcome | Promise<ApprovalOutcome> {
+  const accepted = check(decision);
+  if (!editCheckedByTool(context, accepted)) return applyDecision(context, decision, accepted);
+  return checkEdit(context, decision.toolCallId, accepted).then(() =>
+    applyDecision(context, decision, check(decision)),
+  );
+}
+
+/**
+ * Whether an accepted decision waits for the tool's own schema to check its edit, under the rule
+ * `approved-edit-checked-by-tool` (asked at such an approval only): the JSON Schema the run checks with knows none of
+ * the tool's refinements, so an edit they refuse was approved, then failed as `validation` when the tool ran.
+ */
+function editCheckedByTool(context: RunContext, accepted: AcceptedDecision): boolean {
+  return accepted.approved && accepted.edited && context.patches.approvedEditCheckedByTool();
+}
+
+/** Refuses an edit the tool's own schema refuses (approval_input_invalid, with its issues), as the JSON Schema's are. */
+async function checkEdit(context: RunContext, toolCallId: string, accepted: AcceptedDecision): Promise<void> {
+  const toolName = context.run.approvals.get(toolCallId)?.toolName ?? '';
+  const verdict = await checkEditedInput(toolName, accepted.input);
+  if (!verdict.valid) throw editRefusal(verdict);
 }
 
 /**

@@ -256,6 +256,15 @@ const failedRunStopsRunningCallsPatch = 'failed-run-stops-running-calls';
  */
 const ignoredDecisionRecordedPatch = 'ignored-decision-recorded';
 
+/**
+ * An approval with an edited input is taken only once the tool's own schema (its refinements too, in the
+ * `checkToolCallInput` activity) has checked the edit: the update refuses an edit it refuses (`approval_input_invalid`,
+ * with its issues) and the call keeps waiting; a signal's is ignored (`decision_ignored`). Before, only the JSON Schema
+ * checked it, so such an edit was approved, then failed as `validation` when the tool ran. Asked at such an approval
+ * only, by the same runs as {@link approversToldEveryEndingPatch}.
+ */
+const approvedEditCheckedByToolPatch = 'approved-edit-checked-by-tool';
+
 /** The answers to the patches a run follows. */
 export interface RunPatches {
   /** False for runs started before the exact identity and limit rules: they replay with the old ones. */
@@ -325,6 +334,8 @@ export interface RunPatches {
   failedRunStopsRunningCalls(): boolean;
   /** Asked at a signalled decision the run ignores (see {@link ignoredDecisionRecordedPatch}). */
   ignoredDecisionRecorded(): boolean;
+  /** Asked at an approval with an edited input (see {@link approvedEditCheckedByToolPatch}). */
+  approvedEditCheckedByTool(): boolean;
 }
 
 /** The rules decided at the start, without those asked later in the run. */
@@ -351,6 +362,7 @@ type StartRules = Omit<
   | 'toolActivityTimeoutTold'
   | 'failedRunStopsRunningCalls'
   | 'ignoredDecisionRecorded'
+  | 'approvedEditCheckedByTool'
 >;
 
 const everyRule: StartRules = {
@@ -417,6 +429,7 @@ export function decideRunPatches(): RunPatches {
     toolActivityTimeoutTold: askedOnce(late ? toolActivityTimeoutToldPatch : undefined),
     failedRunStopsRunningCalls: askedOnce(late ? failedRunStopsRunningCallsPatch : undefined),
     ignoredDecisionRecorded: askedOnce(late ? ignoredDecisionRecordedPatch : undefined),
+    approvedEditCheckedByTool: askedOnce(late ? approvedEditCheckedByToolPatch : undefined),
   };
 }
 

@@ -178,6 +178,15 @@ function checkInputOfCall(
   return patches.readsFromHistory() ? checkToolCallInput(asked) : checkToolCallInputLocally(asked);
 }
 
+/**
+ * Checks an approver's edited input with the tool's own schema (its refinements too), as a call's input is checked
+ * before a human is asked; the tool's approval rule is not asked again. Not cancelled with the run: the decision
+ * that waits for it still gets its answer.
+ */
+export function checkEditedInput(toolName: string, input: unknown): Promise<ToolInputVerdict> {
+  return CancellationScope.nonCancellable(() => checkToolCallInput({ toolName, input }));
+}
+
 /** Tells the model the call's input was refused; no activity runs. */
 function refuseInput(
   context: RunContext,

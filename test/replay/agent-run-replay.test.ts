@@ -166,6 +166,9 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
  * `null`, a decision that is neither approve nor reject), each a `decision_ignored` event under
  * `ignored-decision-recorded` (asked at such a signal); the histories above with an ignored signal and no marker
  * (`named-approver`, `approver-not-text`, `edit-with-undeclared-field`, `decision-signalled-after-expiry`) are its old side.
+ * `edit-refused-by-tool` is an approval whose edit the tool's refinement refuses, refused by update under
+ * `approved-edit-checked-by-tool` (asked at an approval with an edit) after the `checkToolCallInput` activity, then a
+ * good edit approved; `approved-with-edit`, recorded before, is its old side.
  */
 const pendingApprovalsInMemo = [
   ...pathsSinceCatalogInFirstCall,
@@ -214,6 +217,7 @@ const pendingApprovalsInMemo = [
     'failed-while-input-checked',
   ].flatMap((name) => [name, `${name}-before-patch`]),
   'decisions-ignored',
+  'edit-refused-by-tool',
 ].map((name) => `pending-approvals-in-memo/${name}.json`);
 
 describe('replaying recorded agent runs', () => {
