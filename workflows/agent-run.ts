@@ -444,7 +444,9 @@ function checksEndedByCancellation(context: RunContext): CallBeingChecked[] {
  */
 async function recordFailure(context: RunContext, error: unknown): Promise<ApplicationFailure> {
   const { run } = context;
-  const ended = [...endWaitsOfFailingRun(context), ...(await stopCallsOfFailingStep(context))];
+  const waiting = endWaitsOfFailingRun(context);
+  const stopping = stopCallsOfFailingStep(context);
+  const ended = stopping ? [...waiting, ...(await stopping)] : waiting;
   const at = usesRecordedTime(context) ? await readRecordedTime() : undefined;
   const message = describeFailure(error);
   const code = context.exact ? runFailureCode(error, context.patches.runFailedCodeFromCause()) : undefined;

@@ -57,14 +57,18 @@ export function handleToolCalls(context: RunContext, calls: readonly ToolCall[],
     context.callsOfStep = undefined;
     return handleToolCall(context, only, at).then((result) => [result]);
   }
-  // A scope of their own, so a run failing by one of them can stop the others (stopCallsOfFailingStep). Making one
-  // records nothing in history; cancelling the run still cancels it.
+  // A scope of their own, so a run failing by one of them can stop the others (stopCallsOfFailingStep); cancelling
+  // the run still cancels it, and making one records nothing in history. The scope only gives the calls its context:
+  // its own promise is left aside, since waiting on it would move the step's next commands after other continuations
+  // of the same workflow task, and runs recorded before would replay in another order.
   const scope = new CancellationScope();
-  return scope.run(() => {
-    const handled = calls.map((call) => handleToolCall(context, call, at));
-    context.callsOfStep = { settled: Promise.allSettled(handled), scope };
-    return Promise.all(handled);
+  let handled: Array<Promise<ToolResult>> = [];
+  void scope.run(() => {
+    handled = calls.map((call) => handleToolCall(context, call, at));
+    return Promise.resolve();
   });
+  context.callsOfStep = { settled: Promise.allSettled(handled), scope };
+  return Promise.all(handled);
 }
 
 /**
@@ -81,21 +85,22 @@ export async function runningCallsEnded(context: RunContext): Promise<void> {
 /**
  * Stops the calls of the step still running or having their input checked when one of them fails the run, and waits
  * until each has ended, under the rule `failed-run-stops-running-calls` (asked only where such a call is left): their
- * tools see `ctx.signal` abort, as in a cancelled run, and the run's record ends each. Returns the calls whose
- * activities the stop cut short, for their `tool_cancelled` events; a call whose tool finished anyway has recorded its
- * own result.
+ * tools see `ctx.signal` abort, as in a cancelled run, and the run's record ends each. Resolves to the calls whose
+ * activities the stop cut short, for their `tool_cancelled` events (a call whose tool finished anyway has recorded its
+ * own result); undefined where nothing is stopped, so a run with nothing to stop closes without an await more.
  */
-export async function stopCallsOfFailingStep(context: RunContext): Promise<Array<UnfinishedCall | CallBeingChecked>> {
+export function stopCallsOfFailingStep(
+  context: RunContext,
+): Promise<Array<UnfinishedCall | CallBeingChecked>> | undefined {
   const { run } = context;
   const step = context.callsOfStep;
   const stillGoing = () => [
     ...run.unfinishedCalls().filter(({ stage }) => stage === 'executing'),
     ...run.callsBeingChecked(),
   ];
-  if (!step || stillGoing().length === 0 || !context.patches.failedRunStopsRunningCalls()) return [];
+  if (!step || stillGoing().length === 0 || !context.patches.failedRunStopsRunningCalls()) return undefined;
   step.scope.cancel();
-  await step.settled;
-  return stillGoing();
+  return step.settled.then(stillGoing);
 }
 
 /**
