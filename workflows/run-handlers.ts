@@ -27,37 +27,9 @@ export function registerRunHandlers(context: RunContext): void {
     description:
       'Approve or reject a tool call awaiting approval: { toolCallId, decision: "approve"|"reject", approver, reason, input? }',
   });
-  setHandler(
-    decideSignal,
-    (decision) => {
-      let accepted: AcceptedDecision;
-      try {
-        accepted = check(decision);
-        // Asked only at such a decision: runs that applied one before the rule replay it (run-patches.ts).
-        if (expiresBefore(context, decision) !== undefined && context.patches.expiredDecisionRefused()) {
-          refuseOnceExpired(context, decision);
-        }
-        if (nonTextField(decision) !== undefined && context.patches.decisionFieldsAreText()) {
-          refuseNonTextField(decision);
-        }
-        if (undeclaredEdit(context, decision) && context.patches.editedFieldsDeclared()) {
-          refuseUndeclaredFields(context, decision);
-        }
-      } catch (error) {
-        ignoreSignalledDecision(context, decision, error);
-        return;
-      }
-      if (!editCheckedByTool(context, accepted)) {
-        applyDecision(context, decision, accepted);
-        return;
-      }
-      // Nobody waits for a signal's answer: the decision is taken, or ignored, once the tool has checked the edit.
-      void checkEdit(context, decision.toolCallId, accepted)
-        .then(() => applyDecision(context, decision, check(decision)))
-        .catch((error: unknown) => ignoreSignalledDecision(context, decision, error));
-    },
-    { description: 'The approval decision as a signal (fire and forget): same payload as the "decide" update' },
-  );
+  setHandler(decideSignal, (decision) => decideBySignal(context, decision, check), {
+    description: 'The approval decision as a signal (fire and forget): same payload as the "decide" update',
+  });
   setHandler(snapshotQuery, () => run.snapshot(), {
     description: 'The run now: status, step, pending approvals with expiry, usage, output',
   });
@@ -67,6 +39,41 @@ export function registerRunHandlers(context: RunContext): void {
   setHandler(eventPageQuery, (request) => run.eventPage(request ?? {}), {
     description: 'One page of the run event log: { after, limit, maxBytes } -> { events, nextAfter, hasMore }',
   });
+}
+
+/**
+ * A decision by signal: refused as the update's validator refuses it where the run's rules say (each asked only at
+ * such a decision, so runs that applied one before replay it), and then ignored, since a signal has no answer.
+ */
+function decideBySignal(
+  context: RunContext,
+  decision: ApprovalDecision,
+  check: (decision: ApprovalDecision) => AcceptedDecision,
+): void {
+  let accepted: AcceptedDecision;
+  try {
+    accepted = check(decision);
+    if (expiresBefore(context, decision) !== undefined && context.patches.expiredDecisionRefused()) {
+      refuseOnceExpired(context, decision);
+    }
+    if (nonTextField(decision) !== undefined && context.patches.decisionFieldsAreText()) {
+      refuseNonTextField(decision);
+    }
+    if (undeclaredEdit(context, decision) && context.patches.editedFieldsDeclared()) {
+      refuseUndeclaredFields(context, decision);
+    }
+  } catch (error) {
+    ignoreSignalledDecision(context, decision, error);
+    return;
+  }
+  if (!editCheckedByTool(context, accepted)) {
+    applyDecision(context, decision, accepted);
+    return;
+  }
+  // Nobody waits for a signal's answer: the decision is taken, or ignored, once the tool has checked the edit.
+  void checkEdit(context, decision.toolCallId, accepted)
+    .then(() => applyDecision(context, decision, check(decision)))
+    .catch((error: unknown) => ignoreSignalledDecision(context, decision, error));
 }
 
 /** A decision signalled that the run does not take: logged, and recorded where the run's rules say (ignored-decisions.ts). */
