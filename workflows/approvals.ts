@@ -102,6 +102,7 @@ export class ApprovalBook {
           : 'is not awaiting approval';
       throw refusal('approval_not_pending', `Tool call '${decision.toolCallId}' ${state}`);
     }
+    refuseAnotherRequest(pending, decision);
     if (decision.decision !== 'approve' && decision.decision !== 'reject') {
       throw refusal('invalid_input', "decision must be 'approve' or 'reject'");
     }
@@ -186,6 +187,19 @@ export function refuseNonTextField(decision: ApprovalDecision): void {
   const given = (decision as unknown as Record<string, unknown>)[field];
   const kind = Array.isArray(given) ? 'a list' : given === null ? 'null' : `a ${typeof given}`;
   throw refusal('invalid_input', `${field} must be text, not ${kind}`);
+}
+
+/**
+ * Refuses a decision made on another request of the call than the one waiting (see ApprovalDecision.requestedAt):
+ * call ids repeat in a run started again under the same id.
+ */
+function refuseAnotherRequest(pending: PendingApproval, decision: ApprovalDecision): void {
+  if (decision.requestedAt === undefined || decision.requestedAt === pending.requestedAt) return;
+  throw refusal(
+    'approval_not_pending',
+    `Tool call '${pending.toolCallId}' waiting now was requested at ${pending.requestedAt}, not at ` +
+      `${String(decision.requestedAt).slice(0, 64)}: the decision was made on another request`,
+  );
 }
 
 /** The approver must be one the tool names, if it names any, and count as a new one where several must approve. */

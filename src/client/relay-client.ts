@@ -141,6 +141,12 @@ export interface TenantScope {
 export interface DecisionOptions extends TenantScope {
   approver?: string;
   reason?: string;
+  /**
+   * The `requestedAt` of the waiting call the decision was made on (from `getRun` or `listPendingApprovals`): when
+   * given, the run refuses the decision (`approval_not_pending`) unless that call waits under this id now, so a page
+   * left open across a reused run id decides nothing. The inbox sends it.
+   */
+  requestedAt?: string;
 }
 
 export interface ApproveOptions extends DecisionOptions {
@@ -808,6 +814,7 @@ function decisionFields(options: ApproveOptions): Omit<ApprovalDecision, 'toolCa
     ...(options.approver !== undefined ? { approver: options.approver } : {}),
     ...(options.reason !== undefined ? { reason: options.reason } : {}),
     ...(options.input !== undefined ? { input: options.input } : {}),
+    ...(options.requestedAt !== undefined ? { requestedAt: options.requestedAt } : {}),
   };
 }
 

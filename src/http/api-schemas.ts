@@ -215,17 +215,27 @@ export const runEventsHeadersSchema = z.object({
 const toolCallIdSchema = z.string().min(1).max(256);
 // The run keeps no more of a reason than this: a longer one is refused, not cut short behind the caller's back.
 const reasonSchema = z.string().max(maxDecisionReasonLength).optional();
+const requestedAtSchema = z
+  .string()
+  .max(64)
+  .optional()
+  .openapi({
+    description:
+      'The `requestedAt` of the waiting call this decision was made on: when given, the decision is refused (409 ' +
+      '`approval_not_pending`) unless that call waits under `toolCallId` now, as after a run id was used again.',
+  });
 
 export const approveRequestSchema = z
   .strictObject({
     toolCallId: toolCallIdSchema,
     input: z.unknown().optional().openapi({ description: "Edited arguments; refused if they fail the tool's schema." }),
     reason: reasonSchema,
+    requestedAt: requestedAtSchema,
   })
   .openapi('ApproveRequest', { description: 'The approver recorded is the caller, from the API key.' });
 
 export const rejectRequestSchema = z
-  .strictObject({ toolCallId: toolCallIdSchema, reason: reasonSchema })
+  .strictObject({ toolCallId: toolCallIdSchema, reason: reasonSchema, requestedAt: requestedAtSchema })
   .openapi('RejectRequest', { description: 'The approver recorded is the caller, from the API key.' });
 
 export const approvalOutcomeSchema = z

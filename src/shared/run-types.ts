@@ -111,6 +111,12 @@ export interface ApprovalDecision {
    * than the event before it). `RelayClient` sets it; without it, the run reads a worker's clock in an activity.
    */
   decidedAt?: string;
+  /**
+   * The `requestedAt` of the waiting call the decider saw. When given, the decision is refused (`approval_not_pending`)
+   * unless the call waiting under `toolCallId` was requested then: a page or script left open while its run id was
+   * used again (after Temporal's retention let a closed run's id start a new run) does not decide the new run's call.
+   */
+  requestedAt?: string;
 }
 
 /** The update's answer to an accepted decision. */

@@ -251,3 +251,35 @@ describe('a tool whose calls need two approvers (four eyes)', () => {
     expect(pair.ledger.transfers).toHaveLength(paidBefore);
   });
 });
+
+describe('a decision made on another request of the call than the one waiting', () => {
+  it('is refused with 409 approval_not_pending, and taken when it names the request that waits', async () => {
+    const { client } = worker;
+    const { runId } = await client.startRun({ tenantId, model: 'scripted:test', prompt: 'pay B' });
+    const waiting = await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
+    const [call] = waiting.pendingApprovals;
+    // As a page left open on a run whose id was used again: the call it shows was requested at another time.
+    const stale = '2020-01-01T00:00:00.000Z';
+    const refused = await decide(runId, keys.lead, 'approve', { requestedAt: stale });
+    expect(refused.status).toBe(409);
+    expect(await refused.json()).toMatchObject({
+      code: 'approval_not_pending',
+      detail: `Tool call '${payCallId}' waiting now was requested at ${call?.requestedAt}, not at ${stale}: the decision was made on another request`,
+    });
+    // A signal made on it is ignored, and says why.
+    await client.signalDecision(runId, {
+      toolCallId: payCallId,
+      decision: 'approve',
+      approver: 'finance-lead',
+      requestedAt: stale,
+    });
+    await expect
+      .poll(async () => (await client.events(runId)).filter((event) => event.type === 'decision_ignored'))
+      .toEqual([expect.objectContaining({ code: 'approval_not_pending' })]);
+    expect((await client.getRun(runId)).status).toBe('awaiting_approval');
+
+    const taken = await decide(runId, keys.lead, 'approve', { requestedAt: call?.requestedAt });
+    expect(taken.status).toBe(200);
+    expect(await client.result(runId)).toMatchObject({ status: 'completed' });
+  });
+});

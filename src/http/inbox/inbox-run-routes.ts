@@ -26,6 +26,7 @@ const decisionSchema = z.strictObject({
   // The run keeps no more of a reason than this: a longer one is refused, not cut short without a word.
   reason: z.string().max(maxDecisionReasonLength).optional(),
   input: z.unknown().optional(),
+  requestedAt: z.string().max(64).optional(),
 });
 
 export interface InboxRunRoutesOptions {
@@ -106,20 +107,22 @@ function decisionRoutes(app: Hono<InboxEnv>, { client, catalogs }: InboxRunRoute
   });
 
   app.post('/:id/approve', async (c) => {
-    const { toolCallId, reason, input } = await readDecision(c);
+    const { toolCallId, reason, input, requestedAt } = await readDecision(c);
     const outcome = await client.approve(c.req.param('id'), toolCallId, {
       ...decidedBy(c.get('session')),
       ...(reason ? { reason } : {}),
       ...(input !== undefined ? { input } : {}),
+      ...(requestedAt !== undefined ? { requestedAt } : {}),
     });
     return c.json(outcome);
   });
 
   app.post('/:id/reject', async (c) => {
-    const { toolCallId, reason } = await readDecision(c);
+    const { toolCallId, reason, requestedAt } = await readDecision(c);
     const outcome = await client.reject(c.req.param('id'), toolCallId, {
       ...decidedBy(c.get('session')),
       ...(reason ? { reason } : {}),
+      ...(requestedAt !== undefined ? { requestedAt } : {}),
     });
     return c.json(outcome);
   });

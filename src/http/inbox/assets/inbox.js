@@ -1469,7 +1469,9 @@ async function rejectCall(parts) {
  * @param {Record<string, unknown>} body
  */
 async function sendDecision(parts, decision, body) {
-  const answer = await post(`${runPath(parts.runId)}/${decision}`, { toolCallId: parts.approval.toolCallId, ...body });
+  // The call as this page showed it: a run started again under this id since does not take the decision.
+  const { toolCallId, requestedAt } = parts.approval;
+  const answer = await post(`${runPath(parts.runId)}/${decision}`, { toolCallId, requestedAt, ...body });
   parts.sending = false;
   if (answer.ok) {
     parts.told.decided(decision === 'approve' ? approvedText(answer.data) : 'Rejected.');
