@@ -1,4 +1,5 @@
 import { ApplicationFailure } from '@temporalio/workflow';
+import { isRecord } from '../src/shared/is-record.js';
 import { maxDecisionReasonLength } from '../src/shared/run-types.js';
 import type { ApprovalDecision, GivenApproval, PendingApproval } from '../src/shared/run-types.js';
 import type { ToolCallCheck } from './tool-call-validator.js';
@@ -87,7 +88,7 @@ export class ApprovalBook {
     runTenantId: string,
     checkInput: (toolName: string, input: unknown) => ToolCallCheck,
   ): AcceptedDecision {
-    if (typeof decision !== 'object' || decision === null || Array.isArray(decision)) {
+    if (!isRecord(decision)) {
       // A raw signal can carry anything: `null` from the Temporal UI must be refused, not throw here.
       throw refusal('invalid_input', 'A decision is an object: { toolCallId, decision, approver?, reason?, input? }');
     }
@@ -170,7 +171,7 @@ export function editRefusal(check: Extract<ToolCallCheck, { valid: false }>): Ap
 
 /** The decision's `approver` or `reason` when given as something other than text, else undefined. */
 export function nonTextField(decision: ApprovalDecision): 'approver' | 'reason' | undefined {
-  if (typeof decision !== 'object' || decision === null) return undefined;
+  if (!isRecord(decision)) return undefined;
   const given = decision as { approver?: unknown; reason?: unknown };
   if (given.approver !== undefined && typeof given.approver !== 'string') return 'approver';
   if (given.reason !== undefined && typeof given.reason !== 'string') return 'reason';

@@ -1,4 +1,5 @@
 import { ApplicationFailure } from '@temporalio/workflow';
+import { isRecord } from '../src/shared/is-record.js';
 import { maxDecisionReasonLength, maxIgnoredDecisionsLogged } from '../src/shared/run-types.js';
 import { isIsoTime } from './approvals.js';
 import { describeFailure } from './describe-failure.js';
@@ -45,7 +46,5 @@ export function signalledCallId(signalled: unknown): string | undefined {
 
 /** A signal's fields, or none when it is not an object (a raw signal of `null`, a number, a list). */
 function fieldsOf(signalled: unknown): Record<string, unknown> {
-  return typeof signalled === 'object' && signalled !== null && !Array.isArray(signalled)
-    ? (signalled as Record<string, unknown>)
-    : {};
+  return isRecord(signalled) ? signalled : {};
 }

@@ -1,6 +1,7 @@
 import type { JsonSchema } from './tool-catalog.js';
 import { formatIssuePath, undeclaredFieldMessage } from './tool-input.js';
 import type { ToolInputIssue } from './tool-input.js';
+import { isRecord } from './is-record.js';
 
 /**
  * The fields of `input` that its JSON Schema does not name, where the schema lists an object's `properties` and says
@@ -36,8 +37,4 @@ function collect(schema: unknown, input: unknown, path: PropertyKey[], issues: T
       });
     }
   }
-}
-
-function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }

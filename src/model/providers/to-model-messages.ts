@@ -1,6 +1,7 @@
 import type { JSONValue, ModelMessage, ToolResultPart } from 'ai';
 import type { ToolResult } from '../../shared/tool-result.js';
 import type { ToolCall, TranscriptMessage } from '../../shared/transcript.js';
+import { isRecord } from '../../shared/is-record.js';
 
 /**
  * Turns a run's transcript into AI SDK messages: assistant turns keep their tool calls (id, name, input) and
@@ -56,11 +57,7 @@ function toolCallInput(call: ToolCall): Record<string, unknown> {
       return {};
     }
   }
-  return isPlainObject(input) ? input : {};
-}
-
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
+  return isRecord(input) ? input : {};
 }
 
 /** Failures are sent as errors (Anthropic marks them `is_error`) so the model reads them as such. */
