@@ -1,6 +1,6 @@
 import { ApplicationFailure } from '@temporalio/workflow';
 import { isRecord } from '../src/shared/is-record.js';
-import { maxDecisionReasonLength, maxIgnoredDecisionsLogged } from '../src/shared/run-types.js';
+import { maxDecisionReasonLength, maxIgnoredDecisionsRecorded } from '../src/shared/run-types.js';
 import { isIsoTime } from './approvals.js';
 import { describeFailure } from './describe-failure.js';
 import type { RunContext } from './run-context.js';
@@ -11,12 +11,12 @@ const maxEchoedLength = 256;
 /**
  * Records a decision signalled to the run that it did not take, under the rule `ignored-decision-recorded` (asked at
  * the first such signal): a signal has no answer to carry the refusal, so a decision sent from the Temporal UI with a
- * wrong call id or approver otherwise left only a worker log line. At most {@link maxIgnoredDecisionsLogged} an
+ * wrong call id or approver otherwise left only a worker log line. At most {@link maxIgnoredDecisionsRecorded} an
  * execution. Dated at the run's newest event: a handler does not wait for a clock activity, and the signal's own
  * `decidedAt` (kept beside) would date every later event after it, a timeout fired in the same task included.
  */
 export function recordIgnoredDecision(context: RunContext, signalled: unknown, error: unknown): void {
-  if (context.ignoredDecisionsRecorded >= maxIgnoredDecisionsLogged) return;
+  if (context.ignoredDecisionsRecorded >= maxIgnoredDecisionsRecorded) return;
   if (!context.patches.ignoredDecisionRecorded()) return;
   context.ignoredDecisionsRecorded += 1;
   const { run } = context;

@@ -112,8 +112,9 @@ function editCheckedByTool(context: RunContext, accepted: AcceptedDecision): boo
 
 /** Refuses an edit the tool's own schema refuses (approval_input_invalid, with its issues), as the JSON Schema's are. */
 async function checkEdit(context: RunContext, toolCallId: string, accepted: AcceptedDecision): Promise<void> {
-  const toolName = context.run.approvals.get(toolCallId)?.toolName ?? '';
-  const verdict = await checkEditedInput(toolName, accepted.input);
+  const pending = context.run.approvals.get(toolCallId);
+  if (!pending) throw notPending();
+  const verdict = await checkEditedInput(pending.toolName, accepted.input);
   if (!verdict.valid) throw editRefusal(verdict);
 }
 
@@ -183,9 +184,7 @@ function refuseOnceCancelled(toolCallId: string): void {
 function applyDecision(context: RunContext, decision: ApprovalDecision, accepted: AcceptedDecision): ApprovalOutcome {
   const { run } = context;
   const pending = run.approvals.get(decision.toolCallId);
-  if (!pending) {
-    throw ApplicationFailure.create({ type: 'approval_not_pending', message: 'Not pending', nonRetryable: true });
-  }
+  if (!pending) throw notPending();
   const ids = { toolCallId: pending.toolCallId, toolName: pending.toolName };
   if (!accepted.approved) {
     acceptDecision(context, ids, accepted);
@@ -207,4 +206,9 @@ function acceptDecision(
 ): void {
   const recordedAt = recordDecisionWhenAccepted(context, ids, accepted);
   context.run.approvals.accept(ids.toolCallId, recordedAt === undefined ? accepted : { ...accepted, recordedAt });
+}
+
+/** A decision for a call the approval book has just found waiting and no longer holds: never expected, never taken. */
+function notPending(): ApplicationFailure {
+  return ApplicationFailure.create({ type: 'approval_not_pending', message: 'Not pending', nonRetryable: true });
 }

@@ -205,7 +205,7 @@ export type RunEvent =
    * A decision sent by signal that the run did not take (a signal has no answer to carry the refusal, as the update
    * does): `code` and `error` say why; the other fields are what the signal said, where they are text, and the call's
    * tool when it waits. Dated at the run's newest event; `decidedAt` is when the signal says it was sent. At most
-   * {@link maxIgnoredDecisionsLogged} a run execution; the worker's log has every one.
+   * {@link maxIgnoredDecisionsRecorded} a run execution; the worker's log has every one.
    */
   | (RunEventBase & {
       type: 'decision_ignored';
@@ -264,7 +264,7 @@ export type RunEvent =
 export type RunEventType = RunEvent['type'];
 
 /** How many `decision_ignored` events one run execution records: a flood of bad signals must not grow its log. */
-export const maxIgnoredDecisionsLogged = 20;
+export const maxIgnoredDecisionsRecorded = 20;
 
 /** Distributes `Omit` over the union so each event keeps its own fields. */
 export type RunEventInit = RunEvent extends infer E

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { maxIgnoredDecisionsLogged } from '../../src/shared/run-types.js';
+import { maxIgnoredDecisionsRecorded } from '../../src/shared/run-types.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { eventTypes, useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
 import { currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
@@ -85,18 +85,18 @@ describe('a decision signalled to a run that does not take it', () => {
     }
   });
 
-  it(`records at most ${maxIgnoredDecisionsLogged} of them an execution`, async () => {
+  it(`records at most ${maxIgnoredDecisionsRecorded} of them an execution`, async () => {
     const { client, runId, signal, stop } = await runWaitingForTransfer();
     try {
-      for (let index = 0; index < maxIgnoredDecisionsLogged + 5; index += 1) {
+      for (let index = 0; index < maxIgnoredDecisionsRecorded + 5; index += 1) {
         await signal({ toolCallId: `call_9_${index}`, decision: 'reject' });
       }
       // The last signal sent, told apart by its call id: once it has reached the run, every one has.
       await signal({ toolCallId: 'call_1_0', decision: 'reject', approver: 'alice' });
       expect(await client.result(runId)).toMatchObject({ status: 'completed' });
       const ignored = (await client.events(runId)).filter((event) => event.type === 'decision_ignored');
-      expect(ignored).toHaveLength(maxIgnoredDecisionsLogged);
-      expect(ignored.at(-1)).toMatchObject({ toolCallId: `call_9_${maxIgnoredDecisionsLogged - 1}` });
+      expect(ignored).toHaveLength(maxIgnoredDecisionsRecorded);
+      expect(ignored.at(-1)).toMatchObject({ toolCallId: `call_9_${maxIgnoredDecisionsRecorded - 1}` });
     } finally {
       await stop();
     }
