@@ -41,7 +41,7 @@ export function snapshotCatalog(
     }));
     return { entries, at };
   } catch (error) {
-    if (RelayError.isInstance(error) && error.code === 'tool_not_found') {
+    if (RelayError.isInstance(error) && error.code === 'unknown_tool') {
       const details = error.details ? { details: error.details } : {};
       return { refused: { code: 'unknown_tool', message: error.message, ...details }, at };
     }

@@ -38,7 +38,6 @@ const relayErrorStatus: Readonly<Record<ErrorCode, ContentfulStatusCode>> = {
   approval_input_invalid: 422,
   // The caller's key is the tenant's, but its name is not among those the tool lets decide.
   approver_not_allowed: 403,
-  tool_not_found: 422,
   unknown_tool: 422,
   model_not_configured: 422,
   run_not_found: 404,
@@ -75,7 +74,6 @@ const titles: Readonly<Record<HttpErrorCode, string>> = {
   invalid_input: 'Invalid input',
   approval_input_invalid: 'Edited input rejected',
   approver_not_allowed: 'Approver not allowed',
-  tool_not_found: 'Unknown tool',
   unknown_tool: 'Unknown tool',
   model_not_configured: 'Model not configured',
   run_not_found: 'Run not found',

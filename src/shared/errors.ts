@@ -2,7 +2,6 @@
 export const errorCodes = [
   'invalid_tool_definition',
   'duplicate_tool',
-  'tool_not_found',
   'unknown_tool',
   'invalid_input',
   'model_not_configured',

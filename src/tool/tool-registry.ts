@@ -62,7 +62,7 @@ export class ToolRegistry {
 
   /**
    * The catalog a run records: every tool, or only `names` in that order (repeats dropped). Unknown names
-   * throw `RelayError('tool_not_found')` listing all of them, so a typo in a run's tool list fails at start.
+   * throw `RelayError('unknown_tool')` listing all of them, so a typo in a run's tool list fails at start.
    */
   catalog(names?: readonly string[]): ToolCatalogEntry[] {
     if (names === undefined) return this.list().map(toCatalogEntry);
@@ -74,7 +74,7 @@ export class ToolRegistry {
       else unknown.push(name);
     }
     if (unknown.length > 0) {
-      throw new RelayError('tool_not_found', `Unknown tool(s): ${unknown.map((name) => `'${name}'`).join(', ')}`, {
+      throw new RelayError('unknown_tool', `Unknown tool(s): ${unknown.map((name) => `'${name}'`).join(', ')}`, {
         details: { names: unknown },
       });
     }

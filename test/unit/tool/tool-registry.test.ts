@@ -92,7 +92,7 @@ describe('ToolRegistry.catalog', () => {
 
   it('refuses names it does not know, listing all of them', () => {
     expect(() => registry.catalog(['add', 'nope', 'gone'])).toThrow(
-      expect.objectContaining({ code: 'tool_not_found', message: "Unknown tool(s): 'nope', 'gone'" }),
+      expect.objectContaining({ code: 'unknown_tool', message: "Unknown tool(s): 'nope', 'gone'" }),
     );
   });
 });
