@@ -265,6 +265,14 @@ const ignoredDecisionRecordedPatch = 'ignored-decision-recorded';
  */
 const approvedEditCheckedByToolPatch = 'approved-edit-checked-by-tool';
 
+/**
+ * An approval whose time a worker's clock gives (a signal without `decidedAt`, as the Temporal UI sends) is recorded
+ * while its call still waits, and a run cancelled during that clock read ends the call as still awaiting approval.
+ * Before, the call left its wait first and was marked executing, though its tool could no longer start. Asked at
+ * such an approval only, by the same runs as {@link approversToldEveryEndingPatch}.
+ */
+const approvalTimeReadWhileWaitingPatch = 'approval-time-read-while-waiting';
+
 /** The answers to the patches a run follows. */
 export interface RunPatches {
   /** False for runs started before the exact identity and limit rules: they replay with the old ones. */
@@ -336,6 +344,8 @@ export interface RunPatches {
   ignoredDecisionRecorded(): boolean;
   /** Asked at an approval with an edited input (see {@link approvedEditCheckedByToolPatch}). */
   approvedEditCheckedByTool(): boolean;
+  /** Asked at an approval whose time a clock activity reads (see {@link approvalTimeReadWhileWaitingPatch}). */
+  approvalTimeReadWhileWaiting(): boolean;
 }
 
 /** The rules decided at the start, without those asked later in the run. */
@@ -363,6 +373,7 @@ type StartRules = Omit<
   | 'failedRunStopsRunningCalls'
   | 'ignoredDecisionRecorded'
   | 'approvedEditCheckedByTool'
+  | 'approvalTimeReadWhileWaiting'
 >;
 
 const everyRule: StartRules = {
@@ -430,6 +441,7 @@ export function decideRunPatches(): RunPatches {
     failedRunStopsRunningCalls: askedOnce(late ? failedRunStopsRunningCallsPatch : undefined),
     ignoredDecisionRecorded: askedOnce(late ? ignoredDecisionRecordedPatch : undefined),
     approvedEditCheckedByTool: askedOnce(late ? approvedEditCheckedByToolPatch : undefined),
+    approvalTimeReadWhileWaiting: askedOnce(late ? approvalTimeReadWhileWaitingPatch : undefined),
   };
 }
 

@@ -252,13 +252,17 @@ async function awaitApproval(
   // A decision the update accepted is the one applied, even when the timeout fired in the same activation.
   const decision = context.exact || decidedInTime ? run.approvals.decisionFor(call.id) : undefined;
   if (decision?.approved) stopIfCancelledBeforeExecuting(context);
+  const recordedAt =
+    decision && readsApprovalTimeWhileWaiting(context, decision)
+      ? await recordApprovalWhileWaiting(context, ids, decision)
+      : decision?.recordedAt;
   run.settleApproval(call.id);
   run.callEnded(call.id);
   publishRunState(context);
   // When the wait ended: the decision's event (recorded by its handler, else here at a time history records), or
   // the timeout's just below. The awaits are those from before handlers recorded any, so older runs replay alike.
   const endedAt = decision
-    ? (decision.recordedAt ?? emitDecision(run, ids, decision, await decisionTime(context, decision)))
+    ? (recordedAt ?? emitDecision(run, ids, decision, await decisionTime(context, decision)))
     : expiresAt;
   if (entry.notifiesApprovers) notifyApprovalDecided(context, pending, decision, endedAt);
 
@@ -307,6 +311,29 @@ function endedByRunBeforeReminder(context: RunContext, pending: PendingApproval)
 function stopIfCancelledBeforeExecuting(context: RunContext): void {
   if (!CancellationScope.current().consideredCancelled) return;
   if (context.patches.approvalBesideCancellationNeverExecutes()) throw new CancelledFailure('Workflow cancelled');
+}
+
+/**
+ * Whether `decision` is an approval whose time only a worker's clock can give (its client sent none), under the rule
+ * `approval-time-read-while-waiting` (asked only then): the call keeps waiting while the clock is read.
+ */
+function readsApprovalTimeWhileWaiting(context: RunContext, decision: AcceptedDecision): boolean {
+  if (!decision.approved || decision.recordedAt !== undefined) return false;
+  return decisionSentAt(context, decision.decidedAt) === undefined && context.patches.approvalTimeReadWhileWaiting();
+}
+
+/**
+ * Records an approval at a time a clock activity reads, its call still waiting: a cancellation that arrives during
+ * the read ends the call as awaiting approval (stopIfCancelledBeforeExecuting), as one beside the approval does.
+ */
+async function recordApprovalWhileWaiting(
+  context: RunContext,
+  ids: { toolCallId: string; toolName: string },
+  decision: AcceptedDecision,
+): Promise<string> {
+  const at = emitDecision(context.run, ids, decision, await readRecordedTime());
+  stopIfCancelledBeforeExecuting(context);
+  return at;
 }
 
 /**

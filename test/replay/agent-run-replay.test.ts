@@ -169,6 +169,10 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
  * `edit-refused-by-tool` is an approval whose edit the tool's refinement refuses, refused by update under
  * `approved-edit-checked-by-tool` (asked at an approval with an edit) after the `checkToolCallInput` activity, then a
  * good edit approved; `approved-with-edit`, recorded before, is its old side.
+ * `approved-as-cancelled` is an approval signalled without its time (as the Temporal UI sends it), the run cancelled
+ * while a worker's clock reads that time: under `approval-time-read-while-waiting` (asked at such an approval) the
+ * approval is recorded while the call waits, which ends as still awaiting approval; `-before-patch` is the old side
+ * (the call left its wait first and was marked executing, though its tool never started).
  */
 const pendingApprovalsInMemo = [
   ...pathsSinceCatalogInFirstCall,
@@ -215,6 +219,7 @@ const pendingApprovalsInMemo = [
     'tool-activity-timed-out',
     'failed-while-tool-runs',
     'failed-while-input-checked',
+    'approved-as-cancelled',
   ].flatMap((name) => [name, `${name}-before-patch`]),
   'decisions-ignored',
   'edit-refused-by-tool',

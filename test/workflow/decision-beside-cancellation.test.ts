@@ -1,5 +1,8 @@
+import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
+import { readHistory } from '../../src/client/read-history.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
+import { latch } from '../helpers/latch.js';
 import { countScheduledActivities, eventTypes, useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
 import { currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
 import { uniqueTaskQueue } from '../helpers/temporal-test-env.js';
@@ -38,6 +41,68 @@ describe('an approval delivered in the workflow task that cancels its run', () =
       expect(ledger.transfers).toEqual([]);
     } finally {
       await second.stop();
+    }
+  });
+});
+
+/** Whether a workflow task completed after the run's cancellation request, read from its real history. */
+async function cancellationTaken(runId: string): Promise<boolean> {
+  const events = (await readHistory(kit.temporal, runId)).events ?? [];
+  const requested = events.findIndex((event) => event.workflowExecutionCancelRequestedEventAttributes);
+  return requested >= 0 && events.slice(requested).some((event) => event.workflowTaskCompletedEventAttributes);
+}
+
+/** Holds the next clock read once `armed` says so, until the test releases it: the read a decision's time waits for. */
+function clockReadHeld(armed: () => boolean, held: ReturnType<typeof latch>): ActivityInterceptorsFactory {
+  return (ctx) => ({
+    inbound: {
+      async execute(input, next) {
+        if (ctx.info.activityType !== 'readClock' || !armed()) return next(input);
+        held.reached();
+        await held.released;
+        return next(input);
+      },
+    },
+  });
+}
+
+describe('an approval without its time, whose run is cancelled while a worker reads the time', () => {
+  it('records the approval and leaves the call cancelled while awaiting approval: it never reached its tool', async () => {
+    const ledger = createLedger();
+    const held = latch();
+    let armed = false;
+    const turns = [{ toolCalls: [{ name: 'transfer_funds', input: { from: 'A', to: 'B', amount: 5 } }] }];
+    const running = await kit.startWorker({
+      taskQueue: uniqueTaskQueue('approved-as-cancelled'),
+      tools: createTestTools(ledger),
+      models: { scripted: scriptedModel(turns) },
+      workerOptions: { interceptors: { activity: [clockReadHeld(() => armed, held)] } },
+    });
+    try {
+      const { client } = running;
+      const { runId } = await client.startRun({ ...base, prompt: 'pay', approvalTimeout: '1h' });
+      await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
+      armed = true;
+      // As the Temporal UI sends it: no decidedAt, so the run reads its time from a worker's clock.
+      const handle = kit.temporal.workflow.getHandle(runId);
+      await handle.signal('decide', { toolCallId: 'call_1_0', decision: 'approve', approver: 'ui' });
+      await held.started;
+      armed = false;
+      await client.cancel(runId);
+      // The run takes its cancellation in a workflow task of its own before the clock answers.
+      await expect.poll(() => cancellationTaken(runId)).toBe(true);
+      held.release();
+      await expect(client.result(runId)).rejects.toThrow();
+      await recordHistoryIfRequested(handle, currentHistoryFile('approved-as-cancelled'));
+      const events = await client.events(runId);
+      const afterWait = events.slice(events.findIndex((event) => event.type === 'tool_awaiting_approval') + 1);
+      expect(eventTypes(afterWait)).toEqual(['tool_approved', 'tool_cancelled', 'run_cancelled']);
+      expect(afterWait[1]).toMatchObject({ toolCallId: 'call_1_0', stage: 'awaiting_approval' });
+      expect(await countScheduledActivities(kit.temporal, runId, 'executeTool')).toBe(0);
+      expect(ledger.transfers).toEqual([]);
+    } finally {
+      held.release();
+      await running.stop();
     }
   });
 });
