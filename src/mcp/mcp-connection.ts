@@ -1,7 +1,6 @@
 import type { Stream } from 'node:stream';
 import { StringDecoder } from 'node:string_decoder';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ToolListChangedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
@@ -12,11 +11,12 @@ import { errorMessage } from '../shared/error-message.js';
 import { within } from '../shared/within.js';
 import type { Logger } from '../tool/tool-context.js';
 import { hideSecretsInError } from '../security/hide-secrets-in-error.js';
+import { StdioServerProcess } from './stdio-server-process.js';
+import type { StdioServerCommand } from './stdio-server-process.js';
 
 /** How to reach a server once secret references are resolved. */
 export type ResolvedTransport =
-  | { type: 'stdio'; command: string; args: string[]; env: Record<string, string>; cwd?: string }
-  | { type: 'http'; url: string; headers: Record<string, string> };
+  ({ type: 'stdio' } & StdioServerCommand) | { type: 'http'; url: string; headers: Record<string, string> };
 
 /** A transport with its secret references resolved, and the secret values that resolving put in it. */
 export interface ResolvedSettings {
@@ -246,15 +246,9 @@ function createTransport(settings: ResolvedTransport, onStderrLine: (line: strin
   if (settings.type === 'http') {
     return new StreamableHTTPClientTransport(new URL(settings.url), { requestInit: { headers: settings.headers } });
   }
-  const transport = new StdioClientTransport({
-    command: settings.command,
-    args: settings.args,
-    env: { ...getDefaultEnvironment(), ...settings.env },
-    ...(settings.cwd !== undefined ? { cwd: settings.cwd } : {}),
-    stderr: 'pipe',
-  });
+  const transport = new StdioServerProcess(settings);
   // A server's stderr is its log; read it so the pipe never fills and blocks the server.
-  if (transport.stderr) forEachLine(transport.stderr, onStderrLine);
+  forEachLine(transport.stderr, onStderrLine);
   return transport;
 }
 
