@@ -1,48 +1,10 @@
-import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
-import {
-  Client,
-  Connection,
-  NamespaceNotFoundError,
-  WorkflowExecutionAlreadyStartedError,
-  WorkflowIdConflictPolicy,
-  WorkflowIdReusePolicy,
-  WorkflowUpdateFailedError,
-  isGrpcServiceError,
-} from '@temporalio/client';
-import type {
-  BackoffOptions,
-  ClientPlugin,
-  ConnectionOptions,
-  WorkflowExecutionDescription,
-  WorkflowHandle,
-} from '@temporalio/client';
-import { ApplicationFailure } from '@temporalio/common';
+import { Client, Connection } from '@temporalio/client';
+import type { BackoffOptions, ClientPlugin, ConnectionOptions } from '@temporalio/client';
 import type { DataConverter } from '@temporalio/common';
-import type { agentRun } from '../../workflows/agent-run.js';
-import { decideSignal, decideUpdate, eventPageQuery, snapshotQuery } from '../../workflows/messages.js';
 import type { EncryptionOptions } from '../security/encryption-keys.js';
-import { isWorkflowNotFound } from './is-workflow-not-found.js';
-import { missingNamespaceOf } from './temporal-unavailable.js';
-import { listPendingApprovals } from './list-pending-approvals.js';
-import type { ListPendingApprovalsOptions, PendingApprovals } from './list-pending-approvals.js';
-import { noWorkerAnsweredIn } from './no-worker-answered.js';
-import { relayConnectionInterceptors } from './connection-interceptors.js';
-import { closedBeforeItRan, snapshotFromDescription } from './snapshot-from-description.js';
-import { readToolCatalog } from './read-tool-catalog.js';
-import { readHandedOffNotices } from './read-handed-off-notices.js';
-import { runVersioningOf } from './read-run-versioning.js';
-import { callWaitState } from './call-wait-state.js';
-import type { HandedOffNotices } from './read-handed-off-notices.js';
-import { ModelDeltaTracker, readModelProgress } from './read-model-progress.js';
 import { withKeylessRefusal } from '../security/keyless-payload-codec.js';
 import { withEncryption } from '../security/with-encryption.js';
-import { closedRunMemoKey, readClosedRunMemo, recordedEventsAfter, withOutput } from '../shared/closed-run-record.js';
-import type { ClosedRunRecord } from '../shared/closed-run-record.js';
-import { RelayError, errorCodes } from '../shared/errors.js';
-import type { ErrorCode } from '../shared/errors.js';
-import { parseModelId } from '../model/model-registry.js';
-import { agentRunInputSchema } from '../shared/run-input-schema.js';
+import type { RelayError } from '../shared/errors.js';
 import type {
   AgentRunInput,
   ApprovalDecision,
@@ -52,14 +14,25 @@ import type {
   RunSnapshot,
 } from '../shared/run-types.js';
 import type { ToolCatalogEntry } from '../shared/tool-catalog.js';
-import { maxDecisionReasonLength, modelDeltaBatchMs } from '../shared/run-types.js';
-import { relaySearchAttributes } from '../shared/search-attributes.js';
-import { checkToolInput } from '../shared/tool-input.js';
-import { scopedRunId } from '../shared/run-ids.js';
-import { listRuns } from './list-runs.js';
-import { readWorkerCatalog } from './read-worker-catalog.js';
-import type { ListRunsOptions, RunPage } from './list-runs.js';
 import type { WorkerCatalog } from '../shared/worker-catalog.js';
+import { cancelRun } from './cancel-run.js';
+import { relayConnectionInterceptors } from './connection-interceptors.js';
+import { listPendingApprovals } from './list-pending-approvals.js';
+import type { ListPendingApprovalsOptions, PendingApprovals } from './list-pending-approvals.js';
+import { listRuns } from './list-runs.js';
+import type { ListRunsOptions, RunPage } from './list-runs.js';
+import { readHandedOffNotices } from './read-handed-off-notices.js';
+import type { HandedOffNotices } from './read-handed-off-notices.js';
+import { closedRunQueryTimeoutMs, inspectRun, readRun, readRunEvents } from './read-run.js';
+import { readToolCatalog } from './read-tool-catalog.js';
+import { readWorkerCatalog } from './read-worker-catalog.js';
+import { callRun, checkTenant, describeInScope, runHandle } from './run-access.js';
+import { checkedDecisionWaitMs, decide, decisionFields, signalDecision } from './run-decisions.js';
+import type { DecisionContext } from './run-decisions.js';
+import { ServedRunCheck, startRun } from './start-run.js';
+import { watchRun } from './watch-run.js';
+
+export { closedRunQueryTimeoutMs };
 
 export interface RelayClientOptions {
   /** The task queue Relay-E workers poll. */
@@ -185,19 +158,15 @@ export interface WatchOptions extends TenantScope {
   onUnavailable?: (error: RelayError) => void;
 }
 
-/** How long a catalog read serves startRun's check for runs it can serve (workers announce every 10 minutes). */
-const catalogReuseMs = 5_000;
-
-const terminalEventTypes = new Set<RunEvent['type']>(['run_completed', 'run_failed', 'run_cancelled']);
-
 /** Starts, inspects and steers agent runs from TypeScript. */
 export class RelayClient {
   readonly temporal: Client;
   readonly taskQueue: string;
   private readonly ownedConnection?: Connection;
-  private readonly decisionWaitMs: number;
-  /** The last worker catalog read for startRun's check, and when. */
-  private recentCatalog: { catalog: WorkerCatalog; readAt: number } | undefined;
+  /** What approvals and rejections are sent through, with how long a run has to take one. */
+  private readonly decisions: DecisionContext;
+  /** startRun's check against what the workers serve, read through {@link getWorkerCatalog}. */
+  private readonly servedCheck = new ServedRunCheck(() => this.getWorkerCatalog());
 
   private constructor(
     temporal: Client,
@@ -206,7 +175,11 @@ export class RelayClient {
   ) {
     this.temporal = temporal;
     this.taskQueue = options.taskQueue;
-    this.decisionWaitMs = checkedDecisionWaitMs(options.decisionWaitMs);
+    this.decisions = {
+      temporal,
+      taskQueue: options.taskQueue,
+      decisionWaitMs: checkedDecisionWaitMs(options.decisionWaitMs),
+    };
     if (ownedConnection) this.ownedConnection = ownedConnection;
   }
 
@@ -245,63 +218,7 @@ export class RelayClient {
 
   /** Starts a run; the input is checked first, so a bad request never reaches Temporal. */
   async startRun(options: StartRunOptions): Promise<{ runId: string }> {
-    const { runId: chosenId, ...input } = options;
-    const check = checkToolInput(agentRunInputSchema(), input);
-    if (!check.success) {
-      throw new RelayError('invalid_input', check.message.replace('Validation failed', 'Invalid run input'), {
-        details: { issues: check.issues },
-      });
-    }
-    await this.refuseWhatNoWorkerServes(input);
-    const runId = chosenId === undefined ? `run_${randomUUID()}` : scopedRunId(input.tenantId, chosenId);
-    try {
-      await this.startWorkflow(runId, input);
-    } catch (error) {
-      if (error instanceof WorkflowExecutionAlreadyStartedError) {
-        throw new RelayError('run_already_exists', `A run with id '${chosenId ?? runId}' already exists`, {
-          cause: error,
-          details: { runId },
-        });
-      }
-      throw error;
-    }
-    return { runId };
-  }
-
-  /**
-   * Refuses a run no worker can serve. A catalog read in the last few seconds that serves the run answers without a
-   * round trip; anything it would refuse, or no catalog at all, is read afresh, so a stale read never refuses.
-   * Without a catalog nothing can be told, and the worker that picks the run up refuses what it lacks.
-   */
-  private async refuseWhatNoWorkerServes(input: AgentRunInput): Promise<void> {
-    const recent = this.recentCatalog;
-    if (recent && Date.now() - recent.readAt < catalogReuseMs && unservedBy(input, recent.catalog) === undefined) {
-      return;
-    }
-    const catalog = await this.getWorkerCatalog();
-    this.recentCatalog = catalog ? { catalog, readAt: Date.now() } : undefined;
-    const refusal = catalog && unservedBy(input, catalog);
-    if (refusal) throw refusal;
-  }
-
-  private async startWorkflow(runId: string, input: AgentRunInput): Promise<void> {
-    await this.temporal.workflow.start<typeof agentRun>('agentRun', {
-      workflowId: runId,
-      // An id names one run for good: reusing it, even after the first run closed, would mix two runs' decisions.
-      workflowIdReusePolicy: WorkflowIdReusePolicy.REJECT_DUPLICATE,
-      workflowIdConflictPolicy: WorkflowIdConflictPolicy.FAIL,
-      taskQueue: this.taskQueue,
-      args: [input],
-      memo: { model: input.model, prompt: summarizePrompt(input) },
-      typedSearchAttributes: [
-        { key: relaySearchAttributes.tenant, value: input.tenantId },
-        ...(input.userId ? [{ key: relaySearchAttributes.user, value: input.userId }] : []),
-        { key: relaySearchAttributes.status, value: 'running' },
-        { key: relaySearchAttributes.pendingApprovals, value: 0 },
-      ],
-      staticSummary: `${input.model}: ${summarizePrompt(input)}`,
-      staticDetails: describeRunForUi(input),
-    });
+    return startRun(this, this.servedCheck, options);
   }
 
   /**
@@ -317,47 +234,7 @@ export class RelayClient {
    * Versioning. A closed run is read from the record it left in its memo, so no worker needs to be up.
    */
   async getRun(runId: string, scope: TenantScope = {}): Promise<RunSnapshot> {
-    const description = await this.describeInScope(runId, scope);
-    return this.snapshotOf(runId, description, await this.closedRunRecord(runId, description), scope);
-  }
-
-  /** {@link getRun} of a run already described (and its tenant checked), from its record when it left one. */
-  private async snapshotOf(
-    runId: string,
-    description: WorkflowExecutionDescription,
-    closed: ClosedRunRecord | undefined,
-    scope: TenantScope,
-  ): Promise<RunSnapshot> {
-    const versioning = runVersioningOf(description);
-    const snapshot = closed?.snapshot ?? (await this.unrecordedSnapshot(runId, description, scope));
-    if (scope.tenantId !== undefined && snapshot.tenantId !== scope.tenantId) throw runNotFound(runId);
-    return versioning ? { ...snapshot, versioning } : snapshot;
-  }
-
-  /**
-   * The snapshot of a run without a record, from a worker's answer. A closed one is asked for a bounded time (see
-   * {@link askClosedRun}); if no worker answers, or it closed before any ran it, its description tells it instead.
-   */
-  private async unrecordedSnapshot(
-    runId: string,
-    description: WorkflowExecutionDescription,
-    scope: TenantScope,
-  ): Promise<RunSnapshot> {
-    const ask = () => this.query(runId, () => this.handle(runId).query(snapshotQuery), scope);
-    if (description.status.name === 'RUNNING') return ask();
-    const answer = await this.askClosedRun(ask);
-    return answer ? endedByTemporal(answer, description) : snapshotFromDescription(this.temporal, description);
-  }
-
-  /**
-   * Asks a closed run through a worker's replay, for at most {@link closedRunQueryTimeoutMs}: undefined when no worker
-   * answered in that time, or when the run closed before any workflow task, so no worker ever will.
-   */
-  private async askClosedRun<T>(ask: () => Promise<T>): Promise<T | undefined> {
-    const deadline = Date.now() + closedRunQueryTimeoutMs;
-    return this.temporal
-      .withDeadline(deadline, ask)
-      .catch((error: unknown) => (closedBeforeItRan(error) ? undefined : noWorkerAnswered(error, deadline)));
+    return readRun(this, runId, scope);
   }
 
   /**
@@ -366,11 +243,7 @@ export class RelayClient {
    * `events` one after the other describe the run twice.
    */
   async inspect(runId: string, scope: TenantScope = {}): Promise<RunInspection> {
-    const description = await this.describeInScope(runId, scope);
-    const closed = await this.closedRunRecord(runId, description);
-    const snapshot = await this.snapshotOf(runId, description, closed, scope);
-    const events = await this.eventsOf(runId, closed, scope);
-    return { snapshot, events, handedOffNotices: await readHandedOffNotices(this.temporal, events) };
+    return inspectRun(this, runId, scope);
   }
 
   /**
@@ -388,101 +261,28 @@ export class RelayClient {
    * by an `events_dropped` marker that says how many are missing.
    */
   async events(runId: string, options: EventsOptions = {}): Promise<RunEvent[]> {
-    const description = await this.describeInScope(runId, options);
-    return this.eventsOf(runId, await this.closedRunRecord(runId, description), options);
-  }
-
-  /** {@link events} of a run already described (and its tenant checked), from its record when it left one. */
-  private async eventsOf(
-    runId: string,
-    closed: ClosedRunRecord | undefined,
-    options: EventsOptions,
-  ): Promise<RunEvent[]> {
-    const limit = options.limit ?? Infinity;
-    const after = options.after ?? 0;
-    if (!closed) return this.readEventPages(runId, after, limit, options).catch(noEventsIfClosedBeforeItRan);
-    const recorded = recordedEventsAfter(closed, after);
-    if (recorded[0]?.type !== 'events_dropped') return recorded.slice(0, limit);
-    const whole = await this.askClosedRun(() => this.readEventPages(runId, after, limit, options));
-    return (whole ?? recorded).slice(0, limit);
-  }
-
-  /** Reads the events query page by page, from `after` on, until the log or `limit` is reached. */
-  private async readEventPages(runId: string, after: number, limit: number, scope: TenantScope): Promise<RunEvent[]> {
-    const events: RunEvent[] = [];
-    for (let next = after; ;) {
-      const request = { after: next, ...(Number.isFinite(limit) ? { limit: limit - events.length } : {}) };
-      const page = await this.query(runId, () => this.handle(runId).query(eventPageQuery, request), scope);
-      events.push(...page.events);
-      next = page.nextAfter;
-      if (!page.hasMore || events.length >= limit) return events;
-    }
+    return readRunEvents(this, runId, options);
   }
 
   /** The tools the run may use as it snapshotted them (JSON Schemas included), read from its history without a worker. */
   async toolCatalog(runId: string, scope: TenantScope = {}): Promise<ToolCatalogEntry[]> {
-    await this.checkTenant(runId, scope);
-    return this.query(runId, () => readToolCatalog(this.temporal, runId));
+    await checkTenant(this, runId, scope);
+    return callRun(this, runId, () => readToolCatalog(this.temporal, runId));
   }
 
   /** Follows the run's events as they happen, until the run ends or `signal` aborts. */
-  async *watch(runId: string, options: WatchOptions = {}): AsyncGenerator<RunEvent> {
-    let after = options.after ?? 0;
-    const interval = options.pollIntervalMs ?? 250;
-    const scope: TenantScope = options.tenantId !== undefined ? { tenantId: options.tenantId } : {};
-    const deltas = options.deltas === false ? undefined : new ModelDeltaTracker();
-    let firstLook = true;
-    while (!options.signal?.aborted) {
-      // One description a look serves both the events (a closed run's come from its record) and the streamed text.
-      const look = await this.lookAt(runId, after, scope).catch((error: unknown) => waitOutUnavailable(error, options));
-      if (look === undefined) continue;
-      for (const event of look.events) {
-        after = event.seq;
-        yield event;
-        if (terminalEventTypes.has(event.type)) return;
-      }
-      // Described closed before its events were read, so they were its last.
-      if (look.description.status.name !== 'RUNNING') return;
-      let streaming = false;
-      if (deltas) {
-        const delta = deltas.next(await readModelProgress(this.temporal, look.description), after, firstLook);
-        firstLook = false;
-        if (delta) {
-          streaming = true;
-          yield delta;
-        }
-      }
-      try {
-        const wait = streaming ? Math.min(interval, modelDeltaBatchMs) : interval;
-        await sleep(wait, undefined, options.signal ? { signal: options.signal } : undefined);
-      } catch {
-        return;
-      }
-    }
-  }
-
-  /**
-   * One look of a follower: the run described (its tenant checked), then its events after `after`. A run waiting for
-   * a worker to recover it cannot answer (`run_unavailable`); the follower waits, as the run itself does.
-   */
-  private async lookAt(
-    runId: string,
-    after: number,
-    scope: TenantScope,
-  ): Promise<{ description: WorkflowExecutionDescription; events: RunEvent[] }> {
-    const description = await this.describeInScope(runId, scope);
-    const closed = await this.closedRunRecord(runId, description);
-    return { description, events: await this.eventsOf(runId, closed, { ...scope, after }) };
+  watch(runId: string, options: WatchOptions = {}): AsyncGenerator<RunEvent> {
+    return watchRun(this, runId, options);
   }
 
   /** Approves a pending tool call; answers once the run has accepted the decision, or throws why it refused. */
   approve(runId: string, toolCallId: string, options: ApproveOptions = {}): Promise<ApprovalOutcome> {
-    return this.decide(runId, { toolCallId, decision: 'approve', ...decisionFields(options) }, options);
+    return decide(this.decisions, runId, { toolCallId, decision: 'approve', ...decisionFields(options) }, options);
   }
 
   /** Rejects a pending tool call; the model is told it was not executed. */
   reject(runId: string, toolCallId: string, options: DecisionOptions = {}): Promise<ApprovalOutcome> {
-    return this.decide(runId, { toolCallId, decision: 'reject', ...decisionFields(options) }, options);
+    return decide(this.decisions, runId, { toolCallId, decision: 'reject', ...decisionFields(options) }, options);
   }
 
   /**
@@ -491,9 +291,7 @@ export class RelayClient {
    * before anything is sent.
    */
   async signalDecision(runId: string, decision: ApprovalDecision): Promise<void> {
-    refuseOverlongReason(decision);
-    await this.checkTenant(runId, decision.tenantId !== undefined ? { tenantId: decision.tenantId } : {});
-    await this.query(runId, () => this.handle(runId).signal(decideSignal, stampedNow(decision)));
+    await signalDecision(this, runId, decision);
   }
 
   /**
@@ -502,16 +300,13 @@ export class RelayClient {
    * is refused (`invalid_input`) before anything is sent.
    */
   async cancel(runId: string, scope: TenantScope = {}, options: CancelOptions = {}): Promise<void> {
-    refuseBadCancelOptions(options);
-    // Checked without a query, so a run no worker can answer for right now can still be cancelled.
-    await this.checkTenant(runId, scope);
-    await this.query(runId, () => this.requestCancel(runId, options));
+    await cancelRun(this, runId, scope, options);
   }
 
   /** Waits for the run to end and returns its result; a failed or cancelled run throws. */
   async result(runId: string, scope: TenantScope = {}): Promise<RunResult> {
-    await this.checkTenant(runId, scope);
-    return this.query(runId, () => this.handle(runId).result());
+    await checkTenant(this, runId, scope);
+    return callRun(this, runId, () => runHandle(this, runId).result());
   }
 
   /**
@@ -547,384 +342,10 @@ export class RelayClient {
   }
 
   /**
-   * A decision no worker took within `decisionWaitMs`, as `run_unavailable`. Temporal keeps it for the run: a worker
-   * that picks the run up later may still apply it.
-   */
-  private decisionUnanswered(runId: string, error: unknown): RelayError {
-    if (RelayError.isInstance(error)) return error;
-    return new RelayError(
-      'run_unavailable',
-      `Run '${runId}' took no decision within ${this.decisionWaitMs / 1000} s: no worker answered. Is a Relay-E ` +
-        `worker running on task queue '${this.taskQueue}'? Temporal keeps the decision, and a worker that takes the ` +
-        'run later may still apply it: read the run before deciding again.',
-      { cause: error },
-    );
-  }
-
-  /**
-   * The request `WorkflowHandle.cancel()` sends (which takes no identity or reason), with the caller's identity and
-   * reason. Sent on the service itself, so the client's workflow interceptors do not see it.
-   */
-  private async requestCancel(runId: string, { by, reason }: CancelOptions): Promise<void> {
-    const { namespace, identity } = this.temporal.workflow.options;
-    try {
-      await this.temporal.workflowService.requestCancelWorkflowExecution({
-        namespace,
-        workflowExecution: { workflowId: runId },
-        identity: by !== undefined ? `relay-e: ${by}` : identity,
-        requestId: randomUUID(),
-        ...(reason !== undefined ? { reason } : {}),
-      });
-    } catch (error) {
-      // A missing namespace is NOT_FOUND too: thrown as the SDK's handle throws it, not as a missing run.
-      const missingNamespace = missingNamespaceOf(error);
-      throw missingNamespace !== undefined ? new NamespaceNotFoundError(missingNamespace) : error;
-    }
-  }
-
-  private handle(runId: string): WorkflowHandle<typeof agentRun> {
-    return this.temporal.workflow.getHandle<typeof agentRun>(runId);
-  }
-
-  private async decide(runId: string, decision: ApprovalDecision, scope: TenantScope): Promise<ApprovalOutcome> {
-    refuseOverlongReason(decision);
-    // Checked before sending: the run's own check needs a worker, and without one another tenant would wait.
-    await this.checkTenant(runId, scope);
-    const stamped = stampedNow(decision);
-    const scoped = scope.tenantId !== undefined ? { ...stamped, tenantId: scope.tenantId } : stamped;
-    try {
-      return await this.sendDecision(runId, scoped, scope);
-    } catch (error) {
-      if (!RelayError.isInstance(error) || error.code !== 'approval_not_pending') throw error;
-      if (!(await this.comesToWait(runId, decision.toolCallId, scope))) throw error;
-      // Refused by a run that had not applied the model answer proposing the call yet: Temporal hands a workflow task's
-      // updates to the run before its activity results, so a decision sent as soon as a reader saw the call can come
-      // in the task that delivers it. The call waits now: the same decision goes once more.
-      return this.sendDecision(runId, scoped, scope);
-    }
-  }
-
-  /**
-   * Whether the call waits for a decision, once the run has checked its input (an activity, up to
-   * {@link callCheckPatienceMs}); false when it never will, has stopped waiting, or the run cannot be read.
-   */
-  private async comesToWait(runId: string, toolCallId: string, scope: TenantScope): Promise<boolean> {
-    const deadline = Date.now() + callCheckPatienceMs;
-    for (;;) {
-      const events = await this.events(runId, scope).catch(() => undefined);
-      const state = events === undefined ? 'not_waiting' : callWaitState(events, toolCallId);
-      if (state !== 'on_its_way' || Date.now() > deadline) return state === 'waiting';
-      await sleep(200);
-    }
-  }
-
-  /** Sends a decision by update and turns the run's refusal into a `RelayError` with the refusal's code. */
-  private async sendDecision(runId: string, decision: ApprovalDecision, scope: TenantScope): Promise<ApprovalOutcome> {
-    // Temporal holds an update until a worker takes it: the deadline ends the wait of a run no worker serves.
-    const deadline = Date.now() + this.decisionWaitMs;
-    const send = () => this.handle(runId).executeUpdate(decideUpdate, { args: [decision] });
-    try {
-      return await this.temporal.withDeadline(deadline, () =>
-        this.query(runId, () => retryWhileWorkflowTaskFails(send, deadline), scope),
-      );
-    } catch (error) {
-      if (noWorkerAnsweredIn(error, deadline)) throw this.decisionUnanswered(runId, error);
-      // Temporal answers an update to a closed workflow as "not found": tell an ended run from a missing one.
-      if (RelayError.isInstance(error) && error.code === 'run_not_found' && (await this.hasEnded(runId, scope))) {
-        throw new RelayError('approval_not_pending', `Run '${runId}' has ended; it takes no more decisions`, {
-          details: { toolCallId: decision.toolCallId },
-        });
-      }
-      if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
-        const code = toErrorCode(error.cause.type);
-        if (code === 'tenant_mismatch') throw runNotFound(runId);
-        const issues: unknown = error.cause.details?.[0];
-        throw new RelayError(code, error.cause.message, {
-          cause: error,
-          details: { toolCallId: decision.toolCallId, ...(Array.isArray(issues) ? { issues } : {}) },
-        });
-      }
-      throw error;
-    }
-  }
-
-  /**
-   * True when the run exists, belongs to the scope's tenant (if any) and is no longer running; false when it does not
-   * exist for the scope. Any other failure to describe it is thrown, not taken for an answer.
-   */
-  private async hasEnded(runId: string, scope: TenantScope): Promise<boolean> {
-    try {
-      return (await this.describeInScope(runId, scope)).status.name !== 'RUNNING';
-    } catch (error) {
-      if (RelayError.isInstance(error) && error.code === 'run_not_found') return false;
-      throw error;
-    }
-  }
-
-  /**
-   * The record a closed run left in its memo (decoded with this client's data converter, inflated when deflated), from
-   * its description; undefined while the run is open, or for a run that closed before runs left records.
-   */
-  private async closedRunRecord(
-    runId: string,
-    description: WorkflowExecutionDescription,
-  ): Promise<ClosedRunRecord | undefined> {
-    if (description.status.name === 'RUNNING') return undefined;
-    const record = readClosedRunMemo(description.memo?.[closedRunMemoKey], runId);
-    if (!record) return undefined;
-    if (!record.outputInResult) return record;
-    // A long output was left to the run's result (the close event in its history), so the memo stays small.
-    const result = await this.query(runId, () => this.handle(runId).result());
-    return withOutput(record, result.output ?? '');
-  }
-
-  /**
    * Resolves when the run exists, in the scope's tenant when one is given; a missing run and another tenant's are
    * both `run_not_found`. Asks Temporal only, so it needs no worker.
    */
   async assertRunExists(runId: string, scope: TenantScope = {}): Promise<void> {
-    await this.describeInScope(runId, scope);
+    await describeInScope(this, runId, scope);
   }
-
-  /** Refuses a run of another tenant as `run_not_found` (see {@link describeInScope}). */
-  private async checkTenant(runId: string, scope: TenantScope): Promise<void> {
-    if (scope.tenantId !== undefined) await this.describeInScope(runId, scope);
-  }
-
-  /**
-   * The run's description from the server, or `run_not_found` when it belongs to another tenant than the scope's.
-   * The tenant comes from its search attribute rather than from the run, which may be waiting for a worker.
-   */
-  private async describeInScope(runId: string, scope: TenantScope): Promise<WorkflowExecutionDescription> {
-    const description = await this.query(runId, () => this.handle(runId).describe());
-    const tenant = description.typedSearchAttributes.get(relaySearchAttributes.tenant);
-    if (scope.tenantId !== undefined && tenant !== scope.tenantId) throw runNotFound(runId);
-    return description;
-  }
-
-  /**
-   * Runs a Temporal call, turning "no such workflow" into `run_not_found` and a run whose workflow task is
-   * failing into `run_unavailable` (after the tenant check, so another tenant still sees `run_not_found`).
-   */
-  private async query<T>(runId: string, call: () => Promise<T>, scope: TenantScope = {}): Promise<T> {
-    try {
-      return await call();
-    } catch (error) {
-      if (isWorkflowNotFound(error)) throw runNotFound(runId, error);
-      const why = whyRunCannotAnswer(error, this.taskQueue);
-      if (why !== undefined) {
-        await this.checkTenant(runId, scope);
-        throw new RelayError('run_unavailable', `Run '${runId}' cannot answer right now: ${why}`, { cause: error });
-      }
-      throw error;
-    }
-  }
-}
-
-/**
- * How long reading a closed run's whole event log waits for a worker, when its record had to leave events out: a
- * query to a closed run is answered by a worker replaying its history, and with none running the server would
- * hold the query for about half a minute.
- */
-export const closedRunQueryTimeoutMs = 5_000;
-
-/** How long a refused decision waits for its call's input check before the refusal stands (RelayClient.decide). */
-const callCheckPatienceMs = 10_000;
-
-/**
- * Resolves to nothing when no worker answered a query before `deadline` (the run's record answers instead); any
- * other failure is thrown.
- */
-function noWorkerAnswered(error: unknown, deadline: number): undefined {
-  if (noWorkerAnsweredIn(error, deadline)) return undefined;
-  throw error;
-}
-
-/**
- * How long a decision waits for the run to take it by default: a run whose workflow task is failing (a worker died
- * mid-task) recovers within this.
- */
-const defaultDecisionWaitMs = 60_000;
-
-function checkedDecisionWaitMs(decisionWaitMs: number | undefined): number {
-  if (decisionWaitMs === undefined) return defaultDecisionWaitMs;
-  if (Number.isFinite(decisionWaitMs) && decisionWaitMs > 0) return decisionWaitMs;
-  throw new RelayError(
-    'invalid_input',
-    `decisionWaitMs must be a positive number of milliseconds, not ${decisionWaitMs}`,
-  );
-}
-
-/** The events of a run that closed before any workflow task ran: it recorded none. */
-function noEventsIfClosedBeforeItRan(error: unknown): RunEvent[] {
-  if (closedBeforeItRan(error)) return [];
-  throw error;
-}
-
-/**
- * Temporal refuses an update, before recording anything, while the run's last workflow task failed or timed
- * out, which is what a worker killed mid-task leaves behind until another worker picks the run up. The
- * approver should not see that: retry with backoff until it clears or `deadline` passes.
- */
-async function retryWhileWorkflowTaskFails<T>(call: () => Promise<T>, deadline: number): Promise<T> {
-  for (let attempt = 1; ; attempt += 1) {
-    try {
-      return await call();
-    } catch (error) {
-      if (!isWorkflowTaskFailing(error) || Date.now() >= deadline) throw error;
-      await sleep(Math.min(250 * attempt, 2_000));
-    }
-  }
-}
-
-function isWorkflowTaskFailing(error: unknown): boolean {
-  return /Workflow Task in failed state/i.test(grpcMessageOf(error));
-}
-
-/**
- * Why Temporal could not get an answer from the run, when the reason is that no worker could give one: its
- * workflow task is failing (a worker died holding it, or the code fails), or no worker took the query at all.
- */
-function whyRunCannotAnswer(error: unknown, taskQueue: string): string | undefined {
-  if (isWorkflowTaskFailing(error)) {
-    return (
-      'its last workflow task failed or timed out (a worker died or is failing it) and no worker has completed ' +
-      "one since. Try again shortly; if this lasts, the workflow task failures in the run's history say why."
-    );
-  }
-  if (/query timed out before a worker could process it/i.test(grpcMessageOf(error))) {
-    return `no worker answered in time. Is a Relay-E worker running on task queue '${taskQueue}'?`;
-  }
-  // What the server answers at once, instead of waiting, once no worker has polled the run's task queue for a while.
-  if (/no poller seen for task queue recently/i.test(grpcMessageOf(error))) {
-    return `no worker has polled its task queue recently. Is a Relay-E worker running on task queue '${taskQueue}'?`;
-  }
-  return undefined;
-}
-
-/** The messages of a gRPC error, or of the gRPC error the SDK wrapped; empty for anything else. */
-function grpcMessageOf(error: unknown): string {
-  const cause = error instanceof Error && error.cause !== undefined ? error.cause : error;
-  if (!isGrpcServiceError(error) && !isGrpcServiceError(cause)) return '';
-  return `${(error as Error).message} ${(cause as Error).message ?? ''}`;
-}
-
-function decisionFields(options: ApproveOptions): Omit<ApprovalDecision, 'toolCallId' | 'decision' | 'tenantId'> {
-  return {
-    ...(options.approver !== undefined ? { approver: options.approver } : {}),
-    ...(options.reason !== undefined ? { reason: options.reason } : {}),
-    ...(options.input !== undefined ? { input: options.input } : {}),
-    ...(options.requestedAt !== undefined ? { requestedAt: options.requestedAt } : {}),
-  };
-}
-
-/** Refuses a cancel's `by` or `reason` that is not text or is longer than a decision's reason may be (or `by` empty). */
-function refuseBadCancelOptions({ by, reason }: CancelOptions): void {
-  refuseUnlessText('by', by, 1);
-  refuseUnlessText('reason', reason, 0);
-}
-
-function refuseUnlessText(field: keyof CancelOptions, value: unknown, shortest: number): void {
-  if (value === undefined) return;
-  const ok = typeof value === 'string' && value.length >= shortest && value.length <= maxDecisionReasonLength;
-  if (ok) return;
-  const given = typeof value === 'string' ? `${value.length} characters` : typeof value;
-  throw new RelayError(
-    'invalid_input',
-    `A cancel's ${field} is text of ${shortest} to ${maxDecisionReasonLength} characters, not ${given}`,
-  );
-}
-
-/** Refuses a reason the run would cut short: it keeps (and the model reads) only its first characters. */
-function refuseOverlongReason({ reason, toolCallId }: ApprovalDecision): void {
-  if (reason === undefined || reason.length <= maxDecisionReasonLength) return;
-  throw new RelayError(
-    'invalid_input',
-    `A decision's reason is at most ${maxDecisionReasonLength} characters, not ${reason.length}`,
-    { details: { toolCallId } },
-  );
-}
-
-/** A decision stamped with this client's clock unless it says when it was sent (the run records that time). */
-function stampedNow(decision: ApprovalDecision): ApprovalDecision {
-  return { decidedAt: new Date().toISOString(), ...decision };
-}
-
-/** How long a follower waits before asking a run that could not answer again. */
-const unavailablePollMs = 1_000;
-
-/** Lets a follower wait out `run_unavailable` (resolving to nothing read); anything else is a real failure. */
-async function waitOutUnavailable(
-  error: unknown,
-  { onUnavailable, signal }: Pick<WatchOptions, 'onUnavailable' | 'signal'>,
-): Promise<undefined> {
-  if (!RelayError.isInstance(error) || error.code !== 'run_unavailable') throw error;
-  onUnavailable?.(error);
-  await sleep(unavailablePollMs, undefined, signal ? { signal } : undefined).catch(() => undefined);
-  return undefined;
-}
-
-/** Why no worker in the catalog can serve the run: a tool in its allow-list none serves, or a model none has. */
-function unservedBy(input: AgentRunInput, catalog: WorkerCatalog): RelayError | undefined {
-  const served = new Set(catalog.tools.map((tool) => tool.name));
-  const unknown = [...new Set(input.tools ?? [])].filter((name) => !served.has(name));
-  if (unknown.length > 0) {
-    return new RelayError(
-      'unknown_tool',
-      `No worker serves the tool(s) ${unknown.map((name) => `'${name}'`).join(', ')} (served: ${[...served].join(', ') || 'none'})`,
-      { details: { names: unknown } },
-    );
-  }
-  const { provider } = parseModelId(input.model);
-  if (!catalog.modelPrefixes.includes(provider)) {
-    return new RelayError(
-      'model_not_configured',
-      `No worker serves models '${provider}:…' (served: ${catalog.modelPrefixes.map((prefix) => `${prefix}:…`).join(', ') || 'none'})`,
-      { details: { model: input.model } },
-    );
-  }
-  return undefined;
-}
-
-function runNotFound(runId: string, cause?: unknown): RelayError {
-  return new RelayError('run_not_found', `Run '${runId}' not found`, cause === undefined ? undefined : { cause });
-}
-
-function toErrorCode(type: string | undefined | null): ErrorCode {
-  return (errorCodes as readonly string[]).includes(type ?? '') ? (type as ErrorCode) : 'invalid_input';
-}
-
-/** The run's static details in the Temporal Web UI (markdown): tenant, user, model and the tools it may use. */
-function describeRunForUi(input: AgentRunInput): string {
-  const tools = input.tools ? input.tools.map((name) => `\`${name}\``).join(', ') : "all of the worker's tools";
-  return [
-    `**Relay-E agent run** for tenant \`${input.tenantId}\`${input.userId ? `, user \`${input.userId}\`` : ''}`,
-    '',
-    `- model: \`${input.model}\``,
-    `- tools: ${tools}`,
-  ].join('\n');
-}
-
-function summarizePrompt(input: AgentRunInput): string {
-  const lastUser = [...(input.messages ?? [])].reverse().find((message) => message.role === 'user');
-  const text = input.prompt ?? (lastUser && 'content' in lastUser ? lastUser.content : '');
-  return text.length > 120 ? `${text.slice(0, 117)}...` : text;
-}
-
-/**
- * The snapshot of a run Temporal ended without its code running to the end (terminated, or past its execution
- * timeout): such a run leaves no record, and a replay answers with its last live state, waiting calls and all. It
- * failed, as `listRuns` says, and nothing waits any more.
- */
-function endedByTemporal(snapshot: RunSnapshot, description: WorkflowExecutionDescription): RunSnapshot {
-  const status = description.status.name;
-  if (status !== 'TERMINATED' && status !== 'TIMED_OUT') return snapshot;
-  return {
-    ...snapshot,
-    status: 'failed',
-    stopReason: 'error',
-    pendingApprovals: [],
-    error: `Temporal ${status === 'TERMINATED' ? 'terminated' : 'timed out'} the run; its event log ends where it stopped`,
-    ...(description.closeTime ? { updatedAt: description.closeTime.toISOString() } : {}),
-  };
 }

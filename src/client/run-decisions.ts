@@ -1,0 +1,196 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { WorkflowUpdateFailedError } from '@temporalio/client';
+import { ApplicationFailure } from '@temporalio/common';
+import { decideSignal, decideUpdate } from '../../workflows/messages.js';
+import { RelayError, errorCodes } from '../shared/errors.js';
+import type { ErrorCode } from '../shared/errors.js';
+import type { ApprovalDecision, ApprovalOutcome } from '../shared/run-types.js';
+import { maxDecisionReasonLength } from '../shared/run-types.js';
+import { callWaitState } from './call-wait-state.js';
+import { noWorkerAnsweredIn } from './no-worker-answered.js';
+import { readRunEvents } from './read-run.js';
+import type { ApproveOptions, TenantScope } from './relay-client.js';
+import { callRun, checkTenant, describeInScope, isWorkflowTaskFailing, runHandle, runNotFound } from './run-access.js';
+import type { RunAccess } from './run-access.js';
+
+/** What a decision is sent through: a run's access, and how long the run has to take the decision. */
+export interface DecisionContext extends RunAccess {
+  readonly decisionWaitMs: number;
+}
+
+/**
+ * How long a decision waits for the run to take it by default: a run whose workflow task is failing (a worker died
+ * mid-task) recovers within this.
+ */
+const defaultDecisionWaitMs = 60_000;
+
+/** How long a refused decision waits for its call's input check before the refusal stands (decide). */
+const callCheckPatienceMs = 10_000;
+
+/** The decision wait a client was given, or the default; anything but a positive number is refused. */
+export function checkedDecisionWaitMs(decisionWaitMs: number | undefined): number {
+  if (decisionWaitMs === undefined) return defaultDecisionWaitMs;
+  if (Number.isFinite(decisionWaitMs) && decisionWaitMs > 0) return decisionWaitMs;
+  throw new RelayError(
+    'invalid_input',
+    `decisionWaitMs must be a positive number of milliseconds, not ${decisionWaitMs}`,
+  );
+}
+
+/** The fields of a decision its options give: who decided, why, the edited input and the request it was made on. */
+export function decisionFields(
+  options: ApproveOptions,
+): Omit<ApprovalDecision, 'toolCallId' | 'decision' | 'tenantId'> {
+  return {
+    ...(options.approver !== undefined ? { approver: options.approver } : {}),
+    ...(options.reason !== undefined ? { reason: options.reason } : {}),
+    ...(options.input !== undefined ? { input: options.input } : {}),
+    ...(options.requestedAt !== undefined ? { requestedAt: options.requestedAt } : {}),
+  };
+}
+
+/**
+ * Sends an approval or rejection for `RelayClient.approve` and `reject`, and answers once the run has accepted it;
+ * a refusal from a run that had not yet seen the call is tried once more when the call comes to wait.
+ */
+export async function decide(
+  context: DecisionContext,
+  runId: string,
+  decision: ApprovalDecision,
+  scope: TenantScope,
+): Promise<ApprovalOutcome> {
+  refuseOverlongReason(decision);
+  // Checked before sending: the run's own check needs a worker, and without one another tenant would wait.
+  await checkTenant(context, runId, scope);
+  const stamped = stampedNow(decision);
+  const scoped = scope.tenantId !== undefined ? { ...stamped, tenantId: scope.tenantId } : stamped;
+  try {
+    return await sendDecision(context, runId, scoped, scope);
+  } catch (error) {
+    if (!RelayError.isInstance(error) || error.code !== 'approval_not_pending') throw error;
+    if (!(await comesToWait(context, runId, decision.toolCallId, scope))) throw error;
+    // Refused by a run that had not applied the model answer proposing the call yet: Temporal hands a workflow task's
+    // updates to the run before its activity results, so a decision sent as soon as a reader saw the call can come
+    // in the task that delivers it. The call waits now: the same decision goes once more.
+    return sendDecision(context, runId, scoped, scope);
+  }
+}
+
+/** Sends a decision as a signal for `RelayClient.signalDecision`, once its reason and tenant pass the checks here. */
+export async function signalDecision(access: RunAccess, runId: string, decision: ApprovalDecision): Promise<void> {
+  refuseOverlongReason(decision);
+  await checkTenant(access, runId, decision.tenantId !== undefined ? { tenantId: decision.tenantId } : {});
+  await callRun(access, runId, () => runHandle(access, runId).signal(decideSignal, stampedNow(decision)));
+}
+
+/**
+ * Whether the call waits for a decision, once the run has checked its input (an activity, up to
+ * {@link callCheckPatienceMs}); false when it never will, has stopped waiting, or the run cannot be read.
+ */
+async function comesToWait(access: RunAccess, runId: string, toolCallId: string, scope: TenantScope): Promise<boolean> {
+  const deadline = Date.now() + callCheckPatienceMs;
+  for (;;) {
+    const events = await readRunEvents(access, runId, scope).catch(() => undefined);
+    const state = events === undefined ? 'not_waiting' : callWaitState(events, toolCallId);
+    if (state !== 'on_its_way' || Date.now() > deadline) return state === 'waiting';
+    await sleep(200);
+  }
+}
+
+/** Sends a decision by update and turns the run's refusal into a `RelayError` with the refusal's code. */
+async function sendDecision(
+  context: DecisionContext,
+  runId: string,
+  decision: ApprovalDecision,
+  scope: TenantScope,
+): Promise<ApprovalOutcome> {
+  // Temporal holds an update until a worker takes it: the deadline ends the wait of a run no worker serves.
+  const deadline = Date.now() + context.decisionWaitMs;
+  const send = () => runHandle(context, runId).executeUpdate(decideUpdate, { args: [decision] });
+  try {
+    return await context.temporal.withDeadline(deadline, () =>
+      callRun(context, runId, () => retryWhileWorkflowTaskFails(send, deadline), scope),
+    );
+  } catch (error) {
+    if (noWorkerAnsweredIn(error, deadline)) throw decisionUnanswered(context, runId, error);
+    // Temporal answers an update to a closed workflow as "not found": tell an ended run from a missing one.
+    if (RelayError.isInstance(error) && error.code === 'run_not_found' && (await hasEnded(context, runId, scope))) {
+      throw new RelayError('approval_not_pending', `Run '${runId}' has ended; it takes no more decisions`, {
+        details: { toolCallId: decision.toolCallId },
+      });
+    }
+    if (error instanceof WorkflowUpdateFailedError && error.cause instanceof ApplicationFailure) {
+      const code = toErrorCode(error.cause.type);
+      if (code === 'tenant_mismatch') throw runNotFound(runId);
+      const issues: unknown = error.cause.details?.[0];
+      throw new RelayError(code, error.cause.message, {
+        cause: error,
+        details: { toolCallId: decision.toolCallId, ...(Array.isArray(issues) ? { issues } : {}) },
+      });
+    }
+    throw error;
+  }
+}
+
+/**
+ * Temporal refuses an update, before recording anything, while the run's last workflow task failed or timed
+ * out, which is what a worker killed mid-task leaves behind until another worker picks the run up. The
+ * approver should not see that: retry with backoff until it clears or `deadline` passes.
+ */
+async function retryWhileWorkflowTaskFails<T>(call: () => Promise<T>, deadline: number): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await call();
+    } catch (error) {
+      if (!isWorkflowTaskFailing(error) || Date.now() >= deadline) throw error;
+      await sleep(Math.min(250 * attempt, 2_000));
+    }
+  }
+}
+
+/**
+ * A decision no worker took within `decisionWaitMs`, as `run_unavailable`. Temporal keeps it for the run: a worker
+ * that picks the run up later may still apply it.
+ */
+function decisionUnanswered(context: DecisionContext, runId: string, error: unknown): RelayError {
+  if (RelayError.isInstance(error)) return error;
+  return new RelayError(
+    'run_unavailable',
+    `Run '${runId}' took no decision within ${context.decisionWaitMs / 1000} s: no worker answered. Is a Relay-E ` +
+      `worker running on task queue '${context.taskQueue}'? Temporal keeps the decision, and a worker that takes the ` +
+      'run later may still apply it: read the run before deciding again.',
+    { cause: error },
+  );
+}
+
+/**
+ * True when the run exists, belongs to the scope's tenant (if any) and is no longer running; false when it does not
+ * exist for the scope. Any other failure to describe it is thrown, not taken for an answer.
+ */
+async function hasEnded(access: RunAccess, runId: string, scope: TenantScope): Promise<boolean> {
+  try {
+    return (await describeInScope(access, runId, scope)).status.name !== 'RUNNING';
+  } catch (error) {
+    if (RelayError.isInstance(error) && error.code === 'run_not_found') return false;
+    throw error;
+  }
+}
+
+function toErrorCode(type: string | undefined | null): ErrorCode {
+  return (errorCodes as readonly string[]).includes(type ?? '') ? (type as ErrorCode) : 'invalid_input';
+}
+
+/** Refuses a reason the run would cut short: it keeps (and the model reads) only its first characters. */
+function refuseOverlongReason({ reason, toolCallId }: ApprovalDecision): void {
+  if (reason === undefined || reason.length <= maxDecisionReasonLength) return;
+  throw new RelayError(
+    'invalid_input',
+    `A decision's reason is at most ${maxDecisionReasonLength} characters, not ${reason.length}`,
+    { details: { toolCallId } },
+  );
+}
+
+/** A decision stamped with this client's clock unless it says when it was sent (the run records that time). */
+function stampedNow(decision: ApprovalDecision): ApprovalDecision {
+  return { decidedAt: new Date().toISOString(), ...decision };
+}
