@@ -118,7 +118,7 @@ import { RelayClient, defineTool, defineConfig } from '@relay-e/engine';
 import type { ToolDefinition, RunSnapshot } from '@relay-e/engine';
 import { ToolRegistry } from '@relay-e/engine/tool';
 import type { RelayClientOptions } from '@relay-e/engine/client';
-import { RelayPlugin, createWorker } from '@relay-e/engine/worker';
+import { RelayPlugin, createPostgresPayloadStore, createWorker } from '@relay-e/engine/worker';
 import { createApi, startApiServer } from '@relay-e/engine/http';
 import { agentRun } from '@relay-e/engine/workflows';
 import { scriptedModel, startTemporalDevServer } from '@relay-e/engine/testing';
@@ -133,6 +133,9 @@ const tool: ToolDefinition<{ name: string }, string> = {
 export const config = defineConfig({ tools: [tool, defineTool({ ...tool, name: 'greet_too' })], models: { scripted: scriptedModel([]) } });
 export const used = [RelayClient, ToolRegistry, RelayPlugin, createWorker, createApi, startApiServer, agentRun, startTemporalDevServer];
 export type Used = [RunSnapshot, RelayClientOptions];
+// The PostgreSQL store's pool is typed by the package's own dependencies: without pg's types it would take anything.
+// @ts-expect-error a number is no pg.Pool
+export const wrongPool = () => createPostgresPayloadStore({ pool: 42 });
 `;
 
 const tsconfig = {
