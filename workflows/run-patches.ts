@@ -273,6 +273,14 @@ const approvedEditCheckedByToolPatch = 'approved-edit-checked-by-tool';
  */
 const approvalTimeReadWhileWaitingPatch = 'approval-time-read-while-waiting';
 
+/**
+ * A tool's JSON Schema `pattern` that needs Unicode mode (`\p{L}`, `\u{1F600}`) is read in it, as JSON Schema means it
+ * and as an MCP server reads it: before, every pattern was read without flags, where `\p{L}` is the text `p{L}`, so
+ * such a tool refused real input. Asked only at a call whose check differs between the two readings, by the same
+ * runs as {@link approversToldEveryEndingPatch}.
+ */
+const patternsInUnicodeModePatch = 'patterns-in-unicode-mode';
+
 /** The answers to the patches a run follows. */
 export interface RunPatches {
   /** False for runs started before the exact identity and limit rules: they replay with the old ones. */
@@ -346,6 +354,8 @@ export interface RunPatches {
   approvedEditCheckedByTool(): boolean;
   /** Asked at an approval whose time a clock activity reads (see {@link approvalTimeReadWhileWaitingPatch}). */
   approvalTimeReadWhileWaiting(): boolean;
+  /** Asked at a call its tool's patterns check otherwise in Unicode mode (see {@link patternsInUnicodeModePatch}). */
+  patternsInUnicodeMode(): boolean;
 }
 
 /** The rules decided at the start, without those asked later in the run. */
@@ -374,6 +384,7 @@ type StartRules = Omit<
   | 'ignoredDecisionRecorded'
   | 'approvedEditCheckedByTool'
   | 'approvalTimeReadWhileWaiting'
+  | 'patternsInUnicodeMode'
 >;
 
 const everyRule: StartRules = {
@@ -442,6 +453,7 @@ export function decideRunPatches(): RunPatches {
     ignoredDecisionRecorded: askedOnce(late ? ignoredDecisionRecordedPatch : undefined),
     approvedEditCheckedByTool: askedOnce(late ? approvedEditCheckedByToolPatch : undefined),
     approvalTimeReadWhileWaiting: askedOnce(late ? approvalTimeReadWhileWaitingPatch : undefined),
+    patternsInUnicodeMode: askedOnce(late ? patternsInUnicodeModePatch : undefined),
   };
 }
 

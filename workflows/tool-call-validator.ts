@@ -1,10 +1,10 @@
 import { ApplicationFailure } from '@temporalio/workflow';
 import { z } from 'zod';
-import { compileToolSchema } from '../src/shared/compile-tool-schema.js';
+import { compileToolSchemaBothWays } from '../src/shared/compile-tool-schema.js';
 import { errorMessage } from '../src/shared/error-message.js';
 import { boundIssues } from '../src/shared/payload-limits.js';
 import { checkToolInput, describeIssues } from '../src/shared/tool-input.js';
-import type { ToolInputIssue } from '../src/shared/tool-input.js';
+import type { ToolInputCheck, ToolInputIssue } from '../src/shared/tool-input.js';
 import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
 import { undeclaredFields } from '../src/shared/undeclared-fields.js';
 
@@ -18,7 +18,10 @@ export type ToolCallCheck =
  * outcome; it saves each cached run from holding its own copy of every tool's validator (measured in
  * bench/memory-per-run.ts). Bounded so a worker serving many distinct catalogs cannot grow without limit.
  */
-const sharedSchemas = new Map<string, z.ZodType>();
+const sharedSchemas = new Map<string, ToolSchemas>();
+
+/** A tool's schema as runs recorded before Unicode-mode patterns read it, and as they read it now where that differs. */
+type ToolSchemas = ReturnType<typeof compileToolSchemaBothWays>;
 const sharedSchemaLimit = 1_000;
 
 // The worker preloads this module (and Zod with it) once per workflow thread, then freezes it. Zod fills in its
@@ -34,9 +37,16 @@ z.fromJSONSchema({ type: 'object', properties: { warm: { type: 'array', items: {
  */
 export class ToolCallValidator {
   private readonly entries: ReadonlyMap<string, ToolCatalogEntry>;
-  private readonly schemas = new Map<string, z.ZodType>();
+  private readonly schemas = new Map<string, ToolSchemas>();
 
-  constructor(catalog: readonly ToolCatalogEntry[]) {
+  /**
+   * `patternsInUnicodeMode` is asked only where a call's check differs between the two readings of its tool's
+   * patterns (the run's rule `patterns-in-unicode-mode`); outside a run, patterns are read as JSON Schema means them.
+   */
+  constructor(
+    catalog: readonly ToolCatalogEntry[],
+    private readonly patternsInUnicodeMode: () => boolean = () => true,
+  ) {
     this.entries = new Map(catalog.map((entry) => [entry.name, entry]));
   }
 
@@ -52,7 +62,7 @@ export class ToolCallValidator {
         issues: [{ path: '', message: error, code: 'unknown_tool' }],
       };
     }
-    const result = checkToolInput(this.schemaFor(entry), rawInput, { onInternalError: 'throw' });
+    const result = this.checkInput(entry, rawInput);
     if (!result.success) {
       // A wrong input can carry thousands of issues; the model needs the first few, and history needs them small.
       const issues = boundIssues(result.issues);
@@ -73,18 +83,28 @@ export class ToolCallValidator {
     return { valid: false, errorType: 'validation', error: describeIssues(issues), issues };
   }
 
-  private schemaFor(entry: ToolCatalogEntry): z.ZodType {
-    let schema = this.schemas.get(entry.name);
-    if (schema) return schema;
+  /** The check of a call, its patterns read in Unicode mode where that changes the outcome and the run's rule says so. */
+  private checkInput(entry: ToolCatalogEntry, rawInput: unknown): ToolInputCheck<unknown> {
+    const { flagless, unicode } = this.schemasFor(entry);
+    const asRecorded = checkToolInput(flagless, rawInput, { onInternalError: 'throw' });
+    if (!unicode) return asRecorded;
+    const asMeant = checkToolInput(unicode, rawInput, { onInternalError: 'throw' });
+    if (JSON.stringify(asMeant) === JSON.stringify(asRecorded) || !this.patternsInUnicodeMode()) return asRecorded;
+    return asMeant;
+  }
+
+  private schemasFor(entry: ToolCatalogEntry): ToolSchemas {
+    let schemas = this.schemas.get(entry.name);
+    if (schemas) return schemas;
     const key = JSON.stringify(entry.inputSchema);
-    schema = sharedSchemas.get(key);
-    if (!schema) {
-      schema = buildSchema(entry);
+    schemas = sharedSchemas.get(key);
+    if (!schemas) {
+      schemas = buildSchemas(entry);
       if (sharedSchemas.size >= sharedSchemaLimit) sharedSchemas.clear();
-      sharedSchemas.set(key, schema);
+      sharedSchemas.set(key, schemas);
     }
-    this.schemas.set(entry.name, schema);
-    return schema;
+    this.schemas.set(entry.name, schemas);
+    return schemas;
   }
 }
 
@@ -92,9 +112,9 @@ export class ToolCallValidator {
  * Workers refuse a tool whose schema does not compile, so one that fails here came from a catalog recorded by a
  * worker without that check: the run fails with the tool named, instead of checking its calls against nothing.
  */
-function buildSchema(entry: ToolCatalogEntry): z.ZodType {
+function buildSchemas(entry: ToolCatalogEntry): ToolSchemas {
   try {
-    return compileToolSchema(entry.inputSchema);
+    return compileToolSchemaBothWays(entry.inputSchema);
   } catch (error) {
     throw ApplicationFailure.create({
       type: 'invalid_tool_definition',

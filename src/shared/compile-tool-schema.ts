@@ -1,11 +1,41 @@
 import { z } from 'zod';
 import type { JsonSchema } from './tool-catalog.js';
+import { recompileUnicodePatterns, unicodePatternsIn } from './unicode-patterns.js';
 
 /**
- * Builds the Zod schema a run checks a tool's input with, from the JSON Schema in its catalog. Throws when the
- * JSON Schema cannot be read: the worker refuses such a tool when it is registered, so a run never checks a call
- * against "anything goes". Pure, so the workflow can call it.
+ * Builds the Zod schema a run checks a tool's input with, from the JSON Schema in its catalog, its patterns read as
+ * JSON Schema means them (Unicode mode, where that differs: unicode-patterns.ts). Throws when the JSON Schema cannot
+ * be read, or holds such a pattern where Zod keeps it out of reach (`propertyNames`, `contains`, `patternProperties`
+ * beside `additionalProperties: false`): the worker refuses such a tool when it is registered, so a run never checks a
+ * call against "anything goes", or against a pattern read otherwise than its server reads it. Pure, so the workflow
+ * can call it.
  */
 export function compileToolSchema(inputSchema: JsonSchema): z.ZodType {
-  return z.fromJSONSchema(inputSchema);
+  const schema = z.fromJSONSchema(inputSchema);
+  const needed = unicodePatternsIn(inputSchema);
+  if (needed.size === 0) return schema;
+  const recompiled = recompileUnicodePatterns(schema);
+  const unreached = [...needed].filter((source) => !recompiled.has(source));
+  if (unreached.length > 0) {
+    throw new Error(
+      `the pattern(s) ${unreached.map((source) => JSON.stringify(source)).join(', ')} need Unicode mode where ` +
+        'Relay-E cannot give it (propertyNames, contains, or patternProperties beside additionalProperties: false)',
+    );
+  }
+  return schema;
+}
+
+/**
+ * The schema as runs recorded before Unicode-mode patterns checked with it (every pattern without flags), and the one
+ * {@link compileToolSchema} builds when it differs; a schema that one refuses keeps only the first.
+ */
+export function compileToolSchemaBothWays(inputSchema: JsonSchema): { flagless: z.ZodType; unicode?: z.ZodType } {
+  const flagless = z.fromJSONSchema(inputSchema);
+  if (unicodePatternsIn(inputSchema).size === 0) return { flagless };
+  try {
+    return { flagless, unicode: compileToolSchema(inputSchema) };
+  } catch {
+    // Only a catalog recorded before workers refused such a tool holds one: it keeps the check it was recorded with.
+    return { flagless };
+  }
 }

@@ -1,4 +1,5 @@
-import { z } from 'zod';
+import type { z } from 'zod';
+import { compileToolSchema } from '../shared/compile-tool-schema.js';
 import { errorMessage } from '../shared/error-message.js';
 import { RelayError } from '../shared/errors.js';
 import type { JsonSchema, ToolAnnotations, ToolRetryPolicy, ToolSourceInfo } from '../shared/tool-catalog.js';
@@ -199,8 +200,9 @@ export function tool<Input, Output>(
 
 /**
  * Defines a tool whose input is described by a JSON Schema instead of Zod (a tool from another system, an MCP
- * server's tool). The executor checks input with the Zod schema `z.fromJSONSchema` builds, the same conversion the
- * workflow applies to the run's catalog; a schema it cannot read throws `RelayError('invalid_tool_definition')`.
+ * server's tool). The executor checks input with the Zod schema the workflow builds from the run's catalog
+ * (compileToolSchema: `z.fromJSONSchema`, its patterns read in Unicode mode where they need it); a schema it cannot
+ * read throws `RelayError('invalid_tool_definition')`.
  */
 export function defineJsonSchemaTool<TOutput>(
   options: DefineJsonSchemaToolOptions<TOutput>,
@@ -211,7 +213,7 @@ export function defineJsonSchemaTool<TOutput>(
   }
   let schema: z.ZodType<unknown>;
   try {
-    schema = z.fromJSONSchema(inputSchema);
+    schema = compileToolSchema(inputSchema);
   } catch (error) {
     invalid(rest.name, `The input JSON Schema of tool '${rest.name}' cannot be read (${errorMessage(error)})`);
   }

@@ -3,6 +3,7 @@ import { RelayError } from '../shared/errors.js';
 import type { JsonSchema, ToolCatalogEntry } from '../shared/tool-catalog.js';
 import type { ToolDefinition } from './define-tool.js';
 import { errorMessage } from '../shared/error-message.js';
+import { readsAsUnicode } from '../shared/unicode-patterns.js';
 
 /**
  * Converts a tool's input schema to the JSON Schema models are shown (`z.toJSONSchema` with `io: 'input'`, so
@@ -35,9 +36,9 @@ export function toJsonSchema(schema: z.ZodType, toolName?: string): JsonSchema {
   if (flagged.length > 0) {
     throw new RelayError(
       'invalid_tool_definition',
-      `${subject} has regular expressions whose flags JSON Schema cannot carry: ${flagged.join(', ')}. A run checks ` +
-        'each pattern without flags, so it would refuse input the tool accepts; write the pattern without them ' +
-        '(e.g. [A-Za-z] instead of the i flag)',
+      `${subject} has regular expressions a run would check otherwise: ${flagged.join(', ')}. JSON Schema carries ` +
+        'no flags, and a run reads each pattern without them, or with u where it holds \\p{…}, \\P{…} or \\u{…}; ' +
+        'write the pattern so (e.g. [A-Za-z] instead of the i flag, the u flag with a Unicode escape)',
       { details: { toolName, patterns: flagged } },
     );
   }
@@ -76,26 +77,29 @@ interface PatternHolder {
 
 /**
  * The regexes of one schema node that a run would check otherwise than the tool does: JSON Schema's `pattern` has no
- * flags, and the run compiles it as a plain RegExp (compile-tool-schema.ts). Each is named with its place.
+ * flags, and the run compiles it without them, or in Unicode mode where it needs it (compile-tool-schema.ts). Each is
+ * named with its place.
  */
 function patternsCheckedOtherwise(zodSchema: unknown, path: ReadonlyArray<string | number>): string[] {
   const { pattern, checks = [] } = (zodSchema as PatternHolder)._zod.def;
   const patterns = [pattern, ...checks.map((check) => check._zod.def.pattern)];
   const at = path.length === 0 ? 'the top' : `/${path.join('/')}`;
   return patterns
-    .filter((regex): regex is RegExp => regex instanceof RegExp && !meansTheSameWithoutFlags(regex))
+    .filter((regex): regex is RegExp => regex instanceof RegExp && !checkedAlikeByRuns(regex))
     .map((regex) => `${String(regex)} at ${at}`);
 }
 
 /**
- * Whether a regex tests as its source does without flags. `g` and `d` change no test's answer; `u` changes the meaning
- * of `\p{…}`, `\P{…}` and `\u{…}` escapes, and of sources that only Unicode mode accepts. (Left alike: `.` and
- * negated classes count a character beyond U+FFFF as two without it.)
+ * Whether a run tests as a regex does: a run reads its source in Unicode mode when that holds a Unicode-only escape
+ * and compiles there (readsAsUnicode), else without flags. `g` and `d` change no test's answer; a `u` regex without
+ * such an escape tests alike without it when its source compiles so. (Left alike: `.` and negated classes count a
+ * character beyond U+FFFF as two without `u`.)
  */
-function meansTheSameWithoutFlags(regex: RegExp): boolean {
+function checkedAlikeByRuns(regex: RegExp): boolean {
   const flags = regex.flags.replace(/[gd]/g, '');
-  if (flags === '') return true;
-  if (flags !== 'u' || unicodeOnlyEscape.test(regex.source)) return false;
+  if (flags === '') return !readsAsUnicode(regex.source);
+  if (flags !== 'u') return false;
+  if (readsAsUnicode(regex.source)) return true;
   try {
     new RegExp(regex.source);
     return true;
@@ -103,9 +107,6 @@ function meansTheSameWithoutFlags(regex: RegExp): boolean {
     return false;
   }
 }
-
-/** `\p{`, `\P{` or `\u{` not itself escaped (an even run of backslashes before it). */
-const unicodeOnlyEscape = /(?<!\\)(?:\\\\)*\\[pPu]\{/;
 
 /**
  * Zod's conversion is most of what a catalog entry costs, and every run's first model call asks for the catalog, so

@@ -173,6 +173,9 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
  * while a worker's clock reads that time: under `approval-time-read-while-waiting` (asked at such an approval) the
  * approval is recorded while the call waits, which ends as still awaiting approval; `-before-patch` is the old side
  * (the call left its wait first and was marked executing, though its tool never started).
+ * `pattern-in-unicode-mode` is a call to a tool whose JSON Schema pattern is `^\p{L}+$`, with a name of letters: under
+ * `patterns-in-unicode-mode` (asked at a call the two readings check otherwise) the run reads it in Unicode mode and
+ * the tool runs; `-before-patch` is the old side (read without flags, the call refused as `validation`).
  */
 const pendingApprovalsInMemo = [
   ...pathsSinceCatalogInFirstCall,
@@ -220,6 +223,7 @@ const pendingApprovalsInMemo = [
     'failed-while-tool-runs',
     'failed-while-input-checked',
     'approved-as-cancelled',
+    'pattern-in-unicode-mode',
   ].flatMap((name) => [name, `${name}-before-patch`]),
   'decisions-ignored',
   'edit-refused-by-tool',
