@@ -1,21 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { RelayError } from '../../../src/shared/errors.js';
 import { defineTool, tool } from '../../../src/tool/define-tool.js';
 import { toCatalogEntry } from '../../../src/tool/tool-catalog.js';
+import { definitionRefusal } from '../../helpers/definition-refusal.js';
 
 const schema = z.object({ account_id: z.string().describe('Account identifier') });
 const execute = (input: { account_id: string }) => ({ account_id: input.account_id, balance_usd: 4231.55 });
-
-function definitionError(run: () => unknown): RelayError {
-  try {
-    run();
-  } catch (error) {
-    if (RelayError.isInstance(error)) return error;
-    throw error;
-  }
-  throw new Error('expected a RelayError');
-}
 
 describe('defineTool', () => {
   it('takes an approval rule, and refuses requiresApproval that is neither a boolean nor a function', () => {
@@ -28,7 +18,7 @@ describe('defineTool', () => {
       execute,
     });
     expect(guarded.requiresApproval).toBe(rule);
-    const refusal = definitionError(() =>
+    const refusal = definitionRefusal(() =>
       defineTool({
         name: 'close',
         description: 'Close.',
@@ -111,7 +101,7 @@ describe('defineTool', () => {
   });
 
   it.each(['', 'x'.repeat(65), 'get balance', 'get.balance', 'naïve', 'a/b'])('refuses the name %j', (name) => {
-    const error = definitionError(() => defineTool({ name, description: 'A tool.', inputSchema: schema, execute }));
+    const error = definitionRefusal(() => defineTool({ name, description: 'A tool.', inputSchema: schema, execute }));
 
     expect(error.code).toBe('invalid_tool_definition');
     expect(error.message).toContain(JSON.stringify(name));
@@ -120,20 +110,20 @@ describe('defineTool', () => {
   it('refuses a definition without a description, a schema or an execute function', () => {
     const bare = { name: 'bare', description: 'A tool.', inputSchema: schema, execute };
 
-    expect(definitionError(() => defineTool({ ...bare, description: ' ' })).message).toMatch(/needs a description/);
-    expect(definitionError(() => defineTool({ ...bare, inputSchema: {} as never })).message).toMatch(/Zod schema/);
-    expect(definitionError(() => defineTool({ ...bare, execute: undefined as never })).message).toMatch(/execute/);
+    expect(definitionRefusal(() => defineTool({ ...bare, description: ' ' })).message).toMatch(/needs a description/);
+    expect(definitionRefusal(() => defineTool({ ...bare, inputSchema: {} as never })).message).toMatch(/Zod schema/);
+    expect(definitionRefusal(() => defineTool({ ...bare, execute: undefined as never })).message).toMatch(/execute/);
   });
 
   it('refuses limits that are not positive integers', () => {
     const bare = { name: 'limits', description: 'A tool.', inputSchema: schema, execute };
 
-    expect(definitionError(() => defineTool({ ...bare, timeoutMs: 0 })).message).toContain('timeoutMs');
-    expect(definitionError(() => defineTool({ ...bare, approvalTimeoutMs: 0.5 })).message).toContain(
+    expect(definitionRefusal(() => defineTool({ ...bare, timeoutMs: 0 })).message).toContain('timeoutMs');
+    expect(definitionRefusal(() => defineTool({ ...bare, approvalTimeoutMs: 0.5 })).message).toContain(
       'approvalTimeoutMs',
     );
-    expect(definitionError(() => defineTool({ ...bare, maxResultBytes: 1.5 })).message).toContain('maxResultBytes');
-    expect(definitionError(() => defineTool({ ...bare, retry: { maximumAttempts: -1 } })).message).toContain(
+    expect(definitionRefusal(() => defineTool({ ...bare, maxResultBytes: 1.5 })).message).toContain('maxResultBytes');
+    expect(definitionRefusal(() => defineTool({ ...bare, retry: { maximumAttempts: -1 } })).message).toContain(
       'retry.maximumAttempts',
     );
   });
@@ -144,13 +134,13 @@ describe('defineTool', () => {
     const bare = { name: 'pay', description: 'Pays.', inputSchema: schema, execute };
     const decided = defineTool({ ...bare, requiresApproval: true, approvers: ['finance-lead', 'cfo'] });
     expect(toCatalogEntry(decided)).toMatchObject({ requiresApproval: true, approvers: ['finance-lead', 'cfo'] });
-    expect(definitionError(() => defineTool({ ...bare, requiresApproval: true, approvers: [] })).message).toBe(
+    expect(definitionRefusal(() => defineTool({ ...bare, requiresApproval: true, approvers: [] })).message).toBe(
       "Tool 'pay': approvers must be a list of one or more approver names",
     );
-    expect(definitionError(() => defineTool({ ...bare, requiresApproval: true, approvers: [' '] })).message).toMatch(
+    expect(definitionRefusal(() => defineTool({ ...bare, requiresApproval: true, approvers: [' '] })).message).toMatch(
       /approvers must be a list/,
     );
-    expect(definitionError(() => defineTool({ ...bare, approvers: ['cfo'] })).message).toMatch(
+    expect(definitionRefusal(() => defineTool({ ...bare, approvers: ['cfo'] })).message).toMatch(
       /approvers needs requiresApproval/,
     );
   });
@@ -167,20 +157,20 @@ describe('defineTool', () => {
     expect(toCatalogEntry(defineTool({ ...bare, approvalsRequired: 2 }))).toMatchObject({ approvalsRequired: 2 });
     expect(toCatalogEntry(defineTool({ ...bare, approvalsRequired: 1 }))).not.toHaveProperty('approvalsRequired');
     for (const approvalsRequired of [0, 1.5, 11, Number.NaN]) {
-      expect(definitionError(() => defineTool({ ...bare, approvalsRequired })).message).toBe(
+      expect(definitionRefusal(() => defineTool({ ...bare, approvalsRequired })).message).toBe(
         "Tool 'pay': approvalsRequired must be a whole number from 1 to 10",
       );
     }
     expect(
-      definitionError(() => defineTool({ ...bare, requiresApproval: false, approvalsRequired: 2 })).message,
+      definitionRefusal(() => defineTool({ ...bare, requiresApproval: false, approvalsRequired: 2 })).message,
     ).toMatch(/approvalsRequired needs requiresApproval/);
     expect(
-      definitionError(() => defineTool({ ...bare, approvers: ['cfo', 'ceo'], approvalsRequired: 3 })).message,
+      definitionRefusal(() => defineTool({ ...bare, approvers: ['cfo', 'ceo'], approvalsRequired: 3 })).message,
     ).toBe("Tool 'pay': approvalsRequired (3) is more than its 2 approver(s)");
   });
 
   it('refuses an input schema that JSON Schema cannot express, naming the tool', () => {
-    const error = definitionError(() =>
+    const error = definitionRefusal(() =>
       defineTool({
         name: 'schedule',
         description: 'Book a slot.',

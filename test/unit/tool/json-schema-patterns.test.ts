@@ -1,9 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { RelayError } from '../../../src/shared/errors.js';
+import type { RelayError } from '../../../src/shared/errors.js';
 import type { JsonSchema } from '../../../src/shared/tool-catalog.js';
 import { defineJsonSchemaTool } from '../../../src/tool/define-tool.js';
 import { toCatalogEntry } from '../../../src/tool/tool-catalog.js';
 import { ToolCallValidator } from '../../../workflows/tool-call-validator.js';
+import { definitionRefusal } from '../../helpers/definition-refusal.js';
 
 /** A tool as an MCP server describes one: its input by a JSON Schema whose patterns JSON Schema reads with `u`. */
 function toolWith(inputSchema: JsonSchema) {
@@ -20,13 +21,7 @@ function checkedBoth(inputSchema: JsonSchema, input: unknown): { run: boolean; t
 }
 
 function refusal(inputSchema: JsonSchema): RelayError {
-  try {
-    toolWith(inputSchema);
-  } catch (error) {
-    if (RelayError.isInstance(error)) return error;
-    throw error;
-  }
-  throw new Error('the definition was accepted');
+  return definitionRefusal(() => toolWith(inputSchema));
 }
 
 describe('a JSON Schema pattern that needs Unicode mode', () => {

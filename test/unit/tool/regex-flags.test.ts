@@ -3,8 +3,9 @@ import { z } from 'zod';
 import { defineTool } from '../../../src/tool/define-tool.js';
 import { toCatalogEntry } from '../../../src/tool/tool-catalog.js';
 import { ToolCallValidator } from '../../../workflows/tool-call-validator.js';
-import { RelayError } from '../../../src/shared/errors.js';
+import type { RelayError } from '../../../src/shared/errors.js';
 import { compileToolSchema } from '../../../src/shared/compile-tool-schema.js';
+import { definitionRefusal } from '../../helpers/definition-refusal.js';
 
 function toolWith(inputSchema: z.ZodType) {
   return defineTool({ name: 'greet', description: 'Greets someone.', inputSchema, execute: () => 'hello' });
@@ -14,13 +15,7 @@ function toolWith(inputSchema: z.ZodType) {
 const lettersWithoutU = new RegExp('^\\p{L}+$');
 
 function refusal(inputSchema: z.ZodType): RelayError {
-  try {
-    toolWith(inputSchema);
-  } catch (error) {
-    if (RelayError.isInstance(error)) return error;
-    throw error;
-  }
-  throw new Error('the definition was accepted');
+  return definitionRefusal(() => toolWith(inputSchema));
 }
 
 describe('a regex a run would check otherwise than the tool', () => {
