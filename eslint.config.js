@@ -65,10 +65,19 @@ export default tseslint.config(
     files: ['src/http/inbox/assets/**/*.js'],
     languageOptions: {
       globals: Object.fromEntries(
-        ['document', 'window', 'fetch', 'EventSource', 'HTMLElement', 'setTimeout', 'clearTimeout'].map((name) => [
-          name,
-          'readonly',
-        ]),
+        [
+          'document',
+          'window',
+          'fetch',
+          'EventSource',
+          'HTMLElement',
+          'HTMLInputElement',
+          'HTMLTextAreaElement',
+          'CSS',
+          'Event',
+          'setTimeout',
+          'clearTimeout',
+        ].map((name) => [name, 'readonly']),
       ),
     },
   },

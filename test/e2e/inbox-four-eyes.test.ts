@@ -117,4 +117,35 @@ describe('the inbox on a call that needs two approvers', () => {
     await client.result(runId);
     expect((await client.getRun(runId)).pendingApprovals).toEqual([]);
   });
+
+  it('keeps the reason an approver is typing, and where, when another approval draws the form again', async () => {
+    const { client } = worker;
+    const transfersBefore = ledger.transfers.length;
+    const { runId } = await client.startRun({ tenantId, model: 'scripted:test', prompt: 'pay B' });
+    await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
+    const context = await browser.newContext();
+    try {
+      const cfo = await openRun(context, keys.cfo, runId);
+      const reason = cfo.getByLabel('Reason (required to reject)');
+      await reason.fill('Not this vendor');
+      await client.approve(runId, 'call_1_0', { approver: 'finance-lead', tenantId });
+      await expect
+        .poll(() => cfo.locator('form.approval').textContent(), patience)
+        .toContain('1 of 2 approvals (finance-lead).');
+      expect(await reason.inputValue()).toBe('Not this vendor');
+      expect(await cfo.evaluate('document.activeElement?.getAttribute("aria-describedby")')).toBe(
+        await reason.getAttribute('aria-describedby'),
+      );
+      await cfo.getByRole('button', { name: 'Reject' }).click();
+      await expect
+        .poll(
+          async () => (await client.events(runId, { tenantId })).find((event) => event.type === 'tool_rejected'),
+          patience,
+        )
+        .toMatchObject({ approver: 'cfo', reason: 'Not this vendor' });
+    } finally {
+      await context.close();
+    }
+    expect(ledger.transfers).toHaveLength(transfersBefore);
+  });
 });

@@ -556,17 +556,48 @@ function drawForms(page, waiting, tools) {
     if (!open.has(id) && !shown.sending()) closeForm(page, id, shown);
   }
   for (const approval of waiting) {
-    // A call that needs several approvers is drawn again once it has another approval.
+    // A call that needs several approvers is drawn again once it has another approval; one whose decision is on its
+    // way is drawn once the run answers it (its answer reads the run again).
     const approvals = approval.approvals?.length ?? 0;
     const shown = page.forms.get(approval.toolCallId);
-    if (shown?.approvals === approvals) continue;
+    if (shown?.approvals === approvals || shown?.sending()) continue;
     const tool = tools.find((entry) => entry.name === approval.toolName);
     const form = shownForm(page, approval, approvals, tool);
     page.forms.set(approval.toolCallId, form);
-    if (shown) shown.form.replaceWith(form.form);
+    if (shown) redrawForm(shown.form, form.form);
     else page.nothingWaits.before(form.form);
   }
   page.nothingWaits.hidden = page.forms.size > 0;
+}
+
+/**
+ * Puts a form drawn again in place of the one shown, with what the approver typed there and where they were typing:
+ * another approver's approval must not wipe a reason half written.
+ * @param {HTMLElement} shown
+ * @param {HTMLElement} drawn
+ */
+function redrawForm(shown, drawn) {
+  const active = document.activeElement;
+  const typingIn = active instanceof HTMLInputElement || active instanceof HTMLTextAreaElement ? active : undefined;
+  /** @type {HTMLInputElement | HTMLTextAreaElement | undefined} */
+  let focusTo;
+  for (const field of shown.querySelectorAll('input, textarea')) {
+    const typed = /** @type {HTMLInputElement | HTMLTextAreaElement} */ (field);
+    const kept = /** @type {HTMLInputElement | HTMLTextAreaElement | null} */ (
+      drawn.querySelector(`#${CSS.escape(typed.id)}`)
+    );
+    if (!kept) continue;
+    if (typed === typingIn) focusTo = kept;
+    if (kept.readOnly || kept.disabled || kept.value === typed.value) continue;
+    kept.value = typed.value;
+    // The field's own listeners count the reason, check the input and enable the buttons.
+    kept.dispatchEvent(new Event('input'));
+  }
+  const [start, end] = [typingIn?.selectionStart ?? null, typingIn?.selectionEnd ?? null];
+  shown.replaceWith(drawn);
+  if (!focusTo) return;
+  focusTo.focus();
+  if (start !== null && end !== null) focusTo.setSelectionRange(start, end);
 }
 
 /**
