@@ -1,11 +1,16 @@
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { RelayError } from '../shared/errors.js';
 import { longestTimerDelayMs } from '../shared/timer-limit.js';
 import type { ToolContext } from '../tool/tool-context.js';
 import type { McpConnection } from './mcp-connection.js';
-import { describeTransportError, isAskedToRetryLater, isRefusal, transportFailure } from './mcp-connection.js';
+import {
+  describeTransportError,
+  isAskedToRetryLater,
+  isRefusal,
+  isSessionExpired,
+  transportFailure,
+} from './mcp-connection.js';
 
 /** The `_meta` key under which a call carries the run's idempotency key to the server. */
 const idempotencyKeyMetaKey = 'relay-e/idempotencyKey';
@@ -32,7 +37,7 @@ export async function callMcpTool(connection: McpConnection, call: McpCall, ctx:
     result = await requestToolCall(connection, call, ctx).catch(async (error: unknown) => {
       if (!isSessionExpired(error) || ctx.signal.aborted) throw error;
       // The server no longer knows the session (it restarted) and ran nothing: call again on a new session.
-      await connection.reset();
+      await connection.renewSession();
       return requestToolCall(connection, call, ctx);
     });
   } catch (error) {
@@ -77,11 +82,6 @@ async function requestToolCall(connection: McpConnection, call: McpCall, ctx: To
       onprogress: (progress) => ctx.reportProgress?.(progress),
     },
   )) as CallToolResult;
-}
-
-/** HTTP 404 to a request in a session: the spec's word for a session the server has dropped, so a new one is due. */
-function isSessionExpired(error: unknown): boolean {
-  return error instanceof StreamableHTTPError && error.code === 404;
 }
 
 /**

@@ -39,6 +39,11 @@ export interface McpConnectionOptions {
    * the connection reconnect by itself, with backoff, instead of on the next call.
    */
   onToolsChanged?: () => void;
+  /**
+   * Called when a call finds that the server no longer knows this connection's HTTP session: it restarted, perhaps
+   * with other tools, and no session of the old one will be told so.
+   */
+  onSessionLost?: () => void;
 }
 
 const firstRetryDelayMs = 250;
@@ -85,6 +90,12 @@ export class McpConnection {
     await this.#closeClient().catch(() => undefined);
   }
 
+  /** Drops a link whose HTTP session the server no longer knows (see {@link isSessionExpired}), and says so. */
+  async renewSession(): Promise<void> {
+    await this.reset();
+    this.#options.onSessionLost?.();
+  }
+
   /**
    * Closes the link for good; a stdio server's process is stopped. A link that fails to close throws, for the caller
    * to report (the pool and the worker's tool sources log it).
@@ -128,9 +139,13 @@ export class McpConnection {
    * that refuses a credential may quote it: the link's secrets are hidden from the error, which reaches the logs.
    */
   async listTools(signal?: AbortSignal): Promise<Tool[]> {
-    const client = await this.client(signal);
     try {
-      return await this.#listPages(client, signal);
+      return await this.#listPages(await this.client(signal), signal).catch(async (error: unknown) => {
+        if (!isSessionExpired(error) || signal?.aborted) throw error;
+        // A server that restarted lists on a new session (this is how the catalog learns of its new tools).
+        await this.reset();
+        return this.#listPages(await this.client(signal), signal);
+      });
     } catch (error) {
       throw hideSecretsInError(error, this.#secretValues);
     }
@@ -279,6 +294,11 @@ export function transportFailure(message: string, retryable: boolean, cause?: un
 /** A server's `tools/list` that Relay-E cannot follow to its end. */
 function listFailure(message: string): RelayError {
   return new RelayError('tool_protocol_error', message, { details: { retryable: false } });
+}
+
+/** HTTP 404 to a request in a session: the spec's word for a session the server has dropped, so a new one is due. */
+export function isSessionExpired(error: unknown): boolean {
+  return error instanceof StreamableHTTPError && error.code === 404;
 }
 
 /** The error's message, with the HTTP status when the server answered with one. */

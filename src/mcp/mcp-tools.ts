@@ -182,6 +182,8 @@ async function openMcpSource(options: McpToolsOptions, context: ToolSourceContex
   const pool = new TenantConnectionPool(server, logger, {
     maxConnections: options.maxTenantConnections ?? defaultMaxTenantConnections,
     idleMs: options.tenantConnectionIdleMs ?? defaultTenantConnectionIdleMs,
+    // A server that restarted may serve other tools: the catalog lists them again.
+    onSessionLost: () => refresh(),
   });
   let refreshing = Promise.resolve();
   const settingsFor = (tenantId: string, toolName: string): Promise<ResolvedSettings> =>
@@ -216,6 +218,7 @@ async function openMcpSource(options: McpToolsOptions, context: ToolSourceContex
     settings: () => settingsFor(catalogTenantId, `${server}/*`),
     logger,
     onToolsChanged: refresh,
+    onSessionLost: refresh,
   });
   try {
     const tools = buildTools(await catalog.listTools());

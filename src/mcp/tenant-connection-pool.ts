@@ -9,6 +9,8 @@ export interface TenantConnectionLimits {
   maxConnections: number;
   /** An idle connection is closed after this long without a call. */
   idleMs: number;
+  /** Called when a connection finds its HTTP session gone (the server restarted): see McpConnectionOptions. */
+  onSessionLost?: () => void;
 }
 
 interface PooledConnection {
@@ -75,6 +77,7 @@ export class TenantConnectionPool {
         tenantId,
         settings: () => Promise.resolve(settings),
         logger: this.logger,
+        ...(this.limits.onSessionLost ? { onSessionLost: this.limits.onSessionLost } : {}),
       }),
       active: 0,
     };

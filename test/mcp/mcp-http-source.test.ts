@@ -108,7 +108,55 @@ describe('an MCP server over HTTP that restarted between two calls', () => {
 
     const after = await executor.execute('remote_whoami', {}, { context: { tenantId: 'globex' } });
     expect(after).toMatchObject({ success: true, data: '[secret]' });
-    expect(new Set(server.tokensSeen)).toEqual(new Set(['token-globex']));
+    // Beside it, only the catalog's own token (tenant `default`), which lists the new server's tools.
+    expect(server.tokensSeen).toContain('token-globex');
+    expect(server.tokensSeen.filter((token) => token !== 'token-globex' && token !== 'token-default')).toEqual([]);
+  });
+
+  it('lists its tools again once a call finds the session gone: the new server may serve other tools', async () => {
+    expect(await executor.execute('remote_whoami', {}, { context: { tenantId: 'acme' } })).toMatchObject({
+      success: true,
+    });
+    expect(loaded.registry.has('remote_late_tool')).toBe(false);
+    const { port } = server;
+    await server.close();
+    server = await startFixtureHttpServer({ tokens, port, withLateTool: true });
+
+    // A tenant's own connection finds its session gone; the catalog's connection, whose session is gone too, lists.
+    expect(await executor.execute('remote_whoami', {}, { context: { tenantId: 'acme' } })).toMatchObject({
+      success: true,
+    });
+    await eventually('late_tool is listed', () => loaded.registry.has('remote_late_tool'));
+    expect(await executor.execute('remote_late_tool', { n: 3 }, { context: { tenantId: 'acme' } })).toMatchObject({
+      success: true,
+      data: 'late 3',
+    });
+  });
+
+  it('does so too for a server every tenant shares one connection to, the catalog’s', async () => {
+    const shared = await loadToolSources(
+      [
+        mcpTools({
+          name: 'shared',
+          transport: { type: 'http', url: server.url, headers: { Authorization: 'Bearer token-default' } },
+        }),
+      ],
+      { logger: quietLogger },
+    );
+    try {
+      const calls = new ToolExecutor(shared.registry, { logger: quietLogger });
+      expect(shared.registry.has('shared_late_tool')).toBe(true);
+      const { port } = server;
+      await server.close();
+      server = await startFixtureHttpServer({ tokens, port });
+
+      expect(await calls.execute('shared_whoami', {}, { context: { tenantId: 'acme' } })).toMatchObject({
+        success: true,
+      });
+      await eventually('late_tool is gone', () => !shared.registry.has('shared_late_tool'));
+    } finally {
+      await shared.close();
+    }
   });
 });
 
