@@ -319,7 +319,9 @@ function stopIfCancelledBeforeExecuting(context: RunContext): void {
  */
 function readsApprovalTimeWhileWaiting(context: RunContext, decision: AcceptedDecision): boolean {
   if (!decision.approved || decision.recordedAt !== undefined) return false;
-  return decisionSentAt(context, decision.decidedAt) === undefined && context.patches.approvalTimeReadWhileWaiting();
+  // As decisionSentAt answers, without asking the rule it may ask later (decision-time-bounded-by-task) any sooner.
+  const sentAtKnown = decision.decidedAt !== undefined && context.patches.decisionTimeFromDecider();
+  return !sentAtKnown && context.patches.approvalTimeReadWhileWaiting();
 }
 
 /**
