@@ -110,6 +110,16 @@ async function startRun(key: string, prompt: string): Promise<string> {
   return ((await response.json()) as { runId: string }).runId;
 }
 
+/**
+ * Waits until a run page's live stream has answered: its timeline shows the call waiting, which only the stream draws
+ * (the Approve button comes from the page's own read of the run). A connection dropped while its stream still waits
+ * for its answer is no dropped stream to the page: Chromium sends the request again by itself, on a new connection
+ * the page's route never sees.
+ */
+async function streamIsOpen(page: Page): Promise<void> {
+  await page.locator('[data-event-type="tool_awaiting_approval"]').waitFor(patience);
+}
+
 async function snapshotOf(key: string, runId: string): Promise<RunSnapshot> {
   return (await (await api(key, 'GET', `/v1/runs/${runId}`)).json()) as RunSnapshot;
 }
@@ -268,6 +278,7 @@ describe('the approvals inbox in Chromium', () => {
       const run = await context.newPage();
       await run.goto(`${proxy.url}/inbox/runs/${runId}`);
       await run.getByRole('button', { name: 'Approve' }).waitFor(patience);
+      await streamIsOpen(run);
       // Signed out in another tab, then the connections drop: each stream's reconnect is refused with 401.
       await context.clearCookies();
       proxy.drop();
@@ -288,6 +299,7 @@ describe('the approvals inbox in Chromium', () => {
       const page = await signIn(context, keys.acme, proxy.url);
       await page.goto(`${proxy.url}/inbox/runs/${runId}`);
       await page.getByRole('button', { name: 'Approve' }).waitFor(patience);
+      await streamIsOpen(page);
       // As when no worker answers the stream's first read: its reconnects answer 503, the session is still good.
       const events = `**/inbox/runs/${runId}/events`;
       await page.route(events, (route) => route.fulfill({ status: 503, body: 'no worker' }));

@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { decodeFromPayloadsAtIndex } from '@temporalio/common/lib/internal-non-workflow/index.js';
-import { Client } from '@temporalio/client';
+import { status } from '@grpc/grpc-js';
+import { Client, Connection, isGrpcServiceError } from '@temporalio/client';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
@@ -623,13 +624,47 @@ async function startWithFollowersWaiting(
   startWorker: () => Promise<RunningWorker>,
 ): Promise<{ runIds: string[]; worker: RunningWorker }> {
   const runIds = await Promise.all(inputs.map(async (input) => (await client.startRun({ ...base, ...input })).runId));
-  const waitingAtTheDoor = runIds.map((runId) => kit.temporal.workflow.getHandle(runId).query(eventPageQuery, {}));
-  // The queries must reach the server before the worker takes the first task; nothing reports that they have. A
-  // second is ample on a loaded machine (300 ms once fell short: the first task then ran whole, unsplit).
-  await sleep(1_000);
-  const worker = await startWorker();
-  await Promise.all(waitingAtTheDoor);
-  return { runIds, worker };
+  // Without retries: a query the server refuses must say so at once, not be sent again until it is let in.
+  const connection = await Connection.connect({ address: kit.address, interceptors: [] });
+  try {
+    const asking = new Client({ connection, namespace: kit.namespace });
+    const waitingAtTheDoor = await Promise.all(runIds.map((runId) => queryHeldForFirstTask(asking, runId)));
+    const worker = await startWorker();
+    await Promise.all(waitingAtTheDoor.map(({ held }) => held));
+    return { runIds, worker };
+  } finally {
+    await connection.close();
+  }
+}
+
+/**
+ * Asks a run no worker has taken yet for its events twice, and resolves once the server holds one of the two for the
+ * run's first workflow task (`held`, its answer to come). Until a worker takes that task the server holds at most one
+ * query of the run (history.MaxBufferedQueryCount, 1 by default) and refuses any other at once: one of the two
+ * refused says the other is held, which no wait for a while could say.
+ */
+async function queryHeldForFirstTask(temporal: Client, runId: string): Promise<{ held: Promise<unknown> }> {
+  const handle = temporal.workflow.getHandle(runId);
+  const asked = [handle.query(eventPageQuery, {}), handle.query(eventPageQuery, {})] as const;
+  const refused = await new Promise<0 | 1>((resolve, reject) => {
+    for (const index of [0, 1] as const) {
+      asked[index].then(
+        () => reject(new Error(`Run ${runId} answered a query before any worker polled its task queue`)),
+        (error: unknown) => (isQueryBufferFull(error) ? resolve(index) : reject(error as Error)),
+      );
+    }
+  });
+  return { held: asked[refused === 0 ? 1 : 0] };
+}
+
+/** Whether the server refused a query because it already holds one for the run's next workflow task. */
+function isQueryBufferFull(error: unknown): boolean {
+  const cause = error instanceof Error ? error.cause : undefined;
+  return (
+    isGrpcServiceError(cause) &&
+    cause.code === status.RESOURCE_EXHAUSTED &&
+    /consistent query buffer is full/.test(cause.message)
+  );
 }
 
 describe('the event log when a follower splits the first workflow task', () => {

@@ -10,6 +10,7 @@ import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
 import { defineTool } from '../../src/tool/define-tool.js';
 import type { ToolDefinition } from '../../src/tool/define-tool.js';
+import { latch } from '../helpers/latch.js';
 import { eventTypes, useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
 import { currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
@@ -375,14 +376,15 @@ describe('a tool whose output cannot be kept', () => {
 
 describe('cancellation', () => {
   it('records a call whose input was still being checked before approval as cancelled at that stage', async () => {
-    let ruleAsked = false;
+    // The rule answers only once the run has closed, so the cancellation surely reaches the run during the check.
+    const rule = latch();
     const slowlyRuledPayment = defineTool({
       name: 'slowly_ruled_payment',
       description: 'A payment whose approval rule takes its time to answer.',
       inputSchema: z.object({ amount: z.number() }),
       requiresApproval: async () => {
-        ruleAsked = true;
-        await new Promise((resolve) => setTimeout(resolve, 3_000));
+        rule.reached();
+        await rule.released;
         return true;
       },
       execute: () => ({ paid: true }),
@@ -393,9 +395,10 @@ describe('cancellation', () => {
     );
     try {
       const { runId } = await client.startRun({ ...base, prompt: 'pay' });
-      await expect.poll(() => ruleAsked).toBe(true);
+      await rule.started;
       await client.cancel(runId);
       await client.result(runId).catch(() => undefined);
+      rule.release();
       const events = await client.events(runId);
       // Before, the log ended this call at tool_call_validated, as if it were still on its way.
       expect(eventTypes(events).slice(-3)).toEqual(['tool_call_validated', 'tool_cancelled', 'run_cancelled']);
@@ -405,6 +408,8 @@ describe('cancellation', () => {
         currentHistoryFile('cancelled-while-checking-input'),
       );
     } finally {
+      // A rule still held would keep the worker's shutdown waiting for its activity.
+      rule.release();
       await stop();
     }
   });
