@@ -77,9 +77,32 @@ async function unrecordedSnapshot(
   scope: TenantScope,
 ): Promise<RunSnapshot> {
   const ask = () => callRun(access, runId, () => runHandle(access, runId).query(snapshotQuery), scope);
-  if (description.status.name === 'RUNNING') return ask();
+  if (description.status.name === 'RUNNING')
+    return askRunningRun(access, runId, scope, ask, async (record) => record.snapshot);
   const answer = await askClosedRun(access, ask);
   return answer ? endedByTemporal(answer, description) : snapshotFromDescription(access.temporal, description);
+}
+
+/**
+ * Asks a run described as running; when no worker answered because it closed meanwhile, its record answers. A worker
+ * that evicts a run as it ends drops the queries still waiting for it, which the server then times out as
+ * unanswered: the run is described again, and only one still running (or closed without a record) fails.
+ */
+async function askRunningRun<T>(
+  access: RunAccess,
+  runId: string,
+  scope: TenantScope,
+  ask: () => Promise<T>,
+  fromRecord: (record: ClosedRunRecord) => Promise<T>,
+): Promise<T> {
+  try {
+    return await ask();
+  } catch (error) {
+    if (!noWorkerAnsweredIn(error, 0)) throw error;
+    const record = await readClosedRunRecord(access, runId, await describeInScope(access, runId, scope));
+    if (record === undefined) throw error;
+    return fromRecord(record);
+  }
 }
 
 /**
@@ -129,7 +152,11 @@ async function eventsOf(
 ): Promise<RunEvent[]> {
   const limit = options.limit ?? Infinity;
   const after = options.after ?? 0;
-  if (!closed) return readEventPages(access, runId, after, limit, options).catch(noEventsIfClosedBeforeItRan);
+  if (!closed) {
+    const ask = () => readEventPages(access, runId, after, limit, options);
+    const fromRecord = (record: ClosedRunRecord) => eventsOf(access, runId, record, options);
+    return askRunningRun(access, runId, options, ask, fromRecord).catch(noEventsIfClosedBeforeItRan);
+  }
   const recorded = recordedEventsAfter(closed, after);
   if (recorded[0]?.type !== 'events_dropped') return recorded.slice(0, limit);
   const whole = await askClosedRun(access, () => readEventPages(access, runId, after, limit, options));
