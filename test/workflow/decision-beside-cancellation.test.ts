@@ -1,6 +1,7 @@
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { readHistory } from '../../src/client/read-history.js';
+import type { RelayClient } from '../../src/client/relay-client.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { latch } from '../helpers/latch.js';
 import { countScheduledActivities, eventTypes, useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
@@ -11,6 +12,20 @@ import { createLedger, createTestTools } from '../helpers/test-tools.js';
 const kit = useRelayTestKit();
 
 const base = { tenantId: 'acme', userId: 'u1', model: 'scripted:test' } as const;
+
+/** The call's log after its wait: approved, then cancelled as still awaiting approval; its tool never scheduled. */
+async function expectApprovedThenCancelledWhileWaiting(
+  client: RelayClient,
+  runId: string,
+  ledger: ReturnType<typeof createLedger>,
+): Promise<void> {
+  const events = await client.events(runId);
+  const afterWait = events.slice(events.findIndex((event) => event.type === 'tool_awaiting_approval') + 1);
+  expect(eventTypes(afterWait)).toEqual(['tool_approved', 'tool_cancelled', 'run_cancelled']);
+  expect(afterWait[1]).toMatchObject({ toolCallId: 'call_1_0', stage: 'awaiting_approval' });
+  expect(await countScheduledActivities(kit.temporal, runId, 'executeTool')).toBe(0);
+  expect(ledger.transfers).toEqual([]);
+}
 
 describe('an approval delivered in the workflow task that cancels its run', () => {
   it('leaves the call cancelled while awaiting approval: it never reached its tool', async () => {
@@ -32,13 +47,8 @@ describe('an approval delivered in the workflow task that cancels its run', () =
       await expect(client.result(runId)).rejects.toThrow();
       const handle = kit.temporal.workflow.getHandle(runId);
       await recordHistoryIfRequested(handle, currentHistoryFile('approved-beside-cancel'));
-      const events = await client.events(runId);
-      const afterWait = events.slice(events.findIndex((event) => event.type === 'tool_awaiting_approval') + 1);
       // The signal's handler took the decision before the run saw the cancellation: its event stays.
-      expect(eventTypes(afterWait)).toEqual(['tool_approved', 'tool_cancelled', 'run_cancelled']);
-      expect(afterWait[1]).toMatchObject({ toolCallId: 'call_1_0', stage: 'awaiting_approval' });
-      expect(await countScheduledActivities(kit.temporal, runId, 'executeTool')).toBe(0);
-      expect(ledger.transfers).toEqual([]);
+      await expectApprovedThenCancelledWhileWaiting(client, runId, ledger);
     } finally {
       await second.stop();
     }
@@ -94,12 +104,7 @@ describe('an approval without its time, whose run is cancelled while a worker re
       held.release();
       await expect(client.result(runId)).rejects.toThrow();
       await recordHistoryIfRequested(handle, currentHistoryFile('approved-as-cancelled'));
-      const events = await client.events(runId);
-      const afterWait = events.slice(events.findIndex((event) => event.type === 'tool_awaiting_approval') + 1);
-      expect(eventTypes(afterWait)).toEqual(['tool_approved', 'tool_cancelled', 'run_cancelled']);
-      expect(afterWait[1]).toMatchObject({ toolCallId: 'call_1_0', stage: 'awaiting_approval' });
-      expect(await countScheduledActivities(kit.temporal, runId, 'executeTool')).toBe(0);
-      expect(ledger.transfers).toEqual([]);
+      await expectApprovedThenCancelledWhileWaiting(client, runId, ledger);
     } finally {
       held.release();
       await running.stop();
