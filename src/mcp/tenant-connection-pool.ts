@@ -3,8 +3,11 @@ import type { Logger } from '../tool/tool-context.js';
 import { McpConnection } from './mcp-connection.js';
 import type { ResolvedSettings } from './mcp-connection.js';
 
-/** How many tenants' connections a pool keeps open, and for how long an unused one stays. */
-export interface TenantConnectionLimits {
+/**
+ * How many tenants' connections a pool keeps open, for how long an unused one stays, and whom a connection tells that
+ * its server restarted.
+ */
+export interface TenantConnectionPoolOptions {
   /** Connections open at once; beyond it the least recently used idle one is closed. */
   maxConnections: number;
   /** An idle connection is closed after this long without a call. */
@@ -39,7 +42,7 @@ export class TenantConnectionPool {
   constructor(
     readonly server: string,
     readonly logger: Logger,
-    readonly limits: TenantConnectionLimits,
+    readonly options: TenantConnectionPoolOptions,
   ) {}
 
   /** Runs `call` on the tenant's connection (opened when it has none, or when its settings changed). */
@@ -77,7 +80,7 @@ export class TenantConnectionPool {
         tenantId,
         settings: () => Promise.resolve(settings),
         logger: this.logger,
-        ...(this.limits.onSessionLost ? { onSessionLost: this.limits.onSessionLost } : {}),
+        ...(this.options.onSessionLost ? { onSessionLost: this.options.onSessionLost } : {}),
       }),
       active: 0,
     };
@@ -97,7 +100,7 @@ export class TenantConnectionPool {
       return;
     }
     if (this.#closed) return;
-    pooled.idleTimer = setTimeout(() => this.#evict(pooled, 'idle'), this.limits.idleMs);
+    pooled.idleTimer = setTimeout(() => this.#evict(pooled, 'idle'), this.options.idleMs);
     pooled.idleTimer.unref();
     this.#evictBeyondLimit();
   }
@@ -109,7 +112,7 @@ export class TenantConnectionPool {
 
   #evictBeyondLimit(): void {
     for (const pooled of this.#pooled.values()) {
-      if (this.#pooled.size <= this.limits.maxConnections) return;
+      if (this.#pooled.size <= this.options.maxConnections) return;
       if (pooled.active === 0) this.#evict(pooled, 'least recently used');
     }
   }
