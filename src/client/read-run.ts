@@ -99,7 +99,9 @@ async function askRunningRun<T>(
     return await ask();
   } catch (error) {
     if (!noWorkerAnsweredIn(error, 0)) throw error;
-    const record = await readClosedRunRecord(access, runId, await describeInScope(access, runId, scope));
+    // The first failure is the one to report when the run cannot be described again either.
+    const description = await describeInScope(access, runId, scope).catch(() => undefined);
+    const record = description && (await readClosedRunRecord(access, runId, description));
     if (record === undefined) throw error;
     return fromRecord(record);
   }
