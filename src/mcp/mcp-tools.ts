@@ -174,10 +174,8 @@ function invalid(message: string): never {
 /** The server's tools, kept current, and its connections: one for the catalog, one per tenant with own secrets. */
 async function openMcpSource(options: McpToolsOptions, context: ToolSourceContext): Promise<OpenToolSource> {
   const { name: server, transport } = options;
-  const { logger, secrets } = context;
-  const usesSecrets = Object.values(transport.type === 'http' ? (transport.headers ?? {}) : (transport.env ?? {})).some(
-    isSecretReference,
-  );
+  const { logger } = context;
+  const usesSecrets = holdsSecretReferences(transport);
   const catalogTenantId = options.catalogTenantId ?? 'default';
   const pool = new TenantConnectionPool(server, logger, {
     maxConnections: options.maxTenantConnections ?? defaultMaxTenantConnections,
@@ -186,15 +184,7 @@ async function openMcpSource(options: McpToolsOptions, context: ToolSourceContex
     onSessionLost: () => refresh(),
   });
   let refreshing = Promise.resolve();
-  const settingsFor = (tenantId: string, toolName: string): Promise<ResolvedSettings> =>
-    resolveTransportWithSecrets(transport, secrets, { tenantId, toolName, mcpServer: server }).catch(
-      (error: unknown) => {
-        const reason = errorMessage(error);
-        // A missing secret's own message names the server already.
-        const message = reason.startsWith(`MCP server '${server}'`) ? reason : `MCP server '${server}': ${reason}`;
-        throw new RelayError('tool_transport_failed', message, { details: { retryable: false } });
-      },
-    );
+  const settingsFor = settingsResolver(options, context.secrets);
 
   const onConnection: ConnectionUser = async (tenantId, toolName, call) => {
     if (!usesSecrets) return call(catalog, (value) => value);
@@ -232,6 +222,28 @@ async function openMcpSource(options: McpToolsOptions, context: ToolSourceContex
     await catalog.close();
     throw error;
   }
+}
+
+/** Whether a transport's headers (HTTP) or environment (stdio) name a secret, so each tenant needs its own link. */
+function holdsSecretReferences(transport: McpStdioTransport | McpHttpTransport): boolean {
+  const settings = transport.type === 'http' ? (transport.headers ?? {}) : (transport.env ?? {});
+  return Object.values(settings).some(isSecretReference);
+}
+
+/** Resolves the server's settings for a tenant and tool; a secret that fails to resolve fails the call, for good. */
+function settingsResolver(
+  { name: server, transport }: McpToolsOptions,
+  secrets: SecretSource | undefined,
+): (tenantId: string, toolName: string) => Promise<ResolvedSettings> {
+  return (tenantId, toolName) =>
+    resolveTransportWithSecrets(transport, secrets, { tenantId, toolName, mcpServer: server }).catch(
+      (error: unknown) => {
+        const reason = errorMessage(error);
+        // A missing secret's own message names the server already.
+        const message = reason.startsWith(`MCP server '${server}'`) ? reason : `MCP server '${server}': ${reason}`;
+        throw new RelayError('tool_transport_failed', message, { details: { retryable: false } });
+      },
+    );
 }
 
 /**
