@@ -37,7 +37,7 @@ const listerCount = Number(values.listers);
 const listIntervalMs = 1_000;
 const windowSeconds = Number(values.seconds);
 const pollIntervalMs = 250;
-const apiKey = 'bench-key';
+const apiKey = 'key-bench-0123456789';
 const taskQueue = 'bench-watchers';
 
 Runtime.install({ logger: new DefaultLogger('ERROR') });

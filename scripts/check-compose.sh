@@ -17,15 +17,15 @@ if [ ! -x "$compose" ]; then
   mkdir -p "$(dirname "$compose")"
   CGO_ENABLED=0 GOBIN="$(dirname "$compose")" go install "github.com/docker/compose/v2/cmd@$compose_version"
 fi
-RELAY_E_API_KEYS="check:acme" "$compose" -f docker-compose.yml config --quiet
+RELAY_E_API_KEYS="key-check-0123456789:acme" "$compose" -f docker-compose.yml config --quiet
 echo "docker-compose.yml: valid (docker compose $compose_version config)"
 
 relay_e_ensure_node
 resolved="$(mktemp)"
 copied="$(mktemp -d)"
 trap 'rm -rf "$resolved" "$copied"' EXIT
-RELAY_E_API_KEYS="check:acme" RELAY_E_PROJECT_DIR=examples/your-own-project RELAY_E_DOCKERFILE="$PWD/Dockerfile" \
-  "$compose" -f docker-compose.yml config --format json >"$resolved"
+RELAY_E_API_KEYS="key-check-0123456789:acme" RELAY_E_PROJECT_DIR=examples/your-own-project \
+  RELAY_E_DOCKERFILE="$PWD/Dockerfile" "$compose" -f docker-compose.yml config --format json >"$resolved"
 node scripts/check-compose-project.mjs "$resolved" "$PWD/examples/your-own-project"
 
 # The copied setup: the example project's files, and docker-compose.yml, Dockerfile, .dockerignore and deploy/temporal
@@ -41,7 +41,7 @@ npm pack --dry-run --json --ignore-scripts 2>/dev/null |
     mkdir -p "$copied/$(dirname "$file")"
     cp "$file" "$copied/$file"
   done
-(cd "$copied" && env -u RELAY_E_PROJECT_DIR -u RELAY_E_DOCKERFILE RELAY_E_API_KEYS="check:acme" \
+(cd "$copied" && env -u RELAY_E_PROJECT_DIR -u RELAY_E_DOCKERFILE RELAY_E_API_KEYS="key-check-0123456789:acme" \
   "$compose" -f docker-compose.yml config --format json) >"$resolved"
 node scripts/check-compose-project.mjs "$resolved" "$copied"
 node -e 'const { existsSync, readFileSync, readdirSync, statSync } = require("node:fs");

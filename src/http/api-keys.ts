@@ -26,10 +26,16 @@ export interface LoadApiKeysOptions {
   env?: NodeJS.ProcessEnv;
 }
 
-const tenantIdSchema = z.string().regex(tenantIdPattern, {
-  message: `Expected 1 to ${maxTenantIdLength} letters, digits or . _ : @ -`,
-});
-const keySchema = z.string().regex(/^\S{1,512}$/, { message: 'Expected 1 to 512 characters and no whitespace' });
+const tenantIdRule = `Expected 1 to ${maxTenantIdLength} letters, digits or . _ : @ -`;
+const tenantIdSchema = z.string().regex(tenantIdPattern, { message: tenantIdRule });
+/** The fewest characters an API key may have: nothing limits guesses at the API, so a short key is refused at start. */
+export const minApiKeyLength = 16;
+const maxApiKeyLength = 512;
+// The rule and how to follow it; never the key, which each refusal names by position.
+const keyRule =
+  `Expected ${minApiKeyLength} to ${maxApiKeyLength} characters and no whitespace: make each key random, ` +
+  `e.g. node -e "console.log(crypto.randomBytes(32).toString('base64url'))"`;
+const keySchema = z.string().regex(new RegExp(`^\\S{${minApiKeyLength},${maxApiKeyLength}}$`), { message: keyRule });
 const keyEntrySchema = z.object({
   key: keySchema,
   tenantId: tenantIdSchema,
@@ -151,18 +157,12 @@ function parseKeyList(list: string): Array<ApiKeyTenant & { key: string }> {
     .filter((item) => item !== '')
     .map((item, index) => {
       const [key = '', tenantId = '', name, ...rest] = item.split(':');
-      if (
-        rest.length > 0 ||
-        name === '' ||
-        !keySchema.safeParse(key).success ||
-        !tenantIdSchema.safeParse(tenantId).success
-      ) {
-        // The entry holds a secret, so the message points at it by position instead of quoting it.
-        throw new RelayError(
-          'invalid_input',
-          `RELAY_E_API_KEYS entry ${index + 1}: expected 'key:tenant' or 'key:tenant:name'`,
-        );
-      }
+      // The entry holds a secret, so the messages point at it by position instead of quoting it.
+      const refuse = (reason: string) =>
+        new RelayError('invalid_input', `RELAY_E_API_KEYS entry ${index + 1}: ${reason}`);
+      if (rest.length > 0 || name === '' || tenantId === '') throw refuse("expected 'key:tenant' or 'key:tenant:name'");
+      if (!keySchema.safeParse(key).success) throw refuse(`key: ${keyRule}`);
+      if (!tenantIdSchema.safeParse(tenantId).success) throw refuse(`tenant: ${tenantIdRule}`);
       return { key, tenantId, ...(name !== undefined ? { name } : {}) };
     });
 }

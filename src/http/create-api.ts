@@ -26,7 +26,7 @@ export interface CreateApiOptions {
   client: RelayClient;
   /**
    * The keys callers authenticate with, each mapped to the tenant it speaks for; at least one, each checked as
-   * `loadApiKeys` checks them (1 to 512 characters without whitespace, a valid tenant id).
+   * `loadApiKeys` checks them (16 to 512 characters without whitespace, a valid tenant id).
    */
   apiKeys: ApiKeyTenants;
   /** The largest request body accepted, by the API and the inbox alike. @default 1_048_576 (1 MiB) */

@@ -49,7 +49,7 @@ function startDev(temporalPort: number, uiPort: number, extraEnv: NodeJS.Process
   const args = ['dev', '--temporal-address', `127.0.0.1:${temporalPort}`, '--ui-port', String(uiPort), '--port', '0'];
   const child = spawn(process.execPath, ['--require', announceBundling, ...relayECliArgs, ...args], {
     cwd: folder,
-    env: { ...env, ...extraEnv, RELAY_E_API_KEYS: 'rk_test:demo', RELAY_E_ENCRYPTION_KEYS: '' },
+    env: { ...env, ...extraEnv, RELAY_E_API_KEYS: 'rk_test_0123456789abcdef:demo', RELAY_E_ENCRYPTION_KEYS: '' },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

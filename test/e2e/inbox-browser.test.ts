@@ -18,7 +18,7 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const screenshots = path.join(root, 'docs/images');
 /** How long a page may take to show what the run did, on a loaded machine. */
 const patience = { timeout: 15_000 };
-const keys = { acme: 'key-acme-e2e', globex: 'key-globex-e2e' } as const;
+const keys = { acme: 'key-acme-e2e-0123456789', globex: 'key-globex-e2e-0123456789' } as const;
 
 let dev: DevStack;
 let browser: Browser;

@@ -15,7 +15,7 @@ import { temporaryFolder } from '../mcp/mcp-test-kit.js';
 // `relay-e dev` started in it on the test harness's Temporal: the dev stack serves their tools like its own.
 
 const root = fileURLToPath(new URL('../..', import.meta.url));
-const apiKey = `k-mcp-${randomUUID().slice(0, 8)}`;
+const apiKey = `key-mcp-${randomUUID()}`;
 const token = 'token-dev-stack';
 
 let project: string;

@@ -121,7 +121,7 @@ describe('relay-e worker with a config that names modelCallStartTimeout', () => 
 
 describe('relay-e serve and dev with a config', () => {
   it('serve takes its task queue from the config named with --config', async () => {
-    const { RELAY_E_TASK_QUEUE: _queue, ...env } = cliEnv('unused', { RELAY_E_API_KEYS: 'k-serve:shop' });
+    const { RELAY_E_TASK_QUEUE: _queue, ...env } = cliEnv('unused', { RELAY_E_API_KEYS: 'key-serve-0123456789:shop' });
     const serve = spawnRelayE(
       ['serve', '--json', '--port', '0', '--config', 'test/fixtures/project-config/relay-e.config.mjs'],
       env,
@@ -133,7 +133,7 @@ describe('relay-e serve and dev with a config', () => {
       // It opened a payload store (the default folder: the config names none), so the route goes on to look for the
       // run (none here) instead of answering 501.
       const stored = await fetch(`${ready.url}/v1/runs/run_1/stored/sha256:${'0'.repeat(64)}`, {
-        headers: { authorization: 'Bearer k-serve' },
+        headers: { authorization: 'Bearer key-serve-0123456789' },
       });
       expect([stored.status, ((await stored.json()) as { code: string }).code]).toEqual([404, 'run_not_found']);
     } finally {
@@ -145,7 +145,7 @@ describe('relay-e serve and dev with a config', () => {
     const taskQueue = `config-dev-${randomUUID()}`;
     const dev = spawnRelayE(
       ['dev', '--port', '0', '--temporal-address', inject('temporalAddress')],
-      cliEnv(taskQueue, { RELAY_E_API_KEYS: 'k-dev:shop' }),
+      cliEnv(taskQueue, { RELAY_E_API_KEYS: 'key-dev-0123456789:shop' }),
     );
     let printed = '';
     while (!printed.includes('Ctrl-C stops')) printed += `${await dev.nextLine()}\n`;
@@ -160,13 +160,13 @@ describe('relay-e serve and dev with a config', () => {
     await waitForWorkerCatalog(await RelayClient.connect({ address: inject('temporalAddress'), taskQueue }));
     const refused = await fetch(`${apiUrl}/v1/runs`, {
       method: 'POST',
-      headers: { authorization: 'Bearer k-dev', 'content-type': 'application/json' },
+      headers: { authorization: 'Bearer key-dev-0123456789', 'content-type': 'application/json' },
       body: JSON.stringify({ model: 'scripted:orders', prompt: 'pay', tools: ['transfer_funds'] }),
     });
     expect([refused.status, ((await refused.json()) as { code: string }).code]).toEqual([422, 'unknown_tool']);
     // The API reads its worker's payload store: the route goes on to look for the run (none here), not 501.
     const stored = await fetch(`${apiUrl}/v1/runs/run_1/stored/sha256:${'0'.repeat(64)}`, {
-      headers: { authorization: 'Bearer k-dev' },
+      headers: { authorization: 'Bearer key-dev-0123456789' },
     });
     expect([stored.status, ((await stored.json()) as { code: string }).code]).toEqual([404, 'run_not_found']);
 
@@ -181,7 +181,7 @@ describe('relay-e serve and dev with a config', () => {
     try {
       const { code, stderr } = await relayE(
         ['dev', '--port', String(port), '--temporal-address', inject('temporalAddress')],
-        cliEnv(`busy-${randomUUID()}`, { RELAY_E_API_KEYS: 'k-busy:shop' }),
+        cliEnv(`busy-${randomUUID()}`, { RELAY_E_API_KEYS: 'key-busy-0123456789:shop' }),
       );
 
       expect(code).toBe(2);

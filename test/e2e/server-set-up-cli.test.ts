@@ -30,7 +30,7 @@ function relayE(args: string[], extra: Record<string, string> = {}): Promise<{ c
     execFile(
       process.execPath,
       [...relayECliArgs, ...args],
-      { env: { ...process.env, RELAY_E_API_KEYS: 'key-1:demo', ...extra }, cwd: folder, timeout: 30_000 },
+      { env: { ...process.env, RELAY_E_API_KEYS: 'key-demo-0123456789:demo', ...extra }, cwd: folder, timeout: 30_000 },
       (error, _stdout, stderr) => {
         resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stderr });
       },
@@ -96,14 +96,18 @@ describe('relay-e serve once Temporal cannot be reached', () => {
     const proxy = await startTcpProxy(`http://${inject('temporalAddress')}`);
     const serve = spawnRelayE(['serve', '--address', new URL(proxy.url).host, '--port', '0', '--json'], {
       cwd: folder,
-      env: { ...process.env, RELAY_E_API_KEYS: 'key-1:demo', TEMPORAL_NAMESPACE: inject('temporalNamespace') },
+      env: {
+        ...process.env,
+        RELAY_E_API_KEYS: 'key-demo-0123456789:demo',
+        TEMPORAL_NAMESPACE: inject('temporalNamespace'),
+      },
     });
     try {
       const { url } = JSON.parse(await serve.nextLine()) as { url: string };
       proxy.refuse();
       const asked = Date.now();
 
-      const response = await fetch(`${url}/v1/runs`, { headers: { authorization: 'Bearer key-1' } });
+      const response = await fetch(`${url}/v1/runs`, { headers: { authorization: 'Bearer key-demo-0123456789' } });
 
       // Six attempts: about 3 s of backoff (the SDK's ten take about 20 s).
       expect(Date.now() - asked).toBeLessThan(10_000);

@@ -2,7 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createApiKeyVerifier, loadApiKeys } from '../../src/http/api-keys.js';
+import { createApiKeyVerifier, loadApiKeys, minApiKeyLength } from '../../src/http/api-keys.js';
 
 let directory: string;
 
@@ -22,12 +22,13 @@ async function keyFile(content: unknown): Promise<string> {
 
 describe('loadApiKeys', () => {
   it('merges the keys of a file and of RELAY_E_API_KEYS, names included', async () => {
-    const file = await keyFile({ keys: [{ key: 'file-key', tenantId: 'acme', name: 'ops-bot' }] });
-    const keys = await loadApiKeys({ file, env: { RELAY_E_API_KEYS: ' env-a:acme , env-b:globex:bob ,' } });
+    const file = await keyFile({ keys: [{ key: 'key-file-0123456789', tenantId: 'acme', name: 'ops-bot' }] });
+    const env = { RELAY_E_API_KEYS: ' key-env-a-0123456789:acme , key-env-b-0123456789:globex:bob ,' };
+    const keys = await loadApiKeys({ file, env });
     expect([...keys]).toEqual([
-      ['file-key', { tenantId: 'acme', name: 'ops-bot' }],
-      ['env-a', { tenantId: 'acme' }],
-      ['env-b', { tenantId: 'globex', name: 'bob' }],
+      ['key-file-0123456789', { tenantId: 'acme', name: 'ops-bot' }],
+      ['key-env-a-0123456789', { tenantId: 'acme' }],
+      ['key-env-b-0123456789', { tenantId: 'globex', name: 'bob' }],
     ]);
   });
 
@@ -38,19 +39,63 @@ describe('loadApiKeys', () => {
   });
 
   it('refuses one key mapped to two tenants', async () => {
-    const file = await keyFile({ keys: [{ key: 'shared', tenantId: 'acme' }] });
-    await expect(loadApiKeys({ file, env: { RELAY_E_API_KEYS: 'shared:globex' } })).rejects.toThrow(/two tenants/);
+    const file = await keyFile({ keys: [{ key: 'key-shared-0123456789', tenantId: 'acme' }] });
+    const env = { RELAY_E_API_KEYS: 'key-shared-0123456789:globex' };
+    await expect(loadApiKeys({ file, env })).rejects.toThrow(/two tenants/);
   });
 
   it('names a malformed entry by position without echoing the secret', async () => {
-    const attempt = loadApiKeys({ env: { RELAY_E_API_KEYS: 'ok:acme,super-secret-value' } });
-    await expect(attempt).rejects.toThrow(/entry 2/);
+    const attempt = loadApiKeys({ env: { RELAY_E_API_KEYS: 'key-acme-0123456789:acme,super-secret-value' } });
+    await expect(attempt).rejects.toThrow(/entry 2: expected 'key:tenant'/);
     await expect(attempt).rejects.not.toThrow(/super-secret-value/);
   });
 
   it('refuses a key file whose tenant id could break out of a visibility query', async () => {
-    const file = await keyFile({ keys: [{ key: 'k', tenantId: "acme' OR 1=1" }] });
+    const file = await keyFile({ keys: [{ key: 'key-acme-0123456789', tenantId: "acme' OR 1=1" }] });
     await expect(loadApiKeys({ file, env: {} })).rejects.toThrow(/tenantId/);
+    const env = { RELAY_E_API_KEYS: "key-acme-0123456789:acme'" };
+    await expect(loadApiKeys({ env })).rejects.toThrow(/entry 1: tenant: Expected 1 to \d+ letters/);
+  });
+});
+
+describe('loadApiKeys and the length of a key', () => {
+  // One character short of minApiKeyLength.
+  const short = 'key-acme-012345';
+  const rule = 'Expected 16 to 512 characters and no whitespace: make each key random, e.g. node -e';
+
+  it(`refuses a key of ${minApiKeyLength - 1} characters in RELAY_E_API_KEYS, naming its entry and the rule, never the key`, async () => {
+    expect(short).toHaveLength(minApiKeyLength - 1);
+    const attempt = loadApiKeys({ env: { RELAY_E_API_KEYS: `key-globex-0123456789:globex,${short}:acme` } });
+    await expect(attempt).rejects.toMatchObject({ code: 'invalid_input' });
+    await expect(attempt).rejects.toThrow(`RELAY_E_API_KEYS entry 2: key: ${rule}`);
+    await expect(attempt).rejects.not.toThrow(short);
+  });
+
+  it(`refuses a key of ${minApiKeyLength - 1} characters in a key file, naming the file, the entry and the rule`, async () => {
+    const file = await keyFile({
+      keys: [
+        { key: 'key-globex-0123456789', tenantId: 'globex' },
+        { key: short, tenantId: 'acme' },
+      ],
+    });
+    const attempt = loadApiKeys({ file, env: {} });
+    await expect(attempt).rejects.toMatchObject({ code: 'invalid_input' });
+    await expect(attempt).rejects.toThrow(`${file}: invalid API key file: ${rule}`);
+    await expect(attempt).rejects.toThrow(/at 'keys\[1\]\.key'/);
+    await expect(attempt).rejects.not.toThrow(short);
+  });
+
+  it(`accepts a key of ${minApiKeyLength} characters from either`, async () => {
+    const key = `${short}6`;
+    const file = await keyFile({ keys: [{ key, tenantId: 'acme' }] });
+    expect([...(await loadApiKeys({ file, env: {} }))]).toEqual([[key, { tenantId: 'acme' }]]);
+    expect([...(await loadApiKeys({ env: { RELAY_E_API_KEYS: `${key}:acme` } }))]).toEqual([
+      [key, { tenantId: 'acme' }],
+    ]);
+  });
+
+  it('refuses an empty key in RELAY_E_API_KEYS with the same rule', async () => {
+    await expect(loadApiKeys({ env: { RELAY_E_API_KEYS: ':acme' } })).rejects.toThrow(`entry 1: key: ${rule}`);
   });
 });
 

@@ -17,7 +17,7 @@ import { httpTestModel, payCallId } from './http-test-kit.js';
 
 // transfer_funds decided by `finance-lead` only: the name of the API key a decision comes in with.
 const tenantId = 'approvers-test';
-const keys = { lead: 'key-finance-lead', ops: 'key-ops' };
+const keys = { lead: 'key-finance-lead', ops: 'key-ops-0123456789' };
 const apiKeys = new Map<string, ApiKeyTenant>([
   [keys.lead, { tenantId, name: 'finance-lead' }],
   [keys.ops, { tenantId, name: 'ops' }],
@@ -153,7 +153,7 @@ describe('an approver’s edit with a field the tool does not name', () => {
 });
 
 describe('a tool whose calls need two approvers (four eyes)', () => {
-  const fourEyes = { ...keys, cfo: 'key-cfo' };
+  const fourEyes = { ...keys, cfo: 'key-cfo-0123456789' };
   let pair: { worker: RunningWorker; api: ApiServer; ledger: ReturnType<typeof createLedger> };
 
   beforeAll(async () => {

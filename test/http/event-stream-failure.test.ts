@@ -31,11 +31,17 @@ describe('an event stream whose Temporal stops answering while it follows a run'
       callRetry: { maxAttempts: 2 },
     });
     const logger = { error: vi.fn(), warn: vi.fn() };
-    const api = createApi({ client: proxied, apiKeys: new Map([['key-a', { tenantId: 'acme' }]]), logger });
+    const api = createApi({
+      client: proxied,
+      apiKeys: new Map([['key-acme-0123456789', { tenantId: 'acme' }]]),
+      logger,
+    });
     const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'pay' });
     try {
       await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
-      const response = await api.request(`/v1/runs/${runId}/events`, { headers: { authorization: 'Bearer key-a' } });
+      const response = await api.request(`/v1/runs/${runId}/events`, {
+        headers: { authorization: 'Bearer key-acme-0123456789' },
+      });
       expect(response.status).toBe(200);
 
       const messages: ServerSentMessage[] = [];

@@ -17,7 +17,7 @@ export function createTestTenants() {
   const suffix = randomUUID().slice(0, 8);
   const tenantA = `http-a-${suffix}`;
   const tenantB = `http-b-${suffix}`;
-  const keys = { alice: `key-alice-${suffix}`, unnamedA: `key-a-${suffix}`, bob: `key-bob-${suffix}` };
+  const keys = { alice: `key-alice-${suffix}`, unnamedA: `key-unnamed-a-${suffix}`, bob: `key-bob-${suffix}` };
   const apiKeys = new Map<string, ApiKeyTenant>([
     [keys.alice, { tenantId: tenantA, name: 'alice' }],
     [keys.unnamedA, { tenantId: tenantA }],

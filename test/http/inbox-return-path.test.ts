@@ -10,7 +10,11 @@ const runPath = '/inbox/runs/run_0b5e?from=notice';
 
 function inbox() {
   const followers = new RunEventHub(client(), 250);
-  return createInbox({ client: client(), apiKeys: new Map([['key-a', { tenantId: 'a', name: 'alice' }]]), followers });
+  return createInbox({
+    client: client(),
+    apiKeys: new Map([['key-alice-0123456789', { tenantId: 'a', name: 'alice' }]]),
+    followers,
+  });
 }
 
 type Inbox = ReturnType<typeof inbox>;
@@ -33,7 +37,7 @@ describe('the page an approver asked for before signing in', () => {
     const form = await (await app.request(`${server}${signInAt}`)).text();
     expect(form).toContain(`<input type="hidden" name="next" value="${runPath}" />`);
 
-    const signedIn = await signIn(app, { apiKey: 'key-a', next: runPath });
+    const signedIn = await signIn(app, { apiKey: 'key-alice-0123456789', next: runPath });
     expect(signedIn.status).toBe(303);
     expect(signedIn.headers.get('location')).toBe(runPath);
     // A wrong key keeps where to go for the next try.
@@ -53,7 +57,7 @@ describe('the page an approver asked for before signing in', () => {
     '/inbox/runs/../approvals',
   ])('goes to the front page after sign-in, never to %s', async (next) => {
     const app = inbox();
-    const signedIn = await signIn(app, { apiKey: 'key-a', next });
+    const signedIn = await signIn(app, { apiKey: 'key-alice-0123456789', next });
     expect(signedIn.status).toBe(303);
     expect(signedIn.headers.get('location')).toBe('/');
     const form = await (await app.request(`${server}/?next=${encodeURIComponent(next)}`)).text();
@@ -70,7 +74,9 @@ describe('what the inbox answers without asking a run', () => {
 
   it('opens a run whose id was pasted with spaces around it', async () => {
     const app = inbox();
-    const cookie = ((await signIn(app, { apiKey: 'key-a' })).headers.get('set-cookie') ?? '').split(';')[0]!;
+    const cookie = ((await signIn(app, { apiKey: 'key-alice-0123456789' })).headers.get('set-cookie') ?? '').split(
+      ';',
+    )[0]!;
     const opened = await app.request(`${server}/inbox/runs?id=${encodeURIComponent('  run_0b5e \t')}`, {
       headers: { cookie },
     });

@@ -9,7 +9,7 @@ import { startTcpProxy } from '../helpers/tcp-proxy.js';
 
 // What callers and a load balancer see when the API's Temporal cannot be used: its frontend stopped (a server of this
 // file's own, started and stopped here), or a namespace it does not have (on the suite's server).
-const apiKeys = new Map([['key-a', { tenantId: 'tenant-a' }]]);
+const apiKeys = new Map([['key-tenant-a-0123456789', { tenantId: 'tenant-a' }]]);
 
 function apiOver(client: RelayClient) {
   const logger = { error: vi.fn(), warn: vi.fn() };
@@ -17,7 +17,7 @@ function apiOver(client: RelayClient) {
 }
 
 function get(api: ReturnType<typeof createApi>, path: string): Promise<Response> {
-  return Promise.resolve(api.request(path, { headers: { authorization: 'Bearer key-a' } }));
+  return Promise.resolve(api.request(path, { headers: { authorization: 'Bearer key-tenant-a-0123456789' } }));
 }
 
 async function problemOf(response: Response) {

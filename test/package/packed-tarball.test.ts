@@ -274,7 +274,7 @@ describe('the packed package, installed in a project of its own', () => {
           PATH: `${path.dirname(process.execPath)}${path.delimiter}${process.env['PATH'] ?? ''}`,
           TEMPORAL_ADDRESS: inject('temporalAddress'),
           RELAY_E_TASK_QUEUE: `user-project-dev-${Date.now()}`,
-          RELAY_E_API_KEYS: 'k-garden:garden',
+          RELAY_E_API_KEYS: 'key-garden-0123456789:garden',
         },
         stdio: ['ignore', 'pipe', 'pipe'],
       });
@@ -286,7 +286,7 @@ describe('the packed package, installed in a project of its own', () => {
         const call = (route: string, body?: unknown) =>
           fetch(`${api}${route}`, {
             method: body === undefined ? 'GET' : 'POST',
-            headers: { authorization: 'Bearer k-garden', 'content-type': 'application/json' },
+            headers: { authorization: 'Bearer key-garden-0123456789', 'content-type': 'application/json' },
             ...(body === undefined ? {} : { body: JSON.stringify(body) }),
           }).then(async (response) => ({ status: response.status, body: (await response.json()) as RunAnswer }));
 

@@ -131,8 +131,8 @@ describe('reading a closed run with every worker stopped', () => {
   it('serves a closed run over HTTP, its event stream included', async () => {
     const { runId, taskQueue } = await completedRunWithoutWorker();
     const client = await connectClient(taskQueue);
-    const api = await startApiServer({ client, apiKeys: new Map([['key-acme', { tenantId: 'acme' }]]) });
-    const headers = { authorization: 'Bearer key-acme' };
+    const api = await startApiServer({ client, apiKeys: new Map([['key-acme-0123456789', { tenantId: 'acme' }]]) });
+    const headers = { authorization: 'Bearer key-acme-0123456789' };
     try {
       const snapshot = await fetch(`${api.url}/v1/runs/${runId}`, { headers });
       expect(snapshot.status).toBe(200);

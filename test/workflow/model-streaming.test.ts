@@ -81,10 +81,15 @@ describe('a streaming model', () => {
 
   it('sends deltas over HTTP without an event id, so Last-Event-ID keeps naming durable events', async () => {
     wire.reply({ events: chatCompletionStream(pieces), delayMs: pieceDelayMs });
-    const api = await startApiServer({ client: streaming.client, apiKeys: new Map([['key', { tenantId: 'acme' }]]) });
+    const api = await startApiServer({
+      client: streaming.client,
+      apiKeys: new Map([['key-acme-0123456789', { tenantId: 'acme' }]]),
+    });
     try {
       const { runId } = await streaming.client.startRun(input);
-      const response = await fetch(`${api.url}/v1/runs/${runId}/events`, { headers: { authorization: 'Bearer key' } });
+      const response = await fetch(`${api.url}/v1/runs/${runId}/events`, {
+        headers: { authorization: 'Bearer key-acme-0123456789' },
+      });
       const blocks = (await response.text()).split('\n\n').filter((block) => block.startsWith('event:'));
       const deltas = blocks.filter((block) => block.startsWith('event: model_delta'));
       expect(deltas.length).toBeGreaterThanOrEqual(2);

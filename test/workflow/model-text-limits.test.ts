@@ -69,8 +69,8 @@ async function inspect(runId: string, taskQueue: string): Promise<{ snapshot: Ru
 
 /** The run's snapshot and event stream over HTTP. */
 async function readOverHttp(client: RelayClient, runId: string, tenantId: string) {
-  const api = await startApiServer({ client, apiKeys: new Map([['key', { tenantId }]]) });
-  const headers = { authorization: 'Bearer key' };
+  const api = await startApiServer({ client, apiKeys: new Map([['key-model-text-limits', { tenantId }]]) });
+  const headers = { authorization: 'Bearer key-model-text-limits' };
   try {
     const snapshot = (await (await fetch(`${api.url}/v1/runs/${runId}`, { headers })).json()) as RunSnapshot;
     const stream = await (await fetch(`${api.url}/v1/runs/${runId}/events`, { headers })).text();

@@ -57,8 +57,8 @@ async function breakRun(client: RelayClient, runId: string): Promise<RelayError>
 }
 
 const apiKeys = new Map<string, ApiKeyTenant>([
-  ['key-acme', { tenantId: 'acme', name: 'ops' }],
-  ['key-other', { tenantId: 'other' }],
+  ['key-acme-0123456789', { tenantId: 'acme', name: 'ops' }],
+  ['key-other-0123456789', { tenantId: 'other' }],
 ]);
 
 /**
@@ -96,12 +96,16 @@ describe.concurrent('a run no worker can answer for', () => {
         // Another tenant learns nothing, not even that the run is stuck.
         expect(await errorOf(client.getRun(runId, { tenantId: 'other' }))).toMatchObject({ code: 'run_not_found' });
 
-        const response = await fetch(`${api.url}/v1/runs/${runId}`, { headers: { 'x-api-key': 'key-acme' } });
+        const response = await fetch(`${api.url}/v1/runs/${runId}`, {
+          headers: { 'x-api-key': 'key-acme-0123456789' },
+        });
         expect(response.status).toBe(503);
         expect(response.headers.get('content-type')).toBe('application/problem+json');
         expect(response.headers.get('retry-after')).toBe('5');
         expect(await response.json()).toMatchObject({ status: 503, code: 'run_unavailable' });
-        const otherTenant = await fetch(`${api.url}/v1/runs/${runId}`, { headers: { 'x-api-key': 'key-other' } });
+        const otherTenant = await fetch(`${api.url}/v1/runs/${runId}`, {
+          headers: { 'x-api-key': 'key-other-0123456789' },
+        });
         expect(otherTenant.status).toBe(404);
 
         // Scoped to its tenant, the follower waits too: the tenant is read from the run's description, not asked of it.
@@ -148,7 +152,7 @@ describe.concurrent('a run no worker can answer for', () => {
         await breakRun(client, runId);
         const response = await fetch(`${api.url}/v1/runs/${runId}/cancel`, {
           method: 'POST',
-          headers: { 'x-api-key': 'key-acme' },
+          headers: { 'x-api-key': 'key-acme-0123456789' },
         });
         expect(response.status).toBe(202);
         expect(await response.json()).toEqual({ runId, status: 'cancelling' });

@@ -33,10 +33,13 @@ const addedInV2 = defineTool({
 
 /** `GET /v1/runs/{id}` of an API over `client`, with a key of the runs' tenant. */
 async function snapshotOverHttp(client: RunningWorker['client'], runId: string): Promise<RunSnapshot> {
-  const api = await startApiServer({ client, apiKeys: new Map([['versioning-key', { tenantId: base.tenantId }]]) });
+  const api = await startApiServer({
+    client,
+    apiKeys: new Map([['key-versioning-0123456789', { tenantId: base.tenantId }]]),
+  });
   try {
     const response = await fetch(`${api.url}/v1/runs/${runId}`, {
-      headers: { authorization: 'Bearer versioning-key' },
+      headers: { authorization: 'Bearer key-versioning-0123456789' },
     });
     expect(response.status).toBe(200);
     return (await response.json()) as RunSnapshot;

@@ -33,7 +33,7 @@ async function devStartingUp(name: string) {
       ...env,
       TEMPORAL_CLI_PATH: fakeCli,
       FAKE_TEMPORAL_PID_FILE: pidFile,
-      RELAY_E_API_KEYS: 'rk_test:demo',
+      RELAY_E_API_KEYS: 'rk_test_0123456789abcdef:demo',
       RELAY_E_ENCRYPTION_KEYS: '',
     },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -90,7 +90,7 @@ beforeEach(() => {
   stopped.length = 0;
   printed = '';
   said = '';
-  vi.stubEnv('RELAY_E_API_KEYS', 'rk_test:demo');
+  vi.stubEnv('RELAY_E_API_KEYS', 'rk_test_0123456789abcdef:demo');
   vi.stubEnv('RELAY_E_ENCRYPTION_KEYS', '');
   vi.stubEnv('RELAY_E_PORT', '');
   vi.stubEnv('RELAY_E_HOST', '');

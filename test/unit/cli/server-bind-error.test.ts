@@ -52,7 +52,7 @@ const giveAnAddress =
 beforeEach(() => {
   opened.clients.length = 0;
   opened.stores.length = 0;
-  vi.stubEnv('RELAY_E_API_KEYS', 'key-1:demo');
+  vi.stubEnv('RELAY_E_API_KEYS', 'key-demo-0123456789:demo');
   vi.stubEnv('RELAY_E_HOST', '');
   vi.mocked(waitForShutdownSignal).mockReturnValue(new Promise(() => {}));
   vi.spyOn(process.stdout, 'write').mockReturnValue(true);

@@ -40,7 +40,7 @@ async function refusal(run: Promise<number>): Promise<{ exitCode: number; messag
 beforeEach(() => {
   opened.connects = 0;
   opened.stores.length = 0;
-  vi.stubEnv('RELAY_E_API_KEYS', 'key-1:demo');
+  vi.stubEnv('RELAY_E_API_KEYS', 'key-demo-0123456789:demo');
   vi.spyOn(process.stdout, 'write').mockReturnValue(true);
 });
 
@@ -77,6 +77,16 @@ describe('relay-e serve', () => {
         'CliError: API keys file /nonexistent/relay-e-keys.json does not exist: give its path with ' +
         '--api-keys-file PATH or RELAY_E_API_KEYS_FILE',
     });
+    expect(opened.connects).toBe(0);
+  });
+
+  it('refuses a key shorter than 16 characters before it connects, exit 2, naming its entry and not the key', async () => {
+    vi.stubEnv('RELAY_E_API_KEYS', 'key-demo-0123456789:demo,key-acme-012345:acme');
+    const refused = await refusal(serveCommand.run([]));
+
+    expect(refused.exitCode).toBe(2);
+    expect(refused.message).toContain('RELAY_E_API_KEYS entry 2: key: Expected 16 to 512 characters');
+    expect(refused.message).not.toContain('key-acme-012345');
     expect(opened.connects).toBe(0);
   });
 

@@ -13,7 +13,12 @@ const publicOrigin = 'https://inbox.example.com';
 
 function inbox(publicUrl?: string) {
   const followers = new RunEventHub(client(), 250);
-  return createInbox({ client: client(), apiKeys: new Map([['key-a', { tenantId: 'a' }]]), followers, publicUrl });
+  return createInbox({
+    client: client(),
+    apiKeys: new Map([['key-tenant-a-0123456789', { tenantId: 'a' }]]),
+    followers,
+    publicUrl,
+  });
 }
 
 type Inbox = ReturnType<typeof inbox>;
@@ -22,7 +27,7 @@ function signIn(app: Inbox, origin: string) {
   return app.request(`${server}/inbox/session`, {
     method: 'POST',
     headers: { origin, 'content-type': 'application/x-www-form-urlencoded' },
-    body: 'apiKey=key-a',
+    body: 'apiKey=key-tenant-a-0123456789',
   });
 }
 
@@ -88,13 +93,13 @@ describe('the inbox behind a proxy that ends TLS', () => {
   it('is the API’s inboxUrl, which relay-e serve takes from RELAY_E_INBOX_URL', async () => {
     const api = createApi({
       client: client(),
-      apiKeys: new Map([['key-a', { tenantId: 'a' }]]),
+      apiKeys: new Map([['key-tenant-a-0123456789', { tenantId: 'a' }]]),
       inboxUrl: publicOrigin,
     });
     const signedIn = await api.request(`${server}/inbox/session`, {
       method: 'POST',
       headers: { origin: publicOrigin, 'content-type': 'application/x-www-form-urlencoded' },
-      body: 'apiKey=key-a',
+      body: 'apiKey=key-tenant-a-0123456789',
     });
     expect(signedIn.status).toBe(303);
     expect(signedIn.headers.get('set-cookie')).toMatch(/; Secure(;|$)/);

@@ -10,8 +10,8 @@ const server = 'http://inbox.example.com';
 function inbox() {
   const followers = new RunEventHub(client(), 250);
   const apiKeys = new Map([
-    ['key-a', { tenantId: 'a', name: 'alice' }],
-    ['key-b', { tenantId: 'b', name: 'mallory' }],
+    ['key-alice-0123456789', { tenantId: 'a', name: 'alice' }],
+    ['key-mallory-0123456789', { tenantId: 'b', name: 'mallory' }],
   ]);
   return createInbox({ client: client(), apiKeys, followers });
 }
@@ -36,9 +36,9 @@ async function signedInAs(app: Inbox, cookie: string): Promise<string | undefine
 describe('the inbox session cookie', () => {
   it('treats a request carrying two session cookies as signed out: one of them was planted', async () => {
     const app = inbox();
-    const own = await sessionCookie(app, 'key-a');
+    const own = await sessionCookie(app, 'key-alice-0123456789');
     // Planted from a sibling subdomain with a longer Path, the browser sends it first.
-    const planted = await sessionCookie(app, 'key-b');
+    const planted = await sessionCookie(app, 'key-mallory-0123456789');
     expect(await signedInAs(app, own)).toBe('alice');
     expect(await signedInAs(app, `${planted}; ${own}`)).toBeUndefined();
     const runPage = { headers: { cookie: `${planted}; ${own}`, accept: 'text/html' } };

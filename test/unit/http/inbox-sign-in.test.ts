@@ -8,12 +8,16 @@ const client = useUnconnectedClient();
 describe('POST /inbox/session', () => {
   it('answers a form that does not parse with 400 invalid_input, and logs no server fault', async () => {
     const logger = { error: vi.fn() };
-    const api = createApi({ client: client(), apiKeys: new Map([['key-a', { tenantId: 'a' }]]), logger });
+    const api = createApi({
+      client: client(),
+      apiKeys: new Map([['key-tenant-a-0123456789', { tenantId: 'a' }]]),
+      logger,
+    });
     for (const contentType of ['multipart/form-data', 'multipart/form-data; boundary=relay']) {
       const response = await api.request('/inbox/session', {
         method: 'POST',
         headers: { 'content-type': contentType },
-        body: 'apiKey=key-a',
+        body: 'apiKey=key-tenant-a-0123456789',
       });
       expect(response.status, contentType).toBe(400);
       expect(response.headers.get('content-type')).toBe('application/problem+json');

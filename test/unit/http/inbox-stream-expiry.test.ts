@@ -25,7 +25,7 @@ function inboxWithStreams() {
   } as unknown as RunEventHub;
   const app = createInbox({
     client,
-    apiKeys: new Map([['key-a', { tenantId: 'a' }]]),
+    apiKeys: new Map([['key-tenant-a-0123456789', { tenantId: 'a' }]]),
     followers,
     approvalsPollIntervalMs: 5,
   });
@@ -57,7 +57,7 @@ describe('the inbox’s live streams', () => {
     const signedIn = await app.request('http://inbox.test/inbox/session', {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: 'apiKey=key-a',
+      body: 'apiKey=key-tenant-a-0123456789',
     });
     expect(signedIn.status).toBe(303);
     const cookie = (signedIn.headers.get('set-cookie') ?? '').split(';')[0]!;
@@ -92,7 +92,7 @@ describe('the inbox’s live streams', () => {
     const signedIn = await app.request('http://inbox.test/inbox/session', {
       method: 'POST',
       headers: { 'content-type': 'application/x-www-form-urlencoded' },
-      body: 'apiKey=key-a',
+      body: 'apiKey=key-tenant-a-0123456789',
     });
     const cookie = (signedIn.headers.get('set-cookie') ?? '').split(';')[0]!;
     const timers = vi.getTimerCount();

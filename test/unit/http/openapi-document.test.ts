@@ -26,7 +26,7 @@ type Document = {
 beforeAll(async () => {
   api = createApi({
     client: client(),
-    apiKeys: new Map([['key-a', { tenantId: 'a' }]]),
+    apiKeys: new Map([['key-tenant-a-0123456789', { tenantId: 'a' }]]),
     publicUrl: 'https://relay.example',
   });
 });

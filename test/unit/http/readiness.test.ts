@@ -36,7 +36,7 @@ const describeNamespace = '/temporal.api.workflowservice.v1.WorkflowService/Desc
 
 describe('GET /readyz', () => {
   it('answers 503 temporal_unavailable saying why, without a key, while Temporal cannot be reached', async () => {
-    const api = createApi({ client, apiKeys: new Map([['key-a', { tenantId: 'a' }]]) });
+    const api = createApi({ client, apiKeys: new Map([['key-tenant-a-0123456789', { tenantId: 'a' }]]) });
     const asked = Date.now();
 
     const response = await api.request('/readyz');
@@ -55,7 +55,7 @@ describe('GET /readyz', () => {
   });
 
   it('leaves /healthz a liveness check: 200 without asking Temporal', async () => {
-    const api = createApi({ client, apiKeys: new Map([['key-a', { tenantId: 'a' }]]) });
+    const api = createApi({ client, apiKeys: new Map([['key-tenant-a-0123456789', { tenantId: 'a' }]]) });
 
     const response = await api.request('/healthz');
 
