@@ -16,7 +16,7 @@ import {
 import type { TemporalDevServer } from '../dev/temporal-dev-server.js';
 import { isAddressOfThisMachine } from '../dev/local-address.js';
 import type { ApiKeyTenants } from '../http/api-keys.js';
-import { loadApiKeys } from '../http/api-keys.js';
+import { apiKeyProblem, loadApiKeys } from '../http/api-keys.js';
 import { startApiServer } from '../http/start-api-server.js';
 import { CliError, exitCodes, usageError } from './cli-error.js';
 import { runTenantsOf, startCodecServer } from './codec-server-command.js';
@@ -187,6 +187,8 @@ async function startDevStack(
   const { settings, project, listen, starting } = options;
   const signal = starting.signal;
   signal.throwIfAborted();
+  // Read (and checked) before anything starts, as every other setting is: a bad key must not leave a server behind.
+  const keys = await readDevApiKeys(settings.tenantId);
   const temporal = await startTemporal(stack, settings, { ...listen, signal });
   const serverSettings = { ...settings, address: temporal.server.address };
   stack.spinner.start('starting the worker (bundling the workflows takes a few seconds)');
@@ -203,6 +205,7 @@ async function startDevStack(
   worker.finished.catch((error: unknown) => starting.abort(error));
   signal.throwIfAborted();
   const api = await startDevApi(stack, serverSettings, {
+    keys,
     listen: { port: listen.apiPort, host: listen.host, hostFromFlag: listen.hostFromFlag },
     // The API reads stored outputs and texts from the store its worker keeps them in.
     payloadStore: worker.payloadStore,
@@ -378,9 +381,8 @@ interface DevApi {
 async function startDevApi(
   stack: DevStack,
   settings: TemporalSettings,
-  { payloadStore, listen }: { listen: ListenAddress; payloadStore: PayloadStore },
+  { keys, payloadStore, listen }: { keys: DevApiKeys; listen: ListenAddress; payloadStore: PayloadStore },
 ): Promise<DevApi> {
-  const keys = await readDevApiKeys(settings.tenantId);
   const client = await connectRelayClient(settings, { callRetry: apiCallRetry });
   stack.add(() => client.close());
   const { port, host } = listen;
@@ -467,6 +469,12 @@ export async function readDevApiKeys(tenantId: string, directory = stateDirector
       throw error;
     },
   );
+  const problem = key === '' ? undefined : apiKeyProblem(key);
+  if (problem !== undefined) {
+    throw usageError(
+      `${file} holds no usable API key (${problem}): delete it and dev makes one, or set RELAY_E_API_KEYS`,
+    );
+  }
   if (key === '') {
     key = `rk_dev_${randomBytes(18).toString('base64url')}`;
     await mkdir(directory, { recursive: true });

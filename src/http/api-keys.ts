@@ -36,6 +36,11 @@ const keyRule =
   `Expected ${minApiKeyLength} to ${maxApiKeyLength} characters and no whitespace: make each key random, ` +
   `e.g. node -e "console.log(crypto.randomBytes(32).toString('base64url'))"`;
 const keySchema = z.string().regex(new RegExp(`^\\S{${minApiKeyLength},${maxApiKeyLength}}$`), { message: keyRule });
+/** Why `key` cannot be an API key (the rule it breaks, never the key), or undefined when it can. */
+export function apiKeyProblem(key: string): string | undefined {
+  return keySchema.safeParse(key).success ? undefined : keyRule;
+}
+
 const keyEntrySchema = z.object({
   key: keySchema,
   tenantId: tenantIdSchema,

@@ -37,3 +37,11 @@ it('reports a key file it cannot read instead of replacing it', async () => {
   await mkdir(keyFile());
   await expect(readDevApiKeys('demo', directory)).rejects.toMatchObject({ code: 'EISDIR' });
 });
+
+it('refuses a key file whose key the API would refuse, naming the file instead of the key', async () => {
+  await writeFile(keyFile(), 'short-key\n');
+  const refusal = readDevApiKeys('demo', directory);
+  await expect(refusal).rejects.toMatchObject({ exitCode: 2 });
+  await expect(refusal).rejects.toThrow(`${keyFile()} holds no usable API key (Expected 16 to 512 characters`);
+  await expect(refusal).rejects.not.toThrow('short-key (');
+});

@@ -3,7 +3,8 @@ import { createServer as createHttp2Server } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { CliError } from '../../../src/cli/cli-error.js';
+import { CliError, toExitCode } from '../../../src/cli/cli-error.js';
+import { errorMessage } from '../../../src/shared/error-message.js';
 import { devCommand } from '../../../src/cli/dev-command.js';
 import { waitForShutdownSignal } from '../../../src/cli/shutdown-signal.js';
 import { startCliWorker } from '../../../src/cli/worker-command.js';
@@ -203,6 +204,20 @@ describe('relay-e dev on a --temporal-address of another machine where nothing a
       'Nothing answers at 203.0.113.9:7233, and dev starts a Temporal dev server only on an address of this ' +
         'machine: start Temporal there, or give --temporal-address 127.0.0.1:N for a dev server here',
     );
+    expect(startTemporalDevServer).not.toHaveBeenCalled();
+    expect(startCliWorker).not.toHaveBeenCalled();
+  });
+});
+
+describe('relay-e dev with an API key the API would refuse', () => {
+  it('says so, exit 2, before it starts or reuses Temporal', async () => {
+    vi.stubEnv('RELAY_E_API_KEYS', 'short-key:demo');
+    vi.mocked(startTemporalDevServer).mockImplementation(temporalStart('127.0.0.1:7999'));
+    const error: unknown = await devCommand.run([]).catch((thrown: unknown) => thrown);
+
+    // Before, Temporal and the worker started first, and the refusal came from the API's start.
+    expect(toExitCode(error)).toBe(2);
+    expect(errorMessage(error)).toContain('RELAY_E_API_KEYS entry 1: key: Expected 16 to 512 characters');
     expect(startTemporalDevServer).not.toHaveBeenCalled();
     expect(startCliWorker).not.toHaveBeenCalled();
   });
