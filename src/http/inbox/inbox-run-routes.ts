@@ -1,12 +1,11 @@
 import { Hono } from 'hono';
 import type { Context } from 'hono';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { ToolCallValidator } from '../../../workflows/tool-call-validator.js';
 import type { RelayClient } from '../../client/relay-client.js';
 import { checkToolInput } from '../../shared/tool-input.js';
-import { maxDecisionReasonLength } from '../../shared/run-types.js';
 import type { RunSnapshot } from '../../shared/run-types.js';
-import { runIdParamsSchema } from '../api-schemas.js';
+import { approveRequestSchema, runIdParamsSchema } from '../api-schemas.js';
 import { cancelStatusOf, cancelUnlessEnded } from '../cancel-run.js';
 import { invalidRequest } from '../create-resource-api.js';
 import { HttpError } from '../http-error.js';
@@ -21,13 +20,8 @@ import type { InboxSession } from './inbox-sessions.js';
 import type { RunCatalogs } from './run-catalogs.js';
 import { endingWithSession } from './session-streams.js';
 
-const decisionSchema = z.strictObject({
-  toolCallId: z.string().min(1).max(256),
-  // The run keeps no more of a reason than this: a longer one is refused, not cut short without a word.
-  reason: z.string().max(maxDecisionReasonLength).optional(),
-  input: z.unknown().optional(),
-  requestedAt: z.string().max(64).optional(),
-});
+// The inbox's decisions are the API's: the same fields and bounds (the edited input only read by an approval).
+const decisionSchema = approveRequestSchema;
 
 export interface InboxRunRoutesOptions {
   client: RelayClient;
