@@ -11,8 +11,28 @@ import { recompileUnicodePatterns, unicodePatternsIn } from './unicode-patterns.
  * can call it.
  */
 export function compileToolSchema(inputSchema: JsonSchema): z.ZodType {
-  const schema = z.fromJSONSchema(inputSchema);
+  return withUnicodePatterns(inputSchema, unicodePatternsIn(inputSchema));
+}
+
+/**
+ * The schema as runs recorded before Unicode-mode patterns checked with it (every pattern without flags), and the one
+ * {@link compileToolSchema} builds when it differs; a schema that one refuses keeps only the first.
+ */
+export function compileToolSchemaBothWays(inputSchema: JsonSchema): { flagless: z.ZodType; unicode?: z.ZodType } {
+  const flagless = z.fromJSONSchema(inputSchema);
   const needed = unicodePatternsIn(inputSchema);
+  if (needed.size === 0) return { flagless };
+  try {
+    return { flagless, unicode: withUnicodePatterns(inputSchema, needed) };
+  } catch {
+    // Only a catalog recorded before workers refused such a tool holds one: it keeps the check it was recorded with.
+    return { flagless };
+  }
+}
+
+/** The schema with `needed` (the patterns that read as Unicode) recompiled in Unicode mode, or the refusal. */
+function withUnicodePatterns(inputSchema: JsonSchema, needed: ReadonlySet<string>): z.ZodType {
+  const schema = z.fromJSONSchema(inputSchema);
   if (needed.size === 0) return schema;
   const recompiled = recompileUnicodePatterns(schema);
   const unreached = [...needed].filter((source) => !recompiled.has(source));
@@ -23,19 +43,4 @@ export function compileToolSchema(inputSchema: JsonSchema): z.ZodType {
     );
   }
   return schema;
-}
-
-/**
- * The schema as runs recorded before Unicode-mode patterns checked with it (every pattern without flags), and the one
- * {@link compileToolSchema} builds when it differs; a schema that one refuses keeps only the first.
- */
-export function compileToolSchemaBothWays(inputSchema: JsonSchema): { flagless: z.ZodType; unicode?: z.ZodType } {
-  const flagless = z.fromJSONSchema(inputSchema);
-  if (unicodePatternsIn(inputSchema).size === 0) return { flagless };
-  try {
-    return { flagless, unicode: compileToolSchema(inputSchema) };
-  } catch {
-    // Only a catalog recorded before workers refused such a tool holds one: it keeps the check it was recorded with.
-    return { flagless };
-  }
 }
