@@ -195,9 +195,16 @@ async function openMcpSource(options: McpToolsOptions, context: ToolSourceContex
     );
   };
   const buildTools = (listed: readonly Tool[]) => toToolDefinitions(options, listed, logger, onConnection);
+  // One listing serves every request made before it starts: a restart makes each tenant's connection ask at once.
+  let refreshQueued = false;
   const refresh = () => {
+    if (refreshQueued) return;
+    refreshQueued = true;
     refreshing = refreshing
-      .then(async () => context.onToolsChanged(buildTools(await catalog.listTools())))
+      .then(async () => {
+        refreshQueued = false;
+        context.onToolsChanged(buildTools(await catalog.listTools()));
+      })
       .catch((error: unknown) => logger.error('Could not refresh the tools of an MCP server', { server, error }));
   };
 
