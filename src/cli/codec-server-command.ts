@@ -1,4 +1,4 @@
-import { createApiKeyVerifier } from '../http/api-keys.js';
+import { apiKeyProblem, createApiKeyVerifier } from '../http/api-keys.js';
 import { startHttpServer } from '../http/start-api-server.js';
 import type { ApiServer } from '../http/start-api-server.js';
 import { AesGcmPayloadCodec } from '../security/aes-gcm-payload-codec.js';
@@ -42,8 +42,9 @@ const codecServerOptions = {
 
 /**
  * Reads RELAY_E_CODEC_TOKENS: `token` lets its holder decrypt every payload, `token:tenant` only the payloads of that
- * tenant's runs; empty when unset (no token needed). A token given twice is refused: the last entry would win, and
- * `t1:acme,t1` would make a token meant for one tenant read every tenant's payloads.
+ * tenant's runs; empty when unset (no token needed). A token is held to the API keys' rule (16 characters at least, no
+ * whitespace): nothing limits guesses at the codec server either. A token given twice is refused: the last entry
+ * would win, and `t1:acme,t1` would make a token meant for one tenant read every tenant's payloads.
  */
 export function parseCodecTokens(list: string | undefined): Map<string, CodecAccess> {
   const tokens = new Map<string, CodecAccess>();
@@ -58,6 +59,8 @@ export function parseCodecTokens(list: string | undefined): Map<string, CodecAcc
     if (token === '' || tenantId === '') {
       throw usageError(`RELAY_E_CODEC_TOKENS entry ${position}: expected 'token' or 'token:tenant'`);
     }
+    const weakness = apiKeyProblem(token);
+    if (weakness !== undefined) throw usageError(`RELAY_E_CODEC_TOKENS entry ${position}: ${weakness}`);
     const earlier = positions.get(token);
     if (earlier !== undefined) {
       throw usageError(`RELAY_E_CODEC_TOKENS entry ${position} repeats the token of entry ${earlier}`);
@@ -143,7 +146,8 @@ or, for a running UI, Settings > Data Encoder. The temporal CLI takes --codec-en
 
 Keys: RELAY_E_ENCRYPTION_KEYS="id:base64key,..." (required), RELAY_E_ENCRYPTION_KEY_ID.
 Anyone who reaches this port can decrypt: keep it on loopback, or set RELAY_E_CODEC_TOKENS="t1,t2:acme"
-to require 'Authorization: Bearer <token>' (temporal CLI: --codec-auth 'Bearer <token>'). A token
+to require 'Authorization: Bearer <token>' (temporal CLI: --codec-auth 'Bearer <token>'); each token
+has 16 to 512 characters and no whitespace, as an API key (make it random). A token
 alone decrypts every payload; 'token:tenant' only the payloads of that tenant's runs, the others
 come back still encrypted (the server then reads runs' tenants from Temporal, with the settings below).
 It answers requests for localhost, IP addresses and the names --allowed-host gives, so a web page

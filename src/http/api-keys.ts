@@ -33,10 +33,13 @@ export const minApiKeyLength = 16;
 const maxApiKeyLength = 512;
 // The rule and how to follow it; never the key, which each refusal names by position.
 const keyRule =
-  `Expected ${minApiKeyLength} to ${maxApiKeyLength} characters and no whitespace: make each key random, ` +
+  `Expected ${minApiKeyLength} to ${maxApiKeyLength} characters and no whitespace: make each one random, ` +
   `e.g. node -e "console.log(crypto.randomBytes(32).toString('base64url'))"`;
 const keySchema = z.string().regex(new RegExp(`^\\S{${minApiKeyLength},${maxApiKeyLength}}$`), { message: keyRule });
-/** Why `key` cannot be an API key (the rule it breaks, never the key), or undefined when it can. */
+/**
+ * Why `key` cannot be an API key (the rule it breaks, never the key), or undefined when it can. The codec server's
+ * bearer tokens follow the same rule: they guard decryption as keys guard the API.
+ */
 export function apiKeyProblem(key: string): string | undefined {
   return keySchema.safeParse(key).success ? undefined : keyRule;
 }

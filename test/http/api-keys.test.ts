@@ -61,7 +61,7 @@ describe('loadApiKeys', () => {
 describe('loadApiKeys and the length of a key', () => {
   // One character short of minApiKeyLength.
   const short = 'key-acme-012345';
-  const rule = 'Expected 16 to 512 characters and no whitespace: make each key random, e.g. node -e';
+  const rule = 'Expected 16 to 512 characters and no whitespace: make each one random, e.g. node -e';
 
   it(`refuses a key of ${minApiKeyLength - 1} characters in RELAY_E_API_KEYS, naming its entry and the rule, never the key`, async () => {
     expect(short).toHaveLength(minApiKeyLength - 1);

@@ -425,7 +425,7 @@ describe('the codec server with a token limited to a tenant', () => {
 
   it('answers 503 naming the namespace, not the payloads still encrypted, when Temporal has no namespace by its name', async () => {
     const misnamed = new Client({ connection: env.client.connection, namespace: `no-such-${randomUUID()}` });
-    const codec = await startTenantCodecServer(misnamed, 'acme-token:acme');
+    const codec = await startTenantCodecServer(misnamed, 'acme-token-0123456789:acme');
     try {
       const encrypted = await new AesGcmPayloadCodec(rotatedKeys).encode([defaultPayloadConverter.toPayload(prompt)], {
         type: 'workflow',
@@ -435,7 +435,7 @@ describe('the codec server with a token limited to a tenant', () => {
 
       const response = await fetch(`${codec.url}/decode`, {
         method: 'POST',
-        headers: { 'content-type': 'application/json', authorization: 'Bearer acme-token' },
+        headers: { 'content-type': 'application/json', authorization: 'Bearer acme-token-0123456789' },
         body: JSON.stringify({ payloads: encrypted.map(toCodecJson) }),
       });
 
@@ -452,7 +452,7 @@ describe('the codec server with a token limited to a tenant', () => {
     const taskQueue = uniqueTaskQueue('codec-tenants');
     const worker = await startWorker(taskQueue, 'read_note', rotatedKeys);
     const client = await connectClient(taskQueue, rotatedKeys);
-    const codec = await startTenantCodecServer(env.client, 'ops-token,acme-token:acme');
+    const codec = await startTenantCodecServer(env.client, 'ops-token-0123456789,acme-token-0123456789:acme');
     try {
       const ofAcme = await client.startRun(base);
       const ofGlobex = await client.startRun({ ...base, tenantId: 'globex' });
@@ -472,11 +472,11 @@ describe('the codec server with a token limited to a tenant', () => {
         const body = (await response.json()) as { payloads: Array<{ data: string }> };
         return body.payloads.map((payload) => Buffer.from(payload.data, 'base64').toString('utf8'));
       };
-      const [acmeInput, globexInput] = await decodeAs('acme-token');
+      const [acmeInput, globexInput] = await decodeAs('acme-token-0123456789');
       expect(acmeInput).toContain(prompt);
       expect(globexInput).toBe(Buffer.from(payloads[1]?.data ?? '', 'base64').toString('utf8'));
       expect(globexInput).not.toContain(prompt);
-      expect((await decodeAs('ops-token')).every((input) => input.includes(prompt))).toBe(true);
+      expect((await decodeAs('ops-token-0123456789')).every((input) => input.includes(prompt))).toBe(true);
     } finally {
       await codec.close();
       await stopWorker(worker);

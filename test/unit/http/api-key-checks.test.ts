@@ -38,7 +38,7 @@ describe('createApi checks every key as loadApiKeys does', () => {
   it('says the rule and how to make a good key when one is too short', () => {
     const apiKeys = new Map([['k'.repeat(minApiKeyLength - 1), { tenantId: 'acme' }]]);
     expect(() => createApi({ client: client(), apiKeys })).toThrow(
-      /API key 1 of apiKeys is invalid \(key: Expected 16 to 512 characters and no whitespace: make each key random, e\.g\. node -e .*randomBytes\(32\)/,
+      /API key 1 of apiKeys is invalid \(key: Expected 16 to 512 characters and no whitespace: make each one random, e\.g\. node -e .*randomBytes\(32\)/,
     );
   });
 
