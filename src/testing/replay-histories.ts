@@ -1,5 +1,7 @@
 import { mkdir, readdir, readFile, writeFile } from 'node:fs/promises';
 import path from 'node:path';
+import { promisify } from 'node:util';
+import { gunzip, gzip } from 'node:zlib';
 import type { WorkflowHandle } from '@temporalio/client';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import type { History, ReplayWorkerOptions, WorkflowBundleWithSourceMap } from '@temporalio/worker';
@@ -9,7 +11,7 @@ import { relayWorkflowBundle } from './relay-workflow-bundle.js';
 
 /** A recorded history read from a file. */
 export interface HistoryFixture {
-  /** Path of the JSON file, relative to the directory it was loaded from. */
+  /** Path of the JSON file (`.json`, or `.json.gz` gzipped), relative to the directory it was loaded from. */
   readonly file: string;
   /** The history, parsed from proto JSON (`temporal workflow show --output json` or {@link recordHistory}). */
   readonly history: History;
@@ -35,9 +37,16 @@ export class HistoryReplayError extends Error {
   }
 }
 
+const gzipped = promisify(gzip);
+const gunzipped = promisify(gunzip);
+
+/** Whether a history file is kept gzipped: a long run's payloads (repeated text, base64) shrink many times over. */
+const isGzipped = (file: string) => file.endsWith('.gz');
+
 /**
- * Writes a workflow's history to `file` as indented proto JSON, the format {@link replayHistories} reads: the
- * execution the handle names, read in pages small enough for gRPC, so a history of any size records.
+ * Writes a workflow's history to `file` as indented proto JSON, the format {@link replayHistories} reads (gzipped
+ * when `file` ends in `.gz`): the execution the handle names, read in pages small enough for gRPC, so a history of
+ * any size records.
  */
 export async function recordHistory(
   handle: Pick<WorkflowHandle, 'client' | 'workflowId' | 'describe'>,
@@ -45,25 +54,35 @@ export async function recordHistory(
 ): Promise<void> {
   const { runId } = await handle.describe();
   const history = await readHistory(handle.client, handle.workflowId, { executionRunId: runId });
+  const json = historyToJson(history);
   await mkdir(path.dirname(file), { recursive: true });
-  await writeFile(file, historyToJson(history));
+  await writeFile(file, isGzipped(file) ? await gzipped(json) : json);
 }
 
-/** Loads every `*.json` history below `directory` (recursively, sorted by path); throws if there is none. */
+/**
+ * Loads every `*.json` and gzipped `*.json.gz` history below `directory` (recursively, sorted by path); throws if
+ * there is none.
+ */
 export async function loadHistories(directory: string): Promise<HistoryFixture[]> {
   const entries = await readdir(directory, { recursive: true, withFileTypes: true });
   const files = entries
-    .filter((entry) => entry.isFile() && entry.name.endsWith('.json'))
+    .filter((entry) => entry.isFile() && (entry.name.endsWith('.json') || entry.name.endsWith('.json.gz')))
     .map((entry) => path.relative(directory, path.join(entry.parentPath, entry.name)))
     .sort();
   // An empty directory would make a replay test pass while checking nothing.
-  if (files.length === 0) throw new Error(`No recorded histories (*.json) in ${directory}`);
+  if (files.length === 0) throw new Error(`No recorded histories (*.json, *.json.gz) in ${directory}`);
   return Promise.all(
-    files.map(async (file) => ({
-      file,
-      history: parseHistory(file, await readFile(path.join(directory, file), 'utf8')),
-    })),
+    files.map(async (file) => ({ file, history: parseHistory(file, await readText(directory, file)) })),
   );
+}
+
+async function readText(directory: string, file: string): Promise<string> {
+  const content = await readFile(path.join(directory, file));
+  if (!isGzipped(file)) return content.toString('utf8');
+  const text = await gunzipped(content).catch((error: unknown) => {
+    throw new Error(`${file} cannot be gunzipped: ${String(error)}`, { cause: error });
+  });
+  return text.toString('utf8');
 }
 
 /** Options of {@link replayHistories}: replay worker options, and the workflow code when it is not Relay-E's. */

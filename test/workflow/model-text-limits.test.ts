@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm, stat } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { temporal } from '@temporalio/proto';
@@ -157,10 +157,16 @@ describe('a model text just under maxModelResponseBytes', () => {
       expect(await workflowTaskFailures(runId)).toBe(0);
       // More than one gRPC message holds, which the server's default page would send at once; the reads page it.
       expect(await historyBytes(runId)).toBeGreaterThan(grpcMessageLimit);
-      // It records, and replays as it ran.
+      // It records, plain and gzipped, and replays as it ran.
       const directory = await mkdtemp(path.join(tmpdir(), 'relay-e-big-history-'));
-      await recordHistory(kit.temporal.workflow.getHandle(runId), path.join(directory, 'big.json'));
-      expect(await replayHistories(directory, { workflowBundle: await relayWorkflowBundle() })).toEqual(['big.json']);
+      const [plain, gzipped] = [path.join(directory, 'big.json'), path.join(directory, 'big.json.gz')];
+      await recordHistory(kit.temporal.workflow.getHandle(runId), plain);
+      await recordHistory(kit.temporal.workflow.getHandle(runId), gzipped);
+      expect(await replayHistories(directory, { workflowBundle: await relayWorkflowBundle() })).toEqual([
+        'big.json',
+        'big.json.gz',
+      ]);
+      expect((await stat(gzipped)).size).toBeLessThan((await stat(plain)).size / 10);
       await rm(directory, { recursive: true });
       expect((await worker.client.toolCatalog(runId)).map((tool) => tool.name)).toContain('add');
 
