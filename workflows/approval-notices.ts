@@ -37,10 +37,12 @@ export interface RunNotices {
    * not yet how the wait ended, each with the end of its latest notice, which the next one waits for.
    */
   readonly waiting: Map<string, { approval: PendingApproval; lastEnded: Promise<void> }>;
+  /** The ids of the notices this execution handed to a workflow of their own (handOffNotices). */
+  readonly handedOff: Set<string>;
 }
 
 export function noRunNotices(): RunNotices {
-  return { inFlight: new Map(), waiting: new Map() };
+  return { inFlight: new Map(), waiting: new Map(), handedOff: new Set() };
 }
 
 /**
@@ -154,8 +156,20 @@ export async function withdrawWaitingCalls(
  * would change their commands.
  */
 export async function noticesDelivered(context: RunContext): Promise<void> {
+  if (onlyHandedOffInFlight(context)) return;
   const delivered = await condition(() => context.notices.inFlight.size === 0, noticeGraceMs);
   if (!delivered && context.patches.approversToldEveryEnding()) await handOffNotices(context);
+}
+
+/**
+ * Whether every notice still in flight was handed off already, under `handed-off-notices-not-awaited` (asked only
+ * then): a run whose state is too large to carry on after its hand-off fails, and its workflow delivers them. A run
+ * sends no notice after a hand-off (nothing waits once a step has ended), so no other notice goes without its wait.
+ */
+function onlyHandedOffInFlight({ notices, patches }: RunContext): boolean {
+  const { inFlight, handedOff } = notices;
+  if (handedOff.size === 0 || [...inFlight.keys()].some((id) => !handedOff.has(id))) return false;
+  return patches.handedOffNoticesNotAwaited();
 }
 
 /**
@@ -176,6 +190,7 @@ async function handOffNotices(context: RunContext): Promise<void> {
     typedSearchAttributes: [{ key: relaySearchAttributes.tenant, value: run.input.tenantId }],
   });
   for (const { approval, notice } of handedOff) {
+    notices.handedOff.add(notice.id);
     const { toolCallId, toolName, step } = approval;
     const event = {
       type: 'tool_approval_notice_handed_off',

@@ -281,6 +281,15 @@ const approvalTimeReadWhileWaitingPatch = 'approval-time-read-while-waiting';
  */
 const patternsInUnicodeModePatch = 'patterns-in-unicode-mode';
 
+/**
+ * A run that fails after handing its notices off (its state too large to carry into its next execution) fails with
+ * its own reason: it neither waits for those notices again nor hands them to a second workflow of the same id, which
+ * Temporal refused, so the run failed as "Workflow execution already started" and left no `run_failed` event or
+ * record. Asked only where a run that has handed notices off waits for them again, by the same runs as
+ * {@link approversToldEveryEndingPatch}.
+ */
+const handedOffNoticesNotAwaitedPatch = 'handed-off-notices-not-awaited';
+
 /** The answers to the patches a run follows. */
 export interface RunPatches {
   /** False for runs started before the exact identity and limit rules: they replay with the old ones. */
@@ -356,6 +365,8 @@ export interface RunPatches {
   approvalTimeReadWhileWaiting(): boolean;
   /** Asked at a call its tool's patterns check otherwise in Unicode mode (see {@link patternsInUnicodeModePatch}). */
   patternsInUnicodeMode(): boolean;
+  /** Asked where notices handed off would be waited for again (see {@link handedOffNoticesNotAwaitedPatch}). */
+  handedOffNoticesNotAwaited(): boolean;
 }
 
 /** The rules decided at the start, without those asked later in the run. */
@@ -385,6 +396,7 @@ type StartRules = Omit<
   | 'approvedEditCheckedByTool'
   | 'approvalTimeReadWhileWaiting'
   | 'patternsInUnicodeMode'
+  | 'handedOffNoticesNotAwaited'
 >;
 
 const everyRule: StartRules = {
@@ -454,6 +466,7 @@ export function decideRunPatches(): RunPatches {
     approvedEditCheckedByTool: askedOnce(late ? approvedEditCheckedByToolPatch : undefined),
     approvalTimeReadWhileWaiting: askedOnce(late ? approvalTimeReadWhileWaitingPatch : undefined),
     patternsInUnicodeMode: askedOnce(late ? patternsInUnicodeModePatch : undefined),
+    handedOffNoticesNotAwaited: askedOnce(late ? handedOffNoticesNotAwaitedPatch : undefined),
   };
 }
 

@@ -176,6 +176,11 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
  * `pattern-in-unicode-mode` is a call to a tool whose JSON Schema pattern is `^\p{L}+$`, with a name of letters: under
  * `patterns-in-unicode-mode` (asked at a call the two readings check otherwise) the run reads it in Unicode mode and
  * the tool runs; `-before-patch` is the old side (read without flags, the call refused as `validation`).
+ * `failed-after-hand-off` (gzipped: about 4 MB of messages and catalog) is a run that hands its decision's notice off
+ * as it would continue as new, then fails because its state is too large to carry: under
+ * `handed-off-notices-not-awaited` (asked where it would wait for handed-off notices again) it fails with
+ * `payload_too_large`; `-before-patch` is the old side (it waited again and handed them to a second workflow of the
+ * same id, which Temporal refused, so the run failed as "Workflow execution already started").
  */
 const pendingApprovalsInMemo = [
   ...pathsSinceCatalogInFirstCall,
@@ -227,7 +232,13 @@ const pendingApprovalsInMemo = [
   ].flatMap((name) => [name, `${name}-before-patch`]),
   'decisions-ignored',
   'edit-refused-by-tool',
-].map((name) => `pending-approvals-in-memo/${name}.json`);
+]
+  .map((name) => `pending-approvals-in-memo/${name}.json`)
+  .concat(
+    ['failed-after-hand-off', 'failed-after-hand-off-before-patch'].map(
+      (name) => `pending-approvals-in-memo/${name}.json.gz`,
+    ),
+  );
 
 describe('replaying recorded agent runs', () => {
   it('reproduces every recorded path with the workflow code bundled as workers bundle it, so a nondeterministic change fails the build', async () => {
