@@ -1,17 +1,20 @@
 import { z } from 'zod';
 import type { JsonSchema } from './tool-catalog.js';
+import { withRefsZodFollows } from './schema-refs.js';
 import { recompileUnicodePatterns, unicodePatternsIn } from './unicode-patterns.js';
 
 /**
  * Builds the Zod schema a run checks a tool's input with, from the JSON Schema in its catalog, its patterns read as
- * JSON Schema means them (Unicode mode, where that differs: unicode-patterns.ts). Throws when the JSON Schema cannot
+ * JSON Schema means them (Unicode mode, where that differs: unicode-patterns.ts) and its local references followed
+ * wherever they point (schema-refs.ts). Throws when the JSON Schema cannot
  * be read, or holds such a pattern where Zod keeps it out of reach (`propertyNames`, `contains`, `patternProperties`
  * beside `additionalProperties: false`): the worker refuses such a tool when it is registered, so a run never checks a
  * call against "anything goes", or against a pattern read otherwise than its server reads it. Pure, so the workflow
  * can call it.
  */
 export function compileToolSchema(inputSchema: JsonSchema): z.ZodType {
-  return withUnicodePatterns(inputSchema, unicodePatternsIn(inputSchema));
+  const followed = withRefsZodFollows(inputSchema);
+  return withUnicodePatterns(followed, unicodePatternsIn(followed));
 }
 
 /**
@@ -19,11 +22,12 @@ export function compileToolSchema(inputSchema: JsonSchema): z.ZodType {
  * {@link compileToolSchema} builds when it differs; a schema that one refuses keeps only the first.
  */
 export function compileToolSchemaBothWays(inputSchema: JsonSchema): { flagless: z.ZodType; unicode?: z.ZodType } {
-  const flagless = z.fromJSONSchema(inputSchema);
-  const needed = unicodePatternsIn(inputSchema);
+  const followed = withRefsZodFollows(inputSchema);
+  const flagless = z.fromJSONSchema(followed);
+  const needed = unicodePatternsIn(followed);
   if (needed.size === 0) return { flagless };
   try {
-    return { flagless, unicode: withUnicodePatterns(inputSchema, needed) };
+    return { flagless, unicode: withUnicodePatterns(followed, needed) };
   } catch {
     // Only a catalog recorded before workers refused such a tool holds one: it keeps the check it was recorded with.
     return { flagless };

@@ -42,7 +42,7 @@ describe('a policy that a server’s tool cannot take', () => {
 });
 
 describe('a tool the server describes in a way Relay-E cannot offer', () => {
-  it('is left out with an error in the log, and the server’s other tools are offered', async () => {
+  it('is left out with an error in the log, and the server’s other tools are offered, references and all', async () => {
     const logged: Array<Record<string, unknown>> = [];
     const logger = createLogger({
       level: 'error',
@@ -51,10 +51,15 @@ describe('a tool the server describes in a way Relay-E cannot offer', () => {
     const source = mcpTools({ name: 'odd', transport: faultyStdioTransport('unreadable-schema') });
     const loaded = await loadToolSources([source], { logger });
     try {
-      expect(loaded.registry.list().map((tool) => tool.name)).toEqual(['odd_fine']);
+      expect(loaded.registry.list().map((tool) => tool.name)).toEqual(['odd_fine', 'odd_move']);
       expect(logged).toMatchObject([
         { message: 'Left out an MCP tool Relay-E cannot offer', server: 'odd', toolName: 'broken' },
       ]);
+      expect(logged).toHaveLength(1);
+      // `move` refers to its `from` place by a pointer Zod does not follow itself: its `to` is checked as `from` is.
+      const move = loaded.registry.get('odd_move')?.inputSchema;
+      expect(move?.safeParse({ from: { id: 'shelf' }, to: { id: 'box' } }).success).toBe(true);
+      expect(move?.safeParse({ from: { id: 'shelf' }, to: { id: 7 } }).success).toBe(false);
     } finally {
       await loaded.close();
     }
