@@ -8,7 +8,7 @@ import type { ToolCatalogEntry } from '../shared/tool-catalog.js';
 import { createLogger } from '../tool/tool-context.js';
 import { formatToolListing, toToolListing } from '../tool/tool-listing.js';
 import { loadToolSources } from '../tool/tool-source.js';
-import type { ToolEntry, ToolSource } from '../tool/tool-source.js';
+import type { LeftOutTool, ToolEntry, ToolSource } from '../tool/tool-source.js';
 import { exitCodes, usageError } from './cli-error.js';
 import type { Command } from './command.js';
 import { configOption, configOptionHelp, loadProjectConfig } from './project-config.js';
@@ -52,27 +52,38 @@ ${configOptionHelp}
     const tools = project ? project.config.tools : createDemoTools();
     // The secrets a worker started here would have, for MCP servers whose settings name some.
     const secrets = project?.config.secrets ?? secretsFromEnv(process.env);
-    const catalog = await listToolCatalog([...tools, ...servers], secrets);
+    const { catalog, leftOut } = await listToolCatalog([...tools, ...servers], secrets);
     const listings = catalog.map(toToolListing);
     process.stdout.write(
       values.json ? `${JSON.stringify(listings, null, 2)}\n` : listings.map(formatToolListing).join('\n\n') + '\n',
     );
+    if (leftOut.length > 0) process.stderr.write(describeLeftOut(leftOut));
     return exitCodes.ok;
   },
 };
 
-/** Opens the tool sources of a tools list, reads the catalog every run would record, and closes them again. */
+/**
+ * Opens the tool sources of a tools list, reads the catalog every run would record and the tools the sources list
+ * but cannot offer, and closes them again.
+ */
 export async function listToolCatalog(
   tools: readonly ToolEntry[],
   secrets?: SecretSource,
-): Promise<ToolCatalogEntry[]> {
+): Promise<{ catalog: ToolCatalogEntry[]; leftOut: LeftOutTool[] }> {
   const logger = createLogger({ level: 'warn' });
   const loaded = await loadToolSources(tools, { logger, ...(secrets ? { secrets } : {}) });
   try {
-    return loaded.registry.catalog();
+    return { catalog: loaded.registry.catalog(), leftOut: loaded.leftOut() };
   } finally {
     await loaded.close();
   }
+}
+
+/** What `relay-e tools` says on stderr of the tools its sources list but cannot offer: none reaches a run. */
+export function describeLeftOut(leftOut: readonly LeftOutTool[]): string {
+  const lines = leftOut.map(({ source, tool, reason }) => `  ${tool} (from ${source}): ${reason}`);
+  const count = leftOut.length === 1 ? '1 tool' : `${leftOut.length} tools`;
+  return `Left out ${count} a source lists but Relay-E cannot offer (no run can call it):\n${lines.join('\n')}\n`;
 }
 
 function splitFlag(flag: string, value: string): [name: string, rest: string] {

@@ -7,7 +7,7 @@ import { defineJsonSchemaTool } from '../tool/define-tool.js';
 import type { ToolDefinition } from '../tool/define-tool.js';
 import { errorMessage } from '../shared/error-message.js';
 import type { Logger, ToolContext } from '../tool/tool-context.js';
-import type { OpenToolSource, ToolSource, ToolSourceContext } from '../tool/tool-source.js';
+import type { LeftOutTool, OpenToolSource, ToolSource, ToolSourceContext } from '../tool/tool-source.js';
 import { callMcpTool } from './call-mcp-tool.js';
 import { hideSecretsInError } from '../security/hide-secrets-in-error.js';
 import { McpConnection } from './mcp-connection.js';
@@ -203,7 +203,8 @@ async function openMcpSource(options: McpToolsOptions, context: ToolSourceContex
     refreshing = refreshing
       .then(async () => {
         refreshQueued = false;
-        context.onToolsChanged(buildTools(await catalog.listTools()));
+        const { tools, leftOut } = buildTools(await catalog.listTools());
+        context.onToolsChanged(tools, leftOut);
       })
       .catch((error: unknown) => logger.error('Could not refresh the tools of an MCP server', { server, error }));
   };
@@ -218,9 +219,10 @@ async function openMcpSource(options: McpToolsOptions, context: ToolSourceContex
     onSessionLost: refresh,
   });
   try {
-    const tools = buildTools(await catalog.listTools());
+    const { tools, leftOut } = buildTools(await catalog.listTools());
     return {
       tools,
+      leftOut,
       close: async () => {
         await Promise.all([catalog.close(), pool.close()]);
       },
@@ -294,15 +296,15 @@ async function withSecretsHidden<T>(secretValues: readonly string[], call: () =>
 
 /**
  * The server's tools as definitions. A tool the server describes in a way Relay-E cannot offer (a JSON Schema Zod
- * cannot read) is left out with an error in the log, so one odd tool does not take the server's other tools away. A
- * tool the operator's own policy cannot apply to (2 approvals asked of 1 approver) throws: a mistake to fix.
+ * cannot read) is left out, with why, and an error in the log, so one odd tool does not take the server's other tools
+ * away. A tool the operator's own policy cannot apply to (2 approvals asked of 1 approver) throws: a mistake to fix.
  */
 function toToolDefinitions(
   options: McpToolsOptions,
   listed: readonly Tool[],
   logger: Logger,
   onConnection: ConnectionUser,
-): ToolDefinition[] {
+): { tools: ToolDefinition[]; leftOut: LeftOutTool[] } {
   const server = options.name;
   const names = mapToolNames(
     server,
@@ -310,19 +312,22 @@ function toToolDefinitions(
     listed.map((tool) => tool.name),
   );
   const byName = new Map(listed.map((tool) => [tool.name, tool]));
-  return [...names].flatMap(([modelName, toolName]) => {
+  const tools: ToolDefinition[] = [];
+  const leftOut: LeftOutTool[] = [];
+  for (const [modelName, toolName] of names) {
     const tool = byName.get(toolName) as Tool;
     const annotations = toAnnotations(tool);
     const policy = resolveToolPolicy(toolName, annotations, options, options.tools);
     // Rules sound one by one may clash once combined; that is the operator's mistake to fix, so it throws.
     checkPolicy(server, `, tool '${toolName}'`, policy);
     try {
-      return [toToolDefinition(options, { tool, modelName, annotations, policy }, onConnection)];
+      tools.push(toToolDefinition(options, { tool, modelName, annotations, policy }, onConnection));
     } catch (error) {
       logger.error('Left out an MCP tool Relay-E cannot offer', { server, toolName, error });
-      return [];
+      leftOut.push({ source: server, tool: toolName, reason: errorMessage(error) });
     }
-  });
+  }
+  return { tools, leftOut };
 }
 
 /** Runs a call on the connection that serves the tenant: the shared one, or the tenant's own when secrets differ. */

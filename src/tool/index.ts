@@ -15,6 +15,7 @@ export type {
   ToolOptions,
 } from './define-tool.js';
 export type {
+  LeftOutTool,
   LoadToolSourcesOptions,
   LoadedTools,
   OpenToolSource,

@@ -6,8 +6,11 @@ import { ToolRegistry } from './tool-registry.js';
 
 /** What a tool source is given when a worker opens it. */
 export interface ToolSourceContext {
-  /** Called with the source's whole new tool list whenever it changes (an MCP server's `list_changed`). */
-  onToolsChanged(tools: readonly ToolDefinition[]): void;
+  /**
+   * Called with the source's whole new tool list whenever it changes (an MCP server's `list_changed`), and the tools
+   * it now leaves out.
+   */
+  onToolsChanged(tools: readonly ToolDefinition[], leftOut?: readonly LeftOutTool[]): void;
   /** What `{ "$secret": "NAME" }` in the source's own settings resolves to, per call and tenant. */
   secrets?: SecretSource;
   logger: Logger;
@@ -16,8 +19,20 @@ export interface ToolSourceContext {
 /** A source's tools while it is open. */
 export interface OpenToolSource {
   tools: readonly ToolDefinition[];
+  /** The tools it lists that it cannot offer (an MCP tool whose JSON Schema cannot be read), each with why. */
+  leftOut?: readonly LeftOutTool[];
   /** Closes the source's connections; its tools must not be called afterwards. */
   close(): Promise<void>;
+}
+
+/** A tool a source lists but cannot offer: it is not in the registry, and the source's other tools are. */
+export interface LeftOutTool {
+  /** The source's name (an MCP server's `name`). */
+  readonly source: string;
+  /** The tool's name as the source lists it. */
+  readonly tool: string;
+  /** Why it cannot be offered. */
+  readonly reason: string;
 }
 
 /** Tools that come from outside the worker's code (an MCP server): opened at worker start, closed at shutdown. */
@@ -50,6 +65,8 @@ export interface LoadedTools {
   registry: ToolRegistry;
   /** Calls `listener` after a source's tools changed in the registry; returns what stops it. */
   onChange(listener: () => void): () => void;
+  /** The tools the sources list now but cannot offer, each with why. */
+  leftOut(): LeftOutTool[];
   close(): Promise<void>;
 }
 
@@ -78,7 +95,7 @@ export async function loadToolSources(
   };
   try {
     for (const source of tools.filter(isToolSource)) {
-      opened.push({ name: source.name, open: await openSource(source, registry, { ...options, logger }, changed) });
+      opened.push({ name: source.name, ...(await openSource(source, registry, { ...options, logger }, changed)) });
     }
   } catch (error) {
     await close();
@@ -88,12 +105,14 @@ export async function loadToolSources(
     listeners.add(listener);
     return () => listeners.delete(listener);
   };
-  return { registry, onChange, close };
+  return { registry, onChange, leftOut: () => opened.flatMap((source) => source.leftOut?.() ?? []), close };
 }
 
 interface OpenedSource {
   name: string;
   open: OpenToolSource;
+  /** What the source leaves out now. */
+  leftOut?: () => LeftOutTool[];
 }
 
 /**
@@ -105,18 +124,20 @@ async function openSource(
   registry: ToolRegistry,
   { logger, secrets }: LoadToolSourcesOptions & { logger: Logger },
   changed: () => void,
-): Promise<OpenToolSource> {
+): Promise<{ open: OpenToolSource; leftOut: () => LeftOutTool[] }> {
   let current: readonly string[] = [];
+  let leftOut: readonly LeftOutTool[] = [];
   let started = false;
-  let early: readonly ToolDefinition[] | undefined;
-  const onToolsChanged = (next: readonly ToolDefinition[]) => {
+  let early: Parameters<ToolSourceContext['onToolsChanged']> | undefined;
+  const onToolsChanged = (next: readonly ToolDefinition[], nextLeftOut: readonly LeftOutTool[] = []) => {
     if (!started) {
-      early = next;
+      early = [next, nextLeftOut];
       return;
     }
     try {
       registry.replace(current, next);
       current = next.map((tool) => tool.name);
+      leftOut = nextLeftOut;
       logger.info('Tool source changed its tools', { source: source.name, tools: current });
       changed();
     } catch (error) {
@@ -126,10 +147,11 @@ async function openSource(
   const open = await source.open({ onToolsChanged, logger, ...(secrets ? { secrets } : {}) });
   await registerOrClose(source.name, open, registry, logger);
   current = open.tools.map((tool) => tool.name);
+  leftOut = open.leftOut ?? [];
   started = true;
   // A change announced while the source was still opening is applied now rather than lost.
-  if (early) onToolsChanged(early);
-  return open;
+  if (early) onToolsChanged(...early);
+  return { open, leftOut: () => [...leftOut] };
 }
 
 /**

@@ -24,8 +24,14 @@ export interface ToolSourceOptions {
 export async function resolveToolRegistry(options: ToolSourceOptions): Promise<LoadedTools> {
   refuseRegistryWithTools(options);
   // A registry given whole has no sources that could change it.
-  if (options.registry)
-    return { registry: options.registry, onChange: () => () => undefined, close: async () => undefined };
+  if (options.registry) {
+    return {
+      registry: options.registry,
+      onChange: () => () => undefined,
+      leftOut: () => [],
+      close: async () => undefined,
+    };
+  }
   return loadToolSources(options.tools ?? [], options.secrets ? { secrets: options.secrets } : {});
 }
 

@@ -56,6 +56,9 @@ describe('a tool the server describes in a way Relay-E cannot offer', () => {
         { message: 'Left out an MCP tool Relay-E cannot offer', server: 'odd', toolName: 'broken' },
       ]);
       expect(logged).toHaveLength(1);
+      expect(loaded.leftOut()).toEqual([
+        { source: 'odd', tool: 'broken', reason: expect.stringContaining('Reference not found: #/nowhere') as unknown },
+      ]);
       // `move` refers to its `from` place by a pointer Zod does not follow itself: its `to` is checked as `from` is.
       const move = loaded.registry.get('odd_move')?.inputSchema;
       expect(move?.safeParse({ from: { id: 'shelf' }, to: { id: 'box' } }).success).toBe(true);

@@ -2,17 +2,17 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { ToolListing } from '../../src/tool/tool-listing.js';
-import { fixtureStdioTransport } from './mcp-test-kit.js';
+import { faultyStdioTransport, fixtureStdioTransport } from './mcp-test-kit.js';
 
 const root = join(import.meta.dirname, '../..');
 
-function relayETools(args: string[]): Promise<{ code: number; stdout: string }> {
+function relayETools(args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
   return new Promise((resolve) => {
     execFile(
       process.execPath,
       ['--import', 'tsx', 'src/cli/main.ts', 'tools', ...args],
       { cwd: root },
-      (error, stdout) => resolve({ code: typeof error?.code === 'number' ? error.code : 0, stdout }),
+      (error, stdout, stderr) => resolve({ code: typeof error?.code === 'number' ? error.code : 0, stdout, stderr }),
     );
   });
 }
@@ -42,6 +42,23 @@ describe('relay-e tools', () => {
     expect(code).toBe(0);
     expect(stdout).toContain(
       'fixture_echo_text  (MCP server fixture, tool echo.text)\n  Echo the text back.\n  policy: no approval',
+    );
+  });
+
+  it('names on stderr each tool a server lists but Relay-E cannot offer, and why, beside the listing', async () => {
+    const faulty = faultyStdioTransport('unreadable-schema');
+    const { code, stdout, stderr } = await relayETools([
+      '--json',
+      '--mcp-stdio',
+      `odd=${faulty.command} ${(faulty.args ?? []).join(' ')}`,
+    ]);
+    expect(code).toBe(0);
+    expect((JSON.parse(stdout) as ToolListing[]).map((entry) => entry.name)).toEqual(
+      expect.arrayContaining(['odd_fine', 'odd_move']),
+    );
+    expect(stderr).toContain(
+      'Left out 1 tool a source lists but Relay-E cannot offer (no run can call it):\n' +
+        "  broken (from odd): The input JSON Schema of tool 'odd_broken' cannot be read (Reference not found: #/nowhere)\n",
     );
   });
 

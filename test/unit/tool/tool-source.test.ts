@@ -4,7 +4,7 @@ import { defineJsonSchemaTool, defineTool } from '../../../src/tool/define-tool.
 import type { ToolDefinition } from '../../../src/tool/define-tool.js';
 import { ToolExecutor } from '../../../src/tool/tool-executor.js';
 import { loadToolSources } from '../../../src/tool/tool-source.js';
-import type { ToolSource, ToolSourceContext } from '../../../src/tool/tool-source.js';
+import type { LeftOutTool, ToolSource, ToolSourceContext } from '../../../src/tool/tool-source.js';
 import { recordingLogger } from './build-tools.js';
 
 const greet = defineJsonSchemaTool({
@@ -21,18 +21,21 @@ const add = defineTool({
   execute: ({ a, b }) => a + b,
 });
 
-/** A source whose tools the test changes through the context it was opened with. */
-function controllableSource(name: string, tools: ToolDefinition[]) {
+/** A source whose tools (and the tools it leaves out) the test changes through the context it was opened with. */
+function controllableSource(name: string, tools: ToolDefinition[], leftOut?: LeftOutTool[]) {
   let context: ToolSourceContext | undefined;
   const source: ToolSource = {
     kind: 'tool-source',
     name,
     open: async (given) => {
       context = given;
-      return { tools, close: async () => undefined };
+      return { tools, ...(leftOut ? { leftOut } : {}), close: async () => undefined };
     },
   };
-  return { source, change: (next: ToolDefinition[]) => context?.onToolsChanged(next) };
+  return {
+    source,
+    change: (next: ToolDefinition[], nextLeftOut?: LeftOutTool[]) => context?.onToolsChanged(next, nextLeftOut),
+  };
 }
 
 describe('defineJsonSchemaTool', () => {
@@ -61,6 +64,20 @@ describe('loadToolSources', () => {
 
     change([{ ...greet, name: 'greet_again' }]);
     expect(loaded.registry.list().map((tool) => tool.name)).toEqual(['add', 'greet_again']);
+  });
+
+  it('tells which tools each source leaves out, as of its latest list', async () => {
+    const odd = { source: 'remote', tool: 'odd', reason: 'its JSON Schema cannot be read' };
+    const { source, change } = controllableSource('remote', [greet], [odd]);
+    const other = controllableSource('other', [add]);
+    const loaded = await loadToolSources([source, other.source]);
+    expect(loaded.leftOut()).toEqual([odd]);
+
+    const odder = { ...odd, tool: 'odder' };
+    change([greet], [odd, odder]);
+    expect(loaded.leftOut()).toEqual([odd, odder]);
+    change([greet]);
+    expect(loaded.leftOut()).toEqual([]);
   });
 
   it('keeps a source’s previous tools when its new list clashes with another tool, and logs why', async () => {
