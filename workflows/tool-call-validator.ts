@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { compileToolSchemaBothWays } from '../src/shared/compile-tool-schema.js';
 import { errorMessage } from '../src/shared/error-message.js';
 import { boundIssues } from '../src/shared/payload-limits.js';
-import { checkToolInput, describeIssues } from '../src/shared/tool-input.js';
+import { argumentsAsGiven, checkToolInput, describeIssues } from '../src/shared/tool-input.js';
 import type { ToolInputCheck, ToolInputIssue } from '../src/shared/tool-input.js';
 import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
 import { undeclaredFields } from '../src/shared/undeclared-fields.js';
@@ -68,7 +68,7 @@ export class ToolCallValidator {
       const issues = boundIssues(result.issues);
       return { valid: false, errorType: 'validation', error: describeIssues(issues), issues };
     }
-    return { valid: true, entry, input: result.data };
+    return { valid: true, entry, input: entry.inputAsGiven ? argumentsAsGiven(rawInput) : result.data };
   }
 
   /**

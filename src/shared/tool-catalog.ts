@@ -80,6 +80,13 @@ export interface ToolCatalogEntry {
    * `approval.expiring` notice. Runs recorded without it send none.
    */
   remindApproversBeforeMs?: number;
+  /**
+   * Set on an MCP server's tools: a call reaches the tool as the model (or an approver's edit) gave it once its check
+   * passed, without the defaults the check fills in, since a JSON Schema `default` is the server's to apply (a
+   * Python server's `x: int = None` is `default: null`, which it then refuses). Runs recorded without it send the
+   * checked input, defaults filled.
+   */
+  inputAsGiven?: true;
 }
 
 /**

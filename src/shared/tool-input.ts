@@ -28,6 +28,12 @@ export function parseToolArguments(raw: unknown): ToolInputCheck {
   }
 }
 
+/** Tool-call arguments as the call gave them (a JSON string read), for a call whose check passed. */
+export function argumentsAsGiven(raw: unknown): unknown {
+  const parsed = parseToolArguments(raw);
+  return parsed.success ? parsed.data : raw;
+}
+
 /** Options of {@link checkToolInput}. */
 export interface CheckToolInputOptions {
   /**

@@ -154,5 +154,14 @@ export function toCatalogEntry(tool: ToolDefinition): ToolCatalogEntry {
   if (tool.retry !== undefined) entry.retry = { ...tool.retry };
   if (tool.source !== undefined) entry.source = { ...tool.source };
   if (tool.annotations !== undefined) entry.annotations = { ...tool.annotations };
+  if (takesInputAsGiven(tool)) entry.inputAsGiven = true;
   return entry;
+}
+
+/**
+ * Whether a tool gets its input as the call gave it rather than as its check parsed it (an MCP server's tool: see
+ * {@link ToolCatalogEntry.inputAsGiven}).
+ */
+export function takesInputAsGiven(tool: Pick<ToolDefinition, 'source'>): boolean {
+  return tool.source?.kind === 'mcp';
 }

@@ -1,7 +1,7 @@
 import { RelayError } from '../shared/errors.js';
 import type { ErrorCode } from '../shared/errors.js';
 import { longestTimerDelayMs } from '../shared/timer-limit.js';
-import { checkToolInputAsync, parseToolArguments } from '../shared/tool-input.js';
+import { argumentsAsGiven, checkToolInputAsync, parseToolArguments } from '../shared/tool-input.js';
 import type { ToolErrorType, ToolFailure, ToolResult } from '../shared/tool-result.js';
 import type { ToolDefinition } from './define-tool.js';
 import { errorMessage } from '../shared/error-message.js';
@@ -11,6 +11,7 @@ import type { Logger, ToolContext } from './tool-context.js';
 import { createToolContext, defaultLogger, withLogAttributes } from './tool-context.js';
 import type { ToolRegistry } from './tool-registry.js';
 import { boundText, truncateOutput } from './truncate-output.js';
+import { takesInputAsGiven } from './tool-catalog.js';
 
 /** Long enough for a slow third-party API, short enough that a hung tool frees its worker slot within a minute. */
 export const defaultToolTimeoutMs = 60_000;
@@ -145,8 +146,9 @@ export class ToolExecutor {
         logger,
         signal: lifetime.signal,
       });
+      const input: unknown = takesInputAsGiven(tool) ? argumentsAsGiven(call.arguments) : check.data;
       // A logger that throws (or any other fault around the tool) rejects here and becomes an execution failure.
-      const run = this.#run(tool, check.data, ctx, base, options.redact).catch((error: unknown) =>
+      const run = this.#run(tool, input, ctx, base, options.redact).catch((error: unknown) =>
         failure(base, 'execution', errorMessage(error)),
       );
       const first = await Promise.race([

@@ -10,7 +10,14 @@ import { ToolExecutor } from '../../src/tool/tool-executor.js';
 import { loadToolSources } from '../../src/tool/tool-source.js';
 import { startFixtureHttpServer } from '../fixtures/mcp/http-server.js';
 import { useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
-import { eventually, fixtureStdioTransport, installedBin, quietLogger, temporaryFolder } from './mcp-test-kit.js';
+import {
+  eventually,
+  faultyStdioTransport,
+  fixtureStdioTransport,
+  installedBin,
+  quietLogger,
+  temporaryFolder,
+} from './mcp-test-kit.js';
 
 const kit = useRelayTestKit();
 
@@ -231,5 +238,26 @@ describe('an MCP server over HTTP that is down when a run calls it', () => {
     await expect(client.result(runId)).resolves.toMatchObject({ status: 'completed', output: 'answered' });
     expect(eventOf(await client.events(runId), 'tool_failed', 'call_1_0')).toMatchObject({ errorType: 'transport' });
     await stop();
+  });
+});
+
+describe('a tool whose JSON Schema default its server refuses, as a Python server’s `limit: int = None`', () => {
+  it('gets the call as the model gave it, the default left to the server, and the run records that input', async () => {
+    const model = scriptedModel([
+      { toolCalls: [{ id: 'find', name: 'py_lookup', input: { city: 'Oslo' } }] },
+      { text: 'found' },
+    ]);
+    const python = mcpTools({ name: 'py', transport: faultyStdioTransport('null-default') });
+    const { client, stop } = await kit.startWorker({ tools: [python], models: { scripted: model } });
+    try {
+      const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:py', prompt: 'find Oslo' });
+      await expect(client.result(runId)).resolves.toMatchObject({ status: 'completed', output: 'found' });
+      const events = await client.events(runId);
+      expect(eventOf(events, 'tool_call_validated', 'call_1_0')).toMatchObject({ input: { city: 'Oslo' } });
+      expect(eventOf(events, 'tool_succeeded', 'call_1_0')).toMatchObject({ output: '{"city":"Oslo"}' });
+      expect((await client.toolCatalog(runId))[0]).toMatchObject({ name: 'py_lookup', inputAsGiven: true });
+    } finally {
+      await stop();
+    }
   });
 });
