@@ -1,6 +1,7 @@
 import { z } from '@hono/zod-openapi';
 import { agentRunInputSchema } from '../shared/run-input-schema.js';
 import { maxDecisionReasonLength } from '../shared/run-types.js';
+import type { RunEventType } from '../shared/run-types.js';
 import { chosenRunIdPattern, chosenRunIdRule, maxRunIdLength } from '../shared/run-ids.js';
 
 const { tenantId: _tenantId, ...runInputShape } = agentRunInputSchema().shape;
@@ -153,6 +154,34 @@ export const runPageSchema = z
       'order). Visibility lags a run by a moment; the snapshot does not.',
   });
 
+/** Every run event type, named once each: a type the engine adds and this list lacks fails to compile. */
+const runEventTypeNames = Object.keys({
+  run_started: true,
+  model_delta: true,
+  model_responded: true,
+  tool_call_validated: true,
+  tool_validation_failed: true,
+  tool_awaiting_approval: true,
+  tool_approval_not_required: true,
+  tool_approval_added: true,
+  tool_approved: true,
+  tool_rejected: true,
+  tool_approval_timed_out: true,
+  decision_ignored: true,
+  tool_approval_notified: true,
+  tool_approval_notice_failed: true,
+  tool_approval_notice_handed_off: true,
+  tool_succeeded: true,
+  tool_failed: true,
+  tool_cancelled: true,
+  run_completed: true,
+  run_failed: true,
+  run_cancelled: true,
+  transcript_compacted: true,
+  model_context_resent: true,
+  events_dropped: true,
+} satisfies Record<RunEventType, true>) as [RunEventType, ...RunEventType[]];
+
 export const runEventSchema = z
   .looseObject({
     seq: z
@@ -165,31 +194,7 @@ export const runEventSchema = z
       }),
     at: z.string(),
     step: z.number().int(),
-    type: z.enum([
-      'run_started',
-      'model_delta',
-      'model_responded',
-      'tool_call_validated',
-      'tool_validation_failed',
-      'tool_awaiting_approval',
-      'tool_approval_not_required',
-      'tool_approval_added',
-      'tool_approved',
-      'tool_rejected',
-      'tool_approval_timed_out',
-      'decision_ignored',
-      'tool_approval_notified',
-      'tool_approval_notice_failed',
-      'tool_approval_notice_handed_off',
-      'tool_succeeded',
-      'tool_failed',
-      'run_completed',
-      'run_failed',
-      'run_cancelled',
-      'transcript_compacted',
-      'model_context_resent',
-      'events_dropped',
-    ]),
+    type: z.enum(runEventTypeNames),
     toolCallId: z.string().optional(),
     toolName: z.string().optional(),
   })

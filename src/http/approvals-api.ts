@@ -104,7 +104,8 @@ function decisionRoute<Schema extends typeof approveRequestSchema | typeof rejec
         'approval_not_pending',
         'payload_too_large',
         'invalid_input',
-        'approval_input_invalid',
+        // Only an approval carries an edited input its tool can refuse.
+        ...(decision === 'approve' ? (['approval_input_invalid'] as const) : []),
         'run_unavailable',
       ),
     },

@@ -40,8 +40,9 @@ function openApiDocumentOf(api: OpenAPIHono<ApiEnv>, publicUrl: string): OpenApi
       title: 'Relay-E API',
       version: '1',
       description:
-        'Durable tool-calling agent runs on Temporal. Every route but this document, its reference page and ' +
-        '`/healthz` needs an API key, and sees only its tenant’s runs. Errors are `application/problem+json`.',
+        'Durable tool-calling agent runs on Temporal. Every route but this document, its reference page, ' +
+        '`/healthz` and `/readyz` needs an API key, and sees only its tenant’s runs. Errors are ' +
+        '`application/problem+json`.',
     },
     servers: [{ url: publicUrl, description: 'Where this API is served' }],
     security: apiKeySecurity,

@@ -78,10 +78,19 @@ export function problemResponses(...codes: DocumentedProblem[]) {
     [...byStatus].map(([status, sameStatus]) => {
       const examples = Object.fromEntries(sameStatus.map((code) => [code, { value: exampleOf(code) }]));
       const description = sameStatus.map((code) => `\`${code}\``).join(' or ');
-      return [status, { description, content: { 'application/problem+json': { schema: problemSchema, examples } } }];
+      const content = { 'application/problem+json': { schema: problemSchema, examples } };
+      // Every 503 the API answers says when to try again.
+      return [status, { description, content, ...(status === 503 ? { headers: retryAfterHeader } : {}) }];
     }),
   );
 }
+
+const retryAfterHeader = {
+  'Retry-After': {
+    description: 'Seconds to wait before trying again.',
+    schema: { type: 'integer' as const, minimum: 1 },
+  },
+};
 
 function exampleOf(code: DocumentedProblem) {
   const example: ProblemExample = documentedProblems[code];

@@ -30,6 +30,7 @@ const startRunRoute = createRoute({
   responses: {
     201: {
       description: 'Started',
+      headers: { Location: { description: 'The run’s own route: `/v1/runs/{id}`.', schema: { type: 'string' } } },
       content: { 'application/json': { schema: startRunResponseSchema } },
       links: runLinks('$response.body#/runId'),
     },

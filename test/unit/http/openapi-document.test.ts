@@ -1,3 +1,5 @@
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
 import { Validator } from '@seriousme/openapi-schema-validator';
 import { beforeAll, describe, expect, it } from 'vitest';
 import { useUnconnectedClient } from '../../helpers/unconnected-client.js';
@@ -14,7 +16,7 @@ type Operation = {
   operationId?: string;
   security?: unknown[];
   requestBody?: { content: Content };
-  responses: Record<string, { content?: Content; links?: Record<string, Link> }>;
+  responses: Record<string, { content?: Content; links?: Record<string, Link>; headers?: Record<string, unknown> }>;
 };
 type Document = {
   openapi: string;
@@ -30,6 +32,13 @@ beforeAll(async () => {
     publicUrl: 'https://relay.example',
   });
 });
+
+/** The paragraph of docs/runs-and-approvals.md that lists every event type, from `Events:` to `Each has`. */
+function eventLogParagraph(): string {
+  const doc = readFileSync(path.join(import.meta.dirname, '../../../docs/runs-and-approvals.md'), 'utf8');
+  const start = doc.indexOf('Events: `run_started`');
+  return doc.slice(start, doc.indexOf('Each\nhas `seq`', start));
+}
 
 async function readDocument(): Promise<Document> {
   const response = await api.request('/v1/openapi.json');
@@ -118,6 +127,44 @@ describe('GET /v1/openapi.json', () => {
     };
     // A 128-character tenant id, `~`, a 200-character chosen id.
     expect(getRun.parameters?.find((parameter) => parameter.name === 'id')?.schema).toMatchObject({ maxLength: 329 });
+  });
+
+  it('names in the RunEvent schema every event type the event log documents, and only those', async () => {
+    const documented =
+      eventLogParagraph()
+        .match(/`[a-z_]+`/g)
+        ?.map((name) => name.slice(1, -1)) ?? [];
+    const { RunEvent } = (await readDocument()).components?.schemas ?? {};
+    const named = (RunEvent?.properties?.['type'] as { enum?: string[] } | undefined)?.enum ?? [];
+    expect([...named].sort()).toEqual([...new Set(documented)].sort());
+    expect(named).toContain('tool_cancelled');
+  });
+
+  it('declares the headers the API sends: Retry-After on every 503, Location on a started run', async () => {
+    const operations = operationsOf(await readDocument());
+    const unavailable = operations.filter(({ operation }) => operation.responses['503']?.content);
+    expect(unavailable.length).toBeGreaterThan(5);
+    for (const { route, operation } of unavailable) {
+      expect(operation.responses['503']?.headers, route).toHaveProperty('Retry-After');
+    }
+    const started = operations.find(({ operation }) => operation.operationId === 'startRun');
+    expect(started?.operation.responses['201']?.headers).toHaveProperty('Location');
+  });
+
+  it('documents approval_input_invalid on an approval, which can carry an edit, and not on a rejection', async () => {
+    const operations = operationsOf(await readDocument());
+    const codesOf = (operationId: string) => {
+      const answer = operations.find(({ operation }) => operation.operationId === operationId)?.operation;
+      return Object.keys(answer?.responses['422']?.content?.['application/problem+json']?.examples ?? {});
+    };
+    expect(codesOf('approveToolCall')).toContain('approval_input_invalid');
+    expect(codesOf('rejectToolCall')).not.toContain('approval_input_invalid');
+    expect(codesOf('rejectToolCall')).toContain('invalid_input');
+  });
+
+  it('says in its description which routes need no key, as the routes do', async () => {
+    const { info } = (await readDocument()) as Document & { info: { description: string } };
+    expect(info.description).toContain('`/healthz` and `/readyz`');
   });
 
   it('marks only the document, its page, /healthz and /readyz as open to callers without a key', async () => {
