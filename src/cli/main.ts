@@ -37,8 +37,8 @@ Commands:
 ${summaries.join('\n')}
 
 Run '${cli} <command> --help' for a command's options. The commands that talk to Temporal take --address,
---namespace, --profile, --task-queue, --tenant and --json (codec-server: --address, --namespace, --profile and
---json; tools asks no server).
+--namespace, --profile, --task-queue, --tenant and --json (worker and serve: all but --tenant; codec-server:
+--address, --namespace, --profile and --json; tools asks no server).
 
 Exit codes:
   0    ok (for run: the run completed)

@@ -5,19 +5,22 @@ import type { ErrorCode } from '../shared/errors.js';
 import type { ToolInputIssue } from '../shared/tool-input.js';
 import { isTemporalUnavailable, missingNamespaceOf } from '../client/temporal-unavailable.js';
 
-/** Codes only the HTTP layer produces, beside the engine's `ErrorCode`s. */
-export type HttpOnlyErrorCode =
-  | 'invalid_json'
-  | 'unauthorized'
-  | 'forbidden'
-  | 'host_not_allowed'
-  | 'not_found'
-  | 'method_not_allowed'
-  | 'catalog_unavailable'
-  | 'payload_store_unavailable'
-  | 'payload_store_unreachable'
-  | 'temporal_unavailable'
-  | 'internal_error';
+/** Codes only the HTTP layer produces, beside the engine's `errorCodes`. */
+export const httpOnlyErrorCodes = [
+  'invalid_json',
+  'unauthorized',
+  'forbidden',
+  'host_not_allowed',
+  'not_found',
+  'method_not_allowed',
+  'catalog_unavailable',
+  'payload_store_unavailable',
+  'payload_store_unreachable',
+  'temporal_unavailable',
+  'internal_error',
+] as const;
+
+export type HttpOnlyErrorCode = (typeof httpOnlyErrorCodes)[number];
 
 export type HttpErrorCode = ErrorCode | HttpOnlyErrorCode;
 
