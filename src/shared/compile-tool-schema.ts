@@ -5,8 +5,8 @@ import { recompileUnicodePatterns, unicodePatternsIn } from './unicode-patterns.
 
 /**
  * Builds the Zod schema a run checks a tool's input with, from the JSON Schema in its catalog, its patterns read as
- * JSON Schema means them (Unicode mode, where that differs: unicode-patterns.ts) and its local references followed
- * wherever they point (schema-refs.ts). Throws when the JSON Schema cannot
+ * JSON Schema means them (Unicode mode, where that differs: unicode-patterns.ts) and, in a schema Zod cannot read
+ * as it is, its local references moved where Zod follows them (schema-refs.ts). Throws when the JSON Schema cannot
  * be read, or holds such a pattern where Zod keeps it out of reach (`propertyNames`, `contains`, `patternProperties`
  * beside `additionalProperties: false`): the worker refuses such a tool when it is registered, so a run never checks a
  * call against "anything goes", or against a pattern read otherwise than its server reads it. Pure, so the workflow

@@ -61,6 +61,55 @@ describe('a tool schema whose $ref points where Zod does not look', () => {
     }
   });
 
+  it('gives each moved pointer its own definition, through chains and pointers that refer to each other', () => {
+    const chain: JsonSchema = {
+      type: 'object',
+      properties: {
+        a: { type: 'object', properties: { b: { $ref: '#/properties/b' } } },
+        b: { type: 'object', properties: { y: { type: 'number' }, c: { $ref: '#/properties/c' } } },
+        c: { type: 'boolean' },
+      },
+    };
+    expect(accepts(chain, { a: { b: { y: 1, c: true } } })).toBe(true);
+    expect(accepts(chain, { a: { b: { y: 1, c: 'yes' } } })).toBe(false);
+    const mutual: JsonSchema = {
+      type: 'object',
+      properties: {
+        a: { type: 'object', properties: { b: { $ref: '#/properties/b' }, x: { type: 'string' } } },
+        b: { type: 'object', properties: { a: { $ref: '#/properties/a' }, y: { type: 'number' } } },
+      },
+    };
+    expect(accepts(mutual, { b: { a: { x: 'five', b: { y: 5 } } } })).toBe(true);
+    expect(accepts(mutual, { b: { a: { x: 5 } } })).toBe(false);
+    expect(accepts(mutual, { a: { b: { a: { b: { y: 'five' } } } } })).toBe(false);
+  });
+
+  it('reads a property or definition named like a data keyword as a schema', () => {
+    const schema: JsonSchema = {
+      type: 'object',
+      properties: { from: { type: 'string' }, default: { $ref: '#/properties/from' } },
+    };
+    expect(accepts(schema, { default: 'here' })).toBe(true);
+    expect(accepts(schema, { default: 1 })).toBe(false);
+  });
+
+  it('keeps a pointer to `false` refusing everything, and refuses one that leads back to itself through $refs alone', () => {
+    const never: JsonSchema = { type: 'object', properties: { no: false, never: { $ref: '#/properties/no' } } };
+    expect(accepts(never, {})).toBe(true);
+    expect(accepts(never, { never: 1 })).toBe(false);
+    const loop: JsonSchema = { type: 'object', properties: { a: { $ref: '#/properties/a' } } };
+    expect(() => compileToolSchema(loop)).toThrow("the $ref '#/properties/a' leads back to itself through $refs alone");
+  });
+
+  it('leaves a schema Zod compiles as it is, whatever pointers it also holds, so its check stays what runs recorded', () => {
+    const annotated: JsonSchema = {
+      type: 'object',
+      properties: { x: { type: 'object', 'x-source': { $ref: '#/properties/y' } }, y: { type: 'string' } },
+    };
+    expect(withRefsZodFollows(annotated)).toBe(annotated);
+    expect(accepts(annotated, { x: {} })).toBe(true);
+  });
+
   it('leaves a schema whose references Zod follows as it is, so its check stays what runs recorded', () => {
     const followed: JsonSchema = {
       $defs: { word: { type: 'string' } },
