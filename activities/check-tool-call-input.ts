@@ -1,8 +1,9 @@
 import { Context, log } from '@temporalio/activity';
 import { boundIssues } from '../src/shared/payload-limits.js';
-import { checkToolInputAsync, failedCheck } from '../src/shared/tool-input.js';
+import { argumentsAsGiven, checkToolInputAsync, failedCheck } from '../src/shared/tool-input.js';
 import type { ToolInputCheck } from '../src/shared/tool-input.js';
 import { errorMessage } from '../src/shared/error-message.js';
+import { takesInputAsGiven } from '../src/tool/tool-catalog.js';
 import type { ToolRegistry } from '../src/tool/tool-registry.js';
 import type { ToolCallInputCheck, ToolInputVerdict } from './activity-types.js';
 import { askApprovalRule } from './approval-rule.js';
@@ -31,7 +32,9 @@ export function createCheckToolCallInput(registry: ToolRegistry) {
       (error: unknown) => checkThatThrew(call.toolName, error),
     );
     if (check.success && call.approvalRuleContext) {
-      const approvalNeeded = await askApprovalRule(tool, check.data, call.approvalRuleContext);
+      // The rule judges what the tool will get: an MCP server's tool gets the call as given (tool-catalog.ts).
+      const input: unknown = takesInputAsGiven(tool) ? argumentsAsGiven(call.input) : check.data;
+      const approvalNeeded = await askApprovalRule(tool, input, call.approvalRuleContext);
       return { valid: true, approvalNeeded, at: new Date().toISOString() };
     }
     if (check.success) return { valid: true, at };

@@ -74,7 +74,7 @@ export function startTool(tool: ToolDefinition, input: unknown, options: ToolCal
   const call = toolCallInput(tool, input, options);
   const check = new ToolCallValidator([entry]).check(tool.name, input);
   if (!check.valid) return { result: Promise.resolve(refusal(call, check)), heartbeats: 0, cancel: () => {} };
-  // The activity gets the input as the run's check parsed it.
+  // The activity gets the input the run's check passed on (parsed; an MCP server's tool's as given).
   return executeInActivity(registry, entry, { ...call, input: check.input }, options);
 }
 

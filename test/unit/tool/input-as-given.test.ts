@@ -1,3 +1,4 @@
+import { MockActivityEnvironment } from '@temporalio/testing';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineJsonSchemaTool, defineTool } from '../../../src/tool/define-tool.js';
@@ -5,6 +6,7 @@ import { toCatalogEntry } from '../../../src/tool/tool-catalog.js';
 import { ToolExecutor } from '../../../src/tool/tool-executor.js';
 import { ToolRegistry } from '../../../src/tool/tool-registry.js';
 import { ToolCallValidator } from '../../../workflows/tool-call-validator.js';
+import { createCheckToolCallInput } from '../../../activities/check-tool-call-input.js';
 
 /** A Python server's `def lookup(city: str, limit: int = None)`, as its JSON Schema says it. */
 const inputSchema = {
@@ -65,5 +67,27 @@ describe('an MCP server’s tool', () => {
     await executor.execute('lookup', { city: 'Oslo' });
     await executor.execute('count', {});
     expect(received).toEqual([{ city: 'Oslo' }, { city: 'Oslo', limit: null }, { limit: 10 }]);
+  });
+
+  it('has its approval rule asked about the input as given, the input its server will get', async () => {
+    const judged: unknown[] = [];
+    const ruled = defineJsonSchemaTool({
+      name: 'py_lookup',
+      description: 'Looks a city up.',
+      inputSchema,
+      source: { kind: 'mcp', server: 'py', tool: 'lookup' },
+      requiresApproval: (input) => {
+        judged.push(input);
+        return false;
+      },
+      execute: record,
+    });
+    const check = createCheckToolCallInput(new ToolRegistry([ruled]));
+    const approvalRuleContext = { tenantId: 'acme', runId: 'run_1', toolCallId: 'call_1_0' };
+    const verdict = await new MockActivityEnvironment().run(() =>
+      check({ toolName: 'py_lookup', input: { city: 'Oslo' }, approvalRuleContext }),
+    );
+    expect(verdict).toMatchObject({ valid: true, approvalNeeded: false });
+    expect(judged).toEqual([{ city: 'Oslo' }]);
   });
 });
