@@ -323,8 +323,10 @@ function toToolDefinitions(
     try {
       tools.push(toToolDefinition(options, { tool, modelName, annotations, policy }, onConnection));
     } catch (error) {
-      logger.error('Left out an MCP tool Relay-E cannot offer', { server, toolName, error });
-      leftOut.push({ source: server, tool: toolName, reason: errorMessage(error) });
+      // The reason alone: the stack of a definition's refusal says nothing about the server's tool.
+      const reason = errorMessage(error);
+      logger.error('Left out an MCP tool Relay-E cannot offer', { server, toolName, reason });
+      leftOut.push({ source: server, tool: toolName, reason });
     }
   }
   return { tools, leftOut };

@@ -53,9 +53,15 @@ describe('a tool the server describes in a way Relay-E cannot offer', () => {
     try {
       expect(loaded.registry.list().map((tool) => tool.name)).toEqual(['odd_fine', 'odd_move']);
       expect(logged).toMatchObject([
-        { message: 'Left out an MCP tool Relay-E cannot offer', server: 'odd', toolName: 'broken' },
+        {
+          message: 'Left out an MCP tool Relay-E cannot offer',
+          server: 'odd',
+          toolName: 'broken',
+          reason: expect.stringContaining('Reference not found: #/nowhere') as unknown,
+        },
       ]);
       expect(logged).toHaveLength(1);
+      expect(JSON.stringify(logged[0])).not.toContain('    at ');
       expect(loaded.leftOut()).toEqual([
         { source: 'odd', tool: 'broken', reason: expect.stringContaining('Reference not found: #/nowhere') as unknown },
       ]);
