@@ -6,6 +6,7 @@ import type { WorkflowHandle } from '@temporalio/client';
 import { bundleWorkflowCode, Worker } from '@temporalio/worker';
 import type { History, ReplayWorkerOptions, WorkflowBundleWithSourceMap } from '@temporalio/worker';
 import { readHistory } from '../client/read-history.js';
+import { RelayError } from '../shared/errors.js';
 import { historyFromJson, historyToJson } from './history-json.js';
 import { relayWorkflowBundle } from './relay-workflow-bundle.js';
 
@@ -41,17 +42,25 @@ const gzipped = promisify(gzip);
 const gunzipped = promisify(gunzip);
 
 /** Whether a history file is kept gzipped: a long run's payloads (repeated text, base64) shrink many times over. */
-const isGzipped = (file: string) => file.endsWith('.gz');
+const isGzipped = (file: string) => file.endsWith('.json.gz');
+/** The files {@link loadHistories} reads, and so the only ones {@link recordHistory} writes. */
+const isHistoryFile = (file: string) => file.endsWith('.json') || isGzipped(file);
 
 /**
  * Writes a workflow's history to `file` as indented proto JSON, the format {@link replayHistories} reads (gzipped
- * when `file` ends in `.gz`): the execution the handle names, read in pages small enough for gRPC, so a history of
- * any size records.
+ * when `file` ends in `.json.gz`): the execution the handle names, read in pages small enough for gRPC, so a history
+ * of any size records. Any other name is refused: no replay would ever read it.
  */
 export async function recordHistory(
   handle: Pick<WorkflowHandle, 'client' | 'workflowId' | 'describe'>,
   file: string,
 ): Promise<void> {
+  if (!isHistoryFile(file)) {
+    throw new RelayError(
+      'invalid_input',
+      `recordHistory writes *.json or *.json.gz files, which replays read; not ${file}`,
+    );
+  }
   const { runId } = await handle.describe();
   const history = await readHistory(handle.client, handle.workflowId, { executionRunId: runId });
   const json = historyToJson(history);
@@ -66,7 +75,7 @@ export async function recordHistory(
 export async function loadHistories(directory: string): Promise<HistoryFixture[]> {
   const entries = await readdir(directory, { recursive: true, withFileTypes: true });
   const files = entries
-    .filter((entry) => entry.isFile() && (entry.name.endsWith('.json') || entry.name.endsWith('.json.gz')))
+    .filter((entry) => entry.isFile() && isHistoryFile(entry.name))
     .map((entry) => path.relative(directory, path.join(entry.parentPath, entry.name)))
     .sort();
   // An empty directory would make a replay test pass while checking nothing.

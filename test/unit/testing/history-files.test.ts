@@ -2,8 +2,8 @@ import { copyFile, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { gzipSync } from 'node:zlib';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { loadHistories } from '../../../src/testing/replay-histories.js';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { loadHistories, recordHistory } from '../../../src/testing/replay-histories.js';
 
 const recorded = path.join(import.meta.dirname, '../../fixtures/histories/smoke/smoke-workflow.json');
 let directory: string;
@@ -35,5 +35,18 @@ describe('loadHistories', () => {
   it('refuses a folder with neither kind of history, which would check nothing', async () => {
     await writeFile(path.join(directory, 'notes.txt'), 'not a history');
     await expect(loadHistories(directory)).rejects.toThrow('No recorded histories (*.json, *.json.gz)');
+  });
+});
+
+describe('recordHistory', () => {
+  it('refuses a file name no replay reads, before asking Temporal anything', async () => {
+    const handle = { client: {} as never, workflowId: 'run_1', describe: vi.fn() };
+    for (const file of ['run.gz', 'run.txt', 'run']) {
+      await expect(recordHistory(handle, path.join(directory, file))).rejects.toMatchObject({
+        code: 'invalid_input',
+        message: expect.stringContaining('recordHistory writes *.json or *.json.gz files') as unknown,
+      });
+    }
+    expect(handle.describe).not.toHaveBeenCalled();
   });
 });
