@@ -616,7 +616,8 @@ async function tasksBeforeFirstModelCall(runId: string): Promise<number> {
 /**
  * Starts runs while no worker polls their task queue, each with a follower's query already waiting, then the worker:
  * the query rides on the first workflow task, so the worker answers it while the catalog snapshot (a local activity)
- * runs, and the catalog's result reaches the workflow in a later task than the one that asked for it.
+ * runs, and the catalog's result reaches the workflow in a later task than the one that asked for it. The worker must
+ * hold the snapshot ({@link slowCatalog}): one that resolved before the query was answered would leave the task whole.
  */
 async function startWithFollowersWaiting(
   client: RelayClient,
@@ -717,7 +718,13 @@ describe('the event log when a follower splits the first workflow task', () => {
     const { runIds, worker: live } = await startWithFollowersWaiting(
       client,
       runs.map(({ input }) => input),
-      () => kit.startWorker({ taskQueue, tools: createTestTools(ledger), models: { scripted: scriptedModel(turns) } }),
+      () =>
+        kit.startWorker({
+          taskQueue,
+          tools: createTestTools(ledger),
+          models: { scripted: scriptedModel(turns) },
+          workerOptions: { interceptors: { activity: [slowCatalog] } },
+        }),
     );
     const followed = await followAndDecide(client, runIds).finally(() => live.stop());
     expect(ledger.transfers).toHaveLength(runs.length);
@@ -778,6 +785,7 @@ describe('a run that ends in the task that delivers the catalog, when a follower
         taskQueue,
         tools: createTestTools(createLedger()),
         models: { scripted: scriptedModel([{ text: 'never asked' }]) },
+        workerOptions: { interceptors: { activity: [slowCatalog] } },
       });
     const { runIds, worker: live } = await startWithFollowersWaiting(client, [tooLarge], start);
     const [runId = ''] = runIds;
