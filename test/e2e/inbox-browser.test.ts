@@ -6,7 +6,7 @@ import path from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
-import { afterAll, afterEach, beforeAll, describe, expect, inject, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, inject, it } from 'vitest';
 import type { RunSnapshot } from '../../src/shared/run-types.js';
 import { launchChromium, signInToInboxPage } from '../helpers/chromium.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
@@ -23,11 +23,18 @@ const keys = { acme: 'key-acme-e2e-0123456789', globex: 'key-globex-e2e-01234567
 let dev: DevStack;
 let browser: Browser;
 let workdir: string;
+/** The runs this test started, and what its signed-in pages posted and logged, for the report of a failed test. */
+let watched: { runIds: string[]; pageLog: string[] } = { runIds: [], pageLog: [] };
 
 beforeAll(async () => {
   workdir = await mkdtemp(path.join(tmpdir(), 'relay-e-inbox-'));
   dev = await startDev(workdir);
   browser = await launchChromium();
+});
+
+beforeEach(({ onTestFailed }) => {
+  watched = { runIds: [], pageLog: [] };
+  onTestFailed(async () => console.error(await failureReport()));
 });
 
 afterEach(() => {
@@ -46,6 +53,8 @@ interface DevStack {
   stop: () => Promise<void>;
   /** What the stack printed to stderr if it ended before `stop`, so a crash fails the test that saw it. */
   crash: () => string | undefined;
+  /** What the stack has printed to stderr so far. */
+  stderr: () => string;
 }
 
 /** Starts `relay-e dev --json` with two tenants' keys and resolves with the API's URL once it is ready. */
@@ -90,6 +99,7 @@ async function startDev(cwd: string): Promise<DevStack> {
           await exited;
         },
         crash: () => (crashed ? stderr : undefined),
+        stderr: () => stderr,
       };
     }
   }
@@ -107,7 +117,24 @@ async function api(key: string, method: string, route: string, body?: unknown): 
 async function startRun(key: string, prompt: string): Promise<string> {
   const response = await api(key, 'POST', '/v1/runs', { model: 'scripted:demo', prompt });
   expect(response.status).toBe(201);
-  return ((await response.json()) as { runId: string }).runId;
+  const { runId } = (await response.json()) as { runId: string };
+  watched.runIds.push(runId);
+  return runId;
+}
+
+/**
+ * What a failed test leaves to go on: each of its runs as the API reads it, what its pages posted and logged (they
+ * are closed by now), and the end of what the stack printed (its worker and API log there).
+ */
+async function failureReport(): Promise<string> {
+  const runs = await Promise.all(
+    watched.runIds.map(async (runId) => {
+      const response = await api(keys.acme, 'GET', `/v1/runs/${runId}`).catch((error: unknown) => String(error));
+      return typeof response === 'string' ? `${runId}: ${response}` : `${runId}: ${await response.text()}`;
+    }),
+  );
+  const log = dev.stderr().split('\n').slice(-200).join('\n');
+  return [`Runs:`, ...runs, `Pages:`, ...watched.pageLog, `relay-e dev's stderr (its end):`, log].join('\n');
 }
 
 /**
@@ -149,8 +176,18 @@ async function balanceOf(account: string): Promise<number> {
   return Number(/has \$([\d,]+\.\d{2})/.exec(output)?.[1]?.replace(/,/g, ''));
 }
 
-function signIn(context: BrowserContext, key: string, url = dev.url): Promise<Page> {
-  return signInToInboxPage(context, key, url);
+async function signIn(context: BrowserContext, key: string, url = dev.url): Promise<Page> {
+  const page = await signInToInboxPage(context, key, url);
+  const log = watched.pageLog;
+  page.on('console', (message) => {
+    if (message.type() === 'error' || message.type() === 'warning') log.push(`console ${message.text()}`);
+  });
+  page.on('response', async (response) => {
+    if (response.request().method() !== 'POST') return;
+    const body = await response.text().catch((error: unknown) => `(body unread: ${String(error)})`);
+    log.push(`POST ${response.url()} -> ${response.status()} ${body}`);
+  });
+  return page;
 }
 
 /** Refreshes the docs' screenshots when RELAY_E_UPDATE_SCREENSHOTS=1, so a plain test run leaves the tree clean. */
