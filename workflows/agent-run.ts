@@ -71,7 +71,7 @@ export async function agentRun(input: AgentRunInput, carried?: CarriedRunState):
     run: new RunState(workflowInfo().workflowId, input, carried),
     exact: patches.exact,
     patches,
-    validator: new ToolCallValidator(carried?.catalog ?? [], () => patches.patternsInUnicodeMode()),
+    validator: new ToolCallValidator(carried?.catalog ?? [], patches),
     approvalTimeoutMs: msToNumber(input.approvalTimeout ?? defaultApprovalTimeout),
     notices: noRunNotices(),
     ignoredDecisionsRecorded: 0,

@@ -290,6 +290,14 @@ const patternsInUnicodeModePatch = 'patterns-in-unicode-mode';
  */
 const handedOffNoticesNotAwaitedPatch = 'handed-off-notices-not-awaited';
 
+/**
+ * A call whose input nests objects and arrays more than 128 levels deep goes back to the model as `input_too_deep`
+ * before its schema is followed: before, the check followed it, and against a recursive schema a deep enough input
+ * exhausted the stack or outlasted the workflow task's time limit, so the task failed again and again and the run
+ * stopped. Asked only at such a call, by the same runs as {@link approversToldEveryEndingPatch}.
+ */
+const inputDepthBoundedPatch = 'input-depth-bounded';
+
 /** The answers to the patches a run follows. */
 export interface RunPatches {
   /** False for runs started before the exact identity and limit rules: they replay with the old ones. */
@@ -367,6 +375,8 @@ export interface RunPatches {
   patternsInUnicodeMode(): boolean;
   /** Asked where notices handed off would be waited for again (see {@link handedOffNoticesNotAwaitedPatch}). */
   handedOffNoticesNotAwaited(): boolean;
+  /** Asked at a call whose input nests too deeply to be checked (see {@link inputDepthBoundedPatch}). */
+  inputDepthBounded(): boolean;
 }
 
 /** The rules decided at the start, without those asked later in the run. */
@@ -397,6 +407,7 @@ type StartRules = Omit<
   | 'approvalTimeReadWhileWaiting'
   | 'patternsInUnicodeMode'
   | 'handedOffNoticesNotAwaited'
+  | 'inputDepthBounded'
 >;
 
 const everyRule: StartRules = {
@@ -467,6 +478,7 @@ export function decideRunPatches(): RunPatches {
     approvalTimeReadWhileWaiting: askedOnce(late ? approvalTimeReadWhileWaitingPatch : undefined),
     patternsInUnicodeMode: askedOnce(late ? patternsInUnicodeModePatch : undefined),
     handedOffNoticesNotAwaited: askedOnce(late ? handedOffNoticesNotAwaitedPatch : undefined),
+    inputDepthBounded: askedOnce(late ? inputDepthBoundedPatch : undefined),
   };
 }
 

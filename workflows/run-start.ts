@@ -76,7 +76,7 @@ export function receiveCatalog<T extends { catalog?: CatalogSnapshot }>(
 function recordStart(context: RunContext, catalog: ToolCatalogEntry[], at: string | undefined): void {
   const { run } = context;
   run.catalog = catalog;
-  context.validator = new ToolCallValidator(catalog, () => context.patches.patternsInUnicodeMode());
+  context.validator = new ToolCallValidator(catalog, context.patches);
   const tools = catalog.map((tool) => tool.name);
   run.emit({ type: 'run_started', model: run.input.model, maxSteps: run.maxSteps, tools }, { at, step: 0 });
 }

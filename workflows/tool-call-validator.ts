@@ -3,9 +3,10 @@ import { z } from 'zod';
 import { compileToolSchemaBothWays } from '../src/shared/compile-tool-schema.js';
 import { errorMessage } from '../src/shared/error-message.js';
 import { boundIssues } from '../src/shared/payload-limits.js';
-import { argumentsAsGiven, checkToolInput, describeIssues } from '../src/shared/tool-input.js';
+import { argumentsAsGiven, checkToolInput, describeIssues, tooDeepCheck } from '../src/shared/tool-input.js';
 import type { ToolInputCheck, ToolInputIssue } from '../src/shared/tool-input.js';
 import type { ToolCatalogEntry } from '../src/shared/tool-catalog.js';
+import type { RunPatches } from './run-patches.js';
 import { undeclaredFields } from '../src/shared/undeclared-fields.js';
 
 export type ToolCallCheck =
@@ -32,6 +33,15 @@ z.fromJSONSchema({ type: 'object', properties: { warm: { type: 'array', items: {
 });
 
 /**
+ * The run's rules a check follows (run-patches.ts), each asked only at a call where it changes the outcome: patterns
+ * read in Unicode mode where that differs, and an input nested too deeply refused before its schema is followed.
+ */
+export type CheckRules = Pick<RunPatches, 'patternsInUnicodeMode' | 'inputDepthBounded'>;
+
+/** Outside a run: patterns read as JSON Schema means them, and no input checked deeper than it may nest. */
+const currentRules: CheckRules = { patternsInUnicodeMode: () => true, inputDepthBounded: () => true };
+
+/**
  * Checks proposed tool calls against the run's catalog snapshot, deterministically, inside the workflow.
  * A tool's validator is built on first use, so a run that never calls a tool never pays for its schema.
  */
@@ -39,13 +49,9 @@ export class ToolCallValidator {
   private readonly entries: ReadonlyMap<string, ToolCatalogEntry>;
   private readonly schemas = new Map<string, ToolSchemas>();
 
-  /**
-   * `patternsInUnicodeMode` is asked only where a call's check differs between the two readings of its tool's
-   * patterns (the run's rule `patterns-in-unicode-mode`); outside a run, patterns are read as JSON Schema means them.
-   */
   constructor(
     catalog: readonly ToolCatalogEntry[],
-    private readonly patternsInUnicodeMode: () => boolean = () => true,
+    private readonly rules: CheckRules = currentRules,
   ) {
     this.entries = new Map(catalog.map((entry) => [entry.name, entry]));
   }
@@ -62,7 +68,7 @@ export class ToolCallValidator {
         issues: [{ path: '', message: error, code: 'unknown_tool' }],
       };
     }
-    const result = this.checkInput(entry, rawInput);
+    const result = this.refusedAsTooDeep(rawInput) ?? this.checkInput(entry, rawInput);
     if (!result.success) {
       // A wrong input can carry thousands of issues; the model needs the first few, and history needs them small.
       const issues = boundIssues(result.issues);
@@ -83,13 +89,21 @@ export class ToolCallValidator {
     return { valid: false, errorType: 'validation', error: describeIssues(issues), issues };
   }
 
+  /** The refusal of an input nested too deeply to be checked, where the run's rule refuses it. */
+  private refusedAsTooDeep(rawInput: unknown): ToolInputCheck<never> | undefined {
+    const tooDeep = tooDeepCheck(rawInput);
+    return tooDeep && this.rules.inputDepthBounded() ? tooDeep : undefined;
+  }
+
   /** The check of a call, its patterns read in Unicode mode where that changes the outcome and the run's rule says so. */
   private checkInput(entry: ToolCatalogEntry, rawInput: unknown): ToolInputCheck<unknown> {
     const { flagless, unicode } = this.schemasFor(entry);
     const asRecorded = checkToolInput(flagless, rawInput, { onInternalError: 'throw' });
     if (!unicode) return asRecorded;
     const asMeant = checkToolInput(unicode, rawInput, { onInternalError: 'throw' });
-    if (JSON.stringify(asMeant) === JSON.stringify(asRecorded) || !this.patternsInUnicodeMode()) return asRecorded;
+    if (JSON.stringify(asMeant) === JSON.stringify(asRecorded) || !this.rules.patternsInUnicodeMode()) {
+      return asRecorded;
+    }
     return asMeant;
   }
 

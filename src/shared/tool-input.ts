@@ -28,6 +28,34 @@ export function parseToolArguments(raw: unknown): ToolInputCheck {
   }
 }
 
+/**
+ * How deeply a tool call's input may nest objects and arrays (each one a level): far beyond any real tool's input,
+ * and far short of where checking it against a recursive schema would exhaust the stack or, against one whose
+ * branches Zod merges (`allOf`), outlast a workflow task's time limit, so the task failed again and again.
+ */
+export const maxToolInputDepth = 128;
+
+/** The failed check of arguments nested more than {@link maxToolInputDepth} levels deep; undefined for any others. */
+export function tooDeepCheck(raw: unknown): ToolInputCheck<never> | undefined {
+  const parsed = parseToolArguments(raw);
+  if (!parsed.success || !nestedDeeperThan(parsed.data, maxToolInputDepth)) return undefined;
+  const message = `Input is nested more than ${maxToolInputDepth} levels deep`;
+  const issues = [{ path: '', message, code: 'input_too_deep' }];
+  return { success: false, issues, message: describeIssues(issues) };
+}
+
+/** Whether `value` nests objects and arrays more than `limit` levels deep: measured without recursion, as it may. */
+function nestedDeeperThan(value: unknown, limit: number): boolean {
+  const pending: Array<{ node: unknown; depth: number }> = [{ node: value, depth: 0 }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { node, depth } = next;
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth === limit) return true;
+    for (const child of Object.values(node)) pending.push({ node: child, depth: depth + 1 });
+  }
+  return false;
+}
+
 /** Tool-call arguments as the call gave them (a JSON string read), for a call whose check passed. */
 export function argumentsAsGiven(raw: unknown): unknown {
   const parsed = parseToolArguments(raw);

@@ -181,6 +181,10 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
  * `handed-off-notices-not-awaited` (asked where it would wait for handed-off notices again) it fails with
  * `payload_too_large`; `-before-patch` is the old side (it waited again and handed them to a second workflow of the
  * same id, which Temporal refused, so the run failed as "Workflow execution already started").
+ * `input-too-deep` is a call whose input nests lists 3,500 deep, against a schema whose `allOf` Zod merges at every
+ * level: under `input-depth-bounded` (asked at a call nested more than 128 levels deep) it goes back to the model as
+ * `input_too_deep` unchecked; `-before-patch` is the old side (a call 200 lists deep checked and run; one as deep as
+ * the new side's outlasted the workflow task's time limit on every attempt, so it left no history to replay).
  */
 const pendingApprovalsInMemo = [
   ...pathsSinceCatalogInFirstCall,
@@ -229,6 +233,7 @@ const pendingApprovalsInMemo = [
     'failed-while-input-checked',
     'approved-as-cancelled',
     'pattern-in-unicode-mode',
+    'input-too-deep',
   ].flatMap((name) => [name, `${name}-before-patch`]),
   'decisions-ignored',
   'edit-refused-by-tool',

@@ -85,9 +85,12 @@ describe('a run recorded before patterns were read in Unicode mode', () => {
 
   it('keeps the flagless reading its rule answers for, and is asked only where the two readings part', () => {
     let asked = 0;
-    const validator = new ToolCallValidator([toCatalogEntry(toolWith(schema))], () => {
-      asked += 1;
-      return false;
+    const validator = new ToolCallValidator([toCatalogEntry(toolWith(schema))], {
+      patternsInUnicodeMode: () => {
+        asked += 1;
+        return false;
+      },
+      inputDepthBounded: () => true,
     });
     // Refused alike: its type is checked before any pattern.
     expect(validator.check('greet', { name: 42 }).valid).toBe(false);

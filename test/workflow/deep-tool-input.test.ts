@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { scriptedModel } from '../../src/testing/scripted-model.js';
+import type { TranscriptMessage } from '../../src/shared/transcript.js';
+import { defineJsonSchemaTool } from '../../src/tool/define-tool.js';
+import { eventTypes, useRelayTestKit } from '../helpers/relay-test-kit.js';
+import { currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
+
+const kit = useRelayTestKit();
+
+/**
+ * A value that is text, a number, or a list of such values, any number of lists deep. The `allOf` makes Zod merge
+ * what each branch read at every level, so checking a value takes time that grows with the square of its depth.
+ */
+const nestedListSchema = {
+  type: 'object',
+  properties: { value: { $ref: '#/$defs/value' } },
+  required: ['value'],
+  $defs: {
+    value: {
+      allOf: [
+        { anyOf: [{ type: 'string' }, { type: 'number' }, { type: 'array', items: { $ref: '#/$defs/value' } }] },
+        { type: ['string', 'number', 'array'] },
+      ],
+    },
+  },
+};
+
+/** `{ value: [[[…'x'…]]] }`, the text `levels` lists deep. */
+function nestedLists(levels: number): { value: unknown } {
+  let value: unknown = 'x';
+  for (let level = 0; level < levels; level += 1) value = [value];
+  return { value };
+}
+
+describe('a tool call whose input nests deeper than a check may follow', () => {
+  /**
+   * Before the `input-depth-bounded` rule, the check of the first call outlasted the workflow task's time limit
+   * ("Script execution timed out"): the task failed on every attempt and the run never moved again.
+   */
+  it('goes back to the model as too deep, unchecked, and the run goes on with its next call', async () => {
+    const stored: unknown[] = [];
+    const store = defineJsonSchemaTool({
+      name: 'store',
+      description: 'Stores a value.',
+      inputSchema: nestedListSchema,
+      execute: (input) => {
+        stored.push(input);
+        return 'stored';
+      },
+    });
+    const seenByModel: TranscriptMessage[][] = [];
+    const model = scriptedModel((call) => {
+      seenByModel.push(call.messages);
+      if (call.step === 1) return { toolCalls: [{ name: 'store', input: nestedLists(3_500) }] };
+      if (call.step === 2) return { toolCalls: [{ name: 'store', input: nestedLists(128 - 1) }] };
+      return { text: 'Stored.' };
+    });
+    const running = await kit.startWorker({ tools: [store], models: { scripted: model } });
+    try {
+      const { client } = running;
+      const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'store it' });
+      expect((await client.result(runId)).output).toBe('Stored.');
+      await recordHistoryIfRequested(kit.temporal.workflow.getHandle(runId), currentHistoryFile('input-too-deep'));
+      const events = await client.events(runId);
+      const tooDeep = { path: '', code: 'input_too_deep', message: 'Input is nested more than 128 levels deep' };
+      expect(events.find((event) => event.type === 'tool_validation_failed')).toMatchObject({
+        toolCallId: 'call_1_0',
+        issues: [tooDeep],
+      });
+      expect(seenByModel[1]?.find((message) => message.role === 'tool')).toMatchObject({
+        result: { success: false, errorType: 'validation', issues: [tooDeep] },
+      });
+      // The object holding the lists is one level: 127 lists in it are 128 levels, the most an input may nest.
+      expect(eventTypes(events).filter((type) => type === 'tool_succeeded')).toHaveLength(1);
+      expect(stored).toEqual([nestedLists(128 - 1)]);
+    } finally {
+      await running.stop();
+    }
+  });
+});
