@@ -1,6 +1,8 @@
 import { ApplicationFailure } from '@temporalio/workflow';
 import { z } from 'zod';
 import { compileToolSchemaBothWays } from '../src/shared/compile-tool-schema.js';
+import { endlessRef } from '../src/shared/endless-refs.js';
+import { withRefsZodFollows } from '../src/shared/schema-refs.js';
 import { errorMessage } from '../src/shared/error-message.js';
 import { boundIssues } from '../src/shared/payload-limits.js';
 import { argumentsAsGiven, checkToolInput, describeIssues, tooDeepCheck } from '../src/shared/tool-input.js';
@@ -98,9 +100,16 @@ export class ToolCallValidator {
   /** The check of a call, its patterns read in Unicode mode where that changes the outcome and the run's rule says so. */
   private checkInput(entry: ToolCatalogEntry, rawInput: unknown): ToolInputCheck<unknown> {
     const { flagless, unicode } = this.schemasFor(entry);
-    const asRecorded = checkToolInput(flagless, rawInput, { onInternalError: 'throw' });
+    const check = (schema: z.ZodType) => {
+      try {
+        return checkToolInput(schema, rawInput, { onInternalError: 'throw' });
+      } catch (error) {
+        return failIfEndless(entry, error);
+      }
+    };
+    const asRecorded = check(flagless);
     if (!unicode) return asRecorded;
-    const asMeant = checkToolInput(unicode, rawInput, { onInternalError: 'throw' });
+    const asMeant = check(unicode);
     if (JSON.stringify(asMeant) === JSON.stringify(asRecorded) || !this.rules.patternsInUnicodeMode()) {
       return asRecorded;
     }
@@ -120,6 +129,23 @@ export class ToolCallValidator {
     this.schemas.set(entry.name, schemas);
     return schemas;
   }
+}
+
+/**
+ * Workers refuse a tool whose `$ref`s loop on one value (endless-refs.ts), so a check that threw against one came from
+ * a catalog recorded before that: the run fails with the tool named, instead of failing its workflow task (the stack
+ * exhausted) on every attempt. Any other throw is a fault in the check, left to fail the task until a fix is deployed.
+ */
+function failIfEndless(entry: ToolCatalogEntry, error: unknown): never {
+  const endless = endlessRef(withRefsZodFollows(entry.inputSchema));
+  if (endless === undefined) throw error;
+  throw ApplicationFailure.create({
+    type: 'invalid_tool_definition',
+    message:
+      `The recorded JSON Schema of tool '${entry.name}' cannot be checked: its $ref '${endless}' leads back to ` +
+      'itself without reading into the input',
+    nonRetryable: true,
+  });
 }
 
 /**

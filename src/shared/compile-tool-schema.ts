@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import type { JsonSchema } from './tool-catalog.js';
+import { endlessRef } from './endless-refs.js';
 import { withRefsZodFollows } from './schema-refs.js';
 import { recompileUnicodePatterns, unicodePatternsIn } from './unicode-patterns.js';
 
@@ -8,12 +9,16 @@ import { recompileUnicodePatterns, unicodePatternsIn } from './unicode-patterns.
  * JSON Schema means them (Unicode mode, where that differs: unicode-patterns.ts) and, in a schema Zod cannot read
  * as it is, its local references moved where Zod follows them (schema-refs.ts). Throws when the JSON Schema cannot
  * be read, or holds such a pattern where Zod keeps it out of reach (`propertyNames`, `contains`, `patternProperties`
- * beside `additionalProperties: false`): the worker refuses such a tool when it is registered, so a run never checks a
- * call against "anything goes", or against a pattern read otherwise than its server reads it. Pure, so the workflow
- * can call it.
+ * beside `additionalProperties: false`), or a `$ref` that loops on one value (endless-refs.ts): the worker refuses such
+ * a tool when it is registered, so a run never checks a call against "anything goes", against a pattern read otherwise
+ * than its server reads it, or in a check that never ends. Pure, so the workflow can call it.
  */
 export function compileToolSchema(inputSchema: JsonSchema): z.ZodType {
   const followed = withRefsZodFollows(inputSchema);
+  const endless = endlessRef(followed);
+  if (endless !== undefined) {
+    throw new Error(`the $ref '${endless}' leads back to itself without reading into the input: a check never ends`);
+  }
   return withUnicodePatterns(followed, unicodePatternsIn(followed));
 }
 

@@ -66,6 +66,11 @@ function compilesAsIs(schema: JsonSchema): boolean {
   }
 }
 
+/** What Zod reads a `$ref` of `schema` as: the whole schema, or the definition its pointer names; else undefined. */
+export function zodRefTarget(schema: JsonSchema, ref: string): unknown {
+  return zodReading(schema).target(ref);
+}
+
 /** How Zod reads a schema's references: where its definitions are, and the prefix its pointers to them take. */
 function zodReading(schema: JsonSchema) {
   const defsKey = draftsWithDefinitions.has(String(schema['$schema'])) ? 'definitions' : '$defs';
@@ -77,7 +82,7 @@ function zodReading(schema: JsonSchema) {
     // Decoded as Zod decodes a definition's name: `~1` and `~0` only.
     const name = path[1]?.replace(/~1/g, '/').replace(/~0/g, '~');
     const found = path[0] === defsKey && name !== undefined && Object.hasOwn(definitions, name);
-    return { root: path.length === 0, path, found };
+    return { root: path.length === 0, path, found, name };
   };
   return {
     defsKey,
@@ -89,6 +94,12 @@ function zodReading(schema: JsonSchema) {
     followsSomewhere: (ref: string) => {
       const { root, found } = named(ref);
       return !ref.startsWith('#') || root || found;
+    },
+    /** The schema Zod follows it to (whatever follows a definition's name in its pointer), or undefined. */
+    target: (ref: string): unknown => {
+      const { root, found, name } = named(ref);
+      if (!ref.startsWith('#')) return undefined;
+      return root ? schema : found && name !== undefined ? definitions[name] : undefined;
     },
     /** Zod follows it to exactly what it points at. */
     followsExactly: (ref: string) => {

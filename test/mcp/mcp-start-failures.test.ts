@@ -52,6 +52,7 @@ describe('a tool the server describes in a way Relay-E cannot offer', () => {
     const loaded = await loadToolSources([source], { logger });
     try {
       expect(loaded.registry.list().map((tool) => tool.name)).toEqual(['odd_fine', 'odd_move']);
+      const loops = "the $ref '#/$defs/a' leads back to itself without reading into the input: a check never ends";
       expect(logged).toMatchObject([
         {
           message: 'Left out an MCP tool Relay-E cannot offer',
@@ -59,11 +60,18 @@ describe('a tool the server describes in a way Relay-E cannot offer', () => {
           toolName: 'broken',
           reason: expect.stringContaining('Reference not found: #/nowhere') as unknown,
         },
+        {
+          message: 'Left out an MCP tool Relay-E cannot offer',
+          server: 'odd',
+          toolName: 'loop',
+          reason: expect.stringContaining(loops) as unknown,
+        },
       ]);
-      expect(logged).toHaveLength(1);
+      expect(logged).toHaveLength(2);
       expect(JSON.stringify(logged[0])).not.toContain('    at ');
       expect(loaded.leftOut()).toEqual([
         { source: 'odd', tool: 'broken', reason: expect.stringContaining('Reference not found: #/nowhere') as unknown },
+        { source: 'odd', tool: 'loop', reason: expect.stringContaining(loops) as unknown },
       ]);
       // `move` refers to its `from` place by a pointer Zod does not follow itself: its `to` is checked as `from` is.
       const move = loaded.registry.get('odd_move')?.inputSchema;

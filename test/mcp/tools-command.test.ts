@@ -57,8 +57,10 @@ describe('relay-e tools', () => {
       expect.arrayContaining(['odd_fine', 'odd_move']),
     );
     expect(stderr).toContain(
-      'Left out 1 tool a source lists but Relay-E cannot offer (no run can call it):\n' +
-        "  broken (from odd): The input JSON Schema of tool 'odd_broken' cannot be read (Reference not found: #/nowhere)\n",
+      'Left out 2 tools a source lists but Relay-E cannot offer (no run can call it):\n' +
+        "  broken (from odd): The input JSON Schema of tool 'odd_broken' cannot be read (Reference not found: #/nowhere)\n" +
+        "  loop (from odd): The input JSON Schema of tool 'odd_loop' cannot be read (the $ref '#/$defs/a' leads back " +
+        'to itself without reading into the input: a check never ends)\n',
     );
   });
 
