@@ -93,6 +93,15 @@ export async function runCli(argv: string[]): Promise<number> {
 }
 
 /**
+ * The lowest level the worker's own log (the Temporal SDK's: workers starting and stopping, runs' tasks) shows: `info`
+ * or `debug` when RELAY_E_LOG_LEVEL names one, else warnings, which a higher level never hides.
+ */
+function workerLogLevel(): 'DEBUG' | 'INFO' | 'WARN' {
+  const level = logLevelNamed(process.env['RELAY_E_LOG_LEVEL'] ?? '');
+  return level === 'debug' ? 'DEBUG' : level === 'info' ? 'INFO' : 'WARN';
+}
+
+/**
  * Installs the worker runtime for a command that runs a worker: one-line warnings, no SDK shutdown signals, and the
  * Prometheus metrics RELAY_E_METRICS_ADDRESS asks for. Returns the exit code when that address cannot be served.
  */
@@ -110,10 +119,10 @@ async function installWorkerRuntime(name: string): Promise<number | undefined> {
     return exitCodes.usage;
   }
   try {
-    // Warnings and errors still show, each on one line. No shutdown signals: the SDK's own would stop the worker on
+    // Warnings and errors always show, each on one line. No shutdown signals: the SDK's own would stop the worker on
     // the first Ctrl-C, before dev closes its API, and on SIGQUIT or SIGUSR2 too; the command's handler stops it.
     Runtime.install({
-      logger: new DefaultLogger('WARN', (entry) => writeOneLineLog(entry, { stacks, write })),
+      logger: new DefaultLogger(workerLogLevel(), (entry) => writeOneLineLog(entry, { stacks, write })),
       shutdownSignals: [],
       ...(metricsAddress ? { telemetryOptions: prometheusMetrics(metricsAddress) } : {}),
     });

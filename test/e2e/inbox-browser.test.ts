@@ -74,6 +74,8 @@ async function startDev(cwd: string): Promise<DevStack> {
         TEMPORAL_ADDRESS: inject('temporalAddress'),
         RELAY_E_TASK_QUEUE: `inbox-${randomUUID()}`,
         RELAY_E_API_KEYS: `${keys.acme}:acme:alice,${keys.globex}:globex:bob`,
+        // The worker's own log too, for the report of a failed test.
+        RELAY_E_LOG_LEVEL: 'debug',
       },
       stdio: ['ignore', 'pipe', 'pipe'],
     },
@@ -198,6 +200,13 @@ async function screenshot(page: Page, name: string): Promise<void> {
 }
 
 describe('the approvals inbox in Chromium', () => {
+  it("shows the worker's own log at the level RELAY_E_LOG_LEVEL names, as well as its warnings", async () => {
+    const runId = await startRun(keys.acme, 'balance of ACC-1');
+    await waitForStatus(keys.acme, runId, 'completed');
+    expect(dev.stderr()).toMatch(/\[INFO\] Worker state changed/);
+    expect(dev.stderr()).toMatch(/\[DEBUG\] Activity completed .*activityType=callModel/);
+  });
+
   it('refuses a wrong API key and signs in with a right one through an HttpOnly, SameSite=Strict cookie', async () => {
     const context = await browser.newContext();
     try {
