@@ -80,10 +80,17 @@ function unservedBy(input: AgentRunInput, catalog: WorkerCatalog): RelayError | 
   const served = new Set(catalog.tools.map((tool) => tool.name));
   const unknown = [...new Set(input.tools ?? [])].filter((name) => !served.has(name));
   if (unknown.length > 0) {
+    const leftOut = (catalog.leftOut ?? []).filter((tool) => unknown.includes(tool.name));
     return new RelayError(
       'unknown_tool',
-      `No worker serves the tool(s) ${unknown.map((name) => `'${name}'`).join(', ')} (served: ${[...served].join(', ') || 'none'})`,
-      { details: { names: unknown } },
+      `No worker serves the tool(s) ${unknown.map((name) => `'${name}'`).join(', ')} (served: ${[...served].join(', ') || 'none'})` +
+        leftOut
+          .map(
+            (tool) =>
+              `; a worker left out '${tool.name}' (source '${tool.source}', tool '${tool.tool}'): ${tool.reason}`,
+          )
+          .join(''),
+      { details: { names: unknown, ...(leftOut.length > 0 ? { leftOut } : {}) } },
     );
   }
   const { provider } = parseModelId(input.model);

@@ -365,9 +365,23 @@ const toolListingSchema = z
   })
   .openapi('ToolListing');
 
+const leftOutToolSchema = z
+  .object({
+    name: z.string().openapi({ description: 'The name runs would call it by, had it been offered.' }),
+    source: z.string().openapi({ description: "The source that lists it (an MCP server's name)." }),
+    tool: z.string().openapi({ description: 'Its name as the source lists it.' }),
+    reason: z
+      .string()
+      .openapi({ description: 'Why no run can call it (its input schema cannot be checked in a run).' }),
+  })
+  .openapi('LeftOutTool');
+
 export const toolsResponseSchema = z
   .object({
     tools: z.array(toolListingSchema),
+    leftOut: z.array(leftOutToolSchema).openapi({
+      description: 'Tools a worker’s sources list that it left out, and no worker serves: runs cannot call them.',
+    }),
     workers: z.number().int().openapi({ description: 'How many running workers announced the tools.' }),
   })
   .openapi('Tools', {

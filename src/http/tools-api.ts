@@ -41,7 +41,8 @@ export function createToolsApi({ client }: { client: RelayClient }): OpenAPIHono
           { headers: { 'retry-after': String(catalogRetryAfterSeconds) } },
         );
       }
-      return c.json({ tools: catalog.tools.map(toToolListing), workers: catalog.workers }, 200);
+      const { tools, leftOut = [], workers } = catalog;
+      return c.json({ tools: tools.map(toToolListing), leftOut, workers }, 200);
     },
   );
 

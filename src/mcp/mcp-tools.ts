@@ -326,7 +326,7 @@ function toToolDefinitions(
       // The reason alone: the stack of a definition's refusal says nothing about the server's tool.
       const reason = errorMessage(error);
       logger.error('Left out an MCP tool Relay-E cannot offer', { server, toolName, reason });
-      leftOut.push({ source: server, tool: toolName, reason });
+      leftOut.push({ source: server, tool: toolName, name: modelName, reason });
     }
   }
   return { tools, leftOut };

@@ -31,6 +31,8 @@ export interface LeftOutTool {
   readonly source: string;
   /** The tool's name as the source lists it. */
   readonly tool: string;
+  /** The name runs would call it by, had it been offered (`<prefix>_<tool>`). */
+  readonly name: string;
   /** Why it cannot be offered. */
   readonly reason: string;
 }

@@ -31,6 +31,7 @@ import type { LoadedTools, ToolEntry } from '../tool/tool-source.js';
 import type { ToolSourceOptions } from './resolve-tool-registry.js';
 import { resolveToolRegistry } from './resolve-tool-registry.js';
 import { startCatalogPublisher } from './worker-catalog-publisher.js';
+import type { WorkerCatalogPublication } from '../shared/worker-catalog.js';
 import { connectionAddressOf } from './connection-address.js';
 import { closePluginConnection, helperConnectionOf, sdkDefaultAddress } from './plugin-connection.js';
 import type { HelperConnection } from './plugin-connection.js';
@@ -356,6 +357,18 @@ export class RelayPlugin implements WorkerPlugin, ClientPlugin, NativeConnection
     });
   }
 
+  /** What the worker announces: its tools, the tools its sources list that it left out, and its model prefixes. */
+  #announcement(): Omit<WorkerCatalogPublication, 'workerId'> {
+    const leftOut = this.#tools.leftOut();
+    return {
+      tools: this.#tools.registry.catalog(),
+      ...(leftOut.length > 0
+        ? { leftOut: leftOut.map(({ name, source, tool, reason }) => ({ name, source, tool, reason })) }
+        : {}),
+      modelPrefixes: this.#modelPrefixes,
+    };
+  }
+
   /** Runs the worker with its tools and models announced on its task queue, and withdraws them once it stopped. */
   async #runAnnounced(
     worker: Worker,
@@ -372,7 +385,7 @@ export class RelayPlugin implements WorkerPlugin, ClientPlugin, NativeConnection
               // As every plugin left it: codecs of plugins configured after this one included.
               dataConverter: worker.options.dataConverter,
             },
-            () => ({ tools: this.#tools.registry.catalog(), modelPrefixes: this.#modelPrefixes }),
+            () => this.#announcement(),
             (message, error) => {
               Runtime.instance().logger.warn(`${message}: ${errorMessage(error)}`);
             },

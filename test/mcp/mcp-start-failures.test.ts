@@ -70,8 +70,13 @@ describe('a tool the server describes in a way Relay-E cannot offer', () => {
       expect(logged).toHaveLength(2);
       expect(JSON.stringify(logged[0])).not.toContain('    at ');
       expect(loaded.leftOut()).toEqual([
-        { source: 'odd', tool: 'broken', reason: expect.stringContaining('Reference not found: #/nowhere') as unknown },
-        { source: 'odd', tool: 'loop', reason: expect.stringContaining(loops) as unknown },
+        {
+          source: 'odd',
+          tool: 'broken',
+          name: 'odd_broken',
+          reason: expect.stringContaining('Reference not found: #/nowhere') as unknown,
+        },
+        { source: 'odd', tool: 'loop', name: 'odd_loop', reason: expect.stringContaining(loops) as unknown },
       ]);
       // `move` refers to its `from` place by a pointer Zod does not follow itself: its `to` is checked as `from` is.
       const move = loaded.registry.get('odd_move')?.inputSchema;

@@ -67,13 +67,13 @@ describe('loadToolSources', () => {
   });
 
   it('tells which tools each source leaves out, as of its latest list', async () => {
-    const odd = { source: 'remote', tool: 'odd', reason: 'its JSON Schema cannot be read' };
+    const odd = { source: 'remote', tool: 'odd', name: 'remote_odd', reason: 'its JSON Schema cannot be read' };
     const { source, change } = controllableSource('remote', [greet], [odd]);
     const other = controllableSource('other', [add]);
     const loaded = await loadToolSources([source, other.source]);
     expect(loaded.leftOut()).toEqual([odd]);
 
-    const odder = { ...odd, tool: 'odder' };
+    const odder = { ...odd, tool: 'odder', name: 'remote_odder' };
     change([greet], [odd, odder]);
     expect(loaded.leftOut()).toEqual([odd, odder]);
     change([greet]);
