@@ -1,8 +1,15 @@
 import type { Context, MiddlewareHandler } from 'hono';
+import { nestedDeeperThan } from '../shared/nesting-depth.js';
 import { HttpError } from './http-error.js';
 
 /** The largest request body the API and the inbox take unless told otherwise: 1 MiB. */
 export const defaultMaxBodyBytes = 1_048_576;
+
+/**
+ * How deeply a JSON body may nest objects and arrays: room for a tool call's input nested as deeply as a run checks
+ * (128 levels) inside a run's messages, while a body nested past what the stack reaches is refused, not a 500.
+ */
+export const maxBodyDepth = 256;
 
 /**
  * Reads a POST body as JSON, counting bytes as they arrive so an oversized body is refused without being
@@ -21,6 +28,7 @@ export function readJsonBody(maxBytes: number): MiddlewareHandler {
         throw invalidJson(error);
       }
     }
+    refuseDeepBody(value);
     const headers = new Headers(c.req.raw.headers);
     headers.set('content-type', 'application/json');
     headers.delete('content-length');
@@ -71,6 +79,12 @@ function utf8Text(bytes: Uint8Array): string {
   } catch {
     throw new HttpError(400, 'invalid_json', 'The body is not valid UTF-8');
   }
+}
+
+/** Refuses a parsed JSON body nested more than {@link maxBodyDepth} levels deep with 422 `invalid_input`. */
+export function refuseDeepBody(value: unknown): void {
+  if (!nestedDeeperThan(value, maxBodyDepth)) return;
+  throw new HttpError(422, 'invalid_input', `The body nests objects and arrays more than ${maxBodyDepth} levels deep`);
 }
 
 /** The 400 a body that does not parse as JSON answers, with the parser's reason. */

@@ -1,5 +1,6 @@
 import type { z } from 'zod';
 import { errorMessage } from './error-message.js';
+import { nestedDeeperThan } from './nesting-depth.js';
 
 /** One problem with a tool call's input, with the path where it was found (`items[2].price`). */
 export interface ToolInputIssue {
@@ -42,18 +43,6 @@ export function tooDeepCheck(raw: unknown): ToolInputCheck<never> | undefined {
   const message = `Input is nested more than ${maxToolInputDepth} levels deep`;
   const issues = [{ path: '', message, code: 'input_too_deep' }];
   return { success: false, issues, message: describeIssues(issues) };
-}
-
-/** Whether `value` nests objects and arrays more than `limit` levels deep: measured without recursion, as it may. */
-function nestedDeeperThan(value: unknown, limit: number): boolean {
-  const pending: Array<{ node: unknown; depth: number }> = [{ node: value, depth: 0 }];
-  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const { node, depth } = next;
-    if (typeof node !== 'object' || node === null) continue;
-    if (depth === limit) return true;
-    for (const child of Object.values(node)) pending.push({ node: child, depth: depth + 1 });
-  }
-  return false;
 }
 
 /** Tool-call arguments as the call gave them (a JSON string read), for a call whose check passed. */

@@ -9,7 +9,7 @@ import { approveRequestSchema, runIdParamsSchema } from '../api-schemas.js';
 import { cancelStatusOf, cancelUnlessEnded } from '../cancel-run.js';
 import { invalidRequest } from '../create-resource-api.js';
 import { HttpError } from '../http-error.js';
-import { invalidJson } from '../request-body.js';
+import { invalidJson, refuseDeepBody } from '../request-body.js';
 import type { RunEventHub } from '../run-event-hub.js';
 import { streamRunEvents } from '../stream-run-events.js';
 import { FreshReads } from './fresh-reads.js';
@@ -150,11 +150,14 @@ async function readDecision(c: Context<InboxEnv>): Promise<z.infer<typeof decisi
 
 /** The body as JSON; a body that is not JSON is the sender's mistake to hear of, not a decision missing its fields. */
 async function readJson(c: Context<InboxEnv>): Promise<unknown> {
+  let body: unknown;
   try {
-    return await c.req.json();
+    body = await c.req.json();
   } catch (error) {
     throw invalidJson(error);
   }
+  refuseDeepBody(body);
+  return body;
 }
 
 function decidedBy(session: InboxSession): { tenantId: string; approver: string } {

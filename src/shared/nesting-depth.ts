@@ -1,0 +1,14 @@
+/**
+ * Whether `value` nests objects and arrays (each one a level) more than `limit` levels deep. Measured without
+ * recursion: the value may be nested far deeper than the stack reaches, which is why it is asked.
+ */
+export function nestedDeeperThan(value: unknown, limit: number): boolean {
+  const pending: Array<{ node: unknown; depth: number }> = [{ node: value, depth: 0 }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const { node, depth } = next;
+    if (typeof node !== 'object' || node === null) continue;
+    if (depth === limit) return true;
+    for (const child of Object.values(node)) pending.push({ node: child, depth: depth + 1 });
+  }
+  return false;
+}
