@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { WorkflowExecutionDescription } from '@temporalio/client';
 import { eventPageQuery, snapshotQuery } from '../../workflows/messages.js';
 import { closedRunMemoKey, readClosedRunMemo, recordedEventsAfter, withOutput } from '../shared/closed-run-record.js';
@@ -83,10 +84,15 @@ async function unrecordedSnapshot(
   return answer ? endedByTemporal(answer, description) : snapshotFromDescription(access.temporal, description);
 }
 
+/** How often a read of a running run that has no answer yet looks whether the run closed meanwhile. */
+const closedMeanwhileCheckMs = 2_000;
+
 /**
  * Asks a run described as running; when no worker answered because it closed meanwhile, its record answers. A worker
- * that evicts a run as it ends drops the queries still waiting for it, which the server then times out as
- * unanswered: the run is described again, and only one still running (or closed without a record) fails.
+ * that evicts a run as it ends drops the queries still waiting for it, which the server times out as unanswered only
+ * after about half a minute: so while no answer has come, the run is described again every
+ * {@link closedMeanwhileCheckMs}, and once it closed with a record, the record answers. When the query fails, the run
+ * is described again, and only one still running (or closed without a record) fails.
  */
 async function askRunningRun<T>(
   access: RunAccess,
@@ -95,8 +101,16 @@ async function askRunningRun<T>(
   ask: () => Promise<T>,
   fromRecord: (record: ClosedRunRecord) => Promise<T>,
 ): Promise<T> {
+  const answered = new AbortController();
+  const asked = ask();
   try {
-    return await ask();
+    const record = recordOnceClosed(access, runId, scope, answered.signal);
+    const first = await Promise.race([asked.then((answer) => ({ answer })), record.then((closed) => ({ closed }))]);
+    if ('answer' in first) return first.answer;
+    if (first.closed === undefined) return await asked;
+    // The query may still end, answered or not: the record has answered.
+    asked.catch(() => undefined);
+    return await fromRecord(first.closed);
   } catch (error) {
     if (!noWorkerAnsweredIn(error, 0)) throw error;
     // The first failure is the one to report when the run cannot be described again either.
@@ -104,6 +118,29 @@ async function askRunningRun<T>(
     const record = description && (await readClosedRunRecord(access, runId, description));
     if (record === undefined) throw error;
     return fromRecord(record);
+  } finally {
+    answered.abort();
+  }
+}
+
+/**
+ * The record of a run described as running, once a later description finds it closed (checked every
+ * {@link closedMeanwhileCheckMs} until `stop`); undefined when it closed without one (or it cannot be read), or once
+ * stopped.
+ */
+async function recordOnceClosed(
+  access: RunAccess,
+  runId: string,
+  scope: TenantScope,
+  stop: AbortSignal,
+): Promise<ClosedRunRecord | undefined> {
+  for (;;) {
+    await sleep(closedMeanwhileCheckMs, undefined, { signal: stop }).catch(() => undefined);
+    if (stop.aborted) return undefined;
+    const description = await describeInScope(access, runId, scope).catch(() => undefined);
+    if (description && description.status.name !== 'RUNNING') {
+      return readClosedRunRecord(access, runId, description).catch(() => undefined);
+    }
   }
 }
 

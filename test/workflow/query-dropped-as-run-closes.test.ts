@@ -34,39 +34,52 @@ function firstQueryLeftUnanswered(closed: Promise<void>): Interceptor {
 }
 
 describe('a read of a running run whose query a worker leaves unanswered as the run closes', () => {
-  it.each(['snapshot', 'events'] as const)('answers the %s from the closed run’s record', async (read) => {
-    const turns = [
-      { toolCalls: [{ name: 'transfer_funds', input: { from: 'A', to: 'B', amount: 5 } }] },
-      { text: 'Paid.' },
-    ];
-    const running = await kit.startWorker({
-      tools: createTestTools(createLedger()),
-      models: { scripted: scriptedModel(turns) },
-    });
-    let closeRun = () => undefined as void;
-    const closed = new Promise<void>((resolve) => (closeRun = resolve));
-    const connection = await Connection.connect({
-      address: kit.address,
-      interceptors: [firstQueryLeftUnanswered(closed)],
-    });
-    try {
-      const { client } = running;
-      const reader = await RelayClient.connect({ connection, namespace: kit.namespace, taskQueue: running.taskQueue });
-      const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'pay' });
-      await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
+  it.each([
+    { read: 'snapshot', queryEnds: 'as the server times it out' },
+    { read: 'events', queryEnds: 'as the server times it out' },
+    // The server holds such a query for about half a minute; the read does not wait for it.
+    { read: 'snapshot', queryEnds: 'only after the read' },
+    { read: 'events', queryEnds: 'only after the read' },
+  ] as const)(
+    'answers the $read from the closed run’s record, the query ending $queryEnds',
+    async ({ read, queryEnds }) => {
+      const turns = [
+        { toolCalls: [{ name: 'transfer_funds', input: { from: 'A', to: 'B', amount: 5 } }] },
+        { text: 'Paid.' },
+      ];
+      const running = await kit.startWorker({
+        tools: createTestTools(createLedger()),
+        models: { scripted: scriptedModel(turns) },
+      });
+      let closeRun = () => undefined as void;
+      const closed = new Promise<void>((resolve) => (closeRun = resolve));
+      const connection = await Connection.connect({
+        address: kit.address,
+        interceptors: [firstQueryLeftUnanswered(closed)],
+      });
+      try {
+        const { client } = running;
+        const reader = await RelayClient.connect({
+          connection,
+          namespace: kit.namespace,
+          taskQueue: running.taskQueue,
+        });
+        const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'pay' });
+        await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
 
-      const reading = read === 'snapshot' ? reader.getRun(runId) : reader.events(runId);
-      await client.approve(runId, 'call_1_0', { approver: 'alice' });
-      await client.result(runId);
-      closeRun();
+        const reading = read === 'snapshot' ? reader.getRun(runId) : reader.events(runId);
+        await client.approve(runId, 'call_1_0', { approver: 'alice' });
+        await client.result(runId);
+        if (queryEnds === 'as the server times it out') closeRun();
 
-      const answer = await reading;
-      if (read === 'snapshot') expect(answer).toMatchObject({ status: 'completed', output: 'Paid.' });
-      else expect((answer as Array<{ type: string }>).at(-1)?.type).toBe('run_completed');
-    } finally {
-      closeRun();
-      await connection.close();
-      await running.stop();
-    }
-  });
+        const answer = await reading;
+        if (read === 'snapshot') expect(answer).toMatchObject({ status: 'completed', output: 'Paid.' });
+        else expect((answer as Array<{ type: string }>).at(-1)?.type).toBe('run_completed');
+      } finally {
+        closeRun();
+        await connection.close();
+        await running.stop();
+      }
+    },
+  );
 });
