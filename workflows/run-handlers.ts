@@ -17,13 +17,14 @@ export function registerRunHandlers(context: RunContext): void {
     run.approvals.check(decision, run.input.tenantId, (toolName, input) => context.validator.check(toolName, input));
 
   setHandler(decideUpdate, (decision) => decideByUpdate(context, decision, check), {
-    validator: (decision: ApprovalDecision) => {
-      refuseNonTextField(decision);
-      check(decision);
-      refuseUndeclaredFields(context, decision);
-      refuseOnceExpired(context, decision);
-      refuseOnceCancelled(decision.toolCallId);
-    },
+    validator: (decision: ApprovalDecision) =>
+      context.patches.whileValidating(() => {
+        refuseNonTextField(decision);
+        check(decision);
+        refuseUndeclaredFields(context, decision);
+        refuseOnceExpired(context, decision);
+        refuseOnceCancelled(decision.toolCallId);
+      }),
     description:
       'Approve or reject a tool call awaiting approval: { toolCallId, decision: "approve"|"reject", approver, reason, input? }',
   });

@@ -377,6 +377,12 @@ export interface RunPatches {
   handedOffNoticesNotAwaited(): boolean;
   /** Asked at a call whose input nests too deeply to be checked (see {@link inputDepthBoundedPatch}). */
   inputDepthBounded(): boolean;
+  /**
+   * Runs an update's validator: a late patch it asks first answers as it would live, without recording its marker. A
+   * validator runs only live, and one that refuses leaves nothing in history, so a marker it recorded would meet no
+   * command on replay (a nondeterminism error); the handler that follows an accepted update records it.
+   */
+  whileValidating<T>(validate: () => T): T;
 }
 
 /** The rules decided at the start, without those asked later in the run. */
@@ -408,6 +414,7 @@ type StartRules = Omit<
   | 'patternsInUnicodeMode'
   | 'handedOffNoticesNotAwaited'
   | 'inputDepthBounded'
+  | 'whileValidating'
 >;
 
 const everyRule: StartRules = {
@@ -451,44 +458,57 @@ const noMarkerRules = {
 export function decideRunPatches(): RunPatches {
   const rules = decideStartRules();
   const late = rules.readsFromHistory();
+  const validating = { now: false };
   return {
     ...rules,
-    approversToldEveryEnding: askedOnce(late ? approversToldEveryEndingPatch : undefined),
-    decisionRecordedWhenAccepted: askedOnce(late ? decisionRecordedWhenAcceptedPatch : undefined),
-    awaitingEventNamesApprovers: askedOnce(late ? awaitingEventNamesApproversPatch : undefined),
-    failedRunCancelsWaitingCalls: askedOnce(late ? failedRunCancelsWaitingCallsPatch : undefined),
-    cancelledRunEndsWaitsFirst: askedOnce(late ? cancelledRunEndsWaitsFirstPatch : undefined),
-    cancelledRunWaitsForRunningCalls: askedOnce(late ? cancelledRunWaitsForRunningCallsPatch : undefined),
-    decisionTimeBoundedByTask: askedOnce(late ? decisionTimeBoundedByTaskPatch : undefined),
-    cancelledRunEndsChecks: askedOnce(late ? cancelledRunEndsChecksPatch : undefined),
-    unfinishedAnswerFailsRun: askedOnce(late ? unfinishedAnswerFailsRunPatch : undefined),
-    waitEndedByRunStaysEnded: askedOnce(late ? waitEndedByRunStaysEndedPatch : undefined),
-    noReminderAfterRunEndedWait: askedOnce(late ? noReminderAfterRunEndedWaitPatch : undefined),
-    cancellationEndsStep: askedOnce(late ? cancellationEndsStepPatch : undefined),
-    approvalBesideCancellationNeverExecutes: askedOnce(late ? approvalBesideCancellationPatch : undefined),
-    continuedInputWithoutMessages: askedOnce(late ? continuedInputWithoutMessagesPatch : undefined),
-    carriedCompactionLogged: askedOnce(late ? carriedCompactionLoggedPatch : undefined),
-    expiredDecisionRefused: askedOnce(late ? expiredDecisionRefusedPatch : undefined),
-    decisionFieldsAreText: askedOnce(late ? decisionFieldsAreTextPatch : undefined),
-    editedFieldsDeclared: askedOnce(late ? editedFieldsDeclaredPatch : undefined),
-    toolActivityTimeoutTold: askedOnce(late ? toolActivityTimeoutToldPatch : undefined),
-    failedRunStopsRunningCalls: askedOnce(late ? failedRunStopsRunningCallsPatch : undefined),
-    ignoredDecisionRecorded: askedOnce(late ? ignoredDecisionRecordedPatch : undefined),
-    approvedEditCheckedByTool: askedOnce(late ? approvedEditCheckedByToolPatch : undefined),
-    approvalTimeReadWhileWaiting: askedOnce(late ? approvalTimeReadWhileWaitingPatch : undefined),
-    patternsInUnicodeMode: askedOnce(late ? patternsInUnicodeModePatch : undefined),
-    handedOffNoticesNotAwaited: askedOnce(late ? handedOffNoticesNotAwaitedPatch : undefined),
-    inputDepthBounded: askedOnce(late ? inputDepthBoundedPatch : undefined),
+    whileValidating: (validate) => {
+      validating.now = true;
+      try {
+        return validate();
+      } finally {
+        validating.now = false;
+      }
+    },
+    approversToldEveryEnding: askedOnce(late ? approversToldEveryEndingPatch : undefined, validating),
+    decisionRecordedWhenAccepted: askedOnce(late ? decisionRecordedWhenAcceptedPatch : undefined, validating),
+    awaitingEventNamesApprovers: askedOnce(late ? awaitingEventNamesApproversPatch : undefined, validating),
+    failedRunCancelsWaitingCalls: askedOnce(late ? failedRunCancelsWaitingCallsPatch : undefined, validating),
+    cancelledRunEndsWaitsFirst: askedOnce(late ? cancelledRunEndsWaitsFirstPatch : undefined, validating),
+    cancelledRunWaitsForRunningCalls: askedOnce(late ? cancelledRunWaitsForRunningCallsPatch : undefined, validating),
+    decisionTimeBoundedByTask: askedOnce(late ? decisionTimeBoundedByTaskPatch : undefined, validating),
+    cancelledRunEndsChecks: askedOnce(late ? cancelledRunEndsChecksPatch : undefined, validating),
+    unfinishedAnswerFailsRun: askedOnce(late ? unfinishedAnswerFailsRunPatch : undefined, validating),
+    waitEndedByRunStaysEnded: askedOnce(late ? waitEndedByRunStaysEndedPatch : undefined, validating),
+    noReminderAfterRunEndedWait: askedOnce(late ? noReminderAfterRunEndedWaitPatch : undefined, validating),
+    cancellationEndsStep: askedOnce(late ? cancellationEndsStepPatch : undefined, validating),
+    approvalBesideCancellationNeverExecutes: askedOnce(late ? approvalBesideCancellationPatch : undefined, validating),
+    continuedInputWithoutMessages: askedOnce(late ? continuedInputWithoutMessagesPatch : undefined, validating),
+    carriedCompactionLogged: askedOnce(late ? carriedCompactionLoggedPatch : undefined, validating),
+    expiredDecisionRefused: askedOnce(late ? expiredDecisionRefusedPatch : undefined, validating),
+    decisionFieldsAreText: askedOnce(late ? decisionFieldsAreTextPatch : undefined, validating),
+    editedFieldsDeclared: askedOnce(late ? editedFieldsDeclaredPatch : undefined, validating),
+    toolActivityTimeoutTold: askedOnce(late ? toolActivityTimeoutToldPatch : undefined, validating),
+    failedRunStopsRunningCalls: askedOnce(late ? failedRunStopsRunningCallsPatch : undefined, validating),
+    ignoredDecisionRecorded: askedOnce(late ? ignoredDecisionRecordedPatch : undefined, validating),
+    approvedEditCheckedByTool: askedOnce(late ? approvedEditCheckedByToolPatch : undefined, validating),
+    approvalTimeReadWhileWaiting: askedOnce(late ? approvalTimeReadWhileWaitingPatch : undefined, validating),
+    patternsInUnicodeMode: askedOnce(late ? patternsInUnicodeModePatch : undefined, validating),
+    handedOffNoticesNotAwaited: askedOnce(late ? handedOffNoticesNotAwaitedPatch : undefined, validating),
+    inputDepthBounded: askedOnce(late ? inputDepthBoundedPatch : undefined, validating),
   };
 }
 
 /**
  * A late patch's answer, asked the first time it is needed and kept: asked again once replay has caught up, `patched`
- * would answer true where it answered false before. Without a patch to ask, always false.
+ * would answer true where it answered false before. Without a patch to ask, always false. While an update's validator
+ * runs (`validating.now`, live only), an answer not yet asked is what `patched` answers live, and is not kept.
  */
-function askedOnce(patch: string | undefined): () => boolean {
+function askedOnce(patch: string | undefined, validating: { now: boolean }): () => boolean {
   let answer: boolean | undefined;
-  return () => (answer ??= patch !== undefined && patched(patch));
+  return () => {
+    if (answer === undefined && validating.now) return patch !== undefined;
+    return (answer ??= patch !== undefined && patched(patch));
+  };
 }
 
 /**

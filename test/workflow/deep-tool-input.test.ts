@@ -1,8 +1,13 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { recordHistory, replayHistories } from '../../src/testing/replay-histories.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { TranscriptMessage } from '../../src/shared/transcript.js';
 import { defineJsonSchemaTool } from '../../src/tool/define-tool.js';
-import { eventTypes, useRelayTestKit } from '../helpers/relay-test-kit.js';
+import { eventTypes, useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
+import { createLedger, createTestTools } from '../helpers/test-tools.js';
 import { currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
 
 const kit = useRelayTestKit();
@@ -74,6 +79,45 @@ describe('a tool call whose input nests deeper than a check may follow', () => {
       expect(eventTypes(events).filter((type) => type === 'tool_succeeded')).toHaveLength(1);
       expect(stored).toEqual([nestedLists(128 - 1)]);
     } finally {
+      await running.stop();
+    }
+  });
+});
+
+describe("an approver's edit nested deeper than a check may follow", () => {
+  /**
+   * The update's validator asks the run's rule first: before, it recorded the rule's marker in the task, and since a
+   * refused update leaves nothing else in history and validators do not run on replay, every replay of the run failed
+   * with a nondeterminism error ("Non-deprecated patch marker encountered for change input-depth-bounded").
+   */
+  it('is refused by the update, and the run, approved after, replays as it ran', async () => {
+    const ledger = createLedger();
+    const turns = [
+      { toolCalls: [{ name: 'transfer_funds', input: { from: 'A', to: 'B', amount: 5 } }] },
+      { text: 'Paid.' },
+    ];
+    const running = await kit.startWorker({
+      tools: createTestTools(ledger),
+      models: { scripted: scriptedModel(turns) },
+    });
+    const folder = await mkdtemp(path.join(tmpdir(), 'relay-e-deep-edit-'));
+    try {
+      const { client } = running;
+      const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'pay' });
+      await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
+      const edit = { from: 'A', to: 'B', amount: nestedLists(200).value };
+      await expect(client.approve(runId, 'call_1_0', { approver: 'alice', input: edit })).rejects.toMatchObject({
+        code: 'approval_input_invalid',
+        message: expect.stringContaining('Input is nested more than 128 levels deep') as unknown,
+      });
+      await client.approve(runId, 'call_1_0', { approver: 'alice' });
+      expect((await client.result(runId)).output).toBe('Paid.');
+      expect(ledger.transfers).toHaveLength(1);
+
+      await recordHistory(kit.temporal.workflow.getHandle(runId), path.join(folder, 'run.json'));
+      await expect(replayHistories(folder)).resolves.toEqual(['run.json']);
+    } finally {
+      await rm(folder, { recursive: true, force: true });
       await running.stop();
     }
   });
