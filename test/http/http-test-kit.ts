@@ -211,6 +211,25 @@ export async function signInToInbox(url: string, apiKey: string): Promise<string
   return cookie ?? '';
 }
 
+/** Signs in to the inbox as {@link signInToInbox} does, and reads the CSRF token its page carries for posts. */
+export async function inboxSession(url: string, apiKey: string): Promise<{ cookie: string; csrf: string }> {
+  const cookie = await signInToInbox(url, apiKey);
+  const page = await (await fetch(`${url}/`, { headers: { cookie } })).text();
+  return { cookie, csrf: /<meta name="relay-csrf" content="([^"]+)"/.exec(page)?.[1] ?? '' };
+}
+
+/** Starts `pay B` (a transfer that needs approval, waiting up to an hour) with `key`, and waits until it waits. */
+export async function awaitingPayment(api: Pick<HttpTestApi, 'request' | 'waitForRun'>, key: string): Promise<string> {
+  const started = await api.request('/v1/runs', {
+    method: 'POST',
+    key,
+    json: { model: 'scripted:test', prompt: 'pay B', approvalTimeout: '1h' },
+  });
+  const { runId } = (await started.json()) as { runId: string };
+  await api.waitForRun(runId, key, (run) => run.status === 'awaiting_approval');
+  return runId;
+}
+
 /**
  * A body of 1,000 copies of `chunk`, far more than any body limit, sent without a declared length; `chunksRead` says
  * how many the server pulled, so a test can tell it answered without reading the body whole.

@@ -1,20 +1,12 @@
 import { describe, expect, it } from 'vitest';
-import { payCallId, signInToInbox, useHttpTestApi } from './http-test-kit.js';
+import { awaitingPayment, inboxSession, payCallId, useHttpTestApi } from './http-test-kit.js';
 
 const { keys, api } = useHttpTestApi();
 
 describe('the inbox’s check of an edited input, as the approver types', () => {
   it('names a field the tool does not name, as the run would refuse it, and passes the same edit without it', async () => {
-    const started = await api.request('/v1/runs', {
-      method: 'POST',
-      key: keys.alice,
-      json: { model: 'scripted:test', prompt: 'pay B', approvalTimeout: '1h' },
-    });
-    const { runId } = (await started.json()) as { runId: string };
-    await api.waitForRun(runId, keys.alice, (run) => run.status === 'awaiting_approval');
-    const cookie = await signInToInbox(api.url, keys.alice);
-    const page = await (await fetch(`${api.url}/`, { headers: { cookie } })).text();
-    const csrf = /<meta name="relay-csrf" content="([^"]+)"/.exec(page)?.[1] ?? '';
+    const runId = await awaitingPayment(api, keys.alice);
+    const { cookie, csrf } = await inboxSession(api.url, keys.alice);
     const check = async (input: unknown) => {
       const answer = await fetch(`${api.url}/inbox/runs/${runId}/check`, {
         method: 'POST',
