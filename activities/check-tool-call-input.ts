@@ -1,6 +1,6 @@
 import { Context, log } from '@temporalio/activity';
 import { boundIssues } from '../src/shared/payload-limits.js';
-import { argumentsAsGiven, checkToolInputAsync, failedCheck, tooDeepCheck } from '../src/shared/tool-input.js';
+import { argumentsAsGiven, checkToolInputAsync, failedCheck, maxToolInputDepth } from '../src/shared/tool-input.js';
 import type { ToolInputCheck } from '../src/shared/tool-input.js';
 import { errorMessage } from '../src/shared/error-message.js';
 import { takesInputAsGiven } from '../src/tool/tool-catalog.js';
@@ -28,11 +28,10 @@ export function createCheckToolCallInput(registry: ToolRegistry) {
         at,
       };
     }
-    const check =
-      tooDeepCheck(call.input) ??
-      (await checkToolInputAsync(tool.inputSchema, call.input, { onInternalError: 'throw' }).catch((error: unknown) =>
-        checkThatThrew(call.toolName, error),
-      ));
+    const options = { onInternalError: 'throw', maxDepth: maxToolInputDepth } as const;
+    const check = await checkToolInputAsync(tool.inputSchema, call.input, options).catch((error: unknown) =>
+      checkThatThrew(call.toolName, error),
+    );
     if (check.success && call.approvalRuleContext) {
       // The rule judges what the tool will get: an MCP server's tool gets the call as given (tool-catalog.ts).
       const input: unknown = takesInputAsGiven(tool) ? argumentsAsGiven(call.input) : check.data;

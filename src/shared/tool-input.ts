@@ -39,8 +39,13 @@ export const maxToolInputDepth = 128;
 /** The failed check of arguments nested more than {@link maxToolInputDepth} levels deep; undefined for any others. */
 export function tooDeepCheck(raw: unknown): ToolInputCheck<never> | undefined {
   const parsed = parseToolArguments(raw);
-  if (!parsed.success || !nestedDeeperThan(parsed.data, maxToolInputDepth)) return undefined;
-  const message = `Input is nested more than ${maxToolInputDepth} levels deep`;
+  return parsed.success ? nestedTooDeep(parsed.data, maxToolInputDepth) : undefined;
+}
+
+/** The failed check (`input_too_deep`) of parsed arguments nested more than `maxDepth` levels; else undefined. */
+function nestedTooDeep(data: unknown, maxDepth: number | undefined): ToolInputCheck<never> | undefined {
+  if (maxDepth === undefined || !nestedDeeperThan(data, maxDepth)) return undefined;
+  const message = `Input is nested more than ${maxDepth} levels deep`;
   const issues = [{ path: '', message, code: 'input_too_deep' }];
   return { success: false, issues, message: describeIssues(issues) };
 }
@@ -59,6 +64,12 @@ export interface CheckToolInputOptions {
    * @default 'issue'
    */
   onInternalError?: 'issue' | 'throw';
+  /**
+   * Refuses arguments nested more levels deep than this (`input_too_deep`) before the schema is followed
+   * ({@link maxToolInputDepth} for a tool's input).
+   * @default no bound
+   */
+  maxDepth?: number;
 }
 
 /**
@@ -72,6 +83,8 @@ export function checkToolInput<T>(
 ): ToolInputCheck<T> {
   const parsed = parseToolArguments(raw);
   if (!parsed.success) return parsed;
+  const tooDeep = nestedTooDeep(parsed.data, options.maxDepth);
+  if (tooDeep) return tooDeep;
   try {
     return toInputCheck(schema.safeParse(parsed.data), parsed.data);
   } catch (error) {
@@ -91,6 +104,8 @@ export async function checkToolInputAsync<T>(
 ): Promise<ToolInputCheck<T>> {
   const parsed = parseToolArguments(raw);
   if (!parsed.success) return parsed;
+  const tooDeep = nestedTooDeep(parsed.data, options.maxDepth);
+  if (tooDeep) return tooDeep;
   try {
     return toInputCheck(await schema.safeParseAsync(parsed.data), parsed.data);
   } catch (error) {

@@ -1,7 +1,7 @@
 import { RelayError } from '../shared/errors.js';
 import type { ErrorCode } from '../shared/errors.js';
 import { longestTimerDelayMs } from '../shared/timer-limit.js';
-import { argumentsAsGiven, checkToolInputAsync, parseToolArguments, tooDeepCheck } from '../shared/tool-input.js';
+import { argumentsAsGiven, checkToolInputAsync, maxToolInputDepth, parseToolArguments } from '../shared/tool-input.js';
 import type { ToolErrorType, ToolFailure, ToolResult } from '../shared/tool-result.js';
 import type { ToolDefinition } from './define-tool.js';
 import { errorMessage } from '../shared/error-message.js';
@@ -122,7 +122,7 @@ export class ToolExecutor {
     const tool = this.#registry.get(call.name);
     if (!tool) return failure(base, 'not_found', this.#describeUnknown(call.name));
 
-    const check = tooDeepCheck(call.arguments) ?? (await checkToolInputAsync(tool.inputSchema, call.arguments));
+    const check = await checkToolInputAsync(tool.inputSchema, call.arguments, { maxDepth: maxToolInputDepth });
     if (!check.success) {
       const parsed = parseToolArguments(call.arguments);
       return {
