@@ -8,6 +8,7 @@ export interface LeftOutCatalogTool {
   source: string;
   /** The tool's name as the source lists it. */
   tool: string;
+  /** Why it cannot be offered. */
   reason: string;
 }
 

@@ -3,6 +3,7 @@ import type { ToolDefinition } from './define-tool.js';
 import type { Logger } from './tool-context.js';
 import { defaultLogger } from './tool-context.js';
 import { ToolRegistry } from './tool-registry.js';
+import type { LeftOutCatalogTool } from '../shared/worker-catalog.js';
 
 /** What a tool source is given when a worker opens it. */
 export interface ToolSourceContext {
@@ -26,16 +27,7 @@ export interface OpenToolSource {
 }
 
 /** A tool a source lists but cannot offer: it is not in the registry, and the source's other tools are. */
-export interface LeftOutTool {
-  /** The source's name (an MCP server's `name`). */
-  readonly source: string;
-  /** The tool's name as the source lists it. */
-  readonly tool: string;
-  /** The name runs would call it by, had it been offered (`<prefix>_<tool>`). */
-  readonly name: string;
-  /** Why it cannot be offered. */
-  readonly reason: string;
-}
+export type LeftOutTool = Readonly<LeftOutCatalogTool>;
 
 /** Tools that come from outside the worker's code (an MCP server): opened at worker start, closed at shutdown. */
 export interface ToolSource {

@@ -362,9 +362,7 @@ export class RelayPlugin implements WorkerPlugin, ClientPlugin, NativeConnection
     const leftOut = this.#tools.leftOut();
     return {
       tools: this.#tools.registry.catalog(),
-      ...(leftOut.length > 0
-        ? { leftOut: leftOut.map(({ name, source, tool, reason }) => ({ name, source, tool, reason })) }
-        : {}),
+      ...(leftOut.length > 0 ? { leftOut } : {}),
       modelPrefixes: this.#modelPrefixes,
     };
   }
