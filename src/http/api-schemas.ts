@@ -335,6 +335,14 @@ const toolListingSchema = z
     remindApproversBeforeMs: z.number().int().optional().openapi({
       description: "The tool's own reminder: approvers are reminded this long (ms) before a waiting call expires.",
     }),
+    patternLengthLimits: z
+      .record(z.string(), z.number().int())
+      .optional()
+      .openapi({
+        description:
+          'The longest string a run tries each pattern of the input schema that backtracks on, by pattern: a longer ' +
+          'one goes back to the model as too long.',
+      }),
     approvalTimeoutMs: z.number().int().optional().openapi({
       description:
         "How long a call waits for a decision (ms), when the tool sets its own limit; a run's can shorten it.",

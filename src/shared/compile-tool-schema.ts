@@ -1,5 +1,7 @@
 import { z } from 'zod';
 import type { JsonSchema } from './tool-catalog.js';
+import { boundPatterns } from './bounded-patterns.js';
+import type { PatternLengthLimits } from './bounded-patterns.js';
 import { endlessRef } from './endless-refs.js';
 import { withRefsZodFollows } from './schema-refs.js';
 import { recompileUnicodePatterns, unicodePatternsIn } from './unicode-patterns.js';
@@ -11,28 +13,33 @@ import { recompileUnicodePatterns, unicodePatternsIn } from './unicode-patterns.
  * be read, or holds such a pattern where Zod keeps it out of reach (`propertyNames`, `contains`, `patternProperties`
  * beside `additionalProperties: false`), or a `$ref` that loops on one value (endless-refs.ts): the worker refuses such
  * a tool when it is registered, so a run never checks a call against "anything goes", against a pattern read otherwise
- * than its server reads it, or in a check that never ends. Pure, so the workflow can call it.
+ * than its server reads it, or in a check that never ends. Patterns named in `limits` refuse longer strings
+ * (bounded-patterns.ts), and one Zod keeps out of reach throws too. Pure, so the workflow can call it.
  */
-export function compileToolSchema(inputSchema: JsonSchema): z.ZodType {
+export function compileToolSchema(inputSchema: JsonSchema, limits?: PatternLengthLimits): z.ZodType {
   const followed = withRefsZodFollows(inputSchema);
   const endless = endlessRef(followed);
   if (endless !== undefined) {
     throw new Error(`the $ref '${endless}' leads back to itself without reading into the input: a check never ends`);
   }
-  return withUnicodePatterns(followed, unicodePatternsIn(followed));
+  return withBoundedPatterns(withUnicodePatterns(followed, unicodePatternsIn(followed)), limits);
 }
 
 /**
  * The schema as runs recorded before Unicode-mode patterns checked with it (every pattern without flags), and the one
- * {@link compileToolSchema} builds when it differs; a schema that one refuses keeps only the first.
+ * {@link compileToolSchema} builds when it differs; a schema that one refuses keeps only the first. Both bound the
+ * patterns named in `limits`, which only catalogs recorded since workers set them hold.
  */
-export function compileToolSchemaBothWays(inputSchema: JsonSchema): { flagless: z.ZodType; unicode?: z.ZodType } {
+export function compileToolSchemaBothWays(
+  inputSchema: JsonSchema,
+  limits?: PatternLengthLimits,
+): { flagless: z.ZodType; unicode?: z.ZodType } {
   const followed = withRefsZodFollows(inputSchema);
-  const flagless = z.fromJSONSchema(followed);
+  const flagless = withBoundedPatterns(z.fromJSONSchema(followed), limits);
   const needed = unicodePatternsIn(followed);
   if (needed.size === 0) return { flagless };
   try {
-    return { flagless, unicode: withUnicodePatterns(followed, needed) };
+    return { flagless, unicode: withBoundedPatterns(withUnicodePatterns(followed, needed), limits) };
   } catch {
     // Only a catalog recorded before workers refused such a tool holds one: it keeps the check it was recorded with.
     return { flagless };
@@ -49,6 +56,20 @@ function withUnicodePatterns(inputSchema: JsonSchema, needed: ReadonlySet<string
     throw new Error(
       `the pattern(s) ${unreached.map((source) => JSON.stringify(source)).join(', ')} need Unicode mode where ` +
         'Relay-E cannot give it (propertyNames, contains, or patternProperties beside additionalProperties: false)',
+    );
+  }
+  return schema;
+}
+
+/** The schema with the patterns `limits` names bounded, or the refusal when Zod keeps one out of reach. */
+function withBoundedPatterns(schema: z.ZodType, limits: PatternLengthLimits | undefined): z.ZodType {
+  if (limits === undefined) return schema;
+  const bounded = boundPatterns(schema, limits);
+  const unreached = Object.keys(limits).filter((source) => !bounded.has(source));
+  if (unreached.length > 0) {
+    throw new Error(
+      `the pattern(s) ${unreached.map((source) => JSON.stringify(source)).join(', ')} backtrack on long strings ` +
+        'where Relay-E cannot bound the strings they are tried on (inside propertyNames or contains)',
     );
   }
   return schema;

@@ -1,3 +1,4 @@
+import type { PatternLengthLimits } from './bounded-patterns.js';
 import type { ModelToolSpec } from './transcript.js';
 
 /** A JSON Schema document, as produced by `z.toJSONSchema` or served by an MCP server. */
@@ -87,6 +88,12 @@ export interface ToolCatalogEntry {
    * checked input, defaults filled.
    */
   inputAsGiven?: true;
+  /**
+   * Set by the worker on a tool whose input schema has patterns that backtrack polynomially (src/tool/pattern-risks.ts):
+   * the longest string a run tries each on, by pattern source; a longer one is refused as too long, so no input keeps
+   * the run's check from finishing. Runs recorded without it try every pattern on any string.
+   */
+  patternLengthLimits?: PatternLengthLimits;
 }
 
 /**

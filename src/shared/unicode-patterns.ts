@@ -4,6 +4,8 @@
  * Unicode mode is recompiled in it here. Pure, so the workflow can call it.
  */
 
+import { forEachPatternCheck } from './zod-patterns.js';
+
 /** `\p{`, `\P{` or `\u{` not itself escaped (an even run of backslashes before it). */
 const unicodeOnlyEscape = /(?<!\\)(?:\\\\)*\\[pPu]\{/;
 
@@ -23,57 +25,46 @@ export function readsAsUnicode(source: string): boolean {
 
 /** The patterns of a JSON Schema that read as Unicode: every `pattern` and `patternProperties` key, wherever. */
 export function unicodePatternsIn(schema: unknown): Set<string> {
-  const found = new Set<string>();
+  const { values, keys } = patternsIn(schema);
+  return new Set([...values, ...keys].filter(readsAsUnicode));
+}
+
+/**
+ * The patterns of a JSON Schema, wherever they are: those tried on values (`pattern`), and those tried on an object's
+ * keys (`patternProperties`).
+ */
+export function patternsIn(schema: unknown): { values: Set<string>; keys: Set<string> } {
+  const values = new Set<string>();
+  const keys = new Set<string>();
   const visit = (value: unknown): void => {
     if (Array.isArray(value)) return value.forEach(visit);
     if (typeof value !== 'object' || value === null) return;
     for (const [key, child] of Object.entries(value as Record<string, unknown>)) {
-      if (key === 'pattern' && typeof child === 'string' && readsAsUnicode(child)) found.add(child);
+      if (key === 'pattern' && typeof child === 'string') values.add(child);
       if (key === 'patternProperties' && typeof child === 'object' && child !== null) {
-        for (const source of Object.keys(child)) if (readsAsUnicode(source)) found.add(source);
+        for (const source of Object.keys(child)) keys.add(source);
       }
       visit(child);
     }
   };
   visit(schema);
-  return found;
-}
-
-/** A node of a Zod schema as this walk reads it: a schema or a check, with its definition. */
-interface ZodNode {
-  _zod: { def: Record<string, unknown> & { pattern?: unknown } };
-}
-
-function isZodNode(value: unknown): value is ZodNode {
-  return typeof value === 'object' && value !== null && '_zod' in value;
+  return { values, keys };
 }
 
 /**
  * Recompiles in Unicode mode every flagless regex of a Zod schema (its checks, nested schemas, lazy ones) whose
  * source reads as Unicode, and returns the sources it recompiled. Zod's checks read their `pattern` when they run,
- * so the schema checks with the new one. Regexes Zod keeps only inside its own closures (`propertyNames`, `contains`,
- * `patternProperties` beside `additionalProperties: false`) are not reached: the caller compares what it found.
+ * so the schema checks with the new one. Regexes Zod keeps only inside its own closures are not reached
+ * (zod-patterns.ts): the caller compares what it found.
  */
 export function recompileUnicodePatterns(schema: unknown): Set<string> {
   const recompiled = new Set<string>();
-  const seen = new Set<unknown>();
-  const visit = (value: unknown): void => {
-    if (typeof value !== 'object' || value === null || seen.has(value)) return;
-    seen.add(value);
-    if (Array.isArray(value)) return value.forEach(visit);
-    if (!isZodNode(value)) return Object.values(value).forEach(visit);
-    const { def } = value._zod;
+  forEachPatternCheck(schema, ({ _zod: { def } }) => {
     const { pattern } = def;
-    if (pattern instanceof RegExp && pattern.flags === '' && readsAsUnicode(pattern.source)) {
+    if (pattern.flags === '' && readsAsUnicode(pattern.source)) {
       def.pattern = new RegExp(pattern.source, 'u');
       recompiled.add(pattern.source);
     }
-    for (const [key, child] of Object.entries(def)) {
-      // A lazy schema (a recursive $ref) keeps its target behind a getter.
-      if (key === 'getter' && typeof child === 'function') visit((child as () => unknown)());
-      else visit(child);
-    }
-  };
-  visit(schema);
+  });
   return recompiled;
 }

@@ -1,9 +1,11 @@
 import type { z } from 'zod';
+import type { PatternLengthLimits } from '../shared/bounded-patterns.js';
 import { compileToolSchema } from '../shared/compile-tool-schema.js';
 import { errorMessage } from '../shared/error-message.js';
 import { RelayError } from '../shared/errors.js';
 import type { JsonSchema, ToolAnnotations, ToolRetryPolicy, ToolSourceInfo } from '../shared/tool-catalog.js';
 import type { ToolGuardrails } from './guardrails.js';
+import { patternLengthLimits } from './pattern-risks.js';
 import { toJsonSchema } from './tool-catalog.js';
 import type { ToolContext } from './tool-context.js';
 
@@ -201,8 +203,9 @@ export function tool<Input, Output>(
 /**
  * Defines a tool whose input is described by a JSON Schema instead of Zod (a tool from another system, an MCP
  * server's tool). The executor checks input with the Zod schema the workflow builds from the run's catalog
- * (compileToolSchema: `z.fromJSONSchema`, its patterns read in Unicode mode where they need it); a schema it cannot
- * read throws `RelayError('invalid_tool_definition')`.
+ * (compileToolSchema: `z.fromJSONSchema`, its patterns read in Unicode mode where they need it, and tried only on
+ * strings as long as a run tries them on: pattern-risks.ts); a schema it cannot read, or with a pattern a run cannot
+ * try safely, throws `RelayError('invalid_tool_definition')`.
  */
 export function defineJsonSchemaTool<TOutput>(
   options: DefineJsonSchemaToolOptions<TOutput>,
@@ -211,9 +214,18 @@ export function defineJsonSchemaTool<TOutput>(
   if (typeof inputSchema !== 'object' || inputSchema === null || Array.isArray(inputSchema)) {
     invalid(rest.name, `Tool '${rest.name}' needs a JSON Schema object as its input schema`);
   }
+  let limits: PatternLengthLimits | undefined;
+  try {
+    limits = patternLengthLimits(inputSchema);
+  } catch (error) {
+    invalid(
+      rest.name,
+      `The input JSON Schema of tool '${rest.name}' cannot be checked in a run: ${errorMessage(error)}`,
+    );
+  }
   let schema: z.ZodType<unknown>;
   try {
-    schema = compileToolSchema(inputSchema);
+    schema = compileToolSchema(inputSchema, limits);
   } catch (error) {
     invalid(rest.name, `The input JSON Schema of tool '${rest.name}' cannot be read (${errorMessage(error)})`);
   }

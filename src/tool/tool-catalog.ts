@@ -1,9 +1,11 @@
 import { z } from 'zod';
 import { RelayError } from '../shared/errors.js';
+import type { PatternLengthLimits } from '../shared/bounded-patterns.js';
 import type { JsonSchema, ToolCatalogEntry } from '../shared/tool-catalog.js';
 import type { ToolDefinition } from './define-tool.js';
 import { errorMessage } from '../shared/error-message.js';
 import { readsAsUnicode } from '../shared/unicode-patterns.js';
+import { patternLengthLimits } from './pattern-risks.js';
 
 /**
  * Converts a tool's input schema to the JSON Schema models are shown (`z.toJSONSchema` with `io: 'input'`, so
@@ -131,7 +133,10 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
-/** Describes a tool the way a run records it in history and shows it to the model. */
+/**
+ * Describes a tool the way a run records it in history and shows it to the model. A pattern that backtracks too much
+ * for a run to try (pattern-risks.ts) throws `RelayError('invalid_tool_definition')`: a registry refuses such a tool.
+ */
 export function toCatalogEntry(tool: ToolDefinition): ToolCatalogEntry {
   const entry: ToolCatalogEntry = {
     name: tool.name,
@@ -155,7 +160,21 @@ export function toCatalogEntry(tool: ToolDefinition): ToolCatalogEntry {
   if (tool.source !== undefined) entry.source = { ...tool.source };
   if (tool.annotations !== undefined) entry.annotations = { ...tool.annotations };
   if (takesInputAsGiven(tool)) entry.inputAsGiven = true;
+  const limits = patternLimitsOf(tool.name, entry.inputSchema);
+  if (limits !== undefined) entry.patternLengthLimits = { ...limits };
   return entry;
+}
+
+function patternLimitsOf(toolName: string, inputSchema: JsonSchema): PatternLengthLimits | undefined {
+  try {
+    return patternLengthLimits(inputSchema);
+  } catch (error) {
+    throw new RelayError(
+      'invalid_tool_definition',
+      `The input schema of tool '${toolName}' cannot be checked in a run: ${errorMessage(error)}`,
+      { cause: error, details: { toolName } },
+    );
+  }
 }
 
 /**

@@ -1,3 +1,4 @@
+import type { PatternLengthLimits } from '../shared/bounded-patterns.js';
 import type {
   JsonSchema,
   ToolAnnotations,
@@ -34,6 +35,8 @@ export interface ToolListing {
   /** The MCP server's hints (`readOnlyHint`, `destructiveHint`, …). */
   annotations?: ToolAnnotations;
   inputSchema: JsonSchema;
+  /** The longest string a run tries each of its patterns that backtrack on, by pattern (see pattern-risks.ts). */
+  patternLengthLimits?: PatternLengthLimits;
 }
 
 /** The listing of one catalog entry. */
@@ -63,6 +66,9 @@ export function formatToolListing(listing: ToolListing): string {
     `  ${listing.description.split('\n')[0]}`,
     `  policy: ${policy.join(', ')}${hints.length > 0 ? `; hints: ${hints.join(', ')}` : ''}`,
     `  input: ${JSON.stringify(listing.inputSchema)}`,
+    ...Object.entries(listing.patternLengthLimits ?? {}).map(
+      ([source, limit]) => `  pattern /${source}/ tried on strings of at most ${limit} characters`,
+    ),
   ].join('\n');
 }
 

@@ -91,11 +91,14 @@ export function createToolRegistry(tools: Iterable<ToolDefinition> = []): ToolRe
   return new ToolRegistry(tools);
 }
 
-/** Runs check every call in the workflow against the catalog's JSON Schema: refuse a tool whose schema they cannot. */
+/**
+ * Runs check every call in the workflow against the catalog's JSON Schema: refuse a tool whose schema they cannot,
+ * or whose patterns could keep that check from finishing (`toCatalogEntry` refuses those).
+ */
 function checkRunsCanValidate(tool: ToolDefinition): void {
-  const { inputSchema } = toCatalogEntry(tool);
+  const { inputSchema, patternLengthLimits } = toCatalogEntry(tool);
   try {
-    compileToolSchema(inputSchema);
+    compileToolSchema(inputSchema, patternLengthLimits);
   } catch (error) {
     throw new RelayError(
       'invalid_tool_definition',

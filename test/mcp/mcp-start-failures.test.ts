@@ -87,3 +87,26 @@ describe('a tool the server describes in a way Relay-E cannot offer', () => {
     }
   });
 });
+
+describe('a server whose tools have patterns that backtrack', () => {
+  it('has the exponential one left out with the reason, and the polynomial one offered with its limit', async () => {
+    const source = mcpTools({ name: 'mail', transport: faultyStdioTransport('backtracking-pattern') });
+    const loaded = await loadToolSources([source], { logger: quietLogger });
+    try {
+      expect(loaded.registry.list().map((tool) => tool.name)).toEqual(['mail_notify']);
+      expect(loaded.leftOut()).toEqual([
+        {
+          source: 'mail',
+          tool: 'tag',
+          name: 'mail_tag',
+          reason: expect.stringContaining(
+            "tool 'mail_tag' cannot be checked in a run: the pattern /^(\\w+\\s?)*$/ backtracks exponentially",
+          ) as unknown,
+        },
+      ]);
+      expect(loaded.registry.catalog(['mail_notify'])[0]?.patternLengthLimits).toEqual({ '^\\S+@\\S+\\.\\S+$': 256 });
+    } finally {
+      await loaded.close();
+    }
+  });
+});

@@ -21,7 +21,7 @@ export function fixtureStdioTransport(env: Record<string, string> = {}): McpStdi
 
 /** How to start the faulty MCP server (test/fixtures/mcp/faulty-server.ts) with one of its faults. */
 export function faultyStdioTransport(
-  fault: 'repeated-cursor' | 'endless-pages' | 'unreadable-schema' | 'null-default',
+  fault: 'repeated-cursor' | 'endless-pages' | 'unreadable-schema' | 'null-default' | 'backtracking-pattern',
 ): McpStdioTransport {
   return {
     type: 'stdio',

@@ -185,6 +185,9 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
  * level: under `input-depth-bounded` (asked at a call nested more than 128 levels deep) it goes back to the model as
  * `input_too_deep` unchecked; `-before-patch` is the old side (a call 200 lists deep checked and run; one as deep as
  * the new side's outlasted the workflow task's time limit on every attempt, so it left no history to replay).
+ * `pattern-too-long` is a call whose 16,000-character address a tool's `^\S+@\S+\.\S+$` takes minutes to refuse: its
+ * catalog, recorded with that pattern's length limit (256), sends it back to the model as `too_big` untried. No rule:
+ * catalogs recorded before limits hold none, and their runs try every pattern as they did.
  */
 const pendingApprovalsInMemo = [
   ...pathsSinceCatalogInFirstCall,
@@ -237,6 +240,7 @@ const pendingApprovalsInMemo = [
   ].flatMap((name) => [name, `${name}-before-patch`]),
   'decisions-ignored',
   'edit-refused-by-tool',
+  'pattern-too-long',
 ]
   .map((name) => `pending-approvals-in-memo/${name}.json`)
   .concat(

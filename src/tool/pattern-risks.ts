@@ -1,0 +1,97 @@
+/**
+ * A JavaScript regex backtracks: tried on the wrong string, a pattern with overlapping repetition (`^(a+)+$`, the
+ * popular `^\S+@\S+\.\S+$`) can take seconds or years, and a run's check runs in its workflow task, which has 5
+ * seconds. So before a worker offers a tool, each pattern of its input schema is analysed with recheck (on the
+ * worker, never in a run): one whose cost grows exponentially, or that recheck cannot judge, refuses the tool, and
+ * one whose cost grows polynomially is tried only on strings short enough to stay within the budget below.
+ */
+
+import { checkSync } from 'recheck';
+import type { Diagnostics } from 'recheck';
+import type { PatternLengthLimits } from '../shared/bounded-patterns.js';
+import type { JsonSchema } from '../shared/tool-catalog.js';
+import { patternsIn, readsAsUnicode } from '../shared/unicode-patterns.js';
+
+/** About how many backtracking steps a run's check may spend trying one pattern on one string, as a power of 2. */
+const backtrackingBudgetBits = 24;
+
+/** How trying a pattern grows with the string: within the budget at any length (recheck's `safe`), or not. */
+type PatternGrowth = { kind: 'safe' } | { kind: 'polynomial'; degree: number } | { kind: 'refused'; reason: string };
+
+/** Analyses by flags and source: recheck takes up to about a second on a long pattern, and workers list tools often. */
+const analysed = new Map<string, PatternGrowth>();
+const analysedLimit = 10_000;
+
+/**
+ * The length limits a run applies to the polynomial patterns of a tool's input schema (undefined when none), or
+ * throws naming the patterns that refuse the tool and why. A `patternProperties` key that backtracks refuses it too:
+ * a key too long to try would count as not matching, and its value would go unchecked.
+ */
+export function patternLengthLimits(inputSchema: JsonSchema): PatternLengthLimits | undefined {
+  const limits: Record<string, number> = {};
+  const refusals: string[] = [];
+  const { values, keys } = patternsIn(inputSchema);
+  for (const source of new Set([...values, ...keys])) {
+    const growth = growthOf(source);
+    if (growth.kind === 'refused') refusals.push(growth.reason);
+    else if (growth.kind === 'polynomial' && keys.has(source)) refusals.push(unboundedKeys(source, growth.degree));
+    else if (growth.kind === 'polynomial') limits[source] = Math.floor(2 ** (backtrackingBudgetBits / growth.degree));
+  }
+  if (refusals.length > 0) throw new Error(refusals.join('; '));
+  return Object.keys(limits).length > 0 ? limits : undefined;
+}
+
+function unboundedKeys(source: string, degree: number): string {
+  return (
+    `the patternProperties key /${source}/ backtracks (its cost grows with the power ${degree} of a key's length), ` +
+    'and a run cannot bound the keys it is tried on without leaving their values unchecked'
+  );
+}
+
+/** The worse of a pattern's two readings: without flags, and in Unicode mode where that reads differently. */
+function growthOf(source: string): PatternGrowth {
+  const readings = readsAsUnicode(source) ? ['', 'u'] : [''];
+  return readings.map((flags) => analyse(source, flags)).reduce(worse);
+}
+
+function worse(a: PatternGrowth, b: PatternGrowth): PatternGrowth {
+  const rank = (growth: PatternGrowth) =>
+    growth.kind === 'refused' ? Infinity : growth.kind === 'polynomial' ? growth.degree : 1;
+  return rank(b) > rank(a) ? b : a;
+}
+
+/**
+ * `\u{` not itself escaped. Without flags it is the letter `u` and a brace (`\u{3}` is `uuu`), which recheck's parser
+ * refuses to read; written as `u{` it means the same to both.
+ */
+const flaglessCodePointEscape = /(?<!\\)((?:\\\\)*)\\u\{/g;
+
+function analyse(source: string, flags: string): PatternGrowth {
+  const key = `${flags}/${source}`;
+  let growth = analysed.get(key);
+  if (growth === undefined) {
+    const read = flags === '' ? source.replace(flaglessCodePointEscape, '$1u{') : source;
+    growth = growthFrom(source, checkSync(read, flags));
+    if (analysed.size >= analysedLimit) analysed.clear();
+    analysed.set(key, growth);
+  }
+  return growth;
+}
+
+function growthFrom(source: string, diagnostics: Diagnostics): PatternGrowth {
+  const pattern = `/${source}/${diagnostics.flags}`;
+  if (diagnostics.status === 'safe') return { kind: 'safe' };
+  if (diagnostics.status === 'unknown') {
+    const { error } = diagnostics;
+    const why = 'message' in error ? `${error.kind}: ${error.message}` : error.kind;
+    return { kind: 'refused', reason: `the pattern ${pattern} could not be shown to finish on every string (${why})` };
+  }
+  const { complexity, attack } = diagnostics;
+  if (complexity.type === 'polynomial') return { kind: 'polynomial', degree: complexity.degree };
+  return {
+    kind: 'refused',
+    reason:
+      `the pattern ${pattern} backtracks exponentially: a string of ${attack.string.length} characters ` +
+      `(${attack.pattern}) would keep a run's check from finishing; rewrite it without nested or overlapping repetition`,
+  };
+}
