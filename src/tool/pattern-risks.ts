@@ -9,6 +9,7 @@
 import { checkSync } from 'recheck';
 import type { Diagnostics } from 'recheck';
 import type { PatternLengthLimits } from '../shared/bounded-patterns.js';
+import { errorMessage } from '../shared/error-message.js';
 import type { JsonSchema } from '../shared/tool-catalog.js';
 import { patternsIn, readsAsUnicode } from '../shared/unicode-patterns.js';
 
@@ -84,7 +85,8 @@ function growthFrom(source: string, diagnostics: Diagnostics): PatternGrowth {
   if (diagnostics.status === 'unknown') {
     const { error } = diagnostics;
     const why = 'message' in error ? `${error.kind}: ${error.message}` : error.kind;
-    return { kind: 'refused', reason: `the pattern ${pattern} could not be shown to finish on every string (${why})` };
+    const reason = notARegex(source, diagnostics.flags) ?? `could not be shown to finish on every string (${why})`;
+    return { kind: 'refused', reason: `the pattern ${pattern} ${reason}` };
   }
   const { complexity, attack } = diagnostics;
   if (complexity.type === 'polynomial') return { kind: 'polynomial', degree: complexity.degree };
@@ -94,4 +96,14 @@ function growthFrom(source: string, diagnostics: Diagnostics): PatternGrowth {
       `the pattern ${pattern} backtracks exponentially: a string of ${attack.string.length} characters ` +
       `(${attack.pattern}) would keep a run's check from finishing; rewrite it without nested or overlapping repetition`,
   };
+}
+
+/** Why JavaScript refuses the pattern, when it does: said as it says it, rather than as recheck could not parse it. */
+function notARegex(source: string, flags: string): string | undefined {
+  try {
+    new RegExp(source, flags);
+    return undefined;
+  } catch (error) {
+    return `is not a regular expression (${errorMessage(error)})`;
+  }
 }

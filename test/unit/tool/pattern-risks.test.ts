@@ -37,6 +37,12 @@ describe('the length limits a worker sets on the patterns of a tool', () => {
     );
   });
 
+  it('refuse a pattern that is not a regular expression, as JavaScript says it', () => {
+    expect(() => patternLengthLimits(withPattern('^(a$'))).toThrow(
+      'the pattern /^(a$/ is not a regular expression (Invalid regular expression: /^(a$/: Unterminated group)',
+    );
+  });
+
   it('refuse a patternProperties key that backtracks, whose values a bound would leave unchecked', () => {
     const schema = { type: 'object', patternProperties: { '\\s+$': { type: 'number' } } };
     expect(() => patternLengthLimits(schema)).toThrow('the patternProperties key /\\s+$/ backtracks');
