@@ -11,6 +11,7 @@ import type { Diagnostics } from 'recheck';
 import type { PatternLengthLimits } from '../shared/bounded-patterns.js';
 import { errorMessage } from '../shared/error-message.js';
 import type { JsonSchema } from '../shared/tool-catalog.js';
+import { withRefsZodFollows, zodRefTarget } from '../shared/schema-refs.js';
 import { patternsIn, readsAsUnicode } from '../shared/unicode-patterns.js';
 
 /** About how many backtracking steps a run's check may spend trying one pattern on one string, as a power of 2. */
@@ -25,28 +26,68 @@ const analysedLimit = 10_000;
 
 /**
  * The length limits a run applies to the polynomial patterns of a tool's input schema (undefined when none), or
- * throws naming the patterns that refuse the tool and why. A `patternProperties` key that backtracks refuses it too:
- * a key too long to try would count as not matching, and its value would go unchecked.
+ * throws naming the patterns that refuse the tool and why. A polynomial pattern where a run cannot bound the strings
+ * it is tried on refuses it too.
  */
 export function patternLengthLimits(inputSchema: JsonSchema): PatternLengthLimits | undefined {
   const limits: Record<string, number> = {};
   const refusals: string[] = [];
   const { values, keys } = patternsIn(inputSchema);
+  const unboundable = new Set([...keys, ...patternsTriedInClosures(inputSchema)]);
   for (const source of new Set([...values, ...keys])) {
     const growth = growthOf(source);
     if (growth.kind === 'refused') refusals.push(growth.reason);
-    else if (growth.kind === 'polynomial' && keys.has(source)) refusals.push(unboundedKeys(source, growth.degree));
+    else if (growth.kind === 'polynomial' && unboundable.has(source)) refusals.push(unbounded(source, growth.degree));
     else if (growth.kind === 'polynomial') limits[source] = Math.floor(2 ** (backtrackingBudgetBits / growth.degree));
   }
   if (refusals.length > 0) throw new Error(refusals.join('; '));
   return Object.keys(limits).length > 0 ? limits : undefined;
 }
 
-function unboundedKeys(source: string, degree: number): string {
+function unbounded(source: string, degree: number): string {
   return (
-    `the patternProperties key /${source}/ backtracks (its cost grows with the power ${degree} of a key's length), ` +
-    'and a run cannot bound the keys it is tried on without leaving their values unchecked'
+    `the pattern /${source}/ backtracks (its cost grows with the power ${degree} of a string's length) where a run ` +
+    'cannot bound the strings it is tried on: as a patternProperties key (a key too long to try would count as not ' +
+    'matching, its value unchecked), or inside propertyNames or contains'
   );
+}
+
+/**
+ * The patterns of the subschemas Zod checks inside closures of its own (`propertyNames`, `contains`), where a run
+ * cannot reach them to bound them, `$ref`s followed: the same pattern bounded elsewhere would still be tried there on
+ * any string.
+ */
+function patternsTriedInClosures(inputSchema: JsonSchema): Set<string> {
+  const schema = withRefsZodFollows(inputSchema);
+  const found = new Set<string>();
+  const followed = new Set<unknown>();
+  const inClosure = (node: unknown): void => {
+    if (typeof node !== 'object' || node === null || followed.has(node)) return;
+    followed.add(node);
+    const { values, keys } = patternsIn(node);
+    for (const source of [...values, ...keys]) found.add(source);
+    forEachRef(node, (ref) => inClosure(zodRefTarget(schema, ref)));
+  };
+  const visit = (node: unknown): void => {
+    if (Array.isArray(node)) return node.forEach(visit);
+    if (typeof node !== 'object' || node === null) return;
+    for (const [key, child] of Object.entries(node as Record<string, unknown>)) {
+      if (key === 'propertyNames' || key === 'contains') inClosure(child);
+      else visit(child);
+    }
+  };
+  visit(schema);
+  return found;
+}
+
+/** Calls `use` with every `$ref` string anywhere in `node`. */
+function forEachRef(node: unknown, use: (ref: string) => void): void {
+  if (Array.isArray(node)) return node.forEach((child) => forEachRef(child, use));
+  if (typeof node !== 'object' || node === null) return;
+  for (const [key, child] of Object.entries(node as Record<string, unknown>)) {
+    if (key === '$ref' && typeof child === 'string') use(child);
+    else forEachRef(child, use);
+  }
 }
 
 /** The worse of a pattern's two readings: without flags, and in Unicode mode where that reads differently. */

@@ -45,7 +45,20 @@ describe('the length limits a worker sets on the patterns of a tool', () => {
 
   it('refuse a patternProperties key that backtracks, whose values a bound would leave unchecked', () => {
     const schema = { type: 'object', patternProperties: { '\\s+$': { type: 'number' } } };
-    expect(() => patternLengthLimits(schema)).toThrow('the patternProperties key /\\s+$/ backtracks');
+    expect(() => patternLengthLimits(schema)).toThrow('where a run cannot bound the strings it is tried on');
+  });
+
+  it('refuse one tried inside propertyNames or contains, even where it is bounded elsewhere, $refs followed', () => {
+    const pattern = '\\s+$';
+    const direct = { type: 'object', properties: { a: { type: 'string', pattern } }, propertyNames: { pattern } };
+    const referred = {
+      type: 'object',
+      properties: { a: { $ref: '#/$defs/spaced' }, b: { type: 'array', contains: { $ref: '#/$defs/spaced' } } },
+      $defs: { spaced: { type: 'string', pattern } },
+    };
+    for (const schema of [direct, referred]) {
+      expect(() => patternLengthLimits(schema)).toThrow(`the pattern /${pattern}/ backtracks (its cost grows with`);
+    }
   });
 });
 
@@ -76,7 +89,7 @@ describe('a tool with such a pattern', () => {
     const refused = definitionRefusal(() =>
       defineJsonSchemaTool({ name: 'keys', description: 'Keys.', inputSchema, execute: () => 1 }),
     );
-    expect(refused.message).toContain('the pattern(s) "\\\\s+$" backtrack on long strings where Relay-E cannot bound');
+    expect(refused.message).toContain('where a run cannot bound the strings it is tried on');
   });
 
   it('records the limits in its catalog entry, and a run refuses a longer string as too long, untried', () => {
