@@ -3,6 +3,8 @@ import type { ModelCall, ModelProvider } from '../src/model/model-provider.js';
 import { ModelProviderError } from '../src/model/model-provider.js';
 import type { ModelRegistry } from '../src/model/model-registry.js';
 import { RelayError } from '../src/shared/errors.js';
+import { cutBelow, nestedDeeperThan } from '../src/shared/nesting-depth.js';
+import { maxToolInputDepth } from '../src/shared/tool-input.js';
 import {
   defaultMaxModelResponseBytes,
   maxAllowedModelResponseBytes,
@@ -66,8 +68,8 @@ export function createCallModel(dependencies: CallModelDependencies) {
     stream: ModelTextStream,
   ): Promise<ModelCallResult> {
     const assembled = await assemble(request, context);
-    const response = await generateModelTurn(provider, { ...assembled.request, modelName }, context, stream);
-    checkModelResponseSize(response, maxModelResponseBytes);
+    const turn = await generateModelTurn(provider, { ...assembled.request, modelName }, context, stream);
+    const response = checkModelResponseSize(withTooDeepInputsCut(turn), maxModelResponseBytes);
     const ownQueue = modelCallQueue?.();
     const workerQueue = nextCallQueue(context.info.taskQueue, ownQueue);
     const stored = withWorkerQueue(await assembled.store(response), workerQueue, ownQueue?.startTimeoutMs);
@@ -174,6 +176,21 @@ function checkMaxModelResponseBytes(configured: number | undefined): number {
     );
   }
   return limit;
+}
+
+/**
+ * The response with each tool call's input nested deeper than a run checks cut below that depth (nesting-depth.ts):
+ * the run refuses it as `input_too_deep` and tells the model, where the whole, nested past what JSON encoding
+ * reaches, could not even be returned.
+ */
+function withTooDeepInputsCut(response: ModelResponse): ModelResponse {
+  if (!response.toolCalls?.some((call) => nestedDeeperThan(call.input, maxToolInputDepth))) return response;
+  const toolCalls = response.toolCalls.map((call) =>
+    nestedDeeperThan(call.input, maxToolInputDepth)
+      ? { ...call, input: cutBelow(call.input, maxToolInputDepth) }
+      : call,
+  );
+  return { ...response, toolCalls };
 }
 
 /**

@@ -12,3 +12,14 @@ export function nestedDeeperThan(value: unknown, limit: number): boolean {
   }
   return false;
 }
+
+/**
+ * `value` with every object and array `limit` levels down emptied (`{}`, `[]`): still nested more than `limit` levels,
+ * so a check refuses it as it would the whole, but shallow enough to encode as JSON, however deep `value` was.
+ */
+export function cutBelow(value: unknown, limit: number, depth = 0): unknown {
+  if (typeof value !== 'object' || value === null) return value;
+  if (depth === limit) return Array.isArray(value) ? [] : {};
+  if (Array.isArray(value)) return value.map((item: unknown) => cutBelow(item, limit, depth + 1));
+  return Object.fromEntries(Object.entries(value).map(([key, child]) => [key, cutBelow(child, limit, depth + 1)]));
+}

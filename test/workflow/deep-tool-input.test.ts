@@ -84,6 +84,46 @@ describe('a tool call whose input nests deeper than a check may follow', () => {
   });
 });
 
+describe('a tool call nested deeper than JSON encoding reaches', () => {
+  /**
+   * Before the model activity cut such an input, its result could not be encoded and the run failed with
+   * `model_error` ("The model response cannot be encoded as JSON"): the model was never told what was wrong.
+   */
+  it('is recorded cut below the bound, and goes back to the model as too deep', async () => {
+    const store = defineJsonSchemaTool({
+      name: 'store',
+      description: 'Stores a value.',
+      inputSchema: nestedListSchema,
+      execute: () => 'stored',
+    });
+    const model = scriptedModel((call) =>
+      call.step === 1 ? { toolCalls: [{ name: 'store', input: nestedLists(50_000) }] } : { text: 'Gave up.' },
+    );
+    const running = await kit.startWorker({ tools: [store], models: { scripted: model } });
+    try {
+      const { client } = running;
+      const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'store it' });
+      expect((await client.result(runId)).output).toBe('Gave up.');
+      const events = await client.events(runId);
+      // The object holding the lists is the first level; the lists below the 128th are cut to an empty one.
+      expect(events.find((event) => event.type === 'tool_validation_failed')).toMatchObject({
+        toolCallId: 'call_1_0',
+        issues: [{ path: '', code: 'input_too_deep', message: 'Input is nested more than 128 levels deep' }],
+        input: cutLists(127),
+      });
+    } finally {
+      await running.stop();
+    }
+  });
+});
+
+/** `{ value: [[…[]…]] }`: `levels` lists around an empty one, as a value nested deeper is recorded. */
+function cutLists(levels: number): { value: unknown } {
+  let value: unknown = [];
+  for (let level = 0; level < levels; level += 1) value = [value];
+  return { value };
+}
+
 describe("an approver's edit nested deeper than a check may follow", () => {
   /**
    * The update's validator asks the run's rule first: before, it recorded the rule's marker in the task, and since a
