@@ -30,18 +30,37 @@ const analysedLimit = 10_000;
  * it is tried on refuses it too.
  */
 export function patternLengthLimits(inputSchema: JsonSchema): PatternLengthLimits | undefined {
+  let judged = judgedSchemas.get(inputSchema);
+  if (judged === undefined) {
+    judged = judge(inputSchema);
+    judgedSchemas.set(inputSchema, judged);
+  }
+  if (judged.refusals.length > 0) throw new Error(judged.refusals.join('; '));
+  return judged.limits;
+}
+
+/** What {@link patternLengthLimits} found, by schema: a catalog entry is built for every run that asks for the tool. */
+const judgedSchemas = new WeakMap<JsonSchema, Judgement>();
+
+interface Judgement {
+  limits: PatternLengthLimits | undefined;
+  refusals: string[];
+}
+
+function judge(inputSchema: JsonSchema): Judgement {
   const limits: Record<string, number> = {};
   const refusals: string[] = [];
   const { values, keys } = patternsIn(inputSchema);
-  const unboundable = new Set([...keys, ...patternsTriedInClosures(inputSchema)]);
+  let unboundable: Set<string> | undefined;
   for (const source of new Set([...values, ...keys])) {
     const growth = growthOf(source);
     if (growth.kind === 'refused') refusals.push(growth.reason);
-    else if (growth.kind === 'polynomial' && unboundable.has(source)) refusals.push(unbounded(source, growth.degree));
-    else if (growth.kind === 'polynomial') limits[source] = Math.floor(2 ** (backtrackingBudgetBits / growth.degree));
+    if (growth.kind !== 'polynomial') continue;
+    unboundable ??= new Set([...keys, ...patternsTriedInClosures(inputSchema)]);
+    if (unboundable.has(source)) refusals.push(unbounded(source, growth.degree));
+    else limits[source] = Math.floor(2 ** (backtrackingBudgetBits / growth.degree));
   }
-  if (refusals.length > 0) throw new Error(refusals.join('; '));
-  return Object.keys(limits).length > 0 ? limits : undefined;
+  return { limits: Object.keys(limits).length > 0 ? limits : undefined, refusals };
 }
 
 function unbounded(source: string, degree: number): string {
