@@ -17,7 +17,7 @@ export type ToolCallCheck =
 
 /**
  * Validators built from JSON Schema, shared by every run in this workflow context (the worker reuses one V8
- * context for all cached runs). Building is a pure function of the schema text and its pattern limits, so sharing
+ * context for all cached runs). Building is a pure function of the schema text and its pattern rules, so sharing
  * cannot change an outcome; it saves each cached run from holding its own copy of every tool's validator (measured in
  * bench/memory-per-run.ts). Bounded so a worker serving many distinct catalogs cannot grow without limit.
  */
@@ -119,7 +119,7 @@ export class ToolCallValidator {
   private schemasFor(entry: ToolCatalogEntry): ToolSchemas {
     let schemas = this.schemas.get(entry.name);
     if (schemas) return schemas;
-    const key = JSON.stringify([entry.inputSchema, entry.patternLengthLimits]);
+    const key = JSON.stringify([entry.inputSchema, entry.patternLengthLimits, entry.patternsTriedByWorker]);
     schemas = sharedSchemas.get(key);
     if (!schemas) {
       schemas = buildSchemas(entry);
@@ -154,7 +154,7 @@ function failIfEndless(entry: ToolCatalogEntry, error: unknown): never {
  */
 function buildSchemas(entry: ToolCatalogEntry): ToolSchemas {
   try {
-    return compileToolSchemaBothWays(entry.inputSchema, entry.patternLengthLimits);
+    return compileToolSchemaBothWays(entry.inputSchema, entry);
   } catch (error) {
     throw ApplicationFailure.create({
       type: 'invalid_tool_definition',

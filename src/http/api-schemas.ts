@@ -343,6 +343,14 @@ const toolListingSchema = z
           'The longest string a run tries each pattern of the input schema that backtracks on, by pattern: a longer ' +
           'one goes back to the model as too long.',
       }),
+    patternsTriedByWorker: z
+      .array(z.string())
+      .optional()
+      .openapi({
+        description:
+          'Patterns of the input schema that backtrack exponentially or could not be judged: runs do not try them, ' +
+          'and the worker tries each with a time limit before a human is asked and before the tool runs.',
+      }),
     approvalTimeoutMs: z.number().int().optional().openapi({
       description:
         "How long a call waits for a decision (ms), when the tool sets its own limit; a run's can shorten it.",

@@ -46,3 +46,19 @@ function tooLongIssue(inst: unknown, source: string, limit: number, input: strin
       '(it backtracks on longer strings)',
   };
 }
+
+/**
+ * Makes every check of a Zod schema that tries a pattern in `sources` pass without trying it, and returns the sources
+ * it reached: patterns a run leaves to the worker, which tries them with a time limit (src/tool/pattern-risks.ts).
+ * Pure, so the workflow can call it.
+ */
+export function skipPatterns(schema: unknown, sources: ReadonlySet<string>): Set<string> {
+  const skipped = new Set<string>();
+  forEachPatternCheck(schema, (check) => {
+    const { source } = check._zod.def.pattern;
+    if (!sources.has(source)) return;
+    check._zod.check = () => undefined;
+    skipped.add(source);
+  });
+  return skipped;
+}

@@ -1,7 +1,6 @@
 import { z } from 'zod';
-import type { JsonSchema } from './tool-catalog.js';
-import { boundPatterns } from './bounded-patterns.js';
-import type { PatternLengthLimits } from './bounded-patterns.js';
+import type { JsonSchema, ToolCatalogEntry } from './tool-catalog.js';
+import { boundPatterns, skipPatterns } from './bounded-patterns.js';
 import { endlessRef } from './endless-refs.js';
 import { withRefsZodFollows } from './schema-refs.js';
 import { recompileUnicodePatterns, unicodePatternsIn } from './unicode-patterns.js';
@@ -13,33 +12,34 @@ import { recompileUnicodePatterns, unicodePatternsIn } from './unicode-patterns.
  * be read, or holds such a pattern where Zod keeps it out of reach (`propertyNames`, `contains`, `patternProperties`
  * beside `additionalProperties: false`), or a `$ref` that loops on one value (endless-refs.ts): the worker refuses such
  * a tool when it is registered, so a run never checks a call against "anything goes", against a pattern read otherwise
- * than its server reads it, or in a check that never ends. Patterns named in `limits` refuse longer strings
- * (bounded-patterns.ts), and one Zod keeps out of reach throws too. Pure, so the workflow can call it.
+ * than its server reads it, or in a check that never ends. The patterns `rules` name are tried only on strings up to
+ * their length limit, or not at all (bounded-patterns.ts); one Zod keeps out of reach throws too. Pure, so the
+ * workflow can call it.
  */
-export function compileToolSchema(inputSchema: JsonSchema, limits?: PatternLengthLimits): z.ZodType {
+export function compileToolSchema(inputSchema: JsonSchema, rules: PatternRulesOfRun = {}): z.ZodType {
   const followed = withRefsZodFollows(inputSchema);
   const endless = endlessRef(followed);
   if (endless !== undefined) {
     throw new Error(`the $ref '${endless}' leads back to itself without reading into the input: a check never ends`);
   }
-  return withBoundedPatterns(withUnicodePatterns(followed, unicodePatternsIn(followed)), limits);
+  return withPatternRules(withUnicodePatterns(followed, unicodePatternsIn(followed)), rules);
 }
 
 /**
  * The schema as runs recorded before Unicode-mode patterns checked with it (every pattern without flags), and the one
- * {@link compileToolSchema} builds when it differs; a schema that one refuses keeps only the first. Both bound the
- * patterns named in `limits`, which only catalogs recorded since workers set them hold.
+ * {@link compileToolSchema} builds when it differs; a schema that one refuses keeps only the first. Both follow the
+ * pattern `rules`, which only catalogs recorded since workers set them hold.
  */
 export function compileToolSchemaBothWays(
   inputSchema: JsonSchema,
-  limits?: PatternLengthLimits,
+  rules: PatternRulesOfRun = {},
 ): { flagless: z.ZodType; unicode?: z.ZodType } {
   const followed = withRefsZodFollows(inputSchema);
-  const flagless = withBoundedPatterns(z.fromJSONSchema(followed), limits);
+  const flagless = withPatternRules(z.fromJSONSchema(followed), rules);
   const needed = unicodePatternsIn(followed);
   if (needed.size === 0) return { flagless };
   try {
-    return { flagless, unicode: withBoundedPatterns(withUnicodePatterns(followed, needed), limits) };
+    return { flagless, unicode: withPatternRules(withUnicodePatterns(followed, needed), rules) };
   } catch {
     // Only a catalog recorded before workers refused such a tool holds one: it keeps the check it was recorded with.
     return { flagless };
@@ -61,15 +61,23 @@ function withUnicodePatterns(inputSchema: JsonSchema, needed: ReadonlySet<string
   return schema;
 }
 
-/** The schema with the patterns `limits` names bounded, or the refusal when Zod keeps one out of reach. */
-function withBoundedPatterns(schema: z.ZodType, limits: PatternLengthLimits | undefined): z.ZodType {
-  if (limits === undefined) return schema;
-  const bounded = boundPatterns(schema, limits);
-  const unreached = Object.keys(limits).filter((source) => !bounded.has(source));
+/** What a run does with the patterns of a tool that backtrack, as its catalog entry records it. */
+export type PatternRulesOfRun = Pick<ToolCatalogEntry, 'patternLengthLimits' | 'patternsTriedByWorker'>;
+
+/** The schema with its patterns bounded or skipped as `rules` say, or the refusal when Zod keeps one out of reach. */
+function withPatternRules(schema: z.ZodType, rules: PatternRulesOfRun): z.ZodType {
+  const { patternLengthLimits = {}, patternsTriedByWorker = [] } = rules;
+  const named = [...Object.keys(patternLengthLimits), ...patternsTriedByWorker];
+  if (named.length === 0) return schema;
+  const reached = new Set([
+    ...boundPatterns(schema, patternLengthLimits),
+    ...skipPatterns(schema, new Set(patternsTriedByWorker)),
+  ]);
+  const unreached = named.filter((source) => !reached.has(source));
   if (unreached.length > 0) {
     throw new Error(
-      `the pattern(s) ${unreached.map((source) => JSON.stringify(source)).join(', ')} backtrack on long strings ` +
-        'where Relay-E cannot bound the strings they are tried on (inside propertyNames or contains)',
+      `the pattern(s) ${unreached.map((source) => JSON.stringify(source)).join(', ')} backtrack where Relay-E can ` +
+        'neither bound nor skip them (inside propertyNames or contains)',
     );
   }
   return schema;

@@ -94,6 +94,13 @@ export interface ToolCatalogEntry {
    * the run's check from finishing. Runs recorded without it try every pattern on any string.
    */
   patternLengthLimits?: PatternLengthLimits;
+  /**
+   * Set by the worker on a JSON Schema tool (an MCP server's) whose input schema has patterns that backtrack
+   * exponentially or could not be judged: a run does not try them, and the worker tries each with a time limit where
+   * it checks a call with the tool's own schema, before a human is asked and before the tool runs. Runs recorded
+   * without it try every pattern.
+   */
+  patternsTriedByWorker?: string[];
 }
 
 /**

@@ -1,11 +1,12 @@
 import type { z } from 'zod';
-import type { PatternLengthLimits } from '../shared/bounded-patterns.js';
 import { compileToolSchema } from '../shared/compile-tool-schema.js';
+import type { PatternRulesOfRun } from '../shared/compile-tool-schema.js';
 import { errorMessage } from '../shared/error-message.js';
 import { RelayError } from '../shared/errors.js';
 import type { JsonSchema, ToolAnnotations, ToolRetryPolicy, ToolSourceInfo } from '../shared/tool-catalog.js';
 import type { ToolGuardrails } from './guardrails.js';
-import { patternLengthLimits } from './pattern-risks.js';
+import { patternRules } from './pattern-risks.js';
+import { tryPatternsWithTimeLimit } from './timed-patterns.js';
 import { toJsonSchema } from './tool-catalog.js';
 import type { ToolContext } from './tool-context.js';
 
@@ -214,9 +215,9 @@ export function defineJsonSchemaTool<TOutput>(
   if (typeof inputSchema !== 'object' || inputSchema === null || Array.isArray(inputSchema)) {
     invalid(rest.name, `Tool '${rest.name}' needs a JSON Schema object as its input schema`);
   }
-  let limits: PatternLengthLimits | undefined;
+  let rules: PatternRulesOfRun = {};
   try {
-    limits = patternLengthLimits(inputSchema);
+    rules = patternRules(inputSchema, { workerTries: true });
   } catch (error) {
     invalid(
       rest.name,
@@ -225,11 +226,25 @@ export function defineJsonSchemaTool<TOutput>(
   }
   let schema: z.ZodType<unknown>;
   try {
-    schema = compileToolSchema(inputSchema, limits);
+    schema = ownCheck(inputSchema, rules);
   } catch (error) {
     invalid(rest.name, `The input JSON Schema of tool '${rest.name}' cannot be read (${errorMessage(error)})`);
   }
   return defineTool({ ...rest, inputSchema: schema, inputJsonSchema: inputSchema });
+}
+
+/**
+ * The tool's own check of its input: its JSON Schema compiled as a run compiles it, with the patterns a run leaves to
+ * the worker tried here, each with a time limit, instead of skipped.
+ */
+function ownCheck(inputSchema: JsonSchema, rules: PatternRulesOfRun): z.ZodType<unknown> {
+  const { patternsTriedByWorker, ...bounds } = rules;
+  const schema = compileToolSchema(inputSchema, bounds);
+  const timed = new Set(patternsTriedByWorker);
+  const reached = tryPatternsWithTimeLimit(schema, timed);
+  const unreached = [...timed].filter((source) => !reached.has(source));
+  if (unreached.length > 0) throw new Error(`the pattern(s) ${unreached.join(', ')} cannot be tried with a time limit`);
+  return schema;
 }
 
 function assertPositiveInteger(toolName: string, option: string, value: number | undefined): void {

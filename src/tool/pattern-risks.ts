@@ -2,13 +2,16 @@
  * A JavaScript regex backtracks: tried on the wrong string, a pattern with overlapping repetition (`^(a+)+$`, the
  * popular `^\S+@\S+\.\S+$`) can take seconds or years, and a run's check runs in its workflow task, which has 5
  * seconds. So before a worker offers a tool, each pattern of its input schema is analysed with recheck (on the
- * worker, never in a run): one whose cost grows exponentially, or that recheck cannot judge, refuses the tool, and
- * one whose cost grows polynomially is tried only on strings short enough to stay within the budget below.
+ * worker, never in a run). One whose cost grows polynomially is tried by runs only on strings short enough to stay
+ * within the budget below. One whose cost grows exponentially, or that recheck cannot judge, is not tried by runs at
+ * all: the worker tries it with a time limit (timed-patterns.ts) where it checks calls with the tool's own schema,
+ * which it compiles itself for a JSON Schema tool; a Zod tool's own schema is its author's, so such a pattern refuses
+ * it (the author can rewrite it).
  */
 
 import { checkSync } from 'recheck';
 import type { Diagnostics } from 'recheck';
-import type { PatternLengthLimits } from '../shared/bounded-patterns.js';
+import type { PatternRulesOfRun } from '../shared/compile-tool-schema.js';
 import { errorMessage } from '../shared/error-message.js';
 import type { JsonSchema } from '../shared/tool-catalog.js';
 import { withRefsZodFollows, zodRefTarget } from '../shared/schema-refs.js';
@@ -17,58 +20,92 @@ import { patternsIn, readsAsUnicode } from '../shared/unicode-patterns.js';
 /** About how many backtracking steps a run's check may spend trying one pattern on one string, as a power of 2. */
 const backtrackingBudgetBits = 24;
 
-/** How trying a pattern grows with the string: within the budget at any length (recheck's `safe`), or not. */
-type PatternGrowth = { kind: 'safe' } | { kind: 'polynomial'; degree: number } | { kind: 'refused'; reason: string };
+/**
+ * How trying a pattern grows with the string: within the budget at any length (recheck's `safe`), as a power of its
+ * length, or beyond any bound a length could set (exponentially, or not judged); or not a regex at all. With why, for
+ * a refusal.
+ */
+type PatternGrowth =
+  | { kind: 'safe' }
+  | { kind: 'polynomial'; degree: number; reason: string }
+  | { kind: 'unbounded'; reason: string }
+  | { kind: 'invalid'; reason: string };
 
 /** Analyses by flags and source: recheck takes up to about a second on a long pattern, and workers list tools often. */
 const analysed = new Map<string, PatternGrowth>();
 const analysedLimit = 10_000;
 
 /**
- * The length limits a run applies to the polynomial patterns of a tool's input schema (undefined when none), or
- * throws naming the patterns that refuse the tool and why. A polynomial pattern where a run cannot bound the strings
- * it is tried on refuses it too.
+ * The rules for the patterns of a tool's input schema, or a throw naming the patterns that refuse the tool and why.
+ * `workerTries` says whether the tool's own check tries patterns with a time limit (timed-patterns.ts): without it
+ * a pattern that backtracks exponentially, or that could not be judged, refuses the tool; so does a pattern that
+ * backtracks where a run can neither bound nor skip it.
  */
-export function patternLengthLimits(inputSchema: JsonSchema): PatternLengthLimits | undefined {
+export function patternRules(inputSchema: JsonSchema, { workerTries }: { workerTries: boolean }): PatternRulesOfRun {
   let judged = judgedSchemas.get(inputSchema);
   if (judged === undefined) {
     judged = judge(inputSchema);
     judgedSchemas.set(inputSchema, judged);
   }
-  if (judged.refusals.length > 0) throw new Error(judged.refusals.join('; '));
-  return judged.limits;
+  const limits: Record<string, number> = {};
+  const triedByWorker: string[] = [];
+  const refusals: string[] = [];
+  for (const [source, growth] of judged.growths) {
+    const rule = ruleFor(growth, judged.unreachable.has(source), workerTries);
+    if ('limit' in rule) limits[source] = rule.limit;
+    else if ('refusal' in rule) refusals.push(rule.refusal);
+    else triedByWorker.push(source);
+  }
+  if (refusals.length > 0) throw new Error(refusals.join('; '));
+  return {
+    ...(Object.keys(limits).length > 0 ? { patternLengthLimits: limits } : {}),
+    ...(triedByWorker.length > 0 ? { patternsTriedByWorker: triedByWorker } : {}),
+  };
 }
 
-/** What {@link patternLengthLimits} found, by schema: a catalog entry is built for every run that asks for the tool. */
+/** What a run does with one pattern that backtracks: bound its strings, leave it to the worker, or refuse the tool. */
+function ruleFor(
+  growth: Exclude<PatternGrowth, { kind: 'safe' }>,
+  unreachable: boolean,
+  workerTries: boolean,
+): { limit: number } | { triedByWorker: true } | { refusal: string } {
+  if (growth.kind === 'invalid') return { refusal: growth.reason };
+  if (unreachable) {
+    return {
+      refusal:
+        `${growth.reason}, where a run can neither bound nor skip it: as a patternProperties key (a key counted as ` +
+        'not matching would leave its value unchecked), or inside propertyNames or contains',
+    };
+  }
+  if (growth.kind === 'polynomial') return { limit: limitFor(growth.degree) };
+  return workerTries ? { triedByWorker: true } : { refusal: growth.reason };
+}
+
+/** The longest string on which a pattern of this degree stays within the budget. */
+function limitFor(degree: number): number {
+  return Math.floor(2 ** (backtrackingBudgetBits / degree));
+}
+
+/** What was found of a schema's patterns, by schema: a catalog entry is built for every run that asks for its tool. */
 const judgedSchemas = new WeakMap<JsonSchema, Judgement>();
 
 interface Judgement {
-  limits: PatternLengthLimits | undefined;
-  refusals: string[];
+  /** Each pattern that backtracks, by source. */
+  growths: Map<string, Exclude<PatternGrowth, { kind: 'safe' }>>;
+  /** Those a run can neither bound nor skip: `patternProperties` keys, and patterns inside closures. */
+  unreachable: Set<string>;
 }
 
 function judge(inputSchema: JsonSchema): Judgement {
-  const limits: Record<string, number> = {};
-  const refusals: string[] = [];
   const { values, keys } = patternsIn(inputSchema);
-  let unboundable: Set<string> | undefined;
+  const growths: Judgement['growths'] = new Map();
   for (const source of new Set([...values, ...keys])) {
     const growth = growthOf(source);
-    if (growth.kind === 'refused') refusals.push(growth.reason);
-    if (growth.kind !== 'polynomial') continue;
-    unboundable ??= new Set([...keys, ...patternsTriedInClosures(inputSchema)]);
-    if (unboundable.has(source)) refusals.push(unbounded(source, growth.degree));
-    else limits[source] = Math.floor(2 ** (backtrackingBudgetBits / growth.degree));
+    if (growth.kind !== 'safe') growths.set(source, growth);
   }
-  return { limits: Object.keys(limits).length > 0 ? limits : undefined, refusals };
-}
-
-function unbounded(source: string, degree: number): string {
-  return (
-    `the pattern /${source}/ backtracks (its cost grows with the power ${degree} of a string's length) where a run ` +
-    'cannot bound the strings it is tried on: as a patternProperties key (a key too long to try would count as not ' +
-    'matching, its value unchecked), or inside propertyNames or contains'
-  );
+  const unreachable =
+    growths.size > 0 ? new Set([...keys, ...patternsTriedInClosures(inputSchema)]) : new Set<string>();
+  return { growths, unreachable };
 }
 
 /**
@@ -117,7 +154,11 @@ function growthOf(source: string): PatternGrowth {
 
 function worse(a: PatternGrowth, b: PatternGrowth): PatternGrowth {
   const rank = (growth: PatternGrowth) =>
-    growth.kind === 'refused' ? Infinity : growth.kind === 'polynomial' ? growth.degree : 1;
+    growth.kind === 'invalid' || growth.kind === 'unbounded'
+      ? Infinity
+      : growth.kind === 'polynomial'
+        ? growth.degree
+        : 1;
   return rank(b) > rank(a) ? b : a;
 }
 
@@ -145,16 +186,23 @@ function growthFrom(source: string, diagnostics: Diagnostics): PatternGrowth {
   if (diagnostics.status === 'unknown') {
     const { error } = diagnostics;
     const why = 'message' in error ? `${error.kind}: ${error.message}` : error.kind;
-    const reason = notARegex(source, diagnostics.flags) ?? `could not be shown to finish on every string (${why})`;
-    return { kind: 'refused', reason: `the pattern ${pattern} ${reason}` };
+    const invalid = notARegex(source, diagnostics.flags);
+    if (invalid !== undefined) return { kind: 'invalid', reason: `the pattern ${pattern} ${invalid}` };
+    return {
+      kind: 'unbounded',
+      reason: `the pattern ${pattern} could not be shown to finish on every string (${why})`,
+    };
   }
   const { complexity, attack } = diagnostics;
-  if (complexity.type === 'polynomial') return { kind: 'polynomial', degree: complexity.degree };
+  if (complexity.type === 'polynomial') {
+    const reason = `the pattern ${pattern} backtracks (its cost grows with the power ${complexity.degree} of a string's length)`;
+    return { kind: 'polynomial', degree: complexity.degree, reason };
+  }
   return {
-    kind: 'refused',
+    kind: 'unbounded',
     reason:
       `the pattern ${pattern} backtracks exponentially: a string of ${attack.string.length} characters ` +
-      `(${attack.pattern}) would keep a run's check from finishing; rewrite it without nested or overlapping repetition`,
+      `(${attack.pattern}) would keep a check from finishing; rewrite it without nested or overlapping repetition`,
   };
 }
 

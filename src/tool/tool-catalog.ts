@@ -1,11 +1,12 @@
 import { z } from 'zod';
 import { RelayError } from '../shared/errors.js';
-import type { PatternLengthLimits } from '../shared/bounded-patterns.js';
+import type { PatternRulesOfRun } from '../shared/compile-tool-schema.js';
 import type { JsonSchema, ToolCatalogEntry } from '../shared/tool-catalog.js';
 import type { ToolDefinition } from './define-tool.js';
 import { errorMessage } from '../shared/error-message.js';
 import { readsAsUnicode } from '../shared/unicode-patterns.js';
-import { patternLengthLimits } from './pattern-risks.js';
+import { patternRules } from './pattern-risks.js';
+import { triesPatternsWithTimeLimit } from './timed-patterns.js';
 
 /**
  * Converts a tool's input schema to the JSON Schema models are shown (`z.toJSONSchema` with `io: 'input'`, so
@@ -160,14 +161,16 @@ export function toCatalogEntry(tool: ToolDefinition): ToolCatalogEntry {
   if (tool.source !== undefined) entry.source = { ...tool.source };
   if (tool.annotations !== undefined) entry.annotations = { ...tool.annotations };
   if (takesInputAsGiven(tool)) entry.inputAsGiven = true;
-  const limits = patternLimitsOf(tool.name, entry.inputSchema);
-  if (limits !== undefined) entry.patternLengthLimits = { ...limits };
+  const { patternLengthLimits, patternsTriedByWorker } = patternRulesOf(tool, entry.inputSchema);
+  if (patternLengthLimits !== undefined) entry.patternLengthLimits = { ...patternLengthLimits };
+  if (patternsTriedByWorker !== undefined) entry.patternsTriedByWorker = [...patternsTriedByWorker];
   return entry;
 }
 
-function patternLimitsOf(toolName: string, inputSchema: JsonSchema): PatternLengthLimits | undefined {
+function patternRulesOf(tool: ToolDefinition, inputSchema: JsonSchema): PatternRulesOfRun {
+  const toolName = tool.name;
   try {
-    return patternLengthLimits(inputSchema);
+    return patternRules(inputSchema, { workerTries: triesPatternsWithTimeLimit(tool.inputSchema) });
   } catch (error) {
     throw new RelayError(
       'invalid_tool_definition',

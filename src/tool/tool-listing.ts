@@ -37,6 +37,8 @@ export interface ToolListing {
   inputSchema: JsonSchema;
   /** The longest string a run tries each of its patterns that backtrack on, by pattern (see pattern-risks.ts). */
   patternLengthLimits?: PatternLengthLimits;
+  /** Its patterns a run does not try, which the worker tries with a time limit (see pattern-risks.ts). */
+  patternsTriedByWorker?: string[];
 }
 
 /** The listing of one catalog entry. */
@@ -68,6 +70,9 @@ export function formatToolListing(listing: ToolListing): string {
     `  input: ${JSON.stringify(listing.inputSchema)}`,
     ...Object.entries(listing.patternLengthLimits ?? {}).map(
       ([source, limit]) => `  pattern /${source}/ tried on strings of at most ${limit} characters`,
+    ),
+    ...(listing.patternsTriedByWorker ?? []).map(
+      (source) => `  pattern /${source}/ tried by the worker, with a time limit`,
     ),
   ].join('\n');
 }

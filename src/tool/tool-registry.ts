@@ -96,9 +96,9 @@ export function createToolRegistry(tools: Iterable<ToolDefinition> = []): ToolRe
  * or whose patterns could keep that check from finishing (`toCatalogEntry` refuses those).
  */
 function checkRunsCanValidate(tool: ToolDefinition): void {
-  const { inputSchema, patternLengthLimits } = toCatalogEntry(tool);
+  const entry = toCatalogEntry(tool);
   try {
-    compileToolSchema(inputSchema, patternLengthLimits);
+    compileToolSchema(entry.inputSchema, entry);
   } catch (error) {
     throw new RelayError(
       'invalid_tool_definition',

@@ -89,22 +89,15 @@ describe('a tool the server describes in a way Relay-E cannot offer', () => {
 });
 
 describe('a server whose tools have patterns that backtrack', () => {
-  it('has the exponential one left out with the reason, and the polynomial one offered with its limit', async () => {
+  it('has them offered: the polynomial one with its length limit, the exponential one tried by the worker', async () => {
     const source = mcpTools({ name: 'mail', transport: faultyStdioTransport('backtracking-pattern') });
     const loaded = await loadToolSources([source], { logger: quietLogger });
     try {
-      expect(loaded.registry.list().map((tool) => tool.name)).toEqual(['mail_notify']);
-      expect(loaded.leftOut()).toEqual([
-        {
-          source: 'mail',
-          tool: 'tag',
-          name: 'mail_tag',
-          reason: expect.stringContaining(
-            "tool 'mail_tag' cannot be checked in a run: the pattern /^(\\w+\\s?)*$/ backtracks exponentially",
-          ) as unknown,
-        },
-      ]);
-      expect(loaded.registry.catalog(['mail_notify'])[0]?.patternLengthLimits).toEqual({ '^\\S+@\\S+\\.\\S+$': 256 });
+      expect(loaded.registry.list().map((tool) => tool.name)).toEqual(['mail_notify', 'mail_tag']);
+      expect(loaded.leftOut()).toEqual([]);
+      const [notify, tag] = loaded.registry.catalog(['mail_notify', 'mail_tag']);
+      expect(notify?.patternLengthLimits).toEqual({ '^\\S+@\\S+\\.\\S+$': 256 });
+      expect(tag?.patternsTriedByWorker).toEqual(['^(\\w+\\s?)*$']);
     } finally {
       await loaded.close();
     }

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { defineJsonSchemaTool } from '../../src/tool/define-tool.js';
-import { eventTypes, useRelayTestKit } from '../helpers/relay-test-kit.js';
+import { eventTypes, useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
 import { currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
 
 const kit = useRelayTestKit();
@@ -63,4 +63,73 @@ describe('a tool whose pattern backtracks polynomially', () => {
       await running.stop();
     }
   });
+});
+
+describe('a JSON Schema tool whose pattern backtracks exponentially', () => {
+  /** An ARN check as a public API's schema writes it: `([:/].+)*` backtracks exponentially on a string like this. */
+  const arnPattern = '^arn:aws(-\\w+)*:[\\w\\d-]+:([\\w\\d-]*)?:[\\w\\d_-]*([:/].+)*$';
+  /** Found by recheck: each `a:a:` more doubles the time (half a second at 13 here; this has 20). */
+  const arnAttack = `arn:aws:-:::${'a:a:'.repeat(20)}\n`;
+
+  function resourceTool(requiresApproval: boolean, ran: unknown[]) {
+    return defineJsonSchemaTool({
+      name: 'describe_resource',
+      description: 'Describes a resource by its ARN.',
+      inputSchema: { type: 'object', properties: { arn: { type: 'string', pattern: arnPattern } }, required: ['arn'] },
+      requiresApproval,
+      execute: (input) => {
+        ran.push(input);
+        return 'described';
+      },
+    });
+  }
+
+  /**
+   * Before, a worker either tried such a pattern in the run, where a 50-character ARN outlasted the workflow task's
+   * time limit on every attempt, or (refusing exponential patterns) left the tool out.
+   */
+  it.each([
+    ['runs at once', false],
+    ['needs approval', true],
+  ])(
+    'is offered, and a string its pattern cannot decide is refused by the worker, the run going on (%s)',
+    async (_case, requiresApproval) => {
+      const ran: unknown[] = [];
+      const model = scriptedModel((call) => {
+        if (call.step === 1) return { toolCalls: [{ name: 'describe_resource', input: { arn: arnAttack } }] };
+        if (call.step === 2)
+          return { toolCalls: [{ name: 'describe_resource', input: { arn: 'arn:aws:s3:::bucket' } }] };
+        return { text: 'Described.' };
+      });
+      const running = await kit.startWorker({
+        tools: [resourceTool(requiresApproval, ran)],
+        models: { scripted: model },
+      });
+      try {
+        const { client } = running;
+        const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'describe it' });
+        if (requiresApproval) {
+          await waitForRun(client, runId, (run) => run.pendingApprovals.some((call) => call.toolCallId === 'call_2_0'));
+          await client.approve(runId, 'call_2_0', { approver: 'alice' });
+        }
+        expect((await client.result(runId)).output).toBe('Described.');
+        const events = await client.events(runId);
+        // Refused by the input check before a human is asked, or by the executor before the tool runs.
+        const refused = events.find(
+          (event) => 'toolCallId' in event && 'error' in event && event.toolCallId === 'call_1_0',
+        );
+        expect(refused).toMatchObject({
+          type: requiresApproval ? 'tool_validation_failed' : 'tool_failed',
+          error: expect.stringContaining('could not decide this string within 500 ms') as unknown,
+        });
+        // A human is never asked about a call the tool's own check refuses.
+        expect(events.some((event) => event.type === 'tool_awaiting_approval' && event.toolCallId === 'call_1_0')).toBe(
+          false,
+        );
+        expect(ran).toEqual([{ arn: 'arn:aws:s3:::bucket' }]);
+      } finally {
+        await running.stop();
+      }
+    },
+  );
 });

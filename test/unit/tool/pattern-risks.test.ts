@@ -3,7 +3,7 @@ import { z } from 'zod';
 import { compileToolSchema } from '../../../src/shared/compile-tool-schema.js';
 import { checkToolInput } from '../../../src/shared/tool-input.js';
 import { defineJsonSchemaTool, defineTool } from '../../../src/tool/define-tool.js';
-import { patternLengthLimits } from '../../../src/tool/pattern-risks.js';
+import { patternRules } from '../../../src/tool/pattern-risks.js';
 import { toCatalogEntry } from '../../../src/tool/tool-catalog.js';
 import { formatToolListing, toToolListing } from '../../../src/tool/tool-listing.js';
 import { createToolRegistry } from '../../../src/tool/tool-registry.js';
@@ -11,41 +11,46 @@ import { ToolCallValidator } from '../../../workflows/tool-call-validator.js';
 import { definitionRefusal } from '../../helpers/definition-refusal.js';
 
 const withPattern = (pattern: string) => ({ type: 'object', properties: { text: { type: 'string', pattern } } });
+const forZodTool = { workerTries: false };
+const forJsonSchemaTool = { workerTries: true };
 
-describe('the length limits a worker sets on the patterns of a tool', () => {
+describe('the rules a worker sets for the patterns of a tool', () => {
   it.each([
     ['trailing space, quadratic', '\\s+$', 4096],
     ['a popular address check, cubic', '^\\S+@\\S+\\.\\S+$', 256],
     ['two wildcards around words, cubic', '^.*foo.*bar.*$', 256],
   ])('limit a pattern that backtracks polynomially (%s) to about 2^24 steps', (_case, pattern, limit) => {
-    expect(patternLengthLimits(withPattern(pattern))).toEqual({ [pattern]: limit });
+    expect(patternRules(withPattern(pattern), forZodTool)).toEqual({ patternLengthLimits: { [pattern]: limit } });
   });
 
   it.each(['^[a-z0-9-]+(\\.[a-z0-9-]+)*$', '^[0-9a-f]{8}-[0-9a-f]{4}$', '^\\p{L}+$', '^(?=.*\\d).{8,}$'])(
     'leave a pattern that does not backtrack alone (%s)',
     (pattern) => {
-      expect(patternLengthLimits(withPattern(pattern))).toBeUndefined();
+      expect(patternRules(withPattern(pattern), forZodTool)).toEqual({});
     },
   );
 
   it.each([
     ['^(a+)+$', "a string of 33 characters ('a' + 'a'.repeat(31) + '\\x00')"],
     ['^(\\w+\\s?)*$', 'a string of 33 characters'],
-  ])('refuse a pattern that backtracks exponentially (%s), saying on what', (pattern, attack) => {
-    expect(() => patternLengthLimits(withPattern(pattern))).toThrow(
+  ])('leave a pattern that backtracks exponentially (%s) to the worker, or refuse a Zod tool', (pattern, attack) => {
+    expect(patternRules(withPattern(pattern), forJsonSchemaTool)).toEqual({ patternsTriedByWorker: [pattern] });
+    expect(() => patternRules(withPattern(pattern), forZodTool)).toThrow(
       `the pattern /${pattern}/ backtracks exponentially: ${attack}`,
     );
   });
 
   it('refuse a pattern that is not a regular expression, as JavaScript says it', () => {
-    expect(() => patternLengthLimits(withPattern('^(a$'))).toThrow(
+    expect(() => patternRules(withPattern('^(a$'), forJsonSchemaTool)).toThrow(
       'the pattern /^(a$/ is not a regular expression (Invalid regular expression: /^(a$/: Unterminated group)',
     );
   });
 
-  it('refuse a patternProperties key that backtracks, whose values a bound would leave unchecked', () => {
-    const schema = { type: 'object', patternProperties: { '\\s+$': { type: 'number' } } };
-    expect(() => patternLengthLimits(schema)).toThrow('where a run cannot bound the strings it is tried on');
+  it('refuse a patternProperties key that backtracks, whose values a bound or a skip would leave unchecked', () => {
+    for (const pattern of ['\\s+$', '^(a+)+$']) {
+      const schema = { type: 'object', patternProperties: { [pattern]: { type: 'number' } } };
+      expect(() => patternRules(schema, forJsonSchemaTool)).toThrow('where a run can neither bound nor skip it');
+    }
   });
 
   it('refuse one tried inside propertyNames or contains, even where it is bounded elsewhere, $refs followed', () => {
@@ -57,23 +62,15 @@ describe('the length limits a worker sets on the patterns of a tool', () => {
       $defs: { spaced: { type: 'string', pattern } },
     };
     for (const schema of [direct, referred]) {
-      expect(() => patternLengthLimits(schema)).toThrow(`the pattern /${pattern}/ backtracks (its cost grows with`);
+      expect(() => patternRules(schema, forJsonSchemaTool)).toThrow(
+        `the pattern /${pattern}/ backtracks (its cost grows with the power 2 of a string's length), where a run`,
+      );
     }
   });
 });
 
-describe('a tool with such a pattern', () => {
-  it('is refused where it is defined or registered when its pattern backtracks exponentially', () => {
-    const fromJson = definitionRefusal(() =>
-      defineJsonSchemaTool({
-        name: 'tag',
-        description: 'Tags.',
-        inputSchema: withPattern('^(a+)+$'),
-        execute: () => 1,
-      }),
-    );
-    expect(fromJson).toMatchObject({ code: 'invalid_tool_definition', details: { toolName: 'tag' } });
-    expect(fromJson.message).toContain("tool 'tag' cannot be checked in a run: the pattern /^(a+)+$/ backtracks");
+describe('a tool with a pattern that backtracks exponentially', () => {
+  it('is refused where it is registered when it is a Zod tool, whose own check is its author’s', () => {
     const fromZod = defineTool({
       name: 'label',
       description: 'Labels.',
@@ -81,17 +78,37 @@ describe('a tool with such a pattern', () => {
       execute: () => 1,
     });
     const registered = definitionRefusal(() => createToolRegistry([fromZod]));
+    expect(registered).toMatchObject({ code: 'invalid_tool_definition', details: { toolName: 'label' } });
     expect(registered.message).toContain("tool 'label' cannot be checked in a run: the pattern /^(\\w+\\s?)*$/");
   });
 
-  it('is refused when its polynomial pattern is where a run cannot bound the strings it is tried on', () => {
-    const inputSchema = { type: 'object', propertyNames: { pattern: '\\s+$' } };
-    const refused = definitionRefusal(() =>
-      defineJsonSchemaTool({ name: 'keys', description: 'Keys.', inputSchema, execute: () => 1 }),
+  it('is offered when it is a JSON Schema tool: runs skip the pattern, its own check tries it with a time limit', () => {
+    const tag = defineJsonSchemaTool({
+      name: 'tag',
+      description: 'Tags.',
+      inputSchema: withPattern('^(a+)+$'),
+      execute: () => 'tagged',
+    });
+    expect(createToolRegistry([tag]).has('tag')).toBe(true);
+    const entry = toCatalogEntry(tag);
+    expect(entry.patternsTriedByWorker).toEqual(['^(a+)+$']);
+    expect(formatToolListing(toToolListing(entry))).toContain(
+      'pattern /^(a+)+$/ tried by the worker, with a time limit',
     );
-    expect(refused.message).toContain('where a run cannot bound the strings it is tried on');
+    const attack = { text: `${'a'.repeat(40)}!` };
+    // The run's check passes it untried, at once; the tool's own check stops the pattern and refuses the string.
+    expect(new ToolCallValidator([entry]).check('tag', attack).valid).toBe(true);
+    const started = performance.now();
+    const own = checkToolInput(tag.inputSchema, attack);
+    expect(performance.now() - started).toBeLessThan(5_000);
+    expect(own).toMatchObject({ success: false, issues: [{ path: 'text', code: 'pattern_timed_out' }] });
+    expect(own.success || own.message).toContain('The pattern /^(a+)+$/ could not decide this string within 500 ms');
+    expect(checkToolInput(tag.inputSchema, { text: 'aaa' }).success).toBe(true);
+    expect(checkToolInput(tag.inputSchema, { text: 'b' })).toMatchObject({ issues: [{ code: 'invalid_format' }] });
   });
+});
 
+describe('a tool with a pattern that backtracks polynomially', () => {
   it('records the limits in its catalog entry, and a run refuses a longer string as too long, untried', () => {
     const notify = defineTool({
       name: 'notify',
@@ -122,7 +139,15 @@ describe('a tool with such a pattern', () => {
     });
   });
 
-  it('is checked by a catalog recorded without limits as before: every pattern tried on any string', () => {
+  it('is refused when the pattern is where a run can neither bound nor skip it', () => {
+    const inputSchema = { type: 'object', propertyNames: { pattern: '\\s+$' } };
+    const refused = definitionRefusal(() =>
+      defineJsonSchemaTool({ name: 'keys', description: 'Keys.', inputSchema, execute: () => 1 }),
+    );
+    expect(refused.message).toContain('where a run can neither bound nor skip it');
+  });
+
+  it('is checked by a catalog recorded without rules as before: every pattern tried on any string', () => {
     const inputSchema = withPattern('^\\S+@\\S+\\.\\S+$');
     const long = `${'a'.repeat(250)}@example.com`;
     expect(checkToolInput(compileToolSchema(inputSchema), { text: long }).success).toBe(true);
