@@ -188,6 +188,9 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
  * `pattern-too-long` is a call whose 16,000-character address a tool's `^\S+@\S+\.\S+$` takes minutes to refuse: its
  * catalog, recorded with that pattern's length limit (256), sends it back to the model as `too_big` untried. No rule:
  * catalogs recorded before limits hold none, and their runs try every pattern as they did.
+ * `pattern-tried-by-worker` is a call whose ARN an exponential pattern cannot decide: its catalog names the pattern in
+ * `patternsTriedByWorker`, so the run checks the call without it and the worker's check refuses it as
+ * `pattern_timed_out` (the tool fails with `validation`).
  */
 const pendingApprovalsInMemo = [
   ...pathsSinceCatalogInFirstCall,
@@ -241,6 +244,7 @@ const pendingApprovalsInMemo = [
   'decisions-ignored',
   'edit-refused-by-tool',
   'pattern-too-long',
+  'pattern-tried-by-worker',
 ]
   .map((name) => `pending-approvals-in-memo/${name}.json`)
   .concat(

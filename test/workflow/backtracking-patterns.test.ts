@@ -113,6 +113,10 @@ describe('a JSON Schema tool whose pattern backtracks exponentially', () => {
           await client.approve(runId, 'call_2_0', { approver: 'alice' });
         }
         expect((await client.result(runId)).output).toBe('Described.');
+        if (!requiresApproval) {
+          const file = currentHistoryFile('pattern-tried-by-worker');
+          await recordHistoryIfRequested(kit.temporal.workflow.getHandle(runId), file);
+        }
         const events = await client.events(runId);
         // Refused by the input check before a human is asked, or by the executor before the tool runs.
         const refused = events.find(
