@@ -77,9 +77,17 @@ function ruleFor(
         'not matching would leave its value unchecked), or inside propertyNames or contains',
     };
   }
-  if (growth.kind === 'polynomial') return { limit: limitFor(growth.degree) };
+  if (growth.kind === 'polynomial' && (limitFor(growth.degree) >= shortestUsefulLimit || !workerTries)) {
+    return { limit: limitFor(growth.degree) };
+  }
   return workerTries ? { triedByWorker: true } : { refusal: growth.reason };
 }
+
+/**
+ * A length limit below this (a pattern of the fourth power or more: 64 characters and fewer) would refuse ordinary
+ * strings (a URL, an ARN); where the tool's own check can try the pattern with a time limit, it does instead.
+ */
+const shortestUsefulLimit = 256;
 
 /** The longest string on which a pattern of this degree stays within the budget. */
 function limitFor(degree: number): number {

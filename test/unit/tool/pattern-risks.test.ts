@@ -23,6 +23,13 @@ describe('the rules a worker sets for the patterns of a tool', () => {
     expect(patternRules(withPattern(pattern), forZodTool)).toEqual({ patternLengthLimits: { [pattern]: limit } });
   });
 
+  it('leave a pattern of the fourth power or more to a JSON Schema tool’s worker, where a limit would be short', () => {
+    // recheck finds this one's cost grows with the fourth power of the string's length: 64 characters at most.
+    const pattern = '^.*a.*b.*c.*$';
+    expect(patternRules(withPattern(pattern), forZodTool)).toEqual({ patternLengthLimits: { [pattern]: 64 } });
+    expect(patternRules(withPattern(pattern), forJsonSchemaTool)).toEqual({ patternsTriedByWorker: [pattern] });
+  });
+
   it.each(['^[a-z0-9-]+(\\.[a-z0-9-]+)*$', '^[0-9a-f]{8}-[0-9a-f]{4}$', '^\\p{L}+$', '^(?=.*\\d).{8,}$'])(
     'leave a pattern that does not backtrack alone (%s)',
     (pattern) => {
