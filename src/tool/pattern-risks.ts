@@ -118,8 +118,8 @@ function judge(inputSchema: JsonSchema): Judgement {
 
 /**
  * The patterns of the subschemas Zod checks inside closures of its own (`propertyNames`, `contains`), where a run
- * cannot reach them to bound them, `$ref`s followed: the same pattern bounded elsewhere would still be tried there on
- * any string.
+ * cannot reach them to bound or skip them, `$ref`s followed: the same pattern bounded elsewhere would still be tried
+ * there on any string.
  */
 function patternsTriedInClosures(inputSchema: JsonSchema): Set<string> {
   const schema = withRefsZodFollows(inputSchema);
