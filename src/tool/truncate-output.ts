@@ -74,8 +74,15 @@ function toJson(output: unknown): string | undefined {
       return value;
     });
   } catch (error) {
-    throw new RelayError('tool_execution_failed', `Output is not JSON-serialisable: ${errorMessage(error)}`, {
+    throw new RelayError('tool_execution_failed', `Output is not JSON-serialisable: ${whyNot(error)}`, {
       cause: error,
     });
   }
+}
+
+/** Why encoding failed, said plainly where the engine's words name its stack rather than the output. */
+function whyNot(error: unknown): string {
+  const message = errorMessage(error);
+  if (!(error instanceof RangeError) || !/call stack/i.test(message)) return message;
+  return `it nests objects and arrays more deeply than JSON encoding reaches (${message})`;
 }

@@ -72,4 +72,13 @@ describe('truncateOutput', () => {
     expect(() => truncateOutput(Symbol('s'), 100)).toThrow('the output is a symbol');
     expect(() => truncateOutput(1n, 100)).toThrow(expect.objectContaining({ code: 'tool_execution_failed' }));
   });
+
+  it('says an output nested past what JSON encoding reaches is nested too deeply, not only that a stack ran out', () => {
+    let nested: unknown = 'bottom';
+    for (let level = 0; level < 200_000; level += 1) nested = [nested];
+
+    expect(() => truncateOutput({ nested }, 100)).toThrow(
+      'Output is not JSON-serialisable: it nests objects and arrays more deeply than JSON encoding reaches (Maximum call stack size exceeded)',
+    );
+  });
 });
