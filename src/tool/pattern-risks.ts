@@ -10,7 +10,7 @@
  */
 
 import { checkSync } from 'recheck';
-import type { Diagnostics } from 'recheck';
+import type { Diagnostics, UnknownDiagnostics } from 'recheck';
 import type { PatternRulesOfRun } from '../shared/compile-tool-schema.js';
 import { errorMessage } from '../shared/error-message.js';
 import type { JsonSchema } from '../shared/tool-catalog.js';
@@ -192,13 +192,11 @@ function growthFrom(source: string, diagnostics: Diagnostics): PatternGrowth {
   const pattern = `/${source}/${diagnostics.flags}`;
   if (diagnostics.status === 'safe') return { kind: 'safe' };
   if (diagnostics.status === 'unknown') {
-    const { error } = diagnostics;
-    const why = 'message' in error ? `${error.kind}: ${error.message}` : error.kind;
     const invalid = notARegex(source, diagnostics.flags);
     if (invalid !== undefined) return { kind: 'invalid', reason: `the pattern ${pattern} ${invalid}` };
     return {
       kind: 'unbounded',
-      reason: `the pattern ${pattern} could not be shown to finish on every string (${why})`,
+      reason: `the pattern ${pattern} could not be shown to finish on every string: ${whyUnjudged(diagnostics.error)}`,
     };
   }
   const { complexity, attack } = diagnostics;
@@ -212,6 +210,19 @@ function growthFrom(source: string, diagnostics: Diagnostics): PatternGrowth {
       `the pattern ${pattern} backtracks exponentially: a string of ${attack.string.length} characters ` +
       `(${attack.pattern}) would keep a check from finishing; rewrite it without nested or overlapping repetition`,
   };
+}
+
+/**
+ * Why recheck gave no verdict on a pattern JavaScript accepts, said so that an author knows what to do: syntax it
+ * cannot read (newer syntax, such as `(?i:…)`), or time, whose limits make the verdict depend on the machine's load.
+ */
+function whyUnjudged(error: UnknownDiagnostics['error']): string {
+  const detail = 'message' in error ? `${error.kind}: ${error.message}` : error.kind;
+  if (error.kind === 'invalid' || error.kind === 'unsupported') return `the analyser cannot read it (${detail})`;
+  if (error.kind === 'timeout') {
+    return `the analyser could not judge it within its time limits (${detail}), which a busier machine reaches sooner`;
+  }
+  return `the analyser gave no verdict (${detail})`;
 }
 
 /** Why JavaScript refuses the pattern, when it does: said as it says it, rather than as recheck could not parse it. */

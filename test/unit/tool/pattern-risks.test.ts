@@ -115,6 +115,38 @@ describe('a tool with a pattern that backtracks exponentially', () => {
   });
 });
 
+describe('a tool with a pattern the analyser cannot judge', () => {
+  /** Valid JavaScript (a modifier group, case-insensitive inside), which recheck cannot parse: never judged, anywhere. */
+  const unreadable = '^(?i:ab)+$';
+
+  it('is refused when it is a Zod tool, saying the analyser cannot read the pattern', () => {
+    const fromZod = defineTool({
+      name: 'pair',
+      description: 'Pairs.',
+      inputSchema: z.object({ text: z.string().regex(new RegExp(unreadable)) }),
+      execute: () => 1,
+    });
+    const registered = definitionRefusal(() => createToolRegistry([fromZod]));
+    expect(registered.message).toContain(
+      `the pattern /${unreadable}/ could not be shown to finish on every string: the analyser cannot read it (invalid: `,
+    );
+  });
+
+  it('is offered when it is a JSON Schema tool, the pattern left to its own check with a time limit', () => {
+    const pair = defineJsonSchemaTool({
+      name: 'pair',
+      description: 'Pairs.',
+      inputSchema: withPattern(unreadable),
+      execute: () => 'paired',
+    });
+    const entry = toCatalogEntry(pair);
+    expect(entry.patternsTriedByWorker).toEqual([unreadable]);
+    expect(new ToolCallValidator([entry]).check('pair', { text: 'x' }).valid).toBe(true);
+    expect(checkToolInput(pair.inputSchema, { text: 'abAB' }).success).toBe(true);
+    expect(checkToolInput(pair.inputSchema, { text: 'abc' })).toMatchObject({ issues: [{ code: 'invalid_format' }] });
+  });
+});
+
 describe('a tool with a pattern that backtracks polynomially', () => {
   it('records the limits in its catalog entry, and a run refuses a longer string as too long, untried', () => {
     const notify = defineTool({
