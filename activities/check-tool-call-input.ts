@@ -1,8 +1,9 @@
 import { Context, log } from '@temporalio/activity';
 import { boundIssues } from '../src/shared/payload-limits.js';
-import { argumentsAsGiven, checkToolInputAsync, failedCheck, maxToolInputDepth } from '../src/shared/tool-input.js';
+import { argumentsAsGiven, failedCheck } from '../src/shared/tool-input.js';
 import type { ToolInputCheck } from '../src/shared/tool-input.js';
 import { errorMessage } from '../src/shared/error-message.js';
+import { checkCallInput } from '../src/tool/timed-patterns.js';
 import { takesInputAsGiven } from '../src/tool/tool-catalog.js';
 import type { ToolRegistry } from '../src/tool/tool-registry.js';
 import type { ToolCallInputCheck, ToolInputVerdict } from './activity-types.js';
@@ -28,8 +29,7 @@ export function createCheckToolCallInput(registry: ToolRegistry) {
         at,
       };
     }
-    const options = { onInternalError: 'throw', maxDepth: maxToolInputDepth } as const;
-    const check = await checkToolInputAsync(tool.inputSchema, call.input, options).catch((error: unknown) =>
+    const check = await checkCallInput(tool, call.input, { onInternalError: 'throw' }).catch((error: unknown) =>
       checkThatThrew(call.toolName, error),
     );
     if (check.success && call.approvalRuleContext) {

@@ -1,7 +1,7 @@
 import { RelayError } from '../shared/errors.js';
 import type { ErrorCode } from '../shared/errors.js';
 import { longestTimerDelayMs } from '../shared/timer-limit.js';
-import { argumentsAsGiven, checkToolInputAsync, maxToolInputDepth, parseToolArguments } from '../shared/tool-input.js';
+import { argumentsAsGiven, parseToolArguments } from '../shared/tool-input.js';
 import type { ToolErrorType, ToolFailure, ToolResult } from '../shared/tool-result.js';
 import type { ToolDefinition } from './define-tool.js';
 import { errorMessage } from '../shared/error-message.js';
@@ -12,6 +12,7 @@ import { createToolContext, defaultLogger, withLogAttributes } from './tool-cont
 import type { ToolRegistry } from './tool-registry.js';
 import { boundText, truncateOutput } from './truncate-output.js';
 import { takesInputAsGiven } from './tool-catalog.js';
+import { checkCallInput } from './timed-patterns.js';
 
 /** Long enough for a slow third-party API, short enough that a hung tool frees its worker slot within a minute. */
 export const defaultToolTimeoutMs = 60_000;
@@ -122,7 +123,7 @@ export class ToolExecutor {
     const tool = this.#registry.get(call.name);
     if (!tool) return failure(base, 'not_found', this.#describeUnknown(call.name));
 
-    const check = await checkToolInputAsync(tool.inputSchema, call.arguments, { maxDepth: maxToolInputDepth });
+    const check = await checkCallInput(tool, call.arguments);
     if (!check.success) {
       const parsed = parseToolArguments(call.arguments);
       return {
