@@ -4,6 +4,7 @@ import type { SecretLookup, SecretReference, SecretSource } from '../security/re
 import { RelayError } from '../shared/errors.js';
 import type { ToolAnnotations } from '../shared/tool-catalog.js';
 import { defineJsonSchemaTool } from '../tool/define-tool.js';
+import { judgePatternsAhead } from '../tool/pattern-risks.js';
 import type { ToolDefinition } from '../tool/define-tool.js';
 import { errorMessage } from '../shared/error-message.js';
 import type { Logger, ToolContext } from '../tool/tool-context.js';
@@ -194,7 +195,11 @@ async function openMcpSource(options: McpToolsOptions, context: ToolSourceContex
       pool.use(tenantId, resolved, (connection) => call(connection, hide)),
     );
   };
-  const buildTools = (listed: readonly Tool[]) => toToolDefinitions(options, listed, logger, onConnection);
+  const buildTools = async (listed: readonly Tool[]) => {
+    // Defining the tools then finds their patterns judged: a relisting does not stop the worker while recheck works.
+    await judgePatternsAhead(listed.map((tool) => tool.inputSchema));
+    return toToolDefinitions(options, listed, logger, onConnection);
+  };
   // One listing serves every request made before it starts: a restart makes each tenant's connection ask at once.
   let refreshQueued = false;
   const refresh = () => {
@@ -203,7 +208,7 @@ async function openMcpSource(options: McpToolsOptions, context: ToolSourceContex
     refreshing = refreshing
       .then(async () => {
         refreshQueued = false;
-        const { tools, leftOut } = buildTools(await catalog.listTools());
+        const { tools, leftOut } = await buildTools(await catalog.listTools());
         context.onToolsChanged(tools, leftOut);
       })
       .catch((error: unknown) => logger.error('Could not refresh the tools of an MCP server', { server, error }));
@@ -219,7 +224,7 @@ async function openMcpSource(options: McpToolsOptions, context: ToolSourceContex
     onSessionLost: refresh,
   });
   try {
-    const { tools, leftOut } = buildTools(await catalog.listTools());
+    const { tools, leftOut } = await buildTools(await catalog.listTools());
     return {
       tools,
       leftOut,

@@ -9,7 +9,7 @@
  * it (the author can rewrite it).
  */
 
-import { checkSync } from 'recheck';
+import { check, checkSync } from 'recheck';
 import type { Diagnostics, UnknownDiagnostics } from 'recheck';
 import type { PatternRulesOfRun } from '../shared/compile-tool-schema.js';
 import { errorMessage } from '../shared/error-message.js';
@@ -156,8 +156,13 @@ function forEachRef(node: unknown, use: (ref: string) => void): void {
 
 /** The worse of a pattern's two readings: without flags, and in Unicode mode where that reads differently. */
 function growthOf(source: string): PatternGrowth {
-  const readings = readsAsUnicode(source) ? ['', 'u'] : [''];
-  return readings.map((flags) => analyse(source, flags)).reduce(worse);
+  return readingsOf(source)
+    .map((flags) => analyse(source, flags))
+    .reduce(worse);
+}
+
+function readingsOf(source: string): string[] {
+  return readsAsUnicode(source) ? ['', 'u'] : [''];
 }
 
 function worse(a: PatternGrowth, b: PatternGrowth): PatternGrowth {
@@ -177,15 +182,48 @@ function worse(a: PatternGrowth, b: PatternGrowth): PatternGrowth {
 const flaglessCodePointEscape = /(?<!\\)((?:\\\\)*)\\u\{/g;
 
 function analyse(source: string, flags: string): PatternGrowth {
-  const key = `${flags}/${source}`;
+  const key = analysisKey(source, flags);
   let growth = analysed.get(key);
   if (growth === undefined) {
-    const read = flags === '' ? source.replace(flaglessCodePointEscape, '$1u{') : source;
-    growth = growthFrom(source, checkSync(read, flags));
-    if (analysed.size >= analysedLimit) analysed.clear();
-    analysed.set(key, growth);
+    growth = growthFrom(source, checkSync(readable(source, flags), flags));
+    remember(key, growth);
   }
   return growth;
+}
+
+/**
+ * Judges the patterns of these schemas that this process has not judged before, without holding its thread
+ * (recheck's asynchronous check, one pattern at a time as the synchronous one goes), so that defining their tools
+ * finds every verdict ready. For tools listed while the worker serves, such as an MCP server's after it announces a
+ * change: a new pattern can take recheck seconds, which would stop everything else the worker does meanwhile.
+ */
+export async function judgePatternsAhead(inputSchemas: readonly JsonSchema[]): Promise<void> {
+  const sources = new Set<string>();
+  for (const schema of inputSchemas) {
+    const { values, keys } = patternsIn(schema);
+    for (const source of [...values, ...keys]) sources.add(source);
+  }
+  for (const source of sources) {
+    for (const flags of readingsOf(source)) {
+      const key = analysisKey(source, flags);
+      if (analysed.has(key)) continue;
+      // A check that fails leaves the pattern to the synchronous one, which refuses its tool saying why.
+      const diagnostics = await check(readable(source, flags), flags).catch(() => undefined);
+      if (diagnostics) remember(key, growthFrom(source, diagnostics));
+    }
+  }
+}
+
+const analysisKey = (source: string, flags: string) => `${flags}/${source}`;
+
+/** The pattern as recheck reads it with the same meaning (see {@link flaglessCodePointEscape}). */
+function readable(source: string, flags: string): string {
+  return flags === '' ? source.replace(flaglessCodePointEscape, '$1u{') : source;
+}
+
+function remember(key: string, growth: PatternGrowth): void {
+  if (analysed.size >= analysedLimit) analysed.clear();
+  analysed.set(key, growth);
 }
 
 function growthFrom(source: string, diagnostics: Diagnostics): PatternGrowth {

@@ -107,6 +107,16 @@ describe('an MCP server over stdio', () => {
     await expect(executor.execute('fixture_late_tool', { n: 7 })).resolves.toMatchObject({ errorType: 'not_found' });
   });
 
+  it('keeps the worker serving while it judges the pattern of a tool the server adds', async () => {
+    const eventLoop = watchEventLoop();
+    await executor.execute('fixture_change_tools', { action: 'add_patterned' });
+    await eventually('patterned_tool is registered', () => loaded.registry.has('fixture_patterned_tool'));
+    // recheck takes seconds on this pattern: judged on the worker's own thread, no timer would fire meanwhile.
+    expect(eventLoop.stop()).toBeLessThan(1_000);
+    const arn = 'arn:aws:codepipeline:eu-west-1:123456789012:pipeline';
+    await expect(executor.execute('fixture_patterned_tool', { arn })).resolves.toMatchObject({ data: arn });
+  });
+
   it('restarts a server that crashed: the call in flight fails as transport, the next one works', async () => {
     const crashed = await executor.execute('fixture_crash', {});
     expect(crashed).toMatchObject({ success: false, errorType: 'transport', retryable: false });
@@ -116,3 +126,22 @@ describe('an MCP server over stdio', () => {
     await expect(executor.execute('fixture_whoami', {})).resolves.toMatchObject({ data: 'stdio-caller' });
   });
 });
+
+/** Watches the event loop until `stop`, which returns the longest time, in ms, that it turned no timer. */
+function watchEventLoop(): { stop: () => number } {
+  let last = performance.now();
+  let longest = 0;
+  const note = () => {
+    const now = performance.now();
+    longest = Math.max(longest, now - last);
+    last = now;
+  };
+  const timer = setInterval(note, 10);
+  return {
+    stop: () => {
+      clearInterval(timer);
+      note();
+      return longest;
+    },
+  };
+}
