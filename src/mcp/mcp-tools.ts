@@ -3,7 +3,7 @@ import { isSecretReference, redactSecrets, resolveSecretReferences } from '../se
 import type { SecretLookup, SecretReference, SecretSource } from '../security/resolve-secret-references.js';
 import { RelayError } from '../shared/errors.js';
 import type { ToolAnnotations } from '../shared/tool-catalog.js';
-import { defineJsonSchemaTool } from '../tool/define-tool.js';
+import { checkToolPolicy, defineJsonSchemaTool } from '../tool/define-tool.js';
 import { judgePatternsAhead } from '../tool/pattern-risks.js';
 import type { ToolDefinition } from '../tool/define-tool.js';
 import { errorMessage } from '../shared/error-message.js';
@@ -137,27 +137,17 @@ function checkPolicies(options: McpToolsOptions): void {
 }
 
 /**
- * Checks a policy with the rules `defineTool` applies to a tool's options, by defining a stand-in tool that carries
- * it; a bad one throws naming the server and `where`. Its approval options are checked as for a tool that asks for
- * approval: beside `requiresApproval: false` they still reach the tools of other rules that ask.
+ * Checks a policy with the rules `defineTool` applies to a tool's options; a bad one throws naming the server and
+ * `where`. Its approval options are checked as for a tool that asks for approval: beside `requiresApproval: false`
+ * they still reach the tools of other rules that ask.
  */
 function checkPolicy(server: string, where: string, policy: McpToolPolicy): void {
   if (typeof policy !== 'object' || policy === null) {
     invalid(`MCP server '${server}'${where}: a policy must be an object`);
   }
   const { requiresApproval } = policy;
-  try {
-    defineJsonSchemaTool({
-      ...policy,
-      name: server,
-      description: `The policy of MCP server '${server}'`,
-      inputSchema: { type: 'object' },
-      requiresApproval: requiresApproval === false || requiresApproval === undefined ? true : requiresApproval,
-      execute: () => undefined,
-    });
-  } catch (error) {
-    invalid(`MCP server '${server}'${where}: ${errorMessage(error).replace(`Tool '${server}': `, '')}`);
-  }
+  const asAsking = { ...policy, requiresApproval: requiresApproval === false ? true : (requiresApproval ?? true) };
+  checkToolPolicy(asAsking, (message) => invalid(`MCP server '${server}'${where}: ${message}`));
 }
 
 function checkSettingValues(server: string, field: string, values: Record<string, unknown> | undefined): void {

@@ -147,24 +147,7 @@ export function defineTool<Input, Output>(
     invalid(name, `Tool '${name}' needs a Zod schema as its input schema`);
   }
   if (typeof execute !== 'function') invalid(name, `Tool '${name}' needs an execute function`);
-  if (typeof requiresApproval !== 'boolean' && typeof requiresApproval !== 'function') {
-    invalid(name, `Tool '${name}': requiresApproval must be true, false or a function of the input`);
-  }
-  assertPositiveInteger(name, 'timeoutMs', options.timeoutMs);
-  assertPositiveInteger(name, 'approvalTimeoutMs', options.approvalTimeoutMs);
-  checkApprovers(name, options.approvers);
-  checkApprovalsRequired(name, options);
-  assertPositiveInteger(name, 'remindApproversBeforeExpiryMs', options.remindApproversBeforeExpiryMs);
-  for (const option of approvalOnlyOptions) {
-    if (options[option] !== undefined && requiresApproval === false) {
-      invalid(
-        name,
-        `Tool '${name}': ${option} needs requiresApproval (true or a rule); no call would wait for a human`,
-      );
-    }
-  }
-  assertPositiveInteger(name, 'maxResultBytes', options.maxResultBytes);
-  assertPositiveInteger(name, 'retry.maximumAttempts', options.retry?.maximumAttempts);
+  checkToolPolicy(options, (message) => invalid(name, `Tool '${name}': ${message}`));
   if (options.inputJsonSchema === undefined) toJsonSchema(inputSchema, name);
 
   const definition: ToolDefinition<Input, Output> & { requiresApproval: boolean | ApprovalRule<Input> } = {
@@ -247,10 +230,44 @@ function ownCheck(inputSchema: JsonSchema, rules: PatternRulesOfRun): z.ZodType<
   return schema;
 }
 
-function assertPositiveInteger(toolName: string, option: string, value: number | undefined): void {
-  if (value !== undefined && !(Number.isSafeInteger(value) && value > 0)) {
-    invalid(toolName, `Tool '${toolName}': ${option} must be a positive integer, got ${String(value)}`);
+/** The options of a tool that say how its calls run and how a human decides them: an MCP server's policy has them. */
+export type ToolPolicyOptions = Pick<
+  DefineToolOptions<unknown, unknown>,
+  | 'timeoutMs'
+  | 'approvalTimeoutMs'
+  | 'approvers'
+  | 'approvalsRequired'
+  | 'remindApproversBeforeExpiryMs'
+  | 'maxResultBytes'
+  | 'retry'
+> & { requiresApproval?: unknown };
+
+/**
+ * Checks the options that say how a tool's calls run and how a human decides them, for `defineTool` and for an MCP
+ * server's policy; `refuse` throws, given what is wrong.
+ */
+export function checkToolPolicy(options: ToolPolicyOptions, refuse: (message: string) => never): void {
+  const { requiresApproval = false } = options;
+  if (typeof requiresApproval !== 'boolean' && typeof requiresApproval !== 'function') {
+    refuse('requiresApproval must be true, false or a function of the input');
   }
+  const positive = (option: string, value: number | undefined) => {
+    if (value !== undefined && !(Number.isSafeInteger(value) && value > 0)) {
+      refuse(`${option} must be a positive integer, got ${String(value)}`);
+    }
+  };
+  positive('timeoutMs', options.timeoutMs);
+  positive('approvalTimeoutMs', options.approvalTimeoutMs);
+  checkApprovers(options.approvers, refuse);
+  checkApprovalsRequired(options, refuse);
+  positive('remindApproversBeforeExpiryMs', options.remindApproversBeforeExpiryMs);
+  for (const option of approvalOnlyOptions) {
+    if (options[option] !== undefined && requiresApproval === false) {
+      refuse(`${option} needs requiresApproval (true or a rule); no call would wait for a human`);
+    }
+  }
+  positive('maxResultBytes', options.maxResultBytes);
+  positive('retry.maximumAttempts', options.retry?.maximumAttempts);
 }
 
 /**
@@ -260,11 +277,11 @@ function assertPositiveInteger(toolName: string, option: string, value: number |
 export const approvalOnlyOptions = ['approvers', 'approvalsRequired', 'remindApproversBeforeExpiryMs'] as const;
 
 /** A list of one or more approver names. */
-function checkApprovers(toolName: string, approvers: unknown): void {
+function checkApprovers(approvers: unknown, refuse: (message: string) => never): void {
   if (approvers === undefined) return;
   const names = Array.isArray(approvers) ? (approvers as unknown[]) : [];
   if (names.length === 0 || !names.every((approver) => typeof approver === 'string' && approver.trim() !== '')) {
-    invalid(toolName, `Tool '${toolName}': approvers must be a list of one or more approver names`);
+    refuse('approvers must be a list of one or more approver names');
   }
 }
 
@@ -276,19 +293,16 @@ const maxApprovalsRequired = 10;
  * every call waiting until it expires.
  */
 function checkApprovalsRequired(
-  toolName: string,
   options: { approvalsRequired?: unknown; approvers?: readonly unknown[] },
+  refuse: (message: string) => never,
 ): void {
   const required = options.approvalsRequired;
   if (required === undefined) return;
   if (typeof required !== 'number' || !Number.isInteger(required) || required < 1 || required > maxApprovalsRequired) {
-    invalid(toolName, `Tool '${toolName}': approvalsRequired must be a whole number from 1 to ${maxApprovalsRequired}`);
+    refuse(`approvalsRequired must be a whole number from 1 to ${maxApprovalsRequired}`);
   }
   if (options.approvers !== undefined && required > options.approvers.length) {
-    invalid(
-      toolName,
-      `Tool '${toolName}': approvalsRequired (${required}) is more than its ${options.approvers.length} approver(s)`,
-    );
+    refuse(`approvalsRequired (${required}) is more than its ${options.approvers.length} approver(s)`);
   }
 }
 
