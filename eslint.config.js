@@ -73,6 +73,8 @@ export default tseslint.config(
           'HTMLElement',
           'HTMLInputElement',
           'HTMLTextAreaElement',
+          'HTMLFormElement',
+          'BroadcastChannel',
           'CSS',
           'Event',
           'setTimeout',

@@ -337,6 +337,27 @@ describe('the approvals inbox in Chromium', () => {
     await api(keys.acme, 'POST', `/v1/runs/${runId}/cancel`);
   });
 
+  it('ends the live streams of every tab once one tab signs out, without waiting for a reconnect', async () => {
+    const runId = await awaitingTransfer('transfer 9 from ACC-1 to ACC-3');
+    const context = await browser.newContext();
+    try {
+      const list = await signIn(context, keys.acme);
+      await list.getByRole('link', { name: `transfer_funds in run ${runId}` }).waitFor(patience);
+      const run = await context.newPage();
+      await run.goto(`${dev.url}/inbox/runs/${runId}`);
+      await run.getByRole('button', { name: 'Approve' }).waitFor(patience);
+      await streamIsOpen(run);
+      await list.getByRole('button', { name: 'Sign out' }).click();
+      await list.getByLabel('API key').waitFor(patience);
+      // The run page's stream stays connected, so no reconnect is refused: only the signing-out tab's word ends it.
+      await run.getByLabel('API key').waitFor(patience);
+      expect(new URL(run.url()).searchParams.get('next')).toBe(`/inbox/runs/${runId}`);
+    } finally {
+      await context.close();
+    }
+    await api(keys.acme, 'POST', `/v1/runs/${runId}/cancel`);
+  });
+
   it('says a run page is not live while its stream is refused, and follows the run again once it is not', async () => {
     const runId = await awaitingTransfer('transfer 8 from ACC-1 to ACC-3');
     const proxy = await startTcpProxy(dev.url);

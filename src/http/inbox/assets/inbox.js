@@ -170,6 +170,39 @@ function endWithSession(source, ended) {
   });
 }
 
+/**
+ * Carries word between this browser's inbox tabs that one signed out: the others check their session at once and,
+ * signed out, end their streams, rather than go on showing the tenant's data until their session would have ended.
+ * Absent where the browser has none: those tabs' streams end at the session's end.
+ */
+const sessionChannel =
+  typeof BroadcastChannel === 'function' ? new BroadcastChannel('relay-e-inbox-session') : undefined;
+
+/** What each live stream of this tab does when another tab signed out. @type {Set<() => void>} */
+const signedOutElsewhere = new Set();
+sessionChannel?.addEventListener('message', (event) => {
+  if (event.data === 'signed-out') for (const check of signedOutElsewhere) check();
+});
+
+/**
+ * Signs out with a request of the page's own, so that the other tabs are told only once the cookie is gone, then goes
+ * to the sign-in form. A request that cannot be sent is left to the form, which posts as it would without script.
+ * @param {HTMLFormElement} form
+ */
+function signOutInEveryTab(form) {
+  if (!sessionChannel) return;
+  form.addEventListener('submit', (event) => {
+    event.preventDefault();
+    fetch(form.action, { method: 'POST', redirect: 'manual' }).then(
+      () => {
+        sessionChannel.postMessage('signed-out');
+        window.location.assign('/');
+      },
+      () => form.submit(),
+    );
+  });
+}
+
 /** How long to wait before opening a refused stream again: doubling from the first, up to the last. */
 const firstReopenMs = 2_000;
 const lastReopenMs = 30_000;
@@ -230,6 +263,14 @@ function followLive(url, probe, listen, showLive, { gone, staysSignedOut } = {})
     if (staysSignedOut?.()) reopenLater();
     else signInAgain();
   }
+  /** Told that another tab signed out: ends the stream if the session did end (one signed in again meanwhile goes on). */
+  async function checkSession() {
+    if ((await probeStatus(probe)) !== 401 || stopped) return;
+    clearTimeout(reopening);
+    current?.close();
+    sessionEnded();
+  }
+  signedOutElsewhere.add(checkSession);
   function reopenLater() {
     reopening = setTimeout(() => open(true), delay);
     delay = Math.min(delay * 2, lastReopenMs);
@@ -240,6 +281,7 @@ function followLive(url, probe, listen, showLive, { gone, staysSignedOut } = {})
       stopped = true;
       clearTimeout(reopening);
       current?.close();
+      signedOutElsewhere.delete(checkSession);
     },
   };
 }
@@ -1531,6 +1573,8 @@ window.setInterval(() => {
     drawRelativeTime(/** @type {HTMLElement} */ (node));
 }, 30_000);
 
+const signOutForm = document.querySelector('form[action="/inbox/session/end"]');
+if (signOutForm instanceof HTMLFormElement) signOutInEveryTab(signOutForm);
 const approvalsList = document.querySelector('[data-inbox="approvals"]');
 if (approvalsList instanceof HTMLElement) startApprovalsList(approvalsList);
 const runRoot = document.querySelector('[data-inbox="run"]');
