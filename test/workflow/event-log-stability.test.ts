@@ -64,10 +64,16 @@ const slowCatalog: ActivityInterceptorsFactory = (context) => ({
  * Reads a run's events as a follower does, from the instant it starts until it ends: a query can arrive while the
  * first workflow task is pending, which is what once split that task and changed the first events' times on replay.
  */
+/** Pauses a follower: `asking` says whether its last query is still in flight (pausing does not recall it). */
+interface FollowerControl {
+  paused: boolean;
+  asking?: boolean;
+}
+
 async function followLive(
   client: RelayClient,
   runId: string,
-  control: { paused: boolean } = { paused: false },
+  control: FollowerControl = { paused: false },
 ): Promise<Map<number, RunEvent>> {
   const seen = new Map<number, RunEvent>();
   for (;;) {
@@ -75,7 +81,9 @@ async function followLive(
       await sleep(20);
       continue;
     }
+    control.asking = true;
     const events = await client.events(runId, { after: Math.max(0, ...seen.keys()) }).catch(() => []);
+    control.asking = false;
     for (const event of events) seen.set(event.seq, event);
     if (events.some((event) => event.type === 'run_completed' || event.type === 'run_failed')) return seen;
     await sleep(5);
@@ -158,7 +166,7 @@ describe('the event log under replay', () => {
     });
     const { client } = caching;
     const { runId } = await client.startRun({ ...base, prompt: 'pay both' });
-    const follower = { paused: false };
+    const follower: FollowerControl = { paused: false };
     const following = followLive(client, runId, follower);
     const waiting = await waitForRun(client, runId, (run) => run.pendingApprovals.length === 2);
     const liveBeforeDecisions = await client.events(runId);
@@ -173,8 +181,9 @@ describe('the event log under replay', () => {
       // A worker with no cache replays the whole run for each query, and the SDK's core drops a query that arrives
       // while it replays for another (temporalio/sdk-rust#578): the follower, which asks without pause, waits
       // while these reads are made (the run waits for its decisions meanwhile, so it misses nothing). On a loaded
-      // machine a read can still time out, so it is asked again.
+      // machine a read can still time out, so it is asked again. Its query in flight is waited for, too.
       follower.paused = true;
+      while (follower.asking === true) await sleep(10);
       const again: RunSnapshot = await onceAnswered(() => client.getRun(runId));
       const replayedBefore = await onceAnswered(() => client.events(runId));
       follower.paused = false;
