@@ -168,42 +168,20 @@ async function openMcpSource(options: McpToolsOptions, context: ToolSourceContex
   const { logger } = context;
   const usesSecrets = holdsSecretReferences(transport);
   const catalogTenantId = options.catalogTenantId ?? 'default';
+  const settingsFor = settingsResolver(options, context.secrets);
+  // A server that restarted, or announced a change, may serve other tools: the catalog lists them again.
+  const refresh = coalescedRefresh(
+    async () => {
+      const { tools, leftOut } = await listTools();
+      context.onToolsChanged(tools, leftOut);
+    },
+    (error) => logger.error('Could not refresh the tools of an MCP server', { server, error }),
+  );
   const pool = new TenantConnectionPool(server, logger, {
     maxConnections: options.maxTenantConnections ?? defaultMaxTenantConnections,
     idleMs: options.tenantConnectionIdleMs ?? defaultTenantConnectionIdleMs,
-    // A server that restarted may serve other tools: the catalog lists them again.
-    onSessionLost: () => refresh(),
+    onSessionLost: refresh,
   });
-  let refreshing = Promise.resolve();
-  const settingsFor = settingsResolver(options, context.secrets);
-
-  const onConnection: ConnectionUser = async (tenantId, toolName, call) => {
-    if (!usesSecrets) return call(catalog, (value) => value);
-    const resolved = await settingsFor(tenantId, toolName);
-    const hide = <T>(value: T): T => redactSecrets(value, resolved.secretValues);
-    return withSecretsHidden(resolved.secretValues, () =>
-      pool.use(tenantId, resolved, (connection) => call(connection, hide)),
-    );
-  };
-  const buildTools = async (listed: readonly Tool[]) => {
-    // Defining the tools then finds their patterns judged: a relisting does not stop the worker while recheck works.
-    await judgePatternsAhead(listed.map((tool) => tool.inputSchema));
-    return toToolDefinitions(options, listed, logger, onConnection);
-  };
-  // One listing serves every request made before it starts: a restart makes each tenant's connection ask at once.
-  let refreshQueued = false;
-  const refresh = () => {
-    if (refreshQueued) return;
-    refreshQueued = true;
-    refreshing = refreshing
-      .then(async () => {
-        refreshQueued = false;
-        const { tools, leftOut } = await buildTools(await catalog.listTools());
-        context.onToolsChanged(tools, leftOut);
-      })
-      .catch((error: unknown) => logger.error('Could not refresh the tools of an MCP server', { server, error }));
-  };
-
   const catalog = new McpConnection({
     server,
     ...(usesSecrets ? { tenantId: catalogTenantId } : {}),
@@ -213,8 +191,15 @@ async function openMcpSource(options: McpToolsOptions, context: ToolSourceContex
     onToolsChanged: refresh,
     onSessionLost: refresh,
   });
+  const onConnection = connectionUser(catalog, usesSecrets ? { pool, settingsFor } : undefined);
+  const listTools = async () => {
+    const listed = await catalog.listTools();
+    // Defining the tools then finds their patterns judged: a relisting does not stop the worker while recheck works.
+    await judgePatternsAhead(listed.map((tool) => tool.inputSchema));
+    return toToolDefinitions(options, listed, logger, onConnection);
+  };
   try {
-    const { tools, leftOut } = await buildTools(await catalog.listTools());
+    const { tools, leftOut } = await listTools();
     return {
       tools,
       leftOut,
@@ -226,6 +211,41 @@ async function openMcpSource(options: McpToolsOptions, context: ToolSourceContex
     await catalog.close();
     throw error;
   }
+}
+
+/**
+ * A refresh that runs one at a time, and once for every request made before it starts: a restart makes each tenant's
+ * connection ask at once. A refresh that fails goes to `failed`; the next request tries again.
+ */
+function coalescedRefresh(refresh: () => Promise<void>, failed: (error: unknown) => void): () => void {
+  let refreshing = Promise.resolve();
+  let queued = false;
+  return () => {
+    if (queued) return;
+    queued = true;
+    refreshing = refreshing
+      .then(() => {
+        queued = false;
+        return refresh();
+      })
+      .catch(failed);
+  };
+}
+
+/** Runs calls on the catalog's connection, shared by every tenant, or on each tenant's own where secrets differ. */
+function connectionUser(
+  catalog: McpConnection,
+  perTenant: { pool: TenantConnectionPool; settingsFor: ReturnType<typeof settingsResolver> } | undefined,
+): ConnectionUser {
+  if (!perTenant) return async (_tenantId, _toolName, call) => call(catalog, (value) => value);
+  const { pool, settingsFor } = perTenant;
+  return async (tenantId, toolName, call) => {
+    const resolved = await settingsFor(tenantId, toolName);
+    const hide = <T>(value: T): T => redactSecrets(value, resolved.secretValues);
+    return withSecretsHidden(resolved.secretValues, () =>
+      pool.use(tenantId, resolved, (connection) => call(connection, hide)),
+    );
+  };
 }
 
 /** Whether a transport's headers (HTTP) or environment (stdio) name a secret, so each tenant needs its own link. */
