@@ -146,7 +146,8 @@ function checkPolicy(server: string, where: string, policy: McpToolPolicy): void
     invalid(`MCP server '${server}'${where}: a policy must be an object`);
   }
   const { requiresApproval } = policy;
-  const asAsking = { ...policy, requiresApproval: requiresApproval === false ? true : (requiresApproval ?? true) };
+  const asking = requiresApproval === false || requiresApproval === undefined ? true : requiresApproval;
+  const asAsking = { ...policy, requiresApproval: asking };
   checkToolPolicy(asAsking, (message) => invalid(`MCP server '${server}'${where}: ${message}`));
 }
 
@@ -347,7 +348,6 @@ function toToolDefinitions(
   return { tools, leftOut };
 }
 
-/** Runs a call on the connection that serves the tenant: the shared one, or the tenant's own when secrets differ. */
 /**
  * Runs `call` on the connection that serves the tenant; `hide` replaces that connection's secret values (none on a
  * shared connection), for what the call passes on before it returns, such as its progress.

@@ -26,6 +26,10 @@ describe('mcpTools policies', () => {
     expect(source({ tools: { delete_repo: { requiresApproval: 'yes' as unknown as boolean } } })).toThrow(
       "MCP server 'srv', tools['delete_repo']: requiresApproval must be true, false or a function of the input",
     );
+    // null is no policy: it would leave every tool the rule reaches out at the worker's start, rather than throw here.
+    expect(source({ tools: { x: { requiresApproval: null as unknown as boolean } } })).toThrow(
+      "MCP server 'srv', tools['x']: requiresApproval must be true, false or a function of the input",
+    );
     expect(source({ tools: { x: null as unknown as object } })).toThrow(
       "MCP server 'srv', tools['x']: a policy must be an object",
     );
