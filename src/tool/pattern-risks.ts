@@ -13,6 +13,7 @@ import { check, checkSync } from 'recheck';
 import type { Diagnostics, UnknownDiagnostics } from 'recheck';
 import type { PatternRulesOfRun } from '../shared/compile-tool-schema.js';
 import { errorMessage } from '../shared/error-message.js';
+import { within } from '../shared/within.js';
 import type { JsonSchema } from '../shared/tool-catalog.js';
 import { withRefsZodFollows, zodRefTarget } from '../shared/schema-refs.js';
 import { patternsIn, readsAsUnicode } from '../shared/unicode-patterns.js';
@@ -31,7 +32,7 @@ type PatternGrowth =
   | { kind: 'unbounded'; reason: string }
   | { kind: 'invalid'; reason: string };
 
-/** Analyses by flags and source: recheck takes up to about a second on a long pattern, and workers list tools often. */
+/** Analyses by flags and source: recheck takes up to its 10 s limit on a hard pattern, and workers list tools often. */
 const analysed = new Map<string, PatternGrowth>();
 const analysedLimit = 10_000;
 
@@ -191,6 +192,9 @@ function analyse(source: string, flags: string): PatternGrowth {
   return growth;
 }
 
+/** Longer than recheck's own 10 s limit: an analysis not answered by then will not be. */
+const aheadDeadlineMs = 30_000;
+
 /**
  * Judges the patterns of these schemas that this process has not judged before, without holding its thread
  * (recheck's asynchronous check, one pattern at a time as the synchronous one goes), so that defining their tools
@@ -207,8 +211,10 @@ export async function judgePatternsAhead(inputSchemas: readonly JsonSchema[]): P
     for (const flags of readingsOf(source)) {
       const key = analysisKey(source, flags);
       if (analysed.has(key)) continue;
-      // A check that fails leaves the pattern to the synchronous one, which refuses its tool saying why.
-      const diagnostics = await check(readable(source, flags), flags).catch(() => undefined);
+      // A check that fails, or never answers (its recheck process died), leaves the pattern to the synchronous one,
+      // which judges it on the worker's thread as before, in a recheck process of its own.
+      const judging = within(check(readable(source, flags), flags), aheadDeadlineMs, 'recheck did not answer');
+      const diagnostics = await judging.catch(() => undefined);
       if (diagnostics) remember(key, growthFrom(source, diagnostics));
     }
   }

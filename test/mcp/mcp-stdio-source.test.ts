@@ -110,7 +110,8 @@ describe('an MCP server over stdio', () => {
   it('keeps the worker serving while it judges the pattern of a tool the server adds', async () => {
     const eventLoop = watchEventLoop();
     await executor.execute('fixture_change_tools', { action: 'add_patterned' });
-    await eventually('patterned_tool is registered', () => loaded.registry.has('fixture_patterned_tool'));
+    // Up to recheck's own 10 s limit, more on a loaded machine: the wait leaves room beyond it.
+    await eventually('patterned_tool is registered', () => loaded.registry.has('fixture_patterned_tool'), 30_000);
     // recheck takes seconds on this pattern: judged on the worker's own thread, no timer would fire meanwhile.
     expect(eventLoop.stop()).toBeLessThan(1_500);
     const arn = 'arn:aws:codepipeline:eu-west-1:123456789012:pipeline';
