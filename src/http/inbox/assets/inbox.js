@@ -186,7 +186,8 @@ sessionChannel?.addEventListener('message', (event) => {
 
 /**
  * Signs out with a request of the page's own, so that the other tabs are told only once the cookie is gone, then goes
- * to the sign-in form. A request that cannot be sent is left to the form, which posts as it would without script.
+ * to the sign-in form. A request refused or not sent is left to the form, which posts as it would without script and
+ * shows what the server answers.
  * @param {HTMLFormElement} form
  */
 function signOutInEveryTab(form) {
@@ -194,7 +195,9 @@ function signOutInEveryTab(form) {
   form.addEventListener('submit', (event) => {
     event.preventDefault();
     fetch(form.action, { method: 'POST', redirect: 'manual' }).then(
-      () => {
+      (response) => {
+        // The sign-out answers with a redirect to the sign-in form, which a manual redirect leaves opaque.
+        if (response.type !== 'opaqueredirect' && !response.ok) return form.submit();
         sessionChannel.postMessage('signed-out');
         window.location.assign('/');
       },
