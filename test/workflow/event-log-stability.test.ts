@@ -60,16 +60,16 @@ const slowCatalog: ActivityInterceptorsFactory = (context) => ({
   },
 });
 
-/**
- * Reads a run's events as a follower does, from the instant it starts until it ends: a query can arrive while the
- * first workflow task is pending, which is what once split that task and changed the first events' times on replay.
- */
 /** Pauses a follower: `asking` says whether its last query is still in flight (pausing does not recall it). */
 interface FollowerControl {
   paused: boolean;
   asking?: boolean;
 }
 
+/**
+ * Reads a run's events as a follower does, from the instant it starts until it ends: a query can arrive while the
+ * first workflow task is pending, which is what once split that task and changed the first events' times on replay.
+ */
 async function followLive(
   client: RelayClient,
   runId: string,
