@@ -13,9 +13,13 @@ const decisionOptions = {
   reason: { type: 'string' },
   approver: { type: 'string' },
   input: { type: 'string' },
+  'requested-at': { type: 'string' },
 } as const;
 
 const cli = cliInvocation();
+
+const requestedAtHelp = `--requested-at TIME    when the call you decide on was requested (its requestedAt, as relay-e run
+                         prints it): the decision is refused if the call waiting now is another request`;
 
 const decisionExitCodes = `Exit codes: 0 accepted, 3 no such run, 4 refused (no such pending call, already decided,
 or --input fails the tool's schema), 5 Temporal unreachable.`;
@@ -23,7 +27,7 @@ or --input fails the tool's schema), 5 Temporal unreachable.`;
 export const approveCommand: Command = {
   name: 'approve',
   summary: commandSummaries.approve,
-  help: `Usage: ${cli} approve <runId> <toolCallId> [--reason TEXT] [--input JSON] [--approver NAME]
+  help: `Usage: ${cli} approve <runId> <toolCallId> [--reason TEXT] [--input JSON] [--approver NAME] [--requested-at TIME]
 
 Approves a tool call that waits for a human. --input runs the call with edited arguments instead;
 the run checks them against the tool's schema and refuses them if they do not fit.
@@ -33,6 +37,7 @@ Options:
   --input JSON           run the call with these arguments instead
   --reason TEXT          recorded with the decision
   ${approverOptionHelp}
+  ${requestedAtHelp}
 
 ${scopedConnectionOptionsHelp}
 
@@ -43,7 +48,7 @@ ${decisionExitCodes}`,
 export const rejectCommand: Command = {
   name: 'reject',
   summary: commandSummaries.reject,
-  help: `Usage: ${cli} reject <runId> <toolCallId> [--reason TEXT] [--approver NAME]
+  help: `Usage: ${cli} reject <runId> <toolCallId> [--reason TEXT] [--approver NAME] [--requested-at TIME]
 
 Rejects a tool call that waits for a human; the reason goes back to the model.
 With --tenant (or RELAY_E_TENANT), a run of another tenant counts as not found.
@@ -51,6 +56,7 @@ With --tenant (or RELAY_E_TENANT), a run of another tenant counts as not found.
 Options:
   --reason TEXT          recorded with the decision and told to the model
   ${approverOptionHelp}
+  ${requestedAtHelp}
 
 ${scopedConnectionOptionsHelp}
 
@@ -66,12 +72,14 @@ async function decide(decision: 'approve' | 'reject', argv: string[]): Promise<n
   }
   if (decision === 'reject' && values.input !== undefined) throw usageError('--input is for approve only');
   const input = values.input === undefined ? undefined : parseJsonFlag('--input', values.input);
+  const requestedAt = values['requested-at'] === undefined ? undefined : parseRequestedAt(values['requested-at']);
   const settings = await readRunCommandSettings(values);
   const client = await connectRelayClient(settings);
   try {
     const options = {
       approver: resolveApprover(values.approver),
       ...(values.reason !== undefined ? { reason: values.reason } : {}),
+      ...(requestedAt !== undefined ? { requestedAt } : {}),
       ...(settings.tenantGiven ? { tenantId: settings.tenantId } : {}),
     };
     const outcome: ApprovalOutcome =
@@ -83,6 +91,14 @@ async function decide(decision: 'approve' | 'reject', argv: string[]): Promise<n
   } finally {
     await client.close();
   }
+}
+
+/** A time as the run records it (`toISOString`), so that another spelling of the same instant still matches. */
+function parseRequestedAt(value: string): string {
+  const time = Date.parse(value);
+  if (Number.isNaN(time))
+    throw usageError(`--requested-at needs a time such as 2026-12-07T04:00:00.000Z, got '${value}'`);
+  return new Date(time).toISOString();
 }
 
 /** What `relay-e approve` / `reject` print: the decision, or for a call that needs more approvers, how many it has. */
@@ -97,12 +113,14 @@ export function formatOutcome(runId: string, outcome: ApprovalOutcome): string {
 
 /**
  * The commands that decide a call waiting for a human, one a line; they carry `flags`, the connection flags the
- * printing command was given (`connectionHintFlags`), so they reach the same server and task queue.
+ * printing command was given (`connectionHintFlags`), so they reach the same server and task queue, and the call's
+ * `requestedAt` when the printer knows it, so a command pasted later decides the request it was printed for.
  */
-export function describeDecisionHints(runId: string, toolCallId: string, flags = ''): string {
+export function describeDecisionHints(runId: string, toolCallId: string, flags = '', requestedAt?: string): string {
+  const call = `${runId} ${toolCallId}${requestedAt !== undefined ? ` --requested-at ${requestedAt}` : ''}`;
   return (
-    `  approve: ${cli} approve${flags} ${runId} ${toolCallId} [--input JSON]\n` +
-    `  reject:  ${cli} reject${flags} ${runId} ${toolCallId} [--reason TEXT]`
+    `  approve: ${cli} approve${flags} ${call} [--input JSON]\n` +
+    `  reject:  ${cli} reject${flags} ${call} [--reason TEXT]`
   );
 }
 

@@ -197,7 +197,7 @@ async function awaitDecision(following: Following, event: AwaitingApproval): Pro
   } else if (terminalApprover !== undefined) {
     spinner.print(`Not asked here: ${terminalApprover} is not one of its approvers.`);
   }
-  spinner.print(describeDecisionHints(runId, event.toolCallId, flags));
+  spinner.print(describeDecisionHints(runId, event.toolCallId, flags, event.at));
   spinner.start(`waiting for a decision on ${event.toolName}`);
 }
 

@@ -96,7 +96,16 @@ describe('relay-e run, approve and reject (scripts)', () => {
     if (!('event' in awaiting) || awaiting.event.type !== 'tool_awaiting_approval') throw new Error('unreachable');
     expect(awaiting.event).toMatchObject({ toolName: 'transfer_funds', input: { amount_usd: 50 } });
 
-    const approve = await relayE(['approve', awaiting.runId, awaiting.event.toolCallId, '--reason', 'ok', '--json']);
+    const { runId, event } = awaiting;
+    // A decision made on another request of the call (a run id used again, say) is refused; this request's is not.
+    const unreadable = await relayE(['approve', runId, event.toolCallId, '--requested-at', 'yesterday']);
+    expect(unreadable.code).toBe(2);
+    expect(unreadable.stderr).toContain('--requested-at needs a time');
+    const stale = await relayE(['approve', runId, event.toolCallId, '--requested-at', '2026-01-01T00:00:00Z']);
+    expect(stale.code).toBe(4);
+    expect(stale.stderr).toContain('not at 2026-01-01T00:00:00.000Z: the decision was made on another request');
+    const requestedAt = ['--requested-at', event.at];
+    const approve = await relayE(['approve', runId, event.toolCallId, ...requestedAt, '--reason', 'ok', '--json']);
     expect(approve.code).toBe(0);
     expect(JSON.parse(approve.stdout)).toMatchObject({ decision: 'approve', toolName: 'transfer_funds' });
 

@@ -37,4 +37,12 @@ describe('hints printed by relay-e run', () => {
         `  reject:  ${cli} reject${flags} run_1 call_1_0 [--reason TEXT]`,
     );
   });
+
+  it('relay-e run: they name the request they were printed for, so a command pasted later decides only that one', () => {
+    const at = '2026-12-07T04:00:00.000Z';
+    expect(describeDecisionHints('run_1', 'call_1_0', '', at)).toBe(
+      `  approve: ${cli} approve run_1 call_1_0 --requested-at ${at} [--input JSON]\n` +
+        `  reject:  ${cli} reject run_1 call_1_0 --requested-at ${at} [--reason TEXT]`,
+    );
+  });
 });

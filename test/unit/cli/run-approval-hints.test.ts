@@ -67,9 +67,10 @@ async function runOnTerminal(event: RunEvent): Promise<string> {
   return stdout;
 }
 
+/** The commands printed for the waiting call, naming the request its event records (`at`). */
 const hints =
-  `  approve: ${cli} approve run_1 call_1_0 [--input JSON]\n` +
-  `  reject:  ${cli} reject run_1 call_1_0 [--reason TEXT]\n`;
+  `  approve: ${cli} approve run_1 call_1_0 --requested-at ${at} [--input JSON]\n` +
+  `  reject:  ${cli} reject run_1 call_1_0 --requested-at ${at} [--reason TEXT]\n`;
 
 beforeEach(() => {
   stdout = '';
