@@ -36,7 +36,7 @@ import { defaultModelCallStartMs } from '../src/shared/transcript.js';
 import { ModelContextTracker } from './model-context.js';
 import { answerMessage, assignLegacyCallIds } from '../src/shared/call-ids.js';
 import { readRecordedTime, usesRecordedTime } from './recorded-clock.js';
-import { registerRunHandlers } from './run-handlers.js';
+import { decisionsBeingDated, registerRunHandlers } from './run-handlers.js';
 import { RunState } from './run-state.js';
 import type { CallBeingChecked, CarriedRunState, UnfinishedCall } from './run-state.js';
 import { boundCarriedState } from './carried-state.js';
@@ -75,6 +75,7 @@ export async function agentRun(input: AgentRunInput, carried?: CarriedRunState):
     approvalTimeoutMs: msToNumber(input.approvalTimeout ?? defaultApprovalTimeout),
     notices: noRunNotices(),
     ignoredDecisionsRecorded: 0,
+    datingDecisions: new Set(),
     ...(patches.modelContextByReference() ? { modelContext: new ModelContextTracker(patches.leanHistory()) } : {}),
   };
   registerRunHandlers(context);
@@ -418,6 +419,8 @@ async function recordCancellation(context: RunContext): Promise<void> {
   const { run } = context;
   endWaitsUnder(context, () => context.patches.cancelledRunEndsWaitsFirst());
   await runningCallsEnded(context);
+  const dating = decisionsBeingDated(context);
+  if (dating) await dating;
   const at = usesRecordedTime(context) ? await readRecordedTime() : undefined;
   if (context.exact) {
     for (const call of [...run.unfinishedCalls(), ...checksEndedByCancellation(context)]) {
@@ -447,6 +450,8 @@ async function recordFailure(context: RunContext, error: unknown): Promise<Appli
   const waiting = endWaitsOfFailingRun(context);
   const stopping = stopCallsOfFailingStep(context);
   const ended = stopping ? [...waiting, ...(await stopping)] : waiting;
+  const dating = decisionsBeingDated(context);
+  if (dating) await dating;
   const at = usesRecordedTime(context) ? await readRecordedTime() : undefined;
   const message = describeFailure(error);
   const code = context.exact ? runFailureCode(error, context.patches.runFailedCodeFromCause()) : undefined;

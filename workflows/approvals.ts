@@ -15,6 +15,11 @@ export interface AcceptedDecision {
   edited: boolean;
   /** When the decider's client sent it, as it said (see ApprovalDecision.decidedAt). */
   decidedAt?: string;
+  /**
+   * Its time as fixed from history before it was taken (the decision-time-fixed-before-taken rule): taken as it is,
+   * never bounded again by the clock of a later activation, which a query's replay can show earlier.
+   */
+  datedAt?: string;
   /** The time of its `tool_approved` / `tool_rejected` event, when the handler that accepted it recorded one. */
   recordedAt?: string;
   /** An approval of a call that needs several: how many it has with this one, of how many it needs, and by whom. */

@@ -24,12 +24,17 @@ export function emitDecision(
 }
 
 /**
- * The time a decision's client said it sent it, under the rule that trusts it (decision-time-from-decider); one later
- * than the current workflow task, which took the decision after it was sent, is that task's time under the rule
- * decision-time-bounded-by-task (asked only then). Workflow time is the task's, read from history.
+ * The time a decision is stamped with when its client's can be trusted: the one fixed before it was taken
+ * (`datedAt`), else the one its client said it sent it, under the rule that trusts it (decision-time-from-decider);
+ * one later than the current workflow task, which took the decision after it was sent, is that task's time under the
+ * rule decision-time-bounded-by-task (asked only then). Workflow time is the task's, read from history.
  */
-export function decisionSentAt(context: RunContext, decidedAt: string | undefined): string | undefined {
-  const sent = context.patches.decisionTimeFromDecider() ? decidedAt : undefined;
+export function decisionSentAt(
+  context: RunContext,
+  decision: Pick<AcceptedDecision, 'decidedAt' | 'datedAt'>,
+): string | undefined {
+  if (decision.datedAt !== undefined) return decision.datedAt;
+  const sent = context.patches.decisionTimeFromDecider() ? decision.decidedAt : undefined;
   if (sent === undefined) return undefined;
   const taskTime = Date.now();
   if (Date.parse(sent) <= taskTime || !context.patches.decisionTimeBoundedByTask()) return sent;
@@ -48,7 +53,7 @@ export function recordDecisionWhenAccepted(
   accepted: AcceptedDecision,
 ): string | undefined {
   if (!usesRecordedTime(context)) return emitDecision(context.run, ids, accepted);
-  const sent = decisionSentAt(context, accepted.decidedAt);
+  const sent = decisionSentAt(context, accepted);
   if (sent === undefined || !context.patches.decisionRecordedWhenAccepted()) return undefined;
   return emitDecision(context.run, ids, accepted, sent);
 }
@@ -61,7 +66,7 @@ export function recordDecisionWhenAccepted(
 export function recordApprovalAdded(context: RunContext, pending: PendingApproval, accepted: OneOfSeveral): void {
   const { run } = context;
   const { approver, reason, approvals } = accepted;
-  const sent = decisionSentAt(context, accepted.decidedAt);
+  const sent = decisionSentAt(context, accepted);
   const because = reason !== undefined ? { reason } : {};
   const event = run.emit(
     {

@@ -21,6 +21,11 @@ export interface RunContext {
   awaitsCatalog?: boolean;
   /** How many `decision_ignored` events this execution has recorded (ignored-decisions.ts bounds them). */
   ignoredDecisionsRecorded: number;
+  /**
+   * The signalled decisions a clock activity is dating (rule decision-time-fixed-before-taken): a closing run waits
+   * for them, so each is taken or recorded as ignored before its end (see decisionsBeingDated).
+   */
+  datingDecisions: Set<Promise<void>>;
   /** The approval notices sent and not yet ended (approval-notices.ts): the run waits for them before it ends. */
   notices: RunNotices;
   /**

@@ -1,8 +1,11 @@
 import { ApplicationFailure, CancellationScope, log, setHandler } from '@temporalio/workflow';
+import { isRecord } from '../src/shared/is-record.js';
+import { isTerminalStatus } from '../src/shared/run-types.js';
 import type { ApprovalDecision, ApprovalOutcome } from '../src/shared/run-types.js';
 import { decideSignal, decideUpdate, eventPageQuery, eventsQuery, snapshotQuery } from './messages.js';
 import type { RunContext } from './run-context.js';
-import { recordApprovalAdded, recordDecisionWhenAccepted } from './decision-events.js';
+import { decisionSentAt, recordApprovalAdded, recordDecisionWhenAccepted } from './decision-events.js';
+import { readRecordedTime } from './recorded-clock.js';
 import { editRefusal, isOneOfSeveral, nonTextField, refuseNonTextField } from './approvals.js';
 import type { AcceptedDecision } from './approvals.js';
 import type { ToolCallCheck } from './tool-call-validator.js';
@@ -22,7 +25,7 @@ export function registerRunHandlers(context: RunContext): void {
         refuseNonTextField(decision);
         check(decision);
         refuseUndeclaredFields(context, decision);
-        refuseOnceExpired(context, decision);
+        refuseOnceExpired(context, decision, sentByTaskClock(decision));
         refuseOnceCancelled(decision.toolCallId);
       }),
     description:
@@ -44,25 +47,91 @@ export function registerRunHandlers(context: RunContext): void {
 
 /**
  * A decision by signal: refused as the update's validator refuses it where the run's rules say (each asked only at
- * such a decision, so runs that applied one before replay it), and then ignored, since a signal has no answer.
+ * such a decision, so runs that applied one before replay it), and then ignored, since a signal has no answer. Under
+ * the decision-time-fixed-before-taken rule nothing here reads the workflow clock, which a query's replay can show
+ * earlier than the task that takes the signal: a decision is dated when its client said it sent it, and one that does
+ * not say is taken once a clock activity has dated it.
  */
 function decideBySignal(
   context: RunContext,
   decision: ApprovalDecision,
   check: (decision: ApprovalDecision) => AcceptedDecision,
 ): void {
+  if (!context.patches.decisionTimeFixedBeforeTaken()) {
+    const checked = () => {
+      const accepted = check(decision);
+      refuseSignalledOnceExpired(context, decision, sentByTaskClock(decision));
+      refuseSignalledFields(context, decision);
+      return accepted;
+    };
+    takeSignalledDecision(context, decision, checked, () => check(decision));
+    return;
+  }
+  const sentAt: unknown = isRecord(decision) ? decision.decidedAt : undefined;
+  if (sentAt !== undefined) {
+    // check() refuses a decidedAt that is not a time before anything reads it.
+    takeSignalAt(context, decision, check, sentAt as string);
+    return;
+  }
+  try {
+    check(decision);
+    refuseSignalledFields(context, decision);
+  } catch (error) {
+    ignoreSignalledDecision(context, decision, error);
+    return;
+  }
+  const dating = readRecordedTime().then((clock) => {
+    context.datingDecisions.delete(dating);
+    if (isTerminalStatus(context.run.status)) {
+      log.warn('Ignored an approval signal dated after its run closed', { toolCallId: decision.toolCallId });
+      return;
+    }
+    takeSignalAt(context, decision, check, clock);
+  });
+  context.datingDecisions.add(dating);
+}
+
+/**
+ * What a closing run waits for before it records its end: the signalled decisions a clock is dating, each then taken
+ * or recorded as ignored. Undefined when there are none (always, for runs under the rules from before), so such a
+ * run does not await where it did not before.
+ */
+export function decisionsBeingDated(context: RunContext): Promise<unknown> | undefined {
+  return context.datingDecisions.size > 0 ? Promise.all(context.datingDecisions) : undefined;
+}
+
+/**
+ * Takes a signalled decision as sent at `datedAt` (its call's expiry judged by it): checked (again, for one a clock
+ * dated, since the wait's timeout, another decision or the run's end may have come meanwhile), then applied.
+ */
+function takeSignalAt(
+  context: RunContext,
+  decision: ApprovalDecision,
+  check: (decision: ApprovalDecision) => AcceptedDecision,
+  datedAt: string,
+): void {
+  const checked = () => {
+    const accepted = check(decision);
+    refuseSignalledOnceExpired(context, decision, Date.parse(datedAt));
+    refuseSignalledFields(context, decision);
+    return { ...accepted, datedAt };
+  };
+  takeSignalledDecision(context, decision, checked, () => ({ ...check(decision), datedAt }));
+}
+
+/**
+ * Applies a signalled decision that `checked` accepts, or ignores it; an approval with an edit once the tool's own
+ * schema has checked the edit (nobody waits for a signal's answer), and `rechecked` then.
+ */
+function takeSignalledDecision(
+  context: RunContext,
+  decision: ApprovalDecision,
+  checked: () => AcceptedDecision,
+  rechecked: () => AcceptedDecision,
+): void {
   let accepted: AcceptedDecision;
   try {
-    accepted = check(decision);
-    if (expiresBefore(context, decision) !== undefined && context.patches.expiredDecisionRefused()) {
-      refuseOnceExpired(context, decision);
-    }
-    if (nonTextField(decision) !== undefined && context.patches.decisionFieldsAreText()) {
-      refuseNonTextField(decision);
-    }
-    if (undeclaredEdit(context, decision) && context.patches.editedFieldsDeclared()) {
-      refuseUndeclaredFields(context, decision);
-    }
+    accepted = checked();
   } catch (error) {
     ignoreSignalledDecision(context, decision, error);
     return;
@@ -71,10 +140,26 @@ function decideBySignal(
     applyDecision(context, decision, accepted);
     return;
   }
-  // Nobody waits for a signal's answer: the decision is taken, or ignored, once the tool has checked the edit.
   void checkEdit(context, decision.toolCallId, accepted)
-    .then(() => applyDecision(context, decision, check(decision)))
+    .then(() => applyDecision(context, decision, rechecked()))
     .catch((error: unknown) => ignoreSignalledDecision(context, decision, error));
+}
+
+/** The checks a signalled decision gets that need no time, each under the rule that brought it (asked only then). */
+function refuseSignalledFields(context: RunContext, decision: ApprovalDecision): void {
+  if (nonTextField(decision) !== undefined && context.patches.decisionFieldsAreText()) {
+    refuseNonTextField(decision);
+  }
+  if (undeclaredEdit(context, decision) && context.patches.editedFieldsDeclared()) {
+    refuseUndeclaredFields(context, decision);
+  }
+}
+
+/** Refuses a signalled decision sent at `sent` once its call had expired, under the rule that refuses it. */
+function refuseSignalledOnceExpired(context: RunContext, decision: ApprovalDecision, sent: number): void {
+  if (expiresBefore(context, decision, sent) !== undefined && context.patches.expiredDecisionRefused()) {
+    refuseOnceExpired(context, decision, sent);
+  }
 }
 
 /** A decision signalled that the run does not take: logged, and recorded where the run's rules say (ignored-decisions.ts). */
@@ -97,8 +182,11 @@ function decideByUpdate(
 ): ApprovalOutcome | Promise<ApprovalOutcome> {
   const accepted = check(decision);
   if (!editCheckedByTool(context, accepted)) return applyDecision(context, decision, accepted);
+  // The edit's check ends in a later task, which a query's replay can run under this task's clock: dated here.
+  const datedAt = context.patches.decisionTimeFixedBeforeTaken() ? decisionSentAt(context, accepted) : undefined;
+  const dated = datedAt !== undefined ? { datedAt } : {};
   return checkEdit(context, decision.toolCallId, accepted).then(() =>
-    applyDecision(context, decision, check(decision)),
+    applyDecision(context, decision, { ...check(decision), ...dated }),
   );
 }
 
@@ -120,12 +208,12 @@ async function checkEdit(context: RunContext, toolCallId: string, accepted: Acce
 }
 
 /**
- * Refuses a decision sent once its call's wait had expired: by the time its client sent it (`decidedAt`, no later
- * than this task), else this task's. A fired timer and a decision can reach the run in one workflow task when no
- * worker took the timer's task before the decision was sent; the decision then comes first, and would win.
+ * Refuses a decision sent at `sent` once its call's wait had expired. A fired timer and a decision can reach the run
+ * in one workflow task when no worker took the timer's task before the decision was sent; the decision then comes
+ * first, and would win.
  */
-function refuseOnceExpired(context: RunContext, decision: ApprovalDecision): void {
-  const expiresAt = expiresBefore(context, decision);
+function refuseOnceExpired(context: RunContext, decision: ApprovalDecision, sent: number): void {
+  const expiresAt = expiresBefore(context, decision, sent);
   if (expiresAt === undefined) return;
   throw ApplicationFailure.create({
     type: 'approval_not_pending',
@@ -155,13 +243,20 @@ function undeclaredEdit(
   return check.valid ? undefined : check;
 }
 
-/** The call's `expiresAt` when `decision` was sent at or after it (see {@link refuseOnceExpired}), else undefined. */
-function expiresBefore(context: RunContext, decision: ApprovalDecision): string | undefined {
+/** The call's `expiresAt` when `decision`, sent at `sent`, came at or after it (see {@link refuseOnceExpired}). */
+function expiresBefore(context: RunContext, decision: ApprovalDecision, sent: number): string | undefined {
   const expiresAt = context.run.approvals.get(decision.toolCallId)?.expiresAt;
-  if (expiresAt === undefined) return undefined;
+  return expiresAt !== undefined && sent >= Date.parse(expiresAt) ? expiresAt : undefined;
+}
+
+/**
+ * When a decision was sent, as the task that takes it can tell: when its client said (`decidedAt`), no later than
+ * this task, else this task's time. Only where a task's own clock is sure to be the one replay reads: an update's
+ * validator, or a signal under the runs' rules from before decision-time-fixed-before-taken.
+ */
+function sentByTaskClock(decision: ApprovalDecision): number {
   const taskTime = Date.now();
-  const sent = decision.decidedAt === undefined ? taskTime : Math.min(Date.parse(decision.decidedAt), taskTime);
-  return sent >= Date.parse(expiresAt) ? expiresAt : undefined;
+  return decision.decidedAt === undefined ? taskTime : Math.min(Date.parse(decision.decidedAt), taskTime);
 }
 
 /**

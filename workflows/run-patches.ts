@@ -298,6 +298,18 @@ const handedOffNoticesNotAwaitedPatch = 'handed-off-notices-not-awaited';
  */
 const inputDepthBoundedPatch = 'input-depth-bounded';
 
+/**
+ * A decision's time is fixed from history before the run takes it: a signalled one's by a clock activity (no later
+ * than its `decidedAt`), whose result the checks that need a time (its call's expiry) then use; an update's approval
+ * that waits for the tool to check its edit, in the task that accepted the update. A query answered by replaying the
+ * run on a worker that does not have it cached can apply a signal, or an activity's result, that no workflow task has
+ * processed yet, under the previous task's clock, and that worker then carries the state into the next task: a
+ * decision dated or refused by that clock recorded a time, a patch marker, an event that the run's replay does not
+ * reproduce, and replay then failed. Asked at a signalled decision that passes the checks needing no time, and at an
+ * update's approval whose edit the tool checks, by the same runs as {@link approversToldEveryEndingPatch}.
+ */
+const decisionTimeFixedBeforeTakenPatch = 'decision-time-fixed-before-taken';
+
 /** The answers to the patches a run follows. */
 export interface RunPatches {
   /** False for runs started before the exact identity and limit rules: they replay with the old ones. */
@@ -377,6 +389,8 @@ export interface RunPatches {
   handedOffNoticesNotAwaited(): boolean;
   /** Asked at a call whose input nests too deeply to be checked (see {@link inputDepthBoundedPatch}). */
   inputDepthBounded(): boolean;
+  /** Asked at a decision whose time is fixed before it is taken (see {@link decisionTimeFixedBeforeTakenPatch}). */
+  decisionTimeFixedBeforeTaken(): boolean;
   /**
    * Runs an update's validator: a late patch it asks first answers as it would live, without recording its marker. A
    * validator runs only live, and one that refuses leaves nothing in history, so a marker it recorded would meet no
@@ -414,6 +428,7 @@ type StartRules = Omit<
   | 'patternsInUnicodeMode'
   | 'handedOffNoticesNotAwaited'
   | 'inputDepthBounded'
+  | 'decisionTimeFixedBeforeTaken'
   | 'whileValidating'
 >;
 
@@ -495,6 +510,7 @@ export function decideRunPatches(): RunPatches {
     patternsInUnicodeMode: askedOnce(late ? patternsInUnicodeModePatch : undefined, validating),
     handedOffNoticesNotAwaited: askedOnce(late ? handedOffNoticesNotAwaitedPatch : undefined, validating),
     inputDepthBounded: askedOnce(late ? inputDepthBoundedPatch : undefined, validating),
+    decisionTimeFixedBeforeTaken: askedOnce(late ? decisionTimeFixedBeforeTakenPatch : undefined, validating),
   };
 }
 

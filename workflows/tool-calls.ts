@@ -320,7 +320,8 @@ function stopIfCancelledBeforeExecuting(context: RunContext): void {
 function readsApprovalTimeWhileWaiting(context: RunContext, decision: AcceptedDecision): boolean {
   if (!decision.approved || decision.recordedAt !== undefined) return false;
   // As decisionSentAt answers, without asking the rule it may ask later (decision-time-bounded-by-task) any sooner.
-  const sentAtKnown = decision.decidedAt !== undefined && context.patches.decisionTimeFromDecider();
+  const sentAtKnown =
+    decision.datedAt !== undefined || (decision.decidedAt !== undefined && context.patches.decisionTimeFromDecider());
   return !sentAtKnown && context.patches.approvalTimeReadWhileWaiting();
 }
 
@@ -496,5 +497,5 @@ function toolActivityOptions(entry: ToolCatalogEntry): ActivityOptions {
 
 /** The time a decision's event is stamped with: the one its client sent (decisionSentAt), else a worker's. */
 function decisionTime(context: RunContext, decision: AcceptedDecision): Promise<string> | string {
-  return decisionSentAt(context, decision.decidedAt) ?? readRecordedTime();
+  return decisionSentAt(context, decision) ?? readRecordedTime();
 }

@@ -108,7 +108,8 @@ export interface ApprovalDecision {
   tenantId?: string;
   /**
    * When the decider's client sent the decision (ISO 8601); the decision's event is stamped with it (never earlier
-   * than the event before it). `RelayClient` sets it; without it, the run reads a worker's clock in an activity.
+   * than the event before it; an update's no later than the workflow task that takes it). `RelayClient` sets it;
+   * without it, the run reads a worker's clock in an activity (a signal's decision is taken once it has).
    */
   decidedAt?: string;
   /**

@@ -191,6 +191,12 @@ const decisionTimeFromDecider = pathsSinceCatalogInFirstCall.map((name) => `deci
  * `pattern-tried-by-worker` is a call whose ARN an exponential pattern cannot decide: its catalog names the pattern in
  * `patternsTriedByWorker`, so the run checks the call without it and the worker's check refuses it as
  * `pattern_timed_out` (the tool fails with `validation`).
+ * `decision-signalled-while-query-waits` and `undated-decision-signalled-while-query-waits` are approvals signalled
+ * while a query of the run waited for a worker, with and without `decidedAt`, under `decision-time-fixed-before-taken`
+ * (asked at a signalled decision): the first dated when its client sent it, the second taken once a clock activity
+ * dated it; `undated-approval-as-cancelled` is one of the second kind whose run was cancelled while the clock read,
+ * recorded as `decision_ignored` before the run's end. The histories above with a signalled decision and no marker
+ * (`decided-then-cancelled-in-one-task`, `decision-beside-tool-result`, `approved-as-cancelled`) are its old side.
  */
 const pendingApprovalsInMemo = [
   ...pathsSinceCatalogInFirstCall,
@@ -245,6 +251,9 @@ const pendingApprovalsInMemo = [
   'edit-refused-by-tool',
   'pattern-too-long',
   'pattern-tried-by-worker',
+  'decision-signalled-while-query-waits',
+  'undated-decision-signalled-while-query-waits',
+  'undated-approval-as-cancelled',
 ]
   .map((name) => `pending-approvals-in-memo/${name}.json`)
   .concat(

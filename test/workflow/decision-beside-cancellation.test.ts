@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { readHistory } from '../../src/client/read-history.js';
@@ -77,7 +78,7 @@ function clockReadHeld(armed: () => boolean, held: ReturnType<typeof latch>): Ac
 }
 
 describe('an approval without its time, whose run is cancelled while a worker reads the time', () => {
-  it('records the approval and leaves the call cancelled while awaiting approval: it never reached its tool', async () => {
+  it('is not taken: the closing run records it as ignored, then the call cancelled while awaiting approval', async () => {
     const ledger = createLedger();
     const held = latch();
     let armed = false;
@@ -93,18 +94,26 @@ describe('an approval without its time, whose run is cancelled while a worker re
       const { runId } = await client.startRun({ ...base, prompt: 'pay', approvalTimeout: '1h' });
       await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
       armed = true;
-      // As the Temporal UI sends it: no decidedAt, so the run reads its time from a worker's clock.
+      // As the Temporal UI sends it: no decidedAt, so the run takes it once a worker's clock has dated it.
       const handle = kit.temporal.workflow.getHandle(runId);
       await handle.signal('decide', { toolCallId: 'call_1_0', decision: 'approve', approver: 'ui' });
       await held.started;
       armed = false;
       await client.cancel(runId);
-      // The run takes its cancellation in a workflow task of its own before the clock answers.
+      // The run takes its cancellation in a workflow task of its own before the clock answers, and waits for it.
       await expect.poll(() => cancellationTaken(runId)).toBe(true);
+      await sleep(500);
+      expect((await client.getRun(runId)).status).toBe('awaiting_approval');
       held.release();
       await expect(client.result(runId)).rejects.toThrow();
-      await recordHistoryIfRequested(handle, currentHistoryFile('approved-as-cancelled'));
-      await expectApprovedThenCancelledWhileWaiting(client, runId, ledger);
+      await recordHistoryIfRequested(handle, currentHistoryFile('undated-approval-as-cancelled'));
+      const events = await client.events(runId);
+      const afterWait = events.slice(events.findIndex((event) => event.type === 'tool_awaiting_approval') + 1);
+      expect(eventTypes(afterWait)).toEqual(['decision_ignored', 'tool_cancelled', 'run_cancelled']);
+      expect(afterWait[0]).toMatchObject({ toolCallId: 'call_1_0', approver: 'ui', code: 'approval_not_pending' });
+      expect(afterWait[1]).toMatchObject({ toolCallId: 'call_1_0', stage: 'awaiting_approval' });
+      expect(await countScheduledActivities(kit.temporal, runId, 'executeTool')).toBe(0);
+      expect(ledger.transfers).toEqual([]);
     } finally {
       held.release();
       await running.stop();

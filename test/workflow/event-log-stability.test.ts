@@ -210,6 +210,11 @@ describe('the event log under replay', () => {
   });
 });
 
+const payOnce: ScriptedTurn[] = [
+  { toolCalls: [{ name: 'transfer_funds', input: { from: 'A', to: 'B', amount: 5 } }] },
+  { text: 'paid' },
+];
+
 describe('the time of a decision', () => {
   const turns: ScriptedTurn[] = [
     { toolCalls: [{ id: 'pay', name: 'transfer_funds', input: { from: 'A', to: 'B', amount: 5 } }] },
@@ -340,6 +345,69 @@ describe('a decision delivered in the workflow task that cancels its run', () =>
         kit.temporal.workflow.getHandle(runId),
         currentHistoryFile('decided-then-cancelled-in-one-task'),
       );
+    } finally {
+      await second.stop();
+    }
+  });
+});
+
+describe('decisions signalled while queries of their runs wait for a worker', () => {
+  /**
+   * With no worker polling and no workflow task pending, the server hands a query to a worker as a task of its own,
+   * whose history is read when a worker takes it: a signal sent meanwhile is in that history, and a worker without the
+   * run in cache applies it to answer the query under the clock of the run's last task, then carries what it reached
+   * into the task that takes the signal. Whether a worker takes the query or that task first is the server's choice,
+   * so several runs are raced, and at least one must have had its query answered before that task completed.
+   */
+  it('show no decision at a time, and record no step, that the run replays otherwise', async () => {
+    const taskQueue = uniqueTaskQueue('query-before-signal');
+    const start = () =>
+      kit.startWorker({
+        taskQueue,
+        tools: createTestTools(createLedger()),
+        models: { scripted: scriptedModel(payOnce) },
+      });
+    const first = await start();
+    const { client } = first;
+    const runIds = await Promise.all(
+      Array.from(
+        { length: 12 },
+        async () => (await client.startRun({ ...base, prompt: 'pay', approvalTimeout: '1h' })).runId,
+      ),
+    );
+    await Promise.all(runIds.map((runId) => waitForRun(client, runId, (run) => run.status === 'awaiting_approval')));
+    await first.stop();
+    const asked = runIds.map(async (runId) => {
+      const page = await kit.temporal.workflow.getHandle(runId).query(eventPageQuery, {});
+      return { events: page.events, answeredAt: Date.now() };
+    });
+    // The queries reach the server, which finds no task pending and waits for a worker to take them as tasks.
+    await sleep(1_000);
+    for (const [index, runId] of runIds.entries()) {
+      const decision = { toolCallId: 'call_1_0', decision: 'approve', approver: 'alice' } as const;
+      // Every third as the Temporal UI sends it, without its time: the run takes it once a worker's clock dates it.
+      if (index % 3 === 2) await kit.temporal.workflow.getHandle(runId).signal('decide', decision);
+      else await client.signalDecision(runId, decision);
+    }
+    const second = await start();
+    try {
+      const shown = await Promise.all(asked);
+      await Promise.all(runIds.map((runId) => client.result(runId)));
+      let answeredBeforeDecision = 0;
+      for (const [index, runId] of runIds.entries()) {
+        // The run left the worker's cache when it closed: this read replays its whole history.
+        const recorded = await queriedEvents(kit.temporal, runId);
+        const { events = [], answeredAt = Infinity } = shown[index] ?? {};
+        expectSameEvents(new Map(events.map((event) => [event.seq, event])), recorded);
+        if (answeredAt < (await taskAfterSignalCompletedAt(runId))) answeredBeforeDecision += 1;
+      }
+      expect(answeredBeforeDecision).toBeGreaterThan(0);
+      for (const [index, name] of [
+        [0, 'decision-signalled-while-query-waits'],
+        [2, 'undated-decision-signalled-while-query-waits'],
+      ] as const) {
+        await recordHistoryIfRequested(kit.temporal.workflow.getHandle(runIds[index] ?? ''), currentHistoryFile(name));
+      }
     } finally {
       await second.stop();
     }
@@ -609,6 +677,16 @@ async function recordedDecisionTimes(runId: string): Promise<Array<{ at?: string
 interface RecordedResult {
   at?: string;
   catalog?: { at?: string };
+}
+
+/** When the workflow task that took the run's first signal completed (by the server's clock, this machine's). */
+async function taskAfterSignalCompletedAt(runId: string): Promise<number> {
+  const history = await kit.temporal.workflow.getHandle(runId).fetchHistory();
+  const events = history.events ?? [];
+  const signalled = events.findIndex((event) => event.workflowExecutionSignaledEventAttributes);
+  const completed = events.slice(signalled).find((event) => event.workflowTaskCompletedEventAttributes);
+  if (signalled < 0 || !completed?.eventTime) throw new Error(`Run ${runId} completed no task after a signal`);
+  return Number(completed.eventTime.seconds) * 1_000 + Math.floor((completed.eventTime.nanos ?? 0) / 1e6);
 }
 
 /** How many workflow tasks the run started before it scheduled its first model call. */
