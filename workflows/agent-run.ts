@@ -113,6 +113,8 @@ async function runSteps(context: RunContext): Promise<RunResult> {
   const stepsAtStart = run.step;
   for (;;) {
     if (run.step >= run.maxSteps) {
+      const dating = decisionsBeingDated(context);
+      if (dating) await dating;
       if (context.notices.inFlight.size > 0) await noticesDelivered(context);
       return finishRun(context, 'max_steps', { at: run.latestAt });
     }
@@ -125,6 +127,8 @@ async function runSteps(context: RunContext): Promise<RunResult> {
     if ((response.toolCalls ?? []).length === 0) {
       refuseUnfinishedAnswer(context, response.finishReason);
       stopIfCancelled(context);
+      const dating = decisionsBeingDated(context);
+      if (dating) await dating;
       if (context.notices.inFlight.size > 0) await noticesDelivered(context);
       return finishRun(context, 'final_answer', { output: response.text ?? '', at: response.at });
     }
@@ -133,6 +137,8 @@ async function runSteps(context: RunContext): Promise<RunResult> {
     stopIfCancelled(context);
     publishRunStateIfChanged(context);
     if (shouldContinueAsNew(context, stepsAtStart, suggested)) {
+      const dating = decisionsBeingDated(context);
+      if (dating) await dating;
       await condition(allHandlersFinished);
       if (context.notices.inFlight.size > 0) await noticesDelivered(context);
       const input = continuedInput(context);

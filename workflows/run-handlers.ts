@@ -92,9 +92,9 @@ function decideBySignal(
 }
 
 /**
- * What a closing run waits for before it records its end: the signalled decisions a clock is dating, each then taken
- * or recorded as ignored. Undefined when there are none (always, for runs under the rules from before), so such a
- * run does not await where it did not before.
+ * What a run waits for before it records its end or continues as new: the signalled decisions a clock is dating, each
+ * then taken or recorded as ignored. Undefined when there are none (always, for runs under the rules from before), so
+ * such a run does not await where it did not before (an `await` of nothing still yields, and could reorder commands).
  */
 export function decisionsBeingDated(context: RunContext): Promise<unknown> | undefined {
   return context.datingDecisions.size > 0 ? Promise.all(context.datingDecisions) : undefined;

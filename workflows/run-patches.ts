@@ -299,13 +299,14 @@ const handedOffNoticesNotAwaitedPatch = 'handed-off-notices-not-awaited';
 const inputDepthBoundedPatch = 'input-depth-bounded';
 
 /**
- * A decision's time is fixed from history before the run takes it: a signalled one's by a clock activity (no later
- * than its `decidedAt`), whose result the checks that need a time (its call's expiry) then use; an update's approval
- * that waits for the tool to check its edit, in the task that accepted the update. A query answered by replaying the
- * run on a worker that does not have it cached can apply a signal, or an activity's result, that no workflow task has
- * processed yet, under the previous task's clock, and that worker then carries the state into the next task: a
- * decision dated or refused by that clock recorded a time, a patch marker, an event that the run's replay does not
- * reproduce, and replay then failed. Asked at a signalled decision that passes the checks needing no time, and at an
+ * A decision's time is fixed from history before the run takes it, never read from the clock of the task that takes
+ * it: a signal's is its `decidedAt` as sent (its call's expiry judged by it), or without one a clock activity's reading
+ * (the decision taken then; a run waits for such readings before it ends or continues as new); an update's approval
+ * that waits for the tool to check its edit is dated in the task that accepted the update. A query answered by
+ * replaying the run on a worker that does not have it cached can apply a signal, or an activity's result, that no
+ * workflow task has processed yet, under the previous task's clock, and that worker then carries the state into the
+ * next task: a decision dated or refused by that clock recorded a time, a patch marker, an event that the run's replay
+ * does not reproduce, and replay then failed. Asked at every signalled decision, before its checks, and at an
  * update's approval whose edit the tool checks, by the same runs as {@link approversToldEveryEndingPatch}.
  */
 const decisionTimeFixedBeforeTakenPatch = 'decision-time-fixed-before-taken';

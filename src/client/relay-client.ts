@@ -286,11 +286,11 @@ export class RelayClient {
   }
 
   /**
-   * Sends a decision as a signal: no answer, and a decision the run does not take is recorded as `decision_ignored`.
-   * It carries this machine's time as `decidedAt` (unless it names one), which the run takes as the decision's time,
-   * bounded only by the call's expiry (an update's is bounded by the workflow task that takes it too). A reason the
-   * run would cut short, and a decision whose `tenantId` is not the run's (`run_not_found`, as for a missing run), are
-   * refused here, before anything is sent.
+   * Sends a decision as a signal: no answer; a decision the run does not take is recorded as `decision_ignored` (20
+   * at most an execution). It carries this machine's time as `decidedAt` (unless it names one), which the run takes
+   * as the decision's time, bounded only by the call's expiry (an update's is bounded by the workflow task that takes
+   * it too). A reason the run would cut short, and a decision whose `tenantId` is not the run's (`run_not_found`, as
+   * for a missing run), are refused here, before anything is sent.
    */
   async signalDecision(runId: string, decision: ApprovalDecision): Promise<void> {
     await signalDecision(this, runId, decision);
