@@ -64,7 +64,9 @@ ${runConnectionOptionsHelp}`,
 
 /**
  * The table `relay-e approvals` prints: a call whose tool names its approvers says who may decide it. The commands
- * that decide a call carry `flags`, the connection flags the command was given ({@link connectionHintFlags}).
+ * that decide a call carry `flags`, the connection flags the command was given ({@link connectionHintFlags}), and
+ * name the request by its `requestedAt` (shown whole, as `--requested-at` matches it), so a command typed from a
+ * listing read before a run id was used again does not decide the new run's call.
  */
 export function formatApprovals({ approvals }: PendingApprovals, tenantId: string, flags = ''): string {
   if (approvals.length === 0) return `No tool call of tenant ${tenantId} waits for a human.\n`;
@@ -72,11 +74,12 @@ export function formatApprovals({ approvals }: PendingApprovals, tenantId: strin
     approval.runId,
     approval.toolCallId,
     toolColumn(approval),
+    approval.requestedAt,
     approval.expiresAt.replace('T', ' ').slice(0, 19),
     compact(approval.input),
   ]);
-  const table = formatTable(['RUN', 'CALL', 'TOOL', 'EXPIRES (UTC)', 'INPUT'], rows);
-  return `${table}\nDecide:\n${describeDecisionHints('<run>', '<call>', flags)}\n`;
+  const table = formatTable(['RUN', 'CALL', 'TOOL', 'REQUESTED AT', 'EXPIRES (UTC)', 'INPUT'], rows);
+  return `${table}\nDecide:\n${describeDecisionHints('<run>', '<call>', flags, '<requested at>')}\n`;
 }
 
 /** The tool's name, with who may decide its call and how many approvals it has, when its tool says. */

@@ -73,9 +73,11 @@ export function describeRun(
     lines.push(`Version  build ${buildId} of Worker Deployment ${deploymentName} (${behavior})`);
   }
   for (const pending of snapshot.pendingApprovals) {
+    // The request's time goes with the call, so a command typed after the run id was used again decides nothing new.
+    const call = `${snapshot.runId} ${pending.toolCallId} --requested-at ${pending.requestedAt}`;
     lines.push(
       `Pending  ${pending.toolName} [${pending.toolCallId}] ${compact(pending.input)} until ${pending.expiresAt}`,
-      `         ${cli} approve${flags} ${snapshot.runId} ${pending.toolCallId}   |   ${cli} reject${flags} ${snapshot.runId} ${pending.toolCallId}`,
+      `         ${cli} approve${flags} ${call}   |   ${cli} reject${flags} ${call}`,
     );
   }
   if (snapshot.error) lines.push(`Error    ${snapshot.error}`);

@@ -38,20 +38,29 @@ const snapshot: RunSnapshot = {
 describe('the commands a decision hint prints, from a command that reached a server elsewhere', () => {
   it('relay-e approvals: carry the connection flags it was given', () => {
     const table = formatApprovals({ approvals: [approval], unanswered: [], hasMore: false }, 'acme', flags);
-    expect(table).toContain(`  approve: ${cli} approve${flags} <run> <call> [--input JSON]\n`);
-    expect(table).toContain(`  reject:  ${cli} reject${flags} <run> <call> [--reason TEXT]\n`);
+    expect(table).toContain(
+      `  approve: ${cli} approve${flags} <run> <call> --requested-at <requested at> [--input JSON]\n`,
+    );
+    expect(table).toContain(
+      `  reject:  ${cli} reject${flags} <run> <call> --requested-at <requested at> [--reason TEXT]\n`,
+    );
   });
 
   it('relay-e inspect: carry the connection flags it was given', () => {
     const text = describeRun(snapshot, [], [], flags);
-    expect(text).toContain(`${cli} approve${flags} run_1 call_1_0`);
-    expect(text).toContain(`${cli} reject${flags} run_1 call_1_0`);
+    const requested = '--requested-at 2026-12-04T12:00:00.000Z';
+    expect(text).toContain(`${cli} approve${flags} run_1 call_1_0 ${requested}   |   `);
+    expect(text).toContain(`${cli} reject${flags} run_1 call_1_0 ${requested}\n`);
   });
 
   it('keep their short form for a command given no connection flag', () => {
     expect(formatApprovals({ approvals: [approval], unanswered: [], hasMore: false }, 'acme')).toContain(
-      `Decide:\n  approve: ${cli} approve <run> <call> [--input JSON]\n  reject:  ${cli} reject <run> <call> [--reason TEXT]\n`,
+      `Decide:\n  approve: ${cli} approve <run> <call> --requested-at <requested at> [--input JSON]\n` +
+        `  reject:  ${cli} reject <run> <call> --requested-at <requested at> [--reason TEXT]\n`,
     );
-    expect(describeRun(snapshot, [])).toContain(`${cli} approve run_1 call_1_0   |   ${cli} reject run_1 call_1_0`);
+    const requested = '--requested-at 2026-12-04T12:00:00.000Z';
+    expect(describeRun(snapshot, [])).toContain(
+      `${cli} approve run_1 call_1_0 ${requested}   |   ${cli} reject run_1 call_1_0 ${requested}`,
+    );
   });
 });

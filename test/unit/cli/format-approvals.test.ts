@@ -24,13 +24,19 @@ describe('relay-e approvals', () => {
       },
       'acme',
     );
-    expect(table).toMatch(/^run_1\s+call_1_0\s+transfer_funds\s+2026-12-05 12:00:00\s+\{"amount":5\}$/m);
-    expect(table).toMatch(/^run_1\s+call_1_1\s+transfer_funds \(finance-lead or cfo only\)\s+2026-12-05/m);
+    expect(table).toMatch(
+      /^run_1\s+call_1_0\s+transfer_funds\s+2026-12-04T12:00:00\.000Z\s+2026-12-05 12:00:00\s+\{"amount":5\}$/m,
+    );
+    expect(table).toMatch(
+      /^run_1\s+call_1_1\s+transfer_funds \(finance-lead or cfo only\)\s+2026-12-04T12:00:00\.000Z\s+2026-12-05/m,
+    );
     const twoOfThree = { ...approval, toolCallId: 'call_1_2', approvers: ['a', 'b', 'c'], approvalsRequired: 2 };
     const given = [{ approver: 'a', at: '2026-12-04T12:01:00.000Z' }];
     expect(
       formatApprovals({ approvals: [{ ...twoOfThree, approvals: given }], unanswered: [], hasMore: false }, 'acme'),
-    ).toMatch(/^run_1\s+call_1_2\s+transfer_funds \(a or b or c only; 1 of 2 approvals\)\s+2026-12-05/m);
+    ).toMatch(
+      /^run_1\s+call_1_2\s+transfer_funds \(a or b or c only; 1 of 2 approvals\)\s+2026-12-04T12:00:00\.000Z\s+2026-12-05/m,
+    );
     expect(formatApprovals({ approvals: [], unanswered: [], hasMore: false }, 'acme')).toBe(
       'No tool call of tenant acme waits for a human.\n',
     );
