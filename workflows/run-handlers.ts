@@ -80,14 +80,16 @@ function decideBySignal(
     ignoreSignalledDecision(context, decision, error);
     return;
   }
-  const dating = readRecordedTime().then((clock) => {
-    context.datingDecisions.delete(dating);
-    if (isTerminalStatus(context.run.status)) {
-      log.warn('Ignored an approval signal dated after its run closed', { toolCallId: decision.toolCallId });
-      return;
-    }
-    takeSignalAt(context, decision, check, clock);
-  });
+  const dating: Promise<void> = readRecordedTime()
+    .then((clock) => {
+      if (isTerminalStatus(context.run.status)) {
+        log.warn('Ignored an approval signal dated after its run closed', { toolCallId: decision.toolCallId });
+        return;
+      }
+      takeSignalAt(context, decision, check, clock);
+    })
+    .catch((error: unknown) => ignoreSignalledDecision(context, decision, error))
+    .finally(() => context.datingDecisions.delete(dating));
   context.datingDecisions.add(dating);
 }
 

@@ -120,3 +120,43 @@ describe('an approval without its time, whose run is cancelled while a worker re
     }
   });
 });
+
+describe('an approval without its time, whose call times out while a worker reads the time', () => {
+  it('is recorded as ignored before the run ends, though its run has no step left to wait in', async () => {
+    const ledger = createLedger();
+    const held = latch();
+    let armed = false;
+    const turns = [{ toolCalls: [{ name: 'transfer_funds', input: { from: 'A', to: 'B', amount: 5 } }] }];
+    const running = await kit.startWorker({
+      taskQueue: uniqueTaskQueue('undated-as-timed-out'),
+      tools: createTestTools(ledger),
+      models: { scripted: scriptedModel(turns) },
+      workerOptions: { interceptors: { activity: [clockReadHeld(() => armed, held)] } },
+    });
+    try {
+      const { client } = running;
+      // One step: once the call times out, the run ends at once (max_steps) unless it waits for the reading.
+      const { runId } = await client.startRun({ ...base, prompt: 'pay', approvalTimeout: '3s', maxSteps: 1 });
+      await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
+      armed = true;
+      const handle = kit.temporal.workflow.getHandle(runId);
+      await handle.signal('decide', { toolCallId: 'call_1_0', decision: 'approve', approver: 'ui' });
+      await held.started;
+      await expect
+        .poll(async () => eventTypes(await client.events(runId)), { timeout: 15_000 })
+        .toContain('tool_approval_timed_out');
+      expect((await client.getRun(runId)).status).not.toBe('completed');
+      held.release();
+      await client.result(runId);
+      const events = await client.events(runId);
+      const afterWait = events.slice(events.findIndex((event) => event.type === 'tool_awaiting_approval') + 1);
+      expect(eventTypes(afterWait)).toEqual(['tool_approval_timed_out', 'decision_ignored', 'run_completed']);
+      expect(afterWait[1]).toMatchObject({ toolCallId: 'call_1_0', approver: 'ui', code: 'approval_not_pending' });
+      expect(afterWait[2]).toMatchObject({ stopReason: 'max_steps' });
+      expect(ledger.transfers).toEqual([]);
+    } finally {
+      held.release();
+      await running.stop();
+    }
+  });
+});
