@@ -6,6 +6,7 @@ import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { z } from 'zod';
 import { defineTool } from '../../src/tool/define-tool.js';
+import type { ToolDefinition } from '../../src/tool/define-tool.js';
 import { decideUpdate, eventPageQuery } from '../../workflows/messages.js';
 import { RelayClient } from '../../src/client/relay-client.js';
 import { RelayError } from '../../src/shared/errors.js';
@@ -251,6 +252,31 @@ describe('the time of a decision', () => {
       const clock = await recordedActivityResults(unstamped.runId, 'readClock');
       expect(clock).toHaveLength(1);
       expect(await approvedAt(unstamped.runId)).toBe(clock[0]?.at);
+    } finally {
+      await worker.stop();
+    }
+  });
+
+  it('of an approval before the last, signalled without one, is the reading of the clock activity that dated it', async () => {
+    const tools = createTestTools(createLedger()).map((tool) =>
+      tool.name === 'transfer_funds' ? defineTool({ ...(tool as ToolDefinition), approvalsRequired: 2 }) : tool,
+    );
+    const worker = await kit.startWorker({ tools, models: { scripted: scriptedModel(turns) } });
+    const { client } = worker;
+    try {
+      const { runId } = await client.startRun({ ...base, prompt: 'pay', approvalTimeout: '1h' });
+      await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
+      // As the Temporal UI's "Send Signal" sends it: no decidedAt.
+      await kit.temporal.workflow
+        .getHandle(runId)
+        .signal('decide', { toolCallId: 'call_1_0', decision: 'approve', approver: 'alice' });
+      await waitForRun(client, runId, (run) => (run.pendingApprovals[0]?.approvals ?? []).length === 1);
+      await client.approve(runId, 'call_1_0', { approver: 'bob' });
+      await client.result(runId);
+      const clock = await recordedActivityResults(runId, 'readClock');
+      const added = (await client.events(runId)).find((event) => event.type === 'tool_approval_added');
+      expect(clock).toHaveLength(1);
+      expect(added).toMatchObject({ approver: 'alice', at: clock[0]?.at });
     } finally {
       await worker.stop();
     }
