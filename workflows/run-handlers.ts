@@ -58,19 +58,13 @@ function decideBySignal(
   check: (decision: ApprovalDecision) => AcceptedDecision,
 ): void {
   if (!context.patches.decisionTimeFixedBeforeTaken()) {
-    const checked = () => {
-      const accepted = check(decision);
-      refuseSignalledOnceExpired(context, decision, sentByTaskClock(decision));
-      refuseSignalledFields(context, decision);
-      return accepted;
-    };
-    takeSignalledDecision(context, decision, checked, () => check(decision));
+    takeSignal(context, decision, check);
     return;
   }
   const sentAt: unknown = isRecord(decision) ? decision.decidedAt : undefined;
   if (sentAt !== undefined) {
     // check() refuses a decidedAt that is not a time before anything reads it.
-    takeSignalAt(context, decision, check, sentAt as string);
+    takeSignal(context, decision, check, sentAt as string);
     return;
   }
   try {
@@ -86,7 +80,7 @@ function decideBySignal(
         log.warn('Ignored an approval signal dated after its run closed', { toolCallId: decision.toolCallId });
         return;
       }
-      takeSignalAt(context, decision, check, clock);
+      takeSignal(context, decision, check, clock);
     })
     .catch((error: unknown) => ignoreSignalledDecision(context, decision, error))
     .finally(() => context.datingDecisions.delete(dating));
@@ -103,47 +97,37 @@ export function decisionsBeingDated(context: RunContext): Promise<unknown> | und
 }
 
 /**
- * Takes a signalled decision as sent at `datedAt` (its call's expiry judged by it): checked (again, for one a clock
- * dated, since the wait's timeout, another decision or the run's end may have come meanwhile), then applied.
+ * Takes a signalled decision: checked, its call's expiry judged by `datedAt` (the time fixed before it was taken, rule
+ * decision-time-fixed-before-taken, which goes with it), or without one by the task's clock as the runs' rules from
+ * before judge it; then applied, or ignored. An approval with an edit is taken once the tool's own schema has checked
+ * the edit (nobody waits for a signal's answer), checked again then.
  */
-function takeSignalAt(
+function takeSignal(
   context: RunContext,
   decision: ApprovalDecision,
   check: (decision: ApprovalDecision) => AcceptedDecision,
-  datedAt: string,
+  datedAt?: string,
 ): void {
-  const checked = () => {
-    const accepted = check(decision);
-    refuseSignalledOnceExpired(context, decision, Date.parse(datedAt));
-    refuseSignalledFields(context, decision);
-    return { ...accepted, datedAt };
-  };
-  takeSignalledDecision(context, decision, checked, () => ({ ...check(decision), datedAt }));
-}
-
-/**
- * Applies a signalled decision that `checked` accepts, or ignores it; an approval with an edit once the tool's own
- * schema has checked the edit (nobody waits for a signal's answer), and `rechecked` then.
- */
-function takeSignalledDecision(
-  context: RunContext,
-  decision: ApprovalDecision,
-  checked: () => AcceptedDecision,
-  rechecked: () => AcceptedDecision,
-): void {
+  const dated = (accepted: AcceptedDecision) => (datedAt === undefined ? accepted : { ...accepted, datedAt });
   let accepted: AcceptedDecision;
   try {
-    accepted = checked();
+    accepted = check(decision);
+    refuseSignalledOnceExpired(
+      context,
+      decision,
+      datedAt === undefined ? sentByTaskClock(decision) : Date.parse(datedAt),
+    );
+    refuseSignalledFields(context, decision);
   } catch (error) {
     ignoreSignalledDecision(context, decision, error);
     return;
   }
   if (!editCheckedByTool(context, accepted)) {
-    applyDecision(context, decision, accepted);
+    applyDecision(context, decision, dated(accepted));
     return;
   }
   void checkEdit(context, decision.toolCallId, accepted)
-    .then(() => applyDecision(context, decision, rechecked()))
+    .then(() => applyDecision(context, decision, dated(check(decision))))
     .catch((error: unknown) => ignoreSignalledDecision(context, decision, error));
 }
 
