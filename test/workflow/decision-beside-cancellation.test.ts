@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { ActivityInterceptorsFactory } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { readHistory } from '../../src/client/read-history.js';
-import type { RelayClient } from '../../src/client/relay-client.js';
+import type { RelayClient, StartRunOptions } from '../../src/client/relay-client.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { latch } from '../helpers/latch.js';
 import { countScheduledActivities, eventTypes, useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
@@ -77,28 +77,38 @@ function clockReadHeld(armed: () => boolean, held: ReturnType<typeof latch>): Ac
   });
 }
 
+/**
+ * Starts a run whose transfer waits for a human, then approves it by a signal without its time, as the Temporal UI
+ * sends it: the run takes it once a worker's clock has dated it, and that clock read is held until `held.release()`.
+ */
+async function undatedApprovalHeld(label: string, run: Partial<StartRunOptions>) {
+  const ledger = createLedger();
+  const held = latch();
+  let armed = false;
+  const turns = [{ toolCalls: [{ name: 'transfer_funds', input: { from: 'A', to: 'B', amount: 5 } }] }];
+  const running = await kit.startWorker({
+    taskQueue: uniqueTaskQueue(label),
+    tools: createTestTools(ledger),
+    models: { scripted: scriptedModel(turns) },
+    workerOptions: { interceptors: { activity: [clockReadHeld(() => armed, held)] } },
+  });
+  const { client } = running;
+  const { runId } = await client.startRun({ ...base, prompt: 'pay', ...run });
+  await waitForRun(client, runId, (snapshot) => snapshot.status === 'awaiting_approval');
+  armed = true;
+  const handle = kit.temporal.workflow.getHandle(runId);
+  await handle.signal('decide', { toolCallId: 'call_1_0', decision: 'approve', approver: 'ui' });
+  await held.started;
+  armed = false;
+  return { running, client, runId, handle, held, ledger };
+}
+
 describe('an approval without its time, whose run is cancelled while a worker reads the time', () => {
   it('is not taken: the closing run records it as ignored, then the call cancelled while awaiting approval', async () => {
-    const ledger = createLedger();
-    const held = latch();
-    let armed = false;
-    const turns = [{ toolCalls: [{ name: 'transfer_funds', input: { from: 'A', to: 'B', amount: 5 } }] }];
-    const running = await kit.startWorker({
-      taskQueue: uniqueTaskQueue('approved-as-cancelled'),
-      tools: createTestTools(ledger),
-      models: { scripted: scriptedModel(turns) },
-      workerOptions: { interceptors: { activity: [clockReadHeld(() => armed, held)] } },
+    const { running, client, runId, handle, held, ledger } = await undatedApprovalHeld('approved-as-cancelled', {
+      approvalTimeout: '1h',
     });
     try {
-      const { client } = running;
-      const { runId } = await client.startRun({ ...base, prompt: 'pay', approvalTimeout: '1h' });
-      await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
-      armed = true;
-      // As the Temporal UI sends it: no decidedAt, so the run takes it once a worker's clock has dated it.
-      const handle = kit.temporal.workflow.getHandle(runId);
-      await handle.signal('decide', { toolCallId: 'call_1_0', decision: 'approve', approver: 'ui' });
-      await held.started;
-      armed = false;
       await client.cancel(runId);
       // The run takes its cancellation in a workflow task of its own before the clock answers, and waits for it.
       await expect.poll(() => cancellationTaken(runId)).toBe(true);
@@ -123,25 +133,12 @@ describe('an approval without its time, whose run is cancelled while a worker re
 
 describe('an approval without its time, whose call times out while a worker reads the time', () => {
   it('is recorded as ignored before the run ends, though its run has no step left to wait in', async () => {
-    const ledger = createLedger();
-    const held = latch();
-    let armed = false;
-    const turns = [{ toolCalls: [{ name: 'transfer_funds', input: { from: 'A', to: 'B', amount: 5 } }] }];
-    const running = await kit.startWorker({
-      taskQueue: uniqueTaskQueue('undated-as-timed-out'),
-      tools: createTestTools(ledger),
-      models: { scripted: scriptedModel(turns) },
-      workerOptions: { interceptors: { activity: [clockReadHeld(() => armed, held)] } },
+    // One step: once the call times out, the run ends at once (max_steps) unless it waits for the reading.
+    const { running, client, runId, held, ledger } = await undatedApprovalHeld('undated-as-timed-out', {
+      approvalTimeout: '3s',
+      maxSteps: 1,
     });
     try {
-      const { client } = running;
-      // One step: once the call times out, the run ends at once (max_steps) unless it waits for the reading.
-      const { runId } = await client.startRun({ ...base, prompt: 'pay', approvalTimeout: '3s', maxSteps: 1 });
-      await waitForRun(client, runId, (run) => run.status === 'awaiting_approval');
-      armed = true;
-      const handle = kit.temporal.workflow.getHandle(runId);
-      await handle.signal('decide', { toolCallId: 'call_1_0', decision: 'approve', approver: 'ui' });
-      await held.started;
       await expect
         .poll(async () => eventTypes(await client.events(runId)), { timeout: 15_000 })
         .toContain('tool_approval_timed_out');
