@@ -123,7 +123,6 @@ async function runSteps(context: RunContext): Promise<RunResult> {
     // makes, so async layers between the loop and the activities would cost CPU on every step for nothing.
     prepareModelCall(context);
     const response = recordModelResponse(context, receiveCatalog(context, await requestModelTurn(context)));
-    const suggested = workflowInfo().continueAsNewSuggested;
     if ((response.toolCalls ?? []).length === 0) {
       refuseUnfinishedAnswer(context, response.finishReason);
       stopIfCancelled(context);
@@ -132,6 +131,8 @@ async function runSteps(context: RunContext): Promise<RunResult> {
       if (context.notices.inFlight.size > 0) await noticesDelivered(context);
       return finishRun(context, 'final_answer', { output: response.text ?? '', at: response.at });
     }
+    // Read where the answer resumed the run, before any await, and only where it can matter.
+    const suggested = context.patches.continueAsNewSuggested();
     const calls = recordProposedCalls(context, response);
     recordToolResults(run, calls, await handleToolCalls(context, calls, response.at));
     stopIfCancelled(context);
@@ -346,7 +347,8 @@ function recordToolResults(run: RunState, calls: readonly ToolCall[], results: r
 
 /**
  * `suggestedAtModelAnswer` is Temporal's suggestion as the model's answer found it: the activation that delivers an
- * activity's result is the same live and on replay, unlike the one after the step's calls (see run-patches.ts).
+ * activity's result is the same live and on replay, unlike the one after the step's calls, and under
+ * `continue-as-new-suggestion-recorded` replay reads it as the run read it live (see run-patches.ts).
  */
 function shouldContinueAsNew(context: RunContext, stepsAtStart: number, suggestedAtModelAnswer: boolean): boolean {
   const stepsThisExecution = context.run.step - stepsAtStart;

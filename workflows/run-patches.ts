@@ -1,4 +1,4 @@
-import { patched } from '@temporalio/workflow';
+import { patched, workflowInfo } from '@temporalio/workflow';
 
 /**
  * Stands for every patch below at once. Each `patched()` that a new run asks records a marker and an upsert of
@@ -34,6 +34,20 @@ const decisionTimePatch = 'decision-time-from-decider';
  * (no worker needed). Runs recorded under the earlier markers ask them as they did.
  */
 const pendingApprovalsMemoPatch = 'pending-approvals-in-memo';
+
+/**
+ * Stands for every rule of {@link pendingApprovalsMemoPatch} and brings its own: Temporal's suggestion to continue as
+ * new, read where the model's answer resumes the run, is recorded where a run first reads it live (marker
+ * {@link continueAsNewSuggestedMarker}), and replay answers from that marker, not from the suggestion its task
+ * carries. A query answered by replaying the run on a worker that does not have it cached can apply a model answer no
+ * workflow task has processed yet, under the previous task's suggestion, and that worker carries what it decided into
+ * the task that delivers the answer: when the suggestion came with that task, the run went on live and continued as
+ * new on replay, which then failed. Runs recorded under the earlier markers ask them as they did.
+ */
+const suggestionRecordedPatch = 'continue-as-new-suggestion-recorded';
+
+/** Recorded where a run under {@link suggestionRecordedPatch} first reads Temporal's suggestion to continue as new. */
+const continueAsNewSuggestedMarker = 'continue-as-new-suggested';
 
 /**
  * Run-wide ids unique across steps, idempotency keys unique across executions, byte limits, the tool's own schema
@@ -332,6 +346,11 @@ export interface RunPatches {
   decisionTimeFromDecider(): boolean;
   /** The rule {@link pendingApprovalsMemoPatch} brings of its own. */
   pendingApprovalsInMemo(): boolean;
+  /**
+   * Temporal's suggestion to continue as new, asked where the model's answer resumes the run: under
+   * {@link suggestionRecordedPatch}, as the run read it live.
+   */
+  continueAsNewSuggested(): boolean;
   /** Asked at the run's first approval notice, never before (see {@link approversToldEveryEndingPatch}). */
   approversToldEveryEnding(): boolean;
   /** Asked at the run's first decision with a known time, never before (see {@link decisionRecordedWhenAcceptedPatch}). */
@@ -448,9 +467,12 @@ const everyRule: StartRules = {
   deflatedClosedRunRecord: () => true,
   decisionTimeFromDecider: () => true,
   pendingApprovalsInMemo: () => true,
+  continueAsNewSuggested: suggestionAsRecorded,
 };
 
-const decisionTimeRules: StartRules = { ...everyRule, pendingApprovalsInMemo: () => false };
+const pendingApprovalsMemoRules: StartRules = { ...everyRule, continueAsNewSuggested: suggestionOfTheTask };
+
+const decisionTimeRules: StartRules = { ...pendingApprovalsMemoRules, pendingApprovalsInMemo: () => false };
 
 const compactStartRules: StartRules = { ...decisionTimeRules, decisionTimeFromDecider: () => false };
 
@@ -468,7 +490,22 @@ const noMarkerRules = {
   deflatedClosedRunRecord: () => false,
   decisionTimeFromDecider: () => false,
   pendingApprovalsInMemo: () => false,
+  continueAsNewSuggested: suggestionOfTheTask,
 };
+
+/** The suggestion the current workflow task carries, as runs before {@link suggestionRecordedPatch} read it. */
+function suggestionOfTheTask(): boolean {
+  return workflowInfo().continueAsNewSuggested;
+}
+
+/**
+ * The suggestion as the run read it live: live, the task's, recorded by a marker where it is first true (the run then
+ * continues as new or ends at that step, so once is enough); on replay, whether that marker is in the task replayed.
+ */
+function suggestionAsRecorded(): boolean {
+  const { continueAsNewSuggested, unsafe } = workflowInfo();
+  return (unsafe.isReplaying || continueAsNewSuggested) && patched(continueAsNewSuggestedMarker);
+}
 
 /** The patches a run follows: those decided at its start, and those it asks later when it first needs them. */
 export function decideRunPatches(): RunPatches {
@@ -534,7 +571,8 @@ function askedOnce(patch: string | undefined, validating: { now: boolean }): () 
  * else where each is used.
  */
 function decideStartRules(): StartRules {
-  if (patched(pendingApprovalsMemoPatch)) return everyRule;
+  if (patched(suggestionRecordedPatch)) return everyRule;
+  if (patched(pendingApprovalsMemoPatch)) return pendingApprovalsMemoRules;
   if (patched(decisionTimePatch)) return decisionTimeRules;
   if (patched(compactStartPatch)) return compactStartRules;
   if (patched(oneMarkerPatch)) return oneMarkerRules;

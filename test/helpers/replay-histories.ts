@@ -31,5 +31,5 @@ export const approvalNoticeHistories = path.join(import.meta.dirname, '../fixtur
  * (workflows/run-patches.ts). A new patch gets a new folder here, and the replay test lists it.
  */
 export function currentHistoryFile(name: string): string {
-  return path.join(agentRunHistories, 'pending-approvals-in-memo', `${name}.json`);
+  return path.join(agentRunHistories, 'continue-as-new-suggestion-recorded', `${name}.json`);
 }

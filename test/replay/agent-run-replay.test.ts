@@ -254,6 +254,7 @@ const pendingApprovalsInMemo = [
   'decision-signalled-while-query-waits',
   'undated-decision-signalled-while-query-waits',
   'undated-approval-as-cancelled',
+  'continued-as-suggested-before-patch',
 ]
   .map((name) => `pending-approvals-in-memo/${name}.json`)
   .concat(
@@ -261,6 +262,22 @@ const pendingApprovalsInMemo = [
       (name) => `pending-approvals-in-memo/${name}.json.gz`,
     ),
   );
+
+/**
+ * Recorded under `continue-as-new-suggestion-recorded`, which stands for all the rules before and records where a run
+ * first reads Temporal's suggestion to continue as new: `continued-as-suggested` continues as new at its first step,
+ * where the suggestion came, under the marker `continue-as-new-suggested`; `suggestion-read-while-query-waits` had its
+ * first model answer applied to answer a query under the previous task's suggestion (none), so it went on to a second
+ * step, whose final answer ends it with no marker. `continued-as-suggested-before-patch` (above) is the old side: it reads the suggestion
+ * the task carries. `valid-call` and the two `continue-as-new-` executions show the marker at a run's start.
+ */
+const suggestionRecorded = [
+  'continued-as-suggested',
+  'suggestion-read-while-query-waits',
+  'valid-call',
+  'continue-as-new-first-execution',
+  'continue-as-new-last-execution',
+].map((name) => `continue-as-new-suggestion-recorded/${name}.json`);
 
 describe('replaying recorded agent runs', () => {
   it('reproduces every recorded path with the workflow code bundled as workers bundle it, so a nondeterministic change fails the build', async () => {
@@ -273,6 +290,7 @@ describe('replaying recorded agent runs', () => {
         ...catalogInFirstCall,
         ...decisionTimeFromDecider,
         ...pendingApprovalsInMemo,
+        ...suggestionRecorded,
       ]),
     );
   });
