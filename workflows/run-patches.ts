@@ -1,4 +1,5 @@
-import { patched, workflowInfo } from '@temporalio/workflow';
+import { patched } from '@temporalio/workflow';
+import { suggestionAsRecorded, suggestionOfTheTask } from './continue-as-new-suggestion.js';
 
 /**
  * Stands for every patch below at once. Each `patched()` that a new run asks records a marker and an upsert of
@@ -37,17 +38,13 @@ const pendingApprovalsMemoPatch = 'pending-approvals-in-memo';
 
 /**
  * Stands for every rule of {@link pendingApprovalsMemoPatch} and brings its own: Temporal's suggestion to continue as
- * new, read where the model's answer resumes the run, is recorded where a run first reads it live (marker
- * {@link continueAsNewSuggestedMarker}), and replay answers from that marker, not from the suggestion its task
- * carries. A query answered by replaying the run on a worker that does not have it cached can apply a model answer no
- * workflow task has processed yet, under the previous task's suggestion, and that worker carries what it decided into
- * the task that delivers the answer: when the suggestion came with that task, the run went on live and continued as
- * new on replay, which then failed. Runs recorded under the earlier markers ask them as they did.
+ * new, read where the model's answer resumes the run, is recorded where a run first reads it live, and replay answers
+ * from that record, not from the suggestion its task carries ({@link suggestionAsRecorded}). A query answered by
+ * replay could apply a model answer under the previous task's suggestion: when the suggestion came with the task that
+ * delivered the answer, the run went on live and continued as new on replay, which then failed. Runs recorded under
+ * the earlier markers ask them as they did.
  */
 const suggestionRecordedPatch = 'continue-as-new-suggestion-recorded';
-
-/** Recorded where a run under {@link suggestionRecordedPatch} first reads Temporal's suggestion to continue as new. */
-const continueAsNewSuggestedMarker = 'continue-as-new-suggested';
 
 /**
  * Run-wide ids unique across steps, idempotency keys unique across executions, byte limits, the tool's own schema
@@ -492,20 +489,6 @@ const noMarkerRules = {
   pendingApprovalsInMemo: () => false,
   continueAsNewSuggested: suggestionOfTheTask,
 };
-
-/** The suggestion the current workflow task carries, as runs before {@link suggestionRecordedPatch} read it. */
-function suggestionOfTheTask(): boolean {
-  return workflowInfo().continueAsNewSuggested;
-}
-
-/**
- * The suggestion as the run read it live: live, the task's, recorded by a marker where it is first true (the run then
- * continues as new or ends at that step, so once is enough); on replay, whether that marker is in the task replayed.
- */
-function suggestionAsRecorded(): boolean {
-  const { continueAsNewSuggested, unsafe } = workflowInfo();
-  return (unsafe.isReplaying || continueAsNewSuggested) && patched(continueAsNewSuggestedMarker);
-}
 
 /** The patches a run follows: those decided at its start, and those it asks later when it first needs them. */
 export function decideRunPatches(): RunPatches {

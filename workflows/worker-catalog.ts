@@ -1,16 +1,18 @@
 import {
+  CancellationScope,
   condition,
   continueAsNew,
   defineSignal,
   log,
   patched,
   setHandler,
+  sleep,
   upsertMemo,
-  workflowInfo,
 } from '@temporalio/workflow';
 import { mergeWorkerCatalogs, workerCatalogMemoKey } from '../src/shared/worker-catalog.js';
 import type { WorkerCatalogPublication } from '../src/shared/worker-catalog.js';
 import { describeFailure } from './describe-failure.js';
+import { suggestionAsRecorded, suggestionOfTheTask } from './continue-as-new-suggestion.js';
 
 /** A worker announces (or refreshes) what it serves. */
 export const publishWorkerCatalogSignal = defineSignal<[WorkerCatalogPublication]>('publishWorkerCatalog');
@@ -45,12 +47,117 @@ interface ReceivedPublication extends WorkerCatalogPublication {
 }
 
 /**
+ * Each announcement lapses by a timer of its own, three of its periods after the task that took it, unless its worker
+ * announces again; Temporal's suggestion to continue as new is read as the workflow read it live
+ * ({@link suggestionAsRecorded}). Neither then depends on the clock or the suggestion of the task that applies a
+ * signal or a timer, which a query answered by replay on a worker without the workflow cached could apply under the
+ * previous task's (a lapse decided live by one clock and on replay by another, and replay failed). Catalogs recorded
+ * before it lapse announcements by the clock of the tasks that wake them.
+ */
+const lapseByTimerPatch = 'lapse-by-timer';
+
+/**
  * Keeps what the workers of one task queue serve in its memo, so clients and the API can refuse a run naming an
  * unknown tool or model before it starts, with a describe call that needs no worker. Ends once every worker has
  * withdrawn (or lapsed); the next worker to start begins it again.
  */
 export async function relayWorkerCatalog(carried: ReceivedPublication[] = []): Promise<void> {
-  const byAnnouncedPeriod = patched(lapseByAnnouncedPeriodPatch);
+  if (patched(lapseByTimerPatch)) return keepCatalogByTimers(carried);
+  return keepCatalogByClock(carried, patched(lapseByAnnouncedPeriodPatch));
+}
+
+/** How long after it arrived an announcement lapses: three of the periods its worker said it announces in. */
+function lapseOf(publication: WorkerCatalogPublication): number {
+  return missedPeriodsToLapse * (publication.refreshMs ?? legacyWorkerRefreshMs);
+}
+
+/** The catalog under {@link lapseByTimerPatch}: each announcement with the timer that lapses it. */
+async function keepCatalogByTimers(carried: readonly ReceivedPublication[]): Promise<void> {
+  const catalog = new LapsingPublications();
+  // The first task of an execution is never one a query's replay applies ahead, so its clock is replay's too.
+  const startedAt = Date.now();
+  for (const publication of carried) {
+    const lapseInMs = publication.receivedAt + lapseOf(publication) - startedAt;
+    if (lapseInMs > 0) catalog.take(publication, lapseInMs);
+  }
+  setHandler(publishWorkerCatalogSignal, (publication) => {
+    // Its time of receipt goes to the memo and, carried, to the next execution's lapse: no decision here reads it.
+    if (canJoinCatalog(publication)) catalog.take({ ...publication, receivedAt: Date.now() }, lapseOf(publication));
+  });
+  setHandler(withdrawWorkerCatalogSignal, (workerId) => catalog.withdraw(workerId));
+  for (;;) {
+    await condition(() => catalog.changed);
+    catalog.changed = false;
+    const publications = catalog.list();
+    if (publications.length === 0) return;
+    upsertMemo({ [workerCatalogMemoKey]: catalogMemo(publications, lapseOf) });
+    if (suggestionAsRecorded()) {
+      await continueAsNew<typeof relayWorkerCatalog>(publications);
+    }
+  }
+}
+
+/** The announcements in a catalog, each with the timer that lapses it unless its worker announces again. */
+class LapsingPublications {
+  /** Whether an announcement came, went or lapsed since the memo was last written; true at first, to write it. */
+  changed = true;
+  private readonly byWorker = new Map<string, ReceivedPublication>();
+  private readonly lapses = new Map<string, CancellationScope>();
+
+  list(): ReceivedPublication[] {
+    return [...this.byWorker.values()];
+  }
+
+  /** Takes an announcement, and lapses it `lapseInMs` from now unless its worker announces again or withdraws. */
+  take(publication: ReceivedPublication, lapseInMs: number): void {
+    const { workerId } = publication;
+    this.byWorker.set(workerId, publication);
+    this.lapses.get(workerId)?.cancel();
+    const lapse = new CancellationScope();
+    this.lapses.set(workerId, lapse);
+    lapse
+      .run(() => sleep(Math.ceil(lapseInMs)))
+      .then(
+        () => {
+          // A timer that fired in the task that also took a newer announcement is not that announcement's.
+          if (this.lapses.get(workerId) === lapse) this.remove(workerId);
+        },
+        () => undefined, // cancelled: its worker announced again or withdrew
+      );
+    this.changed = true;
+  }
+
+  withdraw(workerId: string): void {
+    if (!this.byWorker.has(workerId)) return;
+    this.lapses.get(workerId)?.cancel();
+    this.remove(workerId);
+  }
+
+  private remove(workerId: string): void {
+    this.byWorker.delete(workerId);
+    this.lapses.delete(workerId);
+    this.changed = true;
+  }
+}
+
+/** The memo of a catalog: the merged announcements, when the newest arrived, and when they all lapse after it. */
+function catalogMemo(
+  publications: readonly ReceivedPublication[],
+  lapseAfterMsOf: ((publication: WorkerCatalogPublication) => number) | undefined,
+) {
+  const lastAnnouncedAt = Math.max(...publications.map((publication) => publication.receivedAt));
+  return {
+    ...mergeWorkerCatalogs(publications),
+    lastAnnouncedAt: new Date(lastAnnouncedAt).toISOString(),
+    ...(lapseAfterMsOf ? { lapseAfterMs: Math.max(...publications.map(lapseAfterMsOf)) } : {}),
+  };
+}
+
+/**
+ * The catalog recorded before {@link lapseByTimerPatch}: it wakes as often as its most frequent worker announces (or
+ * every ten minutes, before {@link lapseByAnnouncedPeriodPatch}) and lapses announcements by the clock of the task.
+ */
+async function keepCatalogByClock(carried: readonly ReceivedPublication[], byAnnouncedPeriod: boolean): Promise<void> {
   const refreshOf = (publication: WorkerCatalogPublication) =>
     (byAnnouncedPeriod ? publication.refreshMs : undefined) ?? legacyWorkerRefreshMs;
   const publications = new Map(carried.map((publication) => [publication.workerId, publication]));
@@ -72,18 +179,13 @@ export async function relayWorkerCatalog(carried: ReceivedPublication[] = []): P
     }
     if (publications.size === 0) return;
     if (changed) {
-      const lastAnnouncedAt = Math.max(...[...publications.values()].map((publication) => publication.receivedAt));
-      const periods = [...publications.values()].map(refreshOf);
-      upsertMemo({
-        [workerCatalogMemoKey]: {
-          ...mergeWorkerCatalogs([...publications.values()]),
-          lastAnnouncedAt: new Date(lastAnnouncedAt).toISOString(),
-          ...(byAnnouncedPeriod ? { lapseAfterMs: missedPeriodsToLapse * Math.max(...periods) } : {}),
-        },
-      });
+      const lapseAfterMsOf = byAnnouncedPeriod
+        ? (publication: WorkerCatalogPublication) => missedPeriodsToLapse * refreshOf(publication)
+        : undefined;
+      upsertMemo({ [workerCatalogMemoKey]: catalogMemo([...publications.values()], lapseAfterMsOf) });
       changed = false;
     }
-    if (workflowInfo().continueAsNewSuggested) {
+    if (suggestionOfTheTask()) {
       await continueAsNew<typeof relayWorkerCatalog>([...publications.values()]);
     }
     const wakeEveryMs = byAnnouncedPeriod

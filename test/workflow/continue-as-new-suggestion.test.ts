@@ -1,11 +1,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Client, Connection } from '@temporalio/client';
 import type { WorkflowHandle } from '@temporalio/client';
 import { NativeConnection, Worker } from '@temporalio/worker';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { RelayClient } from '../../src/client/relay-client.js';
-import { startTemporalDevServer } from '../../src/dev/temporal-dev-server.js';
-import type { TemporalDevServer } from '../../src/dev/temporal-dev-server.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import type { ScriptedTurn } from '../../src/testing/scripted-model.js';
 import { relayWorkflowBundle } from '../../src/testing/relay-workflow-bundle.js';
@@ -13,6 +10,7 @@ import { createWorker } from '../../src/worker/create-worker.js';
 import { eventPageQuery } from '../../workflows/messages.js';
 import { latch } from '../helpers/latch.js';
 import { currentHistoryFile, recordHistoryIfRequested } from '../helpers/replay-histories.js';
+import { useDevServerSuggestingFrom } from '../helpers/suggesting-dev-server.js';
 import { useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
 import { uniqueTaskQueue } from '../helpers/temporal-test-env.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
@@ -78,27 +76,11 @@ async function suggestionTasks(handle: WorkflowHandle): Promise<{ firstSuggested
   return found;
 }
 
+// Temporal suggests continuing as new from this many events: the task that delivers the first model answer is the
+// first to start with that many (two events of the activity and the task's own), the tasks before it with fewer.
+const server = useDevServerSuggestingFrom(async () => (await eventsWhileFirstModelCallRuns()) + 2);
+
 describe('the suggestion to continue as new, when a query of the run waits for a worker', () => {
-  let server: TemporalDevServer;
-  let connection: Connection;
-  let temporal: Client;
-
-  beforeAll(async () => {
-    const eventsBefore = await eventsWhileFirstModelCallRuns();
-    // Temporal suggests continuing as new from this many events: the task that delivers the first model answer is the
-    // first to start with that many (two events of the activity and the task's own), the tasks before it with fewer.
-    server = await startTemporalDevServer({
-      dynamicConfig: { 'limit.historyCount.suggestContinueAsNew': eventsBefore + 2 },
-    });
-    connection = await Connection.connect({ address: server.address });
-    temporal = new Client({ connection });
-  }, 120_000);
-
-  afterAll(async () => {
-    await connection?.close();
-    await server?.stop();
-  });
-
   /**
    * With no worker polling and no workflow task pending, the server hands a query to a worker as a task of its own,
    * whose history is read when a worker takes it: a model answer that arrives meanwhile is in it, and a worker
@@ -135,13 +117,13 @@ describe('the suggestion to continue as new, when a query of the run waits for a
     const runIds = await Promise.all(Array.from({ length: runs }, async () => (await client.startRun(base)).runId));
     await hold.started;
     const firstExecutions = await Promise.all(
-      runIds.map(async (runId) => (await temporal.workflow.getHandle(runId).describe()).runId),
+      runIds.map(async (runId) => (await server.temporal.workflow.getHandle(runId).describe()).runId),
     );
     // The worker stops taking tasks; the model calls it runs go on until released.
     first.worker.shutdown();
     await sleep(500);
     const asked = runIds.map((runId) =>
-      temporal.workflow
+      server.temporal.workflow
         .getHandle(runId)
         .query(eventPageQuery, {})
         .catch(() => undefined),
@@ -156,7 +138,7 @@ describe('the suggestion to continue as new, when a query of the run waits for a
       await Promise.all(runIds.map((runId) => waitForRun(client, runId, (run) => run.status === 'completed')));
       const lateRuns: number[] = [];
       for (const [index, runId] of runIds.entries()) {
-        const firstExecution = temporal.workflow.getHandle(runId, firstExecutions[index]);
+        const firstExecution = server.temporal.workflow.getHandle(runId, firstExecutions[index]);
         // The suggestion first came with the task that delivered the first model answer.
         const { firstSuggested, firstAnswer } = await suggestionTasks(firstExecution);
         expect({ runId, firstSuggested }).toEqual({ runId, firstSuggested: firstAnswer });
@@ -164,7 +146,7 @@ describe('the suggestion to continue as new, when a query of the run waits for a
         const { status } = await firstExecution.describe();
         if (status.name !== 'CONTINUED_AS_NEW') lateRuns.push(index);
         // Every execution of the run replays to the history it recorded, in a worker that never ran it.
-        for (const execution of [firstExecution, temporal.workflow.getHandle(runId)]) {
+        for (const execution of [firstExecution, server.temporal.workflow.getHandle(runId)]) {
           await Worker.runReplayHistory({ workflowBundle: bundle }, await execution.fetchHistory(), runId);
         }
       }
@@ -176,7 +158,7 @@ describe('the suggestion to continue as new, when a query of the run waits for a
         [lateRuns[0] ?? -1, 'suggestion-read-while-query-waits'],
         [onTime, 'continued-as-suggested'],
       ] as const) {
-        const firstExecution = temporal.workflow.getHandle(runIds[index] ?? '', firstExecutions[index]);
+        const firstExecution = server.temporal.workflow.getHandle(runIds[index] ?? '', firstExecutions[index]);
         if (index >= 0) await recordHistoryIfRequested(firstExecution, currentHistoryFile(name));
       }
     } finally {
