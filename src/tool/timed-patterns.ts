@@ -69,7 +69,8 @@ export function triesPatternsWithTimeLimit(schema: object): boolean {
 
 function tryWithinLimit(check: PatternCheck, payload: PatternPayload, tryPattern: () => void): void {
   const budget = callBudgets.getStore();
-  const limitMs = Math.min(patternTimeLimitMs, Math.floor(budget?.remainingMs ?? patternTimeLimitMs));
+  const leftOfCallMs = Math.floor(budget?.remainingMs ?? Infinity);
+  const limitMs = Math.min(patternTimeLimitMs, leftOfCallMs);
   const pattern = `The pattern /${check._zod.def.pattern.source}/`;
   const callLimit = `the ${callPatternTimeLimitMs} ms the worker gives all the patterns of one call`;
   if (limitMs < 1) {
@@ -78,7 +79,8 @@ function tryWithinLimit(check: PatternCheck, payload: PatternPayload, tryPattern
   }
   context['check'] = tryPattern;
   const started = performance.now();
-  const ofCall = limitMs < patternTimeLimitMs;
+  // What is left of the call bounds this string, alone or as much as the string's own limit does.
+  const ofCall = leftOfCallMs <= patternTimeLimitMs;
   let timedOut = false;
   try {
     runCheck.runInContext(context, { timeout: limitMs });
@@ -93,8 +95,10 @@ function tryWithinLimit(check: PatternCheck, payload: PatternPayload, tryPattern
     );
   } finally {
     context['check'] = undefined;
-    // Node's timer can stop the script a little early: stopped at the call's limit, the call's time is spent.
-    if (budget) budget.remainingMs = timedOut && ofCall ? 0 : budget.remainingMs - (performance.now() - started);
+    // Node's timer can stop the script a little early: a string stopped at its limit spent all of it, so the call's
+    // time is spent when that limit was what was left of it.
+    const spentMs = timedOut ? Math.max(limitMs, performance.now() - started) : performance.now() - started;
+    if (budget) budget.remainingMs = timedOut && ofCall ? 0 : budget.remainingMs - spentMs;
   }
 }
 
