@@ -38,8 +38,8 @@ const pendingApprovalsMemoPatch = 'pending-approvals-in-memo';
 
 /**
  * Stands for every rule of {@link pendingApprovalsMemoPatch} and brings its own: Temporal's suggestion to continue as
- * new, read where the model's answer resumes the run, is recorded where a run first reads it live, and replay answers
- * from that record, not from the suggestion its task carries ({@link suggestionAsRecorded}). A query answered by
+ * new, read where the model's answer resumes the run, is recorded at the first step with tool calls where it is true
+ * live, and replay answers from that record, not from the suggestion its task carries ({@link suggestionAsRecorded}). A query answered by
  * replay could apply a model answer under the previous task's suggestion: when the suggestion came with the task that
  * delivered the answer, the run went on live and continued as new on replay, which then failed. Runs recorded under
  * the earlier markers ask them as they did.

@@ -51,8 +51,9 @@ interface ReceivedPublication extends WorkerCatalogPublication {
  * announces again; Temporal's suggestion to continue as new is read as the workflow read it live
  * ({@link suggestionAsRecorded}). Neither then depends on the clock or the suggestion of the task that applies a
  * signal or a timer, which a query answered by replay on a worker without the workflow cached could apply under the
- * previous task's (a lapse decided live by one clock and on replay by another, and replay failed). Catalogs recorded
- * before it lapse announcements by the clock of the tasks that wake them.
+ * previous task's (a lapse decided live by one clock and on replay by another, and replay failed). Events that such a
+ * query splits from the rest of their task are still applied in two activations where replay has one (README
+ * roadmap). Catalogs recorded before it lapse announcements by the clock of the tasks that wake them.
  */
 const lapseByTimerPatch = 'lapse-by-timer';
 
@@ -81,7 +82,7 @@ async function keepCatalogByTimers(carried: readonly ReceivedPublication[]): Pro
     if (lapseInMs > 0) catalog.take(publication, lapseInMs);
   }
   setHandler(publishWorkerCatalogSignal, (publication) => {
-    // Its time of receipt goes to the memo and, carried, to the next execution's lapse: no decision here reads it.
+    // Its time of receipt dates the memo and, carried, the next execution's lapse; nothing in this execution reads it.
     if (canJoinCatalog(publication)) catalog.take({ ...publication, receivedAt: Date.now() }, lapseOf(publication));
   });
   setHandler(withdrawWorkerCatalogSignal, (workerId) => catalog.withdraw(workerId));
@@ -197,15 +198,23 @@ async function keepCatalogByClock(carried: readonly ReceivedPublication[], byAnn
 
 /**
  * Whether an announcement can be merged into the catalog. One that cannot (a raw signal of `null`, a tool list that
- * is not one) would fail every workflow task after it, and the catalog would stop taking announcements and withdrawals:
- * it is left out, with a warning in the worker's log. Announcements that merge are taken as they always were.
+ * is not one) would fail every workflow task after it, and the catalog would stop taking announcements and withdrawals;
+ * one whose period is not a positive number would do the same, or under {@link lapseByTimerPatch} never lapse: it is
+ * left out, with a warning in the worker's log. Announcements that merge are taken as they always were.
  */
 function canJoinCatalog(publication: WorkerCatalogPublication): boolean {
   try {
     mergeWorkerCatalogs([publication]);
+    refuseUnreadablePeriod(publication);
     return true;
   } catch (error) {
     log.warn('Ignored a worker catalog announcement that cannot be read', { error: describeFailure(error) });
     return false;
   }
+}
+
+/** Throws for a period that no timer can run: one that is given but is not a positive number of milliseconds. */
+function refuseUnreadablePeriod({ refreshMs }: WorkerCatalogPublication): void {
+  if (refreshMs === undefined || (typeof refreshMs === 'number' && Number.isFinite(refreshMs) && refreshMs > 0)) return;
+  throw new TypeError(`refreshMs must be a positive number of milliseconds, not ${JSON.stringify(refreshMs)}`);
 }

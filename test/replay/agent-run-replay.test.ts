@@ -264,8 +264,8 @@ const pendingApprovalsInMemo = [
   );
 
 /**
- * Recorded under `continue-as-new-suggestion-recorded`, which stands for all the rules before and records where a run
- * first reads Temporal's suggestion to continue as new: `continued-as-suggested` continues as new at its first step,
+ * Recorded under `continue-as-new-suggestion-recorded`, which stands for all the rules before and records the first
+ * reading of Temporal's suggestion to continue as new that suggests it: `continued-as-suggested` continues as new at its first step,
  * where the suggestion came, under the marker `continue-as-new-suggested`; `suggestion-read-while-query-waits` had its
  * first model answer applied to answer a query under the previous task's suggestion (none), so it went on to a second
  * step, whose final answer ends it with no marker. `continued-as-suggested-before-patch` (above) is the old side: it reads the suggestion

@@ -329,10 +329,18 @@ describe('a run the workers cannot serve', () => {
       const catalog = kit.temporal.workflow.getHandle(`relay-e-worker-catalog:${worker.taskQueue}`);
       await catalog.signal('publishWorkerCatalog', null);
       await catalog.signal('publishWorkerCatalog', { workerId: 'broken', tools: [null], modelPrefixes: [] });
+      // A period no timer can run would leave the announcement to never lapse.
+      await catalog.signal('publishWorkerCatalog', {
+        workerId: 'no-period',
+        tools: [],
+        modelPrefixes: [],
+        refreshMs: 'soon',
+      });
       await catalog.signal('publishWorkerCatalog', { workerId: 'late', tools: [], modelPrefixes: ['late'] });
       // Before, the null failed every workflow task after it: the late worker's announcement was never applied.
       await vi.waitFor(async () => expect((await worker.client.getWorkerCatalog())?.modelPrefixes).toContain('late'));
       expect((await worker.client.getWorkerCatalog())?.workerIds).not.toContain('broken');
+      expect((await worker.client.getWorkerCatalog())?.workerIds).not.toContain('no-period');
       const history = (await catalog.fetchHistory()).events ?? [];
       expect(history.filter((event) => event.workflowTaskFailedEventAttributes)).toEqual([]);
     } finally {
