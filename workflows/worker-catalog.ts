@@ -83,7 +83,8 @@ async function keepCatalogByTimers(carried: readonly ReceivedPublication[]): Pro
   }
   setHandler(publishWorkerCatalogSignal, (publication) => {
     // Its time of receipt dates the memo and, carried, the next execution's lapse; nothing in this execution reads it.
-    if (canJoinCatalog(publication)) catalog.take({ ...publication, receivedAt: Date.now() }, lapseOf(publication));
+    if (canJoinCatalog(publication, true))
+      catalog.take({ ...publication, receivedAt: Date.now() }, lapseOf(publication));
   });
   setHandler(withdrawWorkerCatalogSignal, (workerId) => catalog.withdraw(workerId));
   for (;;) {
@@ -164,7 +165,7 @@ async function keepCatalogByClock(carried: readonly ReceivedPublication[], byAnn
   const publications = new Map(carried.map((publication) => [publication.workerId, publication]));
   let changed = true;
   setHandler(publishWorkerCatalogSignal, (publication) => {
-    if (!canJoinCatalog(publication)) return;
+    if (!canJoinCatalog(publication, byAnnouncedPeriod)) return;
     publications.set(publication.workerId, { ...publication, receivedAt: Date.now() });
     changed = true;
   });
@@ -199,13 +200,14 @@ async function keepCatalogByClock(carried: readonly ReceivedPublication[], byAnn
 /**
  * Whether an announcement can be merged into the catalog. One that cannot (a raw signal of `null`, a tool list that
  * is not one) would fail every workflow task after it, and the catalog would stop taking announcements and withdrawals;
- * one whose period is not a positive number would do the same, or under {@link lapseByTimerPatch} never lapse: it is
- * left out, with a warning in the worker's log. Announcements that merge are taken as they always were.
+ * one whose period is not a positive number, where the catalog reads periods (`readsPeriod`), would do the same, or
+ * under {@link lapseByTimerPatch} never lapse: it is left out, with a warning in the worker's log. Announcements that
+ * merge are taken as they always were.
  */
-function canJoinCatalog(publication: WorkerCatalogPublication): boolean {
+function canJoinCatalog(publication: WorkerCatalogPublication, readsPeriod: boolean): boolean {
   try {
     mergeWorkerCatalogs([publication]);
-    refuseUnreadablePeriod(publication);
+    if (readsPeriod) refuseUnreadablePeriod(publication);
     return true;
   } catch (error) {
     log.warn('Ignored a worker catalog announcement that cannot be read', { error: describeFailure(error) });
