@@ -51,9 +51,9 @@ interface ReceivedPublication extends WorkerCatalogPublication {
  * announces again; Temporal's suggestion to continue as new is read as the workflow read it live
  * ({@link suggestionAsRecorded}). Neither then depends on the clock or the suggestion of the task that applies a
  * signal or a timer, which a query answered by replay on a worker without the workflow cached could apply under the
- * previous task's (a lapse decided live by one clock and on replay by another, and replay failed). Events that such a
- * query splits from the rest of their task are still applied in two activations where replay has one (README
- * roadmap). Catalogs recorded before it lapse announcements by the clock of the tasks that wake them.
+ * previous task's (a lapse decided live by one clock and on replay by another, and replay failed); and the memo is
+ * written where each change is made, so announcements such a query splits from the rest of their task replay as
+ * they ran. Catalogs recorded before it lapse announcements by the clock of the tasks that wake them.
  */
 const lapseByTimerPatch = 'lapse-by-timer';
 
@@ -72,39 +72,54 @@ function lapseOf(publication: WorkerCatalogPublication): number {
   return missedPeriodsToLapse * (publication.refreshMs ?? legacyWorkerRefreshMs);
 }
 
-/** The catalog under {@link lapseByTimerPatch}: each announcement with the timer that lapses it. */
+/**
+ * The catalog under {@link lapseByTimerPatch}: each announcement with the timer that lapses it. The memo is written
+ * where each change is made, not once per wake, so a task's commands follow its events one by one whether a worker
+ * applies them in one activation or, split by a query it answered, in two.
+ */
 async function keepCatalogByTimers(carried: readonly ReceivedPublication[]): Promise<void> {
-  const catalog = new LapsingPublications();
+  const catalog: LapsingPublications = new LapsingPublications(() => writeCatalogMemo(catalog));
   // The first task of an execution is never one a query's replay applies ahead, so its clock is replay's too.
   const startedAt = Date.now();
   for (const publication of carried) {
     const lapseInMs = publication.receivedAt + lapseOf(publication) - startedAt;
     if (lapseInMs > 0) catalog.take(publication, lapseInMs);
   }
+  writeCatalogMemo(catalog);
   setHandler(publishWorkerCatalogSignal, (publication) => {
+    if (!canJoinCatalog(publication, true)) return;
     // Its time of receipt dates the memo and, carried, the next execution's lapse; nothing in this execution reads it.
-    if (canJoinCatalog(publication, true))
-      catalog.take({ ...publication, receivedAt: Date.now() }, lapseOf(publication));
+    catalog.take({ ...publication, receivedAt: Date.now() }, lapseOf(publication));
+    writeCatalogMemo(catalog);
   });
-  setHandler(withdrawWorkerCatalogSignal, (workerId) => catalog.withdraw(workerId));
+  setHandler(withdrawWorkerCatalogSignal, (workerId) => {
+    if (catalog.withdraw(workerId)) writeCatalogMemo(catalog);
+  });
   for (;;) {
     await condition(() => catalog.changed);
     catalog.changed = false;
-    const publications = catalog.list();
-    if (publications.length === 0) return;
-    upsertMemo({ [workerCatalogMemoKey]: catalogMemo(publications, lapseOf) });
+    if (catalog.list().length === 0) return;
     if (suggestionAsRecorded()) {
-      await continueAsNew<typeof relayWorkerCatalog>(publications);
+      await continueAsNew<typeof relayWorkerCatalog>(catalog.list());
     }
   }
 }
 
+/** Writes the catalog's memo, unless no announcement is left: the workflow then ends, and its memo is moot. */
+function writeCatalogMemo(catalog: LapsingPublications): void {
+  const publications = catalog.list();
+  if (publications.length > 0) upsertMemo({ [workerCatalogMemoKey]: catalogMemo(publications, lapseOf) });
+}
+
 /** The announcements in a catalog, each with the timer that lapses it unless its worker announces again. */
 class LapsingPublications {
-  /** Whether an announcement came, went or lapsed since the memo was last written; true at first, to write it. */
+  /** Whether an announcement came, went or lapsed since the workflow last looked; true at first, to look. */
   changed = true;
   private readonly byWorker = new Map<string, ReceivedPublication>();
   private readonly lapses = new Map<string, CancellationScope>();
+
+  /** `onLapse` runs as each announcement lapses, after it is removed. */
+  constructor(private readonly onLapse: () => void) {}
 
   list(): ReceivedPublication[] {
     return [...this.byWorker.values()];
@@ -122,17 +137,21 @@ class LapsingPublications {
       .then(
         () => {
           // A timer that fired in the task that also took a newer announcement is not that announcement's.
-          if (this.lapses.get(workerId) === lapse) this.remove(workerId);
+          if (this.lapses.get(workerId) !== lapse) return;
+          this.remove(workerId);
+          this.onLapse();
         },
         () => undefined, // cancelled: its worker announced again or withdrew
       );
     this.changed = true;
   }
 
-  withdraw(workerId: string): void {
-    if (!this.byWorker.has(workerId)) return;
+  /** Removes a worker's announcement and its lapse; false when it holds none. */
+  withdraw(workerId: string): boolean {
+    if (!this.byWorker.has(workerId)) return false;
     this.lapses.get(workerId)?.cancel();
     this.remove(workerId);
+    return true;
   }
 
   private remove(workerId: string): void {

@@ -63,6 +63,12 @@ class Catalogs {
     );
   }
 
+  /** Announces the worker to each catalog, and waits until each catalog's memo names it. */
+  async announceToAll(workflowIds: readonly string[], workerId: string): Promise<void> {
+    await Promise.all(workflowIds.map((workflowId) => this.announce(workflowId, workerId)));
+    await Promise.all(workflowIds.map((workflowId) => this.shows(workflowId, workerId)));
+  }
+
   /** Waits until the catalog's memo, as its latest execution wrote it, names the worker. */
   async shows(workflowId: string, workerId: string): Promise<void> {
     await vi.waitFor(
@@ -141,8 +147,7 @@ describe('a worker catalog whose announcement brings the suggestion to continue 
     const catalogs = new Catalogs(server.temporal, server.address);
     const workflowIds = Array.from({ length: 12 }, () => uniqueWorkflowId('relay-e-worker-catalog'));
     const first = await catalogs.startWorker();
-    await Promise.all(workflowIds.map((workflowId) => catalogs.announce(workflowId, 'a')));
-    await Promise.all(workflowIds.map((workflowId) => catalogs.shows(workflowId, 'a')));
+    await catalogs.announceToAll(workflowIds, 'a');
     const firstExecutions = await Promise.all(
       workflowIds.map(async (workflowId) => (await server.temporal.workflow.getHandle(workflowId).describe()).runId),
     );
@@ -161,8 +166,7 @@ describe('a worker catalog whose announcement brings the suggestion to continue 
       await Promise.all(asked);
       await Promise.all(workflowIds.map((workflowId) => catalogs.shows(workflowId, 'b')));
       // A catalog that took the second announcement without continuing as new does at the next.
-      await Promise.all(workflowIds.map((workflowId) => catalogs.announce(workflowId, 'c')));
-      await Promise.all(workflowIds.map((workflowId) => catalogs.shows(workflowId, 'c')));
+      await catalogs.announceToAll(workflowIds, 'c');
       const late: number[] = [];
       const bundle = await relayWorkflowBundle();
       for (const [index, workflowId] of workflowIds.entries()) {
@@ -200,4 +204,77 @@ describe('a worker catalog whose announcement brings the suggestion to continue 
       await second.stop();
     }
   }, 180_000);
+});
+
+/** When the workflow task that took the first announcement of `workerId` completed, and the announcements it took. */
+async function taskThatTook(
+  execution: WorkflowHandle,
+  workerId: string,
+): Promise<{ completedAt: number; announcements: string[] }> {
+  const converter = execution.client.options.loadedDataConverter;
+  let announcements: string[] = [];
+  let took = false;
+  for (const event of (await execution.fetchHistory()).events ?? []) {
+    const signal = event.workflowExecutionSignaledEventAttributes;
+    if (signal) {
+      const publication = await decodeFromPayloadsAtIndex<WorkerCatalogPublication>(
+        converter,
+        0,
+        signal.input?.payloads ?? [],
+      );
+      announcements.push(publication.workerId);
+      took ||= publication.workerId === workerId;
+    }
+    if (!event.workflowTaskCompletedEventAttributes) continue;
+    if (took) return { completedAt: tsToMs(event.eventTime), announcements };
+    announcements = [];
+  }
+  throw new Error(`No workflow task of ${execution.workflowId} took an announcement of ${workerId}`);
+}
+
+describe('a worker catalog whose announcements a waiting query splits from the rest of their task', () => {
+  /**
+   * A worker that takes the query task applies the announcement that came before it to answer the query, keeps that
+   * state, and applies the announcements that come after its poll, in the same workflow task, in an activation of
+   * their own, while replay applies the whole task in one: the catalog's commands must not depend on that grouping.
+   * Announcements are sent every few milliseconds as the new worker starts, so some fall on either side of its poll.
+   */
+  it('replays as it ran', async () => {
+    const catalogs = new Catalogs(kit.temporal, kit.address);
+    const workflowIds = Array.from({ length: 12 }, () => uniqueWorkflowId('relay-e-worker-catalog'));
+    const first = await catalogs.startWorker();
+    await catalogs.announceToAll(workflowIds, 'a');
+    await first.stop();
+    const asked = workflowIds.map(async (workflowId) => {
+      const answered = await kit.temporal.workflow
+        .getHandle(workflowId)
+        .query('__stack_trace')
+        .catch(() => undefined);
+      return answered === undefined ? Infinity : Date.now();
+    });
+    await sleep(1_000);
+    await Promise.all(workflowIds.map((workflowId) => catalogs.announce(workflowId, 'b')));
+    const second = await catalogs.startWorker();
+    try {
+      for (let round = 0; round < 40; round += 1) {
+        await Promise.all(workflowIds.map((workflowId) => catalogs.announce(workflowId, `c${round}`)));
+        await sleep(5);
+      }
+      const answeredAt = await Promise.all(asked);
+      await Promise.all(workflowIds.map((workflowId) => catalogs.shows(workflowId, 'c39')));
+      const bundle = await relayWorkflowBundle();
+      let split = 0;
+      for (const [index, workflowId] of workflowIds.entries()) {
+        const execution = kit.temporal.workflow.getHandle(workflowId);
+        await Worker.runReplayHistory({ workflowBundle: bundle }, await execution.fetchHistory(), workflowId);
+        const { completedAt, announcements } = await taskThatTook(execution, 'b');
+        // Answered before the task that took b completed, which took later announcements too: split there.
+        if ((answeredAt[index] ?? Infinity) < completedAt && announcements.length > 1) split += 1;
+      }
+      expect(split).toBeGreaterThan(0);
+    } finally {
+      await Promise.all(workflowIds.map((workflowId) => kit.temporal.workflow.getHandle(workflowId).terminate()));
+      await second.stop();
+    }
+  }, 120_000);
 });
