@@ -102,11 +102,10 @@ export class ApprovalBook {
     }
     const pending = this.pending.get(decision.toolCallId);
     if (!pending || this.settled.has(decision.toolCallId) || this.accepted.has(decision.toolCallId)) {
-      const state =
-        this.settled.has(decision.toolCallId) || this.accepted.has(decision.toolCallId)
-          ? 'was already decided or has expired'
-          : 'is not awaiting approval';
-      throw refusal('approval_not_pending', `Tool call '${decision.toolCallId}' ${state}`);
+      throw refusal(
+        'approval_not_pending',
+        `Tool call '${decision.toolCallId}' ${this.whyNotPending(decision.toolCallId)}`,
+      );
     }
     refuseAnotherRequest(pending, decision);
     if (decision.decision !== 'approve' && decision.decision !== 'reject') {
@@ -128,6 +127,13 @@ export class ApprovalBook {
     const check = checkInput(pending.toolName, decision.input);
     if (!check.valid) throw editRefusal(check);
     return { approved: true, input: check.input, edited: true, ...who };
+  }
+
+  /** Why a decision for `toolCallId` finds no wait to end, in the words of the refusal that says so. */
+  private whyNotPending(toolCallId: string): string {
+    if (this.endedByRun.has(toolCallId)) return 'is no longer awaiting approval: the run ended its wait as it closed';
+    if (this.settled.has(toolCallId) || this.accepted.has(toolCallId)) return 'was already decided or has expired';
+    return 'is not awaiting approval';
   }
 
   /** Adds one approval to a call that needs several; the call keeps waiting for the rest. */

@@ -121,6 +121,8 @@ describe('an approval without its time, whose run is cancelled while a worker re
       const afterWait = events.slice(events.findIndex((event) => event.type === 'tool_awaiting_approval') + 1);
       expect(eventTypes(afterWait)).toEqual(['decision_ignored', 'tool_cancelled', 'run_cancelled']);
       expect(afterWait[0]).toMatchObject({ toolCallId: 'call_1_0', approver: 'ui', code: 'approval_not_pending' });
+      // The run withdrew the call: the event says so, not that it was decided or expired.
+      expect((afterWait[0] as { error?: string }).error).toContain('the run ended its wait as it closed');
       expect(afterWait[1]).toMatchObject({ toolCallId: 'call_1_0', stage: 'awaiting_approval' });
       expect(await countScheduledActivities(kit.temporal, runId, 'executeTool')).toBe(0);
       expect(ledger.transfers).toEqual([]);
@@ -149,6 +151,7 @@ describe('an approval without its time, whose call times out while a worker read
       const afterWait = events.slice(events.findIndex((event) => event.type === 'tool_awaiting_approval') + 1);
       expect(eventTypes(afterWait)).toEqual(['tool_approval_timed_out', 'decision_ignored', 'run_completed']);
       expect(afterWait[1]).toMatchObject({ toolCallId: 'call_1_0', approver: 'ui', code: 'approval_not_pending' });
+      expect((afterWait[1] as { error?: string }).error).toContain('was already decided or has expired');
       expect(afterWait[2]).toMatchObject({ stopReason: 'max_steps' });
       expect(ledger.transfers).toEqual([]);
     } finally {
