@@ -1,0 +1,140 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { temporal } from '@temporalio/proto';
+import { bundleWorkflowCode, DefaultLogger, NativeConnection } from '@temporalio/worker';
+import { describe, expect, it } from 'vitest';
+import { RelayClient } from '../../src/client/relay-client.js';
+import { findTemporalExecutable } from '../../src/dev/temporal-dev-server.js';
+import { scriptedModel } from '../../src/testing/scripted-model.js';
+import { createWorker } from '../../src/worker/create-worker.js';
+import {
+  compileWorkflowSourceAsBuilt,
+  relaySharedWorkflowModules,
+  relayWorkflowsPath,
+} from '../../src/worker/relay-workflows.js';
+import { eventTypes, useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
+import { uniqueTaskQueue } from '../helpers/temporal-test-env.js';
+import { createLedger, createTestTools } from '../helpers/test-tools.js';
+
+const kit = useRelayTestKit();
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+const nondeterministicCause =
+  temporal.api.enums.v1.WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR;
+
+/** Relay-E's workflows bundled with one command more on each signal (diverging-workflow-interceptors.ts). */
+function divergingBundle() {
+  return bundleWorkflowCode({
+    logger: new DefaultLogger('WARN'),
+    workflowsPath: relayWorkflowsPath(),
+    preloadModules: relaySharedWorkflowModules(),
+    webpackConfigHook: compileWorkflowSourceAsBuilt,
+    workflowInterceptorModules: [path.join(here, '../helpers/diverging-workflow-interceptors.ts')],
+  });
+}
+
+/** Two transfers, each waiting for a human, then an answer. */
+const turns = [
+  { toolCalls: [{ name: 'transfer_funds', input: { from: 'A', to: 'B', amount: 5 } }] },
+  { toolCalls: [{ name: 'transfer_funds', input: { from: 'A', to: 'C', amount: 7 } }] },
+  { text: 'paid' },
+];
+
+/** The first workflow task failure that names a nondeterminism, and the event its message names. */
+async function nondeterminismNamed(runId: string): Promise<{ message: string; eventId: number } | undefined> {
+  const history = await kit.temporal.workflow.getHandle(runId).fetchHistory();
+  for (const event of history.events ?? []) {
+    const failed = event.workflowTaskFailedEventAttributes;
+    if (failed?.cause !== nondeterministicCause) continue;
+    const message = failed.failure?.message ?? '';
+    const named = /HistoryEvent\(id: (\d+)/.exec(message);
+    return { message, eventId: Number(named?.[1] ?? Number.NaN) };
+  }
+  return undefined;
+}
+
+/** The newest `WorkflowTaskCompleted` before `eventId`: the task whose commands the replay no longer gives. */
+async function taskCompletedBefore(runId: string, eventId: number): Promise<number> {
+  const history = await kit.temporal.workflow.getHandle(runId).fetchHistory();
+  const completed = (history.events ?? [])
+    .filter((event) => event.workflowTaskCompletedEventAttributes && Number(event.eventId) < eventId)
+    .map((event) => Number(event.eventId));
+  const last = completed.at(-1);
+  if (last === undefined) throw new Error(`No workflow task completed before event ${eventId}`);
+  return last;
+}
+
+describe('a run whose history its workers can no longer replay', () => {
+  /**
+   * The first worker runs a build that records one command more on each signal, so its history diverges from the
+   * shipped code's at the task that took the first decision; the second, with the shipped code and no cache, fails
+   * every task of the run with a nondeterminism error. The operator's recovery (docs/operations.md): reset the run to
+   * the workflow task before the event the error names, with the Temporal CLI.
+   */
+  it('goes on after a reset to the task before the event the error names, doing again what came after', async () => {
+    const taskQueue = uniqueTaskQueue('reset-after-nondeterminism');
+    const ledger = createLedger();
+    const options = { taskQueue, namespace: kit.namespace, tools: createTestTools(ledger) };
+    const models = () => ({ scripted: scriptedModel(turns) });
+    const connection = await NativeConnection.connect({ address: kit.address });
+    const diverging = await createWorker({
+      ...options,
+      connection,
+      models: models(),
+      workflowBundle: await divergingBundle(),
+    });
+    const divergingRun = diverging.run();
+    const client = await RelayClient.connect({ connection: kit.env.connection, namespace: kit.namespace, taskQueue });
+    const { runId } = await client.startRun({
+      tenantId: 'acme',
+      model: 'scripted:test',
+      prompt: 'pay',
+      approvalTimeout: '1h',
+    });
+    let shipped: Awaited<ReturnType<typeof kit.startWorker>> | undefined;
+    try {
+      await waitForRun(client, runId, (run) => run.pendingApprovals.some((call) => call.toolCallId === 'call_1_0'));
+      await client.signalDecision(runId, { toolCallId: 'call_1_0', decision: 'approve', approver: 'alice' });
+      await waitForRun(client, runId, (run) => run.pendingApprovals.some((call) => call.toolCallId === 'call_2_0'));
+      diverging.shutdown();
+      await divergingRun;
+
+      shipped = await kit.startWorker({ ...options, models: models() });
+      await client.signalDecision(runId, { toolCallId: 'call_2_0', decision: 'approve', approver: 'alice' });
+      const failure = await expect
+        .poll(() => nondeterminismNamed(runId), { timeout: 30_000, interval: 250 })
+        .toBeDefined()
+        .then(() => nondeterminismNamed(runId));
+      expect(failure?.message).toContain('TMPRL1100');
+      expect(Number.isInteger(failure?.eventId)).toBe(true);
+      expect(ledger.transfers).toHaveLength(1);
+
+      const resetTo = await taskCompletedBefore(runId, failure?.eventId ?? 0);
+      const temporalCli = await findTemporalExecutable();
+      await promisify(execFile)(temporalCli, [
+        ...['workflow', 'reset', '--address', kit.address, '--namespace', kit.namespace],
+        ...['--workflow-id', runId, '--event-id', String(resetTo), '--reason', 'history no longer replays'],
+      ]);
+
+      // The decision signalled after that point is applied again at once, before its call is asked again: ignored.
+      await waitForRun(client, runId, (run) => run.pendingApprovals.some((call) => call.toolCallId === 'call_2_0'));
+      const ignored = (await client.events(runId)).filter((event) => event.type === 'decision_ignored');
+      expect(ignored).toMatchObject([{ toolCallId: 'call_2_0', code: 'approval_not_pending' }]);
+      await client.signalDecision(runId, { toolCallId: 'call_2_0', decision: 'approve', approver: 'alice' });
+      expect(await client.result(runId)).toMatchObject({ status: 'completed', output: 'paid' });
+
+      // The first transfer, approved before that point, ran again after the reset, under the key it had.
+      expect(ledger.transfers.map((transfer) => transfer.to)).toEqual(['B', 'B', 'C']);
+      expect(ledger.transfers[1]?.idempotencyKey).toBe(ledger.transfers[0]?.idempotencyKey);
+      expect(eventTypes(await client.events(runId))).toContain('run_completed');
+    } finally {
+      if (diverging.getState() === 'RUNNING') diverging.shutdown();
+      await divergingRun.catch(() => undefined);
+      await shipped?.stop();
+      await connection.close();
+    }
+  }, 120_000);
+});
