@@ -1,4 +1,8 @@
 import type { HandedOffNotices } from '../client/read-handed-off-notices.js';
+import type { RelayClient, TenantScope } from '../client/relay-client.js';
+import { describeResetFor } from '../client/workflow-task-failure.js';
+import { RelayError } from '../shared/errors.js';
+import { errorMessage } from '../shared/error-message.js';
 import type { RunEvent, RunSnapshot } from '../shared/run-types.js';
 import { exitCodes, usageError } from './cli-error.js';
 import { cliInvocation } from './cli-invocation.js';
@@ -27,7 +31,10 @@ With --tenant (or RELAY_E_TENANT), a run of another tenant counts as not found.
 
 ${scopedConnectionOptionsHelp}
 
-Exit codes: 0 shown, 3 no such run.`,
+A run whose workflow task fails because its history no longer replays with the workers' code is named as such,
+with the command that resets it (docs/operations.md).
+
+Exit codes: 0 shown, 3 no such run, 5 the run cannot answer.`,
   async run(argv) {
     const { values, positionals } = parseCommandArgs('inspect', argv, runConnectionOptions);
     const [runId, ...extra] = positionals;
@@ -36,7 +43,13 @@ Exit codes: 0 shown, 3 no such run.`,
     const client = await connectRelayClient(settings);
     try {
       const scope = settings.tenantGiven ? { tenantId: settings.tenantId } : {};
-      const { snapshot, events, handedOffNotices: handedOff } = await client.inspect(runId, scope);
+      const {
+        snapshot,
+        events,
+        handedOffNotices: handedOff,
+      } = await client
+        .inspect(runId, scope)
+        .catch((error: unknown) => rethrowNamingTaskFailure(client, runId, scope, error));
       const shown = { snapshot, events, ...(handedOff.length > 0 ? { handedOffNotices: handedOff } : {}) };
       process.stdout.write(
         values.json
@@ -49,6 +62,37 @@ Exit codes: 0 shown, 3 no such run.`,
     }
   },
 };
+
+/**
+ * Rethrows a run's `run_unavailable` with why its workflow task fails when that is a history that no longer replays,
+ * and the command that resets it: the generic "a worker died or is failing it" leaves an operator to find that in
+ * the Temporal UI.
+ */
+async function rethrowNamingTaskFailure(
+  client: RelayClient,
+  runId: string,
+  scope: TenantScope,
+  error: unknown,
+): Promise<never> {
+  if (!RelayError.isInstance(error) || error.code !== 'run_unavailable') throw error;
+  const failure = await client.workflowTaskFailure(runId, scope).catch((readError: unknown) => {
+    throw new RelayError(
+      'run_unavailable',
+      `${error.message} (its history could not be read to say why: ${errorMessage(readError)})`,
+      {
+        cause: error,
+      },
+    );
+  });
+  if (!failure?.nondeterministic) throw error;
+  throw new RelayError(
+    'run_unavailable',
+    `Run '${runId}' cannot answer: its history no longer replays with the workers' code (${failure.message}). ` +
+      `Reset it to the workflow task before that event (docs/operations.md says what a reset does again):\n` +
+      `  ${describeResetFor(runId, failure)}`,
+    { cause: error, details: { workflowTaskFailure: failure } },
+  );
+}
 
 /**
  * What `relay-e inspect` prints of a run. The commands that decide a pending call carry `flags`, the connection flags

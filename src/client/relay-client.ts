@@ -31,6 +31,8 @@ import { checkedDecisionWaitMs, decide, decisionFields, signalDecision } from '.
 import type { DecisionContext } from './run-decisions.js';
 import { ServedRunCheck, startRun } from './start-run.js';
 import { watchRun } from './watch-run.js';
+import { readWorkflowTaskFailure } from './workflow-task-failure.js';
+import type { WorkflowTaskFailure } from './workflow-task-failure.js';
 
 export { closedRunQueryTimeoutMs };
 
@@ -244,6 +246,16 @@ export class RelayClient {
    */
   async inspect(runId: string, scope: TenantScope = {}): Promise<RunInspection> {
     return inspectRun(this, runId, scope);
+  }
+
+  /**
+   * Why the run's workflow task fails, read from its history, when its newest task failed and none has completed
+   * since (a run that answers `run_unavailable` for that reason); undefined otherwise. A nondeterministic failure
+   * names the event to reset the run to (docs/operations.md). Reads the whole history: for an operator, not a poller.
+   */
+  async workflowTaskFailure(runId: string, scope: TenantScope = {}): Promise<WorkflowTaskFailure | undefined> {
+    await checkTenant(this, runId, scope);
+    return callRun(this, runId, () => readWorkflowTaskFailure(this, runId));
   }
 
   /**

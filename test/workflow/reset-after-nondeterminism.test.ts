@@ -2,7 +2,6 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
-import { temporal } from '@temporalio/proto';
 import { bundleWorkflowCode, DefaultLogger, NativeConnection } from '@temporalio/worker';
 import { describe, expect, it } from 'vitest';
 import { RelayClient } from '../../src/client/relay-client.js';
@@ -14,6 +13,7 @@ import {
   relaySharedWorkflowModules,
   relayWorkflowsPath,
 } from '../../src/worker/relay-workflows.js';
+import { relayECliArgs } from '../helpers/relay-e-process.js';
 import { eventTypes, useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
 import { uniqueTaskQueue } from '../helpers/temporal-test-env.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
@@ -21,9 +21,6 @@ import { createLedger, createTestTools } from '../helpers/test-tools.js';
 const kit = useRelayTestKit();
 
 const here = path.dirname(fileURLToPath(import.meta.url));
-
-const nondeterministicCause =
-  temporal.api.enums.v1.WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR;
 
 /** Relay-E's workflows bundled with one command more on each signal (diverging-workflow-interceptors.ts). */
 function divergingBundle() {
@@ -43,28 +40,27 @@ const turns = [
   { text: 'paid' },
 ];
 
-/** The first workflow task failure that names a nondeterminism, and the event its message names. */
-async function nondeterminismNamed(runId: string): Promise<{ message: string; eventId: number } | undefined> {
+/**
+ * The task whose commands the shipped code does not give, as an operator would find it by hand: the diverging memo
+ * update is that task's first command, so its event follows the task's `WorkflowTaskCompleted`.
+ */
+async function divergedTaskCompleted(runId: string): Promise<number> {
   const history = await kit.temporal.workflow.getHandle(runId).fetchHistory();
-  for (const event of history.events ?? []) {
-    const failed = event.workflowTaskFailedEventAttributes;
-    if (failed?.cause !== nondeterministicCause) continue;
-    const message = failed.failure?.message ?? '';
-    const named = /HistoryEvent\(id: (\d+)/.exec(message);
-    return { message, eventId: Number(named?.[1] ?? Number.NaN) };
-  }
-  return undefined;
+  const diverged = (history.events ?? []).find(
+    (event) => event.workflowPropertiesModifiedEventAttributes?.upsertedMemo?.fields?.['divergedFromShippedCode'],
+  );
+  if (!diverged) throw new Error(`No diverging memo update in ${runId}'s history`);
+  return Number(diverged.eventId) - 1;
 }
 
-/** The newest `WorkflowTaskCompleted` before `eventId`: the task whose commands the replay no longer gives. */
-async function taskCompletedBefore(runId: string, eventId: number): Promise<number> {
-  const history = await kit.temporal.workflow.getHandle(runId).fetchHistory();
-  const completed = (history.events ?? [])
-    .filter((event) => event.workflowTaskCompletedEventAttributes && Number(event.eventId) < eventId)
-    .map((event) => Number(event.eventId));
-  const last = completed.at(-1);
-  if (last === undefined) throw new Error(`No workflow task completed before event ${eventId}`);
-  return last;
+/** `relay-e inspect <runId>` as an operator runs it, against the test's server and task queue. */
+function inspectWithCli(runId: string, taskQueue: string): Promise<{ code: number; stderr: string }> {
+  return new Promise((resolve) => {
+    const env = { ...process.env, TEMPORAL_ADDRESS: kit.address, RELAY_E_TASK_QUEUE: taskQueue };
+    execFile(process.execPath, [...relayECliArgs, 'inspect', runId], { env }, (error, _stdout, stderr) =>
+      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stderr }),
+    );
+  });
 }
 
 describe('a run whose history its workers can no longer replay', () => {
@@ -105,19 +101,29 @@ describe('a run whose history its workers can no longer replay', () => {
       shipped = await kit.startWorker({ ...options, models: models() });
       await client.signalDecision(runId, { toolCallId: 'call_2_0', decision: 'approve', approver: 'alice' });
       const failure = await expect
-        .poll(() => nondeterminismNamed(runId), { timeout: 30_000, interval: 250 })
+        .poll(() => client.workflowTaskFailure(runId), { timeout: 30_000, interval: 250 })
         .toBeDefined()
-        .then(() => nondeterminismNamed(runId));
+        .then(() => client.workflowTaskFailure(runId));
+      expect(failure).toMatchObject({ nondeterministic: true, resetEventId: await divergedTaskCompleted(runId) });
       expect(failure?.message).toContain('TMPRL1100');
-      expect(Number.isInteger(failure?.eventId)).toBe(true);
       expect(ledger.transfers).toHaveLength(1);
 
-      const resetTo = await taskCompletedBefore(runId, failure?.eventId ?? 0);
+      // relay-e inspect names the failure and prints the reset; the operator runs it as printed.
+      const inspected = await inspectWithCli(runId, taskQueue);
+      expect(inspected, inspected.stderr).toMatchObject({ code: 5 });
+      expect(inspected.stderr).toContain('its history no longer replays');
+      const printed = /^\s+(temporal workflow reset .*)$/m.exec(inspected.stderr)?.[1] ?? '';
+      expect(printed).toContain(`--event-id ${failure?.resetEventId}`);
       const temporalCli = await findTemporalExecutable();
-      await promisify(execFile)(temporalCli, [
-        ...['workflow', 'reset', '--address', kit.address, '--namespace', kit.namespace],
-        ...['--workflow-id', runId, '--event-id', String(resetTo), '--reason', 'history no longer replays'],
-      ]);
+      const resetArgs = [
+        ...printed
+          .replace(/ --reason .*$/, '')
+          .split(' ')
+          .slice(1),
+        '--reason',
+        'history no longer replays',
+      ];
+      await promisify(execFile)(temporalCli, [...resetArgs, '--address', kit.address, '--namespace', kit.namespace]);
 
       // The decision signalled after that point is applied again at once, before its call is asked again: ignored.
       await waitForRun(client, runId, (run) => run.pendingApprovals.some((call) => call.toolCallId === 'call_2_0'));

@@ -1,0 +1,72 @@
+import proto from '@temporalio/proto';
+import type { temporal } from '@temporalio/proto';
+import type { RunAccess } from './run-access.js';
+import { runHandle } from './run-access.js';
+
+type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
+
+const nondeterministicCause =
+  proto.temporal.api.enums.v1.WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR;
+
+/** Why a run's workflow task fails, read from its history: what an operator needs when the run cannot answer. */
+export interface WorkflowTaskFailure {
+  /** The failure's message, as the worker reported it. */
+  message: string;
+  /** Whether the workers' code no longer gives the commands the run's history recorded (`TMPRL1100`). */
+  nondeterministic: boolean;
+  /**
+   * For a nondeterministic failure whose message names an event: the `WorkflowTaskCompleted` event before it, the
+   * task whose commands the replay no longer gives, which the run is reset to (docs/operations.md).
+   */
+  resetEventId?: number;
+}
+
+/**
+ * The failure of the run's current workflow task, when its newest task failed and none has completed since; else
+ * undefined. Reads the whole history: this is for an operator looking at one stuck run, not for a poller.
+ */
+export async function readWorkflowTaskFailure(
+  access: RunAccess,
+  runId: string,
+): Promise<WorkflowTaskFailure | undefined> {
+  return workflowTaskFailureIn((await runHandle(access, runId).fetchHistory()).events ?? []);
+}
+
+/** The failure of the workflow task a history ends in, if its newest task failed and none has completed since. */
+export function workflowTaskFailureIn(events: readonly HistoryEvent[]): WorkflowTaskFailure | undefined {
+  const lastCompleted = events.findLastIndex((event) => event.workflowTaskCompletedEventAttributes);
+  const failed = events.slice(lastCompleted + 1).findLast((event) => event.workflowTaskFailedEventAttributes);
+  const attributes = failed?.workflowTaskFailedEventAttributes;
+  if (!attributes) return undefined;
+  const message = attributes.failure?.message ?? '';
+  if (attributes.cause !== nondeterministicCause) return { message, nondeterministic: false };
+  const named = namedEventId(message);
+  const resetEventId = named === undefined ? undefined : taskCompletedBefore(events, named);
+  return { message, nondeterministic: true, ...(resetEventId !== undefined ? { resetEventId } : {}) };
+}
+
+/** The event a nondeterminism error names, as sdk-core writes it: `… HistoryEvent(id: 26, …)`. */
+function namedEventId(message: string): number | undefined {
+  const named = /HistoryEvent\(id: (\d+)/.exec(message);
+  return named ? Number(named[1]) : undefined;
+}
+
+function taskCompletedBefore(events: readonly HistoryEvent[], eventId: number): number | undefined {
+  const completed = events.findLast(
+    (event) => event.workflowTaskCompletedEventAttributes && Number(event.eventId) < eventId,
+  );
+  return completed ? Number(completed.eventId) : undefined;
+}
+
+/**
+ * The command that resets a run stuck on `failure`, or how to find its event when the message names none (see
+ * docs/operations.md, "A run whose history no longer replays").
+ */
+export function describeResetFor(runId: string, failure: WorkflowTaskFailure): string {
+  const eventId = failure.resetEventId === undefined ? '<id>' : String(failure.resetEventId);
+  const where =
+    failure.resetEventId === undefined
+      ? ', <id> being the newest WorkflowTaskCompleted event before the event the message names'
+      : '';
+  return `temporal workflow reset --workflow-id ${runId} --event-id ${eventId} --reason "history no longer replays"${where}`;
+}
