@@ -468,7 +468,8 @@ async function waitUntilServing(check: ServingCheck): Promise<void> {
         const lasting = mismatch ?? lastingFailure(error, address, namespace);
         if (lasting) throw lasting;
       }
-      lastError = error;
+      // An attempt cut short by the overall deadline says less than what the server answered before it.
+      if (lastError === undefined || !isDeadlineExceeded(error)) lastError = error;
     }
     await sleep(connectRetryDelayMs);
   }
@@ -479,6 +480,11 @@ async function waitUntilServing(check: ServingCheck): Promise<void> {
       (spawned === undefined ? '' : `\n${spawned.output.tail()}`),
     { cause: lastError },
   );
+}
+
+/** Whether a call ended at its own deadline (gRPC DEADLINE_EXCEEDED), not at the server's answer. */
+function isDeadlineExceeded(error: unknown): boolean {
+  return isGrpcServiceError(error) && Number(error.code) === grpcStatus.deadlineExceeded;
 }
 
 /** One namespace lookup on a new connection, with the server's own error when it fails. */

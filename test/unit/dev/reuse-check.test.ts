@@ -85,6 +85,26 @@ describe('startTemporalDevServer reusing whatever answers at an address', () => 
     await expect(failure).rejects.toThrow('UNAVAILABLE: starting');
   });
 
+  it("names the server's last answer, not the deadline that cut short the attempt after it", async () => {
+    // The first call is answered UNAVAILABLE; the next hangs until the overall deadline ends it.
+    let answered = 0;
+    const server = createHttp2Server();
+    server.on('stream', (stream) => {
+      stream.on('data', () => {});
+      if ((answered += 1) > 1) return;
+      stream.respond(
+        { ':status': 200, 'content-type': 'application/grpc', 'grpc-status': '14', 'grpc-message': 'starting' },
+        { endStream: true },
+      );
+    });
+    const address = await listen(server);
+    const failure = startTemporalDevServer({ reuseAddress: address, startTimeoutMs: 1_500 });
+
+    await expect(failure).rejects.toThrow(`Temporal server at ${address} did not accept connections`);
+    await expect(failure).rejects.toThrow('UNAVAILABLE: starting');
+    expect(answered).toBeGreaterThan(1);
+  });
+
   it('stops waiting when its signal is aborted, with the signal reason', async () => {
     const address = await grpcAnswering(14, 'starting');
     const abort = new AbortController();
