@@ -1,5 +1,4 @@
 import {
-  CancellationScope,
   condition,
   continueAsNew,
   defineSignal,
@@ -51,9 +50,9 @@ interface ReceivedPublication extends WorkerCatalogPublication {
  * announces again; Temporal's suggestion to continue as new is read as the workflow read it live
  * ({@link suggestionAsRecorded}). Neither then depends on the clock or the suggestion of the task that applies a
  * signal or a timer, which a query answered by replay on a worker without the workflow cached could apply under the
- * previous task's (a lapse decided live by one clock and on replay by another, and replay failed); and the memo is
- * written where each change is made, so announcements such a query splits from the rest of their task replay as
- * they ran. Catalogs recorded before it lapse announcements by the clock of the tasks that wake them.
+ * previous task's (a lapse decided live by one clock and on replay by another, and replay failed); and each
+ * announcement's commands are its handler's own (the memo written where each change is made, no timer cancelled), so
+ * announcements such a query splits from the rest of their task replay as they ran. Catalogs recorded before it lapse announcements by the clock of the tasks that wake them.
  */
 const lapseByTimerPatch = 'lapse-by-timer';
 
@@ -111,12 +110,18 @@ function writeCatalogMemo(catalog: LapsingPublications): void {
   if (publications.length > 0) upsertMemo({ [workerCatalogMemoKey]: catalogMemo(publications, lapseOf) });
 }
 
-/** The announcements in a catalog, each with the timer that lapses it unless its worker announces again. */
+/**
+ * The announcements in a catalog, each with the timer that lapses it unless its worker announces again. A timer is
+ * never cancelled: a newer announcement or a withdrawal leaves it to fire for nothing. A cancellation's command comes
+ * a microtask after the signal's own, so a task's commands would follow the order its signals were grouped in, which
+ * a query answered by replay can change (see {@link lapseByTimerPatch}); a timer started is a command of the signal's.
+ */
 class LapsingPublications {
   /** Whether an announcement came, went or lapsed since the workflow last looked; true at first, to look. */
   changed = true;
   private readonly byWorker = new Map<string, ReceivedPublication>();
-  private readonly lapses = new Map<string, CancellationScope>();
+  /** The lapse each worker's newest announcement waits for; an older one that fires finds another here. */
+  private readonly lapses = new Map<string, object>();
 
   /** `onLapse` runs as each announcement lapses, after it is removed. */
   constructor(private readonly onLapse: () => void) {}
@@ -129,27 +134,22 @@ class LapsingPublications {
   take(publication: ReceivedPublication, lapseInMs: number): void {
     const { workerId } = publication;
     this.byWorker.set(workerId, publication);
-    this.lapses.get(workerId)?.cancel();
-    const lapse = new CancellationScope();
+    const lapse = {};
     this.lapses.set(workerId, lapse);
-    lapse
-      .run(() => sleep(Math.ceil(lapseInMs)))
-      .then(
-        () => {
-          // A timer that fired in the task that also took a newer announcement is not that announcement's.
-          if (this.lapses.get(workerId) !== lapse) return;
-          this.remove(workerId);
-          this.onLapse();
-        },
-        () => undefined, // cancelled: its worker announced again or withdrew
-      );
+    sleep(Math.ceil(lapseInMs)).then(
+      () => {
+        if (this.lapses.get(workerId) !== lapse) return;
+        this.remove(workerId);
+        this.onLapse();
+      },
+      () => undefined, // the catalog itself was cancelled
+    );
     this.changed = true;
   }
 
-  /** Removes a worker's announcement and its lapse; false when it holds none. */
+  /** Removes a worker's announcement, whose lapse then fires for nothing; false when it holds none. */
   withdraw(workerId: string): boolean {
     if (!this.byWorker.has(workerId)) return false;
-    this.lapses.get(workerId)?.cancel();
     this.remove(workerId);
     return true;
   }

@@ -206,14 +206,17 @@ describe('a worker catalog whose announcement brings the suggestion to continue 
   }, 180_000);
 });
 
-/** When the workflow task that took the first announcement of `workerId` completed, and the announcements it took. */
+/**
+ * When the workflow task that took the `nth` announcement of `workerId` completed, and the announcements it took.
+ */
 async function taskThatTook(
   execution: WorkflowHandle,
   workerId: string,
+  nth: number,
 ): Promise<{ completedAt: number; announcements: string[] }> {
   const converter = execution.client.options.loadedDataConverter;
   let announcements: string[] = [];
-  let took = false;
+  let seen = 0;
   for (const event of (await execution.fetchHistory()).events ?? []) {
     const signal = event.workflowExecutionSignaledEventAttributes;
     if (signal) {
@@ -223,13 +226,13 @@ async function taskThatTook(
         signal.input?.payloads ?? [],
       );
       announcements.push(publication.workerId);
-      took ||= publication.workerId === workerId;
+      if (publication.workerId === workerId) seen += 1;
     }
     if (!event.workflowTaskCompletedEventAttributes) continue;
-    if (took) return { completedAt: tsToMs(event.eventTime), announcements };
+    if (seen >= nth) return { completedAt: tsToMs(event.eventTime), announcements };
     announcements = [];
   }
-  throw new Error(`No workflow task of ${execution.workflowId} took an announcement of ${workerId}`);
+  throw new Error(`No workflow task of ${execution.workflowId} took announcement ${nth} of ${workerId}`);
 }
 
 describe('a worker catalog whose announcements a waiting query splits from the rest of their task', () => {
@@ -237,13 +240,16 @@ describe('a worker catalog whose announcements a waiting query splits from the r
    * A worker that takes the query task applies the announcement that came before it to answer the query, keeps that
    * state, and applies the announcements that come after its poll, in the same workflow task, in an activation of
    * their own, while replay applies the whole task in one: the catalog's commands must not depend on that grouping.
-   * Announcements are sent every few milliseconds as the new worker starts, so some fall on either side of its poll.
+   * Announcements are sent every few milliseconds as the new worker starts, so some fall on either side of its poll;
+   * among them a worker announcing again, whose earlier lapse is left to fire for nothing rather than cancelled (a
+   * cancellation's command comes a turn after the announcement's, in an order grouping changes).
    */
   it('replays as it ran', async () => {
     const catalogs = new Catalogs(kit.temporal, kit.address);
     const workflowIds = Array.from({ length: 12 }, () => uniqueWorkflowId('relay-e-worker-catalog'));
     const first = await catalogs.startWorker();
     await catalogs.announceToAll(workflowIds, 'a');
+    await catalogs.announceToAll(workflowIds, 'b');
     await first.stop();
     const asked = workflowIds.map(async (workflowId) => {
       const answered = await kit.temporal.workflow
@@ -253,11 +259,14 @@ describe('a worker catalog whose announcements a waiting query splits from the r
       return answered === undefined ? Infinity : Date.now();
     });
     await sleep(1_000);
+    // b announces again, as a running worker does every period: the task that takes it lapses b by a new timer.
     await Promise.all(workflowIds.map((workflowId) => catalogs.announce(workflowId, 'b')));
     const second = await catalogs.startWorker();
     try {
+      // Each round a new worker joins and the first announces again, as a running worker does every period.
       for (let round = 0; round < 40; round += 1) {
         await Promise.all(workflowIds.map((workflowId) => catalogs.announce(workflowId, `c${round}`)));
+        await Promise.all(workflowIds.map((workflowId) => catalogs.announce(workflowId, 'a')));
         await sleep(5);
       }
       const answeredAt = await Promise.all(asked);
@@ -267,7 +276,7 @@ describe('a worker catalog whose announcements a waiting query splits from the r
       for (const [index, workflowId] of workflowIds.entries()) {
         const execution = kit.temporal.workflow.getHandle(workflowId);
         await Worker.runReplayHistory({ workflowBundle: bundle }, await execution.fetchHistory(), workflowId);
-        const { completedAt, announcements } = await taskThatTook(execution, 'b');
+        const { completedAt, announcements } = await taskThatTook(execution, 'b', 2);
         // Answered before the task that took b completed, which took later announcements too: split there.
         if ((answeredAt[index] ?? Infinity) < completedAt && announcements.length > 1) split += 1;
       }
