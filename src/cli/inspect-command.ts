@@ -1,8 +1,5 @@
 import type { HandedOffNotices } from '../client/read-handed-off-notices.js';
-import type { RelayClient, TenantScope } from '../client/relay-client.js';
-import { describeResetFor } from '../client/workflow-task-failure.js';
-import { RelayError } from '../shared/errors.js';
-import { errorMessage } from '../shared/error-message.js';
+import { rethrowNamingTaskFailure } from '../client/workflow-task-failure.js';
 import type { RunEvent, RunSnapshot } from '../shared/run-types.js';
 import { exitCodes, usageError } from './cli-error.js';
 import { cliInvocation } from './cli-invocation.js';
@@ -49,7 +46,9 @@ Exit codes: 0 shown, 3 no such run, 5 the run cannot answer.`,
         handedOffNotices: handedOff,
       } = await client
         .inspect(runId, scope)
-        .catch((error: unknown) => rethrowNamingTaskFailure(client, runId, scope, error));
+        .catch((error: unknown) =>
+          rethrowNamingTaskFailure(error, runId, () => client.workflowTaskFailure(runId, scope)),
+        );
       const shown = { snapshot, events, ...(handedOff.length > 0 ? { handedOffNotices: handedOff } : {}) };
       process.stdout.write(
         values.json
@@ -62,37 +61,6 @@ Exit codes: 0 shown, 3 no such run, 5 the run cannot answer.`,
     }
   },
 };
-
-/**
- * Rethrows a run's `run_unavailable` with why its workflow task fails when that is a history that no longer replays,
- * and the command that resets it: the generic "a worker died or is failing it" leaves an operator to find that in
- * the Temporal UI.
- */
-async function rethrowNamingTaskFailure(
-  client: RelayClient,
-  runId: string,
-  scope: TenantScope,
-  error: unknown,
-): Promise<never> {
-  if (!RelayError.isInstance(error) || error.code !== 'run_unavailable') throw error;
-  const failure = await client.workflowTaskFailure(runId, scope).catch((readError: unknown) => {
-    throw new RelayError(
-      'run_unavailable',
-      `${error.message} (its history could not be read to say why: ${errorMessage(readError)})`,
-      {
-        cause: error,
-      },
-    );
-  });
-  if (!failure?.nondeterministic) throw error;
-  throw new RelayError(
-    'run_unavailable',
-    `Run '${runId}' cannot answer: its history no longer replays with the workers' code (${failure.message}). ` +
-      `Reset it to the workflow task before that event (docs/operations.md says what a reset does again):\n` +
-      `  ${describeResetFor(runId, failure)}`,
-    { cause: error, details: { workflowTaskFailure: failure } },
-  );
-}
 
 /**
  * What `relay-e inspect` prints of a run. The commands that decide a pending call carry `flags`, the connection flags

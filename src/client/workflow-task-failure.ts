@@ -2,6 +2,8 @@ import proto from '@temporalio/proto';
 import type { temporal } from '@temporalio/proto';
 import type { RunAccess } from './run-access.js';
 import { runHandle } from './run-access.js';
+import { errorMessage } from '../shared/error-message.js';
+import { RelayError } from '../shared/errors.js';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
@@ -69,4 +71,29 @@ export function describeResetFor(runId: string, failure: WorkflowTaskFailure): s
       ? ', <id> being the newest WorkflowTaskCompleted event before the event the message names'
       : '';
   return `temporal workflow reset --workflow-id ${runId} --event-id ${eventId} --reason "history no longer replays"${where}`;
+}
+
+/**
+ * Rethrows `error`, a read of the run that found it unable to answer (`run_unavailable`), as one that says why when
+ * its workflow task fails because its history no longer replays, with the reset that recovers it; any other error as
+ * it is. `readFailure` reads the failure ({@link readWorkflowTaskFailure}); a read that fails is said too.
+ */
+export async function rethrowNamingTaskFailure(
+  error: unknown,
+  runId: string,
+  readFailure: () => Promise<WorkflowTaskFailure | undefined>,
+): Promise<never> {
+  if (!RelayError.isInstance(error) || error.code !== 'run_unavailable') throw error;
+  const failure = await readFailure().catch((readError: unknown) => {
+    const why = `its history could not be read to say why: ${errorMessage(readError)}`;
+    throw new RelayError('run_unavailable', `${error.message} (${why})`, { cause: error });
+  });
+  if (!failure?.nondeterministic) throw error;
+  throw new RelayError(
+    'run_unavailable',
+    `Run '${runId}' cannot answer: its history no longer replays with the workers' code (${failure.message}). ` +
+      `Reset it to the workflow task before that event (docs/operations.md says what a reset does again):\n` +
+      `  ${describeResetFor(runId, failure)}`,
+    { cause: error, details: { workflowTaskFailure: failure } },
+  );
 }

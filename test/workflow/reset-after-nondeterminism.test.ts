@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
@@ -6,6 +7,7 @@ import { bundleWorkflowCode, DefaultLogger, NativeConnection } from '@temporalio
 import { describe, expect, it } from 'vitest';
 import { RelayClient } from '../../src/client/relay-client.js';
 import { findTemporalExecutable } from '../../src/dev/temporal-dev-server.js';
+import { startApiServer } from '../../src/http/start-api-server.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { createWorker } from '../../src/worker/create-worker.js';
 import {
@@ -19,6 +21,8 @@ import { uniqueTaskQueue } from '../helpers/temporal-test-env.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 
 const kit = useRelayTestKit();
+
+const apiKey = `reset-test-key-${randomUUID()}`;
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -107,6 +111,18 @@ describe('a run whose history its workers can no longer replay', () => {
       expect(failure).toMatchObject({ nondeterministic: true, resetEventId: await divergedTaskCompleted(runId) });
       expect(failure?.message).toContain('TMPRL1100');
       expect(ledger.transfers).toHaveLength(1);
+
+      // The API's read of the run says so too, to the run's own tenant.
+      const api = await startApiServer({ client, apiKeys: new Map([[apiKey, { tenantId: 'acme' }]]) });
+      try {
+        const read = await fetch(`${api.url}/v1/runs/${runId}`, { headers: { authorization: `Bearer ${apiKey}` } });
+        expect(read.status).toBe(503);
+        const problem = (await read.json()) as { code?: string; detail?: string };
+        expect(problem.code).toBe('run_unavailable');
+        expect(problem.detail).toContain(`--event-id ${failure?.resetEventId}`);
+      } finally {
+        await api.close();
+      }
 
       // relay-e inspect names the failure and prints the reset; the operator runs it as printed.
       const inspected = await inspectWithCli(runId, taskQueue);
