@@ -307,9 +307,12 @@ describe('a run the workers cannot serve', () => {
         { timeout: 20_000, interval: 200 },
       );
       const { tasks } = await catalogHistory(worker.taskQueue);
-      // Each announcement's task started its lapse of three periods; the second cancelled the first's.
+      // Each announcement's task started its lapse of three periods; the second replaced the first's, which was left
+      // to fire for nothing rather than cancelled (a cancellation's command would follow how signals were grouped).
       const announcedIn = tasks.flatMap((task, index) => (task.timerMs === 6_000 ? [index] : []));
       expect(announcedIn).toHaveLength(2);
+      const events = (await catalog.fetchHistory()).events ?? [];
+      expect(events.filter((event) => event.timerCanceledEventAttributes)).toEqual([]);
       const lastAnnouncedAt = tasks[announcedIn[1] ?? -1]?.now ?? Number.NaN;
       const droppedIn = tasks.findIndex(
         (task, index) =>
@@ -318,6 +321,8 @@ describe('a run the workers cannot serve', () => {
       expect(droppedIn).toBeGreaterThan(0);
       // Dropped three periods after its last announcement, not its first.
       expect((tasks[droppedIn]?.now ?? Number.NaN) - lastAnnouncedAt).toBeGreaterThanOrEqual(6_000);
+      // Replayed by test/replay/worker-catalog-replay.test.ts.
+      await recordHistoryIfRequested(catalog, path.join(workerCatalogHistories, 'announced-again-by-timer.json'));
     } finally {
       await worker.stop();
     }
