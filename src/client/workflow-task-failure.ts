@@ -1,7 +1,7 @@
 import proto from '@temporalio/proto';
 import type { temporal } from '@temporalio/proto';
 import type { RunAccess } from './run-access.js';
-import { runHandle } from './run-access.js';
+import { readHistory } from './read-history.js';
 import { errorMessage } from '../shared/error-message.js';
 import { RelayError } from '../shared/errors.js';
 
@@ -25,13 +25,14 @@ export interface WorkflowTaskFailure {
 
 /**
  * The failure of the run's current workflow task, when its newest task failed and none has completed since; else
- * undefined. Reads the whole history: this is for an operator looking at one stuck run, not for a poller.
+ * undefined. Reads the whole history, in pages a run at the payload limits fits (readHistory): this is for an
+ * operator looking at one stuck run, not for a poller.
  */
 export async function readWorkflowTaskFailure(
   access: RunAccess,
   runId: string,
 ): Promise<WorkflowTaskFailure | undefined> {
-  return workflowTaskFailureIn((await runHandle(access, runId).fetchHistory()).events ?? []);
+  return workflowTaskFailureIn((await readHistory(access.temporal, runId)).events ?? []);
 }
 
 /** The failure of the workflow task a history ends in, if its newest task failed and none has completed since. */
