@@ -26,14 +26,14 @@ const apiKey = `reset-test-key-${randomUUID()}`;
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
-/** Relay-E's workflows bundled with one command more on each signal (diverging-workflow-interceptors.ts). */
+/** Relay-E's workflows bundled with one memo update more on each signal (the interceptor beside determinism's). */
 function divergingBundle() {
   return bundleWorkflowCode({
     logger: new DefaultLogger('WARN'),
     workflowsPath: relayWorkflowsPath(),
     preloadModules: relaySharedWorkflowModules(),
     webpackConfigHook: compileWorkflowSourceAsBuilt,
-    workflowInterceptorModules: [path.join(here, '../helpers/diverging-workflow-interceptors.ts')],
+    workflowInterceptorModules: [path.join(here, '../fixtures/nondeterministic/extra-memo-on-signal-interceptor.ts')],
   });
 }
 
