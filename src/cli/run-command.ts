@@ -1,5 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RelayClient, StartRunOptions } from '../client/relay-client.js';
+import { explainUnavailable } from '../client/workflow-task-failure.js';
+import type { RelayError } from '../shared/errors.js';
 import { agentRunInputSchema } from '../shared/run-input-schema.js';
 import type { RunEvent, RunSnapshot } from '../shared/run-types.js';
 import { checkToolInput } from '../shared/tool-input.js';
@@ -202,25 +204,19 @@ async function awaitDecision(following: Following, event: AwaitingApproval): Pro
 }
 
 /**
- * Follows the run's events, saying when the run waits for a worker (`watch` waits it out). A Temporal server that
+ * Follows the run's events, saying when the run cannot answer and why (`watch` waits it out). A Temporal server that
  * cannot be reached is asked again for a few seconds, then the error ends the command (exit 5).
  */
 async function* followRun(following: Following): AsyncGenerator<RunEvent> {
-  const { client, runId, spinner, taskQueue, flags } = following;
-  const hint = `waiting for a worker on task queue '${taskQueue}' (start one: ${cli} dev${flags}, or ${cli} worker${flags})`;
-  let hinted = false;
-  const onUnavailable = () => {
-    if (!hinted) spinner.notice(hint);
-    hinted = true;
-  };
+  const { client, runId, spinner } = following;
+  const unavailability = tellUnavailability(following);
   let after = 0;
   let unreachableSince: number | undefined;
   spinner.start('starting');
   for (;;) {
     try {
-      for await (const event of client.watch(runId, { after, onUnavailable })) {
+      for await (const event of client.watch(runId, { after, ...unavailability })) {
         after = event.seq;
-        hinted = false;
         unreachableSince = undefined;
         yield event;
       }
@@ -232,6 +228,31 @@ async function* followRun(following: Following): AsyncGenerator<RunEvent> {
       await sleep(retryQueryAfterMs);
     }
   }
+}
+
+/**
+ * Says once, each time the run stops answering, why: a workflow task the workers fail (a history that no longer
+ * replays, with the reset that recovers it, read once from the run's history) or, most often, no worker yet.
+ */
+function tellUnavailability({ client, runId, spinner, taskQueue, flags }: Following) {
+  const start = `start one: ${cli} dev${flags}, or ${cli} worker${flags}`;
+  const noWorker = `waiting for a worker on task queue '${taskQueue}' (${start})`;
+  // Each stretch without an answer has its number, so a late explanation of an earlier one is not told.
+  let stretch = 0;
+  let toldIn: number | undefined;
+  return {
+    onUnavailable(error: RelayError) {
+      if (toldIn === stretch) return;
+      const asked = (toldIn = stretch);
+      void explainUnavailable(error, runId, () => client.workflowTaskFailure(runId)).then((explained) => {
+        if (asked === stretch)
+          spinner.notice(explained.details?.['workflowTaskFailure'] ? explained.message : noWorker);
+      });
+    },
+    onAvailable() {
+      stretch += 1;
+    },
+  };
 }
 
 function describeEnd(snapshot: RunSnapshot): string {

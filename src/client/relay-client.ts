@@ -158,6 +158,8 @@ export interface WatchOptions extends TenantScope {
    * comes.
    */
   onUnavailable?: (error: RelayError) => void;
+  /** Called when the run answers again after {@link onUnavailable}: its events follow as before. */
+  onAvailable?: () => void;
 }
 
 /** Starts, inspects and steers agent runs from TypeScript. */

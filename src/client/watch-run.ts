@@ -19,13 +19,17 @@ export async function* watchRun(access: RunAccess, runId: string, options: Watch
   const scope: TenantScope = options.tenantId !== undefined ? { tenantId: options.tenantId } : {};
   const deltas = options.deltas === false ? undefined : new ModelDeltaTracker();
   let firstLook = true;
+  let unavailable = false;
   while (!options.signal?.aborted) {
     // One description a look serves both the events (a closed run's come from its record) and the streamed text. A
     // run waiting for a worker to recover it cannot answer (`run_unavailable`); the follower waits, as the run does.
-    const look = await describedEvents(access, runId, { ...scope, after }).catch((error: unknown) =>
-      waitOutUnavailable(error, options),
-    );
+    const look = await describedEvents(access, runId, { ...scope, after }).catch((error: unknown) => {
+      unavailable = true;
+      return waitOutUnavailable(error, options);
+    });
     if (look === undefined) continue;
+    if (unavailable) options.onAvailable?.();
+    unavailable = false;
     for (const event of look.events) {
       after = event.seq;
       yield event;

@@ -7,8 +7,9 @@ import { RelayError } from '../shared/errors.js';
 
 type HistoryEvent = temporal.api.history.v1.IHistoryEvent;
 
-const nondeterministicCause =
-  proto.temporal.api.enums.v1.WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR;
+const { WorkflowTaskFailedCause } = proto.temporal.api.enums.v1;
+const nondeterministicCause = WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_NON_DETERMINISTIC_ERROR;
+const workflowCodeCause = WorkflowTaskFailedCause.WORKFLOW_TASK_FAILED_CAUSE_WORKFLOW_WORKER_UNHANDLED_FAILURE;
 
 /** Why a run's workflow task fails, read from its history: what an operator needs when the run cannot answer. */
 export interface WorkflowTaskFailure {
@@ -16,6 +17,12 @@ export interface WorkflowTaskFailure {
   message: string;
   /** Whether the workers' code no longer gives the commands the run's history recorded (`TMPRL1100`). */
   nondeterministic: boolean;
+  /**
+   * Whether the workflow code itself failed the task (an error it threw, `WORKFLOW_WORKER_UNHANDLED_FAILURE`), which
+   * the workers repeat on every attempt until their code changes; other causes (a signal arriving as the task
+   * completed, a sticky queue reset) pass with the next attempt.
+   */
+  workflowCodeFailed: boolean;
   /**
    * For a nondeterministic failure whose message names an event: the `WorkflowTaskCompleted` event before it, the
    * task whose commands the replay no longer gives, which the run is reset to (docs/operations.md).
@@ -42,10 +49,17 @@ export function workflowTaskFailureIn(events: readonly HistoryEvent[]): Workflow
   const attributes = failed?.workflowTaskFailedEventAttributes;
   if (!attributes) return undefined;
   const message = attributes.failure?.message ?? '';
-  if (attributes.cause !== nondeterministicCause) return { message, nondeterministic: false };
+  if (attributes.cause !== nondeterministicCause) {
+    return { message, nondeterministic: false, workflowCodeFailed: attributes.cause === workflowCodeCause };
+  }
   const named = namedEventId(message);
   const resetEventId = named === undefined ? undefined : taskCompletedBefore(events, named);
-  return { message, nondeterministic: true, ...(resetEventId !== undefined ? { resetEventId } : {}) };
+  return {
+    message,
+    nondeterministic: true,
+    workflowCodeFailed: false,
+    ...(resetEventId !== undefined ? { resetEventId } : {}),
+  };
 }
 
 /** The event a nondeterminism error names, as sdk-core writes it: `… HistoryEvent(id: 26, …)`. */
@@ -75,9 +89,8 @@ export function describeResetFor(runId: string, failure: WorkflowTaskFailure): s
 }
 
 /**
- * Rethrows `error`, a read of the run that found it unable to answer (`run_unavailable`), as one that says why when
- * its workflow task fails because its history no longer replays, with the reset that recovers it; any other error as
- * it is. `readFailure` reads the failure ({@link readWorkflowTaskFailure}); a read that fails is said too.
+ * Rethrows `error`, a read of the run that found it unable to answer (`run_unavailable`), as {@link explainUnavailable}
+ * says it; any other error as it is.
  */
 export async function rethrowNamingTaskFailure(
   error: unknown,
@@ -85,16 +98,42 @@ export async function rethrowNamingTaskFailure(
   readFailure: () => Promise<WorkflowTaskFailure | undefined>,
 ): Promise<never> {
   if (!RelayError.isInstance(error) || error.code !== 'run_unavailable') throw error;
-  const failure = await readFailure().catch((readError: unknown) => {
+  throw await explainUnavailable(error, runId, readFailure);
+}
+
+/**
+ * `unavailable` (`run_unavailable`) said again with why, when the run's workflow task fails: a history that no longer
+ * replays with the reset that recovers it, or the error the workflow code fails it with; as it is otherwise (no worker
+ * polls, or a failure that passes with the next attempt). `readFailure` reads the failure
+ * ({@link readWorkflowTaskFailure}); a read that fails is said too.
+ */
+export async function explainUnavailable(
+  unavailable: RelayError,
+  runId: string,
+  readFailure: () => Promise<WorkflowTaskFailure | undefined>,
+): Promise<RelayError> {
+  let failure: WorkflowTaskFailure | undefined;
+  try {
+    failure = await readFailure();
+  } catch (readError) {
     const why = `its history could not be read to say why: ${errorMessage(readError)}`;
-    throw new RelayError('run_unavailable', `${error.message} (${why})`, { cause: error });
-  });
-  if (!failure?.nondeterministic) throw error;
-  throw new RelayError(
+    return new RelayError('run_unavailable', `${unavailable.message} (${why})`, { cause: unavailable });
+  }
+  if (failure === undefined || (!failure.nondeterministic && !failure.workflowCodeFailed)) return unavailable;
+  const details = { details: { workflowTaskFailure: failure } };
+  if (failure.workflowCodeFailed) {
+    return new RelayError(
+      'run_unavailable',
+      `Run '${runId}' cannot answer: its workflow task fails on the workers (${failure.message}), ` +
+        'and they take it again until one completes it.',
+      { cause: unavailable, ...details },
+    );
+  }
+  return new RelayError(
     'run_unavailable',
     `Run '${runId}' cannot answer: its history no longer replays with the workers' code (${failure.message}). ` +
       `Reset it to the workflow task before that event (docs/operations.md says what a reset does again):\n` +
       `  ${describeResetFor(runId, failure)}`,
-    { cause: error, details: { workflowTaskFailure: failure } },
+    { cause: unavailable, ...details },
   );
 }

@@ -32,6 +32,19 @@ const snapshot: RunSnapshot = {
   lastEventSeq: 2,
 };
 
+/**
+ * What `watch` does for a run that cannot answer: waits it out, telling its caller each time it asks (three times
+ * here, a little apart), until the run answers with its end.
+ */
+async function* unavailableThenCompleted(_runId: string, options: WatchOptions): AsyncGenerator<RunEvent> {
+  const unavailable = new RelayError('run_unavailable', "Run 'run_1' cannot answer right now: no worker polled");
+  for (let asked = 0; asked < 3; asked++) {
+    options.onUnavailable?.(unavailable);
+    await sleep(20);
+  }
+  yield completed;
+}
+
 let stdout = '';
 let stderr = '';
 
@@ -70,18 +83,39 @@ afterEach(() => {
 describe('relay-e run following a run', () => {
   it('prints the run id first with --json, and says once on stderr that the run waits for a worker', async () => {
     connectTo({
-      // What `watch` does for a run no worker serves: waits it out, telling its caller each time it asks.
-      watch: async function* (_runId: string, options: WatchOptions) {
-        const noWorker = new RelayError('run_unavailable', "Run 'run_1' cannot answer right now: no worker polled");
-        for (let asked = 0; asked < 3; asked++) options.onUnavailable?.(noWorker);
-        yield completed;
-      },
+      watch: unavailableThenCompleted,
+      workflowTaskFailure: async () => undefined,
     });
     expect(await run('--json', 'hi')).toBe(0);
     const lines = stdout.trim().split('\n');
     expect(JSON.parse(lines[0] ?? '')).toEqual({ runId: 'run_1', model: 'scripted:demo' });
     expect(stderr.match(/waiting for a worker on task queue 'shop' \(start one: /g)).toHaveLength(1);
     expect(lines.slice(1).every((line) => !line.includes('waiting'))).toBe(true);
+  });
+
+  it('says instead, once, that the run no longer replays and how to reset it, read from its history', async () => {
+    let reads = 0;
+    const failure = { message: '[TMPRL1100] x', nondeterministic: true, workflowCodeFailed: false, resetEventId: 12 };
+    connectTo({
+      watch: unavailableThenCompleted,
+      workflowTaskFailure: async () => {
+        reads += 1;
+        return failure;
+      },
+    });
+    expect(await run('--json', 'hi')).toBe(0);
+    expect(reads).toBe(1);
+    expect(stderr).not.toContain('waiting for a worker');
+    expect(stderr.match(/its history no longer replays/g)).toHaveLength(1);
+    expect(stderr).toContain('temporal workflow reset --workflow-id run_1 --event-id 12');
+  });
+
+  it('names the error the workflow code fails the run’s task with', async () => {
+    const failure = { message: 'broken on purpose', nondeterministic: false, workflowCodeFailed: true };
+    connectTo({ watch: unavailableThenCompleted, workflowTaskFailure: async () => failure });
+    expect(await run('--json', 'hi')).toBe(0);
+    expect(stderr).toContain("Run 'run_1' cannot answer: its workflow task fails on the workers (broken on purpose)");
+    expect(stderr).not.toContain('waiting for a worker');
   });
 
   it('says nothing of a worker for a run that answers but is slow to bring its next event', async () => {
