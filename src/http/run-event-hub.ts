@@ -1,6 +1,47 @@
 import type { RelayClient } from '../client/relay-client.js';
+import { explainUnavailable } from '../client/workflow-task-failure.js';
 import { RelayError } from '../shared/errors.js';
 import type { RunEvent } from '../shared/run-types.js';
+
+/**
+ * Why the run cannot answer, told to its followers once each time it stops answering (and to those who join while it
+ * still cannot): no worker polls, or its workflow task fails (read once from its history, naming the reset a history
+ * that no longer replays needs). Ephemeral, like a text delta.
+ */
+export interface RunUnavailable {
+  type: 'run_unavailable';
+  error: RelayError;
+}
+
+/** Told to the followers who were told {@link RunUnavailable} when the run answers again. Ephemeral too. */
+export interface RunAvailable {
+  type: 'run_available';
+}
+
+/** What a follower of a run reads: the run's events, and why it cannot answer when it cannot. */
+export type FollowedEvent = RunEvent | RunUnavailable | RunAvailable;
+
+/** What is told to one follower beside the held events, after the events up to `afterSeq`. */
+interface Told {
+  event: FollowedEvent;
+  afterSeq: number;
+}
+
+/** The held events a follower has not read and what it was told beside them, in the order the poller learnt them. */
+function inTellingOrder(unread: readonly RunEvent[], told: readonly Told[]): FollowedEvent[] {
+  const ordered: FollowedEvent[] = [];
+  let next = 0;
+  for (const event of unread) {
+    for (; next < told.length && told[next]!.afterSeq < event.seq; next++) ordered.push(told[next]!.event);
+    ordered.push(event);
+  }
+  return [...ordered, ...told.slice(next).map((entry) => entry.event)];
+}
+
+/** Whether a followed event is one of the run's durable events, which the poller holds until every follower read it. */
+function isHeld(event: FollowedEvent): event is RunEvent {
+  return event.type !== 'model_delta' && event.type !== 'run_unavailable' && event.type !== 'run_available';
+}
 
 export interface FollowRunOptions {
   /** The caller's tenant: another tenant's run is `run_not_found`, exactly like a run that does not exist. */
@@ -26,11 +67,11 @@ export class RunEventHub {
   ) {}
 
   /** Checks the caller may read the run, then yields its events after `options.after` until it ends or the signal aborts. */
-  async follow(runId: string, options: FollowRunOptions): Promise<AsyncGenerator<RunEvent>> {
+  async follow(runId: string, options: FollowRunOptions): Promise<AsyncGenerator<FollowedEvent>> {
     let poller = this.pollers.get(runId);
     if (poller === undefined) {
-      const { tenantId, lastEventSeq } = await this.client.getRun(runId, { tenantId: options.tenantId });
-      poller = this.pollers.get(runId) ?? this.startPoller(runId, tenantId, Math.min(options.after, lastEventSeq));
+      const start = await this.firstEventToHold(runId, options);
+      poller = this.pollers.get(runId) ?? this.startPoller(runId, options.tenantId, start);
     } else if (poller.tenantId !== options.tenantId) {
       throw runNotFound(runId);
     }
@@ -40,8 +81,23 @@ export class RunEventHub {
   /** Throws what {@link follow} would refuse the caller with, without following the run. */
   async checkFollower(runId: string, tenantId: string): Promise<void> {
     const poller = this.pollers.get(runId);
-    if (poller === undefined) await this.client.getRun(runId, { tenantId });
+    if (poller === undefined) await this.client.assertRunExists(runId, { tenantId });
     else if (poller.tenantId !== tenantId) throw runNotFound(runId);
+  }
+
+  /**
+   * Where a new poller of the run starts (the caller's tenant checked): after the caller's position, or the run's last
+   * event when the caller names one beyond it (a later follower reads from there). A run that cannot answer is
+   * followed all the same, from its first event: its last is unknown until it answers, and its followers are told why.
+   */
+  private async firstEventToHold(runId: string, { tenantId, after }: FollowRunOptions): Promise<number> {
+    try {
+      return Math.min(after, (await this.client.getRun(runId, { tenantId })).lastEventSeq);
+    } catch (error) {
+      // Told only after the run's tenant was found to be the caller's (another tenant's run is `run_not_found`).
+      if (!RelayError.isInstance(error) || error.code !== 'run_unavailable') throw error;
+      return 0;
+    }
   }
 
   private startPoller(runId: string, tenantId: string, after: number): RunPoller {
@@ -59,15 +115,24 @@ function runNotFound(runId: string): RelayError {
 
 /**
  * One run's events as one `watch` reads them. It holds every event in (`heldAfter`, newest] until every follower
- * has read it; a follower that joins further back reads that gap once from the run itself.
+ * has read it; a follower that joins further back reads that gap once from the run itself. Why the run cannot answer
+ * is read once each time it stops answering, for every follower.
  */
 class RunPoller {
   private held: RunEvent[] = [];
   private heldAfter: number;
   /** Each follower's last event read, or where the held events began when it joined further back. */
   private readonly positions = new Map<symbol, number>();
-  /** Text deltas not yet read by each follower: ephemeral, so never held for followers who join later. */
-  private readonly deltas = new Map<symbol, RunEvent[]>();
+  /** Text deltas and unavailability each follower has not read: ephemeral, so not held for followers who join later. */
+  private readonly told = new Map<symbol, Told[]>();
+  /** The newest event the poller read: what is told is read after the events up to it, before later ones. */
+  private newestSeq: number;
+  /** Why the run cannot answer, while it cannot and once read; a follower joining meanwhile is told it first. */
+  private unavailable: RunUnavailable | undefined;
+  /** Counts the times the run answered again, so an explanation read for an earlier stretch is not told. */
+  private answeredAgain = 0;
+  /** Whether the run's history is being read to say why it cannot answer. */
+  private explaining = false;
   private readonly waiters = new Set<() => void>();
   private readonly stopped = new AbortController();
   private outcome: { ended: true } | { failed: unknown } | undefined;
@@ -81,13 +146,14 @@ class RunPoller {
     private readonly onClose: () => void,
   ) {
     this.heldAfter = after;
+    this.newestSeq = after;
     void this.poll(after, pollIntervalMs);
   }
 
-  subscribe(after: number, signal: AbortSignal): AsyncGenerator<RunEvent> {
+  subscribe(after: number, signal: AbortSignal): AsyncGenerator<FollowedEvent> {
     const follower = Symbol('follower');
     this.positions.set(follower, Math.max(after, this.heldAfter));
-    this.deltas.set(follower, []);
+    this.told.set(follower, this.unavailable ? [{ event: this.unavailable, afterSeq: this.newestSeq }] : []);
     const leave = () => this.leave(follower);
     signal.addEventListener('abort', leave, { once: true });
     return this.deliver(follower, after, signal, leave);
@@ -104,14 +170,14 @@ class RunPoller {
       }
       while (!signal.aborted) {
         const unread = this.held.filter((event) => event.seq > position);
-        for (const event of unread) {
+        const told = this.told.get(follower)?.splice(0) ?? [];
+        for (const event of inTellingOrder(unread, told)) {
           yield event;
+          if (!isHeld(event)) continue;
           position = event.seq;
           this.advance(follower, position);
         }
-        const deltas = this.deltas.get(follower)?.splice(0) ?? [];
-        for (const delta of deltas) yield delta;
-        if (unread.length > 0 || deltas.length > 0) continue;
+        if (unread.length > 0 || told.length > 0) continue;
         if (this.outcome && 'failed' in this.outcome) throw this.outcome.failed;
         if (this.outcome) return;
         await this.changed(signal);
@@ -124,9 +190,20 @@ class RunPoller {
 
   private async poll(after: number, pollIntervalMs: number): Promise<void> {
     try {
-      for await (const event of this.client.watch(this.runId, { after, pollIntervalMs, signal: this.stopped.signal })) {
-        if (event.type === 'model_delta') for (const queue of this.deltas.values()) queue.push(event);
-        else this.held.push(event);
+      const events = this.client.watch(this.runId, {
+        after,
+        pollIntervalMs,
+        signal: this.stopped.signal,
+        onUnavailable: (error) => this.explainUnavailable(error),
+        onAvailable: () => this.answered(),
+      });
+      for await (const event of events) {
+        if (event.type === 'model_delta') {
+          this.tellEveryone(event);
+        } else {
+          this.held.push(event);
+          this.newestSeq = event.seq;
+        }
         this.notify();
       }
       this.outcome = { ended: true };
@@ -138,13 +215,39 @@ class RunPoller {
     }
   }
 
+  /** Reads why the run cannot answer, once a stretch, and tells every follower. */
+  private explainUnavailable(error: RelayError): void {
+    if (this.unavailable !== undefined || this.explaining) return;
+    this.explaining = true;
+    const stretch = this.answeredAgain;
+    void explainUnavailable(error, this.runId, () => this.client.workflowTaskFailure(this.runId)).then((explained) => {
+      this.explaining = false;
+      if (stretch !== this.answeredAgain) return;
+      this.unavailable = { type: 'run_unavailable', error: explained };
+      this.tellEveryone(this.unavailable);
+      this.notify();
+    });
+  }
+
+  private answered(): void {
+    this.answeredAgain += 1;
+    if (this.unavailable === undefined) return;
+    this.unavailable = undefined;
+    this.tellEveryone({ type: 'run_available' });
+    this.notify();
+  }
+
+  private tellEveryone(event: FollowedEvent): void {
+    for (const queue of this.told.values()) queue.push({ event, afterSeq: this.newestSeq });
+  }
+
   private advance(follower: symbol, position: number): void {
     this.positions.set(follower, position);
     this.release();
   }
 
   private leave(follower: symbol): void {
-    this.deltas.delete(follower);
+    this.told.delete(follower);
     if (!this.positions.delete(follower)) return;
     if (this.positions.size > 0) return this.release();
     this.stopped.abort();

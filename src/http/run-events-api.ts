@@ -31,7 +31,10 @@ export function createRunEventsApi(options: RunEventsApiOptions): OpenAPIHono<Ap
         'Each event is `id: <seq>`, `event: <type>`, `data: <RunEvent JSON>`. The stream ends after ' +
         '`run_completed`, `run_failed` or `run_cancelled`; comment lines keep an idle stream open. A stream that ' +
         'fails after it started ends with `event: stream_failed`, whose data is `{ type, problem, retryAfter? }` ' +
-        '(the problem document a request would have got); resume from the last id.',
+        '(the problem document a request would have got); resume from the last id. A run that cannot answer (no ' +
+        'worker, or a workflow task its workers fail) is followed all the same: `event: run_unavailable` says why, ' +
+        'with data `{ type, problem, retryAfter? }`, once each time it stops answering, and `event: run_available` ' +
+        'when it answers again; neither has an `id`.',
       security: apiKeySecurity,
       request: { params: runIdParamsSchema, query: runEventsQuerySchema, headers: runEventsHeadersSchema },
       responses: {
@@ -39,7 +42,7 @@ export function createRunEventsApi(options: RunEventsApiOptions): OpenAPIHono<Ap
           description: 'The event stream',
           content: { 'text/event-stream': { schema: runEventSchema } },
         },
-        ...problemResponses('unauthorized', 'run_not_found', 'invalid_input', 'run_unavailable'),
+        ...problemResponses('unauthorized', 'run_not_found', 'invalid_input'),
       },
     }),
     async (c) => {

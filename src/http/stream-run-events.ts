@@ -51,9 +51,14 @@ export async function streamRunEvents(c: Context, options: StreamRunEventsOption
       // A first line lets the caller see the response start before the run has anything to say.
       await stream.write(': connected\n\n');
       for await (const event of events) {
+        const name = options.namedEvents === false ? {} : { event: event.type };
+        if (event.type === 'run_unavailable' || event.type === 'run_available') {
+          const data = event.type === 'run_available' ? event : problemEvent(event.type, toHttpError(event.error));
+          await stream.writeSSE({ ...name, data: JSON.stringify(data) });
+          continue;
+        }
         // A delta is ephemeral: without an id, Last-Event-ID keeps naming the last durable event.
         const id = event.type === 'model_delta' ? {} : { id: String(event.seq) };
-        const name = options.namedEvents === false ? {} : { event: event.type };
         await stream.writeSSE({ ...id, ...name, data: JSON.stringify(event) });
       }
     } catch (error) {
@@ -75,12 +80,17 @@ export async function streamRunEvents(c: Context, options: StreamRunEventsOption
  * like a dropped connection. The caller resumes from the last id it received.
  */
 async function tellStreamFailed(stream: SSEStreamingApi, failure: HttpError): Promise<void> {
+  const data = problemEvent('stream_failed', failure);
+  // The caller may be gone too; its leaving is no news.
+  await stream.writeSSE({ event: 'stream_failed', data: JSON.stringify(data) }).catch(() => undefined);
+}
+
+/** An event that tells a problem: the document a request would have got, and `retryAfter` (seconds) when it may pass. */
+function problemEvent(type: 'stream_failed' | 'run_unavailable', failure: HttpError) {
   const retryAfter = failure.headers?.['retry-after'];
-  const data = {
-    type: 'stream_failed',
+  return {
+    type,
     problem: failure.toProblem(),
     ...(retryAfter === undefined ? {} : { retryAfter: Number(retryAfter) }),
   };
-  // The caller may be gone too; its leaving is no news.
-  await stream.writeSSE({ event: 'stream_failed', data: JSON.stringify(data) }).catch(() => undefined);
 }

@@ -12,6 +12,7 @@ import { launchChromium, signInToInboxPage } from '../helpers/chromium.js';
 import { startTcpProxy } from '../helpers/tcp-proxy.js';
 import { useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
 import type { RunningWorker } from '../helpers/relay-test-kit.js';
+import { uniqueTaskQueue } from '../helpers/temporal-test-env.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 import { promptOf } from '../http/http-test-kit.js';
 
@@ -219,6 +220,45 @@ describe('the inbox when the network or the session fails an approver', () => {
       expect(streams).toBeLessThanOrEqual(1);
     });
   });
+
+  it('says why a run cannot answer while no worker serves it, and takes it back once one does', async () => {
+    // A task queue of its own, so stopping its worker leaves the other tests' runs served.
+    const taskQueue = uniqueTaskQueue('inbox-unserved');
+    const serve = () =>
+      kit.startWorker({
+        taskQueue,
+        tools: createTestTools(ledger),
+        models: { scripted: scriptedModel(approverModel) },
+      });
+    let serving = await serve();
+    const unservedApi = await startApiServer({ client: serving.client, apiKeys });
+    try {
+      const { runId } = await serving.client.startRun({
+        tenantId,
+        model: 'scripted:test',
+        prompt: 'pay later',
+        approvalTimeout: '1h',
+      });
+      await waitForRun(serving.client, runId, (run) => run.status === 'awaiting_approval');
+      await inContext(async (context) => {
+        const page = await openRun(context, runId, keys.alice, unservedApi.url);
+        await serving.stop();
+        const live = page.locator('#run-live');
+        // As the API's event stream says it, once the run's query finds no worker.
+        await expect
+          .poll(() => live.textContent(), { timeout: 60_000 })
+          .toMatch(new RegExp(`^The run cannot answer right now: .*task queue '${taskQueue}'`));
+        serving = await serve();
+        await expect.poll(() => live.textContent(), { timeout: 30_000 }).toBe('');
+        await page.getByRole('button', { name: 'Approve' }).click();
+        await expect.poll(() => page.locator('#decision-status').textContent(), patience).toBe('Approved.');
+      });
+      await waitForRun(serving.client, runId, (run) => run.status === 'completed');
+    } finally {
+      await unservedApi.close();
+      await serving.stop();
+    }
+  }, 120_000);
 });
 
 describe('the inbox when a call is settled elsewhere', () => {

@@ -367,9 +367,9 @@ describe('the approvals inbox in Chromium', () => {
       await page.goto(`${proxy.url}/inbox/runs/${runId}`);
       await page.getByRole('button', { name: 'Approve' }).waitFor(patience);
       await streamIsOpen(page);
-      // As when no worker answers the stream's first read: its reconnects answer 503, the session is still good.
+      // As when the API cannot reach Temporal: its reconnects answer 503, the session is still good.
       const events = `**/inbox/runs/${runId}/events`;
-      await page.route(events, (route) => route.fulfill({ status: 503, body: 'no worker' }));
+      await page.route(events, (route) => route.fulfill({ status: 503, body: 'temporal unavailable' }));
       proxy.drop();
       const live = page.locator('#run-live');
       await expect.poll(() => live.textContent(), patience).toMatch(/^Not live/);

@@ -16,6 +16,7 @@ import {
   relayWorkflowsPath,
 } from '../../src/worker/relay-workflows.js';
 import { relayECliArgs } from '../helpers/relay-e-process.js';
+import { readServerSentEvents } from '../http/http-test-kit.js';
 import { eventTypes, useRelayTestKit, waitForRun } from '../helpers/relay-test-kit.js';
 import { uniqueTaskQueue } from '../helpers/temporal-test-env.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
@@ -120,6 +121,19 @@ describe('a run whose history its workers can no longer replay', () => {
         const problem = (await read.json()) as { code?: string; detail?: string };
         expect(problem.code).toBe('run_unavailable');
         expect(problem.detail).toContain(`--event-id ${failure?.resetEventId}`);
+
+        // Its event stream opens all the same and says the same.
+        const stream = await fetch(`${api.url}/v1/runs/${runId}/events`, {
+          headers: { authorization: `Bearer ${apiKey}` },
+        });
+        expect(stream.status).toBe(200);
+        let told: unknown;
+        for await (const message of readServerSentEvents(stream)) {
+          if ('comment' in message || message.event !== 'run_unavailable') continue;
+          told = JSON.parse(message.data);
+          break;
+        }
+        expect(told).toMatchObject({ type: 'run_unavailable', problem: { detail: problem.detail } });
       } finally {
         await api.close();
       }

@@ -13,6 +13,8 @@ import { useRelayTestKit } from '../helpers/relay-test-kit.js';
 import { uniqueTaskQueue, withWorker } from '../helpers/temporal-test-env.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 import { waitingRunWithoutWorker } from '../helpers/waiting-run.js';
+import { readServerSentEvents } from '../http/http-test-kit.js';
+import type { ServerSentMessage } from '../http/http-test-kit.js';
 
 // A run whose workflow task keeps failing (here: broken workflow code; in production: a worker that died holding
 // it, until the task times out and another worker takes it) cannot answer queries or updates. Callers get a
@@ -56,6 +58,25 @@ async function breakRun(client: RelayClient, runId: string): Promise<RelayError>
   throw new Error(`Run ${runId} should be unavailable; got: ${String(error)}`);
 }
 
+/** Follows the run over the API's event stream as tenant `acme`, keeping every message until the stream ends. */
+function followOverHttp(api: ApiServer, runId: string) {
+  const messages: ServerSentMessage[] = [];
+  const ended = (async () => {
+    const response = await fetch(`${api.url}/v1/runs/${runId}/events`, {
+      headers: { 'x-api-key': 'key-acme-0123456789' },
+    });
+    if (response.status !== 200) throw new Error(`The event stream answered ${response.status}`);
+    for await (const message of readServerSentEvents(response)) messages.push(message);
+  })();
+  ended.catch(() => undefined);
+  return { messages, ended };
+}
+
+/** The messages a stream followed so far holds, its comment lines left out. */
+function said(streamed: ReturnType<typeof followOverHttp> | undefined) {
+  return (streamed?.messages ?? []).flatMap((message) => ('comment' in message ? [] : [message]));
+}
+
 const apiKeys = new Map<string, ApiKeyTenant>([
   ['key-acme-0123456789', { tenantId: 'acme', name: 'ops' }],
   ['key-other-0123456789', { tenantId: 'other' }],
@@ -90,6 +111,8 @@ describe.concurrent('a run no worker can answer for', () => {
       const followed: RunEvent[] = [];
       const told: string[] = [];
       let following: Promise<void> | undefined;
+      let streamed: ReturnType<typeof followOverHttp> | undefined;
+      let detail: string | undefined;
       await withWorker(kit.env, { workflowsPath: brokenWorkflows, taskQueue }, async () => {
         const unavailable = await breakRun(client, runId);
         expect(unavailable.message).toMatch(/cannot answer right now.*workflow task failed or timed out/);
@@ -102,7 +125,14 @@ describe.concurrent('a run no worker can answer for', () => {
         expect(response.status).toBe(503);
         expect(response.headers.get('content-type')).toBe('application/problem+json');
         expect(response.headers.get('retry-after')).toBe('5');
-        expect(await response.json()).toMatchObject({ status: 503, code: 'run_unavailable' });
+        const problem = (await response.json()) as { detail?: string };
+        expect(problem).toMatchObject({ status: 503, code: 'run_unavailable' });
+        // Read from the run's history: the error its workflow code throws.
+        detail = problem.detail;
+        expect(detail).toBe(
+          `Run '${runId}' cannot answer: its workflow task fails on the workers (This workflow code is broken on ` +
+            'purpose), and they take it again until one completes it.',
+        );
         const otherTenant = await fetch(`${api.url}/v1/runs/${runId}`, {
           headers: { 'x-api-key': 'key-other-0123456789' },
         });
@@ -116,6 +146,10 @@ describe.concurrent('a run no worker can answer for', () => {
             followed.push(event);
         })();
         await expect.poll(() => told.length).toBeGreaterThan(0);
+
+        // An event stream opens all the same and says why, once.
+        streamed = followOverHttp(api, runId);
+        await expect.poll(() => said(streamed).some((message) => message.event === 'run_unavailable')).toBe(true);
       });
 
       // The broken worker is gone; a good one on the same task queue replays the run from its start.
@@ -138,6 +172,21 @@ describe.concurrent('a run no worker can answer for', () => {
           'run_completed',
         ]);
         expect(new Set(told)).toEqual(new Set(['run_unavailable']));
+
+        // The stream said why the run could not answer, then that it answers again, then its events, as they came.
+        await streamed?.ended;
+        const messages = said(streamed);
+        expect(messages.map((message) => message.event)).toEqual([
+          'run_unavailable',
+          'run_available',
+          ...followed.map((event) => event.type),
+        ]);
+        expect(JSON.parse(messages[0]?.data ?? 'null')).toEqual({
+          type: 'run_unavailable',
+          problem: expect.objectContaining({ status: 503, code: 'run_unavailable', detail }) as unknown,
+          retryAfter: 5,
+        });
+        expect(messages.slice(0, 2).map((message) => message.id)).toEqual([undefined, undefined]);
       } finally {
         await good.stop();
       }

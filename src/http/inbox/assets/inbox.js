@@ -212,11 +212,11 @@ const lastReopenMs = 30_000;
 
 /**
  * Follows a live stream and keeps following it. The browser gives up for good on a stream whose reconnect is
- * refused (401 once the session ended elsewhere, 503 when no worker answers): then the session is checked, and
- * without one the page goes back to the sign-in form, unless `staysSignedOut` says the page stays (going would lose
- * what was typed there): the stream is then opened again later, to follow on once signed in again in another tab.
- * With a session the page says it is not live and opens it again. A probe that answers 404 says there is nothing to
- * follow: `gone` is told, and the stream is not opened again.
+ * refused (401 once the session ended elsewhere, 503 when the API cannot reach Temporal): then the session is
+ * checked, and without one the page goes back to the sign-in form, unless `staysSignedOut` says the page stays
+ * (going would lose what was typed there): the stream is then opened again later, to follow on once signed in again
+ * in another tab. With a session the page says it is not live and opens it again. A probe that answers 404 says
+ * there is nothing to follow: `gone` is told, and the stream is not opened again.
  * @param {string} url
  * @param {string} probe a GET that answers 401 without a session
  * @param {(source: EventSource, reopened: boolean) => void} listen adds the stream's own listeners
@@ -766,6 +766,12 @@ function listenToRun(page, events, reopened) {
       showDelta(page.timeline, page.streaming, event);
       return;
     }
+    // Why the run cannot answer, until it answers again: not part of its timeline.
+    if (event.type === 'run_unavailable' || event.type === 'run_available') {
+      const problem = /** @type {{ detail?: string } | undefined} */ (event['problem']);
+      showRunStalled(page, event.type === 'run_unavailable' ? (problem?.detail ?? '') : undefined);
+      return;
+    }
     page.streaming.get(event.step)?.remove();
     page.streaming.delete(event.step);
     page.timeline.append(timelineItem(event));
@@ -777,6 +783,16 @@ function listenToRun(page, events, reopened) {
   events.addEventListener('error', () => {
     if (events.readyState === EventSource.CONNECTING) showRunLive(page, false);
   });
+}
+
+/**
+ * Says why the run cannot answer (the API's own words: no worker, or a workflow task the workers fail), or takes the
+ * note away once it answers again.
+ * @param {RunPage} page @param {string | undefined} why
+ */
+function showRunStalled(page, why) {
+  if (page.isGone) return;
+  page.live.textContent = why === undefined ? '' : `The run cannot answer right now: ${why}`;
 }
 
 /** @param {RunPage} page @param {boolean} isLive */
