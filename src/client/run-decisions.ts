@@ -12,6 +12,7 @@ import { readRunEvents } from './read-run.js';
 import type { ApproveOptions, TenantScope } from './relay-client.js';
 import { callRun, checkTenant, describeInScope, isWorkflowTaskFailing, runHandle, runNotFound } from './run-access.js';
 import type { RunAccess } from './run-access.js';
+import { explainUnavailable, readWorkflowTaskFailure } from './workflow-task-failure.js';
 
 /** What a decision is sent through: a run's access, and how long the run has to take the decision. */
 export interface DecisionContext extends RunAccess {
@@ -109,7 +110,7 @@ async function sendDecision(
   const send = () => runHandle(context, runId).executeUpdate(decideUpdate, { args: [decision] });
   try {
     return await context.temporal.withDeadline(deadline, () =>
-      callRun(context, runId, () => retryWhileWorkflowTaskFails(send, deadline), scope),
+      callRun(context, runId, () => retryWhileWorkflowTaskFails(context, runId, send, deadline), scope),
     );
   } catch (error) {
     if (noWorkerAnsweredIn(error, deadline)) throw decisionUnanswered(context, runId, error);
@@ -135,17 +136,41 @@ async function sendDecision(
 /**
  * Temporal refuses an update, before recording anything, while the run's last workflow task failed or timed
  * out, which is what a worker killed mid-task leaves behind until another worker picks the run up. The
- * approver should not see that: retry with backoff until it clears or `deadline` passes.
+ * approver should not see that: retry with backoff until it clears or `deadline` passes, unless the run's history
+ * (read once) says the task fails for good.
  */
-async function retryWhileWorkflowTaskFails<T>(call: () => Promise<T>, deadline: number): Promise<T> {
+async function retryWhileWorkflowTaskFails<T>(
+  access: RunAccess,
+  runId: string,
+  call: () => Promise<T>,
+  deadline: number,
+): Promise<T> {
   for (let attempt = 1; ; attempt += 1) {
     try {
       return await call();
     } catch (error) {
       if (!isWorkflowTaskFailing(error) || Date.now() >= deadline) throw error;
+      if (attempt === 1) await refuseIfStuck(access, runId);
       await sleep(Math.min(250 * attempt, 2_000));
     }
   }
+}
+
+/**
+ * Fails the decision at once when the run's workflow task fails in a way no retry passes (its history no longer
+ * replays, or its workflow code throws), saying why and what recovers it. A history that cannot be read is no
+ * answer: the retries go on, and their end says the run could not answer.
+ */
+async function refuseIfStuck(access: RunAccess, runId: string): Promise<void> {
+  const failure = await readWorkflowTaskFailure(access, runId).catch(() => undefined);
+  if (!failure?.nondeterministic && !failure?.workflowCodeFailed) return;
+  const unanswered = new RelayError('run_unavailable', `Run '${runId}' cannot take a decision`);
+  const explained = await explainUnavailable(unanswered, runId, async () => failure);
+  throw new RelayError(
+    'run_unavailable',
+    `${explained.message}\nThe decision was not recorded: decide again once the run answers.`,
+    { cause: explained, ...(explained.details ? { details: explained.details } : {}) },
+  );
 }
 
 /**

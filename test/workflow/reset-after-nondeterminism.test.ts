@@ -113,6 +113,18 @@ describe('a run whose history its workers can no longer replay', () => {
       expect(failure?.message).toContain('TMPRL1100');
       expect(ledger.transfers).toHaveLength(1);
 
+      // A decision sent by update now is refused at once, naming the reset; it is not recorded (no decision_ignored
+      // for it after the reset, below).
+      const refused = await client.approve(runId, 'call_2_0', { approver: 'bob' }).then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(refused).toMatchObject({ code: 'run_unavailable' });
+      expect((refused as Error).message).toContain(`--event-id ${failure?.resetEventId}`);
+      expect((refused as Error).message).toMatch(
+        /\nThe decision was not recorded: decide again once the run answers\.$/,
+      );
+
       // The API's read of the run says so too, to the run's own tenant.
       const api = await startApiServer({ client, apiKeys: new Map([[apiKey, { tenantId: 'acme' }]]) });
       try {

@@ -133,6 +133,16 @@ describe.concurrent('a run no worker can answer for', () => {
           `Run '${runId}' cannot answer: its workflow task fails on the workers (This workflow code is broken on ` +
             'purpose), and they take it again until one completes it.',
         );
+        // A decision is refused at once rather than after the client's decisionWaitMs, saying why; none is recorded.
+        const approve = await fetch(`${api.url}/v1/runs/${runId}/approve`, {
+          method: 'POST',
+          headers: { 'x-api-key': 'key-acme-0123456789', 'content-type': 'application/json' },
+          body: JSON.stringify({ toolCallId: 'nothing' }),
+        });
+        expect(approve.status).toBe(503);
+        const refused = (await approve.json()) as { code?: string; detail?: string };
+        expect(refused).toMatchObject({ code: 'run_unavailable' });
+        expect(refused.detail).toBe(`${detail}\nThe decision was not recorded: decide again once the run answers.`);
         const otherTenant = await fetch(`${api.url}/v1/runs/${runId}`, {
           headers: { 'x-api-key': 'key-other-0123456789' },
         });
