@@ -136,8 +136,8 @@ async function sendDecision(
 /**
  * Temporal refuses an update, before recording anything, while the run's last workflow task failed or timed
  * out, which is what a worker killed mid-task leaves behind until another worker picks the run up. The
- * approver should not see that: retry with backoff until it clears or `deadline` passes, unless the run's history
- * (read once) says the task fails for good.
+ * approver should not see that: retry with backoff until it clears or `deadline` passes, unless the run's task has
+ * failed twice in a row and its history (read once) says it fails for good.
  */
 async function retryWhileWorkflowTaskFails<T>(
   access: RunAccess,
@@ -145,15 +145,30 @@ async function retryWhileWorkflowTaskFails<T>(
   call: () => Promise<T>,
   deadline: number,
 ): Promise<T> {
+  let historyRead = false;
   for (let attempt = 1; ; attempt += 1) {
     try {
       return await call();
     } catch (error) {
       if (!isWorkflowTaskFailing(error) || Date.now() >= deadline) throw error;
-      if (attempt === 1) await refuseIfStuck(access, runId);
+      if (!historyRead && (await failedTwiceInARow(access, runId))) {
+        historyRead = true;
+        await refuseIfStuck(access, runId);
+      }
       await sleep(Math.min(250 * attempt, 2_000));
     }
   }
+}
+
+/**
+ * Whether the run's workflow task is at its third attempt or later. A task that failed once may pass at its next
+ * attempt (a deadlock detected on a loaded worker, a worker with other code); twice in a row is taken as lasting.
+ */
+async function failedTwiceInARow(access: RunAccess, runId: string): Promise<boolean> {
+  const description = await runHandle(access, runId)
+    .describe()
+    .catch(() => undefined);
+  return (description?.raw.pendingWorkflowTask?.attempt ?? 0) >= 3;
 }
 
 /**
