@@ -1,5 +1,7 @@
 import proto from '@temporalio/proto';
 import type { temporal } from '@temporalio/proto';
+import type { RunSnapshot } from '../shared/run-types.js';
+import type { RelayClient, TenantScope } from './relay-client.js';
 import type { RunAccess } from './run-access.js';
 import { readHistory } from './read-history.js';
 import { errorMessage } from '../shared/error-message.js';
@@ -99,6 +101,20 @@ export async function rethrowNamingTaskFailure(
 ): Promise<never> {
   if (!RelayError.isInstance(error) || error.code !== 'run_unavailable') throw error;
   throw await explainUnavailable(error, runId, readFailure);
+}
+
+/**
+ * The run's snapshot, or why it cannot answer ({@link explainUnavailable}): for one read a person waits on (the API's
+ * read of a run, the inbox's run page), not for a poller, since a run that cannot answer has its history read.
+ */
+export async function getRunNamingTaskFailure(
+  client: Pick<RelayClient, 'getRun' | 'workflowTaskFailure'>,
+  runId: string,
+  scope: TenantScope,
+): Promise<RunSnapshot> {
+  return client
+    .getRun(runId, scope)
+    .catch((error: unknown) => rethrowNamingTaskFailure(error, runId, () => client.workflowTaskFailure(runId, scope)));
 }
 
 /**

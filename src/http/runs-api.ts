@@ -1,6 +1,6 @@
 import { createRoute } from '@hono/zod-openapi';
 import type { OpenAPIHono } from '@hono/zod-openapi';
-import { rethrowNamingTaskFailure } from '../client/workflow-task-failure.js';
+import { getRunNamingTaskFailure } from '../client/workflow-task-failure.js';
 import type { AgentRunInput } from '../shared/run-types.js';
 import { callerName } from './api-keys.js';
 import {
@@ -144,10 +144,7 @@ export function createRunsApi({ client, apiKeys }: Pick<CreateApiOptions, 'clien
   app.openapi(getRunRoute, async (c) => {
     const { id } = c.req.valid('param');
     const scope = { tenantId: c.get('caller').tenantId };
-    const snapshot = await client
-      .getRun(id, scope)
-      .catch((error: unknown) => rethrowNamingTaskFailure(error, id, () => client.workflowTaskFailure(id, scope)));
-    return c.json(snapshot, 200);
+    return c.json(await getRunNamingTaskFailure(client, id, scope), 200);
   });
 
   app.openapi(cancelRunRoute, async (c) => {

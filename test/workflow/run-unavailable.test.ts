@@ -13,7 +13,7 @@ import { useRelayTestKit } from '../helpers/relay-test-kit.js';
 import { uniqueTaskQueue, withWorker } from '../helpers/temporal-test-env.js';
 import { createLedger, createTestTools } from '../helpers/test-tools.js';
 import { waitingRunWithoutWorker } from '../helpers/waiting-run.js';
-import { readServerSentEvents } from '../http/http-test-kit.js';
+import { readServerSentEvents, signInToInbox } from '../http/http-test-kit.js';
 import type { ServerSentMessage } from '../http/http-test-kit.js';
 
 // A run whose workflow task keeps failing (here: broken workflow code; in production: a worker that died holding
@@ -133,6 +133,12 @@ describe.concurrent('a run no worker can answer for', () => {
           `Run '${runId}' cannot answer: its workflow task fails on the workers (This workflow code is broken on ` +
             'purpose), and they take it again until one completes it.',
         );
+        // The inbox's run page reads the run's state the same way.
+        const cookie = await signInToInbox(api.url, 'key-acme-0123456789');
+        const state = await fetch(`${api.url}/inbox/runs/${runId}/state`, { headers: { cookie } });
+        expect(state.status).toBe(503);
+        expect(((await state.json()) as { detail?: string }).detail).toBe(detail);
+
         // A decision is refused at once rather than after the client's decisionWaitMs, saying why; none is recorded.
         const approve = await fetch(`${api.url}/v1/runs/${runId}/approve`, {
           method: 'POST',

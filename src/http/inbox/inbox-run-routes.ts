@@ -3,6 +3,7 @@ import type { Context } from 'hono';
 import type { z } from 'zod';
 import { ToolCallValidator } from '../../../workflows/tool-call-validator.js';
 import type { RelayClient } from '../../client/relay-client.js';
+import { getRunNamingTaskFailure } from '../../client/workflow-task-failure.js';
 import { checkToolInput } from '../../shared/tool-input.js';
 import type { RunSnapshot } from '../../shared/run-types.js';
 import { approveRequestSchema, runIdParamsSchema } from '../api-schemas.js';
@@ -59,7 +60,10 @@ function readingRoutes(app: Hono<InboxEnv>, options: InboxRunRoutesOptions) {
   app.get('/:id/state', async (c) => {
     const runId = c.req.param('id');
     const tenantId = c.get('session').tenant.tenantId;
-    const snapshot = await snapshots.read(JSON.stringify([tenantId, runId]), () => client.getRun(runId, { tenantId }));
+    // Read while the page opens or its run changes: a run that cannot answer is said with why, as the API's read says it.
+    const snapshot = await snapshots.read(JSON.stringify([tenantId, runId]), () =>
+      getRunNamingTaskFailure(client, runId, { tenantId }),
+    );
     const pendingTools = new Set(snapshot.pendingApprovals.map((approval) => approval.toolName));
     const catalog = pendingTools.size > 0 ? await catalogs.of(runId, tenantId) : [];
     return c.json({ snapshot, tools: catalog.filter((tool) => pendingTools.has(tool.name)) });
