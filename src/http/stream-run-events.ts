@@ -32,7 +32,8 @@ export interface StreamRunEventsOptions {
 
 /**
  * Answers with the run's events as server-sent events (`id:` seq, `event:` type, `data:` JSON) until the run
- * ends or the caller disconnects; a HEAD gets the same checks and headers, and no stream.
+ * ends or the caller disconnects; a HEAD gets the same checks and headers, and no stream. Whether the run answers is
+ * told beside its events, without an id: `run_unavailable` with the problem a read would get, then `run_available`.
  */
 export async function streamRunEvents(c: Context, options: StreamRunEventsOptions): Promise<Response> {
   const { followers, runId, tenantId } = options;
