@@ -160,6 +160,12 @@ export interface WatchOptions extends TenantScope {
   onUnavailable?: (error: RelayError) => void;
   /** Called when the run answers again after {@link onUnavailable}: its events follow as before. */
   onAvailable?: () => void;
+  /**
+   * The caller found the run unable to answer just before it watches (its own read answered `run_unavailable`): the
+   * first look that answers calls {@link onAvailable}, as one after {@link onUnavailable} does.
+   * @default false
+   */
+  unavailableAtStart?: boolean;
 }
 
 /** Starts, inspects and steers agent runs from TypeScript. */

@@ -19,7 +19,7 @@ export async function* watchRun(access: RunAccess, runId: string, options: Watch
   const scope: TenantScope = options.tenantId !== undefined ? { tenantId: options.tenantId } : {};
   const deltas = options.deltas === false ? undefined : new ModelDeltaTracker();
   let firstLook = true;
-  let unavailable = false;
+  let unavailable = options.unavailableAtStart ?? false;
   while (!options.signal?.aborted) {
     // One description a look serves both the events (a closed run's come from its record) and the streamed text. A
     // run waiting for a worker to recover it cannot answer (`run_unavailable`); the follower waits, as the run does.

@@ -70,8 +70,8 @@ export class RunEventHub {
   async follow(runId: string, options: FollowRunOptions): Promise<AsyncGenerator<FollowedEvent>> {
     let poller = this.pollers.get(runId);
     if (poller === undefined) {
-      const start = await this.firstEventToHold(runId, options);
-      poller = this.pollers.get(runId) ?? this.startPoller(runId, options.tenantId, start);
+      const { start, unavailable } = await this.firstEventToHold(runId, options);
+      poller = this.pollers.get(runId) ?? this.startPoller(runId, options.tenantId, start, unavailable);
     } else if (poller.tenantId !== options.tenantId) {
       throw runNotFound(runId);
     }
@@ -88,20 +88,24 @@ export class RunEventHub {
   /**
    * Where a new poller of the run starts (the caller's tenant checked): after the caller's position, or the run's last
    * event when the caller names one beyond it (a later follower reads from there). A run that cannot answer is
-   * followed all the same, from its first event: its last is unknown until it answers, and its followers are told why.
+   * followed all the same, from its first event (its last is unknown until it answers), and the refusal is kept so
+   * its followers are told why without waiting for another.
    */
-  private async firstEventToHold(runId: string, { tenantId, after }: FollowRunOptions): Promise<number> {
+  private async firstEventToHold(
+    runId: string,
+    { tenantId, after }: FollowRunOptions,
+  ): Promise<{ start: number; unavailable?: RelayError }> {
     try {
-      return Math.min(after, (await this.client.getRun(runId, { tenantId })).lastEventSeq);
+      return { start: Math.min(after, (await this.client.getRun(runId, { tenantId })).lastEventSeq) };
     } catch (error) {
       // Told only after the run's tenant was found to be the caller's (another tenant's run is `run_not_found`).
       if (!RelayError.isInstance(error) || error.code !== 'run_unavailable') throw error;
-      return 0;
+      return { start: 0, unavailable: error };
     }
   }
 
-  private startPoller(runId: string, tenantId: string, after: number): RunPoller {
-    const poller = new RunPoller(this.client, runId, tenantId, after, this.pollIntervalMs, () => {
+  private startPoller(runId: string, tenantId: string, after: number, unavailable?: RelayError): RunPoller {
+    const poller = new RunPoller(this.client, runId, tenantId, after, this.pollIntervalMs, unavailable, () => {
       if (this.pollers.get(runId) === poller) this.pollers.delete(runId);
     });
     this.pollers.set(runId, poller);
@@ -143,11 +147,14 @@ class RunPoller {
     readonly tenantId: string,
     after: number,
     pollIntervalMs: number,
+    /** Why the run could not answer the read that opened its first follower's stream, if it could not. */
+    unavailableAtStart: RelayError | undefined,
     private readonly onClose: () => void,
   ) {
     this.heldAfter = after;
     this.newestSeq = after;
-    void this.poll(after, pollIntervalMs);
+    if (unavailableAtStart) this.explainUnavailable(unavailableAtStart);
+    void this.poll(after, pollIntervalMs, unavailableAtStart !== undefined);
   }
 
   subscribe(after: number, signal: AbortSignal): AsyncGenerator<FollowedEvent> {
@@ -188,7 +195,7 @@ class RunPoller {
     }
   }
 
-  private async poll(after: number, pollIntervalMs: number): Promise<void> {
+  private async poll(after: number, pollIntervalMs: number, unavailableAtStart: boolean): Promise<void> {
     try {
       const events = this.client.watch(this.runId, {
         after,
@@ -196,6 +203,7 @@ class RunPoller {
         signal: this.stopped.signal,
         onUnavailable: (error) => this.explainUnavailable(error),
         onAvailable: () => this.answered(),
+        unavailableAtStart,
       });
       for await (const event of events) {
         if (event.type === 'model_delta') {

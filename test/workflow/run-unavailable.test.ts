@@ -261,6 +261,32 @@ describe.concurrent('a run no worker can answer for', () => {
     }
   }, 60_000);
 
+  it('tells a watcher that started knowing the run could not answer when its first look answers', async ({
+    expect,
+  }) => {
+    const { client, stop } = await kit.startWorker({
+      tools: createTestTools(createLedger()),
+      models: { scripted: scriptedModel([{ text: 'done' }]) },
+    });
+    try {
+      const { runId } = await client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'hi' });
+      let answered = 0;
+      const followed: string[] = [];
+      const onAvailable = () => (answered += 1);
+      for await (const event of client.watch(runId, { unavailableAtStart: true, onAvailable })) {
+        followed.push(event.type);
+      }
+      expect(followed.at(-1)).toBe('run_completed');
+      expect(answered).toBe(1);
+      // A watcher not told so, whose looks all answer, hears nothing of it.
+      answered = 0;
+      for await (const event of client.watch(runId, { onAvailable })) followed.push(event.type);
+      expect(answered).toBe(0);
+    } finally {
+      await stop();
+    }
+  }, 60_000);
+
   it('answers run_unavailable, naming the task queue, when no worker takes the query at all', async ({ expect }) => {
     const { runId } = await kit.client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'add' });
     const error = await errorOf(kit.client.getRun(runId));

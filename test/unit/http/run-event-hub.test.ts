@@ -44,6 +44,7 @@ function steeredRun({ readFailure = async () => failure, answersFirstRead = true
   const looks: Look[] = [];
   let wake = () => {};
   let reads = 0;
+  let watched: WatchOptions | undefined;
   const client = {
     getRun: async () => {
       if (!answersFirstRead) throw unavailable;
@@ -55,6 +56,7 @@ function steeredRun({ readFailure = async () => failure, answersFirstRead = true
     },
     events: async () => [],
     watch: async function* (_runId: string, options: WatchOptions): AsyncGenerator<RunEvent> {
+      watched = options;
       while (!options.signal?.aborted) {
         const look = looks.shift();
         if (look === undefined) await new Promise<void>((resolve) => (wake = resolve));
@@ -72,6 +74,7 @@ function steeredRun({ readFailure = async () => failure, answersFirstRead = true
       wake();
     },
     reads: () => reads,
+    watched: () => watched,
   };
 }
 
@@ -152,12 +155,14 @@ describe("a run's followers when the run cannot answer", () => {
     stop.abort();
   });
 
-  it('follow a run whose first read cannot answer from its first event, rather than refuse the follower', async () => {
+  it('follow a run whose first read cannot answer, telling why from that read, rather than refuse the follower', async () => {
     const run = steeredRun({ answersFirstRead: false });
     const stop = new AbortController();
     const next = await follower(run.hub, stop);
-    run.push('unavailable');
-    expect((await next()).type).toBe('run_unavailable');
+    expect(described(await next())).toMatch(/^run_unavailable: Run 'run_1' cannot answer: its workflow task fails/);
+    expect(run.reads()).toBe(1);
+    // Its watch is told so, to say when its first look answers; followed from the run's first event.
+    expect(run.watched()).toMatchObject({ after: 0, unavailableAtStart: true });
     run.push('available', event(1));
     expect([described(await next()), described(await next())]).toEqual(['run_available', 'tool_succeeded 1']);
     stop.abort();
