@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RelayClient, StartRunOptions } from '../client/relay-client.js';
-import { explainUnavailable } from '../client/workflow-task-failure.js';
+import { UnavailabilityExplainer } from '../client/unavailability-explainer.js';
+import { namesTaskFailure } from '../client/workflow-task-failure.js';
 import type { RelayError } from '../shared/errors.js';
 import { agentRunInputSchema } from '../shared/run-input-schema.js';
 import type { RunEvent, RunSnapshot } from '../shared/run-types.js';
@@ -237,21 +238,14 @@ async function* followRun(following: Following): AsyncGenerator<RunEvent> {
 function tellUnavailability({ client, runId, spinner, taskQueue, flags }: Following) {
   const start = `start one: ${cli} dev${flags}, or ${cli} worker${flags}`;
   const noWorker = `waiting for a worker on task queue '${taskQueue}' (${start})`;
-  // Each stretch without an answer has its number, so a late explanation of an earlier one is not told.
-  let stretch = 0;
-  let toldIn: number | undefined;
+  const explainer = new UnavailabilityExplainer(
+    runId,
+    () => client.workflowTaskFailure(runId),
+    (explained) => spinner.notice(namesTaskFailure(explained) ? explained.message : noWorker),
+  );
   return {
-    onUnavailable(error: RelayError) {
-      if (toldIn === stretch) return;
-      const asked = (toldIn = stretch);
-      void explainUnavailable(error, runId, () => client.workflowTaskFailure(runId)).then((explained) => {
-        if (asked === stretch)
-          spinner.notice(explained.details?.['workflowTaskFailure'] ? explained.message : noWorker);
-      });
-    },
-    onAvailable() {
-      stretch += 1;
-    },
+    onUnavailable: (error: RelayError) => explainer.unavailable(error),
+    onAvailable: () => void explainer.answered(),
   };
 }
 

@@ -12,7 +12,7 @@ import { readRunEvents } from './read-run.js';
 import type { ApproveOptions, TenantScope } from './relay-client.js';
 import { callRun, checkTenant, describeInScope, isWorkflowTaskFailing, runHandle, runNotFound } from './run-access.js';
 import type { RunAccess } from './run-access.js';
-import { explainUnavailable, readWorkflowTaskFailure } from './workflow-task-failure.js';
+import { explainUnavailable, namesTaskFailure, readWorkflowTaskFailure } from './workflow-task-failure.js';
 
 /** What a decision is sent through: a run's access, and how long the run has to take the decision. */
 export interface DecisionContext extends RunAccess {
@@ -177,10 +177,9 @@ async function failedTwiceInARow(access: RunAccess, runId: string): Promise<bool
  * answer: the retries go on, and their end says the run could not answer.
  */
 async function refuseIfStuck(access: RunAccess, runId: string): Promise<void> {
-  const failure = await readWorkflowTaskFailure(access, runId).catch(() => undefined);
-  if (!failure?.nondeterministic && !failure?.workflowCodeFailed) return;
   const unanswered = new RelayError('run_unavailable', `Run '${runId}' cannot take a decision`);
-  const explained = await explainUnavailable(unanswered, runId, async () => failure);
+  const explained = await explainUnavailable(unanswered, runId, () => readWorkflowTaskFailure(access, runId));
+  if (!namesTaskFailure(explained)) return;
   throw new RelayError(
     'run_unavailable',
     `${explained.message}\nThe decision was not recorded: decide again once the run answers.`,

@@ -136,6 +136,7 @@ export async function explainUnavailable(
     return new RelayError('run_unavailable', `${unavailable.message} (${why})`, { cause: unavailable });
   }
   if (failure === undefined || (!failure.nondeterministic && !failure.workflowCodeFailed)) return unavailable;
+  // The failure rides in the details, which is how a caller tells a named failure (namesTaskFailure).
   const details = { details: { workflowTaskFailure: failure } };
   if (failure.workflowCodeFailed) {
     return new RelayError(
@@ -152,4 +153,9 @@ export async function explainUnavailable(
       `  ${describeResetFor(runId, failure)}`,
     { cause: unavailable, ...details },
   );
+}
+
+/** Whether `error`, from {@link explainUnavailable}, names a workflow task failure that lasts until someone acts. */
+export function namesTaskFailure(error: RelayError): boolean {
+  return error.details?.['workflowTaskFailure'] !== undefined;
 }

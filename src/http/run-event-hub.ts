@@ -1,5 +1,5 @@
 import type { RelayClient } from '../client/relay-client.js';
-import { explainUnavailable } from '../client/workflow-task-failure.js';
+import { UnavailabilityExplainer } from '../client/unavailability-explainer.js';
 import { RelayError } from '../shared/errors.js';
 import type { RunEvent } from '../shared/run-types.js';
 
@@ -131,12 +131,8 @@ class RunPoller {
   private readonly told = new Map<symbol, Told[]>();
   /** The newest event the poller read: what is told is read after the events up to it, before later ones. */
   private newestSeq: number;
-  /** Why the run cannot answer, while it cannot and once read; a follower joining meanwhile is told it first. */
-  private unavailable: RunUnavailable | undefined;
-  /** Counts the times the run answered again, so an explanation read for an earlier stretch is not told. */
-  private answeredAgain = 0;
-  /** Whether the run's history is being read to say why it cannot answer. */
-  private explaining = false;
+  /** Why the run cannot answer, once a stretch; a follower joining while it cannot is told the current reason first. */
+  private readonly explainer: UnavailabilityExplainer;
   private readonly waiters = new Set<() => void>();
   private readonly stopped = new AbortController();
   private outcome: { ended: true } | { failed: unknown } | undefined;
@@ -153,14 +149,23 @@ class RunPoller {
   ) {
     this.heldAfter = after;
     this.newestSeq = after;
-    if (unavailableAtStart) this.explainUnavailable(unavailableAtStart);
+    this.explainer = new UnavailabilityExplainer(
+      runId,
+      () => client.workflowTaskFailure(runId),
+      (explained) => {
+        this.tellEveryone({ type: 'run_unavailable', error: explained });
+        this.notify();
+      },
+    );
+    if (unavailableAtStart) this.explainer.unavailable(unavailableAtStart);
     void this.poll(after, pollIntervalMs, unavailableAtStart !== undefined);
   }
 
   subscribe(after: number, signal: AbortSignal): AsyncGenerator<FollowedEvent> {
     const follower = Symbol('follower');
     this.positions.set(follower, Math.max(after, this.heldAfter));
-    this.told.set(follower, this.unavailable ? [{ event: this.unavailable, afterSeq: this.newestSeq }] : []);
+    const why = this.explainer.current;
+    this.told.set(follower, why ? [{ event: { type: 'run_unavailable', error: why }, afterSeq: this.newestSeq }] : []);
     const leave = () => this.leave(follower);
     signal.addEventListener('abort', leave, { once: true });
     return this.deliver(follower, after, signal, leave);
@@ -201,7 +206,7 @@ class RunPoller {
         after,
         pollIntervalMs,
         signal: this.stopped.signal,
-        onUnavailable: (error) => this.explainUnavailable(error),
+        onUnavailable: (error) => this.explainer.unavailable(error),
         onAvailable: () => this.answered(),
         unavailableAtStart,
       });
@@ -223,24 +228,9 @@ class RunPoller {
     }
   }
 
-  /** Reads why the run cannot answer, once a stretch, and tells every follower. */
-  private explainUnavailable(error: RelayError): void {
-    if (this.unavailable !== undefined || this.explaining) return;
-    this.explaining = true;
-    const stretch = this.answeredAgain;
-    void explainUnavailable(error, this.runId, () => this.client.workflowTaskFailure(this.runId)).then((explained) => {
-      this.explaining = false;
-      if (stretch !== this.answeredAgain) return;
-      this.unavailable = { type: 'run_unavailable', error: explained };
-      this.tellEveryone(this.unavailable);
-      this.notify();
-    });
-  }
-
+  /** The run answers again: the followers told it could not are told so. */
   private answered(): void {
-    this.answeredAgain += 1;
-    if (this.unavailable === undefined) return;
-    this.unavailable = undefined;
+    if (!this.explainer.answered()) return;
     this.tellEveryone({ type: 'run_available' });
     this.notify();
   }
