@@ -4,6 +4,7 @@ import { eventPageQuery, snapshotQuery } from '../../workflows/messages.js';
 import { closedRunMemoKey, readClosedRunMemo, recordedEventsAfter, withOutput } from '../shared/closed-run-record.js';
 import type { ClosedRunRecord } from '../shared/closed-run-record.js';
 import type { RunEvent, RunSnapshot } from '../shared/run-types.js';
+import { askWhileWorkersPoll } from './ask-while-workers-poll.js';
 import { noWorkerAnsweredIn } from './no-worker-answered.js';
 import { readHandedOffNotices } from './read-handed-off-notices.js';
 import { runVersioningOf } from './read-run-versioning.js';
@@ -30,7 +31,7 @@ export async function inspectRun(access: RunAccess, runId: string, scope: Tenant
   const description = await describeInScope(access, runId, scope);
   const closed = await readClosedRunRecord(access, runId, description);
   const snapshot = await snapshotOf(access, runId, description, closed, scope);
-  const events = await eventsOf(access, runId, closed, scope);
+  const events = await eventsOf(access, runId, description.taskQueue, closed, scope);
   return { snapshot, events, handedOffNotices: await readHandedOffNotices(access.temporal, events) };
 }
 
@@ -50,7 +51,7 @@ export async function describedEvents(
 ): Promise<{ description: WorkflowExecutionDescription; events: RunEvent[] }> {
   const description = await describeInScope(access, runId, options);
   const closed = await readClosedRunRecord(access, runId, description);
-  return { description, events: await eventsOf(access, runId, closed, options) };
+  return { description, events: await eventsOf(access, runId, description.taskQueue, closed, options) };
 }
 
 /** {@link readRun} of a run already described (and its tenant checked), from its record when it left one. */
@@ -77,7 +78,8 @@ async function unrecordedSnapshot(
   description: WorkflowExecutionDescription,
   scope: TenantScope,
 ): Promise<RunSnapshot> {
-  const ask = () => callRun(access, runId, () => runHandle(access, runId).query(snapshotQuery), scope);
+  const query = () => callRun(access, runId, () => runHandle(access, runId).query(snapshotQuery), scope);
+  const ask = () => askWhileWorkersPoll(access, runId, description.taskQueue, query);
   if (description.status.name === 'RUNNING')
     return askRunningRun(access, runId, scope, ask, async (record) => record.snapshot);
   const answer = await askClosedRun(access, ask);
@@ -182,23 +184,28 @@ function endedByTemporal(snapshot: RunSnapshot, description: WorkflowExecutionDe
   };
 }
 
-/** {@link readRunEvents} of a run already described (and its tenant checked), from its record when it left one. */
+/**
+ * {@link readRunEvents} of a run already described (and its tenant checked), from its record when it left one;
+ * `taskQueue` is the run's, whose workers answer for it.
+ */
 async function eventsOf(
   access: RunAccess,
   runId: string,
+  taskQueue: string,
   closed: ClosedRunRecord | undefined,
   options: EventsOptions,
 ): Promise<RunEvent[]> {
   const limit = options.limit ?? Infinity;
   const after = options.after ?? 0;
+  const ask = () =>
+    askWhileWorkersPoll(access, runId, taskQueue, () => readEventPages(access, runId, after, limit, options));
   if (!closed) {
-    const ask = () => readEventPages(access, runId, after, limit, options);
-    const fromRecord = (record: ClosedRunRecord) => eventsOf(access, runId, record, options);
+    const fromRecord = (record: ClosedRunRecord) => eventsOf(access, runId, taskQueue, record, options);
     return askRunningRun(access, runId, options, ask, fromRecord).catch(noEventsIfClosedBeforeItRan);
   }
   const recorded = recordedEventsAfter(closed, after);
   if (recorded[0]?.type !== 'events_dropped') return recorded.slice(0, limit);
-  const whole = await askClosedRun(access, () => readEventPages(access, runId, after, limit, options));
+  const whole = await askClosedRun(access, ask);
   return (whole ?? recorded).slice(0, limit);
 }
 

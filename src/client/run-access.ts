@@ -3,6 +3,7 @@ import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temp
 import type { agentRun } from '../../workflows/agent-run.js';
 import { RelayError } from '../shared/errors.js';
 import { relaySearchAttributes } from '../shared/search-attributes.js';
+import { noWorkerPollsWhy } from './ask-while-workers-poll.js';
 import { isWorkflowNotFound } from './is-workflow-not-found.js';
 import type { TenantScope } from './relay-client.js';
 
@@ -84,9 +85,10 @@ function whyRunCannotAnswer(error: unknown, taskQueue: string): string | undefin
   if (/query timed out before a worker could process it/i.test(grpcMessageOf(error))) {
     return `no worker answered in time. Is a Relay-E worker running on task queue '${taskQueue}'?`;
   }
-  // What the server answers at once, instead of waiting, once no worker has polled the run's task queue for a while.
+  // What the server answers a second before the query's deadline, rather than letting it run out, once no worker has
+  // polled the run's task queue for a while (`matching.queryPollerUnavailableWindow`, 20 s by default).
   if (/no poller seen for task queue recently/i.test(grpcMessageOf(error))) {
-    return `no worker has polled its task queue recently. Is a Relay-E worker running on task queue '${taskQueue}'?`;
+    return noWorkerPollsWhy(taskQueue);
   }
   return undefined;
 }

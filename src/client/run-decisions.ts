@@ -6,6 +6,7 @@ import { RelayError, errorCodes } from '../shared/errors.js';
 import type { ErrorCode } from '../shared/errors.js';
 import type { ApprovalDecision, ApprovalOutcome } from '../shared/run-types.js';
 import { maxDecisionReasonLength } from '../shared/run-types.js';
+import { NoWorkerListedError, askWhileWorkersPoll, noWorkerPollsWhy } from './ask-while-workers-poll.js';
 import { callWaitState } from './call-wait-state.js';
 import { noWorkerAnsweredIn } from './no-worker-answered.js';
 import { readRunEvents } from './read-run.js';
@@ -61,19 +62,21 @@ export async function decide(
   scope: TenantScope,
 ): Promise<ApprovalOutcome> {
   refuseOverlongReason(decision);
-  // Checked before sending: the run's own check needs a worker, and without one another tenant would wait.
-  await checkTenant(context, runId, scope);
+  // The tenant is checked before sending: the run's own check needs a worker, and without one another tenant would
+  // wait. The description names the task queue whose workers take the decision.
+  const { taskQueue } = await describeInScope(context, runId, scope);
   const stamped = stampedNow(decision);
   const scoped = scope.tenantId !== undefined ? { ...stamped, tenantId: scope.tenantId } : stamped;
+  const send = () => sendDecision({ ...context, taskQueue }, runId, scoped, scope);
   try {
-    return await sendDecision(context, runId, scoped, scope);
+    return await send();
   } catch (error) {
     if (!RelayError.isInstance(error) || error.code !== 'approval_not_pending') throw error;
     if (!(await comesToWait(context, runId, decision.toolCallId, scope))) throw error;
     // Refused by a run that had not applied the model answer proposing the call yet: Temporal hands a workflow task's
     // updates to the run before its activity results, so a decision sent as soon as a reader saw the call can come
     // in the task that delivers it. The call waits now: the same decision goes once more.
-    return sendDecision(context, runId, scoped, scope);
+    return send();
   }
 }
 
@@ -98,16 +101,21 @@ async function comesToWait(access: RunAccess, runId: string, toolCallId: string,
   }
 }
 
-/** Sends a decision by update and turns the run's refusal into a `RelayError` with the refusal's code. */
+/**
+ * Sends a decision by update and turns the run's refusal into a `RelayError` with the refusal's code; the context's
+ * task queue is the run's.
+ */
 async function sendDecision(
   context: DecisionContext,
   runId: string,
   decision: ApprovalDecision,
   scope: TenantScope,
 ): Promise<ApprovalOutcome> {
-  // Temporal holds an update until a worker takes it: the deadline ends the wait of a run no worker serves.
+  // Temporal holds an update until a worker takes it: the deadline ends the wait of a run no worker serves, and so
+  // does a task queue that lists no worker.
   const deadline = Date.now() + context.decisionWaitMs;
-  const send = () => runHandle(context, runId).executeUpdate(decideUpdate, { args: [decision] });
+  const update = () => runHandle(context, runId).executeUpdate(decideUpdate, { args: [decision] });
+  const send = () => askWhileWorkersPoll(context, runId, context.taskQueue, update);
   try {
     return await context.temporal.withDeadline(deadline, () =>
       callRun(context, runId, () => retryWhileWorkflowTaskFails(context, runId, send, deadline), scope),
@@ -188,16 +196,27 @@ async function refuseIfStuck(access: RunAccess, runId: string): Promise<void> {
 }
 
 /**
- * A decision no worker took within `decisionWaitMs`, as `run_unavailable`. Temporal keeps it for the run: a worker
- * that picks the run up later may still apply it.
+ * A decision no worker took, as `run_unavailable`: within `decisionWaitMs`, or before its task queue was found to list
+ * no worker. Temporal keeps it for the run: a worker that picks the run up later may still apply it.
  */
 function decisionUnanswered(context: DecisionContext, runId: string, error: unknown): RelayError {
+  const kept =
+    'Temporal keeps the decision, and a worker that takes the run later may still apply it: read the run before ' +
+    'deciding again.';
+  if (error instanceof NoWorkerListedError) {
+    return new RelayError(
+      'run_unavailable',
+      `Run '${runId}' took no decision: ${noWorkerPollsWhy(error.taskQueue)} ${kept}`,
+      {
+        cause: error,
+      },
+    );
+  }
   if (RelayError.isInstance(error)) return error;
   return new RelayError(
     'run_unavailable',
     `Run '${runId}' took no decision within ${context.decisionWaitMs / 1000} s: no worker answered. Is a Relay-E ` +
-      `worker running on task queue '${context.taskQueue}'? Temporal keeps the decision, and a worker that takes the ` +
-      'run later may still apply it: read the run before deciding again.',
+      `worker running on task queue '${context.taskQueue}'? ${kept}`,
     { cause: error },
   );
 }

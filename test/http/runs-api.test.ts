@@ -237,8 +237,8 @@ describe('runs over HTTP', () => {
       ]);
       expect(listing.approvals.map((approval) => approval.runId)).not.toContain(stuck.runId);
       expect(listing.unanswered).toEqual([{ runId: stuck.runId, error: expect.any(String) as unknown }]);
-      // A while after its last poll the server stops waiting for the retired queue's worker and refuses the query at
-      // once ("no poller seen"): the list names the run all the same.
+      // A while after its last poll the server stops waiting for the retired queue's worker and refuses the query a
+      // second before its deadline ("no poller seen"): the list names the run all the same.
       await expect
         .poll(async () => (await listed()).unanswered, { timeout: 60_000, interval: 1_000 })
         .toEqual([{ runId: stuck.runId, error: expect.stringContaining('no worker has polled') as unknown }]);

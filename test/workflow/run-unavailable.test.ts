@@ -261,6 +261,16 @@ describe.concurrent('a run no worker can answer for', () => {
     }
   }, 60_000);
 
+  it('keeps a read waiting while its task queue lists a worker, one that stopped just now', async ({ expect }) => {
+    const { client, runId } = await waitingRunWithoutWorker(kit, { finalText: 'paid' });
+    // Temporal lists the stopped worker for minutes: the read is not cut short, and meets the deadline given to it.
+    const asked = Date.now();
+    const error = await errorOf(client.temporal.withDeadline(Date.now() + 5_000, () => client.getRun(runId)));
+    expect(Date.now() - asked).toBeGreaterThanOrEqual(4_500);
+    expect(error).toBeInstanceOf(Error);
+    expect((error as Error).message).not.toContain('no worker has polled');
+  }, 60_000);
+
   it('tells a watcher that started knowing the run could not answer when its first look answers', async ({
     expect,
   }) => {
@@ -287,10 +297,49 @@ describe.concurrent('a run no worker can answer for', () => {
     }
   }, 60_000);
 
-  it('answers run_unavailable, naming the task queue, when no worker takes the query at all', async ({ expect }) => {
-    const { runId } = await kit.client.startRun({ tenantId: 'acme', model: 'scripted:test', prompt: 'add' });
-    const error = await errorOf(kit.client.getRun(runId));
-    expect(error).toMatchObject({ code: 'run_unavailable' });
-    expect((error as Error).message).toContain(`Is a Relay-E worker running on task queue '${kit.client.taskQueue}'?`);
-  }, 60_000);
+  it('answers reads and decisions with run_unavailable, naming the task queue, as soon as it lists no worker', async ({
+    expect,
+  }) => {
+    await withRunOnFreshQueue(async ({ client, api, taskQueue, runId }) => {
+      // Temporal would hold the query for its whole timeout (about 30 s) before failing it: the read asks the task
+      // queue instead, which lists no worker that ever polled it.
+      const asked = Date.now();
+      const error = await errorOf(client.getRun(runId));
+      expect(Date.now() - asked).toBeLessThan(15_000);
+      expect(error).toMatchObject({ code: 'run_unavailable' });
+      expect((error as Error).message).toContain(
+        `no worker has polled its task queue recently. Is a Relay-E worker running on task queue '${taskQueue}'?`,
+      );
+      // The first follower's stream opens at once too, and says why before anything else.
+      const followed = followOverHttp(api, runId);
+      await expect.poll(() => said(followed)[0]?.event, { timeout: 15_000 }).toBe('run_unavailable');
+      const told = JSON.parse(said(followed)[0]!.data) as { problem: { detail: string }; retryAfter: number };
+      expect(told.problem.detail).toContain(`task queue '${taskQueue}'`);
+      expect(told.retryAfter).toBeGreaterThan(0);
+      // A decision is not held for the client's decisionWaitMs (a minute) either; Temporal keeps it all the same.
+      const decided = Date.now();
+      const refused = await errorOf(client.approve(runId, 'call_1_0', { tenantId: 'acme' }));
+      expect(Date.now() - decided).toBeLessThan(15_000);
+      expect(refused).toMatchObject({ code: 'run_unavailable' });
+      expect((refused as Error).message).toBe(
+        `Run '${runId}' took no decision: no worker has polled its task queue recently. Is a Relay-E worker running ` +
+          `on task queue '${taskQueue}'? Temporal keeps the decision, and a worker that takes the run later may ` +
+          'still apply it: read the run before deciding again.',
+      );
+      // A worker that starts polling takes the run: the stream says so, and the run goes on to its end.
+      const worker = await kit.startWorker({
+        taskQueue,
+        tools: createTestTools(createLedger()),
+        models: { scripted: scriptedModel([{ text: 'done' }]) },
+      });
+      try {
+        await followed.ended;
+      } finally {
+        await worker.stop();
+      }
+      const events = said(followed).map((message) => message.event);
+      expect(events.indexOf('run_available')).toBeGreaterThan(0);
+      expect(events.indexOf('run_available')).toBeLessThan(events.indexOf('run_started'));
+    });
+  }, 90_000);
 });
