@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { RelayClient } from '../client/relay-client.js';
 import { UnavailabilityExplainer } from '../client/unavailability-explainer.js';
 import { RelayError } from '../shared/errors.js';
@@ -117,10 +118,14 @@ function runNotFound(runId: string): RelayError {
   return new RelayError('run_not_found', `Run '${runId}' not found`);
 }
 
+/** How long a follower who joined behind the held events waits to read its gap again while the run cannot answer. */
+const gapReadRetryMs = 1_000;
+
 /**
  * One run's events as one `watch` reads them. It holds every event in (`heldAfter`, newest] until every follower
- * has read it; a follower that joins further back reads that gap once from the run itself. Why the run cannot answer
- * is read once each time it stops answering, for every follower.
+ * has read it; a follower that joins further back reads that gap once from the run itself (waiting, and told why,
+ * while the run cannot answer). Why the run cannot answer is read once each time it stops answering, for every
+ * follower.
  */
 class RunPoller {
   private held: RunEvent[] = [];
@@ -175,7 +180,7 @@ class RunPoller {
     try {
       let position = after;
       if (position < this.heldAfter) {
-        for (const event of await this.client.events(this.runId, { after: position })) {
+        for (const event of yield* this.readGap(follower, position, signal)) {
           yield event;
           position = event.seq;
         }
@@ -197,6 +202,34 @@ class RunPoller {
     } finally {
       signal.removeEventListener('abort', leave);
       leave();
+    }
+  }
+
+  /**
+   * The events between a follower's position and the held ones, read from the run. While the run cannot answer, the
+   * read is tried again each second and the follower reads what the poller tells meanwhile of why (its text deltas
+   * wait for the events before them); an empty gap once the follower leaves.
+   */
+  private async *readGap(
+    follower: symbol,
+    after: number,
+    signal: AbortSignal,
+  ): AsyncGenerator<FollowedEvent, RunEvent[]> {
+    for (;;) {
+      try {
+        return await this.client.events(this.runId, { after });
+      } catch (error) {
+        if (!RelayError.isInstance(error) || error.code !== 'run_unavailable') throw error;
+      }
+      const told = this.told.get(follower) ?? [];
+      const notices = told.filter(({ event }) => event.type !== 'model_delta');
+      this.told.set(
+        follower,
+        told.filter(({ event }) => event.type === 'model_delta'),
+      );
+      for (const { event } of notices) yield event;
+      await sleep(gapReadRetryMs, undefined, { signal }).catch(() => undefined);
+      if (signal.aborted) return [];
     }
   }
 

@@ -37,10 +37,16 @@ interface SteeredRunOptions {
   readFailure?: () => Promise<WorkflowTaskFailure | undefined>;
   /** Whether the read the first follower's stream opens with gets an answer. */
   answersFirstRead?: boolean;
+  /** What the reads of a later follower's gap (events the poller no longer holds) get, one each, then nothing. */
+  gapReads?: Array<RunEvent[] | 'unavailable'>;
 }
 
 /** A run whose poller sees what the test pushes. */
-function steeredRun({ readFailure = async () => failure, answersFirstRead = true }: SteeredRunOptions = {}) {
+function steeredRun({
+  readFailure = async () => failure,
+  answersFirstRead = true,
+  gapReads = [],
+}: SteeredRunOptions = {}) {
   const looks: Look[] = [];
   let wake = () => {};
   let reads = 0;
@@ -54,7 +60,11 @@ function steeredRun({ readFailure = async () => failure, answersFirstRead = true
       reads += 1;
       return readFailure();
     },
-    events: async () => [],
+    events: async () => {
+      const read = gapReads.shift() ?? [];
+      if (read === 'unavailable') throw unavailable;
+      return read;
+    },
     watch: async function* (_runId: string, options: WatchOptions): AsyncGenerator<RunEvent> {
       watched = options;
       while (!options.signal?.aborted) {
@@ -130,6 +140,32 @@ describe("a run's followers when the run cannot answer", () => {
     const third = await follower(run.hub, stop);
     run.push(event(2));
     expect(described(await third())).toBe('tool_succeeded 1');
+    expect(run.reads()).toBe(1);
+    stop.abort();
+  });
+
+  it('tell a follower who joins behind the held events why its gap cannot be read, and read it once it can', async () => {
+    const run = steeredRun({ gapReads: ['unavailable', 'unavailable', [event(1), event(2), event(3)]] });
+    const stop = new AbortController();
+    const first = await follower(run.hub, stop);
+    run.push(event(1), event(2), event(3));
+    expect([described(await first()), described(await first()), described(await first())]).toEqual([
+      'tool_succeeded 1',
+      'tool_succeeded 2',
+      'tool_succeeded 3',
+    ]);
+    run.push('unavailable');
+    expect((await first()).type).toBe('run_unavailable');
+    // Joins from the start, behind the held events: it waits for the run, told why, instead of failing its stream.
+    const late = await follower(run.hub, stop);
+    expect(described(await late())).toMatch(/^run_unavailable: Run 'run_1' cannot answer: its workflow task fails/);
+    expect(described(await late())).toBe('tool_succeeded 1');
+    run.push('available');
+    expect([described(await late()), described(await late()), described(await late())]).toEqual([
+      'tool_succeeded 2',
+      'tool_succeeded 3',
+      'run_available',
+    ]);
     expect(run.reads()).toBe(1);
     stop.abort();
   });
