@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
+import { askWhileWorkersPoll } from '../../src/client/ask-while-workers-poll.js';
 import { RelayClient } from '../../src/client/relay-client.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { defineTool } from '../../src/tool/define-tool.js';
@@ -41,6 +43,11 @@ const model = scriptedModel((request) =>
     ? { toolCalls: [{ id: 'pay_1', name: 'pay', input: { to: request.runId, amount: 5 } }] }
     : { text: 'done' },
 );
+
+/** A question that takes `ms` to answer, as a query to a busy worker may. */
+function answerAfter(ms: number) {
+  return () => sleep(ms).then(() => 'answered');
+}
 
 beforeAll(async () => {
   quietenWorkerRuntime();
@@ -123,6 +130,17 @@ describe('Relay-E on a two-node Temporal Server cluster on PostgreSQL', () => {
     }
   });
 
+  it('lists its worker on the task queue through either node, so a question slow to answer is not cut short', async () => {
+    // A question with no answer after a second looks whether the run's task queue lists a worker, which describes the
+    // root of the queue's partitions (four here, on two matching nodes): the worker's polls must reach it.
+    for (const client of clients) {
+      await expect(askWhileWorkersPoll(client, 'any-run', taskQueue, answerAfter(2_500))).resolves.toBe('answered');
+      await expect(
+        askWhileWorkersPoll(client, 'any-run', `${taskQueue}-unpolled`, answerAfter(2_500)),
+      ).rejects.toMatchObject({ code: 'run_unavailable' });
+    }
+  });
+
   it('runs a run of a versioned worker as AUTO_UPGRADE on its build (Worker Versioning on the cluster)', async () => {
     const versionedQueue = `cluster-versioned-${randomUUID()}`;
     const deploymentName = `relay-cluster-${randomUUID()}`;
@@ -144,6 +162,8 @@ describe('Relay-E on a two-node Temporal Server cluster on PostgreSQL', () => {
       await client.approve(runId, 'call_1_0', { approver: 'ops' });
       expect(await client.result(runId)).toMatchObject({ status: 'completed', output: 'done' });
       expect(await versioningOf(client.temporal, runId)).toEqual({ buildId: 'b1', behavior: autoUpgrade });
+      // A versioned worker is listed on its task queue too.
+      await expect(askWhileWorkersPoll(client, runId, versionedQueue, answerAfter(2_500))).resolves.toBe('answered');
     } finally {
       worker.shutdown();
       await running;
