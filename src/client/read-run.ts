@@ -4,7 +4,7 @@ import { eventPageQuery, snapshotQuery } from '../../workflows/messages.js';
 import { closedRunMemoKey, readClosedRunMemo, recordedEventsAfter, withOutput } from '../shared/closed-run-record.js';
 import type { ClosedRunRecord } from '../shared/closed-run-record.js';
 import type { RunEvent, RunSnapshot } from '../shared/run-types.js';
-import { askWhileWorkersPoll } from './ask-while-workers-poll.js';
+import { askWhileWorkersPoll, noWorkerListed } from './ask-while-workers-poll.js';
 import { noWorkerAnsweredIn } from './no-worker-answered.js';
 import { readHandedOffNotices } from './read-handed-off-notices.js';
 import { runVersioningOf } from './read-run-versioning.js';
@@ -79,11 +79,16 @@ async function unrecordedSnapshot(
   scope: TenantScope,
 ): Promise<RunSnapshot> {
   const query = () => callRun(access, runId, () => runHandle(access, runId).query(snapshotQuery), scope);
-  const ask = () => askWhileWorkersPoll(access, runId, description.taskQueue, query);
+  const ask = () => askWhileServed(access, runId, description.taskQueue, query);
   if (description.status.name === 'RUNNING')
     return askRunningRun(access, runId, scope, ask, async (record) => record.snapshot);
   const answer = await askClosedRun(access, ask);
   return answer ? endedByTemporal(answer, description) : snapshotFromDescription(access.temporal, description);
+}
+
+/** Asks the run while its task queue lists a worker, failing with `run_unavailable` once it lists none. */
+function askWhileServed<T>(access: RunAccess, runId: string, taskQueue: string, ask: () => Promise<T>): Promise<T> {
+  return askWhileWorkersPoll(access, taskQueue, ask, () => noWorkerListed(runId, taskQueue));
 }
 
 /** How often a read of a running run that has no answer yet looks whether the run closed meanwhile. */
@@ -198,7 +203,7 @@ async function eventsOf(
   const limit = options.limit ?? Infinity;
   const after = options.after ?? 0;
   const ask = () =>
-    askWhileWorkersPoll(access, runId, taskQueue, () => readEventPages(access, runId, after, limit, options));
+    askWhileServed(access, runId, taskQueue, () => readEventPages(access, runId, after, limit, options));
   if (!closed) {
     const fromRecord = (record: ClosedRunRecord) => eventsOf(access, runId, taskQueue, record, options);
     return askRunningRun(access, runId, options, ask, fromRecord).catch(noEventsIfClosedBeforeItRan);

@@ -6,7 +6,7 @@ import { RelayError, errorCodes } from '../shared/errors.js';
 import type { ErrorCode } from '../shared/errors.js';
 import type { ApprovalDecision, ApprovalOutcome } from '../shared/run-types.js';
 import { maxDecisionReasonLength } from '../shared/run-types.js';
-import { NoWorkerListedError, askWhileWorkersPoll, noWorkerPollsWhy } from './ask-while-workers-poll.js';
+import { askWhileWorkersPoll, noWorkerPollsWhy } from './ask-while-workers-poll.js';
 import { callWaitState } from './call-wait-state.js';
 import { noWorkerAnsweredIn } from './no-worker-answered.js';
 import { readRunEvents } from './read-run.js';
@@ -115,13 +115,23 @@ async function sendDecision(
   // does a task queue that lists no worker.
   const deadline = Date.now() + context.decisionWaitMs;
   const update = () => runHandle(context, runId).executeUpdate(decideUpdate, { args: [decision] });
-  const send = () => askWhileWorkersPoll(context, runId, context.taskQueue, update);
+  const noWorker = () => decisionUnanswered(runId, `took no decision: ${noWorkerPollsWhy(context.taskQueue)}`);
+  const send = () => askWhileWorkersPoll(context, context.taskQueue, update, noWorker);
   try {
     return await context.temporal.withDeadline(deadline, () =>
       callRun(context, runId, () => retryWhileWorkflowTaskFails(context, runId, send, deadline), scope),
     );
   } catch (error) {
-    if (noWorkerAnsweredIn(error, deadline)) throw decisionUnanswered(context, runId, error);
+    // Already said: no worker listed, a run stuck for good, or its task failing until the deadline.
+    if (RelayError.isInstance(error) && error.code === 'run_unavailable') throw error;
+    if (noWorkerAnsweredIn(error, deadline)) {
+      const waited = `took no decision within ${context.decisionWaitMs / 1000} s: no worker answered.`;
+      throw decisionUnanswered(
+        runId,
+        `${waited} Is a Relay-E worker running on task queue '${context.taskQueue}'?`,
+        error,
+      );
+    }
     // Temporal answers an update to a closed workflow as "not found": tell an ended run from a missing one.
     if (RelayError.isInstance(error) && error.code === 'run_not_found' && (await hasEnded(context, runId, scope))) {
       throw new RelayError('approval_not_pending', `Run '${runId}' has ended; it takes no more decisions`, {
@@ -196,28 +206,15 @@ async function refuseIfStuck(access: RunAccess, runId: string): Promise<void> {
 }
 
 /**
- * A decision no worker took, as `run_unavailable`: within `decisionWaitMs`, or before its task queue was found to list
- * no worker. Temporal keeps it for the run: a worker that picks the run up later may still apply it.
+ * A decision no worker took (`why`: within `decisionWaitMs`, or before its task queue was found to list no worker), as
+ * `run_unavailable`. Temporal keeps it for the run: a worker that picks the run up later may still apply it.
  */
-function decisionUnanswered(context: DecisionContext, runId: string, error: unknown): RelayError {
-  const kept =
-    'Temporal keeps the decision, and a worker that takes the run later may still apply it: read the run before ' +
-    'deciding again.';
-  if (error instanceof NoWorkerListedError) {
-    return new RelayError(
-      'run_unavailable',
-      `Run '${runId}' took no decision: ${noWorkerPollsWhy(error.taskQueue)} ${kept}`,
-      {
-        cause: error,
-      },
-    );
-  }
-  if (RelayError.isInstance(error)) return error;
+function decisionUnanswered(runId: string, why: string, cause?: unknown): RelayError {
   return new RelayError(
     'run_unavailable',
-    `Run '${runId}' took no decision within ${context.decisionWaitMs / 1000} s: no worker answered. Is a Relay-E ` +
-      `worker running on task queue '${context.taskQueue}'? ${kept}`,
-    { cause: error },
+    `Run '${runId}' ${why} Temporal keeps the decision, and a worker that takes the run later may still apply it: ` +
+      'read the run before deciding again.',
+    cause === undefined ? undefined : { cause },
   );
 }
 

@@ -4,7 +4,7 @@ import { Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { askWhileWorkersPoll } from '../../src/client/ask-while-workers-poll.js';
+import { askWhileWorkersPoll, noWorkerListed } from '../../src/client/ask-while-workers-poll.js';
 import { RelayClient } from '../../src/client/relay-client.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { defineTool } from '../../src/tool/define-tool.js';
@@ -44,9 +44,10 @@ const model = scriptedModel((request) =>
     : { text: 'done' },
 );
 
-/** A question that takes `ms` to answer, as a query to a busy worker may. */
-function answerAfter(ms: number) {
-  return () => sleep(ms).then(() => 'answered');
+/** A question to a run on `queue` that takes 2.5 s to answer, as a query to a busy worker may. */
+function slowQuestion(client: RelayClient, queue: string) {
+  const answer = () => sleep(2_500).then(() => 'answered');
+  return askWhileWorkersPoll(client, queue, answer, () => noWorkerListed('any-run', queue));
 }
 
 beforeAll(async () => {
@@ -134,10 +135,8 @@ describe('Relay-E on a two-node Temporal Server cluster on PostgreSQL', () => {
     // A question with no answer after a second looks whether the run's task queue lists a worker, which describes the
     // root of the queue's partitions (four here, on two matching nodes): the worker's polls must reach it.
     for (const client of clients) {
-      await expect(askWhileWorkersPoll(client, 'any-run', taskQueue, answerAfter(2_500))).resolves.toBe('answered');
-      await expect(
-        askWhileWorkersPoll(client, 'any-run', `${taskQueue}-unpolled`, answerAfter(2_500)),
-      ).rejects.toMatchObject({ code: 'run_unavailable' });
+      await expect(slowQuestion(client, taskQueue)).resolves.toBe('answered');
+      await expect(slowQuestion(client, `${taskQueue}-unpolled`)).rejects.toMatchObject({ code: 'run_unavailable' });
     }
   });
 
@@ -163,7 +162,7 @@ describe('Relay-E on a two-node Temporal Server cluster on PostgreSQL', () => {
       expect(await client.result(runId)).toMatchObject({ status: 'completed', output: 'done' });
       expect(await versioningOf(client.temporal, runId)).toEqual({ buildId: 'b1', behavior: autoUpgrade });
       // A versioned worker is listed on its task queue too.
-      await expect(askWhileWorkersPoll(client, runId, versionedQueue, answerAfter(2_500))).resolves.toBe('answered');
+      await expect(slowQuestion(client, versionedQueue)).resolves.toBe('answered');
     } finally {
       worker.shutdown();
       await running;
