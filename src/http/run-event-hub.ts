@@ -118,7 +118,7 @@ function runNotFound(runId: string): RelayError {
   return new RelayError('run_not_found', `Run '${runId}' not found`);
 }
 
-/** How long a follower who joined behind the held events waits to read its gap again while the run cannot answer. */
+/** How long a follower who joined behind the held events waits at least to read its gap again when it was refused. */
 const gapReadRetryMs = 1_000;
 
 /**
@@ -207,8 +207,9 @@ class RunPoller {
 
   /**
    * The events between a follower's position and the held ones, read from the run. While the run cannot answer, the
-   * read is tried again each second and the follower reads what the poller tells meanwhile of why (its text deltas
-   * wait for the events before them); an empty gap once the follower leaves.
+   * follower reads what the poller tells of why (its text deltas wait for the events before them), and the read is
+   * tried again a second later, or once the poller finds the run answering when it knows it cannot: so followers
+   * waiting so cost the workers nothing more than the poller does. An empty gap once the follower leaves.
    */
   private async *readGap(
     follower: symbol,
@@ -229,6 +230,9 @@ class RunPoller {
       );
       for (const { event } of notices) yield event;
       await sleep(gapReadRetryMs, undefined, { signal }).catch(() => undefined);
+      while (this.explainer.current !== undefined && this.outcome === undefined && !signal.aborted) {
+        await this.changed(signal);
+      }
       if (signal.aborted) return [];
     }
   }
