@@ -11,8 +11,7 @@ export class UnavailabilityExplainer {
   /** Counts the times the run answered again, so a read begun in an earlier stretch is not told. */
   private stretch = 0;
   private askedIn: number | undefined;
-  /** Why the run cannot answer, once told in the current stretch. */
-  current: RelayError | undefined;
+  private told: RelayError | undefined;
 
   constructor(
     private readonly runId: string,
@@ -20,13 +19,18 @@ export class UnavailabilityExplainer {
     private readonly tell: (explained: RelayError) => void,
   ) {}
 
+  /** Why the run cannot answer, once told in the current stretch. */
+  get current(): RelayError | undefined {
+    return this.told;
+  }
+
   /** The run could not answer: the first time in a stretch, reads why and tells it. */
   unavailable(error: RelayError): void {
     if (this.askedIn === this.stretch) return;
     const asked = (this.askedIn = this.stretch);
     void explainUnavailable(error, this.runId, this.readFailure).then((explained) => {
       if (asked !== this.stretch) return;
-      this.current = explained;
+      this.told = explained;
       this.tell(explained);
     });
   }
@@ -34,8 +38,8 @@ export class UnavailabilityExplainer {
   /** The run answered: a new stretch begins. Whether the one that ended was told. */
   answered(): boolean {
     this.stretch += 1;
-    const told = this.current !== undefined;
-    this.current = undefined;
-    return told;
+    const wasTold = this.told !== undefined;
+    this.told = undefined;
+    return wasTold;
   }
 }

@@ -222,19 +222,23 @@ class RunPoller {
       } catch (error) {
         if (!RelayError.isInstance(error) || error.code !== 'run_unavailable') throw error;
       }
-      const told = this.told.get(follower) ?? [];
-      const notices = told.filter(({ event }) => event.type !== 'model_delta');
-      this.told.set(
-        follower,
-        told.filter(({ event }) => event.type === 'model_delta'),
-      );
-      for (const { event } of notices) yield event;
+      yield* this.takeNotices(follower);
       await sleep(gapReadRetryMs, undefined, { signal }).catch(() => undefined);
       while (this.explainer.current !== undefined && this.outcome === undefined && !signal.aborted) {
         await this.changed(signal);
       }
       if (signal.aborted) return [];
     }
+  }
+
+  /** What the follower was told of whether the run answers, taken from what it was told; its text deltas stay. */
+  private takeNotices(follower: symbol): FollowedEvent[] {
+    const told = this.told.get(follower) ?? [];
+    this.told.set(
+      follower,
+      told.filter(({ event }) => event.type === 'model_delta'),
+    );
+    return told.filter(({ event }) => event.type !== 'model_delta').map(({ event }) => event);
   }
 
   private async poll(after: number, pollIntervalMs: number, unavailableAtStart: boolean): Promise<void> {
