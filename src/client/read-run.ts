@@ -31,7 +31,7 @@ export async function inspectRun(access: RunAccess, runId: string, scope: Tenant
   const description = await describeInScope(access, runId, scope);
   const closed = await readClosedRunRecord(access, runId, description);
   const snapshot = await snapshotOf(access, runId, description, closed, scope);
-  const events = await eventsOf(access, runId, description.taskQueue, closed, scope);
+  const events = await eventsOf(servedBy(access, description), runId, closed, scope);
   return { snapshot, events, handedOffNotices: await readHandedOffNotices(access.temporal, events) };
 }
 
@@ -51,7 +51,7 @@ export async function describedEvents(
 ): Promise<{ description: WorkflowExecutionDescription; events: RunEvent[] }> {
   const description = await describeInScope(access, runId, options);
   const closed = await readClosedRunRecord(access, runId, description);
-  return { description, events: await eventsOf(access, runId, description.taskQueue, closed, options) };
+  return { description, events: await eventsOf(servedBy(access, description), runId, closed, options) };
 }
 
 /** {@link readRun} of a run already described (and its tenant checked), from its record when it left one. */
@@ -78,17 +78,29 @@ async function unrecordedSnapshot(
   description: WorkflowExecutionDescription,
   scope: TenantScope,
 ): Promise<RunSnapshot> {
-  const query = () => callRun(access, runId, () => runHandle(access, runId).query(snapshotQuery), scope);
-  const ask = () => askWhileServed(access, runId, description.taskQueue, query);
+  const served = servedBy(access, description);
+  const query = () => callRun(served, runId, () => runHandle(served, runId).query(snapshotQuery), scope);
+  const ask = () => askWhileServed(served, runId, query);
   if (description.status.name === 'RUNNING')
     return askRunningRun(access, runId, scope, ask, async (record) => record.snapshot);
   const answer = await askClosedRun(access, ask);
   return answer ? endedByTemporal(answer, description) : snapshotFromDescription(access.temporal, description);
 }
 
-/** Asks the run while its task queue lists a worker, failing with `run_unavailable` once it lists none. */
-function askWhileServed<T>(access: RunAccess, runId: string, taskQueue: string, ask: () => Promise<T>): Promise<T> {
-  return askWhileWorkersPoll(access, taskQueue, ask, () => noWorkerListed(runId, taskQueue));
+/**
+ * The access a run's questions go through: their `run_unavailable` names the run's task queue, whose workers answer
+ * for it, rather than the one the client starts runs on.
+ */
+function servedBy(access: RunAccess, description: WorkflowExecutionDescription): RunAccess {
+  return { temporal: access.temporal, taskQueue: description.taskQueue };
+}
+
+/**
+ * Asks the run while its task queue (`served`'s, see {@link servedBy}) lists a worker, failing with `run_unavailable`
+ * once it lists none.
+ */
+function askWhileServed<T>(served: RunAccess, runId: string, ask: () => Promise<T>): Promise<T> {
+  return askWhileWorkersPoll(served, served.taskQueue, ask, () => noWorkerListed(runId, served.taskQueue));
 }
 
 /** How often a read of a running run that has no answer yet looks whether the run closed meanwhile. */
@@ -191,26 +203,24 @@ function endedByTemporal(snapshot: RunSnapshot, description: WorkflowExecutionDe
 
 /**
  * {@link readRunEvents} of a run already described (and its tenant checked), from its record when it left one;
- * `taskQueue` is the run's, whose workers answer for it.
+ * `served` is what {@link servedBy} gave for it.
  */
 async function eventsOf(
-  access: RunAccess,
+  served: RunAccess,
   runId: string,
-  taskQueue: string,
   closed: ClosedRunRecord | undefined,
   options: EventsOptions,
 ): Promise<RunEvent[]> {
   const limit = options.limit ?? Infinity;
   const after = options.after ?? 0;
-  const ask = () =>
-    askWhileServed(access, runId, taskQueue, () => readEventPages(access, runId, after, limit, options));
+  const ask = () => askWhileServed(served, runId, () => readEventPages(served, runId, after, limit, options));
   if (!closed) {
-    const fromRecord = (record: ClosedRunRecord) => eventsOf(access, runId, taskQueue, record, options);
-    return askRunningRun(access, runId, options, ask, fromRecord).catch(noEventsIfClosedBeforeItRan);
+    const fromRecord = (record: ClosedRunRecord) => eventsOf(served, runId, record, options);
+    return askRunningRun(served, runId, options, ask, fromRecord).catch(noEventsIfClosedBeforeItRan);
   }
   const recorded = recordedEventsAfter(closed, after);
   if (recorded[0]?.type !== 'events_dropped') return recorded.slice(0, limit);
-  const whole = await askClosedRun(access, ask);
+  const whole = await askClosedRun(served, ask);
   return (whole ?? recorded).slice(0, limit);
 }
 

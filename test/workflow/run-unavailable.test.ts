@@ -262,14 +262,29 @@ describe.concurrent('a run no worker can answer for', () => {
   }, 60_000);
 
   it('keeps a read waiting while its task queue lists a worker, one that stopped just now', async ({ expect }) => {
-    const { client, runId } = await waitingRunWithoutWorker(kit, { finalText: 'paid' });
+    const { client, runId, taskQueue } = await waitingRunWithoutWorker(kit, { finalText: 'paid' });
     // Temporal lists the stopped worker for minutes: the read is not cut short, and meets the deadline given to it.
     const asked = Date.now();
     const error = await errorOf(client.temporal.withDeadline(Date.now() + 5_000, () => client.getRun(runId)));
     expect(Date.now() - asked).toBeGreaterThanOrEqual(4_500);
     expect(error).toBeInstanceOf(Error);
     expect((error as Error).message).not.toContain('no worker has polled');
-  }, 60_000);
+    // Without a deadline of its own the read waits until Temporal gives the query up, and then names the task queue
+    // whose workers answer for the run, not the one its client starts runs on.
+    const elsewhere = await RelayClient.connect({
+      connection: kit.env.connection,
+      namespace: kit.namespace,
+      taskQueue: uniqueTaskQueue('elsewhere'),
+    });
+    try {
+      const unanswered = await errorOf(elsewhere.getRun(runId));
+      expect(unanswered).toMatchObject({ code: 'run_unavailable' });
+      expect((unanswered as Error).message).toContain(`task queue '${taskQueue}'`);
+      expect((unanswered as Error).message).not.toContain(elsewhere.taskQueue);
+    } finally {
+      await elsewhere.close();
+    }
+  }, 90_000);
 
   it('tells a watcher that started knowing the run could not answer when its first look answers', async ({
     expect,
