@@ -207,9 +207,9 @@ class RunPoller {
 
   /**
    * The events between a follower's position and the held ones, read from the run. While the run cannot answer, the
-   * follower reads what the poller tells of why (its text deltas wait for the events before them), and the read is
-   * tried again a second later, or once the poller finds the run answering when it knows it cannot: so followers
-   * waiting so cost the workers nothing more than the poller does. An empty gap once the follower leaves.
+   * follower reads what the poller tells of why as it tells it (its text deltas wait for the events before them), and
+   * the read is tried again a second later, or once the poller finds the run answering when it knows it cannot: so
+   * followers waiting so cost the workers nothing more than the poller does. An empty gap once the follower leaves.
    */
   private async *readGap(
     follower: symbol,
@@ -217,18 +217,44 @@ class RunPoller {
     signal: AbortSignal,
   ): AsyncGenerator<FollowedEvent, RunEvent[]> {
     for (;;) {
-      try {
-        return await this.client.events(this.runId, { after });
-      } catch (error) {
-        if (!RelayError.isInstance(error) || error.code !== 'run_unavailable') throw error;
-      }
-      yield* this.takeNotices(follower);
+      const gap = yield* this.tellingWhileReading(follower, after, signal);
+      if (gap !== undefined || signal.aborted) return gap ?? [];
       await sleep(gapReadRetryMs, undefined, { signal }).catch(() => undefined);
       while (this.explainer.current !== undefined && this.outcome === undefined && !signal.aborted) {
         await this.changed(signal);
       }
       if (signal.aborted) return [];
     }
+  }
+
+  /**
+   * One read of the gap, yielding what the poller tells the follower of whether the run answers while the read waits
+   * (a read of a run whose stopped worker Temporal still lists waits out the query timeout, about half a minute);
+   * undefined when the run could not answer it, or the follower left.
+   */
+  private async *tellingWhileReading(
+    follower: symbol,
+    after: number,
+    signal: AbortSignal,
+  ): AsyncGenerator<FollowedEvent, RunEvent[] | undefined> {
+    const read = this.client.events(this.runId, { after }).then(
+      (events) => ({ events }),
+      (error: unknown) => {
+        if (!RelayError.isInstance(error) || error.code !== 'run_unavailable') throw error;
+        return { refused: error };
+      },
+    );
+    const settled = new AbortController();
+    void read.finally(() => settled.abort()).catch(() => undefined);
+    const untilSettled = AbortSignal.any([signal, settled.signal]);
+    while (!untilSettled.aborted) {
+      yield* this.takeNotices(follower);
+      await this.changed(untilSettled);
+    }
+    yield* this.takeNotices(follower);
+    if (signal.aborted && !settled.signal.aborted) return undefined;
+    const answer = await read;
+    return 'events' in answer ? answer.events : undefined;
   }
 
   /** What the follower was told of whether the run answers, taken from what it was told; its text deltas stay. */
@@ -301,7 +327,9 @@ class RunPoller {
     this.heldAfter = slowest;
   }
 
+  /** Resolves at the poller's next change, or once `signal` aborts (at once when it has). */
   private changed(signal: AbortSignal): Promise<void> {
+    if (signal.aborted) return Promise.resolve();
     return new Promise((resolve) => {
       const wake = () => {
         this.waiters.delete(wake);

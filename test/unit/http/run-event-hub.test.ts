@@ -37,8 +37,11 @@ interface SteeredRunOptions {
   readFailure?: () => Promise<WorkflowTaskFailure | undefined>;
   /** Whether the read the first follower's stream opens with gets an answer. */
   answersFirstRead?: boolean;
-  /** What the reads of a later follower's gap (events the poller no longer holds) get, one each, then nothing. */
-  gapReads?: Array<RunEvent[] | 'unavailable'>;
+  /**
+   * What the reads of a later follower's gap (events the poller no longer holds) get, one each, then nothing; a
+   * promise for a read that waits until it settles.
+   */
+  gapReads?: Array<RunEvent[] | 'unavailable' | Promise<RunEvent[]>>;
 }
 
 /** A run whose poller sees what the test pushes. */
@@ -63,7 +66,7 @@ function steeredRun({
     },
     events: async () => {
       gapReadCount += 1;
-      const read = gapReads.shift() ?? [];
+      const read = await (gapReads.shift() ?? []);
       if (read === 'unavailable') throw unavailable;
       return read;
     },
@@ -167,14 +170,38 @@ describe("a run's followers when the run cannot answer", () => {
     await setTimeout(2_500);
     expect(run.gapReads()).toBe(1);
     run.push('available');
+    // Told as soon as its read is asked again, before the events that read gives.
     expect([described(await next), described(await late()), described(await late()), described(await late())]).toEqual([
+      'run_available',
       'tool_succeeded 1',
       'tool_succeeded 2',
       'tool_succeeded 3',
-      'run_available',
     ]);
     expect(run.gapReads()).toBe(2);
     expect(run.reads()).toBe(1);
+    stop.abort();
+  });
+
+  it('tell a follower whose gap read waits why the run cannot answer while it waits, then give it the gap', async () => {
+    const reading = latch();
+    const run = steeredRun({ gapReads: [reading.released.then(() => [event(1), event(2)])] });
+    const stop = new AbortController();
+    const first = await follower(run.hub, stop);
+    run.push(event(1), event(2));
+    expect([described(await first()), described(await first())]).toEqual(['tool_succeeded 1', 'tool_succeeded 2']);
+    // Joins from the start while the run still answered: its read of the gap waits (as one waits out Temporal's
+    // query timeout while a stopped worker is still listed), and the poller meanwhile finds the run cannot answer.
+    const late = await follower(run.hub, stop);
+    const told = late();
+    await setTimeout(20);
+    run.push('unavailable');
+    expect(described(await told)).toMatch(/^run_unavailable: Run 'run_1' cannot answer: its workflow task fails/);
+    expect(run.gapReads()).toBe(1);
+    reading.release();
+    expect([described(await late()), described(await late())]).toEqual(['tool_succeeded 1', 'tool_succeeded 2']);
+    run.push('available');
+    expect(described(await late())).toBe('run_available');
+    expect(run.gapReads()).toBe(1);
     stop.abort();
   });
 
