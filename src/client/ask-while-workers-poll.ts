@@ -1,7 +1,10 @@
 import { setTimeout as sleep } from 'node:timers/promises';
+import { QueryNotRegisteredError } from '@temporalio/client';
 import type { Connection } from '@temporalio/client';
 import protos from '@temporalio/proto';
+import { eventPageQuery } from '../../workflows/messages.js';
 import { RelayError } from '../shared/errors.js';
+import { grpcMessageOf } from './grpc-message.js';
 import type { RunAccess } from './run-access.js';
 
 // The package is CommonJS: its namespaces are read from the default export.
@@ -13,28 +16,44 @@ const { TaskQueueKind, TaskQueueType } = protos.temporal.api.enums.v1;
  */
 const workerListingDelayMs = 1_000;
 
-/** Why a run cannot answer when its task queue lists no worker, as a read of it says. */
+/** Why a run cannot answer when no worker polls its task queue, as a read of it says. */
 export function noWorkerPollsWhy(taskQueue: string): string {
   return `no worker has polled its task queue recently. Is a Relay-E worker running on task queue '${taskQueue}'?`;
 }
 
-/** The `run_unavailable` a read of a run gets when its task queue lists no worker. */
-export function noWorkerListed(runId: string, taskQueue: string): RelayError {
+/**
+ * Whether Temporal gave a query up because no worker polled the run's task queue lately: what it answers a second
+ * before the query's deadline, rather than letting it run out (`matching.queryPollerUnavailableWindow`, 20 s by
+ * default).
+ */
+export function isNoRecentPoller(error: unknown): boolean {
+  return /no poller seen for task queue recently/i.test(grpcMessageOf(error));
+}
+
+/** The `run_unavailable` a read of a run gets when no worker polls its task queue. */
+export function noWorkerPolling(runId: string, taskQueue: string): RelayError {
   return new RelayError('run_unavailable', `Run '${runId}' cannot answer right now: ${noWorkerPollsWhy(taskQueue)}`);
+}
+
+/** The run a question is asked of, and the task queue whose workers answer for it. */
+export interface QuestionedRun {
+  runId: string;
+  taskQueue: string;
 }
 
 /**
  * Asks a run (`ask`: a query or an update, which the server holds until a worker takes it: about half a minute for a
- * query when none does) and stops waiting as soon as the run's task queue lists no worker, failing with
- * `whenNoWorker()`: Temporal lists every worker that polled the queue in the last few minutes
- * (`matching.PollerHistoryTTL`, five by default), so none listed means none is there to answer. The call still waiting
- * is cancelled rather than left for the server to time out (an update the server admitted stays with the run, as it
- * does when a deadline ends the wait). When the task queue cannot be described, the question keeps its own wait: its
- * answer, or its failure, is what the caller gets.
+ * query when none does) and stops waiting as soon as no worker is there to answer, failing with `whenNoWorker()`:
+ * when the run's task queue lists no worker (Temporal lists every worker that polled it in the last few minutes,
+ * `matching.PollerHistoryTTL`, five by default), or, while it still lists one, when the server tells a probe of the
+ * run that no worker polled lately (see {@link failOnceNoWorkerPolls}). The call still waiting is cancelled rather than
+ * left for the server to time out (an update the server admitted stays with the run, as it does when a deadline ends
+ * the wait). When the task queue cannot be described, or a probe gets no clear answer, the question keeps its own
+ * wait: its answer, or its failure, is what the caller gets.
  */
 export async function askWhileWorkersPoll<T>(
   access: RunAccess,
-  taskQueue: string,
+  run: QuestionedRun,
   ask: () => Promise<T>,
   whenNoWorker: () => Error,
 ): Promise<T> {
@@ -43,7 +62,7 @@ export async function askWhileWorkersPoll<T>(
   try {
     return await Promise.race([
       access.temporal.withAbortSignal(signal, ask),
-      failOnceNoWorkerListed(access, taskQueue, signal, whenNoWorker),
+      failOnceNoWorkerPolls(access, run, signal, whenNoWorker),
     ]);
   } finally {
     settled.abort();
@@ -61,19 +80,59 @@ function withCallersSignal(access: RunAccess, signal: AbortSignal): AbortSignal 
 }
 
 /**
- * Rejects with `whenNoWorker()` when, after {@link workerListingDelayMs}, the task queue lists no worker; else never
- * settles.
+ * Rejects with `whenNoWorker()` when, after {@link workerListingDelayMs}, the task queue lists no worker, or a probe
+ * of the run then finds that none polled lately; else never settles. The listing keeps a worker that stopped for
+ * minutes; the server knows sooner: a query that no poller takes is told, a second before its deadline, that none
+ * polled the queue lately (in the last 20 s, `matching.queryPollerUnavailableWindow`). So a short query probes the run
+ * every {@link probeEveryMs} until one is answered (a worker is there: no more probes) or told so.
  */
-async function failOnceNoWorkerListed(
+async function failOnceNoWorkerPolls(
   access: RunAccess,
-  taskQueue: string,
+  run: QuestionedRun,
   stop: AbortSignal,
   whenNoWorker: () => Error,
 ): Promise<never> {
   await sleep(workerListingDelayMs, undefined, { signal: stop }).catch(() => undefined);
-  const listed = stop.aborted ? true : await listsWorker(access, taskQueue, stop);
-  if (!listed) throw whenNoWorker();
+  if (!stop.aborted && !(await listsWorker(access, run.taskQueue, stop))) throw whenNoWorker();
+  while (!stop.aborted) {
+    const probed = Date.now();
+    const found = await probe(access, run.runId, stop);
+    if (found === 'no_worker') throw whenNoWorker();
+    if (found === 'answered') break;
+    await sleep(probed + probeEveryMs - Date.now(), undefined, { signal: stop }).catch(() => undefined);
+  }
   return new Promise<never>(() => undefined);
+}
+
+/** How long a probe of a run waits: the server says no worker polled lately a second before this. */
+const probeDeadlineMs = 3_000;
+
+/** How often a question still waiting while its task queue lists a worker probes the run. */
+const probeEveryMs = 3_000;
+
+/**
+ * Asks the run for an empty page of its events, with a deadline of {@link probeDeadlineMs}: `answered` when a worker
+ * answered (or refused) it, `no_worker` when the server says no worker polled the run's task queue lately, `unclear`
+ * otherwise (the deadline passed while a worker polled lately, the run's task is failing, the call was stopped).
+ */
+async function probe(
+  access: RunAccess,
+  runId: string,
+  stop: AbortSignal,
+): Promise<'answered' | 'no_worker' | 'unclear'> {
+  const handle = access.temporal.workflow.getHandle(runId);
+  try {
+    await access.temporal.withAbortSignal(stop, () =>
+      access.temporal.withDeadline(Date.now() + probeDeadlineMs, () =>
+        handle.query(eventPageQuery, { after: Number.MAX_SAFE_INTEGER, limit: 1 }),
+      ),
+    );
+    return 'answered';
+  } catch (error) {
+    if (isNoRecentPoller(error)) return 'no_worker';
+    // How the client reports a query the worker failed (INVALID_ARGUMENT): a worker was there to fail it.
+    return error instanceof QueryNotRegisteredError ? 'answered' : 'unclear';
+  }
 }
 
 /**

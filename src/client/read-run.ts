@@ -4,7 +4,7 @@ import { eventPageQuery, snapshotQuery } from '../../workflows/messages.js';
 import { closedRunMemoKey, readClosedRunMemo, recordedEventsAfter, withOutput } from '../shared/closed-run-record.js';
 import type { ClosedRunRecord } from '../shared/closed-run-record.js';
 import type { RunEvent, RunSnapshot } from '../shared/run-types.js';
-import { askWhileWorkersPoll, noWorkerListed } from './ask-while-workers-poll.js';
+import { askWhileWorkersPoll, noWorkerPolling } from './ask-while-workers-poll.js';
 import { noWorkerAnsweredIn } from './no-worker-answered.js';
 import { readHandedOffNotices } from './read-handed-off-notices.js';
 import { runVersioningOf } from './read-run-versioning.js';
@@ -96,11 +96,12 @@ function servedBy(access: RunAccess, description: WorkflowExecutionDescription):
 }
 
 /**
- * Asks the run while its task queue (`served`'s, see {@link servedBy}) lists a worker, failing with `run_unavailable`
- * once it lists none.
+ * Asks the run while a worker polls its task queue (`served`'s, see {@link servedBy}), failing with `run_unavailable`
+ * once none does.
  */
 function askWhileServed<T>(served: RunAccess, runId: string, ask: () => Promise<T>): Promise<T> {
-  return askWhileWorkersPoll(served, served.taskQueue, ask, () => noWorkerListed(runId, served.taskQueue));
+  const run = { runId, taskQueue: served.taskQueue };
+  return askWhileWorkersPoll(served, run, ask, () => noWorkerPolling(runId, served.taskQueue));
 }
 
 /** How often a read of a running run that has no answer yet looks whether the run closed meanwhile. */

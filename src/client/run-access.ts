@@ -1,9 +1,9 @@
-import { isGrpcServiceError } from '@temporalio/client';
 import type { Client, WorkflowExecutionDescription, WorkflowHandle } from '@temporalio/client';
 import type { agentRun } from '../../workflows/agent-run.js';
 import { RelayError } from '../shared/errors.js';
 import { relaySearchAttributes } from '../shared/search-attributes.js';
-import { noWorkerPollsWhy } from './ask-while-workers-poll.js';
+import { isNoRecentPoller, noWorkerPollsWhy } from './ask-while-workers-poll.js';
+import { grpcMessageOf } from './grpc-message.js';
 import { isWorkflowNotFound } from './is-workflow-not-found.js';
 import type { TenantScope } from './relay-client.js';
 
@@ -85,17 +85,6 @@ function whyRunCannotAnswer(error: unknown, taskQueue: string): string | undefin
   if (/query timed out before a worker could process it/i.test(grpcMessageOf(error))) {
     return `no worker answered in time. Is a Relay-E worker running on task queue '${taskQueue}'?`;
   }
-  // What the server answers a second before the query's deadline, rather than letting it run out, once no worker has
-  // polled the run's task queue for a while (`matching.queryPollerUnavailableWindow`, 20 s by default).
-  if (/no poller seen for task queue recently/i.test(grpcMessageOf(error))) {
-    return noWorkerPollsWhy(taskQueue);
-  }
+  if (isNoRecentPoller(error)) return noWorkerPollsWhy(taskQueue);
   return undefined;
-}
-
-/** The messages of a gRPC error, or of the gRPC error the SDK wrapped; empty for anything else. */
-function grpcMessageOf(error: unknown): string {
-  const cause = error instanceof Error && error.cause !== undefined ? error.cause : error;
-  if (!isGrpcServiceError(error) && !isGrpcServiceError(cause)) return '';
-  return `${(error as Error).message} ${(cause as Error).message ?? ''}`;
 }

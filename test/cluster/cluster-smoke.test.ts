@@ -4,7 +4,7 @@ import { Connection } from '@temporalio/client';
 import { DefaultLogger, NativeConnection } from '@temporalio/worker';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { z } from 'zod';
-import { askWhileWorkersPoll, noWorkerListed } from '../../src/client/ask-while-workers-poll.js';
+import { askWhileWorkersPoll, noWorkerPolling } from '../../src/client/ask-while-workers-poll.js';
 import { RelayClient } from '../../src/client/relay-client.js';
 import { scriptedModel } from '../../src/testing/scripted-model.js';
 import { defineTool } from '../../src/tool/define-tool.js';
@@ -44,10 +44,10 @@ const model = scriptedModel((request) =>
     : { text: 'done' },
 );
 
-/** A question to a run on `queue` that takes 2.5 s to answer, as a query to a busy worker may. */
-function slowQuestion(client: RelayClient, queue: string) {
+/** A question to run `runId` on `queue` that takes 2.5 s to answer, as a query to a busy worker may. */
+function slowQuestion(client: RelayClient, runId: string, queue: string) {
   const answer = () => sleep(2_500).then(() => 'answered');
-  return askWhileWorkersPoll(client, queue, answer, () => noWorkerListed('any-run', queue));
+  return askWhileWorkersPoll(client, { runId, taskQueue: queue }, answer, () => noWorkerPolling(runId, queue));
 }
 
 beforeAll(async () => {
@@ -133,10 +133,15 @@ describe('Relay-E on a two-node Temporal Server cluster on PostgreSQL', () => {
 
   it('lists its worker on the task queue through either node, so a question slow to answer is not cut short', async () => {
     // A question with no answer after a second looks whether the run's task queue lists a worker, which describes the
-    // root of the queue's partitions (four here, on two matching nodes): the worker's polls must reach it.
+    // root of the queue's partitions (four here, on two matching nodes): the worker's polls must reach it. Listed, the
+    // run is then probed with a short query, which the worker answers through either node.
+    const { runId } = await clients[0]!.startRun({ tenantId: 'smoke', model: 'scripted:pay', prompt: 'pay' });
+    await waitForRun(clients[0]!, runId, (run) => run.pendingApprovals.length === 1, { timeoutMs: 60_000 });
     for (const client of clients) {
-      await expect(slowQuestion(client, taskQueue)).resolves.toBe('answered');
-      await expect(slowQuestion(client, `${taskQueue}-unpolled`)).rejects.toMatchObject({ code: 'run_unavailable' });
+      await expect(slowQuestion(client, runId, taskQueue)).resolves.toBe('answered');
+      await expect(slowQuestion(client, runId, `${taskQueue}-unpolled`)).rejects.toMatchObject({
+        code: 'run_unavailable',
+      });
     }
   });
 
@@ -162,7 +167,7 @@ describe('Relay-E on a two-node Temporal Server cluster on PostgreSQL', () => {
       expect(await client.result(runId)).toMatchObject({ status: 'completed', output: 'done' });
       expect(await versioningOf(client.temporal, runId)).toEqual({ buildId: 'b1', behavior: autoUpgrade });
       // A versioned worker is listed on its task queue too.
-      await expect(slowQuestion(client, versionedQueue)).resolves.toBe('answered');
+      await expect(slowQuestion(client, runId, versionedQueue)).resolves.toBe('answered');
     } finally {
       worker.shutdown();
       await running;

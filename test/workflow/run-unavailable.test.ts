@@ -261,16 +261,19 @@ describe.concurrent('a run no worker can answer for', () => {
     }
   }, 60_000);
 
-  it('keeps a read waiting while its task queue lists a worker, one that stopped just now', async ({ expect }) => {
+  it('keeps a read waiting while a worker polled its task queue lately, and says none polls once the server finds none did', async ({
+    expect,
+  }) => {
     const { client, runId, taskQueue } = await waitingRunWithoutWorker(kit, { finalText: 'paid' });
-    // Temporal lists the stopped worker for minutes: the read is not cut short, and meets the deadline given to it.
-    const asked = Date.now();
+    const stopped = Date.now();
+    // Temporal lists the stopped worker for minutes, and its server knows a poll came in the last 20 s
+    // (matching.queryPollerUnavailableWindow): the read is not cut short, and meets the deadline given to it.
     const error = await errorOf(client.temporal.withDeadline(Date.now() + 5_000, () => client.getRun(runId)));
-    expect(Date.now() - asked).toBeGreaterThanOrEqual(4_500);
+    expect(Date.now() - stopped).toBeGreaterThanOrEqual(4_500);
     expect(error).toBeInstanceOf(Error);
     expect((error as Error).message).not.toContain('no worker has polled');
-    // Without a deadline of its own the read waits until Temporal gives the query up, and then names the task queue
-    // whose workers answer for the run, not the one its client starts runs on.
+    // Without a deadline of its own the read waits until a probe of the run is told no worker polled lately, and then
+    // names the task queue whose workers answer for the run, not the one its client starts runs on.
     const elsewhere = await RelayClient.connect({
       connection: kit.env.connection,
       namespace: kit.namespace,
@@ -278,13 +281,19 @@ describe.concurrent('a run no worker can answer for', () => {
     });
     try {
       const unanswered = await errorOf(elsewhere.getRun(runId));
+      expect(Date.now() - stopped).toBeGreaterThanOrEqual(20_000);
       expect(unanswered).toMatchObject({ code: 'run_unavailable' });
       expect((unanswered as Error).message).toContain(`task queue '${taskQueue}'`);
       expect((unanswered as Error).message).not.toContain(elsewhere.taskQueue);
+      // Once none polled in those 20 s, a read is told so by a probe (every 3 s; each lands on one partition of the
+      // task queue, and only those that reach its root are told) well within Temporal's own query timeout (30 s).
+      const asked = Date.now();
+      await expect(client.getRun(runId)).rejects.toMatchObject({ code: 'run_unavailable' });
+      expect(Date.now() - asked).toBeLessThan(25_000);
     } finally {
       await elsewhere.close();
     }
-  }, 90_000);
+  }, 120_000);
 
   it('tells a watcher that started knowing the run could not answer when its first look answers', async ({
     expect,

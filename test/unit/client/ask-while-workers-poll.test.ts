@@ -1,30 +1,59 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
-import { askWhileWorkersPoll, noWorkerListed } from '../../../src/client/ask-while-workers-poll.js';
+import { askWhileWorkersPoll, noWorkerPolling } from '../../../src/client/ask-while-workers-poll.js';
 import type { RunAccess } from '../../../src/client/run-access.js';
 
-// The wait of a question to a run against a client whose task queue listing the test chooses: a stand-in for
-// Temporal's DescribeTaskQueue, as in the other unit tests of the client. Real Temporal answers in the workflow and
-// cluster suites (run-unavailable.test.ts, cluster-smoke.test.ts).
+// The wait of a question to a run against a client whose task queue listing, and whose answers to the probes of the
+// run, the test chooses: a stand-in for Temporal's DescribeTaskQueue and QueryWorkflow, as in the other unit tests of
+// the client. Real Temporal answers in the workflow and cluster suites (run-unavailable.test.ts, cluster-smoke.test.ts).
 
 type Listing = { pollers: unknown[] } | Error;
 
-/** A client whose task queue lists `listing`, keeping the abort signal of each call made in a `withAbortSignal` scope. */
-function clientListing(listing: Listing) {
-  const storage = new AsyncLocalStorage<{ abortSignal?: AbortSignal }>();
+/** What a probe of the run gets: an answer, the server's "no poller seen lately", or its deadline passing. */
+type ProbeAnswer = 'answered' | 'no_poller' | 'deadline';
+
+/** A gRPC error as the client sees one. */
+function grpcError(code: number, message: string): Error {
+  return Object.assign(new Error(`${code} ${message}`), { code, details: message, metadata: {} });
+}
+
+/**
+ * A client whose task queue lists `listing` and whose probes get `probes` in turn (then answers), keeping the abort
+ * signal of each call made in a `withAbortSignal` scope.
+ */
+function clientListing(listing: Listing, probes: ProbeAnswer[] = []) {
+  const storage = new AsyncLocalStorage<{ abortSignal?: AbortSignal; deadline?: number }>();
   const listed: string[] = [];
+  const probed: string[] = [];
   const temporal = {
     options: { namespace: 'default' },
     connection: { callContextStorage: storage },
     withAbortSignal: <R>(abortSignal: AbortSignal, fn: () => Promise<R>) =>
       storage.run({ ...storage.getStore(), abortSignal }, fn),
+    withDeadline: <R>(deadline: number, fn: () => Promise<R>) => storage.run({ ...storage.getStore(), deadline }, fn),
     workflowService: {
       describeTaskQueue: async (request: { taskQueue: { name: string } }) => {
         listed.push(request.taskQueue.name);
         if (listing instanceof Error) throw listing;
         return listing;
       },
+    },
+    workflow: {
+      getHandle: (runId: string) => ({
+        query: async () => {
+          probed.push(runId);
+          const answer = probes.shift() ?? 'answered';
+          if (answer === 'answered') return { events: [], nextAfter: 0, hasMore: false };
+          // The server answers "no poller" a second before the deadline, and the deadline ends the call otherwise.
+          const deadline = storage.getStore()?.deadline ?? Infinity;
+          await sleep(Math.max(0, deadline - Date.now() - (answer === 'no_poller' ? 1_000 : 0)));
+          if (answer === 'no_poller') {
+            throw grpcError(9, 'no poller seen for task queue recently, worker may be down');
+          }
+          throw grpcError(4, 'Deadline exceeded');
+        },
+      }),
     },
   };
   const access = { temporal, taskQueue: 'q' } as unknown as RunAccess;
@@ -35,38 +64,62 @@ function clientListing(listing: Listing) {
       signal?.addEventListener('abort', () => reject(new Error('cancelled')), { once: true });
       if (ms !== undefined) setTimeout(() => resolve('answered'), ms);
     });
-  return { access, storage, listed, question };
+  return { access, storage, listed, probed, question };
 }
 
 const ask = (access: RunAccess, question: () => Promise<string>) =>
-  askWhileWorkersPoll(access, 'q', question, () => noWorkerListed('run_1', 'q'));
+  askWhileWorkersPoll(access, { runId: 'run_1', taskQueue: 'q' }, question, () => noWorkerPolling('run_1', 'q'));
+
+const noWorkerMessage =
+  "Run 'run_1' cannot answer right now: no worker has polled its task queue recently. Is a Relay-E worker running on task queue 'q'?";
 
 describe('a question to a run', () => {
-  it('answered within a second costs no look at the task queue', async () => {
-    const { access, listed, question } = clientListing({ pollers: [] });
+  it('answered within a second costs no look at the task queue, nor a probe of the run', async () => {
+    const { access, listed, probed, question } = clientListing({ pollers: [] });
     await expect(ask(access, question(10))).resolves.toBe('answered');
     await sleep(1_100);
     expect(listed).toEqual([]);
+    expect(probed).toEqual([]);
   });
 
-  it('waits for its answer while the task queue lists a worker, or cannot be described', async () => {
-    for (const listing of [{ pollers: [{ identity: 'worker' }] }, new Error('PermissionDenied')]) {
-      const { access, listed, question } = clientListing(listing);
-      await expect(ask(access, question(1_500))).resolves.toBe('answered');
-      expect(listed).toEqual(['q']);
-    }
+  it('waits for its answer while the task queue lists a worker and a probe of the run is answered', async () => {
+    const { access, listed, probed, question } = clientListing({ pollers: [{ identity: 'worker' }] });
+    // A probe answered says a worker is there: the question waits on, probed no more (the next would go at 4 s).
+    await expect(ask(access, question(4_500))).resolves.toBe('answered');
+    expect(listed).toEqual(['q']);
+    expect(probed).toEqual(['run_1']);
+  }, 20_000);
+
+  it('waits for its answer while the task queue cannot be described, as long as probes are answered', async () => {
+    const { access, listed, probed, question } = clientListing(new Error('PermissionDenied'));
+    await expect(ask(access, question(1_500))).resolves.toBe('answered');
+    expect(listed).toEqual(['q']);
+    expect(probed).toEqual(['run_1']);
   });
+
+  it('fails with run_unavailable when the task queue lists a worker but a probe is told none polled lately', async () => {
+    const { access, probed, question } = clientListing({ pollers: [{ identity: 'stopped worker' }] }, ['no_poller']);
+    const asked = Date.now();
+    await expect(ask(access, question())).rejects.toMatchObject({ code: 'run_unavailable', message: noWorkerMessage });
+    expect(Date.now() - asked).toBeLessThan(5_000);
+    expect(probed).toEqual(['run_1']);
+  });
+
+  it('probes again while a probe gets no clear answer (a worker polled lately, or its deadline passed)', async () => {
+    const { access, probed, question } = clientListing({ pollers: [{ identity: 'worker' }] }, [
+      'deadline',
+      'no_poller',
+    ]);
+    await expect(ask(access, question())).rejects.toMatchObject({ code: 'run_unavailable', message: noWorkerMessage });
+    expect(probed).toEqual(['run_1', 'run_1']);
+  }, 20_000);
 
   it('fails with run_unavailable once the task queue lists no worker, and its call is cancelled', async () => {
     const { access, question } = clientListing({ pollers: [] });
     let cancelled = false;
     const waiting = () => question()().catch((error: Error) => ((cancelled = true), Promise.reject(error)));
     const asked = Date.now();
-    await expect(ask(access, waiting)).rejects.toMatchObject({
-      code: 'run_unavailable',
-      message:
-        "Run 'run_1' cannot answer right now: no worker has polled its task queue recently. Is a Relay-E worker running on task queue 'q'?",
-    });
+    await expect(ask(access, waiting)).rejects.toMatchObject({ code: 'run_unavailable', message: noWorkerMessage });
     expect(Date.now() - asked).toBeLessThan(5_000);
     expect(cancelled).toBe(true);
   });
