@@ -281,7 +281,8 @@ describe.concurrent('a run no worker can answer for', () => {
     });
     try {
       const unanswered = await errorOf(elsewhere.getRun(runId));
-      expect(Date.now() - stopped).toBeGreaterThanOrEqual(20_000);
+      // The server counts the 20 s from the worker's last poll, which started a little before it stopped.
+      expect(Date.now() - stopped).toBeGreaterThanOrEqual(15_000);
       expect(unanswered).toMatchObject({ code: 'run_unavailable' });
       expect((unanswered as Error).message).toContain(`task queue '${taskQueue}'`);
       expect((unanswered as Error).message).not.toContain(elsewhere.taskQueue);
