@@ -35,10 +35,15 @@ export function noWorkerPolling(runId: string, taskQueue: string): RelayError {
   return new RelayError('run_unavailable', `Run '${runId}' cannot answer right now: ${noWorkerPollsWhy(taskQueue)}`);
 }
 
-/** The run a question is asked of, and the task queue whose workers answer for it. */
-export interface QuestionedRun {
-  runId: string;
+/** Where the workers that answer a question are looked for. */
+export interface AnsweringWorkers {
+  /** The task queue whose workers answer for the run. */
   taskQueue: string;
+  /**
+   * The run to probe while the task queue lists a worker (see {@link failOnceNoWorkerPolls}): a read's. Not for an
+   * update: the workflow task it schedules holds every query to the run until a worker takes that task.
+   */
+  probeRunId?: string;
 }
 
 /**
@@ -46,14 +51,14 @@ export interface QuestionedRun {
  * query when none does) and stops waiting as soon as no worker is there to answer, failing with `whenNoWorker()`:
  * when the run's task queue lists no worker (Temporal lists every worker that polled it in the last few minutes,
  * `matching.PollerHistoryTTL`, five by default), or, while it still lists one, when the server tells a probe of the
- * run that no worker polled lately (see {@link failOnceNoWorkerPolls}). The call still waiting is cancelled rather than
+ * run (a read's) that no worker polled lately (see {@link failOnceNoWorkerPolls}). The call still waiting is cancelled rather than
  * left for the server to time out (an update the server admitted stays with the run, as it does when a deadline ends
  * the wait). When the task queue cannot be described, or a probe gets no clear answer, the question keeps its own
  * wait: its answer, or its failure, is what the caller gets.
  */
 export async function askWhileWorkersPoll<T>(
   access: RunAccess,
-  run: QuestionedRun,
+  workers: AnsweringWorkers,
   ask: () => Promise<T>,
   whenNoWorker: () => Error,
 ): Promise<T> {
@@ -62,7 +67,7 @@ export async function askWhileWorkersPoll<T>(
   try {
     return await Promise.race([
       access.temporal.withAbortSignal(signal, ask),
-      failOnceNoWorkerPolls(access, run, signal, whenNoWorker),
+      failOnceNoWorkerPolls(access, workers, signal, whenNoWorker),
     ]);
   } finally {
     settled.abort();
@@ -84,19 +89,22 @@ function withCallersSignal(access: RunAccess, signal: AbortSignal): AbortSignal 
  * of the run then finds that none polled lately; else never settles. The listing keeps a worker that stopped for
  * minutes; the server knows sooner: a query that no poller takes is told, a second before its deadline, that none
  * polled the queue lately (in the last 20 s, `matching.queryPollerUnavailableWindow`). So a short query probes the run
- * every {@link probeEveryMs} until one is answered (a worker is there: no more probes) or told so.
+ * every {@link probeEveryMs} until one is answered (a worker is there: no more probes) or told so. Only while the run
+ * has no workflow task waiting for a worker: the server then holds a query for that task rather than offer it to the
+ * task queue's pollers, and keeps one such query a run (`history.MaxBufferedQueryCount`), which a probe would take
+ * from a reader.
  */
 async function failOnceNoWorkerPolls(
   access: RunAccess,
-  run: QuestionedRun,
+  { taskQueue, probeRunId }: AnsweringWorkers,
   stop: AbortSignal,
   whenNoWorker: () => Error,
 ): Promise<never> {
   await sleep(workerListingDelayMs, undefined, { signal: stop }).catch(() => undefined);
-  if (!stop.aborted && !(await listsWorker(access, run.taskQueue, stop))) throw whenNoWorker();
-  while (!stop.aborted) {
+  if (!stop.aborted && !(await listsWorker(access, taskQueue, stop))) throw whenNoWorker();
+  while (probeRunId !== undefined && !stop.aborted) {
     const probed = Date.now();
-    const found = await probe(access, run.runId, stop);
+    const found = await probe(access, probeRunId, stop);
     if (found === 'no_worker') throw whenNoWorker();
     if (found === 'answered') break;
     await sleep(probed + probeEveryMs - Date.now(), undefined, { signal: stop }).catch(() => undefined);
@@ -111,9 +119,10 @@ const probeDeadlineMs = 3_000;
 const probeEveryMs = 3_000;
 
 /**
- * Asks the run for an empty page of its events, with a deadline of {@link probeDeadlineMs}: `answered` when a worker
- * answered (or refused) it, `no_worker` when the server says no worker polled the run's task queue lately, `unclear`
- * otherwise (the deadline passed while a worker polled lately, the run's task is failing, the call was stopped).
+ * Asks the run for an empty page of its events, with a deadline of {@link probeDeadlineMs}, once a description finds
+ * no workflow task of it waiting: `answered` when a worker answered (or refused) it, `no_worker` when the server says
+ * no worker polled the run's task queue lately, `unclear` otherwise (a task waiting, the deadline passed while a worker
+ * polled lately, the run's task failing, the call stopped).
  */
 async function probe(
   access: RunAccess,
@@ -122,12 +131,14 @@ async function probe(
 ): Promise<'answered' | 'no_worker' | 'unclear'> {
   const handle = access.temporal.workflow.getHandle(runId);
   try {
-    await access.temporal.withAbortSignal(stop, () =>
-      access.temporal.withDeadline(Date.now() + probeDeadlineMs, () =>
+    return await access.temporal.withAbortSignal(stop, async () => {
+      const { raw } = await handle.describe();
+      if (raw.pendingWorkflowTask) return 'unclear';
+      await access.temporal.withDeadline(Date.now() + probeDeadlineMs, () =>
         handle.query(eventPageQuery, { after: Number.MAX_SAFE_INTEGER, limit: 1 }),
-      ),
-    );
-    return 'answered';
+      );
+      return 'answered';
+    });
   } catch (error) {
     if (isNoRecentPoller(error)) return 'no_worker';
     // How the client reports a query the worker failed (INVALID_ARGUMENT): a worker was there to fail it.

@@ -100,8 +100,8 @@ function servedBy(access: RunAccess, description: WorkflowExecutionDescription):
  * once none does.
  */
 function askWhileServed<T>(served: RunAccess, runId: string, ask: () => Promise<T>): Promise<T> {
-  const run = { runId, taskQueue: served.taskQueue };
-  return askWhileWorkersPoll(served, run, ask, () => noWorkerPolling(runId, served.taskQueue));
+  const workers = { taskQueue: served.taskQueue, probeRunId: runId };
+  return askWhileWorkersPoll(served, workers, ask, () => noWorkerPolling(runId, served.taskQueue));
 }
 
 /** How often a read of a running run that has no answer yet looks whether the run closed meanwhile. */

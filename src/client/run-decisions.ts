@@ -112,11 +112,11 @@ async function sendDecision(
   scope: TenantScope,
 ): Promise<ApprovalOutcome> {
   // Temporal holds an update until a worker takes it: the deadline ends the wait of a run no worker serves, and so
-  // does finding that no worker polls its task queue.
+  // does a task queue that lists no worker.
   const deadline = Date.now() + context.decisionWaitMs;
   const update = () => runHandle(context, runId).executeUpdate(decideUpdate, { args: [decision] });
   const noWorker = () => decisionUnanswered(runId, `took no decision: ${noWorkerPollsWhy(context.taskQueue)}`);
-  const send = () => askWhileWorkersPoll(context, { runId, taskQueue: context.taskQueue }, update, noWorker);
+  const send = () => askWhileWorkersPoll(context, { taskQueue: context.taskQueue }, update, noWorker);
   try {
     return await context.temporal.withDeadline(deadline, () =>
       callRun(context, runId, () => retryWhileWorkflowTaskFails(context, runId, send, deadline), scope),

@@ -22,9 +22,10 @@ function grpcError(code: number, message: string): Error {
  * A client whose task queue lists `listing` and whose probes get `probes` in turn (then answers), keeping the abort
  * signal of each call made in a `withAbortSignal` scope.
  */
-function clientListing(listing: Listing, probes: ProbeAnswer[] = []) {
+function clientListing(listing: Listing, probes: ProbeAnswer[] = [], { taskWaiting = false } = {}) {
   const storage = new AsyncLocalStorage<{ abortSignal?: AbortSignal; deadline?: number }>();
   const listed: string[] = [];
+  const described: string[] = [];
   const probed: string[] = [];
   const temporal = {
     options: { namespace: 'default' },
@@ -41,6 +42,10 @@ function clientListing(listing: Listing, probes: ProbeAnswer[] = []) {
     },
     workflow: {
       getHandle: (runId: string) => ({
+        describe: async () => {
+          described.push(runId);
+          return { raw: { pendingWorkflowTask: taskWaiting ? { attempt: 1 } : null } };
+        },
         query: async () => {
           probed.push(runId);
           const answer = probes.shift() ?? 'answered';
@@ -64,11 +69,11 @@ function clientListing(listing: Listing, probes: ProbeAnswer[] = []) {
       signal?.addEventListener('abort', () => reject(new Error('cancelled')), { once: true });
       if (ms !== undefined) setTimeout(() => resolve('answered'), ms);
     });
-  return { access, storage, listed, probed, question };
+  return { access, storage, listed, described, probed, question };
 }
 
 const ask = (access: RunAccess, question: () => Promise<string>) =>
-  askWhileWorkersPoll(access, { runId: 'run_1', taskQueue: 'q' }, question, () => noWorkerPolling('run_1', 'q'));
+  askWhileWorkersPoll(access, { taskQueue: 'q', probeRunId: 'run_1' }, question, () => noWorkerPolling('run_1', 'q'));
 
 const noWorkerMessage =
   "Run 'run_1' cannot answer right now: no worker has polled its task queue recently. Is a Relay-E worker running on task queue 'q'?";
@@ -104,6 +109,21 @@ describe('a question to a run', () => {
     expect(Date.now() - asked).toBeLessThan(5_000);
     expect(probed).toEqual(['run_1']);
   });
+
+  it('does not probe a run whose workflow task waits for a worker, nor for an update', async () => {
+    // The server would hold the probe for that task, taking the one query it keeps a run from a reader.
+    const waiting = clientListing({ pollers: [{ identity: 'worker' }] }, [], { taskWaiting: true });
+    await expect(ask(waiting.access, waiting.question(4_500))).resolves.toBe('answered');
+    expect(waiting.described).toEqual(['run_1', 'run_1']);
+    expect(waiting.probed).toEqual([]);
+    // An update schedules such a task itself: its question names no run to probe.
+    const update = clientListing({ pollers: [{ identity: 'worker' }] });
+    const asked = askWhileWorkersPoll(update.access, { taskQueue: 'q' }, update.question(1_500), () =>
+      noWorkerPolling('run_1', 'q'),
+    );
+    await expect(asked).resolves.toBe('answered');
+    expect([update.listed, update.described, update.probed]).toEqual([['q'], [], []]);
+  }, 20_000);
 
   it('probes again while a probe gets no clear answer (a worker polled lately, or its deadline passed)', async () => {
     const { access, probed, question } = clientListing({ pollers: [{ identity: 'worker' }] }, [
