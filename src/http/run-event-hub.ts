@@ -237,13 +237,10 @@ class RunPoller {
     after: number,
     signal: AbortSignal,
   ): AsyncGenerator<FollowedEvent, RunEvent[] | undefined> {
-    const read = this.client.events(this.runId, { after }).then(
-      (events) => ({ events }),
-      (error: unknown) => {
-        if (!RelayError.isInstance(error) || error.code !== 'run_unavailable') throw error;
-        return { refused: error };
-      },
-    );
+    const read = this.client.events(this.runId, { after }).catch((error: unknown) => {
+      if (!RelayError.isInstance(error) || error.code !== 'run_unavailable') throw error;
+      return undefined;
+    });
     const settled = new AbortController();
     void read.finally(() => settled.abort()).catch(() => undefined);
     const untilSettled = AbortSignal.any([signal, settled.signal]);
@@ -252,9 +249,7 @@ class RunPoller {
       await this.changed(untilSettled);
     }
     yield* this.takeNotices(follower);
-    if (signal.aborted && !settled.signal.aborted) return undefined;
-    const answer = await read;
-    return 'events' in answer ? answer.events : undefined;
+    return signal.aborted && !settled.signal.aborted ? undefined : read;
   }
 
   /** What the follower was told of whether the run answers, taken from what it was told; its text deltas stay. */
