@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RelayClient, StartRunOptions } from '../client/relay-client.js';
-import { UnavailabilityExplainer } from '../client/unavailability-explainer.js';
 import { namesTaskFailure } from '../client/workflow-task-failure.js';
 import type { RelayError } from '../shared/errors.js';
 import { agentRunInputSchema } from '../shared/run-input-schema.js';
@@ -210,7 +209,7 @@ async function awaitDecision(following: Following, event: AwaitingApproval): Pro
  */
 async function* followRun(following: Following): AsyncGenerator<RunEvent> {
   const { client, runId, spinner } = following;
-  const unavailability = tellUnavailability(following);
+  const unavailability = noticeWhyUnavailable(following);
   let after = 0;
   let unreachableSince: number | undefined;
   spinner.start('starting');
@@ -232,20 +231,15 @@ async function* followRun(following: Following): AsyncGenerator<RunEvent> {
 }
 
 /**
- * Says once, each time the run stops answering, why: a workflow task the workers fail (a history that no longer
- * replays, with the reset that recovers it, read once from the run's history) or, most often, no worker yet.
+ * Says, each time the run stops answering, why, as `watch` tells it: a workflow task the workers fail (a history that
+ * no longer replays, with the reset that recovers it) or, most often, no worker yet.
  */
-function tellUnavailability({ client, runId, spinner, taskQueue, flags }: Following) {
+function noticeWhyUnavailable({ spinner, taskQueue, flags }: Following) {
   const start = `start one: ${cli} dev${flags}, or ${cli} worker${flags}`;
   const noWorker = `waiting for a worker on task queue '${taskQueue}' (${start})`;
-  const explainer = new UnavailabilityExplainer(
-    runId,
-    () => client.workflowTaskFailure(runId),
-    (explained) => spinner.notice(namesTaskFailure(explained) ? explained.message : noWorker),
-  );
   return {
-    onUnavailable: (error: RelayError) => explainer.unavailable(error),
-    onAvailable: () => void explainer.answered(),
+    onUnavailable: (explained: RelayError) =>
+      spinner.notice(namesTaskFailure(explained) ? explained.message : noWorker),
   };
 }
 

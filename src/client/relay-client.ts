@@ -153,19 +153,21 @@ export interface WatchOptions extends TenantScope {
   deltas?: boolean;
   signal?: AbortSignal;
   /**
-   * Called each time the run cannot answer (`run_unavailable`: no worker serves it yet, or its workflow task is
-   * failing). The follower waits and asks again, as the run itself waits; this is how its caller learns why nothing
-   * comes.
+   * Called once each time the run stops answering (`run_unavailable`), with why: its workflow task fails on the
+   * workers (what it fails with, or that its history no longer replays and the reset that recovers it, read once from
+   * its history), or no worker polls its task queue. The follower waits and asks again, as the run itself waits; this
+   * is how its caller learns why nothing comes. A reason read after the run answered again is not told.
    */
   onUnavailable?: (error: RelayError) => void;
-  /** Called when the run answers again after {@link onUnavailable}: its events follow as before. */
+  /** Called when the run answers again after {@link onUnavailable} was called: its events follow as before. */
   onAvailable?: () => void;
   /**
    * The caller found the run unable to answer just before it watches (its own read answered `run_unavailable`): the
-   * first look that answers calls {@link onAvailable}, as one after {@link onUnavailable} does.
+   * first look that answers calls {@link onAvailable}, as one after {@link onUnavailable} does. Given the error that
+   * read got, {@link onUnavailable} is told why at once rather than after the first look.
    * @default false
    */
-  unavailableAtStart?: boolean;
+  unavailableAtStart?: boolean | RelayError;
 }
 
 /** Starts, inspects and steers agent runs from TypeScript. */
@@ -292,7 +294,8 @@ export class RelayClient {
 
   /** Follows the run's events as they happen, until the run ends or `signal` aborts. */
   watch(runId: string, options: WatchOptions = {}): AsyncGenerator<RunEvent> {
-    return watchRun(this, runId, options);
+    const scope = options.tenantId !== undefined ? { tenantId: options.tenantId } : {};
+    return watchRun(this, runId, options, () => this.workflowTaskFailure(runId, scope));
   }
 
   /** Approves a pending tool call; answers once the run has accepted the decision, or throws why it refused. */

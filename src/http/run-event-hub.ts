@@ -1,6 +1,5 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { RelayClient } from '../client/relay-client.js';
-import { UnavailabilityExplainer } from '../client/unavailability-explainer.js';
 import { RelayError } from '../shared/errors.js';
 import type { RunEvent } from '../shared/run-types.js';
 
@@ -136,8 +135,8 @@ class RunPoller {
   private readonly told = new Map<symbol, Told[]>();
   /** The newest event the poller read: what is told is read after the events up to it, before later ones. */
   private newestSeq: number;
-  /** Why the run cannot answer, once a stretch; a follower joining while it cannot is told the current reason first. */
-  private readonly explainer: UnavailabilityExplainer;
+  /** Why the run cannot answer, as its watch told it, while it cannot: a follower joining then is told it first. */
+  private why: RelayError | undefined;
   private readonly waiters = new Set<() => void>();
   private readonly stopped = new AbortController();
   private outcome: { ended: true } | { failed: unknown } | undefined;
@@ -154,22 +153,13 @@ class RunPoller {
   ) {
     this.heldAfter = after;
     this.newestSeq = after;
-    this.explainer = new UnavailabilityExplainer(
-      runId,
-      () => client.workflowTaskFailure(runId),
-      (explained) => {
-        this.tellEveryone({ type: 'run_unavailable', error: explained });
-        this.notify();
-      },
-    );
-    if (unavailableAtStart) this.explainer.unavailable(unavailableAtStart);
-    void this.poll(after, pollIntervalMs, unavailableAtStart !== undefined);
+    void this.poll(after, pollIntervalMs, unavailableAtStart ?? false);
   }
 
   subscribe(after: number, signal: AbortSignal): AsyncGenerator<FollowedEvent> {
     const follower = Symbol('follower');
     this.positions.set(follower, Math.max(after, this.heldAfter));
-    const why = this.explainer.current;
+    const why = this.why;
     this.told.set(follower, why ? [{ event: { type: 'run_unavailable', error: why }, afterSeq: this.newestSeq }] : []);
     const leave = () => this.leave(follower);
     signal.addEventListener('abort', leave, { once: true });
@@ -220,7 +210,7 @@ class RunPoller {
       const gap = yield* this.tellingWhileReading(follower, after, signal);
       if (gap !== undefined || signal.aborted) return gap ?? [];
       await sleep(gapReadRetryMs, undefined, { signal }).catch(() => undefined);
-      while (this.explainer.current !== undefined && this.outcome === undefined && !signal.aborted) {
+      while (this.why !== undefined && this.outcome === undefined && !signal.aborted) {
         await this.changed(signal);
       }
       if (signal.aborted) return [];
@@ -262,13 +252,13 @@ class RunPoller {
     return told.filter(({ event }) => event.type !== 'model_delta').map(({ event }) => event);
   }
 
-  private async poll(after: number, pollIntervalMs: number, unavailableAtStart: boolean): Promise<void> {
+  private async poll(after: number, pollIntervalMs: number, unavailableAtStart: RelayError | false): Promise<void> {
     try {
       const events = this.client.watch(this.runId, {
         after,
         pollIntervalMs,
         signal: this.stopped.signal,
-        onUnavailable: (error) => this.explainer.unavailable(error),
+        onUnavailable: (explained) => this.unavailable(explained),
         onAvailable: () => this.answered(),
         unavailableAtStart,
       });
@@ -290,9 +280,17 @@ class RunPoller {
     }
   }
 
+  /** The run cannot answer, and its watch says why: every follower is told. */
+  private unavailable(explained: RelayError): void {
+    this.why = explained;
+    this.tellEveryone({ type: 'run_unavailable', error: explained });
+    this.notify();
+  }
+
   /** The run answers again: the followers told it could not are told so. */
   private answered(): void {
-    if (!this.explainer.answered()) return;
+    if (this.why === undefined) return;
+    this.why = undefined;
     this.tellEveryone({ type: 'run_available' });
     this.notify();
   }

@@ -155,11 +155,12 @@ describe.concurrent('a run no worker can answer for', () => {
         expect(otherTenant.status).toBe(404);
 
         // Scoped to its tenant, the follower waits too: the tenant is read from the run's description, not asked of it.
-        // It is told why nothing comes each time it asks.
-        const onUnavailable = (error: RelayError) => told.push(error.code);
+        // It is told why nothing comes, as the API says it, once however often it asks.
+        const onUnavailable = (error: RelayError) => told.push(`${error.code}: ${error.message}`);
+        const onAvailable = () => told.push('available');
         following = (async () => {
-          for await (const event of client.watch(runId, { tenantId: 'acme', pollIntervalMs: 100, onUnavailable }))
-            followed.push(event);
+          const options = { tenantId: 'acme', pollIntervalMs: 100, onUnavailable, onAvailable };
+          for await (const event of client.watch(runId, options)) followed.push(event);
         })();
         await expect.poll(() => told.length).toBeGreaterThan(0);
 
@@ -187,7 +188,7 @@ describe.concurrent('a run no worker can answer for', () => {
           'model_responded',
           'run_completed',
         ]);
-        expect(new Set(told)).toEqual(new Set(['run_unavailable']));
+        expect(told).toEqual([`run_unavailable: ${detail}`, 'available']);
 
         // The stream said why the run could not answer, then that it answers again, then its events, as they came.
         await streamed?.ended;

@@ -4,6 +4,8 @@ import { toExitCode } from '../../../src/cli/cli-error.js';
 import { runCommand } from '../../../src/cli/run-command.js';
 import { RelayClient } from '../../../src/client/relay-client.js';
 import type { WatchOptions } from '../../../src/client/relay-client.js';
+import { tellUnavailability } from '../../../src/client/watch-run.js';
+import type { WorkflowTaskFailure } from '../../../src/client/workflow-task-failure.js';
 import { RelayError } from '../../../src/shared/errors.js';
 import type { RunEvent, RunSnapshot } from '../../../src/shared/run-types.js';
 import { unavailable } from '../client/fake-visibility.js';
@@ -33,16 +35,21 @@ const snapshot: RunSnapshot = {
 };
 
 /**
- * What `watch` does for a run that cannot answer: waits it out, telling its caller each time it asks (three times
- * here, a little apart), until the run answers with its end.
+ * What `watch` does for a run that cannot answer: waits it out, telling its caller as `watch` tells it
+ * ({@link tellUnavailability}, reading why with `readFailure`) each time it asks (three times here, a little apart),
+ * until the run answers with its end.
  */
-async function* unavailableThenCompleted(_runId: string, options: WatchOptions): AsyncGenerator<RunEvent> {
-  const unavailable = new RelayError('run_unavailable', "Run 'run_1' cannot answer right now: no worker polled");
-  for (let asked = 0; asked < 3; asked++) {
-    options.onUnavailable?.(unavailable);
-    await sleep(20);
-  }
-  yield completed;
+function unavailableThenCompleted(readFailure: () => Promise<WorkflowTaskFailure | undefined>) {
+  return async function* (_runId: string, options: WatchOptions): AsyncGenerator<RunEvent> {
+    const unavailable = new RelayError('run_unavailable', "Run 'run_1' cannot answer right now: no worker polled");
+    const unavailability = tellUnavailability('run_1', options, readFailure);
+    for (let asked = 0; asked < 3; asked++) {
+      unavailability.refused(unavailable);
+      await sleep(20);
+    }
+    unavailability.answered();
+    yield completed;
+  };
 }
 
 let stdout = '';
@@ -82,10 +89,7 @@ afterEach(() => {
 
 describe('relay-e run following a run', () => {
   it('prints the run id first with --json, and says once on stderr that the run waits for a worker', async () => {
-    connectTo({
-      watch: unavailableThenCompleted,
-      workflowTaskFailure: async () => undefined,
-    });
+    connectTo({ watch: unavailableThenCompleted(async () => undefined) });
     expect(await run('--json', 'hi')).toBe(0);
     const lines = stdout.trim().split('\n');
     expect(JSON.parse(lines[0] ?? '')).toEqual({ runId: 'run_1', model: 'scripted:demo' });
@@ -97,11 +101,10 @@ describe('relay-e run following a run', () => {
     let reads = 0;
     const failure = { message: '[TMPRL1100] x', nondeterministic: true, workflowCodeFailed: false, resetEventId: 12 };
     connectTo({
-      watch: unavailableThenCompleted,
-      workflowTaskFailure: async () => {
+      watch: unavailableThenCompleted(async () => {
         reads += 1;
         return failure;
-      },
+      }),
     });
     expect(await run('--json', 'hi')).toBe(0);
     expect(reads).toBe(1);
@@ -112,7 +115,7 @@ describe('relay-e run following a run', () => {
 
   it('names the error the workflow code fails the run’s task with', async () => {
     const failure = { message: 'broken on purpose', nondeterministic: false, workflowCodeFailed: true };
-    connectTo({ watch: unavailableThenCompleted, workflowTaskFailure: async () => failure });
+    connectTo({ watch: unavailableThenCompleted(async () => failure) });
     expect(await run('--json', 'hi')).toBe(0);
     expect(stderr).toContain("Run 'run_1' cannot answer: its workflow task fails on the workers (broken on purpose)");
     expect(stderr).not.toContain('waiting for a worker');

@@ -1,6 +1,7 @@
 import { setTimeout } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
 import type { RelayClient, WatchOptions } from '../../../src/client/relay-client.js';
+import { tellUnavailability } from '../../../src/client/watch-run.js';
 import type { WorkflowTaskFailure } from '../../../src/client/workflow-task-failure.js';
 import { RunEventHub } from '../../../src/http/run-event-hub.js';
 import type { FollowedEvent } from '../../../src/http/run-event-hub.js';
@@ -70,13 +71,15 @@ function steeredRun({
       if (read === 'unavailable') throw unavailable;
       return read;
     },
-    watch: async function* (_runId: string, options: WatchOptions): AsyncGenerator<RunEvent> {
+    // Tells the hub whether the run answers as `watch` does, reading why through the client.
+    watch: async function* (runId: string, options: WatchOptions): AsyncGenerator<RunEvent> {
       watched = options;
+      const unavailability = tellUnavailability(runId, options, () => client.workflowTaskFailure());
       while (!options.signal?.aborted) {
         const look = looks.shift();
         if (look === undefined) await new Promise<void>((resolve) => (wake = resolve));
-        else if (look === 'unavailable') options.onUnavailable?.(unavailable);
-        else if (look === 'available') options.onAvailable?.();
+        else if (look === 'unavailable') unavailability.refused(unavailable);
+        else if (look === 'available') unavailability.answered();
         else yield look;
       }
     },
@@ -233,7 +236,7 @@ describe("a run's followers when the run cannot answer", () => {
     expect(described(await next())).toMatch(/^run_unavailable: Run 'run_1' cannot answer: its workflow task fails/);
     expect(run.reads()).toBe(1);
     // Its watch is told so, to say when its first look answers; followed from the run's first event.
-    expect(run.watched()).toMatchObject({ after: 0, unavailableAtStart: true });
+    expect(run.watched()).toMatchObject({ after: 0, unavailableAtStart: unavailable });
     run.push('available', event(1));
     expect([described(await next()), described(await next())]).toEqual(['run_available', 'tool_succeeded 1']);
     stop.abort();
