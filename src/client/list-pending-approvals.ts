@@ -126,7 +126,7 @@ async function askPending(
     const snapshot = await temporal.withDeadline(deadline, () => readSnapshot(runId, tenantId));
     return { approvals: pendingApprovalsOf(snapshot) };
   } catch (error) {
-    if (RelayError.isInstance(error) && error.code === 'run_not_found') return undefined;
+    if (RelayError.hasCode(error, 'run_not_found')) return undefined;
     if (!noWorkerAnsweredIn(error, deadline)) throw error;
     const why = RelayError.isInstance(error)
       ? error.message

@@ -71,7 +71,7 @@ export async function decide(
   try {
     return await send();
   } catch (error) {
-    if (!RelayError.isInstance(error) || error.code !== 'approval_not_pending') throw error;
+    if (!RelayError.hasCode(error, 'approval_not_pending')) throw error;
     if (!(await comesToWait(context, runId, decision.toolCallId, scope))) throw error;
     // Refused by a run that had not applied the model answer proposing the call yet: Temporal hands a workflow task's
     // updates to the run before its activity results, so a decision sent as soon as a reader saw the call can come
@@ -123,7 +123,7 @@ async function sendDecision(
     );
   } catch (error) {
     // Already said: no worker listed, a run stuck for good, or its task failing until the deadline.
-    if (RelayError.isInstance(error) && error.code === 'run_unavailable') throw error;
+    if (RelayError.hasCode(error, 'run_unavailable')) throw error;
     if (noWorkerAnsweredIn(error, deadline)) {
       const waited = `took no decision within ${context.decisionWaitMs / 1000} s: no worker answered.`;
       throw decisionUnanswered(
@@ -133,7 +133,7 @@ async function sendDecision(
       );
     }
     // Temporal answers an update to a closed workflow as "not found": tell an ended run from a missing one.
-    if (RelayError.isInstance(error) && error.code === 'run_not_found' && (await hasEnded(context, runId, scope))) {
+    if (RelayError.hasCode(error, 'run_not_found') && (await hasEnded(context, runId, scope))) {
       throw new RelayError('approval_not_pending', `Run '${runId}' has ended; it takes no more decisions`, {
         details: { toolCallId: decision.toolCallId },
       });
@@ -226,7 +226,7 @@ async function hasEnded(access: RunAccess, runId: string, scope: TenantScope): P
   try {
     return (await describeInScope(access, runId, scope)).status.name !== 'RUNNING';
   } catch (error) {
-    if (RelayError.isInstance(error) && error.code === 'run_not_found') return false;
+    if (RelayError.hasCode(error, 'run_not_found')) return false;
     throw error;
   }
 }

@@ -69,7 +69,7 @@ async function waitOutUnavailable(
   unavailability: UnavailabilityTelling,
   signal: AbortSignal | undefined,
 ): Promise<undefined> {
-  if (!RelayError.isInstance(error) || error.code !== 'run_unavailable') throw error;
+  if (!RelayError.hasCode(error, 'run_unavailable')) throw error;
   unavailability.refused(error);
   await sleep(unavailablePollMs, undefined, signal ? { signal } : undefined).catch(() => undefined);
   return undefined;

@@ -99,7 +99,7 @@ export async function rethrowNamingTaskFailure(
   runId: string,
   readFailure: () => Promise<WorkflowTaskFailure | undefined>,
 ): Promise<never> {
-  if (!RelayError.isInstance(error) || error.code !== 'run_unavailable') throw error;
+  if (!RelayError.hasCode(error, 'run_unavailable')) throw error;
   throw await explainUnavailable(error, runId, readFailure);
 }
 

@@ -130,7 +130,7 @@ async function decideOnOpenRun(
       ? client.approve(runId, toolCallId, options)
       : client.reject(runId, toolCallId, options));
   } catch (error) {
-    if (!RelayError.isInstance(error) || error.code !== 'run_not_found') throw error;
+    if (!RelayError.hasCode(error, 'run_not_found')) throw error;
     const { status } = await client.getRun(runId, { tenantId: caller.tenantId });
     throw new HttpError(
       409,

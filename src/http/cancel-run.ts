@@ -22,7 +22,7 @@ export async function cancelUnlessEnded(
 ): Promise<CancelOutcome> {
   // Only an open run is unavailable (a closed one no worker answers for reads from its description): cancel it.
   const snapshot = await client.getRun(runId, { tenantId }).catch((error: unknown) => {
-    if (RelayError.isInstance(error) && error.code === 'run_unavailable') return undefined;
+    if (RelayError.hasCode(error, 'run_unavailable')) return undefined;
     throw error;
   });
   if (snapshot && isTerminalStatus(snapshot.status)) return { runId, status: snapshot.status };

@@ -99,7 +99,7 @@ export class RunEventHub {
       return { start: Math.min(after, (await this.client.getRun(runId, { tenantId })).lastEventSeq) };
     } catch (error) {
       // Told only after the run's tenant was found to be the caller's (another tenant's run is `run_not_found`).
-      if (!RelayError.isInstance(error) || error.code !== 'run_unavailable') throw error;
+      if (!RelayError.hasCode(error, 'run_unavailable')) throw error;
       return { start: 0, unavailable: error };
     }
   }
@@ -228,7 +228,7 @@ class RunPoller {
     signal: AbortSignal,
   ): AsyncGenerator<FollowedEvent, RunEvent[] | undefined> {
     const read = this.client.events(this.runId, { after }).catch((error: unknown) => {
-      if (!RelayError.isInstance(error) || error.code !== 'run_unavailable') throw error;
+      if (!RelayError.hasCode(error, 'run_unavailable')) throw error;
       return undefined;
     });
     const settled = new AbortController();

@@ -79,7 +79,7 @@ async function readStored(
   try {
     return await store.get(scope, ref);
   } catch (error) {
-    if (RelayError.isInstance(error) && error.code === 'payload_not_found') {
+    if (RelayError.hasCode(error, 'payload_not_found')) {
       throw new HttpError(404, 'payload_not_found', `Run '${scope.runId}' has no stored payload '${ref}'`, {
         cause: error,
       });

@@ -193,7 +193,7 @@ function runCodec(operation: 'encode' | 'decode', options: CodecServerOptions): 
           : decodeForTenant(codec, payloads, tenantId, options.tenantOfRun));
       return c.json({ payloads: result.map(toJsonPayload) });
     } catch (error) {
-      if (RelayError.isInstance(error) && error.code === 'decryption_failed') {
+      if (RelayError.hasCode(error, 'decryption_failed')) {
         throw new HttpError(422, 'decryption_failed', error.message, { cause: error });
       }
       throw error;

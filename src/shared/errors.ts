@@ -32,8 +32,8 @@ export type ErrorCode = (typeof errorCodes)[number];
 const marker = Symbol.for('relay-e.error');
 
 /**
- * The one error type Relay-E throws. Recognise it with `RelayError.isInstance`, which works across
- * module copies and the workflow sandbox, where `instanceof` does not.
+ * The one error type Relay-E throws. Recognise it with `RelayError.isInstance` (or one code with `RelayError.hasCode`),
+ * which works across module copies and the workflow sandbox, where `instanceof` does not.
  */
 export class RelayError extends Error {
   readonly code: ErrorCode;
@@ -49,5 +49,10 @@ export class RelayError extends Error {
 
   static isInstance(value: unknown): value is RelayError {
     return typeof value === 'object' && value !== null && marker in value;
+  }
+
+  /** Whether `value` is a Relay-E error with this code (see {@link isInstance}). */
+  static hasCode(value: unknown, code: ErrorCode): value is RelayError {
+    return RelayError.isInstance(value) && value.code === code;
   }
 }

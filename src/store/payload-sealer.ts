@@ -87,7 +87,7 @@ export async function openOrRemoveDamaged(open: () => Uint8Array, remove: () => 
   try {
     return open();
   } catch (error) {
-    if (!RelayError.isInstance(error) || error.code !== 'payload_corrupt') throw error;
+    if (!RelayError.hasCode(error, 'payload_corrupt')) throw error;
     await remove();
     throw new RelayError(
       'payload_corrupt',

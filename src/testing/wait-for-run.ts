@@ -48,7 +48,7 @@ async function pollRun(
   while (Date.now() < deadline) {
     // Right after the start the run may not answer queries yet; a run that does not exist never will.
     const read = await client.getRun(runId).catch((error: unknown) => {
-      if (RelayError.isInstance(error) && error.code === 'run_not_found') throw error;
+      if (RelayError.hasCode(error, 'run_not_found')) throw error;
       lastError = error;
       return undefined;
     });

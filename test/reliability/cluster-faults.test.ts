@@ -130,8 +130,7 @@ async function startRun(order: readonly RelayClient[], runId: string): Promise<v
           approvalTimeout: '1h',
         });
       } catch (error) {
-        if (!(RelayError.isInstance(error) && error.code === 'run_already_exists' && retried.starts.has(runId)))
-          throw error;
+        if (!(RelayError.hasCode(error, 'run_already_exists') && retried.starts.has(runId))) throw error;
       }
     },
   );

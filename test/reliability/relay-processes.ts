@@ -81,7 +81,7 @@ export async function decideOnce(
       else await client.reject(runId, toolCallId, { approver });
       return 'applied';
     } catch (error) {
-      if (RelayError.isInstance(error) && error.code === 'approval_not_pending') {
+      if (RelayError.hasCode(error, 'approval_not_pending')) {
         const events = await readEventsPatiently(client, runId);
         if (events.some((event) => isDecisionOn(event, toolCallId))) return 'already_applied';
         if (!isAwaitingApproval(events, toolCallId) || attempt >= (retry.attempts ?? 20)) throw error;

@@ -142,7 +142,7 @@ it('refuses every route, stream and decision on tenant A’s runs to tenant B (4
       () => undefined,
       (caught: unknown) => caught,
     );
-    if (RelayError.isInstance(error) && error.code === 'run_not_found') clientRefusals.push(name);
+    if (RelayError.hasCode(error, 'run_not_found')) clientRefusals.push(name);
   }
   expect(clientRefusals).toEqual(clientCalls.map(([name]) => name));
   const handle = kit.temporal.workflow.getHandle(waiting);
