@@ -53,7 +53,7 @@ export interface AnsweringWorkers {
  * `matching.PollerHistoryTTL`, five by default), or, while it still lists one, when the server tells a probe of the
  * run (a read's) that no worker polled lately (see {@link failOnceNoWorkerPolls}). The call still waiting is cancelled rather than
  * left for the server to time out (an update the server admitted stays with the run, as it does when a deadline ends
- * the wait). When the task queue cannot be described, or a probe gets no clear answer, the question keeps its own
+ * the wait). When the task queue cannot be described (a process warning says so), or a probe gets no clear answer, the question keeps its own
  * wait: its answer, or its failure, is what the caller gets.
  */
 export async function askWhileWorkersPoll<T>(
@@ -148,7 +148,8 @@ async function probe(
 
 /**
  * Whether Temporal lists a worker that polled the task queue for workflow tasks lately; true when it could not be
- * asked (or the ask was stopped), so that only a listing with nobody in it cuts a question short.
+ * asked (said as a process warning, see {@link warnListingFailed}) or the ask was stopped, so that only a listing with
+ * nobody in it cuts a question short.
  */
 async function listsWorker(access: RunAccess, taskQueue: string, stop: AbortSignal): Promise<boolean> {
   const request = {
@@ -161,7 +162,30 @@ async function listsWorker(access: RunAccess, taskQueue: string, stop: AbortSign
       access.temporal.workflowService.describeTaskQueue(request),
     );
     return listing.pollers.length > 0;
-  } catch {
+  } catch (error) {
+    if (!stop.aborted) warnListingFailed(taskQueue, error);
     return true;
   }
+}
+
+/** The listing failures already said, by task queue and failure: each is said once a process. */
+const listingFailuresSaid = new Set<string>();
+
+/**
+ * Says, as a process warning (`RELAY_E_WORKER_LISTING_FAILED`, once a process for each task queue and failure), that
+ * Temporal could not list a task queue's workers: until it can, a question to a run no worker serves waits for
+ * Temporal's own timeout rather than being told so. A key or role without `DescribeTaskQueue` is one such failure.
+ */
+function warnListingFailed(taskQueue: string, error: unknown): void {
+  const failure = error instanceof Error ? error.message : String(error);
+  // A gRPC failure by its status: its message may carry what differs each time (a request's id).
+  const status: unknown = typeof error === 'object' && error !== null && 'code' in error ? error.code : undefined;
+  const key = JSON.stringify([taskQueue, typeof status === 'number' ? status : failure]);
+  if (listingFailuresSaid.has(key)) return;
+  listingFailuresSaid.add(key);
+  process.emitWarning(
+    `Temporal could not list the workers of task queue '${taskQueue}' (${failure}): while it cannot, a question ` +
+      'to a run that no worker serves waits for its timeout before it says so.',
+    { type: 'RelayEWarning', code: 'RELAY_E_WORKER_LISTING_FAILED' },
+  );
 }

@@ -95,12 +95,32 @@ describe('a question to a run', () => {
     expect(probed).toEqual(['run_1']);
   }, 20_000);
 
-  it('waits for its answer while the task queue cannot be described, as long as probes are answered', async () => {
-    const { access, listed, probed, question } = clientListing(new Error('PermissionDenied'));
-    await expect(ask(access, question(1_500))).resolves.toBe('answered');
-    expect(listed).toEqual(['q']);
-    expect(probed).toEqual(['run_1']);
-  });
+  it('waits for its answer while the task queue cannot be described, as long as probes are answered, and says once that it cannot', async () => {
+    const warnings: Error[] = [];
+    const warned = (warning: Error) => warnings.push(warning);
+    process.on('warning', warned);
+    try {
+      const { access, listed, probed, question } = clientListing(
+        grpcError(7, 'PERMISSION_DENIED: Request unauthorized.'),
+      );
+      await expect(ask(access, question(1_500))).resolves.toBe('answered');
+      await expect(ask(access, question(1_500))).resolves.toBe('answered');
+      expect(listed).toEqual(['q', 'q']);
+      expect(probed).toEqual(['run_1', 'run_1']);
+      await sleep(10);
+      expect(warnings).toEqual([
+        expect.objectContaining({
+          name: 'RelayEWarning',
+          code: 'RELAY_E_WORKER_LISTING_FAILED',
+          message: expect.stringMatching(
+            /^Temporal could not list the workers of task queue 'q' \(7 PERMISSION_DENIED: Request unauthorized\.\): /,
+          ) as unknown,
+        }),
+      ]);
+    } finally {
+      process.off('warning', warned);
+    }
+  }, 10_000);
 
   it('fails with run_unavailable when the task queue lists a worker but a probe is told none polled lately', async () => {
     const { access, probed, question } = clientListing({ pollers: [{ identity: 'stopped worker' }] }, ['no_poller']);
