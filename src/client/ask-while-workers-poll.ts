@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { QueryNotRegisteredError } from '@temporalio/client';
 import type { Connection } from '@temporalio/client';
+import { optionalTsToMs } from '@temporalio/common/lib/time.js';
 import protos from '@temporalio/proto';
 import { eventPageQuery } from '../../workflows/messages.js';
 import { RelayError } from '../shared/errors.js';
@@ -8,7 +9,8 @@ import { grpcMessageOf } from './grpc-message.js';
 import type { RunAccess } from './run-access.js';
 
 // The package is CommonJS: its namespaces are read from the default export.
-const { TaskQueueKind, TaskQueueType } = protos.temporal.api.enums.v1;
+const { PendingWorkflowTaskState, TaskQueueKind, TaskQueueType } = protos.temporal.api.enums.v1;
+type PollerInfo = protos.temporal.api.taskqueue.v1.IPollerInfo;
 
 /**
  * How long a question to a run waits for its answer before the run's task queue is asked whether any worker polls
@@ -35,26 +37,28 @@ export function noWorkerPolling(runId: string, taskQueue: string): RelayError {
   return new RelayError('run_unavailable', `Run '${runId}' cannot answer right now: ${noWorkerPollsWhy(taskQueue)}`);
 }
 
-/** Where the workers that answer a question are looked for. */
+/** The run a question is for, and how the workers that answer for it are looked for. */
 export interface AnsweringWorkers {
   /** The task queue whose workers answer for the run. */
   taskQueue: string;
+  runId: string;
   /**
-   * The run to probe while the task queue lists a worker (see {@link failOnceNoWorkerPolls}): a read's. Not for an
+   * Whether the run may be probed with a short query (see {@link failOnceNoWorkerPolls}): for a read. Not for an
    * update: the workflow task it schedules holds every query to the run until a worker takes that task.
    */
-  probeRunId?: string;
+  probe: boolean;
 }
 
 /**
  * Asks a run (`ask`: a query or an update, which the server holds until a worker takes it: about half a minute for a
  * query when none does) and stops waiting as soon as no worker is there to answer, failing with `whenNoWorker()`:
  * when the run's task queue lists no worker (Temporal lists every worker that polled it in the last few minutes,
- * `matching.PollerHistoryTTL`, five by default), or, while it still lists one, when the server tells a probe of the
- * run (a read's) that no worker polled lately (see {@link failOnceNoWorkerPolls}). The call still waiting is cancelled rather than
- * left for the server to time out (an update the server admitted stays with the run, as it does when a deadline ends
- * the wait). When the task queue cannot be described (a process warning says so), or a probe gets no clear answer, the question keeps its own
- * wait: its answer, or its failure, is what the caller gets.
+ * `matching.PollerHistoryTTL`, five by default), or, while it still lists one, when its listing shows no new poll for
+ * a while or the server tells a probe of the run (a read's) that no worker polled lately (see
+ * {@link failOnceNoWorkerPolls}). The call still waiting is cancelled rather than left for the server to time out (an
+ * update the server admitted stays with the run, as it does when a deadline ends the wait). When the task queue cannot
+ * be described (a process warning says so), or a probe gets no clear answer, the question keeps its own wait: its
+ * answer, or its failure, is what the caller gets.
  */
 export async function askWhileWorkersPoll<T>(
   access: RunAccess,
@@ -85,44 +89,107 @@ function withCallersSignal(access: RunAccess, signal: AbortSignal): AbortSignal 
 }
 
 /**
- * Rejects with `whenNoWorker()` when, after {@link workerListingDelayMs}, the task queue lists no worker, or a probe
- * of the run then finds that none polled lately; else never settles. The listing keeps a worker that stopped for
- * minutes; the server knows sooner: a query that no poller takes is told, a second before its deadline, that none
- * polled the queue lately (in the last 20 s, `matching.queryPollerUnavailableWindow`). So a short query probes the run
- * every {@link probeEveryMs} until one is answered (a worker is there: no more probes) or told so. Only while the run
- * has no workflow task waiting for a worker: the server then holds a query for that task rather than offer it to the
- * task queue's pollers, and keeps one such query a run (`history.MaxBufferedQueryCount`), which a probe would take
- * from a reader.
+ * Rejects with `whenNoWorker()` when, after {@link workerListingDelayMs}, the task queue lists no worker, or no worker
+ * polls it any more; else never settles. The listing keeps a worker that stopped for minutes, so the task queue and the
+ * run are looked at again every {@link checkEveryMs}:
+ *
+ * - While a workflow task of the run waits for a worker to start it (an update schedules one), no worker polls once the
+ *   newest poll the listing shows has not moved for {@link quietPollsMs}: a live worker would have started the task,
+ *   or polled for more.
+ * - While none waits, a read probes the run: the server tells a query that no poller takes, a second before its
+ *   deadline, that none polled the queue lately (in the last 20 s, `matching.queryPollerUnavailableWindow`). A probe
+ *   answered says a worker is there: no more looks. Never while a task waits: the server then holds a query for that
+ *   task rather than offer it to the task queue's pollers, and keeps one such query a run
+ *   (`history.MaxBufferedQueryCount`), which a probe would take from a reader. A question no task waits for is not
+ *   judged by the listing: a worker may be answering it slowly without polling.
  */
 async function failOnceNoWorkerPolls(
   access: RunAccess,
-  { taskQueue, probeRunId }: AnsweringWorkers,
+  workers: AnsweringWorkers,
   stop: AbortSignal,
   whenNoWorker: () => Error,
 ): Promise<never> {
   await sleep(workerListingDelayMs, undefined, { signal: stop }).catch(() => undefined);
-  if (!stop.aborted && !(await listsWorker(access, taskQueue, stop))) throw whenNoWorker();
-  while (probeRunId !== undefined && !stop.aborted) {
-    const probed = Date.now();
-    const found = await probe(access, probeRunId, stop);
-    if (found === 'no_worker') throw whenNoWorker();
-    if (found === 'answered') break;
-    await sleep(probed + probeEveryMs - Date.now(), undefined, { signal: stop }).catch(() => undefined);
+  const polls = new PollsSeen();
+  while (!stop.aborted) {
+    const looked = Date.now();
+    const listing = await listWorkers(access, workers.taskQueue, stop);
+    if (listing?.length === 0) throw whenNoWorker();
+    const task = await workflowTaskOf(access, workers.runId, stop);
+    if (task !== 'scheduled') polls.forget();
+    else if (listing !== undefined && polls.quietFor(listing, quietPollsMs)) throw whenNoWorker();
+    if (workers.probe && task === 'none') {
+      const found = await probe(access, workers.runId, stop);
+      if (found === 'no_worker') throw whenNoWorker();
+      if (found === 'answered') break;
+    }
+    await sleep(looked + checkEveryMs - Date.now(), undefined, { signal: stop }).catch(() => undefined);
   }
   return new Promise<never>(() => undefined);
+}
+
+/**
+ * Whether a workflow task of the run waits for a worker to start it (`scheduled`), is being run (`started`), or none is
+ * pending (`none`); undefined when the run could not be described, or the look was stopped.
+ */
+async function workflowTaskOf(
+  access: RunAccess,
+  runId: string,
+  stop: AbortSignal,
+): Promise<'scheduled' | 'started' | 'none' | undefined> {
+  try {
+    const { raw } = await access.temporal.withAbortSignal(stop, () =>
+      access.temporal.workflow.getHandle(runId).describe(),
+    );
+    const task = raw.pendingWorkflowTask;
+    if (!task) return 'none';
+    return task.state === PendingWorkflowTaskState.PENDING_WORKFLOW_TASK_STATE_STARTED ? 'started' : 'scheduled';
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * How long the newest poll a task queue's listing shows may stay unchanged while a question waits before no worker is
+ * taken to poll it: the window Temporal judges the same way by (`matching.queryPollerUnavailableWindow`). Measured on
+ * this process's clock between listings, so a server clock set otherwise does not matter.
+ */
+const quietPollsMs = 20_000;
+
+/** How often a question still waiting while its task queue lists a worker looks at the listing and the run again. */
+const checkEveryMs = 3_000;
+
+/**
+ * The newest poll the listings of a task queue showed (Temporal stamps a worker's entry as each of its polls starts
+ * and ends), and when this process first saw it.
+ */
+class PollsSeen {
+  private newest = -1;
+  private seenAt = 0;
+
+  /** Starts over: the polls seen before do not count. */
+  forget(): void {
+    this.newest = -1;
+  }
+
+  /** Whether no listing since `ms` ago, this one included, showed a poll newer than the one seen then. */
+  quietFor(pollers: PollerInfo[], ms: number): boolean {
+    const newest = Math.max(0, ...pollers.map((poller) => optionalTsToMs(poller.lastAccessTime) ?? 0));
+    if (newest > this.newest) {
+      this.newest = newest;
+      this.seenAt = Date.now();
+    }
+    return Date.now() - this.seenAt >= ms;
+  }
 }
 
 /** How long a probe of a run waits: the server says no worker polled lately a second before this. */
 const probeDeadlineMs = 3_000;
 
-/** How often a question still waiting while its task queue lists a worker probes the run. */
-const probeEveryMs = 3_000;
-
 /**
- * Asks the run for an empty page of its events, with a deadline of {@link probeDeadlineMs}, once a description finds
- * no workflow task of it waiting: `answered` when a worker answered (or refused) it, `no_worker` when the server says
- * no worker polled the run's task queue lately, `unclear` otherwise (a task waiting, the deadline passed while a worker
- * polled lately, the run's task failing, the call stopped).
+ * Asks the run for an empty page of its events, with a deadline of {@link probeDeadlineMs}: `answered` when a worker
+ * answered (or refused) it, `no_worker` when the server says no worker polled the run's task queue lately, `unclear`
+ * otherwise (the deadline passed while a worker polled lately, the run's task failing, the call stopped).
  */
 async function probe(
   access: RunAccess,
@@ -131,14 +198,12 @@ async function probe(
 ): Promise<'answered' | 'no_worker' | 'unclear'> {
   const handle = access.temporal.workflow.getHandle(runId);
   try {
-    return await access.temporal.withAbortSignal(stop, async () => {
-      const { raw } = await handle.describe();
-      if (raw.pendingWorkflowTask) return 'unclear';
-      await access.temporal.withDeadline(Date.now() + probeDeadlineMs, () =>
+    await access.temporal.withAbortSignal(stop, () =>
+      access.temporal.withDeadline(Date.now() + probeDeadlineMs, () =>
         handle.query(eventPageQuery, { after: Number.MAX_SAFE_INTEGER, limit: 1 }),
-      );
-      return 'answered';
-    });
+      ),
+    );
+    return 'answered';
   } catch (error) {
     if (isNoRecentPoller(error)) return 'no_worker';
     // How the client reports a query the worker failed (INVALID_ARGUMENT): a worker was there to fail it.
@@ -147,11 +212,11 @@ async function probe(
 }
 
 /**
- * Whether Temporal lists a worker that polled the task queue for workflow tasks lately; true when it could not be
- * asked (said as a process warning, see {@link warnListingFailed}) or the ask was stopped, so that only a listing with
- * nobody in it cuts a question short.
+ * The workers Temporal lists for the task queue's workflow tasks (every one that polled it in the last few minutes);
+ * undefined when it could not be asked (said as a process warning, see {@link warnListingFailed}) or the ask was
+ * stopped, so that only a listing cuts a question short.
  */
-async function listsWorker(access: RunAccess, taskQueue: string, stop: AbortSignal): Promise<boolean> {
+async function listWorkers(access: RunAccess, taskQueue: string, stop: AbortSignal): Promise<PollerInfo[] | undefined> {
   const request = {
     namespace: access.temporal.options.namespace,
     taskQueue: { name: taskQueue, kind: TaskQueueKind.TASK_QUEUE_KIND_NORMAL },
@@ -161,10 +226,10 @@ async function listsWorker(access: RunAccess, taskQueue: string, stop: AbortSign
     const listing = await access.temporal.withAbortSignal(stop, () =>
       access.temporal.workflowService.describeTaskQueue(request),
     );
-    return listing.pollers.length > 0;
+    return listing.pollers;
   } catch (error) {
     if (!stop.aborted) warnListingFailed(taskQueue, error);
-    return true;
+    return undefined;
   }
 }
 

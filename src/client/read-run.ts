@@ -100,7 +100,7 @@ function servedBy(access: RunAccess, description: WorkflowExecutionDescription):
  * once none does.
  */
 function askWhileServed<T>(served: RunAccess, runId: string, ask: () => Promise<T>): Promise<T> {
-  const workers = { taskQueue: served.taskQueue, probeRunId: runId };
+  const workers = { taskQueue: served.taskQueue, runId, probe: true };
   return askWhileWorkersPoll(served, workers, ask, () => noWorkerPolling(runId, served.taskQueue));
 }
 

@@ -116,7 +116,8 @@ async function sendDecision(
   const deadline = Date.now() + context.decisionWaitMs;
   const update = () => runHandle(context, runId).executeUpdate(decideUpdate, { args: [decision] });
   const noWorker = () => decisionUnanswered(runId, `took no decision: ${noWorkerPollsWhy(context.taskQueue)}`);
-  const send = () => askWhileWorkersPoll(context, { taskQueue: context.taskQueue }, update, noWorker);
+  const workers = { taskQueue: context.taskQueue, runId, probe: false };
+  const send = () => askWhileWorkersPoll(context, workers, update, noWorker);
   try {
     return await context.temporal.withDeadline(deadline, () =>
       callRun(context, runId, () => retryWhileWorkflowTaskFails(context, runId, send, deadline), scope),

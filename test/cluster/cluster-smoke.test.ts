@@ -47,7 +47,7 @@ const model = scriptedModel((request) =>
 /** A question to run `runId` on `queue` that takes 2.5 s to answer, as a query to a busy worker may. */
 function slowQuestion(client: RelayClient, runId: string, queue: string) {
   const answer = () => sleep(2_500).then(() => 'answered');
-  return askWhileWorkersPoll(client, { taskQueue: queue, probeRunId: runId }, answer, () =>
+  return askWhileWorkersPoll(client, { taskQueue: queue, runId, probe: true }, answer, () =>
     noWorkerPolling(runId, queue),
   );
 }

@@ -262,6 +262,25 @@ describe.concurrent('a run no worker can answer for', () => {
     }
   }, 60_000);
 
+  it('answers a decision on a run whose worker stopped lately once its task queue shows no poll for 20 s, well within decisionWaitMs', async ({
+    expect,
+  }) => {
+    const { client, runId, ledger, taskQueue, pending } = await waitingRunWithoutWorker(kit, { finalText: 'paid' });
+    // Temporal lists the stopped worker for minutes, and the update's workflow task holds any probe of the run: the
+    // decision looks at the listing every 3 s until the newest poll it shows has stood for 20 s.
+    const asked = Date.now();
+    const error = await errorOf(client.approve(runId, pending.toolCallId, { approver: 'alice', tenantId: 'acme' }));
+    const waited = Date.now() - asked;
+    expect(error).toMatchObject({ code: 'run_unavailable' });
+    expect((error as Error).message).toContain(
+      `took no decision: no worker has polled its task queue recently. Is a Relay-E worker running on task queue '${taskQueue}'?`,
+    );
+    expect(waited).toBeGreaterThanOrEqual(20_000);
+    // The client's decisionWaitMs is a minute, which the decision waited out before.
+    expect(waited).toBeLessThan(40_000);
+    expect(ledger.transfers).toHaveLength(0);
+  }, 90_000);
+
   it('keeps a read waiting while a worker polled its task queue lately, and says none polls once the server finds none did', async ({
     expect,
   }) => {

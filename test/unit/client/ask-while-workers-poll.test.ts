@@ -1,6 +1,7 @@
 import { AsyncLocalStorage } from 'node:async_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { describe, expect, it } from 'vitest';
+import { msNumberToTs } from '@temporalio/common/lib/time.js';
 import { askWhileWorkersPoll, noWorkerPolling } from '../../../src/client/ask-while-workers-poll.js';
 import type { RunAccess } from '../../../src/client/run-access.js';
 
@@ -9,6 +10,11 @@ import type { RunAccess } from '../../../src/client/run-access.js';
 // the client. Real Temporal answers in the workflow and cluster suites (run-unavailable.test.ts, cluster-smoke.test.ts).
 
 type Listing = { pollers: unknown[] } | Error;
+
+/** A listing's worker whose newest poll started or ended at `at` (epoch ms), as Temporal stamps it. */
+function pollerAt(at: number) {
+  return { identity: 'worker', lastAccessTime: msNumberToTs(at) };
+}
 
 /** What a probe of the run gets: an answer, the server's "no poller seen lately", or its deadline passing. */
 type ProbeAnswer = 'answered' | 'no_poller' | 'deadline';
@@ -19,10 +25,14 @@ function grpcError(code: number, message: string): Error {
 }
 
 /**
- * A client whose task queue lists `listing` and whose probes get `probes` in turn (then answers), keeping the abort
- * signal of each call made in a `withAbortSignal` scope.
+ * A client whose task queue lists `listing` (or what it gives at each look) and whose probes get `probes` in turn
+ * (then answers), keeping the abort signal of each call made in a `withAbortSignal` scope.
  */
-function clientListing(listing: Listing, probes: ProbeAnswer[] = [], { taskWaiting = false } = {}) {
+function clientListing(
+  listing: Listing | (() => Listing),
+  probes: ProbeAnswer[] = [],
+  { task = 'none' }: { task?: 'none' | 'scheduled' | 'started' } = {},
+) {
   const storage = new AsyncLocalStorage<{ abortSignal?: AbortSignal; deadline?: number }>();
   const listed: string[] = [];
   const described: string[] = [];
@@ -36,15 +46,18 @@ function clientListing(listing: Listing, probes: ProbeAnswer[] = [], { taskWaiti
     workflowService: {
       describeTaskQueue: async (request: { taskQueue: { name: string } }) => {
         listed.push(request.taskQueue.name);
-        if (listing instanceof Error) throw listing;
-        return listing;
+        const shown = typeof listing === 'function' ? listing() : listing;
+        if (shown instanceof Error) throw shown;
+        return shown;
       },
     },
     workflow: {
       getHandle: (runId: string) => ({
         describe: async () => {
           described.push(runId);
-          return { raw: { pendingWorkflowTask: taskWaiting ? { attempt: 1 } : null } };
+          // PENDING_WORKFLOW_TASK_STATE_SCHEDULED is 1, STARTED 2.
+          const pendingWorkflowTask = task === 'none' ? null : { attempt: 1, state: task === 'scheduled' ? 1 : 2 };
+          return { raw: { pendingWorkflowTask } };
         },
         query: async () => {
           probed.push(runId);
@@ -73,7 +86,15 @@ function clientListing(listing: Listing, probes: ProbeAnswer[] = [], { taskWaiti
 }
 
 const ask = (access: RunAccess, question: () => Promise<string>) =>
-  askWhileWorkersPoll(access, { taskQueue: 'q', probeRunId: 'run_1' }, question, () => noWorkerPolling('run_1', 'q'));
+  askWhileWorkersPoll(access, { taskQueue: 'q', runId: 'run_1', probe: true }, question, () =>
+    noWorkerPolling('run_1', 'q'),
+  );
+
+/** A question sent as a decision is: by update, which the run is never probed for. */
+const decision = (access: RunAccess, question: () => Promise<string>) =>
+  askWhileWorkersPoll(access, { taskQueue: 'q', runId: 'run_1', probe: false }, question, () =>
+    noWorkerPolling('run_1', 'q'),
+  );
 
 const noWorkerMessage =
   "Run 'run_1' cannot answer right now: no worker has polled its task queue recently. Is a Relay-E worker running on task queue 'q'?";
@@ -132,17 +153,14 @@ describe('a question to a run', () => {
 
   it('does not probe a run whose workflow task waits for a worker, nor for an update', async () => {
     // The server would hold the probe for that task, taking the one query it keeps a run from a reader.
-    const waiting = clientListing({ pollers: [{ identity: 'worker' }] }, [], { taskWaiting: true });
+    const waiting = clientListing({ pollers: [{ identity: 'worker' }] }, [], { task: 'scheduled' });
     await expect(ask(waiting.access, waiting.question(4_500))).resolves.toBe('answered');
     expect(waiting.described).toEqual(['run_1', 'run_1']);
     expect(waiting.probed).toEqual([]);
-    // An update schedules such a task itself: its question names no run to probe.
+    // An update schedules such a task itself; a question marked not to probe never does, task or not.
     const update = clientListing({ pollers: [{ identity: 'worker' }] });
-    const asked = askWhileWorkersPoll(update.access, { taskQueue: 'q' }, update.question(1_500), () =>
-      noWorkerPolling('run_1', 'q'),
-    );
-    await expect(asked).resolves.toBe('answered');
-    expect([update.listed, update.described, update.probed]).toEqual([['q'], [], []]);
+    await expect(decision(update.access, update.question(4_500))).resolves.toBe('answered');
+    expect([update.listed, update.described, update.probed]).toEqual([['q', 'q'], ['run_1', 'run_1'], []]);
   }, 20_000);
 
   it('probes again while a probe gets no clear answer (a worker polled lately, or its deadline passed)', async () => {
@@ -162,6 +180,50 @@ describe('a question to a run', () => {
     await expect(ask(access, waiting)).rejects.toMatchObject({ code: 'run_unavailable', message: noWorkerMessage });
     expect(Date.now() - asked).toBeLessThan(5_000);
     expect(cancelled).toBe(true);
+  });
+
+  describe.concurrent('while the task queue lists a worker', () => {
+    it('fails with run_unavailable once the listing shows no new poll for 20 s while the run’s task waits', async ({
+      expect,
+    }) => {
+      // A worker that stopped a minute ago: Temporal lists it for minutes more, its last poll never newer, and the
+      // task the update scheduled waits for a worker to start it.
+      const stopped = clientListing({ pollers: [pollerAt(Date.now() - 60_000)] }, [], { task: 'scheduled' });
+      const asked = Date.now();
+      await expect(decision(stopped.access, stopped.question())).rejects.toMatchObject({
+        code: 'run_unavailable',
+        message: noWorkerMessage,
+      });
+      // The first look at 1 s, then one every 3 s until the poll it showed has stood for 20 s.
+      expect(Date.now() - asked).toBeGreaterThanOrEqual(21_000);
+      expect(Date.now() - asked).toBeLessThan(25_000);
+      expect(stopped.listed.length).toBeGreaterThanOrEqual(7);
+      expect(stopped.probed).toEqual([]);
+    }, 30_000);
+
+    it('keeps a question waiting while the listing shows newer polls (a busy worker), however old they look', async ({
+      expect,
+    }) => {
+      // Stamped by a server clock two minutes behind this process's: only a poll newer than the last one seen counts.
+      const busy = clientListing(() => ({ pollers: [pollerAt(Date.now() - 120_000)] }), [], { task: 'scheduled' });
+      await expect(decision(busy.access, busy.question(23_000))).resolves.toBe('answered');
+      expect(busy.listed.length).toBeGreaterThanOrEqual(7);
+    }, 30_000);
+
+    it('keeps a question waiting while no task of the run waits, or a worker runs it, however quiet the listing', async ({
+      expect,
+    }) => {
+      // A worker answering slowly (an update whose handler waits on an activity, a query's long replay) need not poll.
+      const answering = clientListing({ pollers: [pollerAt(Date.now() - 60_000)] }, [], { task: 'none' });
+      const running = clientListing({ pollers: [pollerAt(Date.now() - 60_000)] }, [], { task: 'started' });
+      await expect(
+        Promise.all([
+          decision(answering.access, answering.question(23_000)),
+          decision(running.access, running.question(23_000)),
+        ]),
+      ).resolves.toEqual(['answered', 'answered']);
+      expect(answering.listed.length).toBeGreaterThanOrEqual(7);
+    }, 30_000);
   });
 
   it("keeps the caller's own abort signal for the call", async () => {
