@@ -237,7 +237,7 @@ async function listWorkers(access: RunAccess, taskQueue: string, stop: AbortSign
 const listingFailuresSaid = new Set<string>();
 
 /**
- * Says, as a process warning (`RELAY_E_WORKER_LISTING_FAILED`, once a process for each task queue and failure), that
+ * Says, as a process warning (a `RelayEWarning`, once a process for each task queue and failure), that
  * Temporal could not list a task queue's workers: until it can, a question to a run no worker serves waits for
  * Temporal's own timeout rather than being told so. A key or role without `DescribeTaskQueue` is one such failure.
  */
